@@ -1,0 +1,61 @@
+/* fusefarm: the one user-facing program; dispatches to subcommands. */
+#include "ff-cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command commands[] = {
+  {"gen", ff_cmd_gen, "write one sparse image file per farm device"},
+  {"manifest", ff_cmd_manifest, "print the farm's devices, VGs and LVs as "
+                                "JSON"},
+  {"check", ff_cmd_check, "validate a farm spec without writing anything"},
+};
+
+static void
+usage(FILE *f)
+{
+  fputs("usage: fusefarm COMMAND [ARGS...]\n"
+        "       fusefarm COMMAND --help\n"
+        "\n"
+        "fusefarm synthesizes thousands of virtual LVM2 PVs on demand from a\n"
+        "farm spec (docs/spec-format.md); without a SPEC argument, commands\n"
+        "use the built-in default farm.\n"
+        "\n"
+        "commands:\n",
+        f);
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fputs("\n"
+        "Exit status: 0 success, 1 runtime failure, 2 bad usage or spec.\n",
+        f);
+}
+
+int
+main(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+      !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("fusefarm %s\n", FF_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    if (!strcmp(argv[1], commands[i].name))
+      return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "fusefarm: unknown command '%s' (see fusefarm --help)\n",
+          argv[1]);
+  return 2;
+}

@@ -1,0 +1,253 @@
+/* fusefarm: `fusefarm gen`, `fusefarm manifest`, `fusefarm check`. */
+#include "ff-cli.h"
+#include "ff-error.h"
+#include "ff-farm.h"
+#include "ff-manifest.h"
+#include "ff-spec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct ff_farm *
+ff_cli_load_farm(const char *cmd, const char *path)
+{
+  struct ff_spec *sp;
+  struct ff_farm *farm;
+
+  sp = path ? ff_spec_load_file(path)
+            : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
+  if (!sp) {
+    fprintf(stderr, "fusefarm %s: %s\n", cmd, ff_errmsg());
+    return NULL;
+  }
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  if (!farm)
+    fprintf(stderr, "fusefarm %s: %s\n", cmd, ff_errmsg());
+  return farm;
+}
+
+static const char gen_usage[] =
+  "usage: fusefarm gen [SPEC] -o DIR [--force]\n"
+  "\n"
+  "Write one sparse image file per farm device into DIR, named after the\n"
+  "device (DIR/pv0000, ...).  Only the bytes that are not zero are written:\n"
+  "a 1 TiB device costs a few KiB of disk.  Without SPEC, the built-in\n"
+  "default farm is used.\n"
+  "\n"
+  "  -o, --output DIR   directory to write (created if missing)\n"
+  "  -f, --force        overwrite image files that already exist\n"
+  "  -q, --quiet        print nothing on success\n"
+  "  -h, --help         this text\n";
+
+static int
+write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
+{
+  const struct ff_device *d = &farm->devs[dev];
+  struct ff_range ranges[64];
+  size_t bufsz = 1u << 20;
+  int64_t n;
+  char *buf;
+  int fd, r = -1;
+
+  fd = openat(dirfd, d->name,
+              O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL),
+              0644);
+  if (fd < 0)
+    return ff_error("%s: %m%s", d->name,
+                    errno == EEXIST ? " (use --force to overwrite)" : "");
+  buf = malloc(bufsz);
+  if (!buf) {
+    ff_error("out of memory");
+    goto out;
+  }
+  if (ftruncate(fd, (off_t)d->size) < 0) {
+    ff_error("%s: truncate to %llu bytes: %m", d->name,
+             (unsigned long long)d->size);
+    goto out;
+  }
+  n = ff_farm_extents(farm, dev, ranges, 64);
+  if (n < 0)
+    goto out;
+  if (n > 64) {
+    ff_error("%s: %lld data ranges, more than the 64 expected",
+             d->name, (long long)n);
+    goto out;
+  }
+  for (int64_t i = 0; i < n; i++)
+    for (uint64_t o = 0; o < ranges[i].len; o += bufsz) {
+      uint64_t chunk = ranges[i].len - o < bufsz ? ranges[i].len - o : bufsz;
+      uint64_t at = ranges[i].off + o;
+
+      if (ff_farm_read(farm, dev, buf, at, chunk) < 0)
+        goto out;
+      if (pwrite(fd, buf, chunk, (off_t)at) != (ssize_t)chunk) {
+        ff_error("%s: write at %llu: %m", d->name, (unsigned long long)at);
+        goto out;
+      }
+    }
+  r = 0;
+out:
+  free(buf);
+  if (close(fd) < 0 && r == 0)
+    r = ff_error("%s: close: %m", d->name);
+  return r;
+}
+
+int
+ff_cmd_gen(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, 'f'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *out = NULL, *spec = NULL;
+  int force = 0, quiet = 0, c, dirfd, rc = 0;
+  struct ff_farm *farm;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "o:fqh", opts, NULL)) != -1) {
+    switch (c) {
+    case 'o': out = optarg; break;
+    case 'f': force = 1; break;
+    case 'q': quiet = 1; break;
+    case 'h': fputs(gen_usage, stdout); return 0;
+    default: fputs(gen_usage, stderr); return 2;
+    }
+  }
+  if (optind < argc)
+    spec = argv[optind++];
+  if (optind < argc || !out) {
+    fprintf(stderr, "fusefarm gen: %s\n%s",
+            !out ? "missing -o DIR" : "too many arguments", gen_usage);
+    return 2;
+  }
+  farm = ff_cli_load_farm("gen", spec);
+  if (!farm)
+    return 2;
+  if (mkdir(out, 0755) < 0 && errno != EEXIST) {
+    fprintf(stderr, "fusefarm gen: mkdir %s: %m\n", out);
+    ff_farm_free(farm);
+    return 1;
+  }
+  dirfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    fprintf(stderr, "fusefarm gen: %s: %m\n", out);
+    ff_farm_free(farm);
+    return 1;
+  }
+  for (uint32_t i = 0; i < farm->ndevs; i++)
+    if (write_image(farm, i, dirfd, force) < 0) {
+      fprintf(stderr, "fusefarm gen: %s/%s\n", out, ff_errmsg());
+      rc = 1;
+      break;
+    }
+  close(dirfd);
+  if (!rc && !quiet)
+    printf("wrote %u device images (%u VGs) to %s\n", farm->ndevs,
+           farm->nvgs, out);
+  ff_farm_free(farm);
+  return rc;
+}
+
+static const char manifest_usage[] =
+  "usage: fusefarm manifest [SPEC] [--compact]\n"
+  "\n"
+  "Print the farm as JSON: every device (name, size, role, PV UUID, VG),\n"
+  "every VG (name, UUID, extent size, PVs) and every LV (name, UUID,\n"
+  "segments as PV + extent ranges).  docs/manifest.md describes the\n"
+  "fields.  Without SPEC, the built-in default farm is used.\n"
+  "\n"
+  "  -c, --compact   one line instead of indented JSON\n"
+  "  -h, --help      this text\n";
+
+int
+ff_cmd_manifest(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"compact", no_argument, NULL, 'c'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *spec = NULL;
+  int compact = 0, c, rc = 0;
+  struct ff_farm *farm;
+  json_t *j;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
+    switch (c) {
+    case 'c': compact = 1; break;
+    case 'h': fputs(manifest_usage, stdout); return 0;
+    default: fputs(manifest_usage, stderr); return 2;
+    }
+  }
+  if (optind < argc)
+    spec = argv[optind++];
+  if (optind < argc) {
+    fprintf(stderr, "fusefarm manifest: too many arguments\n%s",
+            manifest_usage);
+    return 2;
+  }
+  farm = ff_cli_load_farm("manifest", spec);
+  if (!farm)
+    return 2;
+  j = ff_manifest_json(farm);
+  if (!j) {
+    fprintf(stderr, "fusefarm manifest: %s\n", ff_errmsg());
+    rc = 1;
+  } else {
+    if (json_dumpf(j, stdout,
+                   compact ? JSON_COMPACT : JSON_INDENT(2) | JSON_COMPACT) <
+          0 ||
+        fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
+      fprintf(stderr, "fusefarm manifest: write: %m\n");
+      rc = 1;
+    }
+    json_decref(j);
+  }
+  ff_farm_free(farm);
+  return rc;
+}
+
+static const char check_usage[] =
+  "usage: fusefarm check [SPEC]\n"
+  "\n"
+  "Load SPEC and build its farm without writing anything: every error a\n"
+  "later command would meet (syntax, unknown keys, values, allocation,\n"
+  "metadata that would not fit) is reported with file:line: key.\n";
+
+int
+ff_cmd_check(int argc, char **argv)
+{
+  struct ff_farm *farm;
+  uint64_t lvs = 0;
+
+  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    fputs(check_usage, stdout);
+    return 0;
+  }
+  if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+    fputs(check_usage, stderr);
+    return 2;
+  }
+  farm = ff_cli_load_farm("check", argc == 2 ? argv[1] : NULL);
+  if (!farm)
+    return 2;
+  for (uint32_t i = 0; i < farm->nvgs; i++)
+    lvs += farm->vgs[i].nlvs;
+  printf("%s: ok: %u devices, %u VGs, %llu LVs\n",
+         argc == 2 ? argv[1] : "<built-in>", farm->ndevs, farm->nvgs,
+         (unsigned long long)lvs);
+  ff_farm_free(farm);
+  return 0;
+}

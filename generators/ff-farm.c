@@ -1,0 +1,1142 @@
+/* fusefarm: building a farm from a spec and serving its bytes (see
+ * ff-farm.h for the invariants and the thread model).
+ *
+ * A device's base bytes are zeros except for a few pieces, each computed
+ * on demand from the shared tables: the label sector, one mda_header per
+ * metadata area, the VG's metadata copies in each area's circular buffer
+ * (oldest first, so newer copies and their zero padding overwrite older
+ * ones exactly as lvm's successive writes did), or another format's
+ * signature.
+ */
+#include "ff-farm.h"
+#include "ff-crc.h"
+#include "ff-error.h"
+#include "ff-lvmtext.h"
+#include "ff-pvlayout.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Hash kinds, so every UUID stream is independent. */
+enum { K_PV = 1, K_VG, K_LV, K_ORPHAN, K_SIG };
+
+static const char *const role_names[] = {
+  [FF_ROLE_PV] = "pv",
+  [FF_ROLE_ORPHAN] = "orphan",
+  [FF_ROLE_BLANK] = "blank",
+  [FF_ROLE_SIGNATURE] = "signature",
+  [FF_ROLE_DUPLICATE] = "duplicate",
+};
+
+const char *
+ff_role_name(enum ff_role r)
+{
+  return (unsigned)r < 5 ? role_names[r] : "?";
+}
+
+uint64_t
+ff_mda_max_text(uint64_t mda_size)
+{
+  return mda_size < 2048 ? 0 : (mda_size - 512) / 2 - 512;
+}
+
+void
+ff_mda1_place(const struct ff_pvfmt *fmt, uint64_t dev_size, uint64_t *start,
+              uint64_t *size)
+{
+  const uint64_t align = 1u << 20;
+
+  if (fmt->mda_copies < 2 || dev_size < fmt->mda_size) {
+    *start = *size = 0;
+    return;
+  }
+  *start = (dev_size - fmt->mda_size) / align * align;
+  *size = dev_size - *start;
+}
+
+/* ---- building ---------------------------------------------------------- */
+
+struct bctx {
+  const struct ff_spec *spec;
+  struct ff_farm *farm;
+  uint32_t d;          /* next device index */
+  uint32_t v;          /* next VG index */
+};
+
+/* "file:line: path: message" for a group of the spec. */
+__attribute__((format(printf, 4, 5))) static int
+berr(const struct bctx *b, int line, const char *path, const char *fmt, ...)
+{
+  char msg[768];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ff_error("%s:%d: %s: %s", b->spec->file, line, path, msg);
+}
+
+static struct ff_device *
+new_device(struct bctx *b, char *const *names, unsigned k, uint64_t size,
+           enum ff_role role)
+{
+  struct ff_device *dev = &b->farm->devs[b->d];
+
+  dev->name = names ? strdup(names[k])
+                    : ff_format_uint(b->spec->device_name, b->d);
+  if (!dev->name) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  dev->size = size;
+  dev->role = (uint8_t)role;
+  dev->vg = dev->pv = dev->alias = dev->fmt = FF_NONE;
+  b->d++;
+  return dev;
+}
+
+static void
+pvfmt_from_spec(struct ff_pvfmt *f, const struct ff_spec_pvfmt *s)
+{
+  f->pe_start = s->pe_start;
+  f->mda_size = s->mda_size;
+  f->mda_copies = s->mda_copies;
+  f->label_sector = s->label_sector;
+}
+
+/* Lay out the LVs of vg on its PVs: lvm's normal policy on a fresh VG. */
+static int
+allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
+             const char *path)
+{
+  uint64_t *next, total = 0;
+  uint32_t li = 0;
+  int r = -1;
+
+  next = calloc(vg->npvs, sizeof *next);
+  if (!next)
+    return ff_error("out of memory");
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    total += vg->pvs[p].pe_count;
+
+  for (unsigned gi = 0; gi < g->nlvs; gi++) {
+    const struct ff_spec_lv *sl = &g->lvs[gi];
+    char lp[96];
+
+    if (snprintf(lp, sizeof lp, "%s.lvs.[%u]", path, gi) < 0)
+      lp[0] = '\0';
+    for (unsigned k = 0; k < sl->count; k++, li++) {
+      struct ff_lv *lv = &vg->lvs[li];
+      uint64_t ext, need;
+
+      lv->name = ff_format_uint(sl->name, li);
+      if (!lv->name) {
+        ff_error("out of memory");
+        goto out;
+      }
+      if (!ff_valid_lvm_name(lv->name)) {
+        berr(b, sl->line, lp, "'%s' is not a valid LV name", lv->name);
+        goto out;
+      }
+      for (uint32_t o = 0; o < li; o++)
+        if (!strcmp(vg->lvs[o].name, lv->name)) {
+          berr(b, sl->line, lp, "LV name '%s' is used twice in VG %s",
+               lv->name, vg->name);
+          goto out;
+        }
+      if (sl->uuid)
+        memcpy(lv->uuid, sl->uuid, FF_UUID_LEN);
+      else
+        ff_uuid_make(lv->uuid, b->spec->seed, K_LV, b->v, li);
+      lv->time = sl->has_time ? sl->time
+                 : g->has_time ? g->time
+                               : b->spec->creation_time;
+
+      if (sl->size) {
+        ext = (sl->size + vg->extent_size - 1) / vg->extent_size;
+        ext = (ext + sl->stripes - 1) / sl->stripes * sl->stripes;
+      } else {
+        ext = (uint64_t)(sl->fill * (double)total);
+        ext = ext / sl->stripes * sl->stripes;
+      }
+      if (ext == 0) {
+        berr(b, sl->line, lp,
+             "LV %s would have no extents (VG %s has %llu extents of %llu "
+             "bytes)",
+             lv->name, vg->name, (unsigned long long)total,
+             (unsigned long long)vg->extent_size);
+        goto out;
+      }
+      lv->extents = ext;
+
+      if (sl->stripes == 1) {
+        uint64_t le = 0;
+
+        lv->segs = calloc(vg->npvs, sizeof *lv->segs);
+        if (!lv->segs) {
+          ff_error("out of memory");
+          goto out;
+        }
+        need = ext;
+        for (uint32_t p = 0; p < vg->npvs && need; p++) {
+          uint64_t avail = vg->pvs[p].pe_count - next[p], take;
+          struct ff_seg *seg;
+
+          if (!avail)
+            continue;
+          take = avail < need ? avail : need;
+          seg = &lv->segs[lv->nsegs++];
+          seg->le = le;
+          seg->len = take;
+          seg->stripes = 1;
+          seg->areas = calloc(1, sizeof *seg->areas);
+          if (!seg->areas) {
+            ff_error("out of memory");
+            goto out;
+          }
+          seg->areas[0].pv = p;
+          seg->areas[0].pe = next[p];
+          next[p] += take;
+          le += take;
+          need -= take;
+        }
+        if (need) {
+          berr(b, sl->line, lp,
+               "VG %s has %llu free extents, LV %s needs %llu",
+               vg->name, (unsigned long long)(ext - need),
+               lv->name, (unsigned long long)ext);
+          goto out;
+        }
+      } else {
+        uint64_t per = ext / sl->stripes;
+        struct ff_seg *seg;
+        uint32_t s = 0;
+
+        lv->segs = calloc(1, sizeof *lv->segs);
+        seg = lv->segs;
+        if (!seg || !(seg->areas = calloc(sl->stripes, sizeof *seg->areas))) {
+          ff_error("out of memory");
+          goto out;
+        }
+        lv->nsegs = 1;
+        seg->len = ext;
+        seg->stripes = sl->stripes;
+        seg->stripe_size = sl->stripe_size;
+        for (uint32_t p = 0; p < vg->npvs && s < sl->stripes; p++)
+          if (vg->pvs[p].pe_count - next[p] >= per) {
+            seg->areas[s].pv = p;
+            seg->areas[s].pe = next[p];
+            s++;
+          }
+        if (s < sl->stripes) {
+          berr(b, sl->line, lp,
+               "VG %s has %u PVs with %llu free extents, striped LV %s "
+               "needs %u",
+               vg->name, s, (unsigned long long)per, lv->name, sl->stripes);
+          goto out;
+        }
+        for (s = 0; s < sl->stripes; s++)
+          next[seg->areas[s].pv] += per;
+      }
+    }
+  }
+  r = 0;
+out:
+  free(next);
+  return r;
+}
+
+static char *
+default_vg_description(const struct ff_vg *vg)
+{
+  struct ff_sb sb = FF_SB_INIT;
+
+  ff_sb_addf(&sb, "Write from vgcreate %s", vg->name);
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    ff_sb_addf(&sb, " %s", vg->pvs[p].hint);
+  ff_sb_add(&sb, ".");
+  return ff_sb_detach(&sb, NULL);
+}
+
+static char *
+default_lv_description(const struct ff_vg *vg, const struct ff_lv *lv)
+{
+  struct ff_sb sb = FF_SB_INIT;
+  const struct ff_seg *seg = &lv->segs[0];
+
+  ff_sb_addf(&sb, "Write from lvcreate -l %llu", (unsigned long long)lv->extents);
+  if (seg->stripes > 1)
+    ff_sb_addf(&sb, " -i %u -I %lluk", seg->stripes,
+               (unsigned long long)(seg->stripe_size / 1024));
+  ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
+  return ff_sb_detach(&sb, NULL);
+}
+
+/* Make the current copy unparsable while keeping it well framed: lvm
+ * reads the VG name, then the config parser meets "{{". */
+static int
+break_text(struct ff_text *t)
+{
+  char *brace = strchr(t->buf, '{');
+  char *nb;
+
+  nb = malloc((size_t)t->size + 1);
+  if (!brace || !nb) {
+    free(nb);
+    return ff_error("out of memory");
+  }
+  size_t pre = (size_t)(brace - t->buf) + 1;
+  memcpy(nb, t->buf, pre);
+  nb[pre] = '{';
+  memcpy(nb + pre + 1, t->buf + pre, t->size - pre);
+  free(t->buf);
+  t->buf = nb;
+  t->size++;
+  return 0;
+}
+
+/* Build every metadata write of vg, place it in both mdas, keep the
+ * copies still on disk. */
+static int
+build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
+            const char *path)
+{
+  const struct ff_spec *sp = b->spec;
+  uint64_t max0 = ff_mda_max_text(vg->fmt.mda_size);
+  uint64_t mda1_start, mda1_size;
+  char *vgdesc = NULL;
+  int r = -1;
+
+  ff_mda1_place(&vg->fmt, vg->pvs[0].dev_size, &mda1_start, &mda1_size);
+  vg->seqno = g->seqno ? g->seqno : 1 + vg->nlvs;
+  vg->texts = calloc(vg->seqno, sizeof *vg->texts);
+  if (!vg->texts)
+    return ff_error("out of memory");
+  vg->first_kept =
+    g->history < 0 || (uint64_t)g->history >= vg->seqno - 1
+      ? 0
+      : vg->seqno - 1 - (uint32_t)g->history;
+  vgdesc = g->description ? strdup(g->description)
+                          : default_vg_description(vg);
+  if (!vgdesc)
+    return ff_error("out of memory");
+
+  for (uint32_t w = 0; w < vg->seqno; w++) {
+    struct ff_text *t = &vg->texts[w];
+    struct ff_text_meta meta = {
+      .host = sp->creation_host,
+      .uname = sp->uname,
+      .lvm_version = sp->lvm_version,
+    };
+    uint32_t nl = w < vg->nlvs ? w : vg->nlvs;
+    char *desc = NULL;
+
+    if (w == 0) {
+      meta.description = vgdesc;
+      meta.time = g->has_time ? g->time : sp->creation_time;
+    } else if (w <= vg->nlvs) {
+      const struct ff_lv *lv = &vg->lvs[w - 1];
+      const struct ff_spec_lv *sl = g->lvs;
+      uint32_t k = w - 1;
+
+      /* Find the LV group that made LV w-1, for its description. */
+      for (unsigned gi = 0; gi < g->nlvs; gi++) {
+        if (k < g->lvs[gi].count) {
+          sl = &g->lvs[gi];
+          break;
+        }
+        k -= g->lvs[gi].count;
+      }
+      desc = sl->description ? strdup(sl->description)
+                             : default_lv_description(vg, lv);
+      meta.description = desc;
+      meta.time = lv->time;
+    } else {
+      desc = NULL;
+      if (asprintf(&desc, "Write from vgck --updatemetadata %s.", vg->name) < 0)
+        desc = NULL;
+      meta.description = desc;
+      meta.time = vg->nlvs ? vg->lvs[vg->nlvs - 1].time
+                  : g->has_time ? g->time
+                                : sp->creation_time;
+    }
+    if (!meta.description) {
+      ff_error("out of memory");
+      goto out;
+    }
+    t->buf = ff_lvmtext_build(vg, nl, w + 1, &meta, &t->size);
+    free(desc);
+    if (!t->buf)
+      goto out;
+    if (w + 1 == vg->seqno && vg->damage == FF_DMG_BAD_TEXT &&
+        break_text(t) < 0)
+      goto out;
+    if (t->size > max0) {
+      berr(b, g->line, path,
+           "the metadata of VG %s (seqno %u) is %u bytes, more than the "
+           "%llu that fit in its %llu-byte metadata area; raise mda_size "
+           "and pe_start",
+           vg->name, w + 1, t->size, (unsigned long long)max0,
+           (unsigned long long)vg->fmt.mda_size);
+      goto out;
+    }
+    t->crc = ff_lvm_crc(t->buf, t->size);
+    if (w == 0) {
+      t->mda0_off = t->mda1_off = 512;
+    } else {
+      const struct ff_text *pt = &vg->texts[w - 1];
+
+      t->mda0_off = ff_mda_next_offset(vg->fmt.mda_size, pt->mda0_off,
+                                       pt->size);
+      t->mda1_off =
+        mda1_size ? ff_mda_next_offset(mda1_size, pt->mda1_off, pt->size)
+                  : 0;
+    }
+    if (w < vg->first_kept) {
+      free(t->buf);
+      t->buf = NULL;
+    }
+  }
+  r = 0;
+out:
+  free(vgdesc);
+  return r;
+}
+
+static int
+build_vg_group(struct bctx *b, unsigned gi)
+{
+  const struct ff_spec *sp = b->spec;
+  const struct ff_spec_vg *g = &sp->vgs[gi];
+  struct ff_farm *farm = b->farm;
+  uint32_t fi = farm->nfmts++;
+  char path[64];
+
+  snprintf(path, sizeof path, "vgs.[%u]", gi);
+  pvfmt_from_spec(&farm->fmts[fi], &g->fmt);
+
+  for (unsigned k = 0; k < g->count; k++) {
+    struct ff_vg *vg = &farm->vgs[b->v];
+    uint64_t mda1_start, mda1_size, pe_count;
+    uint32_t nlvs = 0;
+
+    vg->name = ff_format_uint(g->name, b->v);
+    if (!vg->name)
+      return ff_error("out of memory");
+    if (!ff_valid_lvm_name(vg->name))
+      return berr(b, g->line, path, "'%s' is not a valid VG name", vg->name);
+    if (g->uuid)
+      memcpy(vg->uuid, g->uuid, FF_UUID_LEN);
+    else
+      ff_uuid_make(vg->uuid, sp->seed, K_VG, b->v, 0);
+    vg->extent_size = g->extent_size;
+    vg->fmt = farm->fmts[fi];
+    vg->damage = g->damage;
+
+    ff_mda1_place(&vg->fmt, g->device_size, &mda1_start, &mda1_size);
+    if (g->device_size < vg->fmt.pe_start + mda1_size)
+      pe_count = 0;
+    else
+      pe_count =
+        (g->device_size - vg->fmt.pe_start - mda1_size) / g->extent_size;
+    if (pe_count == 0)
+      return berr(b, g->line, path,
+                  "device_size %llu leaves no extent of %llu bytes after "
+                  "pe_start %llu%s",
+                  (unsigned long long)g->device_size,
+                  (unsigned long long)g->extent_size,
+                  (unsigned long long)vg->fmt.pe_start,
+                  mda1_size ? " and mda1" : "");
+
+    vg->npvs = g->pvs;
+    vg->pvs = calloc(g->pvs, sizeof *vg->pvs);
+    if (!vg->pvs)
+      return ff_error("out of memory");
+    for (uint32_t p = 0; p < g->pvs; p++) {
+      struct ff_pv *pv = &vg->pvs[p];
+      int missing = g->damage == FF_DMG_MISSING_PV && p == g->pvs - 1;
+
+      if (g->pv_uuids)
+        memcpy(pv->uuid, g->pv_uuids[p], FF_UUID_LEN);
+      else
+        ff_uuid_make(pv->uuid, sp->seed, K_PV, b->v, p);
+      pv->dev_size = g->device_size;
+      pv->pe_count = pe_count;
+      pv->dev = FF_NONE;
+      if (!missing) {
+        struct ff_device *dev = new_device(b, g->devices, p, g->device_size,
+                                           FF_ROLE_PV);
+
+        if (!dev)
+          return -1;
+        pv->dev = b->d - 1;
+        dev->vg = b->v;
+        dev->pv = p;
+        dev->fmt = fi;
+        memcpy(dev->uuid, pv->uuid, FF_UUID_LEN);
+        if (p == g->pvs - 1 && (g->damage == FF_DMG_LABEL_CRC ||
+                                g->damage == FF_DMG_MDA_CHECKSUM ||
+                                g->damage == FF_DMG_STALE))
+          dev->damage = (uint8_t)g->damage;
+        if (g->damage == FF_DMG_DUPLICATE && p == 0) {
+          struct ff_device *dup = new_device(b, NULL, 0, g->device_size,
+                                             FF_ROLE_DUPLICATE);
+
+          if (!dup)
+            return -1;
+          dup->alias = pv->dev;
+          dup->damage = FF_DMG_DUPLICATE;
+          dup->fmt = fi;
+          memcpy(dup->uuid, pv->uuid, FF_UUID_LEN);
+        }
+      }
+      if (g->hints) {
+        pv->hint = strdup(g->hints[p]);
+      } else {
+        char missing_name[160];
+
+        snprintf(missing_name, sizeof missing_name, "%s-pv%u", vg->name, p);
+        pv->hint = ff_format_str(sp->device_hint,
+                                 missing ? missing_name
+                                         : farm->devs[pv->dev].name);
+      }
+      if (!pv->hint)
+        return ff_error("out of memory");
+    }
+
+    for (unsigned l = 0; l < g->nlvs; l++)
+      nlvs += g->lvs[l].count;
+    vg->nlvs = nlvs;
+    vg->lvs = calloc(nlvs ? nlvs : 1, sizeof *vg->lvs);
+    if (!vg->lvs)
+      return ff_error("out of memory");
+    if (allocate_lvs(b, g, vg, path) < 0 || build_texts(b, g, vg, path) < 0)
+      return -1;
+
+    /* Each PV holds every kept write, a stale one all but the last. */
+    for (uint32_t p = 0; p < g->pvs; p++) {
+      uint32_t di = vg->pvs[p].dev;
+
+      if (di == FF_NONE)
+        continue;
+      farm->devs[di].ncopies =
+        farm->devs[di].damage == FF_DMG_STALE ? vg->seqno - 1 : vg->seqno;
+    }
+    b->v++;
+  }
+  return 0;
+}
+
+static int
+build_other_group(struct bctx *b, unsigned oi)
+{
+  const struct ff_spec *sp = b->spec;
+  const struct ff_spec_other *o = &sp->others[oi];
+  static const enum ff_role roles[] = {FF_ROLE_ORPHAN, FF_ROLE_BLANK,
+                                       FF_ROLE_SIGNATURE};
+  uint32_t fi = FF_NONE;
+
+  if (o->kind == FF_OTHER_ORPHAN) {
+    fi = b->farm->nfmts++;
+    pvfmt_from_spec(&b->farm->fmts[fi], &o->fmt);
+  }
+  for (unsigned k = 0; k < o->count; k++) {
+    struct ff_device *dev = new_device(b, o->devices, k, o->device_size,
+                                       roles[o->kind]);
+
+    if (!dev)
+      return -1;
+    dev->fmt = fi;
+    dev->sig = (uint8_t)o->sig;
+    if (o->kind == FF_OTHER_ORPHAN) {
+      if (o->pv_uuids)
+        memcpy(dev->uuid, o->pv_uuids[k], FF_UUID_LEN);
+      else
+        ff_uuid_make(dev->uuid, sp->seed, K_ORPHAN, b->d - 1, 0);
+      dev->damage = (uint8_t)o->damage;
+    }
+  }
+  return 0;
+}
+
+static const struct ff_farm *sort_farm;
+
+static int
+cmp_by_name(const void *a, const void *b)
+{
+  return strcmp(sort_farm->devs[*(const uint32_t *)a].name,
+                sort_farm->devs[*(const uint32_t *)b].name);
+}
+
+static int
+cmp_vg_name(const void *a, const void *b)
+{
+  return strcmp((*(const struct ff_vg *const *)a)->name,
+                (*(const struct ff_vg *const *)b)->name);
+}
+
+static int
+check_unique(const struct bctx *b)
+{
+  const struct ff_farm *farm = b->farm;
+  const struct ff_vg **vgs;
+  int r = 0;
+
+  for (uint32_t i = 0; i < farm->ndevs; i++)
+    farm->by_name[i] = i;
+  /* qsort has no context argument in C11; building is single-threaded. */
+  sort_farm = farm;
+  qsort(farm->by_name, farm->ndevs, sizeof *farm->by_name, cmp_by_name);
+  for (uint32_t i = 1; i < farm->ndevs; i++) {
+    const char *n = farm->devs[farm->by_name[i]].name;
+
+    if (!strcmp(n, farm->devs[farm->by_name[i - 1]].name))
+      return ff_error("%s: device name '%s' is used twice (devices %u and "
+                      "%u)",
+                      b->spec->file, n, farm->by_name[i - 1],
+                      farm->by_name[i]);
+    if (strchr(n, '/') || !ff_valid_lvm_name(n))
+      return ff_error("%s: device name '%s' is not a valid file name "
+                      "([A-Za-z0-9+_.-], not starting with -)",
+                      b->spec->file, n);
+  }
+  if (farm->ndevs && !ff_valid_lvm_name(farm->devs[farm->by_name[0]].name))
+    return ff_error("%s: device name '%s' is not a valid file name",
+                    b->spec->file, farm->devs[farm->by_name[0]].name);
+
+  vgs = malloc((farm->nvgs ? farm->nvgs : 1) * sizeof *vgs);
+  if (!vgs)
+    return ff_error("out of memory");
+  for (uint32_t i = 0; i < farm->nvgs; i++)
+    vgs[i] = &farm->vgs[i];
+  qsort(vgs, farm->nvgs, sizeof *vgs, cmp_vg_name);
+  for (uint32_t i = 1; i < farm->nvgs && !r; i++)
+    if (!strcmp(vgs[i]->name, vgs[i - 1]->name))
+      r = ff_error("%s: VG name '%s' is used twice", b->spec->file,
+                   vgs[i]->name);
+  free(vgs);
+  return r;
+}
+
+/* The mda0 header checksum sits at byte 4096, where lvm's md filter looks
+ * for the md magic (lvm2-ondisk-format.md §8 item 14). */
+static int
+check_md_collision(const struct ff_farm *farm)
+{
+  for (uint32_t i = 0; i < farm->ndevs; i++) {
+    const struct ff_device *d = &farm->devs[i];
+    uint8_t sec[512];
+
+    if (d->role != FF_ROLE_PV && d->role != FF_ROLE_ORPHAN)
+      continue;
+    if (ff_farm_read_base(farm, i, sec, FF_MDA0_START, 4) < 0)
+      return -1;
+    if (ff_get_le32(sec) == FF_MD_MAGIC)
+      return ff_error("device %s: the mda0 header checksum equals the md "
+                      "magic 0x%08X, which lvm would filter; change the seed",
+                      d->name, FF_MD_MAGIC);
+  }
+  return 0;
+}
+
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *c = p;
+
+  while (n--) {
+    h ^= *c++;
+    h *= 0x100000001B3ull;
+  }
+  return h;
+}
+
+static uint64_t
+fingerprint(const struct ff_farm *farm)
+{
+  uint64_t h = 0xCBF29CE484222325ull;
+
+  h = fnv(h, &farm->seed, sizeof farm->seed);
+  for (uint32_t i = 0; i < farm->ndevs; i++) {
+    const struct ff_device *d = &farm->devs[i];
+
+    h = fnv(h, d->name, strlen(d->name) + 1);
+    h = fnv(h, &d->size, sizeof d->size);
+    h = fnv(h, &d->role, 1);
+    h = fnv(h, d->uuid, FF_UUID_LEN);
+  }
+  for (uint32_t i = 0; i < farm->nvgs; i++) {
+    const struct ff_text *t = &farm->vgs[i].texts[farm->vgs[i].seqno - 1];
+
+    h = fnv(h, &t->crc, sizeof t->crc);
+  }
+  return h;
+}
+
+static int
+overlay_base(void *opaque, uint32_t dev, void *buf, uint64_t off, size_t len)
+{
+  return ff_farm_read_base(opaque, dev, buf, off, len);
+}
+
+struct ff_farm *
+ff_farm_new(const struct ff_spec *sp)
+{
+  struct bctx b = {.spec = sp};
+  struct ff_farm *farm;
+  uint64_t ndevs = 0, nvgs = 0;
+  uint64_t *sizes = NULL;
+
+  for (unsigned i = 0; i < sp->nvgs; i++) {
+    const struct ff_spec_vg *g = &sp->vgs[i];
+    uint64_t per = g->pvs - (g->damage == FF_DMG_MISSING_PV) +
+                   (g->damage == FF_DMG_DUPLICATE);
+
+    ndevs += per * g->count;
+    nvgs += g->count;
+  }
+  for (unsigned i = 0; i < sp->nothers; i++)
+    ndevs += sp->others[i].count;
+  if (ndevs == 0) {
+    ff_error("%s: the spec makes no devices (add vgs, orphans, blanks or "
+             "signatures)",
+             sp->file);
+    return NULL;
+  }
+  if (ndevs > 1000000 || nvgs > 1000000) {
+    ff_error("%s: the spec makes %llu devices and %llu VGs (at most "
+             "1000000 each)",
+             sp->file, (unsigned long long)ndevs, (unsigned long long)nvgs);
+    return NULL;
+  }
+
+  farm = calloc(1, sizeof *farm);
+  if (!farm) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  b.farm = farm;
+  farm->seed = sp->seed;
+  farm->ndevs = (uint32_t)ndevs;
+  farm->nvgs = (uint32_t)nvgs;
+  farm->devs = calloc(ndevs, sizeof *farm->devs);
+  farm->vgs = calloc(nvgs ? nvgs : 1, sizeof *farm->vgs);
+  farm->fmts = calloc(sp->nvgs + sp->nothers + 1, sizeof *farm->fmts);
+  farm->by_name = calloc(ndevs, sizeof *farm->by_name);
+  if (!farm->devs || !farm->vgs || !farm->fmts || !farm->by_name) {
+    ff_error("out of memory");
+    goto fail;
+  }
+  for (unsigned i = 0; i < sp->nvgs; i++)
+    if (build_vg_group(&b, i) < 0)
+      goto fail;
+  for (unsigned i = 0; i < sp->nothers; i++)
+    if (build_other_group(&b, i) < 0)
+      goto fail;
+  if (check_unique(&b) < 0 || check_md_collision(farm) < 0)
+    goto fail;
+  farm->fingerprint = fingerprint(farm);
+
+  sizes = malloc(ndevs * sizeof *sizes);
+  if (!sizes) {
+    ff_error("out of memory");
+    goto fail;
+  }
+  for (uint32_t i = 0; i < farm->ndevs; i++)
+    sizes[i] = farm->devs[i].size;
+  farm->overlay = ff_overlay_new(farm->ndevs, sizes, overlay_base, farm);
+  free(sizes);
+  if (!farm->overlay)
+    goto fail;
+  return farm;
+
+fail:
+  ff_farm_free(farm);
+  return NULL;
+}
+
+void
+ff_farm_free(struct ff_farm *farm)
+{
+  if (!farm)
+    return;
+  ff_overlay_free(farm->overlay);
+  for (uint32_t i = 0; i < farm->nvgs; i++) {
+    struct ff_vg *vg = &farm->vgs[i];
+
+    for (uint32_t p = 0; p < vg->npvs; p++)
+      free(vg->pvs[p].hint);
+    for (uint32_t l = 0; l < vg->nlvs; l++) {
+      for (uint32_t s = 0; s < vg->lvs[l].nsegs; s++)
+        free(vg->lvs[l].segs[s].areas);
+      free(vg->lvs[l].segs);
+      free(vg->lvs[l].name);
+    }
+    if (vg->texts)
+      for (uint32_t w = 0; w < vg->seqno; w++)
+        free(vg->texts[w].buf);
+    free(vg->texts);
+    free(vg->lvs);
+    free(vg->pvs);
+    free(vg->name);
+  }
+  if (farm->devs)
+    for (uint32_t i = 0; i < farm->ndevs; i++)
+      free(farm->devs[i].name);
+  free(farm->devs);
+  free(farm->vgs);
+  free(farm->fmts);
+  free(farm->by_name);
+  free(farm);
+}
+
+int64_t
+ff_farm_lookup(const struct ff_farm *farm, const char *name)
+{
+  uint32_t lo = 0, hi = farm->ndevs;
+
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(name, farm->devs[farm->by_name[mid]].name);
+
+    if (c == 0)
+      return farm->by_name[mid];
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return -1;
+}
+
+/* ---- serving ----------------------------------------------------------- */
+
+/* Copy the part of [at, at + n) that overlaps [off, off + len) into buf;
+ * src == NULL writes zeros there. */
+static void
+put(uint8_t *buf, uint64_t off, size_t len, uint64_t at, const void *src,
+    uint64_t n)
+{
+  uint64_t lo = off > at ? off : at;
+  uint64_t hi = off + len < at + n ? off + len : at + n;
+
+  if (lo >= hi)
+    return;
+  if (src)
+    memcpy(buf + (lo - off), (const uint8_t *)src + (lo - at), hi - lo);
+  else
+    memset(buf + (lo - off), 0, hi - lo);
+}
+
+static int
+overlaps(uint64_t off, size_t len, uint64_t at, uint64_t n)
+{
+  return at < off + len && off < at + n;
+}
+
+/* One copy of text t placed at mda-relative o in an mda at start of size,
+ * with lvm's zero padding to the next sector. */
+static void
+put_copy(uint8_t *buf, uint64_t off, size_t len, uint64_t start,
+         uint64_t size, uint64_t o, const struct ff_text *t)
+{
+  uint64_t end;
+
+  if (o + t->size <= size) {
+    put(buf, off, len, start + o, t->buf, t->size);
+    end = o + t->size;
+  } else {
+    uint64_t first = size - o;
+
+    put(buf, off, len, start + o, t->buf, first);
+    put(buf, off, len, start + 512, t->buf + first, t->size - first);
+    end = 512 + t->size - first;
+  }
+  put(buf, off, len, start + end, NULL, (end + 511) / 512 * 512 - end);
+}
+
+struct pv_view {
+  const struct ff_device *d;
+  const struct ff_pvfmt *fmt;
+  const struct ff_vg *vg;      /* NULL for orphans */
+  uint64_t mda_start[2];
+  uint64_t mda_size[2];
+  unsigned nmdas;
+};
+
+static void
+pv_view_init(const struct ff_farm *farm, const struct ff_device *d,
+             struct pv_view *v)
+{
+  v->d = d;
+  v->fmt = &farm->fmts[d->fmt];
+  v->vg = d->role == FF_ROLE_PV ? &farm->vgs[d->vg] : NULL;
+  v->nmdas = v->fmt->mda_copies;
+  v->mda_start[0] = FF_MDA0_START;
+  v->mda_size[0] = v->fmt->mda_size;
+  ff_mda1_place(v->fmt, d->size, &v->mda_start[1], &v->mda_size[1]);
+}
+
+static void
+read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
+        uint64_t off, size_t len)
+{
+  struct pv_view v;
+  uint8_t sec[512];
+
+  pv_view_init(farm, d, &v);
+  if (overlaps(off, len, v.fmt->label_sector * 512ull, 512)) {
+    struct ff_label_info li = {
+      .uuid = d->uuid,
+      .dev_size = d->size,
+      .pe_start = v.fmt->pe_start,
+      .nmdas = v.nmdas,
+      .sector = v.fmt->label_sector,
+      .used = v.vg != NULL,
+    };
+
+    for (unsigned m = 0; m < v.nmdas; m++) {
+      li.mda_start[m] = v.mda_start[m];
+      li.mda_size[m] = v.mda_size[m];
+    }
+    ff_label_build(sec, &li);
+    if (d->damage == FF_DMG_LABEL_CRC)
+      ff_put_le32(sec + 16, ff_get_le32(sec + 16) ^ 0xDEADBEEFu);
+    put(buf, off, len, v.fmt->label_sector * 512ull, sec, 512);
+  }
+
+  for (unsigned m = 0; m < v.nmdas; m++) {
+    uint64_t start = v.mda_start[m], size = v.mda_size[m];
+    const struct ff_text *cur = NULL;
+
+    if (!overlaps(off, len, start, size))
+      continue;
+    if (v.vg && d->ncopies)
+      cur = &v.vg->texts[d->ncopies - 1];
+    if (overlaps(off, len, start, 512)) {
+      if (cur)
+        ff_mda_header_build(sec, start, size,
+                            m ? cur->mda1_off : cur->mda0_off, cur->size,
+                            cur->crc);
+      else
+        ff_mda_header_build(sec, start, size, 0, 0, 0);
+      if (m == 0 && d->damage == FF_DMG_MDA_CHECKSUM)
+        ff_put_le32(sec, ff_get_le32(sec) ^ 0xDEADBEEFu);
+      put(buf, off, len, start, sec, 512);
+    }
+    if (!v.vg)
+      continue;
+    for (uint32_t w = v.vg->first_kept; w < d->ncopies; w++) {
+      const struct ff_text *t = &v.vg->texts[w];
+
+      put_copy(buf, off, len, start, size, m ? t->mda1_off : t->mda0_off, t);
+    }
+  }
+}
+
+int
+ff_farm_read_base(const struct ff_farm *farm, uint32_t dev, void *buf,
+                  uint64_t off, size_t len)
+{
+  const struct ff_device *d;
+
+  if (dev >= farm->ndevs)
+    return ff_error("no device %u (the farm has %u)", dev, farm->ndevs);
+  d = &farm->devs[ff_farm_target(farm, dev)];
+  if (off > d->size || len > d->size - off)
+    return ff_error("read of %zu bytes at %llu is beyond the end of %s "
+                    "(%llu bytes)",
+                    len, (unsigned long long)off, farm->devs[dev].name,
+                    (unsigned long long)d->size);
+  memset(buf, 0, len);
+  switch (d->role) {
+  case FF_ROLE_PV:
+  case FF_ROLE_ORPHAN:
+    read_pv(farm, d, buf, off, len);
+    break;
+  case FF_ROLE_SIGNATURE:
+    ff_sig_read((enum ff_sig_type)d->sig, d->size,
+                ff_hash4(farm->seed, K_SIG, (uint64_t)(d - farm->devs), 0),
+                buf, off, len);
+    break;
+  default:
+    break;
+  }
+  return 0;
+}
+
+int
+ff_farm_read(const struct ff_farm *farm, uint32_t dev, void *buf,
+             uint64_t off, size_t len)
+{
+  if (ff_farm_read_base(farm, dev, buf, off, len) < 0)
+    return -1;
+  ff_overlay_apply(farm->overlay, ff_farm_target(farm, dev), buf, off, len);
+  return 0;
+}
+
+int
+ff_farm_write(struct ff_farm *farm, uint32_t dev, const void *buf,
+              uint64_t off, size_t len)
+{
+  if (dev >= farm->ndevs)
+    return ff_error("no device %u (the farm has %u)", dev, farm->ndevs);
+  return ff_overlay_write(farm->overlay, ff_farm_target(farm, dev), buf, off,
+                          len);
+}
+
+int
+ff_farm_zero(struct ff_farm *farm, uint32_t dev, uint64_t off, uint64_t len)
+{
+  if (dev >= farm->ndevs)
+    return ff_error("no device %u (the farm has %u)", dev, farm->ndevs);
+  return ff_overlay_zero(farm->overlay, ff_farm_target(farm, dev), off, len);
+}
+
+/* ---- extents ------------------------------------------------------------ */
+
+struct rangev {
+  struct ff_range *v;
+  size_t n, alloc;
+  int failed;
+};
+
+static void
+rv_add(struct rangev *rv, uint64_t off, uint64_t len)
+{
+  const uint64_t a = 4096;
+  uint64_t lo = off / a * a, hi = (off + len + a - 1) / a * a;
+
+  if (rv->n == rv->alloc) {
+    size_t na = rv->alloc ? rv->alloc * 2 : 16;
+    struct ff_range *nv = realloc(rv->v, na * sizeof *nv);
+
+    if (!nv) {
+      rv->failed = 1;
+      return;
+    }
+    rv->v = nv;
+    rv->alloc = na;
+  }
+  rv->v[rv->n].off = lo;
+  rv->v[rv->n].len = hi - lo;
+  rv->n++;
+}
+
+static int
+cmp_range(const void *a, const void *b)
+{
+  const struct ff_range *x = a, *y = b;
+
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int
+overlay_extent(void *opaque, uint64_t off, int is_zero)
+{
+  (void)is_zero; /* a zero marker still hides base bytes: report it */
+  rv_add(opaque, off, FF_OVERLAY_BLOCK);
+  return 0;
+}
+
+int64_t
+ff_farm_extents(const struct ff_farm *farm, uint32_t dev,
+                struct ff_range *out, size_t max)
+{
+  struct rangev rv = {0};
+  const struct ff_device *d;
+  size_t n = 0;
+
+  if (dev >= farm->ndevs)
+    return ff_error("no device %u (the farm has %u)", dev, farm->ndevs);
+  d = &farm->devs[ff_farm_target(farm, dev)];
+  if (d->role == FF_ROLE_PV || d->role == FF_ROLE_ORPHAN) {
+    struct pv_view v;
+
+    pv_view_init(farm, d, &v);
+    rv_add(&rv, v.fmt->label_sector * 512ull, 512);
+    for (unsigned m = 0; m < v.nmdas; m++) {
+      rv_add(&rv, v.mda_start[m], 512);
+      if (!v.vg)
+        continue;
+      for (uint32_t w = v.vg->first_kept; w < d->ncopies; w++) {
+        const struct ff_text *t = &v.vg->texts[w];
+        uint64_t o = m ? t->mda1_off : t->mda0_off;
+
+        if (o + t->size <= v.mda_size[m]) {
+          rv_add(&rv, v.mda_start[m] + o, t->size);
+        } else {
+          rv_add(&rv, v.mda_start[m] + o, v.mda_size[m] - o);
+          rv_add(&rv, v.mda_start[m] + 512, t->size - (v.mda_size[m] - o));
+        }
+      }
+    }
+  } else if (d->role == FF_ROLE_SIGNATURE) {
+    struct ff_range tmp[16];
+    size_t k = ff_sig_extents((enum ff_sig_type)d->sig, d->size, tmp, 16);
+
+    for (size_t i = 0; i < k && i < 16; i++)
+      rv_add(&rv, tmp[i].off, tmp[i].len);
+  }
+  ff_overlay_foreach(farm->overlay, (uint32_t)(d - farm->devs),
+                     overlay_extent, &rv);
+  if (rv.failed) {
+    free(rv.v);
+    return ff_error("out of memory");
+  }
+  qsort(rv.v, rv.n, sizeof *rv.v, cmp_range);
+  for (size_t i = 0; i < rv.n; i++) {
+    struct ff_range r = rv.v[i];
+
+    if (r.off >= d->size)
+      continue;
+    if (r.off + r.len > d->size)
+      r.len = d->size - r.off;
+    if (n && rv.v[n - 1].off + rv.v[n - 1].len >= r.off) {
+      if (r.off + r.len > rv.v[n - 1].off + rv.v[n - 1].len)
+        rv.v[n - 1].len = r.off + r.len - rv.v[n - 1].off;
+      continue;
+    }
+    rv.v[n++] = r;
+  }
+  for (size_t i = 0; i < n && i < max; i++)
+    out[i] = rv.v[i];
+  free(rv.v);
+  return (int64_t)n;
+}
+
+void
+ff_farm_describe(const struct ff_farm *farm, uint32_t dev, char *buf,
+                 size_t len)
+{
+  const struct ff_device *d = &farm->devs[dev];
+  const char *dmg = d->damage != FF_DMG_NONE && d->role != FF_ROLE_DUPLICATE
+                      ? ff_damage_name((enum ff_damage)d->damage)
+                      : NULL;
+
+  switch (d->role) {
+  case FF_ROLE_PV: {
+    const struct ff_vg *vg = &farm->vgs[d->vg];
+
+    snprintf(buf, len, "PV %u of %u of VG %s%s%s", d->pv + 1, vg->npvs,
+             vg->name, dmg ? ", damaged: " : "", dmg ? dmg : "");
+    break;
+  }
+  case FF_ROLE_ORPHAN:
+    snprintf(buf, len, "orphan PV%s%s", dmg ? ", damaged: " : "",
+             dmg ? dmg : "");
+    break;
+  case FF_ROLE_BLANK:
+    snprintf(buf, len, "blank");
+    break;
+  case FF_ROLE_SIGNATURE:
+    snprintf(buf, len, "%s signature", ff_sig_name((enum ff_sig_type)d->sig));
+    break;
+  case FF_ROLE_DUPLICATE:
+    snprintf(buf, len, "duplicate of %s (same PV UUID)",
+             farm->devs[d->alias].name);
+    break;
+  }
+}

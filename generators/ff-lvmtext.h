@@ -1,0 +1,34 @@
+/* fusefarm: the VG metadata text exactly as lvm2 2.03.16 writes it into
+ * a metadata area ("raw" layout: no indentation, no comments but three;
+ * lvm2-ondisk-format.md §5.3).
+ *
+ * Pure; the result is malloc'd and owned by the caller.
+ */
+#ifndef FF_LVMTEXT_H
+#define FF_LVMTEXT_H
+
+#include <stdint.h>
+
+struct ff_vg;
+
+/* The text around the VG section, as lvm's _print_header writes it. */
+struct ff_text_meta {
+  const char *description; /* e.g. "Write from vgcreate vg0 /dev/sda." */
+  const char *host;        /* creation_host, also each LV's */
+  const char *uname;       /* the comment after creation_host */
+  const char *lvm_version; /* "2.03.16(2) (2022-05-18)" */
+  int64_t time;            /* creation_time of this write */
+};
+
+/* Serialize vg as it stood after its first nlvs LVs were created, with
+ * the given seqno.  Returns the text including its final NUL, and its
+ * length with the NUL in *size (what raw_locn.size holds); NULL with
+ * ff_error on allocation failure. */
+char *ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
+                       const struct ff_text_meta *meta, uint32_t *size);
+
+/* Append s to sb with '"' and '\\' escaped as lvm does (backslash). */
+struct ff_sb;
+void ff_lvmtext_escape(struct ff_sb *sb, const char *s);
+
+#endif

@@ -1,0 +1,141 @@
+/* fusefarm: farm manifest (see ff-manifest.h, docs/manifest.md). */
+#include "ff-manifest.h"
+#include "ff-error.h"
+#include "ff-farm.h"
+
+static json_t *
+uuid_json(const char uuid[FF_UUID_LEN])
+{
+  char d[FF_UUID_DASHED + 1];
+
+  ff_uuid_dash(uuid, d);
+  return json_string(d);
+}
+
+static json_t *
+dev_name_json(const struct ff_farm *farm, uint32_t dev)
+{
+  return dev == FF_NONE ? json_null() : json_string(farm->devs[dev].name);
+}
+
+static json_t *
+device_json(const struct ff_farm *farm, uint32_t i)
+{
+  const struct ff_device *d = &farm->devs[i];
+  int is_pv = d->role == FF_ROLE_PV || d->role == FF_ROLE_ORPHAN ||
+              d->role == FF_ROLE_DUPLICATE;
+  char desc[256];
+  json_t *o;
+
+  ff_farm_describe(farm, i, desc, sizeof desc);
+  o = json_pack("{s:I, s:s, s:I, s:s, s:o, s:o, s:s, s:s}", "index",
+                (json_int_t)i, "name", d->name, "size", (json_int_t)d->size,
+                "role", ff_role_name((enum ff_role)d->role), "pv_uuid",
+                is_pv ? uuid_json(d->uuid) : json_null(), "vg",
+                d->role == FF_ROLE_PV ? json_string(farm->vgs[d->vg].name)
+                : d->role == FF_ROLE_DUPLICATE &&
+                    farm->devs[d->alias].role == FF_ROLE_PV
+                  ? json_string(farm->vgs[farm->devs[d->alias].vg].name)
+                  : json_null(),
+                "damage", ff_damage_name((enum ff_damage)d->damage),
+                "description", desc);
+  if (!o)
+    return NULL;
+  if (d->role == FF_ROLE_SIGNATURE)
+    json_object_set_new(o, "signature",
+                        json_string(ff_sig_name((enum ff_sig_type)d->sig)));
+  if (d->role == FF_ROLE_DUPLICATE)
+    json_object_set_new(o, "duplicate_of",
+                        json_string(farm->devs[d->alias].name));
+  return o;
+}
+
+static json_t *
+lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
+        const struct ff_lv *lv)
+{
+  json_t *segs = json_array();
+
+  for (uint32_t s = 0; s < lv->nsegs; s++) {
+    const struct ff_seg *seg = &lv->segs[s];
+    json_t *areas = json_array();
+    uint64_t per = seg->len / seg->stripes;
+
+    for (uint32_t a = 0; a < seg->stripes; a++) {
+      const struct ff_pv *pv = &vg->pvs[seg->areas[a].pv];
+
+      json_array_append_new(
+        areas, json_pack("{s:o, s:o, s:I, s:I}", "device",
+                         dev_name_json(farm, pv->dev), "pv_uuid",
+                         uuid_json(pv->uuid), "start_pe",
+                         (json_int_t)seg->areas[a].pe, "end_pe",
+                         (json_int_t)(seg->areas[a].pe + per - 1)));
+    }
+    json_array_append_new(
+      segs, json_pack("{s:I, s:I, s:s, s:i, s:I, s:o}", "start_extent",
+                      (json_int_t)seg->le, "extent_count",
+                      (json_int_t)seg->len, "type",
+                      seg->stripes > 1 ? "striped" : "linear", "stripes",
+                      (int)seg->stripes, "stripe_size",
+                      (json_int_t)seg->stripe_size, "areas", areas));
+  }
+  return json_pack("{s:s, s:o, s:I, s:I, s:I, s:o}", "name", lv->name,
+                   "uuid", uuid_json(lv->uuid), "extents",
+                   (json_int_t)lv->extents, "size",
+                   (json_int_t)(lv->extents * vg->extent_size),
+                   "creation_time", (json_int_t)lv->time, "segments", segs);
+}
+
+static json_t *
+vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
+{
+  json_t *pvs = json_array(), *lvs = json_array();
+
+  for (uint32_t p = 0; p < vg->npvs; p++) {
+    const struct ff_pv *pv = &vg->pvs[p];
+
+    json_array_append_new(
+      pvs, json_pack("{s:o, s:o, s:I, s:I, s:I}", "device",
+                     dev_name_json(farm, pv->dev), "uuid",
+                     uuid_json(pv->uuid), "pe_start",
+                     (json_int_t)vg->fmt.pe_start, "pe_count",
+                     (json_int_t)pv->pe_count, "dev_size",
+                     (json_int_t)pv->dev_size));
+  }
+  for (uint32_t l = 0; l < vg->nlvs; l++)
+    json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l]));
+  return json_pack("{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:o, s:o}", "name",
+                   vg->name, "uuid", uuid_json(vg->uuid), "seqno",
+                   (json_int_t)vg->seqno, "extent_size",
+                   (json_int_t)vg->extent_size, "damage",
+                   ff_damage_name(vg->damage), "mda_copies",
+                   (int)vg->fmt.mda_copies, "mda_size",
+                   (json_int_t)vg->fmt.mda_size, "pvs", pvs, "lvs", lvs);
+}
+
+json_t *
+ff_manifest_json(const struct ff_farm *farm)
+{
+  json_t *devs = json_array(), *vgs = json_array(), *root;
+
+  if (!devs || !vgs)
+    goto oom;
+  for (uint32_t i = 0; i < farm->ndevs; i++)
+    if (json_array_append_new(devs, device_json(farm, i)) < 0)
+      goto oom;
+  for (uint32_t i = 0; i < farm->nvgs; i++)
+    if (json_array_append_new(vgs, vg_json(farm, &farm->vgs[i])) < 0)
+      goto oom;
+  root = json_pack("{s:s, s:i, s:I, s:o, s:o}", "format", "fusefarm-manifest",
+                   "version", 1, "seed", (json_int_t)farm->seed, "devices",
+                   devs, "vgs", vgs);
+  if (!root)
+    ff_error("out of memory building the manifest");
+  return root;
+
+oom:
+  json_decref(devs);
+  json_decref(vgs);
+  ff_error("out of memory building the manifest");
+  return NULL;
+}

@@ -1,0 +1,117 @@
+/* fusefarm: the farm spec (docs/spec-format.md), parsed with libconfig.
+ *
+ * ff_spec_load_* turn a text into a struct ff_spec: plain data, checked
+ * for types, ranges and unknown keys, with defaults applied.  Checks that
+ * need the whole farm (allocation, metadata size, unique names) happen in
+ * ff_farm_new(), which reports them with the file and line kept here.
+ *
+ * Ownership: a struct ff_spec owns every string and array it points to;
+ * ff_spec_free() releases all of it.
+ */
+#ifndef FF_SPEC_H
+#define FF_SPEC_H
+
+#include <stdint.h>
+
+#include "ff-signature.h"
+
+enum ff_damage {
+  FF_DMG_NONE,
+  FF_DMG_LABEL_CRC,
+  FF_DMG_MDA_CHECKSUM,
+  FF_DMG_BAD_TEXT,
+  FF_DMG_DUPLICATE,
+  FF_DMG_MISSING_PV,
+  FF_DMG_STALE,
+};
+
+/* "none", "bad-label-crc", ... */
+const char *ff_damage_name(enum ff_damage d);
+
+/* PV layout choices, all in bytes. */
+struct ff_spec_pvfmt {
+  uint64_t pe_start;
+  uint64_t mda_size;
+  unsigned mda_copies;   /* 1 or 2 */
+  unsigned label_sector; /* 0..3 */
+};
+
+struct ff_spec_lv {
+  int line;
+  unsigned count;
+  char *name;          /* format */
+  int striped;
+  unsigned stripes;    /* 1 for linear */
+  uint64_t stripe_size; /* bytes, 0 for linear */
+  uint64_t size;       /* bytes; 0 when fill is used */
+  double fill;         /* 0 when size is used */
+  int has_time;
+  int64_t time;
+  char *description;   /* NULL: default */
+  char *uuid;          /* 32 raw chars + NUL, or NULL */
+};
+
+struct ff_spec_vg {
+  int line;
+  unsigned count;
+  char *name;          /* format */
+  unsigned pvs;
+  uint64_t device_size;
+  uint64_t extent_size;
+  struct ff_spec_pvfmt fmt;
+  uint32_t seqno;      /* 0: 1 + LVs */
+  int64_t history;     /* -1: all */
+  int has_time;
+  int64_t time;
+  char *description;
+  enum ff_damage damage;
+  unsigned nlvs;       /* LV groups */
+  struct ff_spec_lv *lvs;
+  char *uuid;          /* raw, or NULL */
+  char **devices;      /* [pvs] or NULL */
+  char **pv_uuids;     /* [pvs] raw, or NULL */
+  char **hints;        /* [pvs] or NULL */
+};
+
+enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };
+
+struct ff_spec_other {
+  int line;
+  enum ff_other_kind kind;
+  unsigned count;
+  uint64_t device_size;
+  struct ff_spec_pvfmt fmt;  /* orphans */
+  enum ff_damage damage;     /* orphans */
+  enum ff_sig_type sig;      /* signatures */
+  char **devices;            /* [count] or NULL */
+  char **pv_uuids;           /* [count] raw or NULL (orphans) */
+};
+
+struct ff_spec {
+  char *file;          /* for messages: path or "<built-in>" */
+  uint64_t seed;
+  char *device_name;
+  uint64_t device_size;
+  char *device_hint;
+  char *creation_host;
+  char *uname;
+  int64_t creation_time;
+  char *lvm_version;
+  unsigned nvgs;
+  struct ff_spec_vg *vgs;
+  unsigned nothers;    /* orphans, then blanks, then signatures */
+  struct ff_spec_other *others;
+};
+
+/* Parse a spec file.  NULL on error with "file:line: key: ..." set. */
+struct ff_spec *ff_spec_load_file(const char *path);
+
+/* Parse a spec held in memory; name is used in messages. */
+struct ff_spec *ff_spec_load_string(const char *text, const char *name);
+
+/* The built-in default farm (docs/spec-format.md shows it). */
+extern const char ff_spec_builtin_default[];
+
+void ff_spec_free(struct ff_spec *spec);
+
+#endif

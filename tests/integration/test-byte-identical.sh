@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+#
+# test-byte-identical.sh: prove that `fusefarm gen` writes the same bytes as
+# lvm2 (lvm2-ondisk-format.md §9.2).
+#
+# For each scenario, real pvcreate/vgcreate/lvcreate (lvm2 2.03.16, fenced
+# by tests/lib/lvm-env.sh) build PV images on loop devices.  The test reads
+# back what lvm chose (PV/VG/LV UUIDs from pvs/lvs, and per metadata write
+# its description, creation_time, creation_host and uname comment from the
+# on-disk copies), writes a farm spec (docs/spec-format.md) that pins all of
+# it, runs `FUSEFARM_BIN gen SPEC -o OUTDIR` and cmp's every image.
+#
+# Scenarios (64 MiB PVs, 4 MiB extents, 15 extents per PV):
+#   a: 2 PVs, vgA, lvlin (-L 8M linear), lvstr (-i 2 -I 64k -L 16M)
+#   b: 3 PVs, vgB, lvspan (-l 40 linear over all three PVs)
+#   c: 1 PV with --pvmetadatacopies 2, vgC, lvlin (-L 8M linear)
+#
+# Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
+# devices file in use, vgcreate would add device_id_type/device_id lines to
+# every PV section, which the spec cannot express.  The option therefore
+# appears in each description, which the spec copies verbatim.
+#
+# lvm stamps an LV's creation_time and its write's creation_time from two
+# time() calls; when they straddle a second the spec (one `time` per LV)
+# cannot express it, and the scenario is re-run (at most 3 attempts).
+#
+# Usage:
+#   test-byte-identical.sh FUSEFARM_BIN
+#   test-byte-identical.sh --dry-run [FUSEFARM_BIN]
+#       build the lvm images, print the extracted values and the specs,
+#       do not run the generator (exit 0 when lvm side works)
+# Environment:
+#   FF_KEEP=1            keep the scratch dir (images, dumps, specs)
+#   FF_SCENARIOS="a b c" run only these scenarios
+#
+# Exit status: 0 when every image is identical, 1 otherwise.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/../lib/lvm-env.sh
+. "$here/../lib/lvm-env.sh"
+dumper=$here/../lib/lvm-pv-dump.py
+
+dry_run=0
+if [[ ${1:-} == --dry-run ]]; then
+	dry_run=1
+	shift
+fi
+bin=${1:-}
+if ((!dry_run)); then
+	[[ -n $bin ]] || ff_die "usage: ${0##*/} [--dry-run] FUSEFARM_BIN"
+	[[ -x $bin && -f $bin ]] || ff_die "$bin: fusefarm binary missing or not executable (build it first)"
+	bin=$(realpath -- "$bin")
+fi
+
+ff_require python3 cmp hexdump truncate blockdev diff awk
+ff_env_init
+
+failed=0
+
+# write_spec DIR SCENARIO VG: read DIR/intent, DIR/dump.json, DIR/pvs.json,
+# DIR/lvs.json and DIR/devs; write DIR/spec.conf and DIR/values.txt.
+# Exit 3 when an LV's creation_time differs from its write's (retry).
+write_spec() {
+	python3 - "$@" <<'PY'
+import json, os, sys
+
+d, scen, vgname = sys.argv[1:4]
+opn, cls = "[", "]"
+
+def fail(msg, code=1):
+    sys.stderr.write("%s: scenario %s: %s\n" % ("note" if code == 3 else "FAIL", scen, msg))
+    sys.exit(code)
+
+def q(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+def size(b):
+    for unit, mul in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if b % mul == 0:
+            return '"%d%s"' % (b // mul, unit)
+    return "%d" % b
+
+dump = json.load(open(os.path.join(d, "dump.json")))["images"]
+pvrep = json.load(open(os.path.join(d, "pvs.json")))["report"][0]["pv"]
+lvrep = json.load(open(os.path.join(d, "lvs.json")))["report"][0]["lv"]
+devs = open(os.path.join(d, "devs")).read().split()
+intent = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "intent")) if l.strip()]
+lv_intent = [(i[1], i[2]) for i in intent if i[0] == "lv"]
+
+# Every mda of every PV must hold the same history: seqno 1..n, same
+# offsets, sizes and per-write values; the last copy is the current one.
+hist = None
+for img in dump:
+    if not img["label_crc_ok"]:
+        fail("%s: label CRC does not verify (lvm-pv-dump.py bug?)" % img["path"])
+    for m in img["mdas"]:
+        if not m["header_crc_ok"] or not m["magic_ok"]:
+            fail("%s mda at %d: header CRC/magic does not verify" % (img["path"], m["start"]))
+        if m["copies"] and m["copies"][-1]["crc"] != m["raw_locn"][0]["checksum"]:
+            fail("%s mda at %d: text CRC %s != raw_locn %s" % (img["path"], m["start"],
+                 m["copies"][-1]["crc"], m["raw_locn"][0]["checksum"]))
+        h = [(c["seqno"], c["offset"], c["size"], c["description"],
+              c["creation_time"], c["creation_host"], c["uname"], c["vg_uuid"])
+             for c in m["copies"]]
+        if not m["copies"] or not m["copies"][-1]["current"]:
+            fail("%s mda at %d: last copy is not raw_locn[0]" % (img["path"], m["start"]))
+        if hist is None:
+            hist = h
+        elif h != hist:
+            fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
+nw = 1 + len(lv_intent)
+if [h[0] for h in hist] != list(range(1, nw + 1)):
+    fail("seqnos on disk are %s, expected 1..%d" % ([h[0] for h in hist], nw))
+copies = dump[0]["mdas"][0]["copies"]
+cur = copies[-1]
+
+hosts = {(c["creation_host"], c["uname"]) for c in copies}
+if len(hosts) != 1:
+    fail("creation_host/uname differ between writes: %s" % hosts)
+versions = {c["lvm_version"] for c in copies}
+if len(versions) != 1:
+    fail("lvm versions differ between writes: %s" % versions)
+
+# What lvm reports must agree with what is on disk.
+if [p["pv_name"] for p in pvrep] != devs:
+    fail("pvs lists %s, expected %s" % ([p["pv_name"] for p in pvrep], devs))
+pv_uuids = [p["pv_uuid"] for p in pvrep]
+if pv_uuids != [i["pv_uuid"] for i in dump] or pv_uuids != [p["id"] for p in cur["pvs"]]:
+    fail("PV UUIDs: pvs %s, labels %s, text %s" % (pv_uuids, [i["pv_uuid"] for i in dump],
+                                                   [p["id"] for p in cur["pvs"]]))
+vg_uuid = pvrep[0]["vg_uuid"]
+if {p["vg_uuid"] for p in pvrep} != {vg_uuid} or cur["vg_uuid"] != vg_uuid or cur["vg"] != vgname:
+    fail("VG UUID/name mismatch between pvs and the text")
+hints = [p["device"] for p in cur["pvs"]]
+if hints != devs:
+    fail("device hints %s, expected %s" % (hints, devs))
+if any(p["device_id_type"] for p in cur["pvs"]):
+    fail("metadata has device_id_type lines (devices file in use?)")
+sizes = {i["device_size"] for i in dump} | {i["file_size"] for i in dump}
+if len(sizes) != 1:
+    fail("device sizes differ: %s" % sizes)
+dev_size = sizes.pop()
+mda_copies = {len(i["mdas"]) for i in dump}
+if len(mda_copies) != 1:
+    fail("mda counts differ: %s" % mda_copies)
+mda_copies = mda_copies.pop()
+extent_size = cur["extent_size_sectors"] * 512
+
+lvuuid = {l["lv_name"]: l["lv_uuid"] for l in lvrep}
+curlv = {l["name"]: l for l in cur["lvs"]}
+if [l[0] for l in lv_intent] != [l["name"] for l in cur["lvs"]]:
+    fail("LVs on disk %s, expected %s" % ([l["name"] for l in cur["lvs"]], lv_intent))
+
+out = []
+vals = []
+w = out.append
+w("# farm spec written by tests/integration/test-byte-identical.sh, scenario %s" % scen)
+w("# from a real lvm2 run on %s" % " ".join(devs))
+w("seed = 0;")
+w("device_size = %s;" % size(dev_size))
+w("creation_host = %s;" % q(cur["creation_host"]))
+w("uname = %s;" % q(cur["uname"]))
+w("creation_time = %d;" % copies[0]["creation_time"])
+w("lvm_version = %s;" % q(cur["lvm_version"]))
+w("vgs = (")
+w("  {")
+w("    count = 1;")
+w("    name = %s;" % q(vgname))
+w("    pvs = %d;" % len(devs))
+w("    device_size = %s;" % size(dev_size))
+w("    extent_size = %s;" % size(extent_size))
+w("    mda_copies = %d;" % mda_copies)
+w("    uuid = %s;" % q(vg_uuid))
+w("    devices = %s %s %s;" % (opn, ", ".join(q("r%d" % i) for i in range(len(devs))), cls))
+w("    pv_uuids = %s %s %s;" % (opn, ", ".join(q(u) for u in pv_uuids), cls))
+w("    hints = %s %s %s;" % (opn, ", ".join(q(h) for h in hints), cls))
+w("    time = %d;" % copies[0]["creation_time"])
+w("    description = %s;" % q(copies[0]["description"]))
+vals.append("vg %s uuid %s extent_size %d mda_copies %d dev_size %d"
+            % (vgname, vg_uuid, extent_size, mda_copies, dev_size))
+for i, u in enumerate(pv_uuids):
+    vals.append("pv r%d %s uuid %s" % (i, devs[i], u))
+vals.append("host %s uname %s lvm %s" % (cur["creation_host"], cur["uname"], cur["lvm_version"]))
+for c in copies:
+    vals.append("write seqno %d at mda+%d size %d time %d (%s) description %s"
+                % (c["seqno"], c["offset"], c["size"], c["creation_time"],
+                   c["creation_time_comment"], c["description"]))
+if lv_intent:
+    w("    lvs = (")
+    for k, (name, frag) in enumerate(lv_intent):
+        wr = copies[k + 1]
+        lv = curlv[name]
+        if lv["creation_time"] != wr["creation_time"]:
+            fail("LV %s creation_time %d != write seqno %d time %d (second boundary), running the scenario again"
+                 % (name, lv["creation_time"], wr["seqno"], wr["creation_time"]), 3)
+        if lv["creation_host"] != wr["creation_host"]:
+            fail("LV %s creation_host differs from the write's" % name)
+        if lvuuid.get(name) != lv["id"]:
+            fail("LV %s: lvs says %s, text says %s" % (name, lvuuid.get(name), lv["id"]))
+        w("      {")
+        w("        name = %s;" % q(name))
+        w("        uuid = %s;" % q(lv["id"]))
+        for part in frag.split(";"):
+            if part.strip():
+                w("        %s;" % part.strip())
+        w("        time = %d;" % wr["creation_time"])
+        w("        description = %s;" % q(wr["description"]))
+        w("      }%s" % ("," if k + 1 < len(lv_intent) else ""))
+        vals.append("lv %s uuid %s time %d segments %s" % (name, lv["id"], lv["creation_time"],
+                    "; ".join("le %d+%d stripes %d %s" % (s["start_extent"], s["extent_count"],
+                              s["stripe_count"], s["stripes"]) for s in lv["segments"])))
+    w("    );")
+w("  }")
+w(");")
+open(os.path.join(d, "spec.conf"), "w").write("\n".join(out) + "\n")
+open(os.path.join(d, "values.txt"), "w").write("\n".join(vals) + "\n")
+PY
+}
+
+# show_diff LVMIMG GENIMG: cmp -l excerpt, hexdump around the first
+# difference in both, and the decoded headers/texts side by side.
+show_diff() {
+	local a=$1 b=$2 first start n
+	echo "--- cmp -l $a $b | head -20 (offset is 1-based, octal bytes)"
+	cmp -l "$a" "$b" 2>&1 | head -20 || true
+	n=$(cmp -l "$a" "$b" 2>/dev/null | wc -l || true)
+	echo "--- $n differing bytes"
+	first=$(cmp "$a" "$b" 2>&1 | awk '/differ/ { sub(",", "", $5); print $5 }') || true
+	if [[ -n $first ]]; then
+		start=$(((first - 1) / 16 * 16 - 64))
+		((start >= 0)) || start=0
+		echo "--- first difference at byte offset $((first - 1)) (0x$(printf %x $((first - 1))))"
+		echo "--- lvm:       hexdump -C -s $start -n 192 $a"
+		hexdump -C -s "$start" -n 192 "$a"
+		echo "--- generated: hexdump -C -s $start -n 192 $b"
+		hexdump -C -s "$start" -n 192 "$b"
+	else
+		cmp "$a" "$b" 2>&1 || true
+	fi
+	# Decoded view: label/mda headers and copy placement, then each
+	# metadata text copy, line by line.
+	local ta=$a.texts tb=$b.texts
+	echo "--- decoded headers (lvm-pv-dump.py): diff -u lvm generated"
+	python3 "$dumper" --texts "$ta" "$a" >"$a.dump" 2>&1 || true
+	python3 "$dumper" --texts "$tb" "$b" >"$b.dump" 2>&1 || true
+	sed -i 's|"path": "[^"]*"|"path": "…"|' "$a.dump" "$b.dump"
+	diff -u "$a.dump" "$b.dump" | head -60 || true
+	echo "--- metadata texts: diff -ru lvm generated"
+	diff -ru "$ta" "$tb" | head -60 || true
+}
+
+# run_scenario NAME VG NPV PVCREATE-OPTS LV-SPEC...
+#   LV-SPEC = "NAME|spec fragment|lvcreate options"
+run_scenario() {
+	local sc=$1 vg=$2 npv=$3 pvopts=$4
+	shift 4
+	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list
+	local -a imgs devs
+	for attempt in 1 2 3; do
+		rm -rf "$d"
+		mkdir -p "$d/lvm" "$d/gen"
+		imgs=()
+		for ((i = 0; i < npv; i++)); do
+			imgs+=("$d/lvm/r$i")
+		done
+		truncate -s 64M "${imgs[@]}"
+		out=$(ff_loop_attach "${imgs[@]}")
+		mapfile -t devs <<<"$out"
+		list=$(IFS=,; echo "${devs[*]}")
+		printf '%s\n' "${devs[@]}" >"$d/devs"
+		printf 'vg\t%s\n' "$vg" >"$d/intent"
+
+		# shellcheck disable=SC2086  # pvopts is a word list
+		ff_lvm pvcreate --devices "$list" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
+			{ cat "$d/err" >&2; ff_die "scenario $sc: pvcreate failed"; }
+		ff_lvm vgcreate --devices "$list" "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
+			{ cat "$d/err" >&2; ff_die "scenario $sc: vgcreate failed"; }
+		for lv in "$@"; do
+			IFS='|' read -r name frag opts <<<"$lv"
+			# shellcheck disable=SC2086
+			ff_lvm lvcreate --devices "$list" -an -Zn --driverloaded n $opts -n "$name" "$vg" \
+				>/dev/null 2>"$d/err" ||
+				{ cat "$d/err" >&2; ff_die "scenario $sc: lvcreate $name failed"; }
+			printf 'lv\t%s\t%s\n' "$name" "$frag" >>"$d/intent"
+		done
+		ff_lvm pvs --devices "$list" --reportformat json -o pv_name,pv_uuid,vg_name,vg_uuid \
+			>"$d/pvs.json"
+		ff_lvm lvs --devices "$list" --reportformat json -o lv_name,lv_uuid,vg_name \
+			>"$d/lvs.json" 2>"$d/err" || { cat "$d/err" >&2; ff_die "scenario $sc: lvs failed"; }
+		for i in "${devs[@]}"; do
+			blockdev --flushbufs "$i"
+		done
+		python3 "$dumper" "${imgs[@]}" >"$d/dump.json"
+		rc=0
+		write_spec "$d" "$sc" "$vg" || rc=$?
+		if ((rc == 3 && attempt < 3)); then
+			ff_loop_detach_all
+			continue
+		fi
+		((rc == 0)) || exit 1
+		break
+	done
+
+	echo "=== scenario $sc: values lvm chose"
+	cat "$d/values.txt"
+	echo "=== scenario $sc: spec ($d/spec.conf)"
+	cat "$d/spec.conf"
+
+	if ((dry_run)); then
+		ff_loop_detach_all
+		return 0
+	fi
+
+	rc=0
+	"$bin" gen "$d/spec.conf" -o "$d/gen" >"$d/gen.log" 2>&1 || rc=$?
+	# loops stay attached until the generator ran; detaching flushes them
+	ff_loop_detach_all
+	if ((rc != 0)); then
+		echo "FAIL: scenario $sc: $bin gen exited $rc:" >&2
+		cat "$d/gen.log" >&2
+		failed=1
+		return 0
+	fi
+	for ((i = 0; i < npv; i++)); do
+		if [[ ! -f $d/gen/r$i ]]; then
+			echo "FAIL: scenario $sc: $d/gen/r$i not written" >&2
+			ls -la "$d/gen" >&2
+			failed=1
+		elif cmp -s "$d/lvm/r$i" "$d/gen/r$i"; then
+			echo "ok: scenario $sc: r$i identical ($(stat -c %s "$d/gen/r$i") bytes)"
+		else
+			echo "FAIL: scenario $sc: r$i differs" >&2
+			show_diff "$d/lvm/r$i" "$d/gen/r$i" >&2
+			failed=1
+		fi
+	done
+}
+
+for sc in ${FF_SCENARIOS:-a b c}; do
+	case $sc in
+	a)
+		run_scenario a vgA 2 "" \
+			'lvlin|size = "8M"; type = "linear"|-L 8M' \
+			'lvstr|size = "16M"; type = "striped"; stripes = 2; stripe_size = "64K"|-i 2 -I 64k -L 16M'
+		;;
+	b)
+		# lvcreate -l 40: the spec has no extent-count key; 40 x 4 MiB
+		run_scenario b vgB 3 "" \
+			'lvspan|size = "160M"; type = "linear"|-l 40'
+		;;
+	c)
+		run_scenario c vgC 1 "--pvmetadatacopies 2" \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	*) ff_die "unknown scenario '$sc' (expected a, b, c)" ;;
+	esac
+done
+
+if ((dry_run)); then
+	echo "DRY RUN: lvm side done, generator not run"
+	exit 0
+fi
+if ((failed)); then
+	echo "FAIL: test-byte-identical.sh: images differ (see above)" >&2
+	exit 1
+fi
+echo "PASS: test-byte-identical.sh: every image identical"

@@ -1,0 +1,304 @@
+# shellcheck shell=bash
+#
+# lvm-env.sh: a fenced lvm2 environment for integration tests and the
+# scenario runner.  Source it from a bash script that runs as root and uses
+# `set -euo pipefail`.
+#
+# Why this exists: lvm on this machine must never see or change the host's
+# disks or state.  Three things would leak otherwise (see
+# docs/PLATFORM-NOTES.md and lvm2-ondisk-format.md §7.3/7.4):
+#   - the config and devices file come from /etc/lvm: we point
+#     LVM_SYSTEM_DIR at a private directory with its own lvm.conf;
+#   - a missing devices file makes lvm scan every block device: we create an
+#     empty one before the first lvm call and list only our loop devices;
+#   - /run/lvm (hints, pvs_online, vgs_online, pvs_lookup) and /run/lock/lvm
+#     are compiled in: every lvm call runs in a private mount namespace where
+#     both are bind mounts of directories in our scratch dir.
+#
+# State (shell globals, one set per shell; do not edit them):
+#   FF_SCRATCH      current env's scratch dir (mktemp -d under ${TMPDIR:-/tmp})
+#   FF_LVM_SYSTEM_DIR  $FF_SCRATCH/etc: lvm.conf and devices/system.devices
+#   FF_DEVICES_FILE $FF_LVM_SYSTEM_DIR/devices/system.devices
+#   FF_ENVS         every scratch dir this shell created, for cleanup
+# Several envs may exist in one shell (a test that needs a second, unrelated
+# "host" view); ff_env_init makes the new one current and ff_env_use
+# switches.  Each env records the loop devices it attached in
+# $FF_SCRATCH/loops ("DEV<TAB>BACKING-FILE" lines); cleanup detaches those
+# and nothing else.
+#
+# Ownership: the EXIT/INT/TERM traps belong to this library once
+# ff_env_init ran.  A test needing its own cleanup registers it with
+# ff_on_cleanup instead of calling `trap`.
+
+FF_ENVS=()
+FF_CLEANUP_HOOKS=()
+FF_SCRATCH=
+FF_LVM_SYSTEM_DIR=
+FF_DEVICES_FILE=
+FF_TRAPS_SET=
+
+# ff_die MSG: print "FAIL: MSG" to stderr and exit 1 (the EXIT trap cleans up).
+ff_die() {
+	printf 'FAIL: %s\n' "$*" >&2
+	exit 1
+}
+
+# ff_log MSG: progress line on stderr, prefixed with the script name.
+ff_log() {
+	printf '%s: %s\n' "${0##*/}" "$*" >&2
+}
+
+# ff__pkg CMD: the Debian (bookworm) package that ships CMD.
+ff__pkg() {
+	case $1 in
+	lvm | pvcreate | vgcreate | lvcreate | pvs | vgs | lvs | pvck | pvscan | lvmdevices) echo lvm2 ;;
+	losetup | mount | umount) echo mount ;;
+	unshare | nsenter | blockdev | findmnt | wipefs | flock) echo util-linux ;;
+	hexdump) echo bsdextrautils ;;
+	cmp | diff) echo diffutils ;;
+	xxd) echo xxd ;;
+	python3) echo python3 ;;
+	jq) echo jq ;;
+	mktemp | truncate | od | dd | cat | sort | stat | timeout | realpath | env) echo coreutils ;;
+	*) echo "the package providing $1 (apt-file search bin/$1)" ;;
+	esac
+}
+
+# ff_require CMD...: fail the test (exit 1) naming the Debian package to
+# install when a command is missing.  A missing prerequisite never turns
+# into a pass or a skip (STYLE.md item 8).
+ff_require() {
+	local c missing=0
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null 2>&1; then
+			printf 'FAIL: %s: command not found; SKIP is not allowed: install %s (apt-get install %s)\n' \
+				"$c" "$(ff__pkg "$c")" "$(ff__pkg "$c")" >&2
+			missing=1
+		fi
+	done
+	if ((missing)); then
+		exit 1
+	fi
+	return 0
+}
+
+# ff__write_lvm_conf DIR SCRATCH: the private lvm.conf.  use_aio keeps its
+# default (it is only honoured from lvm.conf, PLATFORM-NOTES.md).
+ff__write_lvm_conf() {
+	cat >"$1/lvm.conf" <<EOF
+# private lvm.conf written by tests/lib/lvm-env.sh; never the host's
+config {
+	checks = 1
+	abort_on_errors = 0
+}
+devices {
+	dir = "/dev"
+	scan = [ "/dev" ]
+	obtain_device_list_from_udev = 0
+	external_device_info_source = "none"
+	use_devicesfile = 1
+	devicesfile = "system.devices"
+	hints = "none"
+	multipath_component_detection = 0
+	md_component_detection = 1
+	sysfs_scan = 1
+}
+log {
+	verbose = 0
+	silent = 0
+	syslog = 0
+	overwrite = 0
+	level = 0
+	command_names = 0
+	activation = 0
+}
+backup {
+	backup = 0
+	backup_dir = "$2/backup"
+	archive = 0
+	archive_dir = "$2/archive"
+}
+global {
+	umask = 077
+	test = 0
+	units = "r"
+	locking_dir = "/run/lock/lvm"
+	use_lvmlockd = 0
+	use_lvmpolld = 0
+	notify_dbus = 0
+	event_activation = 1
+	system_id_source = "none"
+}
+activation {
+	udev_sync = 0
+	udev_rules = 0
+	verify_udev_operations = 0
+	monitoring = 0
+}
+EOF
+}
+
+# ff_env_init: create a new private env and make it current.  Creates the
+# scratch dir, $FF_SCRATCH/{etc,run,lock,backup,archive}, lvm.conf and an
+# EMPTY devices file (before any lvm call: without it lvm would scan the
+# whole machine), and installs the EXIT/INT/TERM traps that run
+# ff_env_cleanup.  Prints nothing; read $FF_SCRATCH.
+ff_env_init() {
+	ff_require lvm losetup unshare mount mktemp
+	if [[ $(id -u) != 0 ]]; then
+		ff_die "lvm-env: must run as root (loop devices, mount namespaces)"
+	fi
+	local d
+	d=$(mktemp -d "${TMPDIR:-/tmp}/fusefarm-lvm.XXXXXX")
+	FF_ENVS+=("$d")
+	if [[ -z $FF_TRAPS_SET ]]; then
+		trap ff_env_cleanup EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		FF_TRAPS_SET=1
+	fi
+	mkdir -p "$d/etc/devices" "$d/run" "$d/lock" "$d/backup" "$d/archive"
+	: >"$d/loops"
+	ff__write_lvm_conf "$d/etc" "$d"
+	: >"$d/etc/devices/system.devices"
+	ff_env_use "$d"
+}
+
+# ff_env_use DIR: make the env whose scratch dir is DIR (created by
+# ff_env_init in this shell) the current one.
+ff_env_use() {
+	local e
+	for e in "${FF_ENVS[@]}"; do
+		if [[ $e == "$1" ]]; then
+			FF_SCRATCH=$1
+			FF_LVM_SYSTEM_DIR=$1/etc
+			FF_DEVICES_FILE=$1/etc/devices/system.devices
+			return 0
+		fi
+	done
+	ff_die "ff_env_use: $1: not an env of this shell"
+}
+
+# ff_on_cleanup CMD: run CMD (eval'd) at the start of ff_env_cleanup, before
+# loops are detached (e.g. to unmount a FUSE mount backing the loops).
+ff_on_cleanup() {
+	FF_CLEANUP_HOOKS+=("$1")
+}
+
+# ff_loop_attach FILE...: attach each FILE to a free loop device (direct I/O
+# off), record it in the current env, add it to the env's devices file, and
+# print the device paths, one per line, in argument order.
+#
+# Devices-file entries are written directly, one line per device:
+#   IDTYPE=devname IDNAME=/dev/loopN DEVNAME=/dev/loopN PVID=.
+# which lvm 2.03.16 accepts (tests/integration/test-lvm-env.sh checks it);
+# this is O(1) per device where `lvm lvmdevices --adddev` is a full lvm run.
+ff_loop_attach() {
+	[[ -n $FF_SCRATCH ]] || ff_die "ff_loop_attach: call ff_env_init first"
+	local f dev real
+	for f in "$@"; do
+		[[ -f $f ]] || ff_die "ff_loop_attach: $f: not a regular file"
+		real=$(realpath -- "$f")
+		dev=$(losetup -f --show --direct-io=off -- "$real") ||
+			ff_die "ff_loop_attach: losetup $f failed"
+		printf '%s\t%s\n' "$dev" "$real" >>"$FF_SCRATCH/loops"
+		printf 'IDTYPE=devname IDNAME=%s DEVNAME=%s PVID=.\n' "$dev" "$dev" \
+			>>"$FF_DEVICES_FILE"
+		printf '%s\n' "$dev"
+	done
+}
+
+# ff_loop_list: print the current env's loop devices, in attach order.
+ff_loop_list() {
+	cut -f1 "$FF_SCRATCH/loops"
+}
+
+# ff_loop_detach_all: detach the current env's loop devices (only those,
+# and only while they still point at the file we attached) and forget them.
+# Flushes the page cache of each first so the image files are complete.
+ff_loop_detach_all() {
+	ff__detach_env "$FF_SCRATCH"
+	: >"$FF_SCRATCH/loops"
+}
+
+# ff__detach_env DIR: detach every loop recorded in DIR/loops whose backing
+# file is still the one recorded.  A loop that was detached meanwhile and
+# reused by someone else is left alone.
+ff__detach_env() {
+	local dev file cur rc=0
+	[[ -f $1/loops ]] || return 0
+	while IFS=$'\t' read -r dev file; do
+		[[ -n $dev ]] || continue
+		cur=$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null) || continue
+		if [[ $cur != "$file" && $cur != "$file (deleted)" ]]; then
+			continue
+		fi
+		blockdev --flushbufs "$dev" 2>/dev/null || true
+		losetup -d "$dev" || rc=1
+	done <"$1/loops"
+	return $rc
+}
+
+# ff_env_cleanup: run the cleanup hooks, then for every env of this shell
+# (newest first) detach its recorded loops and remove its scratch dir.
+# Idempotent; installed as the EXIT trap by ff_env_init.  Set FF_KEEP=1 to
+# keep the scratch dirs (loops are detached regardless).  Keeps the exit
+# status of the script.
+ff_env_cleanup() {
+	local rc=$? i h
+	set +e
+	for h in "${FF_CLEANUP_HOOKS[@]}"; do
+		eval "$h"
+	done
+	FF_CLEANUP_HOOKS=()
+	for ((i = ${#FF_ENVS[@]} - 1; i >= 0; i--)); do
+		ff__detach_env "${FF_ENVS[i]}"
+		if [[ ${FF_KEEP:-0} == 1 ]]; then
+			: >"${FF_ENVS[i]}/loops"
+			printf '%s: kept %s\n' "${0##*/}" "${FF_ENVS[i]}" >&2
+		else
+			rm -rf -- "${FF_ENVS[i]}"
+		fi
+	done
+	FF_ENVS=()
+	FF_SCRATCH=
+	return $rc
+}
+
+# ff_lvm ARGS...: run `lvm ARGS` fenced into the current env: in a private
+# mount namespace (one `unshare -m --propagation private` per call) where
+# /run/lvm and /run/lock/lvm are bind mounts of $FF_SCRATCH/run and
+# $FF_SCRATCH/lock, with LVM_SYSTEM_DIR=$FF_LVM_SYSTEM_DIR, TZ=UTC,
+# LVM_SUPPRESS_FD_WARNINGS=1 and `ulimit -n` raised to 2*devices+1024 (lvm
+# keeps one fd per PV and silently lists fewer when short).  The mounts die
+# with the process.  stdin/stdout/stderr and the exit status pass through.
+ff_lvm() {
+	[[ -n $FF_SCRATCH ]] || ff_die "ff_lvm: call ff_env_init first"
+	local n nofile
+	n=$(wc -l <"$FF_SCRATCH/loops")
+	nofile=$((2 * n + 1024))
+	(
+		hard=$(ulimit -Hn)
+		if [[ $hard != unlimited ]] && ((hard < nofile)); then
+			ulimit -Hn "$nofile"
+		fi
+		if (($(ulimit -Sn) < nofile)); then
+			ulimit -Sn "$nofile"
+		fi
+		# If the host lacks /run/lvm or /run/lock/lvm, a private tmpfs
+		# over /run supplies the mount points without touching the host.
+		# shellcheck disable=SC2016  # $1, $2, $@ belong to the inner sh
+		exec env LVM_SYSTEM_DIR="$FF_LVM_SYSTEM_DIR" TZ=UTC \
+			LVM_SUPPRESS_FD_WARNINGS=1 \
+			unshare -m --propagation private -- /bin/sh -c '
+				set -e
+				if [ ! -d /run/lvm ] || [ ! -d /run/lock/lvm ]; then
+					mount -t tmpfs -o mode=0755 ff-run /run
+					mkdir -p /run/lvm /run/lock/lvm
+				fi
+				mount --bind "$1" /run/lvm
+				mount --bind "$2" /run/lock/lvm
+				shift 2
+				exec lvm "$@"' ff-lvm "$FF_SCRATCH/run" "$FF_SCRATCH/lock" "$@"
+	)
+}
