@@ -427,6 +427,30 @@ merge_part(const struct wreq *w, unsigned char *data, uint64_t bstart,
     memset(data + (ws - bstart), 0, we - ws);
 }
 
+/* Whether a planned piece drops every block when applied over the base:
+ * full blocks planned as drops, and partial blocks over a zero base whose
+ * part of the request is zero too. */
+static bool
+piece_is_noop(const struct wreq *w, uint64_t poff, uint64_t pend, size_t n)
+{
+  uint64_t size = w->ov->sizes[w->dev];
+
+  for (size_t i = 0; i < n; i++) {
+    const struct plan *p = &w->plan[i];
+    uint64_t bstart = p->blk * BLOCK;
+    uint64_t ws = max_u64(poff, bstart);
+    uint64_t we = min_u64(pend, bstart + block_len(size, bstart));
+
+    if (p->kind == PLAN_DROP)
+      continue;
+    if (p->kind != PLAN_MERGE || !p->base_zero)
+      return false;
+    if (w->src != NULL && !all_zero(w->src + (ws - w->off), we - ws))
+      return false;
+  }
+  return true;
+}
+
 /* Apply [poff, pend) of the request, at most PIECE_BLOCKS blocks, under
  * one hold of the device's write lock. */
 static int
@@ -481,9 +505,14 @@ write_piece(struct wreq *w, uint64_t poff, uint64_t pend)
       kmax++;
   }
 
+  /* A device that has never held a block reads as its base, so a piece
+   * that would only drop blocks changes nothing and allocates nothing (a
+   * writer creating the state meanwhile is simply ordered after us). */
   d = dev_state(ov, w->dev);
-  if (kmax == 0 && d == NULL)
-    return 0; /* only drops, and the device has never held a block */
+  if (d == NULL && piece_is_noop(w, poff, pend, n)) {
+    plan_free(plan, n);
+    return 0;
+  }
   if (d == NULL) {
     d = dev_get(ov, w->dev);
     if (d == NULL) {

@@ -26,14 +26,14 @@
 #define SIG_TIME 1796073320u
 
 /* Salts that make each identifier an independent function of the seed. */
-#define SALT_MBR_DISKID  0x6d62722d64736967ull
-#define SALT_GPT_DISK    0x6770742d6469736bull
-#define SALT_GPT_PART    0x6770742d70617274ull
-#define SALT_EXT4_UUID   0x657874342d757569ull
-#define SALT_EXT4_HASH   0x657874342d687368ull
-#define SALT_XFS_UUID    0x7866732d75756964ull
-#define SALT_MD_SET      0x6d642d7365747575ull
-#define SALT_MD_DEV      0x6d642d6465767575ull
+#define SALT_MBR_DISKID 0x6d62722d64736967ull
+#define SALT_GPT_DISK   0x6770742d6469736bull
+#define SALT_GPT_PART   0x6770742d70617274ull
+#define SALT_EXT4_UUID  0x657874342d757569ull
+#define SALT_EXT4_HASH  0x657874342d687368ull
+#define SALT_XFS_UUID   0x7866732d75756964ull
+#define SALT_MD_SET     0x6d642d7365747575ull
+#define SALT_MD_DEV     0x6d642d6465767575ull
 
 /* The largest structure a piece builds (the ext4 superblock). */
 #define PIECE_MAX 1024u
@@ -129,7 +129,7 @@ seed_guid(uint64_t seed, uint64_t salt, unsigned char *out)
 /* ------------------------------------------------------------------ */
 /* DOS partition tables (mbr, and gpt's protective MBR). */
 
-#define MBR_PART_START 2048u
+#define MBR_PART_START  2048u
 #define MBR_MAX_SECTORS 0xffffffffu
 
 /* The CHS triple of lba in the 255-head, 63-sector geometry fdisk uses;
@@ -184,12 +184,12 @@ build_mbr(uint64_t dev_size, uint64_t seed, unsigned char *s)
 /* ------------------------------------------------------------------ */
 /* GPT (UEFI 2.x, 512-byte logical blocks). */
 
-#define GPT_ENTRIES     128u
-#define GPT_ENTRY_SIZE  128u
-#define GPT_HEADER_SIZE 92u
+#define GPT_ENTRIES       128u
+#define GPT_ENTRY_SIZE    128u
+#define GPT_HEADER_SIZE   92u
 #define GPT_ARRAY_SECTORS (GPT_ENTRIES * GPT_ENTRY_SIZE / SECTOR) /* 32 */
-#define GPT_FIRST_USABLE  (2 + GPT_ARRAY_SECTORS)                  /* 34 */
-#define GPT_ALIGN 2048u
+#define GPT_FIRST_USABLE  (2 + GPT_ARRAY_SECTORS)                 /* 34 */
+#define GPT_ALIGN         2048u
 
 /* Linux filesystem data, 0FC63DAF-8483-4772-8E79-3D69D8477DE4, in the
  * on-disk (mixed-endian) byte order. */
@@ -268,11 +268,11 @@ build_gpt_header(uint64_t dev_size, uint64_t seed, int backup,
 
   gpt_geom(dev_size, &g);
   memcpy(h, "EFI PART", 8);
-  put_le32(h + 8, 0x00010000);      /* revision 1.0 */
+  put_le32(h + 8, 0x00010000); /* revision 1.0 */
   put_le32(h + 12, GPT_HEADER_SIZE);
   /* 16: header CRC, computed last; 20: reserved */
-  put_le64(h + 24, backup ? g.last : 1);       /* my LBA */
-  put_le64(h + 32, backup ? 1 : g.last);       /* alternate LBA */
+  put_le64(h + 24, backup ? g.last : 1); /* my LBA */
+  put_le64(h + 32, backup ? 1 : g.last); /* alternate LBA */
   put_le64(h + 40, GPT_FIRST_USABLE);
   put_le64(h + 48, g.last_usable);
   seed_guid(seed, SALT_GPT_DISK, h + 56);
@@ -286,39 +286,42 @@ build_gpt_header(uint64_t dev_size, uint64_t seed, int backup,
 /* ------------------------------------------------------------------ */
 /* ext4: the superblock mke2fs -t ext4 -b 4096 -O ^metadata_csum writes. */
 
-#define EXT4_BLOCK       4096u
-#define EXT4_BPG         32768u  /* default blocks per group: 8 * 4096 */
-#define EXT4_INODE_SIZE  256u
-#define EXT4_DESC_SIZE   64u
+#define EXT4_BLOCK          4096u
+#define EXT4_BPG            32768u /* default blocks per group: 8 * 4096 */
+#define EXT4_INODE_SIZE     256u
+#define EXT4_DESC_SIZE      64u
 #define EXT4_DESC_PER_BLOCK (EXT4_BLOCK / EXT4_DESC_SIZE)
-#define EXT4_IPB         (EXT4_BLOCK / EXT4_INODE_SIZE)
+#define EXT4_IPB            (EXT4_BLOCK / EXT4_INODE_SIZE)
+/* The superblock is 1024 bytes; mke2fs's last non-zero field ends at
+ * 0x24c (s_overhead_clusters). */
+#define EXT4_SB_USED 0x24cu
 /* 2^40 blocks (4 PiB): beyond that the inode count (32 bits) forces
  * geometries mke2fs would not make; larger devices get a 4 PiB fs. */
-#define EXT4_MAX_BLOCKS  (1ull << 40)
+#define EXT4_MAX_BLOCKS (1ull << 40)
 
-#define EXT4_COMPAT_HAS_JOURNAL   0x0004u
-#define EXT4_COMPAT_EXT_ATTR      0x0008u
-#define EXT4_COMPAT_RESIZE_INODE  0x0010u
-#define EXT4_COMPAT_DIR_INDEX     0x0020u
-#define EXT4_INCOMPAT_FILETYPE    0x0002u
-#define EXT4_INCOMPAT_EXTENTS     0x0040u
-#define EXT4_INCOMPAT_64BIT       0x0080u
-#define EXT4_INCOMPAT_FLEX_BG     0x0200u
-#define EXT4_RO_SPARSE_SUPER      0x0001u
-#define EXT4_RO_LARGE_FILE        0x0002u
-#define EXT4_RO_HUGE_FILE         0x0008u
-#define EXT4_RO_DIR_NLINK         0x0020u
-#define EXT4_RO_EXTRA_ISIZE       0x0040u
+#define EXT4_COMPAT_HAS_JOURNAL  0x0004u
+#define EXT4_COMPAT_EXT_ATTR     0x0008u
+#define EXT4_COMPAT_RESIZE_INODE 0x0010u
+#define EXT4_COMPAT_DIR_INDEX    0x0020u
+#define EXT4_INCOMPAT_FILETYPE   0x0002u
+#define EXT4_INCOMPAT_EXTENTS    0x0040u
+#define EXT4_INCOMPAT_64BIT      0x0080u
+#define EXT4_INCOMPAT_FLEX_BG    0x0200u
+#define EXT4_RO_SPARSE_SUPER     0x0001u
+#define EXT4_RO_LARGE_FILE       0x0002u
+#define EXT4_RO_HUGE_FILE        0x0008u
+#define EXT4_RO_DIR_NLINK        0x0020u
+#define EXT4_RO_EXTRA_ISIZE      0x0040u
 
 struct ext4_geom {
   uint64_t blocks;
   uint64_t free_blocks;
   uint64_t r_blocks;
   uint64_t overhead;
-  uint32_t bpg;         /* blocks per group */
+  uint32_t bpg; /* blocks per group */
   uint32_t groups;
-  uint32_t ipg;         /* inodes per group */
-  uint32_t rsv_gdt;     /* reserved GDT blocks (resize_inode) */
+  uint32_t ipg;     /* inodes per group */
+  uint32_t rsv_gdt; /* reserved GDT blocks (resize_inode) */
   int resize_inode;
 };
 
@@ -460,9 +463,8 @@ ext4_geom(uint64_t dev_size, struct ext4_geom *g)
     break;
   }
 
-  g->overhead = ext4_super_groups(g->groups) * (1 + desc_blocks + g->rsv_gdt)
-                + (uint64_t)g->groups * (2 + itb)
-                + ext4_journal_blocks(blocks);
+  g->overhead = ext4_super_groups(g->groups) * (1 + desc_blocks + g->rsv_gdt) +
+                (uint64_t)g->groups * (2 + itb) + ext4_journal_blocks(blocks);
   /* Root directory (1), lost+found (4), the resize inode's indirect
    * block (1), and an extent block for a journal too long for the 4
    * extents of 32768 blocks an inode holds. */
@@ -475,8 +477,8 @@ ext4_geom(uint64_t dev_size, struct ext4_geom *g)
 static void
 build_ext4(uint64_t dev_size, uint64_t seed, unsigned char *sb)
 {
-  uint32_t compat = EXT4_COMPAT_HAS_JOURNAL | EXT4_COMPAT_EXT_ATTR
-                    | EXT4_COMPAT_DIR_INDEX;
+  uint32_t compat =
+    EXT4_COMPAT_HAS_JOURNAL | EXT4_COMPAT_EXT_ATTR | EXT4_COMPAT_DIR_INDEX;
   struct ext4_geom g;
   uint32_t inodes;
 
@@ -489,53 +491,56 @@ build_ext4(uint64_t dev_size, uint64_t seed, unsigned char *sb)
   put_le32(sb + 0x04, (uint32_t)g.blocks);
   put_le32(sb + 0x08, (uint32_t)g.r_blocks);
   put_le32(sb + 0x0c, (uint32_t)g.free_blocks);
-  put_le32(sb + 0x10, inodes - 11);  /* inodes 1..11 are reserved/used */
-  put_le32(sb + 0x14, 0);            /* first data block */
-  put_le32(sb + 0x18, 2);            /* log2(block size) - 10 */
-  put_le32(sb + 0x1c, 2);            /* log2(cluster size) - 10 */
+  put_le32(sb + 0x10, inodes - 11); /* inodes 1..11 are reserved/used */
+  put_le32(sb + 0x14, 0);           /* first data block */
+  put_le32(sb + 0x18, 2);           /* log2(block size) - 10 */
+  put_le32(sb + 0x1c, 2);           /* log2(cluster size) - 10 */
   put_le32(sb + 0x20, g.bpg);
-  put_le32(sb + 0x24, g.bpg);        /* clusters per group */
+  put_le32(sb + 0x24, g.bpg); /* clusters per group */
   put_le32(sb + 0x28, g.ipg);
-  put_le32(sb + 0x30, SIG_TIME);     /* write time */
-  put_le16(sb + 0x36, 0xffff);       /* max mount count: -1 */
-  put_le16(sb + 0x38, 0xef53);       /* magic */
-  put_le16(sb + 0x3a, 1);            /* state: clean */
-  put_le16(sb + 0x3c, 1);            /* errors: continue */
-  put_le32(sb + 0x40, SIG_TIME);     /* last check */
-  put_le32(sb + 0x4c, 1);            /* rev 1 (dynamic) */
-  put_le32(sb + 0x54, 11);           /* first inode */
+  put_le32(sb + 0x30, SIG_TIME); /* write time */
+  put_le16(sb + 0x36, 0xffff);   /* max mount count: -1 */
+  put_le16(sb + 0x38, 0xef53);   /* magic */
+  put_le16(sb + 0x3a, 1);        /* state: clean */
+  put_le16(sb + 0x3c, 1);        /* errors: continue */
+  put_le32(sb + 0x40, SIG_TIME); /* last check */
+  put_le32(sb + 0x4c, 1);        /* rev 1 (dynamic) */
+  put_le32(sb + 0x54, 11);       /* first inode */
   put_le16(sb + 0x58, EXT4_INODE_SIZE);
   put_le32(sb + 0x5c, compat);
-  put_le32(sb + 0x60, EXT4_INCOMPAT_FILETYPE | EXT4_INCOMPAT_EXTENTS
-                        | EXT4_INCOMPAT_64BIT | EXT4_INCOMPAT_FLEX_BG);
-  put_le32(sb + 0x64, EXT4_RO_SPARSE_SUPER | EXT4_RO_LARGE_FILE
-                        | EXT4_RO_HUGE_FILE | EXT4_RO_DIR_NLINK
-                        | EXT4_RO_EXTRA_ISIZE);
+  put_le32(sb + 0x60, EXT4_INCOMPAT_FILETYPE | EXT4_INCOMPAT_EXTENTS |
+                        EXT4_INCOMPAT_64BIT | EXT4_INCOMPAT_FLEX_BG);
+  put_le32(sb + 0x64, EXT4_RO_SPARSE_SUPER | EXT4_RO_LARGE_FILE |
+                        EXT4_RO_HUGE_FILE | EXT4_RO_DIR_NLINK |
+                        EXT4_RO_EXTRA_ISIZE);
   seed_uuid(seed, SALT_EXT4_UUID, sb + 0x68);
   memcpy(sb + 0x78, "fusefarm", 8); /* volume name, NUL-padded */
   put_le16(sb + 0xce, (uint16_t)g.rsv_gdt);
-  put_le32(sb + 0xe0, 8);            /* journal inode */
+  put_le32(sb + 0xe0, 8);                     /* journal inode */
   seed_uuid(seed, SALT_EXT4_HASH, sb + 0xec); /* directory hash seed */
-  sb[0xfc] = 1;                      /* default hash: half_md4 */
+  sb[0xfc] = 1;                               /* default hash: half_md4 */
   put_le16(sb + 0xfe, EXT4_DESC_SIZE);
-  put_le32(sb + 0x100, 0x000c);      /* default mount: user_xattr, acl */
-  put_le32(sb + 0x108, SIG_TIME);    /* mkfs time */
+  put_le32(sb + 0x100, 0x000c);   /* default mount: user_xattr, acl */
+  put_le32(sb + 0x108, SIG_TIME); /* mkfs time */
   put_le32(sb + 0x150, (uint32_t)(g.blocks >> 32));
   put_le32(sb + 0x154, (uint32_t)(g.r_blocks >> 32));
   put_le32(sb + 0x158, (uint32_t)(g.free_blocks >> 32));
-  put_le16(sb + 0x15c, 32);          /* min extra isize */
-  put_le16(sb + 0x15e, 32);          /* want extra isize */
-  put_le32(sb + 0x160, 0x0001);      /* signed directory hash */
-  sb[0x174] = 4;                     /* log2(groups per flex_bg) */
+  put_le16(sb + 0x15c, 32);                   /* min extra isize */
+  put_le16(sb + 0x15e, 32);                   /* want extra isize */
+  put_le32(sb + 0x160, 0x0001);               /* signed directory hash */
+  sb[0x174] = 4;                              /* log2(groups per flex_bg) */
   put_le32(sb + 0x248, (uint32_t)g.overhead); /* overhead clusters */
 }
 
 /* ------------------------------------------------------------------ */
 /* XFS v4: the superblock mkfs.xfs -m crc=0 writes at byte 0. */
 
-#define XFS_BLOCKLOG     12
-#define XFS_BLOCK        (1u << XFS_BLOCKLOG)
-#define XFS_INODELOG     8
+#define XFS_BLOCKLOG 12
+#define XFS_BLOCK    (1u << XFS_BLOCKLOG)
+#define XFS_INODELOG 8
+/* The v4 superblock ends with sb_bad_features2; the rest of the sector
+ * is zero. */
+#define XFS_SB_V4_END 0xd0u
 /* An AG is 16 MiB to 1 TiB - 1 block. */
 #define XFS_AG_MIN_BLOCKS ((16u << 20) >> XFS_BLOCKLOG)
 #define XFS_AG_MAX_BLOCKS ((uint32_t)(((1ull << 40) - 1) >> XFS_BLOCKLOG))
@@ -634,7 +639,7 @@ xfs_geom(uint64_t dev_size, struct xfs_geom *g)
   g->fdblocks = dblocks - g->logblocks - XFS_PREALLOC_BLOCKS * agcount - 4;
 }
 
-/* Sector 0 of an xfs device (512 bytes; the v4 fields end at 208). */
+/* Sector 0 of an xfs device. */
 static void
 build_xfs(uint64_t dev_size, uint64_t seed, unsigned char *sb)
 {
@@ -685,7 +690,7 @@ build_xfs(uint64_t dev_size, uint64_t seed, unsigned char *sb)
 #define MD_MAX_DEV     2u
 #define MD_SB_BYTES    (256u + 2u * MD_MAX_DEV)
 /* mdadm rounds the used size of a RAID1 member down to 64 KiB. */
-#define MD_SIZE_ALIGN  128u
+#define MD_SIZE_ALIGN 128u
 
 /* calc_sb_1_csum() of mdadm and the kernel: the 32-bit little-endian
  * words of the first 256 + 2 * max_dev bytes (sb_csum read as 0), a
@@ -698,8 +703,8 @@ md_csum(const unsigned char *sb, size_t size)
 
   for (i = 0; i + 4 <= size; i += 4) {
     if (i != 216)
-      sum += (uint32_t)sb[i] | (uint32_t)sb[i + 1] << 8
-             | (uint32_t)sb[i + 2] << 16 | (uint32_t)sb[i + 3] << 24;
+      sum += (uint32_t)sb[i] | (uint32_t)sb[i + 1] << 8 |
+             (uint32_t)sb[i + 2] << 16 | (uint32_t)sb[i + 3] << 24;
   }
   if (size - i == 2)
     sum += (uint32_t)sb[i] | (uint32_t)sb[i + 1] << 8;
@@ -712,14 +717,14 @@ build_md(uint64_t dev_size, uint64_t seed, unsigned char *sb)
   uint64_t data_size = dev_size / SECTOR - MD_DATA_OFFSET;
 
   put_le32(sb + 0, MD_SB_MAGIC);
-  put_le32(sb + 4, 1);                      /* major version */
+  put_le32(sb + 4, 1); /* major version */
   /* 8 feature_map: no bitmap, no bad block log */
-  seed_uuid(seed, SALT_MD_SET, sb + 16);    /* set_uuid */
-  memcpy(sb + 32, "fusefarm:0", 10);        /* set_name[32] */
-  put_le64(sb + 64, SIG_TIME);              /* ctime */
-  put_le32(sb + 72, 1);                     /* level: raid1 */
+  seed_uuid(seed, SALT_MD_SET, sb + 16); /* set_uuid */
+  memcpy(sb + 32, "fusefarm:0", 10);     /* set_name[32] */
+  put_le64(sb + 64, SIG_TIME);           /* ctime */
+  put_le32(sb + 72, 1);                  /* level: raid1 */
   put_le64(sb + 80, data_size / MD_SIZE_ALIGN * MD_SIZE_ALIGN); /* size */
-  put_le32(sb + 92, 2);                     /* raid_disks */
+  put_le32(sb + 92, 2); /* raid_disks */
   put_le64(sb + 128, MD_DATA_OFFSET);
   put_le64(sb + 136, data_size);
   put_le64(sb + 144, MD_SB_OFFSET / SECTOR); /* super_offset */
@@ -729,8 +734,8 @@ build_md(uint64_t dev_size, uint64_t seed, unsigned char *sb)
   put_le64(sb + 200, 1);                     /* events */
   put_le64(sb + 208, ~0ull);                 /* resync_offset: in sync */
   put_le32(sb + 220, MD_MAX_DEV);
-  put_le16(sb + 256, 0);                     /* dev 0: role 0 */
-  put_le16(sb + 258, 1);                     /* dev 1: role 1 */
+  put_le16(sb + 256, 0); /* dev 0: role 0 */
+  put_le16(sb + 258, 1); /* dev 1: role 1 */
   put_le32(sb + 216, md_csum(sb, MD_SB_BYTES));
 }
 
@@ -775,18 +780,18 @@ layout(enum ff_sig_type t, uint64_t dev_size, struct piece *p)
     p[0] = (struct piece){P_PMBR, 0, 446, SECTOR};
     p[1] = (struct piece){P_GPT_HEADER, SECTOR, 0, GPT_HEADER_SIZE};
     p[2] = (struct piece){P_GPT_ENTRY, 2 * SECTOR, 0, GPT_ENTRY_SIZE};
-    p[3] = (struct piece){P_GPT_BACKUP_ENTRY,
-                          (g.last - GPT_ARRAY_SECTORS) * SECTOR, 0,
-                          GPT_ENTRY_SIZE};
-    p[4] = (struct piece){P_GPT_BACKUP_HEADER, g.last * SECTOR, 0,
-                          GPT_HEADER_SIZE};
+    p[3] =
+      (struct piece){P_GPT_BACKUP_ENTRY, (g.last - GPT_ARRAY_SECTORS) * SECTOR,
+                     0, GPT_ENTRY_SIZE};
+    p[4] =
+      (struct piece){P_GPT_BACKUP_HEADER, g.last * SECTOR, 0, GPT_HEADER_SIZE};
     return 5;
   }
   case FF_SIG_EXT4:
-    p[0] = (struct piece){P_EXT4, 1024, 0, 1024};
+    p[0] = (struct piece){P_EXT4, 1024, 0, EXT4_SB_USED};
     return 1;
   case FF_SIG_XFS:
-    p[0] = (struct piece){P_XFS, 0, 0, SECTOR};
+    p[0] = (struct piece){P_XFS, 0, 0, XFS_SB_V4_END};
     return 1;
   case FF_SIG_MD:
     p[0] = (struct piece){P_MD, MD_SB_OFFSET, 0, MD_SB_BYTES};
@@ -878,7 +883,9 @@ ff_sig_min_size(enum ff_sig_type t)
   case FF_SIG_XFS:
     return (uint64_t)XFS_AG_MIN_BLOCKS * XFS_BLOCK;
   case FF_SIG_MD:
-    return (uint64_t)(MD_DATA_OFFSET + MD_SIZE_ALIGN) * SECTOR;
+    /* 1 MiB of data would do for mdadm, but blkid does not look for
+     * RAID members on devices of 1440 KiB or less (BLKID_FL_TINY_DEV). */
+    return 2u << 20;
   }
   return 0;
 }

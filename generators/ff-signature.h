@@ -45,7 +45,13 @@
  * - FF_SIG_MD: an md 1.2 superblock at byte 4096 (RAID1 member 0 of 2,
  *   array name "fusefarm:0", data from sector 2048, UUIDs from the seed).
  */
-enum ff_sig_type { FF_SIG_MBR, FF_SIG_GPT, FF_SIG_EXT4, FF_SIG_XFS, FF_SIG_MD };
+enum ff_sig_type {
+  FF_SIG_MBR,
+  FF_SIG_GPT,
+  FF_SIG_EXT4,
+  FF_SIG_XFS,
+  FF_SIG_MD
+};
 
 /* Set *out to the type called name ("mbr", "gpt", "ext4", "xfs", "md";
  * exact, lowercase) and return 0.  Return -1, leaving *out alone, for any
@@ -66,7 +72,8 @@ const char *ff_sig_name(enum ff_sig_type t);
  *   partition from LBA 2048);
  * - ext4: 8 MiB (2048 blocks, the least mke2fs gives a journal);
  * - xfs: 16 MiB (the smallest allocation group XFS allows);
- * - md: 2176 sectors (1 MiB of superblock area and 64 KiB of data).
+ * - md: 2 MiB (1 MiB before the data, and blkid ignores RAID members of
+ *   1440 KiB or less).
  */
 uint64_t ff_sig_min_size(enum ff_sig_type t);
 

@@ -63,8 +63,17 @@ ff_env_init
 out_env=$FF_SCRATCH
 truncate -s 32M "$out_env/outside.img"
 out_dev=$(ff_loop_attach "$out_env/outside.img")
-ff_lvm pvcreate -q "$out_dev" >/dev/null
-ff_lvm vgcreate -q vgoutside "$out_dev" >/dev/null
+# quiet CMD...: run CMD, show its stderr only when it fails
+quiet() {
+	local err
+	err=$("$@" 2>&1 >/dev/null) || {
+		printf '%s\n' "$err" >&2
+		ff_die "$*: failed"
+	}
+}
+
+quiet ff_lvm pvcreate "$out_dev"
+quiet ff_lvm vgcreate vgoutside "$out_dev"
 out_uuid=$(ff_lvm pvs --noheadings -o pv_uuid "$out_dev" | tr -d ' ')
 [[ $out_uuid =~ ^[0-9A-Za-z]{6}(-[0-9A-Za-z]{4}){5}-[0-9A-Za-z]{6}$ ]] ||
 	ff_die "outside env: no PV UUID for $out_dev ('$out_uuid')"
@@ -91,9 +100,9 @@ want=$(printf '%s\n' "${in_devs[@]}" | sort)
 	ff_die "pvs -a listed '$got', expected '$want'"
 }
 
-ff_lvm pvcreate -q "${in_devs[@]}" >/dev/null
-ff_lvm vgcreate -q vginside "${in_devs[@]}" >/dev/null
-ff_lvm lvcreate -q -an -Zn --driverloaded n -L 8M -n lv0 vginside >/dev/null 2>&1
+quiet ff_lvm pvcreate "${in_devs[@]}"
+quiet ff_lvm vgcreate vginside "${in_devs[@]}"
+quiet ff_lvm lvcreate -an -Zn --driverloaded n -L 8M -n lv0 vginside
 
 : >"$log"
 for cmd in "pvs -a -o pv_name,pv_uuid,vg_name" "vgs -o vg_name,vg_uuid,pv_count" \

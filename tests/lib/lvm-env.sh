@@ -82,35 +82,28 @@ ff_require() {
 	return 0
 }
 
-# ff__write_lvm_conf DIR SCRATCH: the private lvm.conf.  use_aio keeps its
-# default (it is only honoured from lvm.conf, PLATFORM-NOTES.md).
+# ff__write_lvm_conf DIR SCRATCH: the private lvm.conf.  Only what fencing
+# and a udev-less, dm-less machine need differs from lvm's defaults;
+# use_aio keeps its default (lvm honours it only from lvm.conf).
+#   hints="none"        no /run/lvm/hints reuse (stale hints hide new PVs)
+#   use_devicesfile=1   only devices listed in devices/system.devices
+#   notify_dbus=0, monitoring=0, use_lvmpolld=0
+#                       never talk to the host's lvmdbusd, dmeventd, lvmpolld
+#   backup=0, archive=0 nothing written under the system dir; dirs in scratch
+#   locking_dir         /run/lock/lvm, which ff_lvm bind-mounts from scratch
 ff__write_lvm_conf() {
 	cat >"$1/lvm.conf" <<EOF
 # private lvm.conf written by tests/lib/lvm-env.sh; never the host's
-config {
-	checks = 1
-	abort_on_errors = 0
-}
 devices {
-	dir = "/dev"
-	scan = [ "/dev" ]
 	obtain_device_list_from_udev = 0
-	external_device_info_source = "none"
 	use_devicesfile = 1
 	devicesfile = "system.devices"
 	hints = "none"
-	multipath_component_detection = 0
-	md_component_detection = 1
-	sysfs_scan = 1
 }
 log {
 	verbose = 0
-	silent = 0
 	syslog = 0
-	overwrite = 0
-	level = 0
 	command_names = 0
-	activation = 0
 }
 backup {
 	backup = 0
@@ -119,20 +112,15 @@ backup {
 	archive_dir = "$2/archive"
 }
 global {
-	umask = 077
-	test = 0
-	units = "r"
 	locking_dir = "/run/lock/lvm"
 	use_lvmlockd = 0
 	use_lvmpolld = 0
 	notify_dbus = 0
 	event_activation = 1
-	system_id_source = "none"
 }
 activation {
 	udev_sync = 0
 	udev_rules = 0
-	verify_udev_operations = 0
 	monitoring = 0
 }
 EOF
@@ -193,6 +181,8 @@ ff_on_cleanup() {
 #   IDTYPE=devname IDNAME=/dev/loopN DEVNAME=/dev/loopN PVID=.
 # which lvm 2.03.16 accepts (tests/integration/test-lvm-env.sh checks it);
 # this is O(1) per device where `lvm lvmdevices --adddev` is a full lvm run.
+# Call it as out=$(ff_loop_attach …): its records are files, so the
+# subshell is fine, and a failure still stops the test (a <(…) would not).
 ff_loop_attach() {
 	[[ -n $FF_SCRATCH ]] || ff_die "ff_loop_attach: call ff_env_init first"
 	local f dev real
@@ -270,8 +260,11 @@ ff_env_cleanup() {
 # /run/lvm and /run/lock/lvm are bind mounts of $FF_SCRATCH/run and
 # $FF_SCRATCH/lock, with LVM_SYSTEM_DIR=$FF_LVM_SYSTEM_DIR, TZ=UTC,
 # LVM_SUPPRESS_FD_WARNINGS=1 and `ulimit -n` raised to 2*devices+1024 (lvm
-# keeps one fd per PV and silently lists fewer when short).  The mounts die
-# with the process.  stdin/stdout/stderr and the exit status pass through.
+# keeps one fd per PV and silently lists fewer when short).  Where the hard
+# limit cannot be raised (no CAP_SYS_RESOURCE: this sandbox stops at 20000)
+# the soft limit goes up to the hard one, and the call fails when that is
+# below devices+64 rather than let lvm skip devices.  The mounts die with
+# the process.  stdin/stdout/stderr and the exit status pass through.
 ff_lvm() {
 	[[ -n $FF_SCRATCH ]] || ff_die "ff_lvm: call ff_env_init first"
 	local n nofile
@@ -280,9 +273,19 @@ ff_lvm() {
 	(
 		hard=$(ulimit -Hn)
 		if [[ $hard != unlimited ]] && ((hard < nofile)); then
-			ulimit -Hn "$nofile"
+			ulimit -Hn "$nofile" 2>/dev/null || true
+			hard=$(ulimit -Hn)
 		fi
-		if (($(ulimit -Sn) < nofile)); then
+		if [[ $hard != unlimited ]] && ((hard < nofile)); then
+			if ((hard < n + 64)); then
+				printf 'ff_lvm: fd hard limit %s is below %d devices + 64 and cannot be raised\n' \
+					"$hard" "$n" >&2
+				exit 1
+			fi
+			nofile=$hard
+		fi
+		soft=$(ulimit -Sn)
+		if [[ $soft != unlimited ]] && ((soft < nofile)); then
 			ulimit -Sn "$nofile"
 		fi
 		# If the host lacks /run/lvm or /run/lock/lvm, a private tmpfs

@@ -813,6 +813,8 @@ enum mutation {
   FLIP,     /* flip a bit of byte arg */
   SET32,    /* store val as le32 at arg, then fix the CRC */
   SET64,    /* store val as le64 at arg, then fix the CRC */
+  CUT,      /* remove val bytes at arg, then fix the CRC */
+  ZERO_BLK, /* zero B bytes at arg, then fix the CRC */
 };
 
 struct load_case {
@@ -860,7 +862,13 @@ static const struct load_case load_cases[] = {
   {"duplicate", SET64, REC2 + 8, 4, "out of order"},
   {"count too high", SET64, -12, 5, "trailer counts 5 records"},
   {"count too low", SET64, -12, 3, "trailer counts 3 records"},
-  {"record runs into trailer", SET32, REC3 + 4, 1, "runs into the trailer"},
+  {"flipped block index", FLIP, REC1 + 9, 0, "CRC mismatch"},
+  {"unknown flag on a marker", SET32, REC1 + 4, 2, "unknown flags 0x2"},
+  {"data cut short", CUT, REC3 + REC + 10, 4000, "runs into the trailer"},
+  {"data missing", CUT, REC3 + REC, B, "runs into the trailer"},
+  {"record header cut short", CUT, REC3 + 8, REC - 8 + B,
+   "runs into the trailer"},
+  {"all-zero data block", ZERO_BLK, REC2 + REC, 0, "holding only zeros"},
 };
 
 static void
@@ -921,6 +929,15 @@ test_load_rejects(void **state)
     case SET64:
       for (int k = 0; k < 8; k++)
         p[at + k] = (unsigned char)(c->val >> (8 * k));
+      fix_crc(p, len);
+      break;
+    case CUT:
+      memmove(p + at, p + at + c->val, len - at - c->val);
+      len -= c->val;
+      fix_crc(p, len);
+      break;
+    case ZERO_BLK:
+      memset(p + at, 0, B);
       fix_crc(p, len);
       break;
     }

@@ -1,0 +1,329 @@
+/* The farm: bytes served on demand, determinism, extents, damage kinds,
+ * the circular buffer when it wraps, and writes through the overlay. */
+#include "ff-test.h"
+#include "ff-crc.h"
+#include "ff-farm.h"
+#include "ff-pvlayout.h"
+#include "ff-spec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct ff_farm *
+load(const char *text)
+{
+  struct ff_spec *sp = ff_spec_load_string(text, "test");
+  struct ff_farm *farm;
+
+  assert_nonnull_err(sp);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  return farm;
+}
+
+static const char mixed[] =
+  "seed = 42; device_size = \"256M\";\n"
+  "vgs = ({ count = 2; pvs = 3; mda_copies = 2;\n"
+  "         lvs = ({ type = \"striped\"; stripes = 3; fill = 0.5; },\n"
+  "                { fill = 0.3; }); },\n"
+  "       { pvs = 1; mda_size = \"32K\"; pe_start = \"1M\"; seqno = 300;\n"
+  "         lvs = ({ count = 3; fill = 0.1; }); });\n"
+  "orphans = ({ count = 1; mda_copies = 2; });\n"
+  "blanks = ({ count = 1; });\n"
+  "signatures = ({ type = \"gpt\"; }, { type = \"ext4\"; });\n";
+
+/* Read the whole of [off, off+len) at once and in odd-sized pieces. */
+static void
+check_piecewise(const struct ff_farm *farm, uint32_t dev, uint64_t off,
+                size_t len)
+{
+  uint8_t *a = malloc(len), *b = malloc(len);
+
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_ok(ff_farm_read(farm, dev, a, off, len));
+  for (size_t o = 0; o < len;) {
+    size_t n = len - o < 333 ? len - o : 333;
+
+    assert_ok(ff_farm_read(farm, dev, b + o, off + o, n));
+    o += n;
+  }
+  assert_memory_equal(a, b, len);
+  free(a);
+  free(b);
+}
+
+static void
+test_piecewise(void **state)
+{
+  struct ff_farm *farm = load(mixed);
+
+  (void)state;
+  for (uint32_t d = 0; d < farm->ndevs; d++) {
+    uint64_t sz = farm->devs[d].size;
+
+    check_piecewise(farm, d, 0, 1u << 20);
+    check_piecewise(farm, d, sz - (2u << 20), 2u << 20);
+  }
+  ff_farm_free(farm);
+}
+
+static void
+test_determinism(void **state)
+{
+  struct ff_farm *f1 = load(mixed), *f2 = load(mixed);
+  char other[sizeof mixed + 8];
+  struct ff_farm *f3;
+  uint8_t *a = malloc(1u << 20), *b = malloc(1u << 20);
+
+  (void)state;
+  assert_int_equal(f1->ndevs, f2->ndevs);
+  assert_true(f1->fingerprint == f2->fingerprint);
+  for (uint32_t d = 0; d < f1->ndevs; d++) {
+    assert_ok(ff_farm_read(f1, d, a, 0, 1u << 20));
+    assert_ok(ff_farm_read(f2, d, b, 0, 1u << 20));
+    assert_memory_equal(a, b, 1u << 20);
+  }
+  snprintf(other, sizeof other, "%s", mixed);
+  memcpy(strstr(other, "seed = 42"), "seed = 43", 9);
+  f3 = load(other);
+  assert_true(f3->fingerprint != f1->fingerprint);
+  assert_memory_not_equal(f1->devs[0].uuid, f3->devs[0].uuid, FF_UUID_LEN);
+  free(a);
+  free(b);
+  ff_farm_free(f1);
+  ff_farm_free(f2);
+  ff_farm_free(f3);
+}
+
+/* Every byte outside the reported extents is zero. */
+static void
+test_extents(void **state)
+{
+  struct ff_farm *farm = load(mixed);
+  size_t chunk = 1u << 20;
+  uint8_t *buf = malloc(chunk);
+
+  (void)state;
+  assert_non_null(buf);
+  for (uint32_t d = 0; d < farm->ndevs; d++) {
+    struct ff_range r[64];
+    int64_t n = ff_farm_extents(farm, d, r, 64);
+    uint64_t sz = farm->devs[d].size;
+    uint64_t starts[2] = {0, sz - chunk};
+
+    assert_true(n >= 0 && n <= 64);
+    for (int64_t i = 1; i < n; i++)
+      assert_true(r[i - 1].off + r[i - 1].len < r[i].off);
+    for (int s = 0; s < 2; s++) {
+      assert_ok(ff_farm_read(farm, d, buf, starts[s], chunk));
+      for (size_t o = 0; o < chunk; o++) {
+        uint64_t at = starts[s] + o;
+        int inside = 0;
+
+        for (int64_t i = 0; i < n && !inside; i++)
+          inside = at >= r[i].off && at < r[i].off + r[i].len;
+        if (!inside && buf[o])
+          fail_msg("device %u: byte %llu is %u outside every extent", d,
+                   (unsigned long long)at, buf[o]);
+      }
+    }
+    if (farm->devs[d].role == FF_ROLE_BLANK)
+      assert_int_equal(n, 0);
+    else
+      assert_true(n > 0);
+  }
+  free(buf);
+  ff_farm_free(farm);
+}
+
+/* Follow the mda header to the current text, as lvm does, and check the
+ * CRC over both parts of a wrapped copy. */
+static uint32_t
+current_text(const struct ff_farm *farm, uint32_t d, uint64_t mda_start,
+             char **text)
+{
+  uint8_t h[512];
+  uint64_t off, size, msize;
+  char *t;
+
+  assert_ok(ff_farm_read(farm, d, h, mda_start, 512));
+  assert_int_equal(ff_get_le32(h), ff_lvm_crc(h + 4, 508));
+  assert_memory_equal(h + 4, FF_MDA_MAGIC, 16);
+  assert_int_equal(ff_get_le64(h + 24), mda_start);
+  msize = ff_get_le64(h + 32);
+  off = ff_get_le64(h + 40);
+  size = ff_get_le64(h + 48);
+  t = malloc(size);
+  assert_non_null(t);
+  if (off + size <= msize) {
+    assert_ok(ff_farm_read(farm, d, t, mda_start + off, size));
+  } else {
+    assert_ok(ff_farm_read(farm, d, t, mda_start + off, msize - off));
+    assert_ok(ff_farm_read(farm, d, t + (msize - off), mda_start + 512,
+                           size - (msize - off)));
+  }
+  assert_int_equal(ff_lvm_crc(t, size), ff_get_le32(h + 56));
+  assert_int_equal(t[size - 1], '\0');
+  *text = t;
+  return (uint32_t)size;
+}
+
+static void
+test_wrapping_buffer(void **state)
+{
+  struct ff_farm *farm = load(mixed);
+  const struct ff_vg *vg = &farm->vgs[2];
+  int wrapped = 0;
+  char *text;
+
+  (void)state;
+  assert_int_equal(vg->seqno, 300);
+  for (uint32_t w = 0; w < vg->seqno; w++)
+    wrapped |= vg->texts[w].mda0_off + vg->texts[w].size > vg->fmt.mda_size;
+  assert_true(wrapped); /* the spec must exercise a wrapped copy */
+  current_text(farm, vg->pvs[0].dev, FF_MDA0_START, &text);
+  assert_non_null(strstr(text, "seqno = 300\n"));
+  free(text);
+  /* Both mdas of a 2-mda PV carry the same text. */
+  {
+    const struct ff_device *d = &farm->devs[0];
+    uint64_t s1, z1;
+    char *t0, *t1;
+    uint32_t n0, n1;
+
+    ff_mda1_place(&farm->fmts[d->fmt], d->size, &s1, &z1);
+    assert_true(s1 > 0);
+    n0 = current_text(farm, 0, FF_MDA0_START, &t0);
+    n1 = current_text(farm, 0, s1, &t1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(t0, t1, n0);
+    free(t0);
+    free(t1);
+  }
+  ff_farm_free(farm);
+}
+
+static void
+test_damage(void **state)
+{
+  static const char spec[] =
+    "device_size = \"64M\";\n"
+    "vgs = ({ name = \"crc\"; pvs = 2; damage = \"bad-label-crc\"; },\n"
+    "       { name = \"mda\"; pvs = 2; damage = \"bad-mda-checksum\"; },\n"
+    "       { name = \"txt\"; pvs = 1; damage = \"bad-metadata-text\"; },\n"
+    "       { name = \"dup\"; pvs = 1; damage = \"duplicate-pv\"; },\n"
+    "       { name = \"mis\"; pvs = 3; damage = \"missing-pv\"; },\n"
+    "       { name = \"old\"; pvs = 2; damage = \"stale-metadata\";\n"
+    "         lvs = ({ fill = 0.5; }); });\n";
+  struct ff_farm *farm = load(spec);
+  uint8_t a[4096], b[4096];
+  char *t;
+
+  (void)state;
+  /* crc: device 1's label CRC does not match, device 0's does. */
+  assert_ok(ff_farm_read(farm, 0, a, 512, 512));
+  assert_int_equal(ff_get_le32(a + 16), ff_lvm_crc(a + 20, 492));
+  assert_ok(ff_farm_read(farm, 1, a, 512, 512));
+  assert_int_not_equal(ff_get_le32(a + 16), ff_lvm_crc(a + 20, 492));
+  /* mda: device 3's mda0 header checksum is wrong. */
+  assert_ok(ff_farm_read(farm, 3, a, 4096, 512));
+  assert_int_not_equal(ff_get_le32(a), ff_lvm_crc(a + 4, 508));
+  /* txt: the text is framed and summed right but does not parse. */
+  current_text(farm, 4, FF_MDA0_START, &t);
+  assert_non_null(strstr(t, "txt {{\n"));
+  free(t);
+  /* dup: device 6 carries device 5's bytes, and shares its writes. */
+  assert_int_equal(farm->devs[6].role, FF_ROLE_DUPLICATE);
+  assert_int_equal(farm->devs[6].alias, 5);
+  assert_ok(ff_farm_read(farm, 5, a, 0, sizeof a));
+  assert_ok(ff_farm_read(farm, 6, b, 0, sizeof b));
+  assert_memory_equal(a, b, sizeof a);
+  memset(a, 0x5A, 512);
+  assert_ok(ff_farm_write(farm, 6, a, 1u << 20, 512));
+  assert_ok(ff_farm_read(farm, 5, b, 1u << 20, 512));
+  assert_memory_equal(a, b, 512);
+  /* mis: the VG lists 3 PVs, only 2 devices exist. */
+  assert_int_equal(farm->vgs[4].npvs, 3);
+  assert_int_equal(farm->vgs[4].pvs[2].dev, FF_NONE);
+  assert_int_equal(farm->ndevs, 2 + 2 + 1 + 2 + 2 + 2);
+  /* old: the last PV's header points at seqno 1, the first's at 2. */
+  current_text(farm, 9, FF_MDA0_START, &t);
+  assert_non_null(strstr(t, "seqno = 2\n"));
+  free(t);
+  current_text(farm, 10, FF_MDA0_START, &t);
+  assert_non_null(strstr(t, "seqno = 1\n"));
+  free(t);
+  ff_farm_free(farm);
+}
+
+static void
+test_history(void **state)
+{
+  struct ff_farm *farm = load("vgs = ({ seqno = 5; history = 1; "
+                              "lvs = ({ count = 2; fill = 0.1; }); });");
+  const struct ff_vg *vg = &farm->vgs[0];
+  uint8_t *buf = malloc(16384);
+
+  (void)state;
+  assert_int_equal(vg->first_kept, 3);
+  assert_null(vg->texts[2].buf);
+  assert_non_null(vg->texts[3].buf);
+  assert_ok(ff_farm_read(farm, 0, buf, 4096, 16384));
+  /* The dropped copies' places read as zeros, the kept two are there. */
+  for (uint64_t i = vg->texts[0].mda0_off; i < vg->texts[3].mda0_off; i++)
+    assert_int_equal(buf[i], 0);
+  assert_non_null(strstr((char *)buf + vg->texts[3].mda0_off, "seqno = 4\n"));
+  assert_non_null(strstr((char *)buf + vg->texts[4].mda0_off, "seqno = 5\n"));
+  assert_non_null(strstr((char *)buf + vg->texts[4].mda0_off,
+                         "Write from vgck --updatemetadata vg0000."));
+  free(buf);
+  ff_farm_free(farm);
+}
+
+static void
+test_overlay(void **state)
+{
+  struct ff_farm *farm = load(mixed);
+  uint8_t w[6000], r[6000], base[6000];
+  uint64_t sz = farm->devs[0].size;
+
+  (void)state;
+  assert_ok(ff_farm_read(farm, 0, base, 0, sizeof base));
+  memset(w, 0xA5, sizeof w);
+  assert_ok(ff_farm_write(farm, 0, w, 100, 1000));
+  assert_ok(ff_farm_read(farm, 0, r, 0, sizeof r));
+  assert_memory_equal(r, base, 100);
+  assert_memory_equal(r + 100, w, 1000);
+  assert_memory_equal(r + 1100, base + 1100, sizeof r - 1100);
+  /* The base is untouched. */
+  assert_ok(ff_farm_read_base(farm, 0, r, 0, sizeof r));
+  assert_memory_equal(r, base, sizeof r);
+  /* Zeroing hides base bytes (the label goes away). */
+  assert_ok(ff_farm_zero(farm, 0, 0, 4096));
+  assert_ok(ff_farm_read(farm, 0, r, 0, 4096));
+  for (int i = 0; i < 4096; i++)
+    assert_int_equal(r[i], 0);
+  /* Out of range is an error naming the device. */
+  assert_int_equal(ff_farm_read(farm, 0, r, sz - 10, 20), -1);
+  assert_non_null(strstr(ff_errmsg(), "beyond the end of pv0000"));
+  assert_int_equal(ff_farm_write(farm, 0, w, sz - 10, 20), -1);
+  assert_int_equal(ff_farm_lookup(farm, "pv0003"), 3);
+  assert_int_equal(ff_farm_lookup(farm, "nope"), -1);
+  ff_farm_free(farm);
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_piecewise),  cmocka_unit_test(test_determinism),
+    cmocka_unit_test(test_extents),    cmocka_unit_test(test_wrapping_buffer),
+    cmocka_unit_test(test_damage),     cmocka_unit_test(test_history),
+    cmocka_unit_test(test_overlay),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
