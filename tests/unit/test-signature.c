@@ -32,15 +32,14 @@ struct sig_case {
 };
 
 static struct sig_case cases[] = {
-  {FF_SIG_MBR, 64 * MiB},  {FF_SIG_MBR, 1 * TiB},  {FF_SIG_GPT, 64 * MiB},
-  {FF_SIG_GPT, 1 * TiB},   {FF_SIG_EXT4, 64 * MiB}, {FF_SIG_EXT4, 1 * TiB},
-  {FF_SIG_XFS, 64 * MiB},  {FF_SIG_XFS, 1 * TiB},  {FF_SIG_MD, 64 * MiB},
+  {FF_SIG_MBR, 64 * MiB}, {FF_SIG_MBR, 1 * TiB},   {FF_SIG_GPT, 64 * MiB},
+  {FF_SIG_GPT, 1 * TiB},  {FF_SIG_EXT4, 64 * MiB}, {FF_SIG_EXT4, 1 * TiB},
+  {FF_SIG_XFS, 64 * MiB}, {FF_SIG_XFS, 1 * TiB},   {FF_SIG_MD, 64 * MiB},
   {FF_SIG_MD, 1 * TiB},
 };
 
-static const enum ff_sig_type all_types[] = {FF_SIG_MBR, FF_SIG_GPT,
-                                             FF_SIG_EXT4, FF_SIG_XFS,
-                                             FF_SIG_MD};
+static const enum ff_sig_type all_types[] = {
+  FF_SIG_MBR, FF_SIG_GPT, FF_SIG_EXT4, FF_SIG_XFS, FF_SIG_MD};
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
 /* ------------------------------------------------------------------ */
@@ -306,14 +305,15 @@ check_ext4(const struct sig_case *c)
   uint64_t groups;
 
   assert_int_equal(le16(sb + 0x38), 0xef53);
-  assert_int_equal(le32(sb + 0x4c), 1);       /* rev 1 */
-  assert_int_equal(le32(sb + 0x18), 2);       /* 4 KiB blocks */
-  assert_int_equal(blocks, c->size / 4096);   /* both sizes fit exactly */
-  assert_true(le32(sb + 0x5c) & 0x0004);      /* has_journal */
-  assert_int_equal(le32(sb + 0x60), 0x02c2);  /* filetype|extents|64bit|flex_bg */
-  assert_int_equal(le32(sb + 0x64), 0x006b);  /* no metadata_csum (0x400) */
-  assert_int_equal(le16(sb + 0x58), 256);     /* inode size */
-  assert_int_equal(le16(sb + 0xfe), 64);      /* desc size (64bit) */
+  assert_int_equal(le32(sb + 0x4c), 1);     /* rev 1 */
+  assert_int_equal(le32(sb + 0x18), 2);     /* 4 KiB blocks */
+  assert_int_equal(blocks, c->size / 4096); /* both sizes fit exactly */
+  assert_true(le32(sb + 0x5c) & 0x0004);    /* has_journal */
+  /* filetype|extents|64bit|flex_bg */
+  assert_int_equal(le32(sb + 0x60), 0x02c2);
+  assert_int_equal(le32(sb + 0x64), 0x006b); /* no metadata_csum (0x400) */
+  assert_int_equal(le16(sb + 0x58), 256);    /* inode size */
+  assert_int_equal(le16(sb + 0xfe), 64);     /* desc size (64bit) */
   assert_memory_equal(sb + 0x78, "fusefarm\0\0\0\0\0\0\0\0", 16);
   /* the geometry is self-consistent */
   assert_in_range(bpg, 256, 32768);
@@ -362,13 +362,13 @@ check_md(const struct sig_case *c)
   assert_int_equal(le32(sb + 0), 0xa92b4efc);
   assert_int_equal(le32(sb + 4), 1);
   assert_memory_equal(sb + 32, "fusefarm:0\0", 11);
-  assert_int_equal(le32(sb + 72), 1);        /* raid1 */
-  assert_int_equal(le32(sb + 92), 2);        /* raid_disks */
-  assert_int_equal(le64(sb + 128), 2048);    /* data_offset */
+  assert_int_equal(le32(sb + 72), 1);     /* raid1 */
+  assert_int_equal(le32(sb + 92), 2);     /* raid_disks */
+  assert_int_equal(le64(sb + 128), 2048); /* data_offset */
   assert_int_equal(le64(sb + 136), c->size / 512 - 2048);
-  assert_int_equal(le64(sb + 144), 8);       /* super_offset */
-  assert_int_equal(le32(sb + 160), 0);       /* dev_number */
-  assert_int_equal(le32(sb + 220), 2);       /* max_dev */
+  assert_int_equal(le64(sb + 144), 8); /* super_offset */
+  assert_int_equal(le32(sb + 160), 0); /* dev_number */
+  assert_int_equal(le32(sb + 220), 2); /* max_dev */
   assert_int_equal(le16(sb + 256), 0);
   assert_int_equal(le16(sb + 258), 1);
   assert_true(le64(sb + 80) <= le64(sb + 136));
@@ -520,8 +520,8 @@ check_determinism(const struct sig_case *c)
   struct ff_range r[MAX_EXTENTS];
   size_t n = get_extents(c, r);
   static const uint64_t seeds[] = {0, 1, 42, UINT64_MAX};
-  uint64_t id_off;
-  size_t id_len;
+  uint64_t id_off = 0;
+  size_t id_len = 0;
 
   for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
     for (size_t i = 0; i < n; i++) {
@@ -583,8 +583,8 @@ test_signature(void **state)
 static void
 test_parse_name(void **state)
 {
-  static const char *const bad[] = {"bogus", "", "MBR", "ext", "ext4 ",
-                                    "md0", "gpt\n"};
+  static const char *const bad[] = {"bogus", "",    "MBR",  "ext",
+                                    "ext4 ", "md0", "gpt\n"};
   enum ff_sig_type t;
 
   (void)state;
@@ -671,9 +671,9 @@ test_min_size_structures(void **state)
   }
 }
 
-#define CASE(i, label)                                                         \
-  {                                                                            \
-    label, test_signature, NULL, NULL, &cases[i]                               \
+#define CASE(i, label)                                                        \
+  {                                                                           \
+    label, test_signature, NULL, NULL, &cases[i]                              \
   }
 
 int

@@ -1,0 +1,172 @@
+/* bench-core: the core library's cost, measured side by side in one run.
+ *
+ *   - spec load + farm build time and RSS growth for N devices of 1 TiB;
+ *   - bytes/s of synthesized reads of the first 128 KiB of every device
+ *     (what lvm's label scan reads), against the same reads done with
+ *     pread(2) on sparse image files that `fusefarm gen` wrote for the same
+ *     farm (page cache warm), printed as a ratio.
+ *
+ * usage: bench-core [N_DEVICES] [SCRATCH_DIR]   (defaults 10000, /tmp)
+ * Not a test: it prints figures, it asserts nothing about speed.
+ */
+#include "ff-error.h"
+#include "ff-farm.h"
+#include "ff-spec.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_SIZE (128u * 1024)
+
+static double
+now(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long
+rss_kib(void)
+{
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long v = -1;
+
+  if (!f)
+    return -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %ld kB", &v) == 1)
+      break;
+  fclose(f);
+  return v;
+}
+
+int
+main(int argc, char **argv)
+{
+  unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 10000;
+  const char *scratch = argc > 2 ? argv[2] : "/tmp";
+  char spec[1024], dir[4096], cmd[8192];
+  struct ff_spec *sp;
+  struct ff_farm *farm;
+  double t0, t_build, t_synth = 1e9, t_pread = 1e9;
+  long rss0, rss1;
+  unsigned pairs = n / 10, singles = n - 2 * pairs;
+  char *buf = malloc(READ_SIZE);
+  int *fds;
+
+  if (n < 10 || !buf) {
+    fprintf(stderr, "usage: bench-core [N_DEVICES >= 10] [SCRATCH_DIR]\n");
+    return 2;
+  }
+  snprintf(spec, sizeof spec,
+           "seed = 1; device_size = \"1T\";\n"
+           "vgs = ({ count = %u; lvs = ({ fill = 0.5; }); },\n"
+           "       { count = %u; pvs = 2; lvs = ({ type = \"striped\"; "
+           "fill = 0.5; }); });\n",
+           singles, pairs);
+
+  rss0 = rss_kib();
+  t0 = now();
+  sp = ff_spec_load_string(spec, "bench");
+  farm = sp ? ff_farm_new(sp) : NULL;
+  t_build = now() - t0;
+  ff_spec_free(sp);
+  rss1 = rss_kib();
+  if (!farm) {
+    fprintf(stderr, "bench-core: %s\n", ff_errmsg());
+    return 1;
+  }
+
+  for (int pass = 0; pass < 3; pass++) {
+    t0 = now();
+    for (uint32_t d = 0; d < farm->ndevs; d++)
+      if (ff_farm_read(farm, d, buf, 0, READ_SIZE) < 0) {
+        fprintf(stderr, "bench-core: %s\n", ff_errmsg());
+        return 1;
+      }
+    t0 = now() - t0;
+    if (t0 < t_synth)
+      t_synth = t0;
+  }
+
+  /* The same farm as sparse files, read with pread. */
+  snprintf(dir, sizeof dir, "%s/bench-core.XXXXXX", scratch);
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  {
+    char specpath[4200];
+    FILE *f;
+
+    snprintf(specpath, sizeof specpath, "%s/spec.conf", dir);
+    f = fopen(specpath, "w");
+    if (!f || fputs(spec, f) < 0 || fclose(f) != 0) {
+      perror(specpath);
+      return 1;
+    }
+    if (snprintf(cmd, sizeof cmd, "%s gen -q %s -o %s/img",
+                 getenv("FUSEFARM") ? getenv("FUSEFARM") : "fusefarm",
+                 specpath, dir) >= (int)sizeof cmd ||
+        system(cmd) != 0) {
+      fprintf(stderr, "bench-core: '%s' failed (set FUSEFARM to the "
+                      "fusefarm binary)\n",
+              cmd);
+      return 1;
+    }
+  }
+  fds = calloc(farm->ndevs, sizeof *fds);
+  for (uint32_t d = 0; d < farm->ndevs; d++) {
+    char p[4400];
+
+    snprintf(p, sizeof p, "%s/img/%s", dir, farm->devs[d].name);
+    fds[d] = open(p, O_RDONLY);
+    if (fds[d] < 0) {
+      perror(p);
+      return 1;
+    }
+  }
+  for (int pass = 0; pass < 4; pass++) { /* the first pass warms the cache */
+    t0 = now();
+    for (uint32_t d = 0; d < farm->ndevs; d++)
+      if (pread(fds[d], buf, READ_SIZE, 0) != READ_SIZE) {
+        perror("pread");
+        return 1;
+      }
+    t0 = now() - t0;
+    if (pass && t0 < t_pread)
+      t_pread = t0;
+  }
+  for (uint32_t d = 0; d < farm->ndevs; d++)
+    close(fds[d]);
+  if (snprintf(cmd, sizeof cmd, "rm -rf %s", dir) >= (int)sizeof cmd ||
+      system(cmd) != 0)
+    fprintf(stderr, "bench-core: could not remove %s\n", dir);
+
+  {
+    double bytes = (double)farm->ndevs * READ_SIZE;
+
+    printf("fusefarm core benchmark: %u devices of 1 TiB (%u VGs)\n",
+           farm->ndevs, farm->nvgs);
+    printf("  spec load + farm build     %8.3f s\n", t_build);
+    printf("  RSS growth                 %8.1f MiB (%.2f KiB per device)\n",
+           (double)(rss1 - rss0) / 1024,
+           (double)(rss1 - rss0) / farm->ndevs);
+    printf("  synthesized first 128 KiB  %8.2f GiB/s (%.1f us per device)\n",
+           bytes / t_synth / (1 << 30), t_synth / farm->ndevs * 1e6);
+    printf("  pread of sparse images     %8.2f GiB/s (%.1f us per device)\n",
+           bytes / t_pread / (1 << 30), t_pread / farm->ndevs * 1e6);
+    printf("  ratio synthesized / pread  %8.2f\n", t_pread / t_synth);
+  }
+  free(fds);
+  free(buf);
+  ff_farm_free(farm);
+  return 0;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install what building and testing fusefarm needs, from Debian's archive.
+# Idempotent: does nothing when every package is already installed.
+# Run as root (CI and the developer machines are root).
+set -euo pipefail
+
+pkgs=(
+  # build
+  cmake make gcc pkg-config libconfig-dev libjansson-dev libcmocka-dev
+  # integration tests: real lvm2, loop devices, signature checkers
+  lvm2 util-linux mount python3 gdisk xxd
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+    missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+if ((EUID != 0)); then
+  echo "scripts/deps.sh: missing packages: ${missing[*]}; run me as root" >&2
+  exit 1
+fi
+echo "scripts/deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
