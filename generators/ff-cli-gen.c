@@ -34,7 +34,7 @@ ff_cli_load_farm(const char *cmd, const char *path)
 }
 
 static const char gen_usage[] =
-  "usage: fusefarm gen [SPEC] -o DIR [--force]\n"
+  "usage: fusefarm gen [SPEC] -o DIR [--force] [--overlay FILE]\n"
   "\n"
   "Write one sparse image file per farm device into DIR, named after the\n"
   "device (DIR/pv0000, ...).  Only the bytes that are not zero are written:\n"
@@ -43,6 +43,8 @@ static const char gen_usage[] =
   "\n"
   "  -o, --output DIR   directory to write (created if missing)\n"
   "  -f, --force        overwrite image files that already exist\n"
+  "      --overlay FILE load a saved write overlay first, so the images\n"
+  "                     hold what lvm wrote to the farm\n"
   "  -q, --quiet        print nothing on success\n"
   "  -h, --help         this text\n";
 
@@ -50,7 +52,7 @@ static int
 write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
 {
   const struct ff_device *d = &farm->devs[dev];
-  struct ff_range ranges[64];
+  struct ff_range *ranges = NULL;
   size_t bufsz = 1u << 20;
   int64_t n;
   char *buf;
@@ -72,12 +74,17 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
              (unsigned long long)d->size);
     goto out;
   }
-  n = ff_farm_extents(farm, dev, ranges, 64);
+  /* Count, then fetch: the overlay may add any number of ranges. */
+  n = ff_farm_extents(farm, dev, NULL, 0);
   if (n < 0)
     goto out;
-  if (n > 64) {
-    ff_error("%s: %lld data ranges, more than the 64 expected",
-             d->name, (long long)n);
+  ranges = malloc(((size_t)n + 1) * sizeof *ranges);
+  if (!ranges) {
+    ff_error("out of memory");
+    goto out;
+  }
+  if (ff_farm_extents(farm, dev, ranges, (size_t)n) != n) {
+    ff_error("%s: the extents changed while writing", d->name);
     goto out;
   }
   for (int64_t i = 0; i < n; i++)
@@ -94,6 +101,7 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
     }
   r = 0;
 out:
+  free(ranges);
   free(buf);
   if (close(fd) < 0 && r == 0)
     r = ff_error("%s: close: %m", d->name);
@@ -107,10 +115,11 @@ ff_cmd_gen(int argc, char **argv)
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
+    {"overlay", required_argument, NULL, 'O'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  const char *out = NULL, *spec = NULL;
+  const char *out = NULL, *spec = NULL, *overlay = NULL;
   int force = 0, quiet = 0, c, dirfd, rc = 0;
   struct ff_farm *farm;
 
@@ -120,6 +129,7 @@ ff_cmd_gen(int argc, char **argv)
     case 'o': out = optarg; break;
     case 'f': force = 1; break;
     case 'q': quiet = 1; break;
+    case 'O': overlay = optarg; break;
     case 'h': fputs(gen_usage, stdout); return 0;
     default: fputs(gen_usage, stderr); return 2;
     }
@@ -134,6 +144,12 @@ ff_cmd_gen(int argc, char **argv)
   farm = ff_cli_load_farm("gen", spec);
   if (!farm)
     return 2;
+  if (overlay &&
+      ff_overlay_load(farm->overlay, overlay, farm->fingerprint) < 0) {
+    fprintf(stderr, "fusefarm gen: %s\n", ff_errmsg());
+    ff_farm_free(farm);
+    return 1;
+  }
   if (mkdir(out, 0755) < 0 && errno != EEXIST) {
     fprintf(stderr, "fusefarm gen: mkdir %s: %m\n", out);
     ff_farm_free(farm);

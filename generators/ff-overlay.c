@@ -46,7 +46,7 @@ struct ov_block {
   unsigned char *data;
 };
 
-/* A device that has been written at least once. */
+/* A device's state, created by the first write that stores a block. */
 struct ov_dev {
   pthread_rwlock_t lock; /* guards v, len, cap, nzero and *v[i].data */
   struct ov_block *v;    /* sorted by blk, no duplicates; NULL if len 0 */
@@ -62,7 +62,7 @@ struct ff_overlay {
   uint32_t ndev;
   ff_base_read_fn base;
   void *opaque;
-  uint64_t *sizes;               /* ndev entries, immutable */
+  uint64_t *sizes;                /* ndev entries, immutable */
   _Atomic(struct ov_dev *) *devs; /* ndev entries, NULL until first write */
 };
 
@@ -183,8 +183,8 @@ dev_nonempty(struct ff_overlay *ov, uint32_t dev)
   if (ov == NULL || dev >= ov->ndev)
     return NULL;
   d = dev_state(ov, dev);
-  if (d == NULL
-      || atomic_load_explicit(&d->nblocks, memory_order_acquire) == 0)
+  if (d == NULL ||
+      atomic_load_explicit(&d->nblocks, memory_order_acquire) == 0)
     return NULL;
   return d;
 }
@@ -286,8 +286,7 @@ dev_trim(struct ov_dev *d)
     free(d->v);
     d->v = NULL;
     d->cap = 0;
-  }
-  else if (d->cap > 64 && d->len < d->cap / 4) {
+  } else if (d->cap > 64 && d->len < d->cap / 4) {
     struct ov_block *nv = realloc(d->v, d->cap / 2 * sizeof *nv);
 
     if (nv != NULL) { /* else keep the larger array */
@@ -328,8 +327,8 @@ ff_overlay_new(uint32_t ndev, const uint64_t *dev_sizes, ff_base_read_fn base,
   ov->base = base;
   ov->opaque = opaque;
   if (ndev > 0) {
-    ov->sizes = malloc(ndev * sizeof *ov->sizes);
-    ov->devs = malloc(ndev * sizeof *ov->devs);
+    ov->sizes = calloc(ndev, sizeof *ov->sizes);
+    ov->devs = calloc(ndev, sizeof *ov->devs);
     if (ov->sizes == NULL || ov->devs == NULL)
       goto nomem;
     memcpy(ov->sizes, dev_sizes, ndev * sizeof *ov->sizes);
@@ -350,7 +349,8 @@ ff_overlay_free(struct ff_overlay *ov)
   if (ov == NULL)
     return;
   for (uint32_t i = 0; ov->devs != NULL && i < ov->ndev; i++) {
-    struct ov_dev *d = atomic_load_explicit(&ov->devs[i], memory_order_acquire);
+    struct ov_dev *d =
+      atomic_load_explicit(&ov->devs[i], memory_order_acquire);
 
     if (d == NULL)
       continue;
@@ -409,8 +409,7 @@ static int
 base_read(struct wreq *w, void *buf, uint64_t off, size_t len)
 {
   if (w->ov->base(w->ov->opaque, w->dev, buf, off, len) == -1)
-    return ff_error_prefix("%s device %" PRIu32 ": read base at %" PRIu64
-                           ": ",
+    return ff_error_prefix("%s device %" PRIu32 ": read base at %" PRIu64 ": ",
                            w->verb, w->dev, off);
   return 0;
 }
@@ -484,14 +483,12 @@ write_piece(struct wreq *w, uint64_t poff, uint64_t pend)
         memcpy(p->data, s, bl);
         memset(p->data + bl, 0, BLOCK - bl);
         p->kind = PLAN_DATA;
-      }
-      else {
+      } else {
         if (base_read(w, w->scratch, bstart, bl) == -1)
           goto err;
         p->kind = all_zero(w->scratch, bl) ? PLAN_DROP : PLAN_MARK;
       }
-    }
-    else {
+    } else {
       p->data = malloc(BLOCK);
       if (p->data == NULL)
         goto nomem;
@@ -528,7 +525,10 @@ write_piece(struct wreq *w, uint64_t poff, uint64_t pend)
   i0 = lower_bound(d, fb);
   i1 = lower_bound(d, lb + 1);
   if (dev_reserve(d, d->len - (i1 - i0) + kmax) == -1) {
+    int e = errno;
+
     unlock(d);
+    errno = e;
     i = n;
     goto nomem;
   }
@@ -551,8 +551,7 @@ write_piece(struct wreq *w, uint64_t poff, uint64_t pend)
         free(p->data);
         p->data = NULL;
         p->kind = p->base_zero ? PLAN_DROP : PLAN_MARK;
-      }
-      else
+      } else
         p->kind = PLAN_DATA;
     }
     if (p->kind != PLAN_DROP)
@@ -595,16 +594,15 @@ static int
 overlay_modify(struct ff_overlay *ov, uint32_t dev, const unsigned char *src,
                uint64_t off, uint64_t len, const char *verb)
 {
-  struct wreq w = {
-    .ov = ov, .dev = dev, .verb = verb, .src = src, .off = off};
+  struct wreq w = {.ov = ov, .dev = dev, .verb = verb, .src = src, .off = off};
   uint64_t end, poff, nblocks;
   int r = 0;
 
   if (ov == NULL)
     return ff_error("%s: no overlay", verb);
   if (dev >= ov->ndev)
-    return ff_error("%s: no such device %" PRIu32
-                    " (the farm has %" PRIu32 " devices)",
+    return ff_error("%s: no such device %" PRIu32 " (the farm has %" PRIu32
+                    " devices)",
                     verb, dev, ov->ndev);
   if (off > ov->sizes[dev] || len > ov->sizes[dev] - off)
     return ff_error("%s beyond end of device %" PRIu32 ": offset %" PRIu64
@@ -1024,9 +1022,11 @@ load_append(struct ff_overlay *ov, uint32_t dev, uint64_t blk,
     return -1;
   wrlock(d);
   if (dev_reserve(d, d->len + 1) == -1) {
+    int e = errno;
+
     unlock(d);
-    return ff_error("allocate overlay blocks of device %" PRIu32 ": %m",
-                    dev);
+    errno = e;
+    return ff_error("allocate overlay blocks of device %" PRIu32 ": %m", dev);
   }
   d->v[d->len].blk = blk;
   d->v[d->len].data = data;
@@ -1137,13 +1137,12 @@ load_records(struct ff_overlay *ov, struct freader *r, const char *path,
                       path, nrec, dev, ov->ndev);
     if (blk >= dev_blocks(ov->sizes[dev]))
       return ff_error("overlay %s: record %" PRIu64 ": block %" PRIu64
-                      " is beyond the end of device %" PRIu32
-                      " (%" PRIu64 " bytes)",
+                      " is beyond the end of device %" PRIu32 " (%" PRIu64
+                      " bytes)",
                       path, nrec, blk, dev, ov->sizes[dev]);
-    if (nrec > 0
-        && (dev < prev_dev || (dev == prev_dev && blk <= prev_blk)))
-      return ff_error("overlay %s: record %" PRIu64 " is out of order",
-                      path, nrec);
+    if (nrec > 0 && (dev < prev_dev || (dev == prev_dev && blk <= prev_blk)))
+      return ff_error("overlay %s: record %" PRIu64 " is out of order", path,
+                      nrec);
     prev_dev = dev;
     prev_blk = blk;
 

@@ -22,8 +22,10 @@
  * - Blocks never written are absent and read as base.  A block that has
  *   been written stays in the overlay even if its content later equals
  *   the base (only the all-zero case above is dropped).
- * - The overlay allocates nothing for a device until its first write:
- *   each device costs 16 bytes (its size and a pointer) before that.
+ * - The overlay allocates nothing for a device until the first write
+ *   that stores a block in it (writing or zeroing zeros over a zero base
+ *   allocates nothing): each device costs 16 bytes (its size and a
+ *   pointer) before that.
  *
  * THREAD MODEL
  *

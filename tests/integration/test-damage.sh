@@ -20,8 +20,10 @@ ff_lvm pvs -o pv_name,vg_name,pv_uuid --noheadings >"$s/pvs.out" 2>"$s/pvs.err" 
 ff_lvm vgs -o vg_name,vg_attr --noheadings >"$s/vgs.out" 2>"$s/vgs.err" ||
   ff_die "vgs failed: $(cat "$s/vgs.err")"
 
-# Expected lines, built from the manifest and the loop map: "out|err TEXT",
-# each TEXT a literal substring that must appear in that stream.
+# Expected lines, built from the manifest and the loop map: "STREAM TEXT".
+# out/err/vgs: TEXT is a literal substring that must appear in pvs stdout,
+# pvs stderr or vgs stdout; notout/noterr: TEXT must not appear there as a
+# whole word (so /dev/loop1 does not match /dev/loop10).
 python3 - "$s/manifest.json" "$s/map" >"$s/expect.txt" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -59,7 +61,7 @@ E += [f"err WARNING: ignoring metadata seqno 1 on {lp('stale', 1)} for seqno 2 o
 # the healthy VG whole.
 E += [f"out {lp('healthy', 0)} healthy", f"out {lp('healthy', 1)} healthy"]
 E += [f"vgs badcrc wz-pn-", f"vgs missing wz-pn-", f"vgs healthy wz--n-"]
-E += [f"notout badtext", f"notout {loop['orphan-badcrc']} "]
+E += [f"notout badtext", f"notout {loop['orphan-badcrc']}"]
 E += [f"noterr {lp('healthy', 0)}", f"noterr {lp('healthy', 1)}"]
 for e in E:
     print(e)
@@ -69,10 +71,10 @@ fails=0
 while read -r where text; do
   case $where in
   out) norm "$s/pvs.out" | grep -qF -- "$text" || { echo "pvs lacks: $text"; fails=1; } ;;
-  notout) if norm "$s/pvs.out" | grep -qF -- "$text"; then echo "pvs shows: $text"; fails=1; fi ;;
+  notout) if norm "$s/pvs.out" | grep -qwF -- "$text"; then echo "pvs shows: $text"; fails=1; fi ;;
   vgs) norm "$s/vgs.out" | grep -qF -- "$text" || { echo "vgs lacks: $text"; fails=1; } ;;
   err) grep -qF -- "$text" "$s/pvs.err" || { echo "pvs stderr lacks: $text"; fails=1; } ;;
-  noterr) if grep -qF -- "$text" "$s/pvs.err"; then echo "pvs stderr names: $text"; fails=1; fi ;;
+  noterr) if grep -qwF -- "$text" "$s/pvs.err"; then echo "pvs stderr names: $text"; fails=1; fi ;;
   *) ff_die "expect.txt: unknown stream '$where'" ;;
   esac
 done <"$s/expect.txt"

@@ -138,10 +138,10 @@ new_overlay(void)
   return ov;
 }
 
-#define assert_ok(expr)                                                        \
-  do {                                                                         \
-    if ((expr) != 0)                                                           \
-      fail_msg("%s failed: %s", #expr, ff_errmsg());                           \
+#define assert_ok(expr)                                                       \
+  do {                                                                        \
+    if ((expr) != 0)                                                          \
+      fail_msg("%s failed: %s", #expr, ff_errmsg());                          \
   } while (0)
 
 /* The call failed and the message contains sub, is lowercase and has no
@@ -162,8 +162,8 @@ assert_failed_with(int r, const char *sub)
 
 /* Read a device range as a front end does: base, then the overlay. */
 static void
-read_dev(struct ff_overlay *ov, uint32_t dev, unsigned char *buf,
-         uint64_t off, size_t len)
+read_dev(struct ff_overlay *ov, uint32_t dev, unsigned char *buf, uint64_t off,
+         size_t len)
 {
   assert_ok(test_base(&base_ctx, dev, buf, off, len));
   ff_overlay_apply(ov, dev, buf, off, len);
@@ -254,8 +254,8 @@ check_model(struct ff_overlay *ov, const struct model *m)
     read_dev(ov, d, buf, 0, sizes[d]);
     for (uint64_t i = 0; i < sizes[d]; i++)
       if (buf[i] != m->bytes[d][i])
-        fail_msg("device %" PRIu32 " offset %" PRIu64 ": read %u, want %u",
-                 d, i, buf[i], m->bytes[d][i]);
+        fail_msg("device %" PRIu32 " offset %" PRIu64 ": read %u, want %u", d,
+                 i, buf[i], m->bytes[d][i]);
     free(buf);
 
     assert_int_equal(ff_overlay_foreach(ov, d, collect, &e), 0);
@@ -803,9 +803,9 @@ test_save_load_roundtrip(void **state)
 }
 
 /* Offsets inside a saved file (see the format in ff-overlay.h). */
-#define HDR  32
-#define REC  16
-#define TRL  20
+#define HDR 32
+#define REC 16
+#define TRL 20
 
 enum mutation {
   TRUNCATE, /* keep the first arg bytes */
@@ -1060,8 +1060,8 @@ test_save_failures(void **state)
 
   (void)state;
   assert_int_equal(mkdir(dir, 0755), 0);
-  if (asprintf(&path, "%s/overlay", dir) == -1
-      || asprintf(&tmp, "%s/overlay.tmp", dir) == -1)
+  if (asprintf(&path, "%s/overlay", dir) == -1 ||
+      asprintf(&tmp, "%s/overlay.tmp", dir) == -1)
     fail_msg("asprintf: %m");
   memset(pat, 0x61, sizeof pat);
   assert_ok(ff_overlay_write(ov, 0, pat, B, B));
@@ -1086,8 +1086,8 @@ test_save_failures(void **state)
   /* The file system refuses part-way through (EFBIG, as ENOSPC would). */
   res = save_in_child(ov, path, limit_file_size);
   assert_int_equal(res.r, -1);
-  if (strstr(res.msg, "save overlay ") == NULL
-      || strstr(res.msg, path) == NULL || strstr(res.msg, "write ") == NULL)
+  if (strstr(res.msg, "save overlay ") == NULL ||
+      strstr(res.msg, path) == NULL || strstr(res.msg, "write ") == NULL)
     fail_msg("unexpected error \"%s\"", res.msg);
   assert_false(file_exists(tmp));
   after = slurp(path, &alen);
@@ -1113,11 +1113,11 @@ test_save_failures(void **state)
 
 /* --- concurrency --------------------------------------------------- */
 
-#define NTHREADS   8
-#define NREADERS   2
-#define TDEVS      3 /* devices 0..2: whole-block writes */
-#define RMW_DEV    3 /* device 3: sub-block writes, one quarter per thread */
-#define WRITES     1500
+#define NTHREADS 8
+#define NREADERS 2
+#define TDEVS    3 /* devices 0..2: whole-block writes */
+#define RMW_DEV  3 /* device 3: sub-block writes, one quarter per thread */
+#define WRITES   1500
 
 struct shared {
   struct ff_overlay *ov;
@@ -1134,8 +1134,7 @@ struct worker {
   int id;
 };
 
-static void
-report(struct shared *sh, const char *fmt, ...)
+static void report(struct shared *sh, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));
 
 static void
@@ -1268,22 +1267,22 @@ writer_main(void *arg)
       uint64_t qoff = blk * B + (uint64_t)w->id * sizeof quarter;
 
       if (last[blk] != 0) {
-        if (test_base(&base_ctx, RMW_DEV, quarter, qoff, sizeof quarter)
-            != 0)
+        if (test_base(&base_ctx, RMW_DEV, quarter, qoff, sizeof quarter) != 0)
           report(sh, "writer %d: %s", w->id, ff_errmsg());
         ff_overlay_apply(sh->ov, RMW_DEV, quarter, qoff, sizeof quarter);
         for (size_t k = 0; k < sizeof quarter; k++)
           if (quarter[k] != last[blk]) {
-            report(sh, "lost update: device %d block %" PRIu64
-                       " quarter %d holds %u, wrote %u",
+            report(sh,
+                   "lost update: device %d block %" PRIu64
+                   " quarter %d holds %u, wrote %u",
                    RMW_DEV, blk, w->id, quarter[k], last[blk]);
             break;
           }
       }
       seq = (unsigned char)(seq % 255 + 1);
       memset(quarter, seq, sizeof quarter);
-      if (ff_overlay_write(sh->ov, RMW_DEV, quarter, qoff, sizeof quarter)
-          != 0)
+      if (ff_overlay_write(sh->ov, RMW_DEV, quarter, qoff, sizeof quarter) !=
+          0)
         report(sh, "writer %d: %s", w->id, ff_errmsg());
       last[blk] = seq;
     }
@@ -1330,8 +1329,7 @@ reader_main(void *arg)
       ff_overlay_apply(sh->ov, dev, buf, 0, len);
       bad = check_snapshot(dev, buf, len / B, &where);
       if (bad != NULL)
-        report(sh, "%s: device %" PRIu32 " block %" PRIu64, bad, dev,
-               where);
+        report(sh, "%s: device %" PRIu32 " block %" PRIu64, bad, dev, where);
       if (ff_overlay_foreach(sh->ov, dev, count_entry, &last) != 0)
         report(sh, "foreach out of order on device %" PRIu32, dev);
       atomic_fetch_add(&sh->reads, 1);
@@ -1390,8 +1388,8 @@ test_threads(void **state)
     pthread_join(th[i], NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   print_message("  %lu reader passes, %.2f s\n", atomic_load(&sh.reads),
-                (double)(t1.tv_sec - t0.tv_sec)
-                  + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+                (double)(t1.tv_sec - t0.tv_sec) +
+                  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
   if (atomic_load(&sh.failures) != 0)
     fail_msg("%lu failures, first: %s", atomic_load(&sh.failures),
              sh.first_failure);
@@ -1414,8 +1412,8 @@ test_threads(void **state)
       const unsigned char *q = blk + (size_t)t * B / 4;
 
       if (q[0] == 0 || memcmp(q, q + 1, B / 4 - 1) != 0)
-        fail_msg("device 3 block %" PRIu64 " quarter %d is not one write",
-                 b, t);
+        fail_msg("device 3 block %" PRIu64 " quarter %d is not one write", b,
+                 t);
     }
   }
 
