@@ -1086,7 +1086,8 @@ ff_farm_extents(const struct ff_farm *farm, uint32_t dev,
     free(rv.v);
     return ff_error("out of memory");
   }
-  qsort(rv.v, rv.n, sizeof *rv.v, cmp_range);
+  if (rv.n)
+    qsort(rv.v, rv.n, sizeof *rv.v, cmp_range);
   for (size_t i = 0; i < rv.n; i++) {
     struct ff_range r = rv.v[i];
 
