@@ -116,8 +116,9 @@ main(int argc, char **argv)
                  getenv("FUSEFARM") ? getenv("FUSEFARM") : "fusefarm",
                  specpath, dir) >= (int)sizeof cmd ||
         system(cmd) != 0) {
-      fprintf(stderr, "bench-core: '%s' failed (set FUSEFARM to the "
-                      "fusefarm binary)\n",
+      fprintf(stderr,
+              "bench-core: '%s' failed (set FUSEFARM to the "
+              "fusefarm binary)\n",
               cmd);
       return 1;
     }
@@ -157,8 +158,7 @@ main(int argc, char **argv)
            farm->ndevs, farm->nvgs);
     printf("  spec load + farm build     %8.3f s\n", t_build);
     printf("  RSS growth                 %8.1f MiB (%.2f KiB per device)\n",
-           (double)(rss1 - rss0) / 1024,
-           (double)(rss1 - rss0) / farm->ndevs);
+           (double)(rss1 - rss0) / 1024, (double)(rss1 - rss0) / farm->ndevs);
     printf("  synthesized first 128 KiB  %8.2f GiB/s (%.1f us per device)\n",
            bytes / t_synth / (1 << 30), t_synth / farm->ndevs * 1e6);
     printf("  pread of sparse images     %8.2f GiB/s (%.1f us per device)\n",

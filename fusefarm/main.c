@@ -12,8 +12,9 @@ struct command {
 
 static const struct command commands[] = {
   {"gen", ff_cmd_gen, "write one sparse image file per farm device"},
-  {"manifest", ff_cmd_manifest, "print the farm's devices, VGs and LVs as "
-                                "JSON"},
+  {"manifest", ff_cmd_manifest,
+   "print the farm's devices, VGs and LVs as "
+   "JSON"},
   {"check", ff_cmd_check, "validate a farm spec without writing anything"},
 };
 

@@ -58,9 +58,9 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
   char *buf;
   int fd, r = -1;
 
-  fd = openat(dirfd, d->name,
-              O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL),
-              0644);
+  fd =
+    openat(dirfd, d->name,
+           O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
   if (fd < 0)
     return ff_error("%s: %m%s", d->name,
                     errno == EEXIST ? " (use --force to overwrite)" : "");
@@ -126,12 +126,24 @@ ff_cmd_gen(int argc, char **argv)
   optind = 1;
   while ((c = getopt_long(argc, argv, "o:fqh", opts, NULL)) != -1) {
     switch (c) {
-    case 'o': out = optarg; break;
-    case 'f': force = 1; break;
-    case 'q': quiet = 1; break;
-    case 'O': overlay = optarg; break;
-    case 'h': fputs(gen_usage, stdout); return 0;
-    default: fputs(gen_usage, stderr); return 2;
+    case 'o':
+      out = optarg;
+      break;
+    case 'f':
+      force = 1;
+      break;
+    case 'q':
+      quiet = 1;
+      break;
+    case 'O':
+      overlay = optarg;
+      break;
+    case 'h':
+      fputs(gen_usage, stdout);
+      return 0;
+    default:
+      fputs(gen_usage, stderr);
+      return 2;
     }
   }
   if (optind < argc)
@@ -169,8 +181,8 @@ ff_cmd_gen(int argc, char **argv)
     }
   close(dirfd);
   if (!rc && !quiet)
-    printf("wrote %u device images (%u VGs) to %s\n", farm->ndevs,
-           farm->nvgs, out);
+    printf("wrote %u device images (%u VGs) to %s\n", farm->ndevs, farm->nvgs,
+           out);
   ff_farm_free(farm);
   return rc;
 }
@@ -202,9 +214,15 @@ ff_cmd_manifest(int argc, char **argv)
   optind = 1;
   while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
     switch (c) {
-    case 'c': compact = 1; break;
-    case 'h': fputs(manifest_usage, stdout); return 0;
-    default: fputs(manifest_usage, stderr); return 2;
+    case 'c':
+      compact = 1;
+      break;
+    case 'h':
+      fputs(manifest_usage, stdout);
+      return 0;
+    default:
+      fputs(manifest_usage, stderr);
+      return 2;
     }
   }
   if (optind < argc)

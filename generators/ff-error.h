@@ -16,10 +16,12 @@
  * `return ff_error("open %s: %m", path);`.
  */
 int ff_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int ff_verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+int ff_verror(const char *fmt, va_list ap)
+  __attribute__((format(printf, 1, 0)));
 
 /* Prefix the current message with more context ("spec.conf: " + old). */
-int ff_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int ff_error_prefix(const char *fmt, ...)
+  __attribute__((format(printf, 1, 2)));
 
 /* The last message recorded in this thread ("" if none).  Owned by the
  * library; valid until the next ff_error() in this thread. */

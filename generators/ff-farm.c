@@ -61,8 +61,8 @@ ff_mda1_place(const struct ff_pvfmt *fmt, uint64_t dev_size, uint64_t *start,
 struct bctx {
   const struct ff_spec *spec;
   struct ff_farm *farm;
-  uint32_t d;          /* next device index */
-  uint32_t v;          /* next VG index */
+  uint32_t d; /* next device index */
+  uint32_t v; /* next VG index */
 };
 
 /* "file:line: path: message" for a group of the spec. */
@@ -84,8 +84,8 @@ new_device(struct bctx *b, char *const *names, unsigned k, uint64_t size,
 {
   struct ff_device *dev = &b->farm->devs[b->d];
 
-  dev->name = names ? strdup(names[k])
-                    : ff_format_uint(b->spec->device_name, b->d);
+  dev->name =
+    names ? strdup(names[k]) : ff_format_uint(b->spec->device_name, b->d);
   if (!dev->name) {
     ff_error("out of memory");
     return NULL;
@@ -150,7 +150,7 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         memcpy(lv->uuid, sl->uuid, FF_UUID_LEN);
       else
         ff_uuid_make(lv->uuid, b->spec->seed, K_LV, b->v, li);
-      lv->time = sl->has_time ? sl->time
+      lv->time = sl->has_time  ? sl->time
                  : g->has_time ? g->time
                                : b->spec->creation_time;
 
@@ -204,9 +204,9 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         }
         if (need) {
           berr(b, sl->line, lp,
-               "VG %s has %llu free extents, LV %s needs %llu",
-               vg->name, (unsigned long long)(ext - need),
-               lv->name, (unsigned long long)ext);
+               "VG %s has %llu free extents, LV %s needs %llu", vg->name,
+               (unsigned long long)(ext - need), lv->name,
+               (unsigned long long)ext);
           goto out;
         }
       } else {
@@ -266,7 +266,8 @@ default_lv_description(const struct ff_vg *vg, const struct ff_lv *lv)
   struct ff_sb sb = FF_SB_INIT;
   const struct ff_seg *seg = &lv->segs[0];
 
-  ff_sb_addf(&sb, "Write from lvcreate -l %llu", (unsigned long long)lv->extents);
+  ff_sb_addf(&sb, "Write from lvcreate -l %llu",
+             (unsigned long long)lv->extents);
   if (seg->stripes > 1)
     ff_sb_addf(&sb, " -i %u -I %lluk", seg->stripes,
                (unsigned long long)(seg->stripe_size / 1024));
@@ -314,12 +315,11 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   vg->texts = calloc(vg->seqno, sizeof *vg->texts);
   if (!vg->texts)
     return ff_error("out of memory");
-  vg->first_kept =
-    g->history < 0 || (uint64_t)g->history >= vg->seqno - 1
-      ? 0
-      : vg->seqno - 1 - (uint32_t)g->history;
-  vgdesc = g->description ? strdup(g->description)
-                          : default_vg_description(vg);
+  vg->first_kept = g->history < 0 || (uint64_t)g->history >= vg->seqno - 1
+                     ? 0
+                     : vg->seqno - 1 - (uint32_t)g->history;
+  vgdesc =
+    g->description ? strdup(g->description) : default_vg_description(vg);
   if (!vgdesc)
     return ff_error("out of memory");
 
@@ -355,10 +355,11 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       meta.time = lv->time;
     } else {
       desc = NULL;
-      if (asprintf(&desc, "Write from vgck --updatemetadata %s.", vg->name) < 0)
+      if (asprintf(&desc, "Write from vgck --updatemetadata %s.", vg->name) <
+          0)
         desc = NULL;
       meta.description = desc;
-      meta.time = vg->nlvs ? vg->lvs[vg->nlvs - 1].time
+      meta.time = vg->nlvs      ? vg->lvs[vg->nlvs - 1].time
                   : g->has_time ? g->time
                                 : sp->creation_time;
     }
@@ -388,11 +389,10 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     } else {
       const struct ff_text *pt = &vg->texts[w - 1];
 
-      t->mda0_off = ff_mda_next_offset(vg->fmt.mda_size, pt->mda0_off,
-                                       pt->size);
+      t->mda0_off =
+        ff_mda_next_offset(vg->fmt.mda_size, pt->mda0_off, pt->size);
       t->mda1_off =
-        mda1_size ? ff_mda_next_offset(mda1_size, pt->mda1_off, pt->size)
-                  : 0;
+        mda1_size ? ff_mda_next_offset(mda1_size, pt->mda1_off, pt->size) : 0;
     }
     if (w < vg->first_kept) {
       free(t->buf);
@@ -442,13 +442,12 @@ build_vg_group(struct bctx *b, unsigned gi)
       pe_count =
         (g->device_size - vg->fmt.pe_start - mda1_size) / g->extent_size;
     if (pe_count == 0)
-      return berr(b, g->line, path,
-                  "device_size %llu leaves no extent of %llu bytes after "
-                  "pe_start %llu%s",
-                  (unsigned long long)g->device_size,
-                  (unsigned long long)g->extent_size,
-                  (unsigned long long)vg->fmt.pe_start,
-                  mda1_size ? " and mda1" : "");
+      return berr(
+        b, g->line, path,
+        "device_size %llu leaves no extent of %llu bytes after "
+        "pe_start %llu%s",
+        (unsigned long long)g->device_size, (unsigned long long)g->extent_size,
+        (unsigned long long)vg->fmt.pe_start, mda1_size ? " and mda1" : "");
 
     vg->npvs = g->pvs;
     vg->pvs = calloc(g->pvs, sizeof *vg->pvs);
@@ -466,8 +465,8 @@ build_vg_group(struct bctx *b, unsigned gi)
       pv->pe_count = pe_count;
       pv->dev = FF_NONE;
       if (!missing) {
-        struct ff_device *dev = new_device(b, g->devices, p, g->device_size,
-                                           FF_ROLE_PV);
+        struct ff_device *dev =
+          new_device(b, g->devices, p, g->device_size, FF_ROLE_PV);
 
         if (!dev)
           return -1;
@@ -476,13 +475,13 @@ build_vg_group(struct bctx *b, unsigned gi)
         dev->pv = p;
         dev->fmt = fi;
         memcpy(dev->uuid, pv->uuid, FF_UUID_LEN);
-        if (p == g->pvs - 1 && (g->damage == FF_DMG_LABEL_CRC ||
-                                g->damage == FF_DMG_MDA_CHECKSUM ||
-                                g->damage == FF_DMG_STALE))
+        if (p == g->pvs - 1 &&
+            (g->damage == FF_DMG_LABEL_CRC ||
+             g->damage == FF_DMG_MDA_CHECKSUM || g->damage == FF_DMG_STALE))
           dev->damage = (uint8_t)g->damage;
         if (g->damage == FF_DMG_DUPLICATE && p == 0) {
-          struct ff_device *dup = new_device(b, NULL, 0, g->device_size,
-                                             FF_ROLE_DUPLICATE);
+          struct ff_device *dup =
+            new_device(b, NULL, 0, g->device_size, FF_ROLE_DUPLICATE);
 
           if (!dup)
             return -1;
@@ -498,9 +497,8 @@ build_vg_group(struct bctx *b, unsigned gi)
         char missing_name[160];
 
         snprintf(missing_name, sizeof missing_name, "%s-pv%u", vg->name, p);
-        pv->hint = ff_format_str(sp->device_hint,
-                                 missing ? missing_name
-                                         : farm->devs[pv->dev].name);
+        pv->hint = ff_format_str(
+          sp->device_hint, missing ? missing_name : farm->devs[pv->dev].name);
       }
       if (!pv->hint)
         return ff_error("out of memory");
@@ -543,8 +541,8 @@ build_other_group(struct bctx *b, unsigned oi)
     pvfmt_from_spec(&b->farm->fmts[fi], &o->fmt);
   }
   for (unsigned k = 0; k < o->count; k++) {
-    struct ff_device *dev = new_device(b, o->devices, k, o->device_size,
-                                       roles[o->kind]);
+    struct ff_device *dev =
+      new_device(b, o->devices, k, o->device_size, roles[o->kind]);
 
     if (!dev)
       return -1;
@@ -839,8 +837,8 @@ overlaps(uint64_t off, size_t len, uint64_t at, uint64_t n)
 /* One copy of text t placed at mda-relative o in an mda at start of size,
  * with lvm's zero padding to the next sector. */
 static void
-put_copy(uint8_t *buf, uint64_t off, size_t len, uint64_t start,
-         uint64_t size, uint64_t o, const struct ff_text *t)
+put_copy(uint8_t *buf, uint64_t off, size_t len, uint64_t start, uint64_t size,
+         uint64_t o, const struct ff_text *t)
 {
   uint64_t end;
 
@@ -860,7 +858,7 @@ put_copy(uint8_t *buf, uint64_t off, size_t len, uint64_t start,
 struct pv_view {
   const struct ff_device *d;
   const struct ff_pvfmt *fmt;
-  const struct ff_vg *vg;      /* NULL for orphans */
+  const struct ff_vg *vg; /* NULL for orphans */
   uint64_t mda_start[2];
   uint64_t mda_size[2];
   unsigned nmdas;
@@ -968,8 +966,8 @@ ff_farm_read_base(const struct ff_farm *farm, uint32_t dev, void *buf,
 }
 
 int
-ff_farm_read(const struct ff_farm *farm, uint32_t dev, void *buf,
-             uint64_t off, size_t len)
+ff_farm_read(const struct ff_farm *farm, uint32_t dev, void *buf, uint64_t off,
+             size_t len)
 {
   if (ff_farm_read_base(farm, dev, buf, off, len) < 0)
     return -1;
@@ -1042,8 +1040,8 @@ overlay_extent(void *opaque, uint64_t off, int is_zero)
 }
 
 int64_t
-ff_farm_extents(const struct ff_farm *farm, uint32_t dev,
-                struct ff_range *out, size_t max)
+ff_farm_extents(const struct ff_farm *farm, uint32_t dev, struct ff_range *out,
+                size_t max)
 {
   struct rangev rv = {0};
   const struct ff_device *d;
@@ -1080,8 +1078,8 @@ ff_farm_extents(const struct ff_farm *farm, uint32_t dev,
     for (size_t i = 0; i < k && i < 16; i++)
       rv_add(&rv, tmp[i].off, tmp[i].len);
   }
-  ff_overlay_foreach(farm->overlay, (uint32_t)(d - farm->devs),
-                     overlay_extent, &rv);
+  ff_overlay_foreach(farm->overlay, (uint32_t)(d - farm->devs), overlay_extent,
+                     &rv);
   if (rv.failed) {
     free(rv.v);
     return ff_error("out of memory");

@@ -28,17 +28,16 @@ device_json(const struct ff_farm *farm, uint32_t i)
   json_t *o;
 
   ff_farm_describe(farm, i, desc, sizeof desc);
-  o = json_pack("{s:I, s:s, s:I, s:s, s:o, s:o, s:s, s:s}", "index",
-                (json_int_t)i, "name", d->name, "size", (json_int_t)d->size,
-                "role", ff_role_name((enum ff_role)d->role), "pv_uuid",
-                is_pv ? uuid_json(d->uuid) : json_null(), "vg",
-                d->role == FF_ROLE_PV ? json_string(farm->vgs[d->vg].name)
-                : d->role == FF_ROLE_DUPLICATE &&
-                    farm->devs[d->alias].role == FF_ROLE_PV
-                  ? json_string(farm->vgs[farm->devs[d->alias].vg].name)
-                  : json_null(),
-                "damage", ff_damage_name((enum ff_damage)d->damage),
-                "description", desc);
+  o = json_pack(
+    "{s:I, s:s, s:I, s:s, s:o, s:o, s:s, s:s}", "index", (json_int_t)i, "name",
+    d->name, "size", (json_int_t)d->size, "role",
+    ff_role_name((enum ff_role)d->role), "pv_uuid",
+    is_pv ? uuid_json(d->uuid) : json_null(), "vg",
+    d->role == FF_ROLE_PV ? json_string(farm->vgs[d->vg].name)
+    : d->role == FF_ROLE_DUPLICATE && farm->devs[d->alias].role == FF_ROLE_PV
+      ? json_string(farm->vgs[farm->devs[d->alias].vg].name)
+      : json_null(),
+    "damage", ff_damage_name((enum ff_damage)d->damage), "description", desc);
   if (!o)
     return NULL;
   if (d->role == FF_ROLE_SIGNATURE)
@@ -65,24 +64,23 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
       const struct ff_pv *pv = &vg->pvs[seg->areas[a].pv];
 
       json_array_append_new(
-        areas, json_pack("{s:o, s:o, s:I, s:I}", "device",
-                         dev_name_json(farm, pv->dev), "pv_uuid",
-                         uuid_json(pv->uuid), "start_pe",
-                         (json_int_t)seg->areas[a].pe, "end_pe",
-                         (json_int_t)(seg->areas[a].pe + per - 1)));
+        areas,
+        json_pack("{s:o, s:o, s:I, s:I}", "device",
+                  dev_name_json(farm, pv->dev), "pv_uuid", uuid_json(pv->uuid),
+                  "start_pe", (json_int_t)seg->areas[a].pe, "end_pe",
+                  (json_int_t)(seg->areas[a].pe + per - 1)));
     }
     json_array_append_new(
-      segs, json_pack("{s:I, s:I, s:s, s:i, s:I, s:o}", "start_extent",
-                      (json_int_t)seg->le, "extent_count",
-                      (json_int_t)seg->len, "type",
-                      seg->stripes > 1 ? "striped" : "linear", "stripes",
-                      (int)seg->stripes, "stripe_size",
-                      (json_int_t)seg->stripe_size, "areas", areas));
+      segs,
+      json_pack("{s:I, s:I, s:s, s:i, s:I, s:o}", "start_extent",
+                (json_int_t)seg->le, "extent_count", (json_int_t)seg->len,
+                "type", seg->stripes > 1 ? "striped" : "linear", "stripes",
+                (int)seg->stripes, "stripe_size", (json_int_t)seg->stripe_size,
+                "areas", areas));
   }
-  return json_pack("{s:s, s:o, s:I, s:I, s:I, s:o}", "name", lv->name,
-                   "uuid", uuid_json(lv->uuid), "extents",
-                   (json_int_t)lv->extents, "size",
-                   (json_int_t)(lv->extents * vg->extent_size),
+  return json_pack("{s:s, s:o, s:I, s:I, s:I, s:o}", "name", lv->name, "uuid",
+                   uuid_json(lv->uuid), "extents", (json_int_t)lv->extents,
+                   "size", (json_int_t)(lv->extents * vg->extent_size),
                    "creation_time", (json_int_t)lv->time, "segments", segs);
 }
 
@@ -96,21 +94,19 @@ vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
 
     json_array_append_new(
       pvs, json_pack("{s:o, s:o, s:I, s:I, s:I}", "device",
-                     dev_name_json(farm, pv->dev), "uuid",
-                     uuid_json(pv->uuid), "pe_start",
-                     (json_int_t)vg->fmt.pe_start, "pe_count",
+                     dev_name_json(farm, pv->dev), "uuid", uuid_json(pv->uuid),
+                     "pe_start", (json_int_t)vg->fmt.pe_start, "pe_count",
                      (json_int_t)pv->pe_count, "dev_size",
                      (json_int_t)pv->dev_size));
   }
   for (uint32_t l = 0; l < vg->nlvs; l++)
     json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l]));
-  return json_pack("{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:o, s:o}", "name",
-                   vg->name, "uuid", uuid_json(vg->uuid), "seqno",
-                   (json_int_t)vg->seqno, "extent_size",
-                   (json_int_t)vg->extent_size, "damage",
-                   ff_damage_name(vg->damage), "mda_copies",
-                   (int)vg->fmt.mda_copies, "mda_size",
-                   (json_int_t)vg->fmt.mda_size, "pvs", pvs, "lvs", lvs);
+  return json_pack(
+    "{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:o, s:o}", "name", vg->name, "uuid",
+    uuid_json(vg->uuid), "seqno", (json_int_t)vg->seqno, "extent_size",
+    (json_int_t)vg->extent_size, "damage", ff_damage_name(vg->damage),
+    "mda_copies", (int)vg->fmt.mda_copies, "mda_size",
+    (json_int_t)vg->fmt.mda_size, "pvs", pvs, "lvs", lvs);
 }
 
 json_t *

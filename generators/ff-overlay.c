@@ -8,6 +8,7 @@
  * is never called with a lock held; no thread ever holds two locks.
  */
 #include "ff-overlay.h"
+#include "ff-bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,40 +132,6 @@ static uint64_t
 dev_blocks(uint64_t size)
 {
   return size / BLOCK + (size % BLOCK != 0);
-}
-
-static void
-put_le32(unsigned char *p, uint32_t v)
-{
-  for (int i = 0; i < 4; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void
-put_le64(unsigned char *p, uint64_t v)
-{
-  for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t
-get_le32(const unsigned char *p)
-{
-  uint32_t v = 0;
-
-  for (int i = 0; i < 4; i++)
-    v |= (uint32_t)p[i] << (8 * i);
-  return v;
-}
-
-static uint64_t
-get_le64(const unsigned char *p)
-{
-  uint64_t v = 0;
-
-  for (int i = 0; i < 8; i++)
-    v |= (uint64_t)p[i] << (8 * i);
-  return v;
 }
 
 /* The device's state if it exists, without creating it. */
@@ -825,9 +792,9 @@ save_dev(struct fwriter *w, struct ov_dev *d, uint32_t dev, uint64_t *count)
 
   rdlock(d);
   for (size_t i = 0; i < d->len && r == 0; i++) {
-    put_le32(rec, dev);
-    put_le32(rec + 4, d->v[i].data ? 0 : REC_ZERO);
-    put_le64(rec + 8, d->v[i].blk);
+    ff_put_le32(rec, dev);
+    ff_put_le32(rec + 4, d->v[i].data ? 0 : REC_ZERO);
+    ff_put_le64(rec + 8, d->v[i].blk);
     r = fw_put(w, rec, sizeof rec);
     if (r == 0 && d->v[i].data != NULL)
       r = fw_put(w, d->v[i].data, BLOCK);
@@ -899,10 +866,10 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
   w->used = 0;
 
   memcpy(hdr, FILE_MAGIC, 8);
-  put_le32(hdr + 8, FILE_VERSION);
-  put_le32(hdr + 12, BLOCK);
-  put_le64(hdr + 16, fingerprint);
-  put_le32(hdr + 24, ov->ndev);
+  ff_put_le32(hdr + 8, FILE_VERSION);
+  ff_put_le32(hdr + 12, BLOCK);
+  ff_put_le64(hdr + 16, fingerprint);
+  ff_put_le32(hdr + 24, ov->ndev);
   if (fw_put(w, hdr, sizeof hdr) == -1)
     goto write_err;
   for (uint32_t i = 0; i < ov->ndev; i++) {
@@ -912,10 +879,10 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
       goto write_err;
   }
   memcpy(trl, TRAILER_MAGIC, 8);
-  put_le64(trl + 8, count);
+  ff_put_le64(trl + 8, count);
   if (fw_put(w, trl, 16) == -1)
     goto write_err;
-  put_le32(trl + 16, ~w->crc);
+  ff_put_le32(trl + 16, ~w->crc);
   if (fw_put(w, trl + 16, 4) == -1 || fw_flush(w) == -1)
     goto write_err;
 
@@ -1058,12 +1025,12 @@ load_check(struct freader *r, const char *path, uint64_t size,
   if (memcmp(hdr, FILE_MAGIC, 8) != 0)
     return ff_error("overlay %s is not a fusefarm overlay file (bad magic)",
                     path);
-  version = get_le32(hdr + 8);
+  version = ff_get_le32(hdr + 8);
   if (version != FILE_VERSION)
     return ff_error("overlay %s has unsupported version %" PRIu32
                     " (expected %d)",
                     path, version, FILE_VERSION);
-  bsize = get_le32(hdr + 12);
+  bsize = ff_get_le32(hdr + 12);
   if (bsize != BLOCK)
     return ff_error("overlay %s has block size %" PRIu32 " (expected %d)",
                     path, bsize, BLOCK);
@@ -1086,18 +1053,18 @@ load_check(struct freader *r, const char *path, uint64_t size,
       return read_error(path);
     crc = ff_crc_update(crc, chunk, k);
   }
-  stored = get_le32(trl + 16);
+  stored = ff_get_le32(trl + 16);
   if (stored != ~crc)
     return ff_error("overlay %s is corrupt (CRC mismatch: stored %08" PRIx32
                     ", computed %08" PRIx32 ")",
                     path, stored, ~crc);
 
-  fp = get_le64(hdr + 16);
+  fp = ff_get_le64(hdr + 16);
   if (fp != fingerprint)
     return ff_error("overlay %s was saved for another farm (fingerprint "
                     "%016" PRIx64 ", this farm %016" PRIx64 ")",
                     path, fp, fingerprint);
-  *nrec = get_le64(trl + 8);
+  *nrec = ff_get_le64(trl + 8);
   return 0;
 }
 
@@ -1124,9 +1091,9 @@ load_records(struct ff_overlay *ov, struct freader *r, const char *path,
     if (fr_get(r, rec, sizeof rec) == -1)
       return read_error(path);
     pos += RECORD_SIZE;
-    dev = get_le32(rec);
-    flags = get_le32(rec + 4);
-    blk = get_le64(rec + 8);
+    dev = ff_get_le32(rec);
+    flags = ff_get_le32(rec + 4);
+    blk = ff_get_le64(rec + 8);
     if ((flags & ~REC_ZERO) != 0)
       return ff_error("overlay %s: record %" PRIu64
                       " has unknown flags 0x%" PRIx32,

@@ -9,23 +9,25 @@
 
 #include <stdint.h>
 
-#define FF_LABEL_ID "LABELONE"
-#define FF_LABEL_TYPE "LVM2 001"
-#define FF_MDA_MAGIC " LVM2 x[5A%r0N*>"
-#define FF_MDA0_START 4096u
-#define FF_MD_MAGIC 0xA92B4EFCu
+#include "ff-bytes.h"
+
+#define FF_LABEL_ID    "LABELONE"
+#define FF_LABEL_TYPE  "LVM2 001"
+#define FF_MDA_MAGIC   " LVM2 x[5A%r0N*>"
+#define FF_MDA0_START  4096u
+#define FF_MD_MAGIC    0xA92B4EFCu
 #define FF_PV_EXT_USED 1u
 
 /* What goes into a label sector. */
 struct ff_label_info {
-  const char *uuid;        /* 32 characters, no NUL needed */
-  uint64_t dev_size;       /* bytes */
-  uint64_t pe_start;       /* bytes (data area list) */
-  uint64_t mda_start[2];   /* absolute bytes */
+  const char *uuid;      /* 32 characters, no NUL needed */
+  uint64_t dev_size;     /* bytes */
+  uint64_t pe_start;     /* bytes (data area list) */
+  uint64_t mda_start[2]; /* absolute bytes */
   uint64_t mda_size[2];
-  unsigned nmdas;          /* 0..2 */
-  unsigned sector;         /* where the label sits, 0..3 */
-  int used;                /* PV_EXT_USED: the PV is in a VG */
+  unsigned nmdas;  /* 0..2 */
+  unsigned sector; /* where the label sits, 0..3 */
+  int used;        /* PV_EXT_USED: the PV is in a VG */
 };
 
 /* Fill out[512] with the label sector, CRC included. */
@@ -44,32 +46,5 @@ void ff_mda_header_build(uint8_t out[512], uint64_t start, uint64_t size,
  * there is no committed copy: the first write goes to 512. */
 uint64_t ff_mda_next_offset(uint64_t mda_size, uint64_t prev_off,
                             uint64_t prev_size);
-
-static inline void
-ff_put_le32(uint8_t *p, uint32_t v)
-{
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline void
-ff_put_le64(uint8_t *p, uint64_t v)
-{
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint32_t
-ff_get_le32(const uint8_t *p)
-{
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t
-ff_get_le64(const uint8_t *p)
-{
-  return (uint64_t)ff_get_le32(p) | (uint64_t)ff_get_le32(p + 4) << 32;
-}
 
 #endif

@@ -14,6 +14,7 @@
  * plausible values.
  */
 #include "ff-signature.h"
+#include "ff-bytes.h"
 #include "ff-crc.h"
 
 #include <string.h>
@@ -43,48 +44,6 @@
 /* ------------------------------------------------------------------ */
 /* Byte order and identifiers. */
 
-static void
-put_le16(unsigned char *p, uint16_t v)
-{
-  p[0] = (unsigned char)v;
-  p[1] = (unsigned char)(v >> 8);
-}
-
-static void
-put_le32(unsigned char *p, uint32_t v)
-{
-  for (int i = 0; i < 4; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void
-put_le64(unsigned char *p, uint64_t v)
-{
-  for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void
-put_be16(unsigned char *p, uint16_t v)
-{
-  p[0] = (unsigned char)(v >> 8);
-  p[1] = (unsigned char)v;
-}
-
-static void
-put_be32(unsigned char *p, uint32_t v)
-{
-  for (int i = 0; i < 4; i++)
-    p[i] = (unsigned char)(v >> (24 - 8 * i));
-}
-
-static void
-put_be64(unsigned char *p, uint64_t v)
-{
-  for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (56 - 8 * i));
-}
-
 /* splitmix64's finaliser: a bijection of 64-bit values, so distinct seeds
  * give distinct first words. */
 static uint64_t
@@ -102,8 +61,8 @@ seed_bytes16(uint64_t seed, uint64_t salt, unsigned char *out)
   uint64_t a = mix64(seed ^ salt);
   uint64_t b = mix64(a + 0x9e3779b97f4a7c15ull);
 
-  put_le64(out, a);
-  put_le64(out + 8, b);
+  ff_put_le64(out, a);
+  ff_put_le64(out + 8, b);
 }
 
 /* A random (version 4) UUID in the big-endian byte order ext4, xfs and
@@ -159,8 +118,8 @@ put_mbr_entry(unsigned char *p, uint8_t type, uint32_t start, uint32_t count)
   put_chs(p + 1, start);
   p[4] = type;
   put_chs(p + 5, (uint64_t)start + count - 1);
-  put_le32(p + 8, start);
-  put_le32(p + 12, count);
+  ff_put_le32(p + 8, start);
+  ff_put_le32(p + 12, count);
 }
 
 /* Sector 0 of an mbr device. */
@@ -175,7 +134,7 @@ build_mbr(uint64_t dev_size, uint64_t seed, unsigned char *s)
   /* fdisk never writes a zero disk identifier: 0 means "none". */
   if (diskid == 0)
     diskid = 1;
-  put_le32(s + 440, diskid);
+  ff_put_le32(s + 440, diskid);
   put_mbr_entry(s + 446, 0x83, MBR_PART_START, (uint32_t)count);
   s[510] = 0x55;
   s[511] = 0xaa;
@@ -237,11 +196,11 @@ build_gpt_entry(uint64_t dev_size, uint64_t seed, unsigned char *e)
   gpt_geom(dev_size, &g);
   memcpy(e, gpt_linux_fs, 16);
   seed_guid(seed, SALT_GPT_PART, e + 16);
-  put_le64(e + 32, g.part_first);
-  put_le64(e + 40, g.part_last);
+  ff_put_le64(e + 32, g.part_first);
+  ff_put_le64(e + 40, g.part_last);
   /* attributes (48..55) stay 0; the name is UTF-16LE from 56 */
   for (size_t i = 0; i < sizeof name - 1; i++)
-    put_le16(e + 56 + 2 * i, (uint16_t)name[i]);
+    ff_put_le16(e + 56 + 2 * i, (uint16_t)name[i]);
 }
 
 /* CRC-32 of the whole 16 KiB array: entry 0 then 127 empty entries. */
@@ -268,19 +227,19 @@ build_gpt_header(uint64_t dev_size, uint64_t seed, int backup,
 
   gpt_geom(dev_size, &g);
   memcpy(h, "EFI PART", 8);
-  put_le32(h + 8, 0x00010000); /* revision 1.0 */
-  put_le32(h + 12, GPT_HEADER_SIZE);
+  ff_put_le32(h + 8, 0x00010000); /* revision 1.0 */
+  ff_put_le32(h + 12, GPT_HEADER_SIZE);
   /* 16: header CRC, computed last; 20: reserved */
-  put_le64(h + 24, backup ? g.last : 1); /* my LBA */
-  put_le64(h + 32, backup ? 1 : g.last); /* alternate LBA */
-  put_le64(h + 40, GPT_FIRST_USABLE);
-  put_le64(h + 48, g.last_usable);
+  ff_put_le64(h + 24, backup ? g.last : 1); /* my LBA */
+  ff_put_le64(h + 32, backup ? 1 : g.last); /* alternate LBA */
+  ff_put_le64(h + 40, GPT_FIRST_USABLE);
+  ff_put_le64(h + 48, g.last_usable);
   seed_guid(seed, SALT_GPT_DISK, h + 56);
-  put_le64(h + 72, backup ? g.last - GPT_ARRAY_SECTORS : 2);
-  put_le32(h + 80, GPT_ENTRIES);
-  put_le32(h + 84, GPT_ENTRY_SIZE);
-  put_le32(h + 88, gpt_array_crc(dev_size, seed));
-  put_le32(h + 16, ff_crc32(h, GPT_HEADER_SIZE));
+  ff_put_le64(h + 72, backup ? g.last - GPT_ARRAY_SECTORS : 2);
+  ff_put_le32(h + 80, GPT_ENTRIES);
+  ff_put_le32(h + 84, GPT_ENTRY_SIZE);
+  ff_put_le32(h + 88, gpt_array_crc(dev_size, seed));
+  ff_put_le32(h + 16, ff_crc32(h, GPT_HEADER_SIZE));
 }
 
 /* ------------------------------------------------------------------ */
@@ -487,49 +446,49 @@ build_ext4(uint64_t dev_size, uint64_t seed, unsigned char *sb)
   if (g.resize_inode)
     compat |= EXT4_COMPAT_RESIZE_INODE;
 
-  put_le32(sb + 0x00, inodes);
-  put_le32(sb + 0x04, (uint32_t)g.blocks);
-  put_le32(sb + 0x08, (uint32_t)g.r_blocks);
-  put_le32(sb + 0x0c, (uint32_t)g.free_blocks);
-  put_le32(sb + 0x10, inodes - 11); /* inodes 1..11 are reserved/used */
-  put_le32(sb + 0x14, 0);           /* first data block */
-  put_le32(sb + 0x18, 2);           /* log2(block size) - 10 */
-  put_le32(sb + 0x1c, 2);           /* log2(cluster size) - 10 */
-  put_le32(sb + 0x20, g.bpg);
-  put_le32(sb + 0x24, g.bpg); /* clusters per group */
-  put_le32(sb + 0x28, g.ipg);
-  put_le32(sb + 0x30, SIG_TIME); /* write time */
-  put_le16(sb + 0x36, 0xffff);   /* max mount count: -1 */
-  put_le16(sb + 0x38, 0xef53);   /* magic */
-  put_le16(sb + 0x3a, 1);        /* state: clean */
-  put_le16(sb + 0x3c, 1);        /* errors: continue */
-  put_le32(sb + 0x40, SIG_TIME); /* last check */
-  put_le32(sb + 0x4c, 1);        /* rev 1 (dynamic) */
-  put_le32(sb + 0x54, 11);       /* first inode */
-  put_le16(sb + 0x58, EXT4_INODE_SIZE);
-  put_le32(sb + 0x5c, compat);
-  put_le32(sb + 0x60, EXT4_INCOMPAT_FILETYPE | EXT4_INCOMPAT_EXTENTS |
-                        EXT4_INCOMPAT_64BIT | EXT4_INCOMPAT_FLEX_BG);
-  put_le32(sb + 0x64, EXT4_RO_SPARSE_SUPER | EXT4_RO_LARGE_FILE |
-                        EXT4_RO_HUGE_FILE | EXT4_RO_DIR_NLINK |
-                        EXT4_RO_EXTRA_ISIZE);
+  ff_put_le32(sb + 0x00, inodes);
+  ff_put_le32(sb + 0x04, (uint32_t)g.blocks);
+  ff_put_le32(sb + 0x08, (uint32_t)g.r_blocks);
+  ff_put_le32(sb + 0x0c, (uint32_t)g.free_blocks);
+  ff_put_le32(sb + 0x10, inodes - 11); /* inodes 1..11 are reserved/used */
+  ff_put_le32(sb + 0x14, 0);           /* first data block */
+  ff_put_le32(sb + 0x18, 2);           /* log2(block size) - 10 */
+  ff_put_le32(sb + 0x1c, 2);           /* log2(cluster size) - 10 */
+  ff_put_le32(sb + 0x20, g.bpg);
+  ff_put_le32(sb + 0x24, g.bpg); /* clusters per group */
+  ff_put_le32(sb + 0x28, g.ipg);
+  ff_put_le32(sb + 0x30, SIG_TIME); /* write time */
+  ff_put_le16(sb + 0x36, 0xffff);   /* max mount count: -1 */
+  ff_put_le16(sb + 0x38, 0xef53);   /* magic */
+  ff_put_le16(sb + 0x3a, 1);        /* state: clean */
+  ff_put_le16(sb + 0x3c, 1);        /* errors: continue */
+  ff_put_le32(sb + 0x40, SIG_TIME); /* last check */
+  ff_put_le32(sb + 0x4c, 1);        /* rev 1 (dynamic) */
+  ff_put_le32(sb + 0x54, 11);       /* first inode */
+  ff_put_le16(sb + 0x58, EXT4_INODE_SIZE);
+  ff_put_le32(sb + 0x5c, compat);
+  ff_put_le32(sb + 0x60, EXT4_INCOMPAT_FILETYPE | EXT4_INCOMPAT_EXTENTS |
+                           EXT4_INCOMPAT_64BIT | EXT4_INCOMPAT_FLEX_BG);
+  ff_put_le32(sb + 0x64, EXT4_RO_SPARSE_SUPER | EXT4_RO_LARGE_FILE |
+                           EXT4_RO_HUGE_FILE | EXT4_RO_DIR_NLINK |
+                           EXT4_RO_EXTRA_ISIZE);
   seed_uuid(seed, SALT_EXT4_UUID, sb + 0x68);
   memcpy(sb + 0x78, "fusefarm", 8); /* volume name, NUL-padded */
-  put_le16(sb + 0xce, (uint16_t)g.rsv_gdt);
-  put_le32(sb + 0xe0, 8);                     /* journal inode */
+  ff_put_le16(sb + 0xce, (uint16_t)g.rsv_gdt);
+  ff_put_le32(sb + 0xe0, 8);                  /* journal inode */
   seed_uuid(seed, SALT_EXT4_HASH, sb + 0xec); /* directory hash seed */
   sb[0xfc] = 1;                               /* default hash: half_md4 */
-  put_le16(sb + 0xfe, EXT4_DESC_SIZE);
-  put_le32(sb + 0x100, 0x000c);   /* default mount: user_xattr, acl */
-  put_le32(sb + 0x108, SIG_TIME); /* mkfs time */
-  put_le32(sb + 0x150, (uint32_t)(g.blocks >> 32));
-  put_le32(sb + 0x154, (uint32_t)(g.r_blocks >> 32));
-  put_le32(sb + 0x158, (uint32_t)(g.free_blocks >> 32));
-  put_le16(sb + 0x15c, 32);                   /* min extra isize */
-  put_le16(sb + 0x15e, 32);                   /* want extra isize */
-  put_le32(sb + 0x160, 0x0001);               /* signed directory hash */
-  sb[0x174] = 4;                              /* log2(groups per flex_bg) */
-  put_le32(sb + 0x248, (uint32_t)g.overhead); /* overhead clusters */
+  ff_put_le16(sb + 0xfe, EXT4_DESC_SIZE);
+  ff_put_le32(sb + 0x100, 0x000c);   /* default mount: user_xattr, acl */
+  ff_put_le32(sb + 0x108, SIG_TIME); /* mkfs time */
+  ff_put_le32(sb + 0x150, (uint32_t)(g.blocks >> 32));
+  ff_put_le32(sb + 0x154, (uint32_t)(g.r_blocks >> 32));
+  ff_put_le32(sb + 0x158, (uint32_t)(g.free_blocks >> 32));
+  ff_put_le16(sb + 0x15c, 32);                   /* min extra isize */
+  ff_put_le16(sb + 0x15e, 32);                   /* want extra isize */
+  ff_put_le32(sb + 0x160, 0x0001);               /* signed directory hash */
+  sb[0x174] = 4;                                 /* log2(groups per flex_bg) */
+  ff_put_le32(sb + 0x248, (uint32_t)g.overhead); /* overhead clusters */
 }
 
 /* ------------------------------------------------------------------ */
@@ -647,23 +606,23 @@ build_xfs(uint64_t dev_size, uint64_t seed, unsigned char *sb)
 
   xfs_geom(dev_size, &g);
   memcpy(sb, "XFSB", 4);
-  put_be32(sb + 0x04, XFS_BLOCK);
-  put_be64(sb + 0x08, g.dblocks);
+  ff_put_be32(sb + 0x04, XFS_BLOCK);
+  ff_put_be64(sb + 0x08, g.dblocks);
   /* 0x10 rblocks, 0x18 rextents: no realtime device */
   seed_uuid(seed, SALT_XFS_UUID, sb + 0x20);
-  put_be64(sb + 0x30, g.logstart);
-  put_be64(sb + 0x38, g.rootino);
-  put_be64(sb + 0x40, g.rootino + 1); /* realtime bitmap inode */
-  put_be64(sb + 0x48, g.rootino + 2); /* realtime summary inode */
-  put_be32(sb + 0x50, 1);             /* rextsize */
-  put_be32(sb + 0x54, g.agblocks);
-  put_be32(sb + 0x58, g.agcount);
-  put_be32(sb + 0x60, g.logblocks);
+  ff_put_be64(sb + 0x30, g.logstart);
+  ff_put_be64(sb + 0x38, g.rootino);
+  ff_put_be64(sb + 0x40, g.rootino + 1); /* realtime bitmap inode */
+  ff_put_be64(sb + 0x48, g.rootino + 2); /* realtime summary inode */
+  ff_put_be32(sb + 0x50, 1);             /* rextsize */
+  ff_put_be32(sb + 0x54, g.agblocks);
+  ff_put_be32(sb + 0x58, g.agcount);
+  ff_put_be32(sb + 0x60, g.logblocks);
   /* V4 | ATTR | NLINK | ALIGN | DIRV2 | LOGV2 | EXTFLG | MOREBITS */
-  put_be16(sb + 0x64, 0xb4a4);
-  put_be16(sb + 0x66, SECTOR);
-  put_be16(sb + 0x68, 1u << XFS_INODELOG);
-  put_be16(sb + 0x6a, XFS_BLOCK >> XFS_INODELOG);
+  ff_put_be16(sb + 0x64, 0xb4a4);
+  ff_put_be16(sb + 0x66, SECTOR);
+  ff_put_be16(sb + 0x68, 1u << XFS_INODELOG);
+  ff_put_be16(sb + 0x6a, XFS_BLOCK >> XFS_INODELOG);
   memcpy(sb + 0x6c, "fusefarm", 8); /* fname[12], NUL-padded */
   sb[0x78] = XFS_BLOCKLOG;
   sb[0x79] = 9; /* sectlog */
@@ -671,14 +630,14 @@ build_xfs(uint64_t dev_size, uint64_t seed, unsigned char *sb)
   sb[0x7b] = XFS_BLOCKLOG - XFS_INODELOG; /* inopblog */
   sb[0x7c] = g.agblklog;
   sb[0x7f] = g.imax_pct;
-  put_be64(sb + 0x80, 64); /* icount: the root chunk */
-  put_be64(sb + 0x88, 61); /* ifree: all but root, rbm, rsum */
-  put_be64(sb + 0x90, g.fdblocks);
-  put_be32(sb + 0xb4, 2); /* inoalignmt: 8 KiB inode clusters */
-  put_be32(sb + 0xc4, 1); /* logsunit */
+  ff_put_be64(sb + 0x80, 64); /* icount: the root chunk */
+  ff_put_be64(sb + 0x88, 61); /* ifree: all but root, rbm, rsum */
+  ff_put_be64(sb + 0x90, g.fdblocks);
+  ff_put_be32(sb + 0xb4, 2); /* inoalignmt: 8 KiB inode clusters */
+  ff_put_be32(sb + 0xc4, 1); /* logsunit */
   /* LAZYSBCOUNT | ATTR2 | PROJID32 | FTYPE, mirrored in bad_features2 */
-  put_be32(sb + 0xc8, 0x28a);
-  put_be32(sb + 0xcc, 0x28a);
+  ff_put_be32(sb + 0xc8, 0x28a);
+  ff_put_be32(sb + 0xcc, 0x28a);
 }
 
 /* ------------------------------------------------------------------ */
@@ -716,27 +675,27 @@ build_md(uint64_t dev_size, uint64_t seed, unsigned char *sb)
 {
   uint64_t data_size = dev_size / SECTOR - MD_DATA_OFFSET;
 
-  put_le32(sb + 0, MD_SB_MAGIC);
-  put_le32(sb + 4, 1); /* major version */
+  ff_put_le32(sb + 0, MD_SB_MAGIC);
+  ff_put_le32(sb + 4, 1); /* major version */
   /* 8 feature_map: no bitmap, no bad block log */
   seed_uuid(seed, SALT_MD_SET, sb + 16); /* set_uuid */
   memcpy(sb + 32, "fusefarm:0", 10);     /* set_name[32] */
-  put_le64(sb + 64, SIG_TIME);           /* ctime */
-  put_le32(sb + 72, 1);                  /* level: raid1 */
-  put_le64(sb + 80, data_size / MD_SIZE_ALIGN * MD_SIZE_ALIGN); /* size */
-  put_le32(sb + 92, 2); /* raid_disks */
-  put_le64(sb + 128, MD_DATA_OFFSET);
-  put_le64(sb + 136, data_size);
-  put_le64(sb + 144, MD_SB_OFFSET / SECTOR); /* super_offset */
-  put_le32(sb + 160, 0);                     /* dev_number */
-  seed_uuid(seed, SALT_MD_DEV, sb + 168);    /* device_uuid */
-  put_le64(sb + 192, SIG_TIME);              /* utime */
-  put_le64(sb + 200, 1);                     /* events */
-  put_le64(sb + 208, ~0ull);                 /* resync_offset: in sync */
-  put_le32(sb + 220, MD_MAX_DEV);
-  put_le16(sb + 256, 0); /* dev 0: role 0 */
-  put_le16(sb + 258, 1); /* dev 1: role 1 */
-  put_le32(sb + 216, md_csum(sb, MD_SB_BYTES));
+  ff_put_le64(sb + 64, SIG_TIME);        /* ctime */
+  ff_put_le32(sb + 72, 1);               /* level: raid1 */
+  ff_put_le64(sb + 80, data_size / MD_SIZE_ALIGN * MD_SIZE_ALIGN); /* size */
+  ff_put_le32(sb + 92, 2); /* raid_disks */
+  ff_put_le64(sb + 128, MD_DATA_OFFSET);
+  ff_put_le64(sb + 136, data_size);
+  ff_put_le64(sb + 144, MD_SB_OFFSET / SECTOR); /* super_offset */
+  ff_put_le32(sb + 160, 0);                     /* dev_number */
+  seed_uuid(seed, SALT_MD_DEV, sb + 168);       /* device_uuid */
+  ff_put_le64(sb + 192, SIG_TIME);              /* utime */
+  ff_put_le64(sb + 200, 1);                     /* events */
+  ff_put_le64(sb + 208, ~0ull);                 /* resync_offset: in sync */
+  ff_put_le32(sb + 220, MD_MAX_DEV);
+  ff_put_le16(sb + 256, 0); /* dev 0: role 0 */
+  ff_put_le16(sb + 258, 1); /* dev 1: role 1 */
+  ff_put_le32(sb + 216, md_csum(sb, MD_SB_BYTES));
 }
 
 /* ------------------------------------------------------------------ */

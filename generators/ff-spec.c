@@ -100,8 +100,8 @@ join(char *out, size_t len, const char *path, const char *key)
 }
 
 static int
-check_keys(const struct pctx *c, const config_setting_t *grp,
-           const char *path, const char *const *allowed)
+check_keys(const struct pctx *c, const config_setting_t *grp, const char *path,
+           const char *const *allowed)
 {
   int n = config_setting_length(grp);
 
@@ -188,8 +188,9 @@ get_size(const struct pctx *c, const config_setting_t *grp, const char *path,
       return perr(c, s, kp, "%s", ff_errmsg());
     return 1;
   default:
-    return perr(c, s, kp, "expected a size (an integer or a string such as "
-                          "\"64M\")");
+    return perr(c, s, kp,
+                "expected a size (an integer or a string such as "
+                "\"64M\")");
   }
 }
 
@@ -215,8 +216,8 @@ get_str(const struct pctx *c, const config_setting_t *grp, const char *path,
 }
 
 static int
-get_float(const struct pctx *c, const config_setting_t *grp,
-          const char *path, const char *key, double *out)
+get_float(const struct pctx *c, const config_setting_t *grp, const char *path,
+          const char *key, double *out)
 {
   const config_setting_t *s = config_setting_get_member(grp, key);
   char kp[256];
@@ -298,8 +299,7 @@ get_uuid(const struct pctx *c, const config_setting_t *grp, const char *path,
   }
   if (ff_uuid_parse(raw, *out) < 0) {
     free(raw);
-    return perr(c, config_setting_get_member(grp, key), kp, "%s",
-                ff_errmsg());
+    return perr(c, config_setting_get_member(grp, key), kp, "%s", ff_errmsg());
   }
   free(raw);
   return 1;
@@ -324,8 +324,8 @@ check_format(const struct pctx *c, const config_setting_t *grp,
 }
 
 static int
-get_damage(const struct pctx *c, const config_setting_t *grp,
-           const char *path, int orphan, enum ff_damage *out)
+get_damage(const struct pctx *c, const config_setting_t *grp, const char *path,
+           int orphan, enum ff_damage *out)
 {
   char *v = NULL;
   char kp[256];
@@ -362,8 +362,8 @@ is_pow2(uint64_t v)
 
 /* PV layout keys shared by VG and orphan groups. */
 static int
-parse_pvfmt(const struct pctx *c, const config_setting_t *g,
-            const char *path, struct ff_spec_pvfmt *f)
+parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
+            struct ff_spec_pvfmt *f)
 {
   const config_setting_t *s;
   char kp[256];
@@ -407,9 +407,9 @@ static int
 parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
          struct ff_spec_lv *lv)
 {
-  static const char *const keys[] = {
-    "count", "name", "type", "stripes", "stripe_size", "size", "fill",
-    "time", "description", "uuid", NULL};
+  static const char *const keys[] = {"count",       "name", "type", "stripes",
+                                     "stripe_size", "size", "fill", "time",
+                                     "description", "uuid", NULL};
   char *type = NULL;
   char kp[256];
   int have_size, have_fill, r;
@@ -480,7 +480,7 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
     return perr(c, config_setting_get_member(g, "size"), path,
                 "size must be positive");
   join(kp, sizeof kp, path, "fill");
-  if (have_fill && !(lv->fill > 0 && lv->fill <= 1) )
+  if (have_fill && !(lv->fill > 0 && lv->fill <= 1))
     return perr(c, config_setting_get_member(g, "fill"), kp,
                 "%g is out of range (expected a fraction in (0, 1])",
                 lv->fill);
@@ -492,10 +492,10 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
          const struct ff_spec *top, struct ff_spec_vg *vg)
 {
   static const char *const keys[] = {
-    "count", "name", "pvs", "device_size", "extent_size", "pe_start",
-    "mda_size", "mda_copies", "label_sector", "seqno", "history", "time",
-    "description", "damage", "lvs", "uuid", "devices", "pv_uuids", "hints",
-    NULL};
+    "count",    "name",     "pvs",         "device_size",  "extent_size",
+    "pe_start", "mda_size", "mda_copies",  "label_sector", "seqno",
+    "history",  "time",     "description", "damage",       "lvs",
+    "uuid",     "devices",  "pv_uuids",    "hints",        NULL};
   const config_setting_t *lvs, *s;
   int64_t seqno = 0, nlv_total = 0;
   char kp[256];
@@ -601,13 +601,13 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
 }
 
 static int
-parse_other(const struct pctx *c, const config_setting_t *g,
-            const char *path, const struct ff_spec *top,
-            enum ff_other_kind kind, struct ff_spec_other *o)
+parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
+            const struct ff_spec *top, enum ff_other_kind kind,
+            struct ff_spec_other *o)
 {
   static const char *const orphan_keys[] = {
-    "count", "device_size", "pe_start", "mda_size", "mda_copies",
-    "label_sector", "devices", "pv_uuids", "damage", NULL};
+    "count",        "device_size", "pe_start", "mda_size", "mda_copies",
+    "label_sector", "devices",     "pv_uuids", "damage",   NULL};
   static const char *const blank_keys[] = {"count", "device_size", "devices",
                                            NULL};
   static const char *const sig_keys[] = {"count", "device_size", "devices",
@@ -659,8 +659,9 @@ parse_other(const struct pctx *c, const config_setting_t *g,
       return perr(c, g, kp, "missing (expected mbr, gpt, ext4, xfs or md)");
     r = ff_sig_parse(type, &o->sig);
     if (r < 0)
-      r = perr(c, s, kp, "unknown signature '%s' (expected mbr, gpt, ext4, "
-                         "xfs or md)",
+      r = perr(c, s, kp,
+               "unknown signature '%s' (expected mbr, gpt, ext4, "
+               "xfs or md)",
                type);
     free(type);
     if (r < 0)
@@ -668,8 +669,7 @@ parse_other(const struct pctx *c, const config_setting_t *g,
     if (o->device_size < ff_sig_min_size(o->sig)) {
       s = config_setting_get_member(g, "device_size");
       join(kp, sizeof kp, path, "device_size");
-      return perr(c, s ? s : g, kp,
-                  "%llu is too small for %s (at least %llu)",
+      return perr(c, s ? s : g, kp, "%llu is too small for %s (at least %llu)",
                   (unsigned long long)o->device_size, ff_sig_name(o->sig),
                   (unsigned long long)ff_sig_min_size(o->sig));
     }
@@ -703,9 +703,9 @@ static struct ff_spec *
 parse_root(const struct pctx *c, const config_setting_t *root)
 {
   static const char *const keys[] = {
-    "seed", "device_name", "device_size", "device_hint", "creation_host",
-    "uname", "creation_time", "lvm_version", "vgs", "orphans", "blanks",
-    "signatures", NULL};
+    "seed",   "device_name",   "device_size", "device_hint", "creation_host",
+    "uname",  "creation_time", "lvm_version", "vgs",         "orphans",
+    "blanks", "signatures",    NULL};
   static const char *const other_keys[] = {"orphans", "blanks", "signatures"};
   const config_setting_t *vgs, *lists[3];
   struct ff_spec *sp;
@@ -839,8 +839,8 @@ load(config_t *cfg, int ok, const char *name)
     if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
       ff_error("%s: cannot read the spec: %m", name);
     else
-      ff_error("%s:%d: syntax error: %s", f ? f : name,
-               config_error_line(cfg), config_error_text(cfg));
+      ff_error("%s:%d: syntax error: %s", f ? f : name, config_error_line(cfg),
+               config_error_text(cfg));
     config_destroy(cfg);
     return NULL;
   }

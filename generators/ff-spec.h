@@ -39,38 +39,38 @@ struct ff_spec_pvfmt {
 struct ff_spec_lv {
   int line;
   unsigned count;
-  char *name;          /* format */
+  char *name; /* format */
   int striped;
-  unsigned stripes;    /* 1 for linear */
+  unsigned stripes;     /* 1 for linear */
   uint64_t stripe_size; /* bytes, 0 for linear */
-  uint64_t size;       /* bytes; 0 when fill is used */
-  double fill;         /* 0 when size is used */
+  uint64_t size;        /* bytes; 0 when fill is used */
+  double fill;          /* 0 when size is used */
   int has_time;
   int64_t time;
-  char *description;   /* NULL: default */
-  char *uuid;          /* 32 raw chars + NUL, or NULL */
+  char *description; /* NULL: default */
+  char *uuid;        /* 32 raw chars + NUL, or NULL */
 };
 
 struct ff_spec_vg {
   int line;
   unsigned count;
-  char *name;          /* format */
+  char *name; /* format */
   unsigned pvs;
   uint64_t device_size;
   uint64_t extent_size;
   struct ff_spec_pvfmt fmt;
-  uint32_t seqno;      /* 0: 1 + LVs */
-  int64_t history;     /* -1: all */
+  uint32_t seqno;  /* 0: 1 + LVs */
+  int64_t history; /* -1: all */
   int has_time;
   int64_t time;
   char *description;
   enum ff_damage damage;
-  unsigned nlvs;       /* LV groups */
+  unsigned nlvs; /* LV groups */
   struct ff_spec_lv *lvs;
-  char *uuid;          /* raw, or NULL */
-  char **devices;      /* [pvs] or NULL */
-  char **pv_uuids;     /* [pvs] raw, or NULL */
-  char **hints;        /* [pvs] or NULL */
+  char *uuid;      /* raw, or NULL */
+  char **devices;  /* [pvs] or NULL */
+  char **pv_uuids; /* [pvs] raw, or NULL */
+  char **hints;    /* [pvs] or NULL */
 };
 
 enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };
@@ -80,15 +80,15 @@ struct ff_spec_other {
   enum ff_other_kind kind;
   unsigned count;
   uint64_t device_size;
-  struct ff_spec_pvfmt fmt;  /* orphans */
-  enum ff_damage damage;     /* orphans */
-  enum ff_sig_type sig;      /* signatures */
-  char **devices;            /* [count] or NULL */
-  char **pv_uuids;           /* [count] raw or NULL (orphans) */
+  struct ff_spec_pvfmt fmt; /* orphans */
+  enum ff_damage damage;    /* orphans */
+  enum ff_sig_type sig;     /* signatures */
+  char **devices;           /* [count] or NULL */
+  char **pv_uuids;          /* [count] raw or NULL (orphans) */
 };
 
 struct ff_spec {
-  char *file;          /* for messages: path or "<built-in>" */
+  char *file; /* for messages: path or "<built-in>" */
   uint64_t seed;
   char *device_name;
   uint64_t device_size;
@@ -99,7 +99,7 @@ struct ff_spec {
   char *lvm_version;
   unsigned nvgs;
   struct ff_spec_vg *vgs;
-  unsigned nothers;    /* orphans, then blanks, then signatures */
+  unsigned nothers; /* orphans, then blanks, then signatures */
   struct ff_spec_other *others;
 };
 

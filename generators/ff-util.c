@@ -26,14 +26,30 @@ ff_parse_size(const char *s, uint64_t *out)
   }
   if (*p) {
     switch (tolower((unsigned char)*p)) {
-    case 'b': mult = 1; break;
-    case 's': mult = 512; break;
-    case 'k': mult = 1ull << 10; break;
-    case 'm': mult = 1ull << 20; break;
-    case 'g': mult = 1ull << 30; break;
-    case 't': mult = 1ull << 40; break;
-    case 'p': mult = 1ull << 50; break;
-    case 'e': mult = 1ull << 60; break;
+    case 'b':
+      mult = 1;
+      break;
+    case 's':
+      mult = 512;
+      break;
+    case 'k':
+      mult = 1ull << 10;
+      break;
+    case 'm':
+      mult = 1ull << 20;
+      break;
+    case 'g':
+      mult = 1ull << 30;
+      break;
+    case 't':
+      mult = 1ull << 40;
+      break;
+    case 'p':
+      mult = 1ull << 50;
+      break;
+    case 'e':
+      mult = 1ull << 60;
+      break;
     default:
       return ff_error("'%s' has an unknown unit '%c' (expected s, b, k, m, "
                       "g, t, p or e)",
@@ -85,8 +101,7 @@ ff_format_check(const char *fmt, int allow_int, int allow_str, int *nconv)
     else if (allow_str && *p == 's')
       n++;
     else
-      return ff_error("'%s' has an unsupported conversion (expected %s)",
-                      fmt,
+      return ff_error("'%s' has an unsupported conversion (expected %s)", fmt,
                       allow_int ? "one %u, %d or %x, optionally like %04u"
                                 : "one %s");
   }

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FF_SECTOR 512u
-#define FF_UUID_LEN 32     /* characters on disk, no dashes */
-#define FF_UUID_DASHED 38  /* 6-4-4-4-4-4-6 with dashes, without NUL */
+#define FF_SECTOR      512u
+#define FF_UUID_LEN    32 /* characters on disk, no dashes */
+#define FF_UUID_DASHED 38 /* 6-4-4-4-4-4-6 with dashes, without NUL */
 
 /* Parse an lvm-style size: digits with an optional unit letter
  * (s = 512-byte sectors, b = bytes, k m g t p e = powers of 1024, either
@@ -29,8 +29,7 @@ void ff_format_size(uint64_t bytes, char *buf, size_t len);
  * (%u %d %x with an optional 0 flag and width) when allow_int, or exactly
  * one %s when allow_str; %% is a literal.  Sets *nconv to the number of
  * conversions. */
-int ff_format_check(const char *fmt, int allow_int, int allow_str,
-                    int *nconv);
+int ff_format_check(const char *fmt, int allow_int, int allow_str, int *nconv);
 
 /* Expand a format checked by ff_format_check.  Returns a malloc'd string
  * (caller frees) or NULL on allocation failure. */
@@ -71,7 +70,10 @@ struct ff_sb {
   size_t alloc;
   int failed;
 };
-#define FF_SB_INIT {NULL, 0, 0, 0}
+#define FF_SB_INIT                                                            \
+  {                                                                           \
+    NULL, 0, 0, 0                                                             \
+  }
 
 void ff_sb_addf(struct ff_sb *sb, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));

@@ -41,8 +41,7 @@ typedef int (*block_fn)(struct ff_farm *farm, uint32_t dev, int fd,
                         uint64_t off, uint64_t *count);
 
 static int
-visit(struct ff_farm *farm, uint32_t dev, int fd, block_fn fn,
-      uint64_t *count)
+visit(struct ff_farm *farm, uint32_t dev, int fd, block_fn fn, uint64_t *count)
 {
   uint64_t size = farm->devs[dev].size;
   off_t pos = 0;
@@ -66,8 +65,8 @@ visit(struct ff_farm *farm, uint32_t dev, int fd, block_fn fn,
     hole = lseek(fd, data, SEEK_HOLE);
     if (hole < 0)
       goto fail;
-    for (uint64_t o = (uint64_t)data / BLK * BLK; o < (uint64_t)hole && o < size;
-         o += BLK)
+    for (uint64_t o = (uint64_t)data / BLK * BLK;
+         o < (uint64_t)hole && o < size; o += BLK)
       if (fn(farm, dev, fd, o, count) < 0)
         goto fail;
     pos = hole;

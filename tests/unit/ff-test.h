@@ -23,4 +23,21 @@
       fail_msg("%s is NULL: %s", #ptr, ff_errmsg());                          \
   } while (0)
 
+/* Build a farm from spec text, failing the test with the core's message
+ * when the spec or the farm is rejected. */
+#ifdef FF_FARM_H
+static inline struct ff_farm *
+ff_test_farm(const char *text)
+{
+  struct ff_spec *sp = ff_spec_load_string(text, "test");
+  struct ff_farm *farm;
+
+  assert_nonnull_err(sp);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  return farm;
+}
+#endif
+
 #endif

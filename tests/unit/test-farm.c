@@ -1,27 +1,14 @@
 /* The farm: bytes served on demand, determinism, extents, damage kinds,
  * the circular buffer when it wraps, and writes through the overlay. */
-#include "ff-test.h"
 #include "ff-crc.h"
 #include "ff-farm.h"
 #include "ff-pvlayout.h"
 #include "ff-spec.h"
+#include "ff-test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static struct ff_farm *
-load(const char *text)
-{
-  struct ff_spec *sp = ff_spec_load_string(text, "test");
-  struct ff_farm *farm;
-
-  assert_nonnull_err(sp);
-  farm = ff_farm_new(sp);
-  ff_spec_free(sp);
-  assert_nonnull_err(farm);
-  return farm;
-}
 
 static const char mixed[] =
   "seed = 42; device_size = \"256M\";\n"
@@ -58,7 +45,7 @@ check_piecewise(const struct ff_farm *farm, uint32_t dev, uint64_t off,
 static void
 test_piecewise(void **state)
 {
-  struct ff_farm *farm = load(mixed);
+  struct ff_farm *farm = ff_test_farm(mixed);
 
   (void)state;
   for (uint32_t d = 0; d < farm->ndevs; d++) {
@@ -73,7 +60,7 @@ test_piecewise(void **state)
 static void
 test_determinism(void **state)
 {
-  struct ff_farm *f1 = load(mixed), *f2 = load(mixed);
+  struct ff_farm *f1 = ff_test_farm(mixed), *f2 = ff_test_farm(mixed);
   char other[sizeof mixed + 8];
   struct ff_farm *f3;
   uint8_t *a = malloc(1u << 20), *b = malloc(1u << 20);
@@ -88,7 +75,7 @@ test_determinism(void **state)
   }
   snprintf(other, sizeof other, "%s", mixed);
   memcpy(strstr(other, "seed = 42"), "seed = 43", 9);
-  f3 = load(other);
+  f3 = ff_test_farm(other);
   assert_true(f3->fingerprint != f1->fingerprint);
   assert_memory_not_equal(f1->devs[0].uuid, f3->devs[0].uuid, FF_UUID_LEN);
   free(a);
@@ -102,7 +89,7 @@ test_determinism(void **state)
 static void
 test_extents(void **state)
 {
-  struct ff_farm *farm = load(mixed);
+  struct ff_farm *farm = ff_test_farm(mixed);
   size_t chunk = 1u << 20;
   uint8_t *buf = malloc(chunk);
 
@@ -174,7 +161,7 @@ current_text(const struct ff_farm *farm, uint32_t d, uint64_t mda_start,
 static void
 test_wrapping_buffer(void **state)
 {
-  struct ff_farm *farm = load(mixed);
+  struct ff_farm *farm = ff_test_farm(mixed);
   const struct ff_vg *vg = &farm->vgs[2];
   int wrapped = 0;
   char *text;
@@ -218,7 +205,7 @@ test_damage(void **state)
     "       { name = \"mis\"; pvs = 3; damage = \"missing-pv\"; },\n"
     "       { name = \"old\"; pvs = 2; damage = \"stale-metadata\";\n"
     "         lvs = ({ fill = 0.5; }); });\n";
-  struct ff_farm *farm = load(spec);
+  struct ff_farm *farm = ff_test_farm(spec);
   uint8_t a[4096], b[4096];
   char *t;
 
@@ -262,8 +249,9 @@ test_damage(void **state)
 static void
 test_history(void **state)
 {
-  struct ff_farm *farm = load("vgs = ({ seqno = 5; history = 1; "
-                              "lvs = ({ count = 2; fill = 0.1; }); });");
+  struct ff_farm *farm =
+    ff_test_farm("vgs = ({ seqno = 5; history = 1; "
+                 "lvs = ({ count = 2; fill = 0.1; }); });");
   const struct ff_vg *vg = &farm->vgs[0];
   uint8_t *buf = malloc(16384);
 
@@ -286,7 +274,7 @@ test_history(void **state)
 static void
 test_overlay(void **state)
 {
-  struct ff_farm *farm = load(mixed);
+  struct ff_farm *farm = ff_test_farm(mixed);
   uint8_t w[6000], r[6000], base[6000];
   uint64_t sz = farm->devs[0].size;
 
@@ -319,9 +307,9 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_piecewise),  cmocka_unit_test(test_determinism),
-    cmocka_unit_test(test_extents),    cmocka_unit_test(test_wrapping_buffer),
-    cmocka_unit_test(test_damage),     cmocka_unit_test(test_history),
+    cmocka_unit_test(test_piecewise), cmocka_unit_test(test_determinism),
+    cmocka_unit_test(test_extents),   cmocka_unit_test(test_wrapping_buffer),
+    cmocka_unit_test(test_damage),    cmocka_unit_test(test_history),
     cmocka_unit_test(test_overlay),
   };
 

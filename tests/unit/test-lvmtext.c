@@ -1,12 +1,12 @@
 /* The metadata text serializer, against the text lvm2 2.03.16 wrote on a
  * real disk (lvm2-ondisk-format.md §5.6, copied verbatim: 1541 bytes with
  * the NUL, CRC 0xaf83fd68, at mda offset 3072). */
-#include "ff-test.h"
 #include "ff-crc.h"
 #include "ff-farm.h"
 #include "ff-lvmtext.h"
 #include "ff-pvlayout.h"
 #include "ff-spec.h"
+#include "ff-test.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -137,23 +137,10 @@ static const char real_text[] =
   "creation_time = 1796073320\t# Mon Nov 30 21:15:20 2026\n"
   "\n";
 
-static struct ff_farm *
-load(const char *text)
-{
-  struct ff_spec *sp = ff_spec_load_string(text, "test");
-  struct ff_farm *farm;
-
-  assert_nonnull_err(sp);
-  farm = ff_farm_new(sp);
-  ff_spec_free(sp);
-  assert_nonnull_err(farm);
-  return farm;
-}
-
 static void
 test_real_text(void **state)
 {
-  struct ff_farm *farm = load(real_spec);
+  struct ff_farm *farm = ff_test_farm(real_spec);
   const struct ff_vg *vg = &farm->vgs[0];
   const struct ff_text *t;
 
@@ -175,7 +162,7 @@ test_real_text(void **state)
 static void
 test_real_headers_through_read(void **state)
 {
-  struct ff_farm *farm = load(real_spec);
+  struct ff_farm *farm = ff_test_farm(real_spec);
   uint8_t *b = malloc(16384);
 
   (void)state;

@@ -31,10 +31,10 @@ test_label_real_pv(void **state)
   /* Offsets relative to the sector; §3.2 gives them absolute (+0x200). */
   assert_int_equal(ff_get_le64(s + 0x48), 0x100000); /* data area */
   assert_int_equal(ff_get_le64(s + 0x50), 0);
-  assert_int_equal(ff_get_le64(s + 0x68), 0x1000);   /* mda0 */
+  assert_int_equal(ff_get_le64(s + 0x68), 0x1000); /* mda0 */
   assert_int_equal(ff_get_le64(s + 0x70), 0xff000);
-  assert_int_equal(ff_get_le32(s + 0x88), 2);        /* ext version */
-  assert_int_equal(ff_get_le32(s + 0x8c), 1);        /* PV_EXT_USED */
+  assert_int_equal(ff_get_le32(s + 0x88), 2); /* ext version */
+  assert_int_equal(ff_get_le32(s + 0x8c), 1); /* PV_EXT_USED */
   for (int i = 0x90; i < 512; i++)
     assert_int_equal(s[i], 0);
 }
@@ -59,9 +59,9 @@ test_label_two_mdas_orphan(void **state)
   assert_int_equal(ff_get_le64(s + 8), 3);
   assert_int_equal(ff_get_le64(s + 0x78), 66060288); /* mda1 */
   assert_int_equal(ff_get_le64(s + 0x80), 1048576);
-  assert_int_equal(ff_get_le64(s + 0x88), 0);        /* terminator */
+  assert_int_equal(ff_get_le64(s + 0x88), 0); /* terminator */
   assert_int_equal(ff_get_le32(s + 0x98), 2);
-  assert_int_equal(ff_get_le32(s + 0x9c), 0);        /* orphan */
+  assert_int_equal(ff_get_le32(s + 0x9c), 0); /* orphan */
   assert_int_equal(ff_get_le32(s + 16), ff_lvm_crc(s + 20, 492));
 }
 
@@ -96,15 +96,15 @@ test_placement(void **state)
   static const struct {
     uint64_t mda, off, size, want;
   } v[] = {
-    {1044480, 0, 0, 512},             /* first write */
-    {1044480, 512, 904, 1536},        /* §4.3 real sequence */
+    {1044480, 0, 0, 512},      /* first write */
+    {1044480, 512, 904, 1536}, /* §4.3 real sequence */
     {1044480, 1536, 1221, 3072},
-    {1044480, 512, 1049, 2048},       /* §9.1 synthetic VG */
-    {1044480, 512, 512, 1024},        /* exactly one sector */
-    {1044480, 1043968, 512, 512},     /* ends at the end: back to 512 */
-    {1044480, 1043456, 600, 512},     /* next start > size - 512 */
-    {1044480, 1043968, 1000, 1024},   /* wrapped: 488 bytes at 512 */
-    {32768, 31744, 2000, 1536},       /* wrapped in a small mda */
+    {1044480, 512, 1049, 2048},     /* §9.1 synthetic VG */
+    {1044480, 512, 512, 1024},      /* exactly one sector */
+    {1044480, 1043968, 512, 512},   /* ends at the end: back to 512 */
+    {1044480, 1043456, 600, 512},   /* next start > size - 512 */
+    {1044480, 1043968, 1000, 1024}, /* wrapped: 488 bytes at 512 */
+    {32768, 31744, 2000, 1536},     /* wrapped in a small mda */
   };
 
   (void)state;

@@ -87,8 +87,7 @@ static const struct {
   {"seed = ;", "t:1: syntax error", ""},
   {"vgs = ({ pvs = 0; });", "t:1: vgs.[0].pvs", "out of range"},
   {"vgs = ({ bogus = 1; });", "vgs.[0].bogus: unknown key", "lvs"},
-  {"vgs = ({ extent_size = \"3M\"; });", "vgs.[0].extent_size",
-   "power of 2"},
+  {"vgs = ({ extent_size = \"3M\"; });", "vgs.[0].extent_size", "power of 2"},
   {"vgs = ({ extent_size = \"4Q\"; });", "vgs.[0].extent_size",
    "unknown unit 'Q'"},
   {"vgs = ({ extent_size = 4.5; });", "vgs.[0].extent_size",
@@ -96,7 +95,8 @@ static const struct {
   {"vgs = ({ count = 2; name = \"fixed\"; });", "vgs.[0].name",
    "has no %u but the group makes 2"},
   {"vgs = ({ name = \"v%s\"; });", "vgs.[0].name", "unsupported conversion"},
-  {"vgs = ({ count = 2; uuid = \"wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI5\"; });", "vgs.[0].uuid", "needs count = 1"},
+  {"vgs = ({ count = 2; uuid = \"wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI5\"; });",
+   "vgs.[0].uuid", "needs count = 1"},
   {"vgs = ({ uuid = \"short\"; });", "vgs.[0].uuid", "expected 32"},
   {"vgs = ({ uuid = \"wJ1fvV-xxNA-dvRX-wDUP-mNTo-wXFQ-GKLk_5\"; });",
    "vgs.[0].uuid", "invalid character '_'"},
@@ -111,8 +111,7 @@ static const struct {
    "would overlap the data area"},
   {"vgs = ({ pe_start = 1000; });", "vgs.[0].pe_start",
    "not a multiple of 512"},
-  {"vgs = ({ device_size = \"1M\"; });", "vgs.[0].device_size",
-   "too small"},
+  {"vgs = ({ device_size = \"1M\"; });", "vgs.[0].device_size", "too small"},
   {"vgs = ({ lvs = ({ }); });", "vgs.[0].lvs.[0]",
    "exactly one of size and fill (neither is set)"},
   {"vgs = ({ lvs = ({ size = \"1G\"; fill = 0.5; }); });", "vgs.[0].lvs.[0]",
@@ -174,8 +173,8 @@ static const struct {
 } bad_farm[] = {
   {"vgs = ({ device_size = \"8M\"; lvs = ({ size = \"1G\"; }); });",
    "t:1: vgs.[0].lvs.[0]", "has 1 free extents, LV lvol0 needs 256"},
-  {"vgs = ({ lvs = ({ fill = 0.7; }, { fill = 0.7; }); });",
-   "vgs.[0].lvs.[1]", "LV lvol1 needs"},
+  {"vgs = ({ lvs = ({ fill = 0.7; }, { fill = 0.7; }); });", "vgs.[0].lvs.[1]",
+   "LV lvol1 needs"},
   {"vgs = ({ pvs = 3; device_size = \"64M\";\n lvs = ({ size = \"40M\"; },\n"
    " { type = \"striped\"; stripes = 3; size = \"120M\"; }); });",
    "t:3: vgs.[0].lvs.[1]", "striped LV lvol1 needs 3"},
@@ -280,9 +279,9 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_defaults),  cmocka_unit_test(test_full),
-    cmocka_unit_test(test_bad),       cmocka_unit_test(test_bad_farm),
-    cmocka_unit_test(test_files),     cmocka_unit_test(test_builtin),
+    cmocka_unit_test(test_defaults), cmocka_unit_test(test_full),
+    cmocka_unit_test(test_bad),      cmocka_unit_test(test_bad_farm),
+    cmocka_unit_test(test_files),    cmocka_unit_test(test_builtin),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,12 +12,12 @@ test_sizes(void **state)
     const char *in;
     uint64_t want;
   } good[] = {
-    {"0", 0},          {"512", 512},        {"8s", 4096},
+    {"0", 0},           {"512", 512},       {"8s", 4096},
     {"64M", 64u << 20}, {"64m", 64u << 20}, {"1T", 1ull << 40},
-    {"3b", 3},         {"1e", 1ull << 60},  {"4k", 4096},
+    {"3b", 3},          {"1e", 1ull << 60}, {"4k", 4096},
   };
-  static const char *const bad[] = {"", "-1", "1.5G", "G", "12Q", "1GB",
-                                    "99999999999999999999", "16e", " 1"};
+  static const char *const bad[] = {
+    "", "-1", "1.5G", "G", "12Q", "1GB", "99999999999999999999", "16e", " 1"};
   uint64_t v;
 
   (void)state;
@@ -145,9 +145,9 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_sizes), cmocka_unit_test(test_format_size),
+    cmocka_unit_test(test_sizes),   cmocka_unit_test(test_format_size),
     cmocka_unit_test(test_formats), cmocka_unit_test(test_names),
-    cmocka_unit_test(test_uuids), cmocka_unit_test(test_ctime),
+    cmocka_unit_test(test_uuids),   cmocka_unit_test(test_ctime),
     cmocka_unit_test(test_sb),
   };
 
