@@ -1,5 +1,6 @@
 /* fusefarm: the one user-facing program; dispatches to subcommands. */
 #include "ff-cli.h"
+#include "ff-daemon.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,9 @@ static const struct command commands[] = {
    "print the farm's devices, VGs and LVs as "
    "JSON"},
   {"check", ff_cmd_check, "validate a farm spec without writing anything"},
+  {"mount", ff_cmd_mount, "serve the farm over FUSE: one file per device"},
+  {"profile", ff_cmd_profile, "switch the I/O profile of a mounted farm"},
+  {"stats", ff_cmd_stats, "print a mounted farm's I/O statistics"},
 };
 
 static void

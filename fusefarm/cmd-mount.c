@@ -1,0 +1,354 @@
+/* fusefarm: `fusefarm mount` (the FUSE daemon) and `fusefarm profile`.
+ *
+ * mount loads and checks everything it can before touching the mount
+ * point (spec, profile, overlay), so a bad input leaves nothing mounted.
+ * It then mounts, detaches into the background unless -f, starts the
+ * scheduler threads (after the fork: threads do not survive it) and
+ * serves until unmounted or signalled, then saves the overlay if asked.
+ */
+#include "ff-cli.h"
+#include "ff-daemon.h"
+#include "ff-error.h"
+#include "ff-farm.h"
+#include "ff-profile.h"
+#include "ff-sched.h"
+#include "ff-stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char mount_usage[] =
+  "usage: fusefarm mount [SPEC] MNT [options]\n"
+  "\n"
+  "Serve the farm of SPEC (default: the built-in farm) over FUSE at MNT:\n"
+  "one file per device, MNT/<name>, sized as the spec says, whose bytes\n"
+  "are computed on demand; writes land in an in-memory overlay.  The\n"
+  "control directory MNT/.fusefarm/ holds devices, manifest.json,\n"
+  "stats.json, stats, info.json, profile, control and last-error\n"
+  "(docs/fuse.md).  Returns once MNT is mounted; the daemon runs until\n"
+  "`fusermount3 -u MNT` or SIGINT/SIGTERM.\n"
+  "\n"
+  "  -p, --profile FILE     I/O profile: latency, contention, faults\n"
+  "                         (docs/profile-format.md; default: none)\n"
+  "  -f, --foreground       stay in the foreground\n"
+  "      --overlay FILE     load a saved write overlay at start\n"
+  "      --save-overlay FILE  save the write overlay there at exit\n"
+  "      --threads N        FUSE worker threads (default 8, 1..64)\n"
+  "      --reply-threads N  threads answering delayed requests (default 4)\n"
+  "      --log FILE         where the daemon's messages go once in the\n"
+  "                         background (default: discarded)\n"
+  "  -o OPTS                extra FUSE mount options\n"
+  "  -h, --help             this text\n";
+
+static int
+parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+  char *end;
+  unsigned long v;
+
+  errno = 0;
+  v = strtoul(s, &end, 10);
+  if (errno || *end || end == s || v < lo || v > hi)
+    return -1;
+  *out = (unsigned)v;
+  return 0;
+}
+
+static int
+check_mountpoint(const char *mnt)
+{
+  struct stat st, parent;
+  char up[PATH_MAX];
+
+  if (stat(mnt, &st) < 0)
+    return ff_error("mount point %s: %m", mnt);
+  if (!S_ISDIR(st.st_mode))
+    return ff_error("mount point %s is not a directory", mnt);
+  snprintf(up, sizeof up, "%s/..", mnt);
+  if (stat(up, &parent) == 0 && parent.st_dev != st.st_dev)
+    return ff_error("%s is already a mount point (unmount it first)", mnt);
+  if (access("/dev/fuse", R_OK | W_OK) < 0)
+    return ff_error("/dev/fuse: %m (load the fuse module, install fuse3)");
+  return 0;
+}
+
+int
+ff_cmd_mount(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"profile", required_argument, NULL, 'p'},
+    {"foreground", no_argument, NULL, 'f'},
+    {"overlay", required_argument, NULL, 'O'},
+    {"save-overlay", required_argument, NULL, 'S'},
+    {"threads", required_argument, NULL, 'T'},
+    {"reply-threads", required_argument, NULL, 'R'},
+    {"log", required_argument, NULL, 'L'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *profile = NULL, *overlay = NULL, *logfile = NULL;
+  const char *fuseopts = NULL, *spec = NULL, *mnt;
+  unsigned threads = 8, reply_threads = 4;
+  int foreground = 0, c, rc = 1;
+  struct ff_daemon d = {0};
+  struct ff_profile *prof = NULL;
+  struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+  struct fuse_loop_config *lc = NULL;
+  char **names = NULL;
+  char realmnt[PATH_MAX];
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "p:fo:h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'p':
+      profile = optarg;
+      break;
+    case 'f':
+      foreground = 1;
+      break;
+    case 'O':
+      overlay = optarg;
+      break;
+    case 'S':
+      d.save_overlay = optarg;
+      break;
+    case 'T':
+      if (parse_uint(optarg, 1, 64, &threads) < 0) {
+        fprintf(stderr, "fusefarm mount: --threads %s: expected 1..64\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case 'R':
+      if (parse_uint(optarg, 1, 64, &reply_threads) < 0) {
+        fprintf(stderr,
+                "fusefarm mount: --reply-threads %s: expected 1..64\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case 'L':
+      logfile = optarg;
+      break;
+    case 'o':
+      fuseopts = optarg;
+      break;
+    case 'h':
+      fputs(mount_usage, stdout);
+      return 0;
+    default:
+      fputs(mount_usage, stderr);
+      return 2;
+    }
+  }
+  if (argc - optind == 2) {
+    spec = argv[optind];
+    mnt = argv[optind + 1];
+  } else if (argc - optind == 1) {
+    mnt = argv[optind];
+  } else {
+    fprintf(stderr, "fusefarm mount: expected [SPEC] MNT\n%s", mount_usage);
+    return 2;
+  }
+
+  /* Everything that can be wrong with the input is found before mount. */
+  if (check_mountpoint(mnt) < 0 || !realpath(mnt, realmnt)) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
+    return 2;
+  }
+  d.farm = ff_cli_load_farm("mount", spec);
+  if (!d.farm)
+    return 2;
+  prof = profile ? ff_profile_load_file(profile, d.farm)
+                 : ff_profile_ideal(d.farm);
+  if (!prof) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
+    rc = 2;
+    goto out;
+  }
+  if (overlay &&
+      ff_overlay_load(d.farm->overlay, overlay, d.farm->fingerprint) < 0) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
+    goto out;
+  }
+  d.mounted_ns = ff_now_ns();
+  d.mounted_at = (int64_t)time(NULL);
+  d.io = ff_iomodel_new(d.farm, prof, d.mounted_ns);
+  prof = NULL; /* owned by the model now, even on failure */
+  d.stats = ff_stats_new(d.farm->ndevs);
+  names = calloc(d.farm->ndevs, sizeof *names);
+  if (!d.io || !d.stats || !names) {
+    fprintf(stderr, "fusefarm mount: %s\n",
+            !names ? "out of memory" : ff_errmsg());
+    goto out;
+  }
+  for (uint32_t i = 0; i < d.farm->ndevs; i++)
+    names[i] = d.farm->devs[i].name;
+  d.names = (const char *const *)names;
+  d.spec = spec ? realpath(spec, NULL) : strdup("<built-in>");
+  d.mountpoint = realmnt;
+  d.fuse_threads = threads;
+  if (profile)
+    d.profile = realpath(profile, NULL);
+  pthread_mutex_init(&d.ctl_lock, NULL);
+
+  if (fuse_opt_add_arg(&args, "fusefarm") < 0 ||
+      fuse_opt_add_arg(&args, "-o") < 0 ||
+      fuse_opt_add_arg(&args, "fsname=fusefarm,subtype=fusefarm,"
+                              "default_permissions") < 0 ||
+      (fuseopts && (fuse_opt_add_arg(&args, "-o") < 0 ||
+                    fuse_opt_add_arg(&args, fuseopts) < 0))) {
+    fprintf(stderr, "fusefarm mount: out of memory\n");
+    goto out;
+  }
+  d.se = fuse_session_new(&args, &ff_daemon_ops, sizeof ff_daemon_ops, &d);
+  if (!d.se) {
+    fprintf(stderr, "fusefarm mount: cannot start a FUSE session (bad -o "
+                    "options?)\n");
+    rc = 2;
+    goto out;
+  }
+  if (fuse_set_signal_handlers(d.se) < 0) {
+    fprintf(stderr, "fusefarm mount: cannot install signal handlers\n");
+    goto out_session;
+  }
+  if (fuse_session_mount(d.se, realmnt) < 0) {
+    fprintf(stderr, "fusefarm mount: cannot mount %s (see above)\n",
+            realmnt);
+    goto out_signals;
+  }
+  if (!foreground && logfile) {
+    int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+    if (fd < 0) {
+      fprintf(stderr, "fusefarm mount: --log %s: %m\n", logfile);
+      goto out_unmount;
+    }
+    fprintf(stderr, "fusefarm: serving %u devices at %s\n", d.farm->ndevs,
+            realmnt);
+    fuse_daemonize(0);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  } else {
+    if (foreground)
+      fprintf(stderr, "fusefarm: serving %u devices at %s (pid %d)\n",
+              d.farm->ndevs, realmnt, (int)getpid());
+    fuse_daemonize(foreground);
+  }
+
+  d.sched = ff_sched_new(reply_threads);
+  lc = fuse_loop_cfg_create();
+  if (!d.sched || !lc) {
+    fprintf(stderr, "fusefarm: %s\n", d.sched ? "out of memory" : ff_errmsg());
+    goto out_unmount;
+  }
+  fuse_loop_cfg_set_max_threads(lc, threads);
+  fuse_loop_cfg_set_idle_threads(lc, threads);
+  rc = fuse_session_loop_mt(d.se, lc) == 0 ? 0 : 1;
+
+out_unmount:
+  fuse_session_unmount(d.se);
+  /* Answer whatever is still waiting (the kernel has gone: replies fail
+   * harmlessly), then save. */
+  ff_sched_stop(d.sched);
+  d.sched = NULL;
+  if (d.save_overlay &&
+      ff_overlay_save(d.farm->overlay, d.save_overlay, d.farm->fingerprint) <
+        0) {
+    fprintf(stderr, "fusefarm: %s\n", ff_errmsg());
+    rc = 1;
+  }
+out_signals:
+  fuse_remove_signal_handlers(d.se);
+out_session:
+  fuse_session_destroy(d.se);
+out:
+  if (lc)
+    fuse_loop_cfg_destroy(lc);
+  fuse_opt_free_args(&args);
+  ff_profile_free(prof);
+  ff_iomodel_free(d.io);
+  ff_stats_free(d.stats);
+  free(names);
+  free(d.spec);
+  free(d.profile);
+  ff_farm_free(d.farm);
+  return rc;
+}
+
+static const char profile_usage[] =
+  "usage: fusefarm profile MNT PROFILE\n"
+  "\n"
+  "Switch the I/O profile of the farm mounted at MNT, live: requests that\n"
+  "arrive afterwards get the new latency, contention and faults; the\n"
+  "profile's clock (spin-up, stalls, vanish_at, appear_at) restarts.\n"
+  "`fusefarm profile MNT` alone prints the current profile.\n";
+
+int
+ff_cmd_profile(int argc, char **argv)
+{
+  char path[PATH_MAX], ctl[PATH_MAX + 32], buf[2048];
+  int fd;
+  ssize_t n;
+
+  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    fputs(profile_usage, stdout);
+    return 0;
+  }
+  if (argc != 2 && argc != 3) {
+    fputs(profile_usage, stderr);
+    return 2;
+  }
+  snprintf(ctl, sizeof ctl, "%s/.fusefarm/profile", argv[1]);
+  if (argc == 2) {
+    fd = open(ctl, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      fprintf(stderr, "fusefarm profile: %s is not a fusefarm mount (%s: "
+                      "%m)\n",
+              argv[1], ctl);
+      return 1;
+    }
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+      fwrite(buf, 1, (size_t)n, stdout);
+    close(fd);
+    return 0;
+  }
+  if (!realpath(argv[2], path)) {
+    fprintf(stderr, "fusefarm profile: %s: %m\n", argv[2]);
+    return 2;
+  }
+  fd = open(ctl, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, "fusefarm profile: %s is not a fusefarm mount (%s: %m)\n",
+            argv[1], ctl);
+    return 1;
+  }
+  n = write(fd, path, strlen(path));
+  close(fd);
+  if (n < 0) {
+    char err[PATH_MAX + 32];
+    int efd;
+    ssize_t m = 0;
+
+    snprintf(err, sizeof err, "%s/.fusefarm/last-error", argv[1]);
+    efd = open(err, O_RDONLY | O_CLOEXEC);
+    if (efd >= 0) {
+      m = read(efd, buf, sizeof buf - 1);
+      close(efd);
+    }
+    buf[m > 0 ? m : 0] = '\0';
+    fprintf(stderr, "fusefarm profile: %s", m > 0 ? buf : "rejected\n");
+    return 2;
+  }
+  printf("%s: profile %s\n", argv[1], path);
+  return 0;
+}

@@ -1,0 +1,445 @@
+/* fusefarm: attach files to loop devices and detach them (see ff-loop.h).
+ *
+ * Thread model: no shared state; see ff-loop.h.
+ */
+#include "ff-loop.h"
+#include "ff-error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How often to try again when LOOP_CONFIGURE loses a race for a free
+ * device (EBUSY).  Each try asks for a new free device, so running out
+ * means something keeps grabbing every device we are offered. */
+#define ATTACH_TRIES 100
+
+/* Record a message and keep the errno the caller should see. */
+#define ERR_KEEP(...)                                                         \
+  do {                                                                        \
+    int saved_errno_ = errno;                                                 \
+    ff_error(__VA_ARGS__);                                                    \
+    errno = saved_errno_;                                                     \
+  } while (0)
+
+static void
+sleep_ms(long ms)
+{
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+static long long
+now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+ff_loop_control_open(void)
+{
+  int fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+
+  if (fd >= 0)
+    return fd;
+  switch (errno) {
+  case ENOENT:
+    ERR_KEEP("open /dev/loop-control: %m (no loop driver: load it with "
+             "'modprobe loop', or create the node with "
+             "'mknod /dev/loop-control c 10 237')");
+    break;
+  case ENXIO:
+  case ENODEV:
+    ERR_KEEP("open /dev/loop-control: %m (the loop driver is not loaded: "
+             "'modprobe loop')");
+    break;
+  case EACCES:
+  case EPERM:
+    ERR_KEEP("open /dev/loop-control: %m (attaching loop devices needs "
+             "root)");
+    break;
+  default:
+    ERR_KEEP("open /dev/loop-control: %m");
+  }
+  return -1;
+}
+
+int
+ff_loop_number(const char *dev)
+{
+  const char *p = dev;
+  long n = 0;
+
+  if (!strncmp(p, "/dev/", 5))
+    p += 5;
+  if (strncmp(p, "loop", 4) || !p[4])
+    return ff_error("%s: not a loop device name", dev);
+  for (p += 4; *p; p++) {
+    if (*p < '0' || *p > '9' || n > 100000000)
+      return ff_error("%s: not a loop device name", dev);
+    n = n * 10 + (*p - '0');
+  }
+  return (int)n;
+}
+
+int
+ff_loop_backing(const char *dev, char *buf, size_t len)
+{
+  char sys[64], tmp[PATH_MAX + 64];
+  ssize_t n;
+  int nr, fd;
+
+  if (len)
+    buf[0] = '\0';
+  nr = ff_loop_number(dev);
+  if (nr < 0)
+    return -1;
+  snprintf(sys, sizeof sys, "/sys/block/loop%d/loop/backing_file", nr);
+  /* The loop/ directory exists only while the device is attached. */
+  fd = open(sys, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return 0;
+    ERR_KEEP("open %s: %m", sys);
+    return -1;
+  }
+  do
+    n = read(fd, tmp, sizeof tmp - 1);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    ERR_KEEP("read %s: %m", sys);
+    close(fd);
+    return -1;
+  }
+  close(fd);
+  while (n > 0 && tmp[n - 1] == '\n')
+    n--;
+  tmp[n] = '\0';
+  if (n == 0)
+    return 0;
+  if ((size_t)n >= len)
+    return ff_error("%s: backing file name longer than %zu bytes", dev, len);
+  memcpy(buf, tmp, (size_t)n + 1);
+  return 1;
+}
+
+enum match { NO_MATCH, MATCH, MAYBE_LAZY };
+
+/* Compare what the kernel shows with what we attached (ff-loop.h,
+ * "carries the file").  MAYBE_LAZY still needs the lo_file_name check. */
+static enum match
+match_backing(const char *shown, const char *expected)
+{
+  size_t ls = strlen(shown), le = strlen(expected);
+  static const char deleted[] = " (deleted)";
+
+  if (!strcmp(shown, expected))
+    return MATCH;
+  if (ls == le + sizeof deleted - 1 && !strncmp(shown, expected, le) &&
+      !strcmp(shown + le, deleted))
+    return MATCH;
+  /* A file in a lazily unmounted filesystem: d_path() stops at the root
+   * of the detached mount, so "/mnt/farm/pv0001" reads "/pv0001". */
+  if (shown[0] == '/' && ls < le && !strcmp(expected + le - ls, shown))
+    return MAYBE_LAZY;
+  return NO_MATCH;
+}
+
+/* lo_file_name of the loop device open as lfd equals expected (as far as
+ * the kernel keeps it)?  1 yes, 0 no, -1 error. */
+static int
+file_name_matches(int lfd, const char *dev, const char *expected)
+{
+  struct loop_info64 info;
+  size_t le = strlen(expected), keep = LO_NAME_SIZE - 1;
+  const char *name;
+
+  memset(&info, 0, sizeof info);
+  if (ioctl(lfd, LOOP_GET_STATUS64, &info) < 0) {
+    if (errno == ENXIO)
+      return 0;
+    ERR_KEEP("LOOP_GET_STATUS64 %s: %m", dev);
+    return -1;
+  }
+  name = (const char *)info.lo_file_name;
+  if (le > keep)
+    le = keep;
+  return strnlen(name, LO_NAME_SIZE) == le && !strncmp(name, expected, le);
+}
+
+int
+ff_loop_check(const char *dev, const char *expected_backing)
+{
+  char shown[PATH_MAX];
+  enum match m;
+  int r, lfd;
+
+  r = ff_loop_backing(dev, shown, sizeof shown);
+  if (r <= 0)
+    return r < 0 ? -1 : FF_LOOP_UNBOUND;
+  m = match_backing(shown, expected_backing);
+  if (m == MATCH)
+    return FF_LOOP_OK;
+  if (m == MAYBE_LAZY) {
+    lfd = open(dev, O_RDONLY | O_CLOEXEC);
+    if (lfd < 0) {
+      if (errno == ENOENT || errno == ENXIO)
+        return FF_LOOP_UNBOUND;
+      ERR_KEEP("open %s: %m", dev);
+      return -1;
+    }
+    r = file_name_matches(lfd, dev, expected_backing);
+    close(lfd);
+    if (r < 0)
+      return -1;
+    if (r)
+      return FF_LOOP_OK;
+  }
+  ff_error("%s now carries %s, not %s", dev, shown, expected_backing);
+  return FF_LOOP_OTHER;
+}
+
+int
+ff_loop_detach(const char *dev, const char *expected_backing)
+{
+  char shown[PATH_MAX], sys[64];
+  enum match m;
+  int nr, lfd, r;
+
+  if (!expected_backing || !*expected_backing)
+    return ff_error("detach %s: no expected backing file given", dev);
+  nr = ff_loop_number(dev);
+  if (nr < 0)
+    return -1;
+  /* Hold the device open from the check to LOOP_CLR_FD: while we hold
+   * it, nobody can detach it and bind it to another file. */
+  lfd = open(dev, O_RDONLY | O_CLOEXEC);
+  if (lfd < 0) {
+    if (errno == ENXIO || errno == ENODEV)
+      return FF_LOOP_UNBOUND;
+    if (errno == ENOENT) {
+      snprintf(sys, sizeof sys, "/sys/block/loop%d", nr);
+      if (access(sys, F_OK) < 0)
+        return FF_LOOP_UNBOUND; /* the device was deleted */
+    }
+    ERR_KEEP("open %s: %m", dev);
+    return -1;
+  }
+  r = ff_loop_backing(dev, shown, sizeof shown);
+  if (r <= 0) {
+    close(lfd);
+    return r < 0 ? -1 : FF_LOOP_UNBOUND;
+  }
+  m = match_backing(shown, expected_backing);
+  if (m == MAYBE_LAZY) {
+    r = file_name_matches(lfd, dev, expected_backing);
+    if (r < 0) {
+      close(lfd);
+      return -1;
+    }
+    m = r ? MATCH : NO_MATCH;
+  }
+  if (m != MATCH) {
+    close(lfd);
+    ff_error("%s now carries %s, not %s: left alone", dev, shown,
+             expected_backing);
+    return FF_LOOP_OTHER;
+  }
+  if (ioctl(lfd, LOOP_CLR_FD, 0) < 0) {
+    int e = errno;
+
+    close(lfd);
+    if (e == ENXIO)
+      return FF_LOOP_UNBOUND; /* detached by someone meanwhile */
+    errno = e;
+    if (e == EBUSY) {
+      ff_error("%s (%s) is busy: still open elsewhere", dev, shown);
+      return FF_LOOP_BUSY;
+    }
+    ERR_KEEP("LOOP_CLR_FD %s: %m", dev);
+    return -1;
+  }
+  /* The kernel detaches at the last close, which is ours unless someone
+   * else holds the device open.  Some kernels finish the release in a
+   * work queue: look a few times before calling it busy. */
+  close(lfd);
+  for (int i = 0; i < 5; i++) {
+    r = ff_loop_backing(dev, shown, sizeof shown);
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      return FF_LOOP_OK;
+    sleep_ms(1);
+  }
+  ff_error("%s (%s) is busy: still open elsewhere; the kernel detaches it "
+           "at the last close",
+           dev, shown);
+  return FF_LOOP_BUSY;
+}
+
+/* Open /dev/loopN, waiting for devtmpfs to create the node.  Returns the
+ * fd, -1 on error, or -2 when the device went away (deleted by someone
+ * between LOOP_CTL_GET_FREE and now: ask for another one). */
+static int
+open_loop_node(int nr, const char *dev, int flags)
+{
+  long long deadline = now_ms() + FF_LOOP_NODE_WAIT_MS;
+  char sys[64];
+  int fd;
+
+  snprintf(sys, sizeof sys, "/sys/block/loop%d", nr);
+  for (;;) {
+    fd = open(dev, flags | O_CLOEXEC);
+    if (fd >= 0)
+      return fd;
+    if (errno == ENXIO || errno == ENODEV)
+      return -2;
+    if (errno != ENOENT) {
+      ERR_KEEP("open %s: %m", dev);
+      return -1;
+    }
+    if (access(sys, F_OK) < 0)
+      return -2;
+    if (now_ms() > deadline) {
+      ff_error("%s: the device node did not appear within %d ms (is "
+               "devtmpfs mounted on /dev?)",
+               dev, FF_LOOP_NODE_WAIT_MS);
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    sleep_ms(1);
+  }
+}
+
+int
+ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
+{
+  struct loop_config cfg;
+  struct stat st;
+  int fd, own_ctl = -1, ro = 0, r = -1;
+
+  fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    ro = 1;
+  }
+  if (fd < 0) {
+    ERR_KEEP("open %s: %m", path);
+    return -1;
+  }
+  if (fstat(fd, &st) < 0) {
+    ERR_KEEP("stat %s: %m", path);
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ff_error("%s: not a regular file", path);
+    errno = EINVAL;
+    goto out;
+  }
+  if (ctl < 0) {
+    own_ctl = ff_loop_control_open();
+    if (own_ctl < 0)
+      goto out;
+    ctl = own_ctl;
+  }
+
+  for (int tries = 0; tries < ATTACH_TRIES; tries++) {
+    int nr, lfd;
+
+    nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+    if (nr < 0) {
+      ERR_KEEP("LOOP_CTL_GET_FREE: %m");
+      goto out;
+    }
+    snprintf(out->dev, sizeof out->dev, "/dev/loop%d", nr);
+    lfd = open_loop_node(nr, out->dev, ro ? O_RDONLY : O_RDWR);
+    if (lfd == -2)
+      continue;
+    if (lfd < 0)
+      goto out;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.fd = (unsigned)fd;
+    cfg.block_size = 512;
+    /* No autoclear, no partscan, no direct I/O: the loop outlives us and
+     * lvm's reads go through the page cache (PLATFORM-NOTES.md). */
+    cfg.info.lo_flags = ro ? LO_FLAGS_READ_ONLY : 0;
+    snprintf((char *)cfg.info.lo_file_name, sizeof cfg.info.lo_file_name, "%s",
+             path);
+    if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
+      int e = errno;
+
+      close(lfd);
+      if (e == EBUSY)
+        continue; /* someone else configured it first */
+      errno = e;
+      if (e == EINVAL || e == ENOTTY)
+        ERR_KEEP("LOOP_CONFIGURE %s for %s: %m (kernel older than 5.8?)",
+                 out->dev, path);
+      else
+        ERR_KEEP("LOOP_CONFIGURE %s for %s: %m", out->dev, path);
+      goto out;
+    }
+    close(lfd);
+    out->nr = nr;
+    out->read_only = ro;
+    if (ff_loop_backing(out->dev, out->backing, sizeof out->backing) != 1) {
+      /* Cannot happen on a sane kernel; fall back to what it would say. */
+      if (!realpath(path, out->backing))
+        snprintf(out->backing, sizeof out->backing, "%s", path);
+    }
+    r = nr;
+    goto out;
+  }
+  ff_error("attach %s: every free loop device offered was taken by another "
+           "process first (%d tries)",
+           path, ATTACH_TRIES);
+  errno = EBUSY;
+out:
+  if (own_ctl >= 0) {
+    int e = errno;
+
+    close(own_ctl);
+    errno = e;
+  }
+  {
+    int e = errno;
+
+    close(fd);
+    errno = e;
+  }
+  return r;
+}
+
+int
+ff_loop_attach_file(const char *path, char *dev_out, size_t len)
+{
+  struct ff_loop *lp = malloc(sizeof *lp);
+  int r;
+
+  if (!lp)
+    return ff_error("out of memory");
+  r = ff_loop_attach(-1, path, lp);
+  if (r >= 0) {
+    if (strlen(lp->dev) >= len) {
+      /* Do not leave a loop behind that the caller cannot name. */
+      ff_loop_detach(lp->dev, lp->backing);
+      free(lp);
+      return ff_error("attach %s: device name buffer too small", path);
+    }
+    memcpy(dev_out, lp->dev, strlen(lp->dev) + 1);
+  }
+  free(lp);
+  return r < 0 ? -1 : 0;
+}

@@ -1,0 +1,142 @@
+/* fusefarm: attach files to loop devices and detach them again, through
+ * /dev/loop-control and the loop ioctls directly (no losetup).
+ *
+ * Invariants:
+ *   - A loop device attached here has no autoclear, no partition scan,
+ *     direct I/O off and 512-byte logical blocks; lo_file_name holds the
+ *     path it was attached with (the kernel keeps its first 63 bytes).
+ *     It stays attached after the process exits.
+ *   - Free loop devices are reused (LOOP_CTL_GET_FREE picks an unbound one
+ *     before creating a new one): creating a loop device costs ~2 ms but
+ *     deleting one ~47 ms (PLATFORM-NOTES.md), so nothing here ever
+ *     deletes a loop device.
+ *   - A loop device is detached only after checking, while holding it
+ *     open, that it still carries the file the caller attached: the
+ *     machine is shared and a loop number we once used may since have
+ *     been detached and reused by someone else.  Holding it open makes
+ *     the check stick: while we hold an fd, no one can rebind the loop.
+ *   - Detaching never opens or stats the backing file, so it works when a
+ *     FUSE daemon behind it is dead (ENOTCONN) or its mount is gone.
+ *
+ * What "carries the file" means (ff_loop_check, ff_loop_detach): the
+ * kernel's /sys/block/loopN/loop/backing_file is expected_backing, or
+ * expected_backing + " (deleted)" (the file was unlinked), or, after a
+ * lazy unmount of the file's filesystem, where the kernel shows only the
+ * path inside the detached mount, a trailing part of expected_backing
+ * that starts with '/' while lo_file_name still equals expected_backing
+ * (up to the 63 bytes the kernel keeps).
+ *
+ * Kernel behaviour this relies on (checked on 6.18): LOOP_CLR_FD on a
+ * loop device that someone else still holds open does not fail with
+ * EBUSY; it marks the device autoclear and the kernel detaches it at the
+ * last close.  ff_loop_detach reports that case as FF_LOOP_BUSY.  Older
+ * kernels that do answer EBUSY are reported the same way.
+ *
+ * Ownership: callers pass buffers; nothing here allocates memory that
+ * outlives a call.  File descriptors returned by ff_loop_control_open
+ * belong to the caller, who closes them.
+ *
+ * Thread model: no global state; every function may be called from any
+ * thread.  Errors are recorded with ff_error() (a per-thread message) and
+ * the failing call's errno is left in errno.  Calls may block briefly:
+ * waiting for a /dev/loopN node (at most FF_LOOP_NODE_WAIT_MS) and for
+ * the kernel to finish a detach (a few milliseconds).
+ */
+#ifndef FF_LOOP_H
+#define FF_LOOP_H
+
+#include <limits.h>
+#include <stddef.h>
+
+/* "/dev/loop" + up to 10 digits + NUL, rounded up. */
+#define FF_LOOP_DEV_LEN 32
+
+/* How long attaching waits for devtmpfs to create /dev/loopN. */
+#define FF_LOOP_NODE_WAIT_MS 5000
+
+/* What ff_loop_check and ff_loop_detach found.  Negative is an error. */
+enum ff_loop_state {
+  FF_LOOP_OK = 0,      /* check: carries the expected file;
+                          detach: it did, and is now detached */
+  FF_LOOP_UNBOUND = 1, /* attached to nothing, or no such loop device:
+                          nothing to do */
+  FF_LOOP_OTHER = 2,   /* attached to another file: left alone */
+  FF_LOOP_BUSY = 3,    /* detach only: carries the expected file but is
+                          still open elsewhere (lvm, a mount, a holder);
+                          the kernel detaches it at the last close */
+};
+
+/* One attached loop device, as ff_loop_attach fills it in. */
+struct ff_loop {
+  int nr;                    /* N of /dev/loopN */
+  char dev[FF_LOOP_DEV_LEN]; /* "/dev/loopN" */
+  int read_only;             /* attached read-only (file not writable) */
+  /* The backing file as /sys/block/loopN/loop/backing_file shows it:
+   * the absolute path without symlinks.  This is what to pass as
+   * expected_backing later, and what lvm's devices file calls
+   * IDTYPE=loop_file IDNAME. */
+  char backing[PATH_MAX];
+};
+
+/* Open /dev/loop-control (read-write, close-on-exec).  Returns the fd, or
+ * -1 with a message saying what is missing and what to do (no loop
+ * driver, no device node, not root). */
+int ff_loop_control_open(void);
+
+/* Attach the regular file at path to a free loop device.  path is opened
+ * O_RDWR, or O_RDONLY when the file or its filesystem is not writable
+ * (then the loop is read-only too); lo_file_name is set to path.  ctl is
+ * an fd from ff_loop_control_open, or -1 to open one for this call.  A
+ * race with another process grabbing the same free device (EBUSY from
+ * LOOP_CONFIGURE) is retried with a new free device; a missing /dev/loopN
+ * node is waited for up to FF_LOOP_NODE_WAIT_MS.  On success fills *out
+ * and returns the loop number (>= 0); on failure returns -1 with nothing
+ * attached.  When opening path failed, the message starts with path and
+ * errno is the open's errno (ENOTCONN: the FUSE daemon is dead). */
+int ff_loop_attach(int ctl, const char *path, struct ff_loop *out);
+
+/* ff_loop_attach with its own control fd, for callers that want only the
+ * device name: writes "/dev/loopN" into dev_out (len >= FF_LOOP_DEV_LEN
+ * is always enough).  Returns 0 or -1.  To detach it later, pass the
+ * file's absolute path without symlinks as expected_backing (or use
+ * ff_loop_attach, which returns the exact string). */
+int ff_loop_attach_file(const char *path, char *dev_out, size_t len);
+
+/* Parse dev ("/dev/loopN" or "loopN") into N.  Returns N or -1. */
+int ff_loop_number(const char *dev);
+
+/* Read /sys/block/loopN/loop/backing_file for dev into buf (newline
+ * stripped).  Returns 1 when dev is attached, 0 when it is not (buf
+ * empty; also when no such loop device exists), -1 on error (including
+ * a path longer than len). */
+int ff_loop_backing(const char *dev, char *buf, size_t len);
+
+/* Does dev still carry expected_backing (see "carries the file" above)?
+ * Returns FF_LOOP_OK, FF_LOOP_UNBOUND or FF_LOOP_OTHER (with a message
+ * naming what dev carries now, for a warning), or -1.  Opens dev only
+ * in the lazy-unmount case. */
+int ff_loop_check(const char *dev, const char *expected_backing);
+
+/* Detach dev if, and only if, it carries expected_backing (non-NULL).
+ * Returns:
+ *   FF_LOOP_OK       detached; the device is free (and stays: it is not
+ *                    deleted, so the next attach reuses it);
+ *   FF_LOOP_UNBOUND  it was not attached: nothing done;
+ *   FF_LOOP_OTHER    it carries another file: left alone, message set;
+ *   FF_LOOP_BUSY     it carries the file but someone else holds it open:
+ *                    the kernel has marked it autoclear and will detach it
+ *                    at the last close; message set.  Calling again later
+ *                    is safe and returns FF_LOOP_OK or FF_LOOP_UNBOUND
+ *                    once the holder has gone;
+ *   -1               error, message set, nothing changed.
+ * The backing file is never opened.  Flushing the loop's page cache to
+ * the file happens in the kernel when the device is released. */
+int ff_loop_detach(const char *dev, const char *expected_backing);
+
+/* The `fusefarm attach` and `fusefarm detach` subcommands (cmd-attach.c).
+ * argv[0] is the subcommand name; the return value is the exit status:
+ * 0 success, 1 runtime failure, 2 bad usage. */
+int ff_cmd_attach(int argc, char **argv);
+int ff_cmd_detach(int argc, char **argv);
+
+#endif

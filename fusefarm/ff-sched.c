@@ -1,0 +1,267 @@
+/* fusefarm: delayed work without sleeping threads (see ff-sched.h for
+ * the thread model). */
+#include "ff-sched.h"
+#include "ff-error.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct ff_sched {
+  pthread_mutex_t lock;        /* guards heap, n, alloc, stopping */
+  pthread_cond_t timer_cond;   /* the timer thread waits here */
+  struct ff_sched_item **heap; /* min-heap on due_ns */
+  size_t n, alloc;
+  int stopping;
+
+  pthread_mutex_t run_lock;    /* guards run_head/tail, run_stop */
+  pthread_cond_t run_cond;
+  struct ff_sched_item *run_head, *run_tail;
+  int run_stop;
+
+  uint64_t pending, max_pending; /* under lock */
+
+  pthread_t timer;
+  pthread_t *workers;
+  unsigned nworkers;
+};
+
+uint64_t
+ff_now_ns(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+heap_up(struct ff_sched_item **h, size_t i)
+{
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    struct ff_sched_item *t;
+
+    if (h[p]->due_ns <= h[i]->due_ns)
+      break;
+    t = h[p];
+    h[p] = h[i];
+    h[i] = t;
+    i = p;
+  }
+}
+
+static void
+heap_down(struct ff_sched_item **h, size_t n, size_t i)
+{
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    struct ff_sched_item *t;
+
+    if (l < n && h[l]->due_ns < h[m]->due_ns)
+      m = l;
+    if (r < n && h[r]->due_ns < h[m]->due_ns)
+      m = r;
+    if (m == i)
+      return;
+    t = h[m];
+    h[m] = h[i];
+    h[i] = t;
+    i = m;
+  }
+}
+
+static void
+run_push(struct ff_sched *s, struct ff_sched_item *head,
+         struct ff_sched_item *tail)
+{
+  pthread_mutex_lock(&s->run_lock);
+  if (s->run_tail)
+    s->run_tail->next = head;
+  else
+    s->run_head = head;
+  s->run_tail = tail;
+  pthread_cond_broadcast(&s->run_cond);
+  pthread_mutex_unlock(&s->run_lock);
+}
+
+static void *
+timer_main(void *arg)
+{
+  struct ff_sched *s = arg;
+
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    struct ff_sched_item *head = NULL, *tail = NULL;
+    uint64_t now;
+
+    while (!s->stopping && s->n == 0)
+      pthread_cond_wait(&s->timer_cond, &s->lock);
+    if (s->stopping && s->n == 0)
+      break;
+    now = ff_now_ns();
+    if (!s->stopping && s->heap[0]->due_ns > now) {
+      struct timespec ts = {
+        .tv_sec = (time_t)(s->heap[0]->due_ns / 1000000000u),
+        .tv_nsec = (long)(s->heap[0]->due_ns % 1000000000u),
+      };
+
+      pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts);
+      continue;
+    }
+    /* Take every due item (all of them when stopping). */
+    while (s->n && (s->stopping || s->heap[0]->due_ns <= now)) {
+      struct ff_sched_item *it = s->heap[0];
+
+      s->heap[0] = s->heap[--s->n];
+      heap_down(s->heap, s->n, 0);
+      it->next = NULL;
+      if (tail)
+        tail->next = it;
+      else
+        head = it;
+      tail = it;
+    }
+    pthread_mutex_unlock(&s->lock);
+    run_push(s, head, tail);
+    pthread_mutex_lock(&s->lock);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+static void *
+worker_main(void *arg)
+{
+  struct ff_sched *s = arg;
+
+  pthread_mutex_lock(&s->run_lock);
+  for (;;) {
+    struct ff_sched_item *it;
+
+    while (!s->run_head && !s->run_stop)
+      pthread_cond_wait(&s->run_cond, &s->run_lock);
+    if (!s->run_head)
+      break;
+    it = s->run_head;
+    s->run_head = it->next;
+    if (!s->run_head)
+      s->run_tail = NULL;
+    pthread_mutex_unlock(&s->run_lock);
+    it->fn(it);
+    pthread_mutex_lock(&s->lock);
+    s->pending--;
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_lock(&s->run_lock);
+  }
+  pthread_mutex_unlock(&s->run_lock);
+  return NULL;
+}
+
+struct ff_sched *
+ff_sched_new(unsigned nworkers)
+{
+  struct ff_sched *s = calloc(1, sizeof *s);
+  pthread_condattr_t ca;
+  int err;
+
+  if (!s || !(s->workers = calloc(nworkers, sizeof *s->workers))) {
+    free(s);
+    ff_error("out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_mutex_init(&s->run_lock, NULL);
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->timer_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_cond_init(&s->run_cond, NULL);
+  err = pthread_create(&s->timer, NULL, timer_main, s);
+  if (err) {
+    ff_error("timer thread: %s", strerror(err));
+    goto fail;
+  }
+  for (; s->nworkers < nworkers; s->nworkers++) {
+    err = pthread_create(&s->workers[s->nworkers], NULL, worker_main, s);
+    if (err) {
+      ff_error("worker thread: %s", strerror(err));
+      ff_sched_stop(s);
+      return NULL;
+    }
+  }
+  return s;
+
+fail:
+  free(s->workers);
+  free(s);
+  return NULL;
+}
+
+int
+ff_sched_add(struct ff_sched *s, struct ff_sched_item *item)
+{
+  pthread_mutex_lock(&s->lock);
+  if (s->n == s->alloc) {
+    size_t na = s->alloc ? s->alloc * 2 : 1024;
+    struct ff_sched_item **nh = realloc(s->heap, na * sizeof *nh);
+
+    if (!nh) {
+      pthread_mutex_unlock(&s->lock);
+      return -1;
+    }
+    s->heap = nh;
+    s->alloc = na;
+  }
+  s->heap[s->n] = item;
+  heap_up(s->heap, s->n);
+  s->n++;
+  if (++s->pending > s->max_pending)
+    s->max_pending = s->pending;
+  if (s->heap[0] == item)
+    pthread_cond_signal(&s->timer_cond);
+  pthread_mutex_unlock(&s->lock);
+  return 0;
+}
+
+void
+ff_sched_counts(struct ff_sched *s, uint64_t *pending, uint64_t *max)
+{
+  pthread_mutex_lock(&s->lock);
+  *pending = s->pending;
+  *max = s->max_pending;
+  pthread_mutex_unlock(&s->lock);
+}
+
+unsigned
+ff_sched_threads(const struct ff_sched *s)
+{
+  return 1 + s->nworkers;
+}
+
+void
+ff_sched_stop(struct ff_sched *s)
+{
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->lock);
+  s->stopping = 1;
+  pthread_cond_signal(&s->timer_cond);
+  pthread_mutex_unlock(&s->lock);
+  pthread_join(s->timer, NULL);
+  pthread_mutex_lock(&s->run_lock);
+  s->run_stop = 1;
+  pthread_cond_broadcast(&s->run_cond);
+  pthread_mutex_unlock(&s->run_lock);
+  for (unsigned i = 0; i < s->nworkers; i++)
+    pthread_join(s->workers[i], NULL);
+  pthread_mutex_destroy(&s->lock);
+  pthread_mutex_destroy(&s->run_lock);
+  pthread_cond_destroy(&s->timer_cond);
+  pthread_cond_destroy(&s->run_cond);
+  free(s->heap);
+  free(s->workers);
+  free(s);
+}

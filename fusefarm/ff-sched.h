@@ -1,0 +1,56 @@
+/* fusefarm: delayed work without sleeping threads.
+ *
+ * A min-heap of deadlines served by one timer thread, which hands due
+ * items to a small pool of worker threads.  Thousands of items may wait;
+ * no thread sleeps per item.  This is how the FUSE daemon answers a read
+ * whose reply the I/O model put in the future.
+ *
+ * Thread model
+ * - ff_sched_add() may be called from any thread; it takes the heap mutex
+ *   briefly and signals the timer thread when the new item is the
+ *   earliest.
+ * - The timer thread waits on a condition variable with an absolute
+ *   CLOCK_MONOTONIC deadline; it moves every due item to the run queue
+ *   (a second mutex) and wakes the workers.
+ * - Worker threads run item->fn(item) with no lock held; fn owns the item
+ *   from then on (typically it replies and frees it).
+ * - ff_sched_stop() runs every item still waiting, at once, in the
+ *   calling thread's pool (their deadlines are ignored), then joins the
+ *   threads.  No item is lost.
+ *
+ * Ownership: the caller allocates items (embedding struct ff_sched_item
+ * first in its own struct) and frees them in fn.
+ */
+#ifndef FF_SCHED_H
+#define FF_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ff_sched_item {
+  uint64_t due_ns;                        /* CLOCK_MONOTONIC */
+  void (*fn)(struct ff_sched_item *item); /* runs in a worker */
+  struct ff_sched_item *next;             /* run queue link, internal */
+};
+
+struct ff_sched;
+
+/* Start the timer thread and nworkers workers.  NULL + ff_error. */
+struct ff_sched *ff_sched_new(unsigned nworkers);
+
+/* Queue item to run at or after item->due_ns.  Returns 0, or -1 when the
+ * heap cannot grow (the caller should run the item itself). */
+int ff_sched_add(struct ff_sched *s, struct ff_sched_item *item);
+
+/* Items waiting or running now, and the most ever at once. */
+void ff_sched_counts(struct ff_sched *s, uint64_t *pending, uint64_t *max);
+
+/* Threads the scheduler runs (timer + workers). */
+unsigned ff_sched_threads(const struct ff_sched *s);
+
+/* Run what is left, stop and free. */
+void ff_sched_stop(struct ff_sched *s);
+
+uint64_t ff_now_ns(void);
+
+#endif

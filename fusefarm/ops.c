@@ -1,0 +1,814 @@
+/* fusefarm: FUSE low-level operations serving a farm.
+ *
+ * The tree:
+ *   /                   one regular file per farm device (present ones)
+ *   /.fusefarm/         control directory:
+ *     devices           "<name> <role> <pvid|->" per present device
+ *     manifest.json     the farm manifest (docs/manifest.md)
+ *     stats.json        stats snapshot (docs/stats.md); stats: as a table
+ *     info.json         daemon facts: pid, spec, profile, threads, in flight
+ *     profile           read: current profile; write a path: switch to it
+ *     control           write "reset" (stats) or "save-overlay PATH"
+ *     last-error        why the last control write failed
+ *
+ * THREAD MODEL
+ * - libfuse runs the operations in at most d->fuse_threads worker threads
+ *   (fuse_session_loop_mt).  No operation ever sleeps: a read or write
+ *   whose reply the I/O model puts in the future becomes a struct
+ *   pending, handed to the scheduler (ff-sched.h), whose timer thread
+ *   moves it to a small reply pool when due.  The FUSE worker returns at
+ *   once, so a few threads keep thousands of requests in flight (the
+ *   kernel's max_background is raised in init to let them through).
+ * - The farm's tables are read-only while serving; its overlay has its own
+ *   locks (ff-overlay.h); the I/O model and the stats are safe from many
+ *   threads (ff-profile.h, ff-stats.h).  Writes reach the overlay when the
+ *   request arrives; only the reply waits, so a later read always sees an
+ *   acknowledged write.
+ * - d->ctl_lock guards the current profile path and last_error: the only
+ *   daemon state control files change.  Profile switches go through
+ *   ff_iomodel_set_profile(), which is safe against concurrent submits.
+ * - Control-file snapshots are built at open, owned by the open file
+ *   (fi->fh) and freed at release.
+ * - Every request gets exactly one reply, in whichever thread finishes it.
+ */
+#include "ff-daemon.h"
+#include "ff-error.h"
+#include "ff-farm.h"
+#include "ff-manifest.h"
+#include "ff-profile.h"
+#include "ff-sched.h"
+#include "ff-stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define INO_CTLDIR 2
+#define INO_CTL0 3
+#define INO_DEV0 1000
+
+enum ctl {
+  CTL_DEVICES,
+  CTL_MANIFEST,
+  CTL_STATS_JSON,
+  CTL_STATS,
+  CTL_INFO,
+  CTL_PROFILE,
+  CTL_CONTROL,
+  CTL_LAST_ERROR,
+  CTL_COUNT,
+};
+
+static const struct {
+  const char *name;
+  int writable;
+} ctl_files[CTL_COUNT] = {
+  [CTL_DEVICES] = {"devices", 0},       [CTL_MANIFEST] = {"manifest.json", 0},
+  [CTL_STATS_JSON] = {"stats.json", 0}, [CTL_STATS] = {"stats", 0},
+  [CTL_INFO] = {"info.json", 0},        [CTL_PROFILE] = {"profile", 1},
+  [CTL_CONTROL] = {"control", 1},       [CTL_LAST_ERROR] = {"last-error", 0},
+};
+
+/* Attribute and entry timeouts: device files never change size; their
+ * st_blocks changes with writes, so attributes are kept one second. */
+static const double ATTR_TIMEOUT = 1.0;
+
+static struct ff_daemon *
+daemon_of(fuse_req_t req)
+{
+  return fuse_req_userdata(req);
+}
+
+static int
+is_dev(const struct ff_daemon *d, fuse_ino_t ino)
+{
+  return ino >= INO_DEV0 && ino - INO_DEV0 < d->farm->ndevs;
+}
+
+static int
+is_ctl(fuse_ino_t ino)
+{
+  return ino >= INO_CTL0 && ino < INO_CTL0 + CTL_COUNT;
+}
+
+static int
+present(struct ff_daemon *d, uint32_t dev)
+{
+  return ff_iomodel_present(d->io, dev, ff_now_ns());
+}
+
+static void
+fill_attr(struct ff_daemon *d, fuse_ino_t ino, struct stat *st)
+{
+  memset(st, 0, sizeof *st);
+  st->st_ino = ino;
+  st->st_uid = getuid();
+  st->st_gid = getgid();
+  st->st_mtime = st->st_ctime = st->st_atime = (time_t)d->mounted_at;
+  st->st_blksize = 4096;
+  if (ino == FUSE_ROOT_ID || ino == INO_CTLDIR) {
+    st->st_mode = S_IFDIR | 0755;
+    st->st_nlink = ino == FUSE_ROOT_ID ? 3 : 2;
+  } else if (is_ctl(ino)) {
+    st->st_mode = S_IFREG | (ctl_files[ino - INO_CTL0].writable ? 0644 : 0444);
+    st->st_nlink = 1;
+  } else {
+    uint32_t dev = (uint32_t)(ino - INO_DEV0);
+    int64_t n = ff_farm_extents(d->farm, dev, NULL, 0);
+    uint64_t blocks = 0;
+
+    st->st_mode = S_IFREG | 0644;
+    st->st_nlink = 1;
+    st->st_size = (off_t)d->farm->devs[dev].size;
+    if (n > 0) {
+      struct ff_range *r = malloc((size_t)n * sizeof *r);
+
+      if (r && ff_farm_extents(d->farm, dev, r, (size_t)n) >= 0)
+        for (int64_t i = 0; i < n; i++)
+          blocks += r[i].len / 512;
+      free(r);
+    }
+    st->st_blocks = (blkcnt_t)blocks;
+  }
+}
+
+static void
+reply_entry(fuse_req_t req, struct ff_daemon *d, fuse_ino_t ino)
+{
+  struct fuse_entry_param e;
+
+  memset(&e, 0, sizeof e);
+  e.ino = ino;
+  e.attr_timeout = ATTR_TIMEOUT;
+  e.entry_timeout = ATTR_TIMEOUT;
+  fill_attr(d, ino, &e.attr);
+  fuse_reply_entry(req, &e);
+}
+
+static void
+op_init(void *userdata, struct fuse_conn_info *conn)
+{
+  (void)userdata;
+  /* Let thousands of asynchronous requests (loop devices, O_DIRECT aio)
+   * through to us: the kernel's default of 12 would cap the in-flight
+   * count long before our threads do. */
+  conn->max_background = 16384;
+  conn->congestion_threshold = 12288;
+  if (conn->capable & FUSE_CAP_ASYNC_DIO)
+    conn->want |= FUSE_CAP_ASYNC_DIO;
+  if (conn->capable & FUSE_CAP_ASYNC_READ)
+    conn->want |= FUSE_CAP_ASYNC_READ;
+}
+
+static void
+op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  struct ff_daemon *d = daemon_of(req);
+
+  if (parent == FUSE_ROOT_ID) {
+    int64_t dev;
+
+    if (!strcmp(name, ".fusefarm")) {
+      reply_entry(req, d, INO_CTLDIR);
+      return;
+    }
+    dev = ff_farm_lookup(d->farm, name);
+    if (dev >= 0 && present(d, (uint32_t)dev)) {
+      reply_entry(req, d, INO_DEV0 + (fuse_ino_t)dev);
+      return;
+    }
+  } else if (parent == INO_CTLDIR) {
+    for (int i = 0; i < CTL_COUNT; i++)
+      if (!strcmp(name, ctl_files[i].name)) {
+        reply_entry(req, d, INO_CTL0 + (fuse_ino_t)i);
+        return;
+      }
+  }
+  fuse_reply_err(req, ENOENT);
+}
+
+static void
+op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+  struct stat st;
+
+  (void)fi;
+  if (ino != FUSE_ROOT_ID && ino != INO_CTLDIR && !is_ctl(ino) &&
+      !is_dev(d, ino)) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  fill_attr(d, ino, &st);
+  fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void
+op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+           struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+  struct stat st;
+
+  (void)fi;
+  if (!is_dev(d, ino) && !is_ctl(ino) && ino != FUSE_ROOT_ID &&
+      ino != INO_CTLDIR) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  /* A device's size is the spec's; control files ignore O_TRUNC. */
+  if ((to_set & FUSE_SET_ATTR_SIZE) && is_dev(d, ino) &&
+      (uint64_t)attr->st_size != d->farm->devs[ino - INO_DEV0].size) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  fill_attr(d, ino, &st);
+  fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+/* readdir offsets: 1 ".", 2 "..", then root: 3 ".fusefarm", 4 + i device
+ * i; control dir: 3 + i control file i. */
+static void
+op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+           struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+  char *buf;
+  size_t used = 0;
+  uint64_t total;
+
+  (void)fi;
+  if (ino != FUSE_ROOT_ID && ino != INO_CTLDIR) {
+    fuse_reply_err(req, ENOTDIR);
+    return;
+  }
+  buf = malloc(size);
+  if (!buf) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  total = ino == FUSE_ROOT_ID ? 3 + (uint64_t)d->farm->ndevs : 2 + CTL_COUNT;
+  for (uint64_t o = (uint64_t)off; o < total; o++) {
+    struct stat st = {0};
+    const char *name;
+    size_t n;
+
+    if (o == 0) {
+      name = ".";
+      st.st_ino = ino;
+      st.st_mode = S_IFDIR;
+    } else if (o == 1) {
+      name = "..";
+      st.st_ino = FUSE_ROOT_ID;
+      st.st_mode = S_IFDIR;
+    } else if (ino == INO_CTLDIR) {
+      name = ctl_files[o - 2].name;
+      st.st_ino = INO_CTL0 + (o - 2);
+      st.st_mode = S_IFREG;
+    } else if (o == 2) {
+      name = ".fusefarm";
+      st.st_ino = INO_CTLDIR;
+      st.st_mode = S_IFDIR;
+    } else {
+      uint32_t dev = (uint32_t)(o - 3);
+
+      if (!present(d, dev))
+        continue;
+      name = d->farm->devs[dev].name;
+      st.st_ino = INO_DEV0 + dev;
+      st.st_mode = S_IFREG;
+    }
+    n = fuse_add_direntry(req, buf + used, size - used, name, &st,
+                          (off_t)(o + 1));
+    if (n > size - used)
+      break;
+    used += n;
+  }
+  fuse_reply_buf(req, buf, used);
+  free(buf);
+}
+
+/* ---- control files ----------------------------------------------------- */
+
+struct ctl_file {
+  enum ctl which;
+  char *buf;
+  size_t len;
+};
+
+void
+ff_daemon_set_error(struct ff_daemon *d, const char *msg)
+{
+  pthread_mutex_lock(&d->ctl_lock);
+  snprintf(d->last_error, sizeof d->last_error, "%s", msg);
+  pthread_mutex_unlock(&d->ctl_lock);
+}
+
+static char *
+json_text(json_t *j)
+{
+  char *s = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+  char *t = NULL;
+
+  json_decref(j);
+  if (s && asprintf(&t, "%s\n", s) < 0)
+    t = NULL;
+  free(s);
+  return t;
+}
+
+static char *
+ctl_snapshot(struct ff_daemon *d, enum ctl which)
+{
+  struct ff_sb sb = FF_SB_INIT;
+  uint64_t pending, pmax;
+
+  switch (which) {
+  case CTL_DEVICES:
+    for (uint32_t i = 0; i < d->farm->ndevs; i++) {
+      const struct ff_device *dev = &d->farm->devs[i];
+
+      if (!present(d, i))
+        continue;
+      ff_sb_addf(&sb, "%s %s ", dev->name,
+                 ff_role_name((enum ff_role)dev->role));
+      if (dev->role == FF_ROLE_PV || dev->role == FF_ROLE_ORPHAN ||
+          dev->role == FF_ROLE_DUPLICATE)
+        ff_sb_addn(&sb, dev->uuid, FF_UUID_LEN);
+      else
+        ff_sb_add(&sb, "-");
+      ff_sb_add(&sb, "\n");
+    }
+    return ff_sb_detach(&sb, NULL);
+  case CTL_MANIFEST:
+    return json_text(ff_manifest_json(d->farm));
+  case CTL_STATS_JSON:
+    return json_text(ff_stats_json(d->stats, d->names, 0));
+  case CTL_STATS:
+    return ff_stats_text(d->stats, d->names);
+  case CTL_INFO:
+    ff_sched_counts(d->sched, &pending, &pmax);
+    pthread_mutex_lock(&d->ctl_lock);
+    {
+      json_t *j = json_pack(
+        "{s:s, s:i, s:I, s:s, s:s, s:s?, s:s, s:I, s:i, s:i, s:I, s:I}",
+        "format", "fusefarm-info", "version", 1, "pid", (json_int_t)getpid(),
+        "spec", d->spec, "mountpoint", d->mountpoint, "profile", d->profile,
+        "profile_name", ff_iomodel_profile_name(d->io), "devices",
+        (json_int_t)d->farm->ndevs, "fuse_threads", (int)d->fuse_threads,
+        "sched_threads", (int)ff_sched_threads(d->sched), "delayed_pending",
+        (json_int_t)pending, "delayed_max", (json_int_t)pmax);
+
+      pthread_mutex_unlock(&d->ctl_lock);
+      return json_text(j);
+    }
+  case CTL_PROFILE:
+    pthread_mutex_lock(&d->ctl_lock);
+    ff_sb_addf(&sb, "%s %s\n", ff_iomodel_profile_name(d->io),
+               d->profile ? d->profile : "(ideal)");
+    pthread_mutex_unlock(&d->ctl_lock);
+    return ff_sb_detach(&sb, NULL);
+  case CTL_LAST_ERROR:
+    pthread_mutex_lock(&d->ctl_lock);
+    if (d->last_error[0])
+      ff_sb_addf(&sb, "%s\n", d->last_error);
+    pthread_mutex_unlock(&d->ctl_lock);
+    return ff_sb_detach(&sb, NULL);
+  default:
+    return ff_sb_detach(&sb, NULL);
+  }
+}
+
+static void
+op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+
+  if (is_dev(d, ino)) {
+    uint32_t dev = (uint32_t)(ino - INO_DEV0);
+
+    if (!present(d, dev)) {
+      fuse_reply_err(req, ENOENT);
+      return;
+    }
+    /* direct_io: every read reaches us, so latency applies to warm scans
+     * too; without it the page cache answers repeats (docs/fuse.md). */
+    fi->direct_io = ff_iomodel_direct_io(d->io, dev) ? 1 : 0;
+    fi->keep_cache = !fi->direct_io;
+    fi->fh = 0;
+    fuse_reply_open(req, fi);
+    return;
+  }
+  if (is_ctl(ino)) {
+    enum ctl which = (enum ctl)(ino - INO_CTL0);
+    struct ctl_file *cf;
+
+    if ((fi->flags & O_ACCMODE) != O_RDONLY && !ctl_files[which].writable) {
+      fuse_reply_err(req, EACCES);
+      return;
+    }
+    cf = calloc(1, sizeof *cf);
+    if (!cf) {
+      fuse_reply_err(req, ENOMEM);
+      return;
+    }
+    cf->which = which;
+    if ((fi->flags & O_ACCMODE) == O_RDONLY) {
+      cf->buf = ctl_snapshot(d, which);
+      if (!cf->buf) {
+        free(cf);
+        fuse_reply_err(req, ENOMEM);
+        return;
+      }
+      cf->len = strlen(cf->buf);
+    }
+    fi->fh = (uint64_t)(uintptr_t)cf;
+    fi->direct_io = 1;
+    fuse_reply_open(req, fi);
+    return;
+  }
+  fuse_reply_err(req, ino == FUSE_ROOT_ID || ino == INO_CTLDIR ? EISDIR
+                                                               : ENOENT);
+}
+
+static void
+op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  if (is_ctl(ino)) {
+    struct ctl_file *cf = (struct ctl_file *)(uintptr_t)fi->fh;
+
+    if (cf)
+      free(cf->buf);
+    free(cf);
+  }
+  fuse_reply_err(req, 0);
+}
+
+/* One write to a control file is one command. */
+static int
+ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd)
+{
+  if (which == CTL_PROFILE) {
+    struct ff_profile *p = ff_profile_load_file(cmd, d->farm);
+    char *copy;
+
+    if (!p)
+      return -1;
+    copy = strdup(cmd);
+    if (!copy || ff_iomodel_set_profile(d->io, p, ff_now_ns()) < 0) {
+      free(copy);
+      return copy ? -1 : ff_error("out of memory");
+    }
+    pthread_mutex_lock(&d->ctl_lock);
+    free(d->profile);
+    d->profile = copy;
+    pthread_mutex_unlock(&d->ctl_lock);
+    return 0;
+  }
+  if (!strcmp(cmd, "reset")) {
+    ff_stats_reset(d->stats);
+    return 0;
+  }
+  if (!strncmp(cmd, "save-overlay ", 13))
+    return ff_overlay_save(d->farm->overlay, cmd + 13, d->farm->fingerprint);
+  return ff_error("unknown control command '%s' (expected reset or "
+                  "save-overlay PATH)",
+                  cmd);
+}
+
+static void
+ctl_write(fuse_req_t req, struct ff_daemon *d, struct ctl_file *cf,
+          const char *buf, size_t size)
+{
+  char *cmd = strndup(buf, size);
+  size_t n;
+
+  if (!cmd) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  n = strlen(cmd);
+  while (n && (cmd[n - 1] == '\n' || cmd[n - 1] == ' '))
+    cmd[--n] = '\0';
+  if (ctl_command(d, cf->which, cmd) < 0) {
+    ff_daemon_set_error(d, ff_errmsg());
+    fuse_reply_err(req, EINVAL);
+  } else {
+    ff_daemon_set_error(d, "");
+    fuse_reply_write(req, size);
+  }
+  free(cmd);
+}
+
+/* ---- device I/O ---------------------------------------------------------- */
+
+struct pending {
+  struct ff_sched_item item; /* first: the scheduler hands us this */
+  struct ff_daemon *d;
+  fuse_req_t req;
+  uint32_t dev;
+  enum ff_op op;
+  uint64_t off;
+  size_t len;
+  uint64_t arrival_ns;
+  int error;
+  int injected;
+};
+
+static void
+finish(struct pending *p)
+{
+  struct ff_daemon *d = p->d;
+  int err = p->error;
+
+  if (!err && p->op == FF_OP_READ) {
+    char *buf = malloc(p->len ? p->len : 1);
+
+    if (!buf)
+      err = ENOMEM;
+    else if (ff_farm_read(d->farm, p->dev, buf, p->off, p->len) < 0)
+      err = EIO;
+    else
+      fuse_reply_buf(p->req, buf, p->len);
+    free(buf);
+  } else if (!err && p->op == FF_OP_WRITE) {
+    fuse_reply_write(p->req, p->len);
+  } else if (!err) {
+    fuse_reply_err(p->req, 0);
+  }
+  if (err)
+    fuse_reply_err(p->req, err);
+  ff_stats_record(d->stats, p->dev, (enum ff_stat_op)p->op, p->off, p->len,
+                  ff_now_ns() - p->arrival_ns, err, p->injected);
+  ff_stats_inflight_add(d->stats, -1);
+}
+
+static void
+finish_item(struct ff_sched_item *it)
+{
+  struct pending *p = (struct pending *)it;
+
+  finish(p);
+  free(p);
+}
+
+/* Answer now, or hand the request to the scheduler for dec->done_ns.
+ * error overrides the model's (a failure of our own). */
+static void
+schedule(fuse_req_t req, uint32_t dev, enum ff_op op, uint64_t off,
+         size_t len, uint64_t now, const struct ff_io_decision *dec,
+         int error)
+{
+  struct ff_daemon *d = daemon_of(req);
+  struct pending *p, local;
+
+  p = dec->done_ns > now ? malloc(sizeof *p) : NULL;
+  if (!p)
+    p = &local;
+  *p = (struct pending){
+    .item = {.due_ns = dec->done_ns, .fn = finish_item},
+    .d = d,
+    .req = req,
+    .dev = dev,
+    .op = op,
+    .off = off,
+    .len = len,
+    .arrival_ns = now,
+    .error = error ? error : dec->error,
+    .injected = error ? 0 : dec->injected,
+  };
+  if (p == &local) {
+    finish(p);
+  } else if (ff_sched_add(d->sched, &p->item) < 0) {
+    finish(p); /* the heap cannot grow: answer now rather than never */
+    free(p);
+  }
+}
+
+/* A request arrives: ask the model when and how to answer it. */
+static uint64_t
+arrive(struct ff_daemon *d, uint32_t dev, enum ff_op op, uint64_t off,
+       size_t len, struct ff_io_decision *dec)
+{
+  uint64_t now = ff_now_ns();
+
+  ff_stats_inflight_add(d->stats, 1);
+  ff_iomodel_submit(d->io, dev, op, off, len, now, dec);
+  return now;
+}
+
+static void
+submit(fuse_req_t req, uint32_t dev, enum ff_op op, uint64_t off, size_t len)
+{
+  struct ff_io_decision dec;
+  uint64_t now = arrive(daemon_of(req), dev, op, off, len, &dec);
+
+  schedule(req, dev, op, off, len, now, &dec, 0);
+}
+
+static void
+op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+        struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+  struct ctl_file *cf;
+  uint64_t devsize;
+
+  if (is_ctl(ino)) {
+    cf = (struct ctl_file *)(uintptr_t)fi->fh;
+    if (!cf->buf || (uint64_t)off >= cf->len)
+      fuse_reply_buf(req, NULL, 0);
+    else
+      fuse_reply_buf(req, cf->buf + off,
+                     cf->len - (size_t)off < size ? cf->len - (size_t)off
+                                                  : size);
+    return;
+  }
+  if (!is_dev(d, ino)) {
+    fuse_reply_err(req, EISDIR);
+    return;
+  }
+  /* A read past the end is short, never garbage. */
+  devsize = d->farm->devs[ino - INO_DEV0].size;
+  if ((uint64_t)off >= devsize) {
+    fuse_reply_buf(req, NULL, 0);
+    return;
+  }
+  if (size > devsize - (uint64_t)off)
+    size = devsize - (uint64_t)off;
+  submit(req, (uint32_t)(ino - INO_DEV0), FF_OP_READ, (uint64_t)off, size);
+}
+
+static void
+op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+         off_t off, struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+  struct ff_io_decision dec;
+  uint32_t dev;
+  uint64_t now;
+  int err = 0;
+
+  if (is_ctl(ino)) {
+    ctl_write(req, d, (struct ctl_file *)(uintptr_t)fi->fh, buf, size);
+    return;
+  }
+  if (!is_dev(d, ino)) {
+    fuse_reply_err(req, EISDIR);
+    return;
+  }
+  dev = (uint32_t)(ino - INO_DEV0);
+  if ((uint64_t)off > d->farm->devs[dev].size ||
+      size > d->farm->devs[dev].size - (uint64_t)off) {
+    fuse_reply_err(req, ENOSPC);
+    return;
+  }
+  /* The model decides first: a write it fails must not land.  One that
+   * succeeds lands now; only its reply waits. */
+  now = arrive(d, dev, FF_OP_WRITE, (uint64_t)off, size, &dec);
+  if (!dec.error && ff_farm_write(d->farm, dev, buf, (uint64_t)off, size) < 0)
+    err = EIO;
+  schedule(req, dev, FF_OP_WRITE, (uint64_t)off, size, now, &dec, err);
+}
+
+static void
+op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  (void)ino;
+  (void)fi;
+  fuse_reply_err(req, 0); /* close(2), not a device flush */
+}
+
+static void
+op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+         struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+
+  (void)datasync;
+  (void)fi;
+  if (!is_dev(d, ino)) {
+    fuse_reply_err(req, 0);
+    return;
+  }
+  submit(req, (uint32_t)(ino - INO_DEV0), FF_OP_FLUSH, 0, 0);
+}
+
+static void
+op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+         struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+  uint32_t dev;
+  uint64_t size, o = (uint64_t)off;
+  struct ff_range *r = NULL;
+  int64_t n;
+
+  (void)fi;
+  if (!is_dev(d, ino) || (whence != SEEK_DATA && whence != SEEK_HOLE)) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  dev = (uint32_t)(ino - INO_DEV0);
+  size = d->farm->devs[dev].size;
+  if (off < 0 || o >= size) {
+    fuse_reply_err(req, ENXIO);
+    return;
+  }
+  n = ff_farm_extents(d->farm, dev, NULL, 0);
+  if (n < 0 || (n > 0 && !(r = malloc((size_t)n * sizeof *r))) ||
+      (n > 0 && ff_farm_extents(d->farm, dev, r, (size_t)n) < 0)) {
+    free(r);
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (r[i].off + r[i].len <= o)
+      continue;
+    /* The first extent that ends after o. */
+    if (whence == SEEK_DATA)
+      o = r[i].off > o ? r[i].off : o;
+    else if (r[i].off <= o)
+      o = r[i].off + r[i].len;
+    free(r);
+    fuse_reply_lseek(req, (off_t)o);
+    return;
+  }
+  free(r);
+  if (whence == SEEK_DATA)
+    fuse_reply_err(req, ENXIO);
+  else
+    fuse_reply_lseek(req, off); /* in the final hole */
+}
+
+static void
+op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+             off_t length, struct fuse_file_info *fi)
+{
+  struct ff_daemon *d = daemon_of(req);
+  uint32_t dev;
+
+  (void)fi;
+  if (!is_dev(d, ino)) {
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
+  dev = (uint32_t)(ino - INO_DEV0);
+  if (off < 0 || length < 0 ||
+      (uint64_t)off + (uint64_t)length > d->farm->devs[dev].size) {
+    fuse_reply_err(req, mode & FALLOC_FL_KEEP_SIZE ? EINVAL : EFBIG);
+    return;
+  }
+  if (mode == 0) { /* allocate: every byte already exists */
+    fuse_reply_err(req, 0);
+    return;
+  }
+  if (!(mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))) {
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
+  fuse_reply_err(req, ff_farm_zero(d->farm, dev, (uint64_t)off,
+                                   (uint64_t)length) < 0
+                        ? EIO
+                        : 0);
+}
+
+static void
+op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+  struct ff_daemon *d = daemon_of(req);
+  struct statvfs sv = {0};
+  uint64_t total = 0;
+
+  (void)ino;
+  for (uint32_t i = 0; i < d->farm->ndevs; i++)
+    total += d->farm->devs[i].size;
+  sv.f_bsize = sv.f_frsize = 4096;
+  sv.f_blocks = total / 4096;
+  sv.f_files = d->farm->ndevs + 2 + CTL_COUNT;
+  sv.f_namemax = 255;
+  fuse_reply_statfs(req, &sv);
+}
+
+const struct fuse_lowlevel_ops ff_daemon_ops = {
+  .init = op_init,
+  .lookup = op_lookup,
+  .getattr = op_getattr,
+  .setattr = op_setattr,
+  .readdir = op_readdir,
+  .open = op_open,
+  .release = op_release,
+  .read = op_read,
+  .write = op_write,
+  .flush = op_flush,
+  .fsync = op_fsync,
+  .lseek = op_lseek,
+  .fallocate = op_fallocate,
+  .statfs = op_statfs,
+};

@@ -1,0 +1,1780 @@
+/* fusefarm: I/O profiles and the I/O model (see ff-profile.h,
+ * docs/profile-format.md).
+ *
+ * Loading: libconfig parses the file and keeps the line of every setting;
+ * this file walks the tree (as ff-spec.c does: unknown keys rejected,
+ * every message "file:line: key.path: what was expected"), resolves each
+ * group's device selection against the farm, merges the groups into one
+ * set of settings per device and deduplicates those into classes.
+ *
+ * Thread model (see also ff-profile.h): a loaded profile is immutable.  The
+ * model's current runtime state (struct iostate: profile, time origin,
+ * per-device atomics, queues) is published through one atomic pointer; a
+ * submitter loads it once and uses only it.  Per-device state is updated
+ * with atomic fetch-add and compare-and-swap, never under a lock.  Each
+ * queue has a mutex guarding its slot heap, held for one heap update and
+ * never while taking another lock.  switch_lock serialises set_profile
+ * calls and guards the chain of replaced states, which are freed only by
+ * ff_iomodel_free (no reader can still hold them then).
+ */
+#include "ff-profile.h"
+#include "ff-error.h"
+#include "ff-util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <libconfig.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- durations --------------------------------------------------------- */
+
+#define MAX_DURATION_NS 1000000000000000000ull /* 10^18 ns, ~31 years */
+
+int
+ff_parse_duration(const char *s, uint64_t *ns)
+{
+  static const struct {
+    const char *name;
+    uint64_t ns;
+  } units[] = {{"ns", 1},
+               {"us", 1000},
+               {"ms", 1000000},
+               {"s", 1000000000},
+               {"m", 60000000000ull}};
+  uint64_t mant = 0, div = 1, unit = 0;
+  unsigned digits = 0;
+  unsigned __int128 v;
+  const char *p = s;
+
+  for (; *p >= '0' && *p <= '9'; p++, digits++) {
+    if (digits >= 18)
+      return ff_error("duration '%s' has too many digits", s);
+    mant = mant * 10 + (uint64_t)(*p - '0');
+  }
+  if (digits == 0)
+    return ff_error("'%s' is not a duration (expected a number with a unit "
+                    "ns, us, ms, s or m, such as \"4ms\")",
+                    s);
+  if (*p == '.') {
+    p++;
+    if (!(*p >= '0' && *p <= '9'))
+      return ff_error("'%s' is not a duration (expected digits after the "
+                      "decimal point)",
+                      s);
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+      if (digits >= 18)
+        return ff_error("duration '%s' has too many digits", s);
+      mant = mant * 10 + (uint64_t)(*p - '0');
+      div *= 10;
+    }
+  }
+  if (!*p)
+    return ff_error("'%s' has no unit (expected ns, us, ms, s or m after "
+                    "the number)",
+                    s);
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+    if (!strcmp(p, units[i].name))
+      unit = units[i].ns;
+  if (!unit)
+    return ff_error("'%s' has an unknown unit '%s' (expected ns, us, ms, s "
+                    "or m)",
+                    s, p);
+  v = ((unsigned __int128)mant * unit + div / 2) / div;
+  if (v > MAX_DURATION_NS)
+    return ff_error("duration '%s' is too large (at most 10^18 ns)", s);
+  *ns = (uint64_t)v;
+  return 0;
+}
+
+/* ---- distributions ----------------------------------------------------- */
+
+enum dist_kind {
+  DIST_FIXED,
+  DIST_UNIFORM,
+  DIST_NORMAL,
+  DIST_LOGNORMAL,
+  DIST_PARETO,
+};
+
+static const char *const dist_names[] = {
+  [DIST_FIXED] = "fixed",   [DIST_UNIFORM] = "uniform",
+  [DIST_NORMAL] = "normal", [DIST_LOGNORMAL] = "lognormal",
+  [DIST_PARETO] = "pareto",
+};
+
+/* Parameters in nanoseconds: fixed: a = value; uniform: [a, b]; normal:
+ * mean a, stddev b; lognormal: mu a (ln ns), sigma b; pareto: scale a,
+ * alpha b. */
+struct dist {
+  enum dist_kind kind;
+  double a, b;
+};
+
+#define Z99        2.3263478740408408 /* the standard normal's 0.99 quantile */
+#define SAMPLE_CAP 3600e9             /* 1 h, so a sample always fits */
+
+/* Inverse of the standard normal CDF: Acklam's rational approximation
+ * (relative error 1.2e-9), polished by one Halley step on erfc. */
+static double
+norm_ppf(double p)
+{
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                             -2.759285104469687e+02, 1.383577518672690e+02,
+                             -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                             -1.556989798598866e+02, 6.680131188771972e+01,
+                             -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                             -2.400758277161838e+00, -2.549732539343734e+00,
+                             4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                             2.445134137142996e+00, 3.754408661907416e+00};
+  double q, r, x, e, u;
+
+  if (p <= 0)
+    return -INFINITY;
+  if (p >= 1)
+    return INFINITY;
+  if (p < 0.02425 || p > 1 - 0.02425) {
+    q = sqrt(-2 * log(p < 0.5 ? p : 1 - p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    if (p > 0.5)
+      x = -x;
+  } else {
+    q = p - 0.5;
+    r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) *
+        q / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  e = 0.5 * erfc(-x / sqrt(2)) - p;
+  u = e * sqrt(2 * M_PI) * exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
+}
+
+/* The q quantile of d in ns (unclamped; may be negative or infinite). */
+static double
+dist_quantile(const struct dist *d, double q)
+{
+  switch (d->kind) {
+  case DIST_FIXED:
+    return d->a;
+  case DIST_UNIFORM:
+    return d->a + (d->b - d->a) * q;
+  case DIST_NORMAL:
+    return d->b > 0 ? d->a + d->b * norm_ppf(q) : d->a;
+  case DIST_LOGNORMAL:
+    return exp(d->b > 0 ? d->a + d->b * norm_ppf(q) : d->a);
+  case DIST_PARETO:
+    return d->a / pow(1 - q, 1 / d->b);
+  }
+  return 0;
+}
+
+static uint64_t
+clamp_ns(double x)
+{
+  if (!(x > 0)) /* also NaN */
+    return 0;
+  if (x > SAMPLE_CAP)
+    x = SAMPLE_CAP;
+  return (uint64_t)(x + 0.5);
+}
+
+/* A uniform in (0, 1), never 0 or 1, from 53 bits of h. */
+static double
+u01(uint64_t h)
+{
+  return ((double)(h >> 11) + 0.5) * 0x1p-53;
+}
+
+/* ---- profile data ------------------------------------------------------ */
+
+struct eio_range {
+  uint64_t off, len;
+};
+
+struct qspec {
+  uint32_t depth;  /* 0: no queue */
+  uint32_t shards; /* >= 1 */
+  uint64_t service_ns;
+};
+
+/* The merged settings of a device; devices with equal settings share one. */
+struct devclass {
+  struct dist lat[FF_OP_COUNT];
+  uint64_t spinup_ns;
+  uint64_t stall_every_ns; /* 0: no stalls */
+  uint64_t stall_dur_ns;
+  uint64_t bandwidth;    /* bytes/s, 0: no cap */
+  uint64_t iops_cost_ns; /* 0: no cap */
+  double eio_rate;
+  uint32_t range_first; /* into ff_profile.ranges */
+  uint32_t range_count;
+  uint64_t appear_at_ns;
+  uint64_t vanish_at_ns; /* UINT64_MAX: never */
+  int direct_io;
+};
+
+struct ff_profile {
+  char *name;
+  uint64_t seed; /* farm seed ^ profile seed */
+  uint64_t fingerprint;
+  uint32_t ndevs;
+  int rotational;
+  struct qspec global;
+  uint32_t nqueues; /* group queue instances (a group's shards) */
+  struct qspec *queues;
+  uint32_t nclasses;
+  struct devclass *classes;
+  uint32_t *dev_class; /* [ndevs] */
+  uint32_t *dev_queue; /* [ndevs], FF_NONE: no group queue */
+  uint32_t nranges;
+  struct eio_range *ranges;
+};
+
+static void
+class_defaults(struct devclass *c)
+{
+  memset(c, 0, sizeof *c);
+  for (int op = 0; op < FF_OP_COUNT; op++)
+    c->lat[op].kind = DIST_FIXED;
+  c->vanish_at_ns = UINT64_MAX;
+  c->direct_io = 1;
+}
+
+static int
+dist_equal(const struct dist *x, const struct dist *y)
+{
+  return x->kind == y->kind && x->a == y->a && x->b == y->b;
+}
+
+static int
+class_equal(const struct devclass *x, const struct devclass *y)
+{
+  for (int op = 0; op < FF_OP_COUNT; op++)
+    if (!dist_equal(&x->lat[op], &y->lat[op]))
+      return 0;
+  return x->spinup_ns == y->spinup_ns &&
+         x->stall_every_ns == y->stall_every_ns &&
+         x->stall_dur_ns == y->stall_dur_ns && x->bandwidth == y->bandwidth &&
+         x->iops_cost_ns == y->iops_cost_ns && x->eio_rate == y->eio_rate &&
+         x->range_first == y->range_first &&
+         x->range_count == y->range_count &&
+         x->appear_at_ns == y->appear_at_ns &&
+         x->vanish_at_ns == y->vanish_at_ns && x->direct_io == y->direct_io;
+}
+
+static uint64_t
+dbits(double v)
+{
+  uint64_t u;
+
+  if (v == 0)
+    v = 0; /* -0.0 equals 0.0, so it must hash like it */
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+static uint64_t
+class_hash(const struct devclass *c)
+{
+  uint64_t h = 0;
+
+  for (int op = 0; op < FF_OP_COUNT; op++)
+    h = ff_hash4(h, (uint64_t)c->lat[op].kind, dbits(c->lat[op].a),
+                 dbits(c->lat[op].b));
+  h = ff_hash4(h, c->spinup_ns, c->stall_every_ns, c->stall_dur_ns);
+  h = ff_hash4(h, c->bandwidth, c->iops_cost_ns, dbits(c->eio_rate));
+  h = ff_hash4(h, ((uint64_t)c->range_first << 32) | c->range_count,
+               c->appear_at_ns, c->vanish_at_ns);
+  return ff_hash4(h, (uint64_t)c->direct_io, 0, 0);
+}
+
+/* ---- parsing helpers (the style of ff-spec.c) -------------------------- */
+
+struct pctx {
+  const char *file;
+  const struct ff_farm *farm;
+  struct ff_profile *p;
+};
+
+/* Report an error on setting s as "file:line: path: message". */
+__attribute__((format(printf, 4, 5))) static int
+perr(const struct pctx *c, const config_setting_t *s, const char *path,
+     const char *fmt, ...)
+{
+  char msg[768];
+  const char *file = NULL;
+  int line = 0;
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (s) {
+    file = config_setting_source_file(s);
+    line = (int)config_setting_source_line(s);
+  }
+  if (!file)
+    file = c->file;
+  if (line > 0)
+    return ff_error("%s:%d: %s: %s", file, line, path, msg);
+  return ff_error("%s: %s: %s", file, path, msg);
+}
+
+/* Key paths are short; a path that would not fit is cut, never overrun. */
+__attribute__((format(printf, 3, 4))) static void
+pathf(char *out, size_t len, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vsnprintf(out, len, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    out[0] = '\0';
+}
+
+static void
+join(char *out, size_t len, const char *path, const char *key)
+{
+  if (path[0])
+    pathf(out, len, "%s.%s", path, key);
+  else
+    pathf(out, len, "%s", key);
+}
+
+static int
+check_keys(const struct pctx *c, const config_setting_t *grp, const char *path,
+           const char *const *allowed)
+{
+  int n = config_setting_length(grp);
+
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *s = config_setting_get_elem(grp, (unsigned)i);
+    const char *name = config_setting_name(s);
+    char kp[256], list[512] = "";
+    int ok = 0;
+
+    for (const char *const *a = allowed; *a; a++)
+      if (!strcmp(*a, name))
+        ok = 1;
+    if (ok)
+      continue;
+    for (const char *const *a = allowed; *a; a++) {
+      strncat(list, *a, sizeof list - strlen(list) - 1);
+      if (a[1])
+        strncat(list, ", ", sizeof list - strlen(list) - 1);
+    }
+    join(kp, sizeof kp, path, name);
+    return perr(c, s, kp, "unknown key (expected one of: %s)", list);
+  }
+  return 0;
+}
+
+/* Each getter returns 1 when the key is present and valid, 0 when it is
+ * absent (out untouched), -1 on error. */
+static int
+get_int(const struct pctx *c, const config_setting_t *grp, const char *path,
+        const char *key, int64_t min, int64_t max, int64_t *out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+  int64_t v;
+
+  if (!s)
+    return 0;
+  join(kp, sizeof kp, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_INT &&
+      config_setting_type(s) != CONFIG_TYPE_INT64)
+    return perr(c, s, kp, "expected an integer");
+  v = config_setting_get_int64(s);
+  if (v < min || v > max)
+    return perr(c, s, kp, "%lld is out of range (expected %lld to %lld)",
+                (long long)v, (long long)min, (long long)max);
+  *out = v;
+  return 1;
+}
+
+static int
+get_uint(const struct pctx *c, const config_setting_t *grp, const char *path,
+         const char *key, unsigned min, unsigned max, unsigned *out)
+{
+  int64_t v;
+  int r = get_int(c, grp, path, key, min, max, &v);
+
+  if (r == 1)
+    *out = (unsigned)v;
+  return r;
+}
+
+static int
+size_value(const struct pctx *c, const config_setting_t *s, const char *kp,
+           uint64_t *out)
+{
+  switch (config_setting_type(s)) {
+  case CONFIG_TYPE_INT:
+  case CONFIG_TYPE_INT64: {
+    int64_t v = config_setting_get_int64(s);
+
+    if (v < 0)
+      return perr(c, s, kp, "a size cannot be negative");
+    *out = (uint64_t)v;
+    return 1;
+  }
+  case CONFIG_TYPE_STRING:
+    if (ff_parse_size(config_setting_get_string(s), out) < 0)
+      return perr(c, s, kp, "%s", ff_errmsg());
+    return 1;
+  default:
+    return perr(c, s, kp,
+                "expected a size (an integer or a string such as "
+                "\"64M\")");
+  }
+}
+
+static int
+get_size(const struct pctx *c, const config_setting_t *grp, const char *path,
+         const char *key, uint64_t *out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+
+  if (!s)
+    return 0;
+  join(kp, sizeof kp, path, key);
+  return size_value(c, s, kp, out);
+}
+
+static int
+get_str(const struct pctx *c, const config_setting_t *grp, const char *path,
+        const char *key, char **out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+  char *v;
+
+  if (!s)
+    return 0;
+  join(kp, sizeof kp, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_STRING)
+    return perr(c, s, kp, "expected a string");
+  v = strdup(config_setting_get_string(s));
+  if (!v)
+    return perr(c, s, kp, "out of memory");
+  free(*out);
+  *out = v;
+  return 1;
+}
+
+/* A finite number in [min, max]. */
+static int
+get_float(const struct pctx *c, const config_setting_t *grp, const char *path,
+          const char *key, double min, double max, double *out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+  double v;
+
+  if (!s)
+    return 0;
+  join(kp, sizeof kp, path, key);
+  switch (config_setting_type(s)) {
+  case CONFIG_TYPE_FLOAT:
+    v = config_setting_get_float(s);
+    break;
+  case CONFIG_TYPE_INT:
+  case CONFIG_TYPE_INT64:
+    v = (double)config_setting_get_int64(s);
+    break;
+  default:
+    return perr(c, s, kp, "expected a number");
+  }
+  if (!isfinite(v) || v < min || v > max)
+    return perr(c, s, kp, "%g is out of range (expected %g to %g)", v, min,
+                max);
+  *out = v;
+  return 1;
+}
+
+static int
+get_bool(const struct pctx *c, const config_setting_t *grp, const char *path,
+         const char *key, int *out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+
+  if (!s)
+    return 0;
+  join(kp, sizeof kp, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+    return perr(c, s, kp, "expected true or false");
+  *out = config_setting_get_bool(s);
+  return 1;
+}
+
+static int
+get_duration(const struct pctx *c, const config_setting_t *grp,
+             const char *path, const char *key, uint64_t *out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+
+  if (!s)
+    return 0;
+  join(kp, sizeof kp, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_STRING)
+    return perr(c, s, kp,
+                "expected a duration string with a unit, such as \"4ms\" "
+                "(units ns, us, ms, s, m)");
+  if (ff_parse_duration(config_setting_get_string(s), out) < 0)
+    return perr(c, s, kp, "%s", ff_errmsg());
+  return 1;
+}
+
+/* A required member: its absence is an error naming path.key. */
+static int
+need(const struct pctx *c, const config_setting_t *grp, const char *path,
+     const char *key, int r, const char *expected)
+{
+  char kp[256];
+
+  if (r != 0)
+    return r;
+  join(kp, sizeof kp, path, key);
+  return perr(c, grp, kp, "missing (expected %s)", expected);
+}
+
+/* A group member: 1 and *out when present and a group, 0 when absent. */
+static int
+get_group(const struct pctx *c, const config_setting_t *grp, const char *path,
+          const char *key, const char *example, const config_setting_t **out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+
+  if (!s)
+    return 0;
+  join(kp, sizeof kp, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+    return perr(c, s, kp, "expected a group such as %s", example);
+  *out = s;
+  return 1;
+}
+
+/* ---- parsing the pieces ------------------------------------------------ */
+
+static int
+parse_dist(const struct pctx *c, const config_setting_t *grp, const char *path,
+           const char *key, struct dist *out)
+{
+  static const char *const keys[][8] = {
+    [DIST_FIXED] = {"dist", "value", NULL},
+    [DIST_UNIFORM] = {"dist", "min", "max", "median", "p99", NULL},
+    [DIST_NORMAL] = {"dist", "mean", "stddev", "median", "p99", NULL},
+    [DIST_LOGNORMAL] = {"dist", "mu", "sigma", "median", "p99", NULL},
+    [DIST_PARETO] = {"dist", "scale", "alpha", "median", "p99", NULL},
+  };
+  const config_setting_t *g = NULL, *s;
+  char kp[256], dp[256];
+  char *name = NULL;
+  uint64_t median = 0, p99 = 0, x = 0, y = 0;
+  double fx = 0, fy = 0;
+  int hm, hp, hx, hy, r, kind = -1;
+
+  r = get_group(c, grp, path, key,
+                "{ dist = \"lognormal\"; median = \"4ms\"; p99 = \"20ms\"; }",
+                &g);
+  if (r <= 0)
+    return r;
+  join(kp, sizeof kp, path, key);
+  join(dp, sizeof dp, kp, "dist");
+  r = need(c, g, kp, "dist", get_str(c, g, kp, "dist", &name),
+           "fixed, uniform, normal, lognormal or pareto");
+  if (r < 0)
+    return -1;
+  for (int k = 0; k < (int)(sizeof dist_names / sizeof *dist_names); k++)
+    if (!strcmp(name, dist_names[k]))
+      kind = k;
+  if (kind < 0) {
+    r = perr(c, config_setting_get_member(g, "dist"), dp,
+             "unknown distribution '%s' (expected fixed, uniform, normal, "
+             "lognormal or pareto)",
+             name);
+    free(name);
+    return r;
+  }
+  free(name);
+  if (check_keys(c, g, kp, keys[kind]) < 0)
+    return -1;
+  out->kind = (enum dist_kind)kind;
+  if (kind == DIST_FIXED) {
+    if (need(c, g, kp, "value", get_duration(c, g, kp, "value", &x),
+             "a duration such as \"1ms\"") < 0)
+      return -1;
+    out->a = (double)x;
+    out->b = 0;
+    return 1;
+  }
+
+  hm = get_duration(c, g, kp, "median", &median);
+  hp = get_duration(c, g, kp, "p99", &p99);
+  if (hm < 0 || hp < 0)
+    return -1;
+  switch (kind) {
+  case DIST_UNIFORM:
+    hx = get_duration(c, g, kp, "min", &x);
+    hy = get_duration(c, g, kp, "max", &y);
+    fx = (double)x;
+    fy = (double)y;
+    break;
+  case DIST_NORMAL:
+    hx = get_duration(c, g, kp, "mean", &x);
+    hy = get_duration(c, g, kp, "stddev", &y);
+    fx = (double)x;
+    fy = (double)y;
+    break;
+  case DIST_LOGNORMAL:
+    hx = get_float(c, g, kp, "mu", -50, 50, &fx);
+    hy = get_float(c, g, kp, "sigma", 0, 20, &fy);
+    break;
+  default: /* DIST_PARETO */
+    hx = get_duration(c, g, kp, "scale", &x);
+    hy = get_float(c, g, kp, "alpha", 1e-3, 1e3, &fy);
+    fx = (double)x;
+    break;
+  }
+  if (hx < 0 || hy < 0)
+    return -1;
+
+  /* Exactly one parameterisation, complete. */
+  {
+    const char *const *k = keys[kind];
+    const char *pa = k[1], *pb = k[2];
+
+    if ((hm || hp) && (hx || hy))
+      return perr(c, g, kp,
+                  "give either %s and %s, or median and p99, not both "
+                  "(a %s distribution)",
+                  pa, pb, dist_names[kind]);
+    if (!hm && !hp && !hx && !hy)
+      return perr(c, g, kp,
+                  "missing parameters (expected %s and %s, or median and "
+                  "p99)",
+                  pa, pb);
+    if (hm != hp || hx != hy) {
+      const char *have = hm ? "median" : hp ? "p99" : hx ? pa : pb;
+      const char *want = hm ? "p99" : hp ? "median" : hx ? pb : pa;
+
+      return perr(c, config_setting_get_member(g, have), kp, "%s needs %s too",
+                  have, want);
+    }
+  }
+
+  if (hm) {
+    s = config_setting_get_member(g, "p99");
+    if (p99 <= median)
+      return perr(c, s, kp,
+                  "median %llu ns must be below p99 %llu ns (expected "
+                  "median < p99)",
+                  (unsigned long long)median, (unsigned long long)p99);
+    if ((kind == DIST_LOGNORMAL || kind == DIST_PARETO) && median == 0)
+      return perr(c, config_setting_get_member(g, "median"), kp,
+                  "median must be positive for a %s distribution",
+                  dist_names[kind]);
+    switch (kind) {
+    case DIST_UNIFORM: {
+      /* a + (b - a) * 0.5 = median, a + (b - a) * 0.99 = p99 */
+      double w = (double)(p99 - median) / 0.49;
+
+      out->a = (double)median - w / 2;
+      out->b = out->a + w;
+      break;
+    }
+    case DIST_NORMAL:
+      out->a = (double)median;
+      out->b = (double)(p99 - median) / Z99;
+      break;
+    case DIST_LOGNORMAL:
+      out->a = log((double)median);
+      out->b = log((double)p99 / (double)median) / Z99;
+      break;
+    default: /* pareto: x_q = scale / (1 - q)^(1 / alpha) */
+      out->b = log(50.0) / log((double)p99 / (double)median);
+      out->a = (double)median / pow(2.0, 1 / out->b);
+      break;
+    }
+    return 1;
+  }
+
+  switch (kind) {
+  case DIST_UNIFORM:
+    if (fx > fy)
+      return perr(c, config_setting_get_member(g, "min"), kp,
+                  "min must not be above max");
+    out->a = fx;
+    out->b = fy;
+    break;
+  case DIST_NORMAL:
+    out->a = fx;
+    out->b = fy;
+    break;
+  case DIST_LOGNORMAL:
+    out->a = fx + log(1e9); /* log-seconds to log-nanoseconds */
+    out->b = fy;
+    break;
+  default:
+    if (fx <= 0)
+      return perr(c, config_setting_get_member(g, "scale"), kp,
+                  "scale must be positive");
+    out->a = fx;
+    out->b = fy;
+    break;
+  }
+  return 1;
+}
+
+#define QUEUE_MAX_SLOTS (1u << 22)
+
+static int
+parse_queue(const struct pctx *c, const config_setting_t *grp,
+            const char *path, struct qspec *q)
+{
+  static const char *const keys[] = {"depth", "service", "shards", NULL};
+  const config_setting_t *g = NULL;
+  char kp[256];
+  int r = get_group(c, grp, path, "queue",
+                    "{ depth = 32; service = \"0.1ms\"; }", &g);
+
+  if (r <= 0)
+    return r;
+  join(kp, sizeof kp, path, "queue");
+  q->shards = 1;
+  if (check_keys(c, g, kp, keys) < 0 ||
+      need(c, g, kp, "depth", get_uint(c, g, kp, "depth", 1, 65536, &q->depth),
+           "an integer from 1 to 65536") < 0 ||
+      need(c, g, kp, "service",
+           get_duration(c, g, kp, "service", &q->service_ns),
+           "a duration such as \"0.1ms\"") < 0 ||
+      get_uint(c, g, kp, "shards", 1, 65536, &q->shards) < 0)
+    return -1;
+  if ((uint64_t)q->depth * q->shards > QUEUE_MAX_SLOTS)
+    return perr(c, g, kp,
+                "depth %u x shards %u is too many slots (at most %u)",
+                q->depth, q->shards, QUEUE_MAX_SLOTS);
+  return 1;
+}
+
+static int
+add_range(const struct pctx *c, const config_setting_t *s, const char *kp,
+          uint64_t off, uint64_t len)
+{
+  struct ff_profile *p = c->p;
+
+  if ((p->nranges & (p->nranges - 1)) == 0) {
+    void *n = realloc(p->ranges,
+                      (p->nranges ? 2 * p->nranges : 1) * sizeof *p->ranges);
+    if (!n)
+      return perr(c, s, kp, "out of memory");
+    p->ranges = n;
+  }
+  p->ranges[p->nranges].off = off;
+  p->ranges[p->nranges].len = len;
+  p->nranges++;
+  return 0;
+}
+
+/* Bits of struct pgroup.set: which keys the group gives. */
+enum {
+  SET_READ = 1 << FF_OP_READ,
+  SET_WRITE = 1 << FF_OP_WRITE,
+  SET_FLUSH = 1 << FF_OP_FLUSH,
+  SET_SPINUP = 1 << 3,
+  SET_STALL = 1 << 4,
+  SET_QUEUE = 1 << 5,
+  SET_BW = 1 << 6,
+  SET_IOPS = 1 << 7,
+  SET_DIRECT = 1 << 8,
+  SET_EIO_RATE = 1 << 9,
+  SET_EIO_RANGES = 1 << 10,
+  SET_VANISH = 1 << 11,
+  SET_APPEAR = 1 << 12,
+};
+
+struct pgroup {
+  unsigned set;
+  struct devclass v; /* the values of the keys in set */
+  struct qspec queue;
+  uint32_t qbase; /* first instance in ff_profile.queues */
+};
+
+static int
+parse_faults(const struct pctx *c, const config_setting_t *grp,
+             const char *path, struct pgroup *pg)
+{
+  static const char *const keys[] = {"eio_rate", "eio_ranges", "vanish_at",
+                                     "appear_at", NULL};
+  const config_setting_t *g = NULL, *rl;
+  char kp[256], rp[256];
+  int r = get_group(c, grp, path, "faults",
+                    "{ eio_rate = 0.001; vanish_at = \"60s\"; }", &g);
+
+  if (r <= 0)
+    return r;
+  join(kp, sizeof kp, path, "faults");
+  if (check_keys(c, g, kp, keys) < 0)
+    return -1;
+  if ((r = get_float(c, g, kp, "eio_rate", 0, 1, &pg->v.eio_rate)) < 0)
+    return -1;
+  pg->set |= r ? SET_EIO_RATE : 0;
+  if ((r = get_duration(c, g, kp, "vanish_at", &pg->v.vanish_at_ns)) < 0)
+    return -1;
+  pg->set |= r ? SET_VANISH : 0;
+  if ((r = get_duration(c, g, kp, "appear_at", &pg->v.appear_at_ns)) < 0)
+    return -1;
+  pg->set |= r ? SET_APPEAR : 0;
+
+  rl = config_setting_get_member(g, "eio_ranges");
+  if (!rl)
+    return 1;
+  join(rp, sizeof rp, kp, "eio_ranges");
+  if (config_setting_type(rl) != CONFIG_TYPE_LIST)
+    return perr(c, rl, rp,
+                "expected a list of [offset, length] pairs such as "
+                "( [\"0\", \"1M\"] )");
+  pg->set |= SET_EIO_RANGES;
+  pg->v.range_first = c->p->nranges;
+  pg->v.range_count = (uint32_t)config_setting_length(rl);
+  for (unsigned i = 0; i < pg->v.range_count; i++) {
+    const config_setting_t *e = config_setting_get_elem(rl, i);
+    uint64_t off, len;
+    char ep[256];
+
+    pathf(ep, sizeof ep, "%s.[%u]", rp, i);
+    if ((config_setting_type(e) != CONFIG_TYPE_ARRAY &&
+         config_setting_type(e) != CONFIG_TYPE_LIST) ||
+        config_setting_length(e) != 2)
+      return perr(c, e, ep,
+                  "expected an [offset, length] pair such as [\"0\", "
+                  "\"1M\"]");
+    if (size_value(c, config_setting_get_elem(e, 0), ep, &off) < 0 ||
+        size_value(c, config_setting_get_elem(e, 1), ep, &len) < 0)
+      return -1;
+    if (len == 0)
+      return perr(c, e, ep, "the length must be positive");
+    if (add_range(c, e, ep, off, len) < 0)
+      return -1;
+  }
+  return 1;
+}
+
+static int
+parse_stall(const struct pctx *c, const config_setting_t *grp,
+            const char *path, struct pgroup *pg)
+{
+  static const char *const keys[] = {"every", "duration", NULL};
+  const config_setting_t *g = NULL;
+  char kp[256];
+  int r = get_group(c, grp, path, "stall",
+                    "{ every = \"10s\"; duration = \"200ms\"; }", &g);
+
+  if (r <= 0)
+    return r;
+  join(kp, sizeof kp, path, "stall");
+  if (check_keys(c, g, kp, keys) < 0 ||
+      need(c, g, kp, "every",
+           get_duration(c, g, kp, "every", &pg->v.stall_every_ns),
+           "a duration such as \"10s\"") < 0 ||
+      need(c, g, kp, "duration",
+           get_duration(c, g, kp, "duration", &pg->v.stall_dur_ns),
+           "a duration such as \"200ms\"") < 0)
+    return -1;
+  if (pg->v.stall_dur_ns == 0 || pg->v.stall_dur_ns >= pg->v.stall_every_ns)
+    return perr(c, config_setting_get_member(g, "duration"), kp,
+                "duration must be positive and shorter than every");
+  pg->set |= SET_STALL;
+  return 1;
+}
+
+static int
+has_glob(const char *s)
+{
+  return strpbrk(s, "*?[") != NULL;
+}
+
+/* Add the devices named by pattern (a name or a glob) to sel. */
+static int
+select_pattern(const struct pctx *c, const config_setting_t *s, const char *kp,
+               const char *pattern, uint8_t *sel)
+{
+  const struct ff_farm *farm = c->farm;
+  int any = 0;
+
+  if (!has_glob(pattern)) {
+    int64_t d = ff_farm_lookup(farm, pattern);
+
+    if (d < 0)
+      return perr(c, s, kp, "no device '%s' in the farm", pattern);
+    sel[d] = 1;
+    return 0;
+  }
+  for (uint32_t d = 0; d < farm->ndevs; d++)
+    if (fnmatch(pattern, farm->devs[d].name, 0) == 0) {
+      sel[d] = 1;
+      any = 1;
+    }
+  if (!any)
+    return perr(c, s, kp, "'%s' matches no device of the farm", pattern);
+  return 0;
+}
+
+struct rank {
+  uint64_t key;
+  uint32_t dev;
+};
+
+static int
+rank_cmp(const void *x, const void *y)
+{
+  const struct rank *a = x, *b = y;
+
+  if (a->key != b->key)
+    return a->key < b->key ? -1 : 1;
+  return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+#define KIND_FRACTION 0x6672616374696f6eull /* "fraction" */
+
+/* Fill sel (ndevs bytes, zeroed by the caller) with the devices group gi
+ * selects: devices= (default all) as the pool, then fraction= of it. */
+static int
+parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
+             unsigned gi, uint8_t *sel)
+{
+  const struct ff_farm *farm = c->farm;
+  const config_setting_t *s = config_setting_get_member(g, "devices");
+  char kp[256];
+  double fraction;
+  int r;
+
+  join(kp, sizeof kp, path, "devices");
+  if (!s) {
+    memset(sel, 1, farm->ndevs);
+  } else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+    const char *v = config_setting_get_string(s);
+
+    if (!strcmp(v, "all"))
+      memset(sel, 1, farm->ndevs);
+    else if (select_pattern(c, s, kp, v, sel) < 0)
+      return -1;
+  } else if (config_setting_type(s) == CONFIG_TYPE_ARRAY ||
+             config_setting_type(s) == CONFIG_TYPE_LIST) {
+    int n = config_setting_length(s);
+
+    if (n == 0)
+      return perr(c, s, kp, "the list is empty (expected device names)");
+    for (int i = 0; i < n; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+
+      if (config_setting_type(e) != CONFIG_TYPE_STRING)
+        return perr(c, e, kp, "entry %d is not a string", i);
+      if (select_pattern(c, e, kp, config_setting_get_string(e), sel) < 0)
+        return -1;
+    }
+  } else {
+    return perr(c, s, kp,
+                "expected \"all\", a glob such as \"pv00*\" or a list of "
+                "names such as [\"pv0001\", \"pv0002\"]");
+  }
+
+  r = get_float(c, g, path, "fraction", 0, 1, &fraction);
+  if (r <= 0)
+    return r;
+  {
+    struct rank *rk = malloc((farm->ndevs ? farm->ndevs : 1) * sizeof *rk);
+    uint32_t n = 0;
+    uint64_t k;
+
+    if (!rk)
+      return perr(c, g, path, "out of memory");
+    for (uint32_t d = 0; d < farm->ndevs; d++)
+      if (sel[d]) {
+        rk[n].key = ff_hash4(c->p->seed, KIND_FRACTION, gi, d);
+        rk[n].dev = d;
+        n++;
+      }
+    qsort(rk, n, sizeof *rk, rank_cmp);
+    k = (uint64_t)floor(fraction * n + 0.5);
+    memset(sel, 0, farm->ndevs);
+    for (uint64_t i = 0; i < k; i++)
+      sel[rk[i].dev] = 1;
+    free(rk);
+  }
+  return 0;
+}
+
+static int
+parse_group(const struct pctx *c, const config_setting_t *g, const char *path,
+            struct pgroup *pg)
+{
+  static const char *const keys[] = {
+    "devices", "fraction",  "read", "write",     "flush",  "spinup", "stall",
+    "queue",   "bandwidth", "iops", "direct_io", "faults", NULL};
+  static const char *const ops[] = {"read", "write", "flush"};
+  double iops = 0;
+  int r;
+
+  memset(pg, 0, sizeof *pg);
+  class_defaults(&pg->v);
+  if (check_keys(c, g, path, keys) < 0)
+    return -1;
+  for (int op = 0; op < FF_OP_COUNT; op++) {
+    if ((r = parse_dist(c, g, path, ops[op], &pg->v.lat[op])) < 0)
+      return -1;
+    pg->set |= r ? 1u << op : 0;
+  }
+  if ((r = get_duration(c, g, path, "spinup", &pg->v.spinup_ns)) < 0)
+    return -1;
+  pg->set |= r ? SET_SPINUP : 0;
+  if (parse_stall(c, g, path, pg) < 0)
+    return -1;
+  if ((r = parse_queue(c, g, path, &pg->queue)) < 0)
+    return -1;
+  pg->set |= r ? SET_QUEUE : 0;
+  if ((r = get_size(c, g, path, "bandwidth", &pg->v.bandwidth)) < 0)
+    return -1;
+  pg->set |= r ? SET_BW : 0;
+  if ((r = get_float(c, g, path, "iops", 0, 1e9, &iops)) < 0)
+    return -1;
+  if (r) {
+    pg->set |= SET_IOPS;
+    pg->v.iops_cost_ns = iops > 0 ? (uint64_t)(1e9 / iops + 0.5) : 0;
+  }
+  if ((r = get_bool(c, g, path, "direct_io", &pg->v.direct_io)) < 0)
+    return -1;
+  pg->set |= r ? SET_DIRECT : 0;
+  if (parse_faults(c, g, path, pg) < 0)
+    return -1;
+  return 0;
+}
+
+static void
+apply_group(struct devclass *d, const struct pgroup *pg)
+{
+  const struct devclass *v = &pg->v;
+
+  for (int op = 0; op < FF_OP_COUNT; op++)
+    if (pg->set & (1u << op))
+      d->lat[op] = v->lat[op];
+  if (pg->set & SET_SPINUP)
+    d->spinup_ns = v->spinup_ns;
+  if (pg->set & SET_STALL) {
+    d->stall_every_ns = v->stall_every_ns;
+    d->stall_dur_ns = v->stall_dur_ns;
+  }
+  if (pg->set & SET_BW)
+    d->bandwidth = v->bandwidth;
+  if (pg->set & SET_IOPS)
+    d->iops_cost_ns = v->iops_cost_ns;
+  if (pg->set & SET_DIRECT)
+    d->direct_io = v->direct_io;
+  if (pg->set & SET_EIO_RATE)
+    d->eio_rate = v->eio_rate;
+  if (pg->set & SET_EIO_RANGES) {
+    d->range_first = v->range_first;
+    d->range_count = v->range_count;
+  }
+  if (pg->set & SET_VANISH)
+    d->vanish_at_ns = v->vanish_at_ns;
+  if (pg->set & SET_APPEAR)
+    d->appear_at_ns = v->appear_at_ns;
+}
+
+/* Give each device a class, sharing one class among equal settings. */
+static int
+build_classes(struct ff_profile *p, const struct devclass *per_dev)
+{
+  size_t tsize = 16;
+  uint32_t *table, cap = 0;
+
+  while (tsize < 2 * (size_t)p->ndevs)
+    tsize *= 2;
+  table = calloc(tsize, sizeof *table); /* class index + 1; 0: empty */
+  if (!table)
+    return ff_error("out of memory");
+  for (uint32_t d = 0; d < p->ndevs; d++) {
+    size_t i = class_hash(&per_dev[d]) & (tsize - 1);
+
+    while (table[i] && !class_equal(&p->classes[table[i] - 1], &per_dev[d]))
+      i = (i + 1) & (tsize - 1);
+    if (!table[i]) {
+      if (p->nclasses == cap) {
+        uint32_t ncap = cap ? 2 * cap : 4;
+        void *n = realloc(p->classes, ncap * sizeof *p->classes);
+
+        if (!n) {
+          free(table);
+          return ff_error("out of memory");
+        }
+        p->classes = n;
+        cap = ncap;
+      }
+      p->classes[p->nclasses] = per_dev[d];
+      table[i] = ++p->nclasses;
+    }
+    p->dev_class[d] = table[i] - 1;
+  }
+  free(table);
+  if (!p->classes) { /* a farm without devices */
+    p->classes = malloc(sizeof *p->classes);
+    if (!p->classes)
+      return ff_error("out of memory");
+    class_defaults(p->classes);
+    p->nclasses = 1;
+  }
+  return 0;
+}
+
+static int
+add_queues(const struct pctx *c, const config_setting_t *g, const char *path,
+           struct pgroup *pg)
+{
+  struct ff_profile *p = c->p;
+  void *n;
+
+  if (p->nqueues + (uint64_t)pg->queue.shards > UINT32_MAX / 2)
+    return perr(c, g, path, "too many queues");
+  n = realloc(p->queues, (p->nqueues + pg->queue.shards) * sizeof *p->queues);
+  if (!n)
+    return perr(c, g, path, "out of memory");
+  p->queues = n;
+  pg->qbase = p->nqueues;
+  for (uint32_t i = 0; i < pg->queue.shards; i++) {
+    p->queues[p->nqueues + i] = pg->queue;
+    p->queues[p->nqueues + i].shards = 1;
+  }
+  p->nqueues += pg->queue.shards;
+  return 0;
+}
+
+static char *
+default_name(const char *file)
+{
+  const char *b = strrchr(file, '/');
+  size_t n;
+
+  b = b ? b + 1 : file;
+  n = strlen(b);
+  if (n > 5 && !strcmp(b + n - 5, ".conf"))
+    n -= 5;
+  return strndup(b, n);
+}
+
+static struct ff_profile *
+profile_alloc(const struct ff_farm *farm, const char *name)
+{
+  struct ff_profile *p = calloc(1, sizeof *p);
+  size_t n = farm->ndevs ? farm->ndevs : 1;
+
+  if (!p) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  p->name = strdup(name);
+  p->seed = farm->seed;
+  p->fingerprint = farm->fingerprint;
+  p->ndevs = farm->ndevs;
+  p->dev_class = calloc(n, sizeof *p->dev_class);
+  p->dev_queue = malloc(n * sizeof *p->dev_queue);
+  if (!p->name || !p->dev_class || !p->dev_queue) {
+    ff_profile_free(p);
+    ff_error("out of memory");
+    return NULL;
+  }
+  for (uint32_t d = 0; d < farm->ndevs; d++)
+    p->dev_queue[d] = FF_NONE;
+  return p;
+}
+
+static struct ff_profile *
+parse_root(struct pctx *c, const config_setting_t *root)
+{
+  static const char *const keys[] = {"name",  "seed",   "rotational",
+                                     "queue", "groups", NULL};
+  const struct ff_farm *farm = c->farm;
+  const config_setting_t *groups;
+  struct devclass *per_dev = NULL;
+  struct ff_profile *p;
+  uint8_t *sel = NULL;
+  char *dname = default_name(c->file);
+  int64_t seed = 0;
+  int r;
+
+  if (!dname) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  p = profile_alloc(farm, dname);
+  free(dname);
+  if (!p)
+    return NULL;
+  c->p = p;
+  if (check_keys(c, root, "", keys) < 0 ||
+      get_str(c, root, "", "name", &p->name) < 0 ||
+      get_int(c, root, "", "seed", INT64_MIN, INT64_MAX, &seed) < 0 ||
+      get_bool(c, root, "", "rotational", &p->rotational) < 0 ||
+      parse_queue(c, root, "", &p->global) < 0)
+    goto fail;
+  if (!p->name[0]) {
+    perr(c, config_setting_get_member(root, "name"), "name",
+         "expected a non-empty string");
+    goto fail;
+  }
+  p->seed = farm->seed ^ (uint64_t)seed;
+
+  per_dev = malloc((farm->ndevs ? farm->ndevs : 1) * sizeof *per_dev);
+  sel = malloc(farm->ndevs ? farm->ndevs : 1);
+  if (!per_dev || !sel) {
+    ff_error("out of memory");
+    goto fail;
+  }
+  for (uint32_t d = 0; d < farm->ndevs; d++)
+    class_defaults(&per_dev[d]);
+
+  groups = config_setting_get_member(root, "groups");
+  if (groups && config_setting_type(groups) != CONFIG_TYPE_LIST) {
+    perr(c, groups, "groups", "expected a list of groups: ( { ... }, ... )");
+    goto fail;
+  }
+  for (int i = 0; groups && i < config_setting_length(groups); i++) {
+    const config_setting_t *g = config_setting_get_elem(groups, (unsigned)i);
+    struct pgroup pg;
+    char path[64];
+
+    pathf(path, sizeof path, "groups.[%d]", i);
+    if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
+      perr(c, g, path, "expected a group { ... }");
+      goto fail;
+    }
+    memset(sel, 0, farm->ndevs);
+    if (parse_group(c, g, path, &pg) < 0 ||
+        parse_select(c, g, path, (unsigned)i, sel) < 0)
+      goto fail;
+    if ((pg.set & SET_QUEUE) && add_queues(c, g, path, &pg) < 0)
+      goto fail;
+    for (uint32_t d = 0; d < farm->ndevs; d++) {
+      if (!sel[d])
+        continue;
+      apply_group(&per_dev[d], &pg);
+      if (pg.set & SET_QUEUE)
+        p->dev_queue[d] = pg.qbase + d % pg.queue.shards;
+    }
+  }
+  r = build_classes(p, per_dev);
+  free(per_dev);
+  free(sel);
+  if (r < 0) {
+    ff_profile_free(p);
+    return NULL;
+  }
+  return p;
+
+fail:
+  free(per_dev);
+  free(sel);
+  ff_profile_free(p);
+  return NULL;
+}
+
+static struct ff_profile *
+load(config_t *cfg, int ok, const char *name, const struct ff_farm *farm)
+{
+  struct pctx c = {name, farm, NULL};
+  struct ff_profile *p;
+
+  if (!ok) {
+    const char *f = config_error_file(cfg);
+
+    if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
+      ff_error("%s: cannot read the profile: %m", name);
+    else
+      ff_error("%s:%d: syntax error: %s", f ? f : name, config_error_line(cfg),
+               config_error_text(cfg));
+    config_destroy(cfg);
+    return NULL;
+  }
+  p = parse_root(&c, config_root_setting(cfg));
+  config_destroy(cfg);
+  return p;
+}
+
+struct ff_profile *
+ff_profile_load_file(const char *path, const struct ff_farm *farm)
+{
+  config_t cfg;
+
+  config_init(&cfg);
+  return load(&cfg, config_read_file(&cfg, path) == CONFIG_TRUE, path, farm);
+}
+
+struct ff_profile *
+ff_profile_load_string(const char *text, const char *name,
+                       const struct ff_farm *farm)
+{
+  config_t cfg;
+
+  config_init(&cfg);
+  return load(&cfg, config_read_string(&cfg, text) == CONFIG_TRUE, name, farm);
+}
+
+struct ff_profile *
+ff_profile_ideal(const struct ff_farm *farm)
+{
+  struct ff_profile *p = profile_alloc(farm, "ideal");
+
+  if (!p)
+    return NULL;
+  p->classes = malloc(sizeof *p->classes);
+  if (!p->classes) {
+    ff_profile_free(p);
+    ff_error("out of memory");
+    return NULL;
+  }
+  class_defaults(&p->classes[0]);
+  p->nclasses = 1; /* dev_class is all zeros */
+  return p;
+}
+
+void
+ff_profile_free(struct ff_profile *p)
+{
+  if (!p)
+    return;
+  free(p->name);
+  free(p->queues);
+  free(p->classes);
+  free(p->dev_class);
+  free(p->dev_queue);
+  free(p->ranges);
+  free(p);
+}
+
+const char *
+ff_profile_name(const struct ff_profile *p)
+{
+  return p->name;
+}
+
+/* ---- the I/O model ----------------------------------------------------- */
+
+/* 32 bytes per device, all updated lock-free. */
+struct devstate {
+  _Atomic uint64_t count;     /* requests so far (the random stream index) */
+  _Atomic uint64_t ready_at;  /* end of spin-up; 0: not accessed yet */
+  _Atomic uint64_t bw_next;   /* bandwidth bucket: next free time */
+  _Atomic uint64_t iops_next; /* IOPS bucket: next free time */
+};
+
+/* depth slots, each busy until a time; a binary min-heap by that time. */
+struct ioqueue {
+  pthread_mutex_t lock;
+  uint32_t depth;
+  uint64_t service_ns;
+  uint64_t *heap;
+};
+
+struct iostate {
+  struct ff_profile *p;
+  uint64_t origin;
+  struct devstate *devs; /* [p->ndevs] */
+  uint32_t ngq;          /* global queue shards (0: none) */
+  struct ioqueue *gq;
+  uint32_t nq; /* group queue instances */
+  struct ioqueue *q;
+  struct iostate *older; /* the state this one replaced */
+};
+
+struct ff_iomodel {
+  const struct ff_farm *farm;
+  _Atomic(struct iostate *) cur;
+  pthread_mutex_t switch_lock;
+};
+
+static void
+queues_free(struct ioqueue *q, uint32_t n)
+{
+  if (!q)
+    return;
+  for (uint32_t i = 0; i < n; i++) {
+    if (q[i].heap)
+      pthread_mutex_destroy(&q[i].lock);
+    free(q[i].heap);
+  }
+  free(q);
+}
+
+static struct ioqueue *
+queues_new(const struct qspec *specs, uint32_t n, int same)
+{
+  struct ioqueue *q = calloc(n ? n : 1, sizeof *q);
+
+  if (!q)
+    return NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct qspec *s = same ? specs : &specs[i];
+
+    q[i].depth = s->depth;
+    q[i].service_ns = s->service_ns;
+    q[i].heap = calloc(s->depth, sizeof *q[i].heap);
+    if (!q[i].heap || pthread_mutex_init(&q[i].lock, NULL) != 0) {
+      free(q[i].heap);
+      q[i].heap = NULL;
+      queues_free(q, i);
+      return NULL;
+    }
+  }
+  return q;
+}
+
+static void
+state_free(struct iostate *st)
+{
+  while (st) {
+    struct iostate *older = st->older;
+
+    queues_free(st->gq, st->ngq);
+    queues_free(st->q, st->nq);
+    free(st->devs);
+    ff_profile_free(st->p);
+    free(st);
+    st = older;
+  }
+}
+
+/* A fresh runtime state for p; takes ownership of p (frees it on
+ * failure). */
+static struct iostate *
+state_new(const struct ff_farm *farm, struct ff_profile *p, uint64_t origin)
+{
+  struct iostate *st;
+
+  if (!p && !(p = ff_profile_ideal(farm)))
+    return NULL;
+  if (p->ndevs != farm->ndevs || p->fingerprint != farm->fingerprint) {
+    ff_error("profile %s was loaded for another farm (%u devices, this farm "
+             "has %u)",
+             p->name, p->ndevs, farm->ndevs);
+    ff_profile_free(p);
+    return NULL;
+  }
+  st = calloc(1, sizeof *st);
+  if (!st) {
+    ff_profile_free(p);
+    ff_error("out of memory");
+    return NULL;
+  }
+  st->p = p;
+  st->origin = origin;
+  st->devs = calloc(p->ndevs ? p->ndevs : 1, sizeof *st->devs);
+  if (p->global.depth) {
+    st->ngq = p->global.shards;
+    st->gq = queues_new(&p->global, st->ngq, 1);
+  }
+  st->nq = p->nqueues;
+  st->q = queues_new(p->queues, st->nq, 0);
+  if (!st->devs || (p->global.depth && !st->gq) || !st->q) {
+    if (!st->gq)
+      st->ngq = 0;
+    if (!st->q)
+      st->nq = 0;
+    state_free(st);
+    ff_error("out of memory");
+    return NULL;
+  }
+  return st;
+}
+
+struct ff_iomodel *
+ff_iomodel_new(const struct ff_farm *farm, struct ff_profile *p,
+               uint64_t start_ns)
+{
+  struct ff_iomodel *m = calloc(1, sizeof *m);
+  struct iostate *st;
+
+  if (!m) {
+    ff_profile_free(p);
+    ff_error("out of memory");
+    return NULL;
+  }
+  st = state_new(farm, p, start_ns);
+  if (!st || pthread_mutex_init(&m->switch_lock, NULL) != 0) {
+    if (st) {
+      state_free(st);
+      ff_error("cannot initialise a mutex");
+    }
+    free(m);
+    return NULL;
+  }
+  m->farm = farm;
+  atomic_init(&m->cur, st);
+  return m;
+}
+
+void
+ff_iomodel_free(struct ff_iomodel *m)
+{
+  if (!m)
+    return;
+  state_free(atomic_load(&m->cur));
+  pthread_mutex_destroy(&m->switch_lock);
+  free(m);
+}
+
+int
+ff_iomodel_set_profile(struct ff_iomodel *m, struct ff_profile *p,
+                       uint64_t now_ns)
+{
+  struct iostate *st = state_new(m->farm, p, now_ns);
+
+  if (!st)
+    return -1;
+  pthread_mutex_lock(&m->switch_lock);
+  st->older = atomic_load_explicit(&m->cur, memory_order_relaxed);
+  atomic_store_explicit(&m->cur, st, memory_order_release);
+  pthread_mutex_unlock(&m->switch_lock);
+  return 0;
+}
+
+static struct iostate *
+current(struct ff_iomodel *m)
+{
+  return atomic_load_explicit(&m->cur, memory_order_acquire);
+}
+
+/* Take the earliest free slot at or after t; the request leaves the queue
+ * at the returned time. */
+static uint64_t
+queue_take(struct ioqueue *q, uint64_t t)
+{
+  uint64_t *h = q->heap, start, end;
+  uint32_t i = 0, n = q->depth;
+
+  pthread_mutex_lock(&q->lock);
+  start = h[0] > t ? h[0] : t;
+  end = start + q->service_ns;
+  for (;;) { /* replace the root by end and sift it down */
+    uint32_t l = 2 * i + 1, r = l + 1, s = i;
+    uint64_t v = end;
+
+    if (l < n && h[l] < v) {
+      s = l;
+      v = h[l];
+    }
+    if (r < n && h[r] < v)
+      s = r;
+    if (s == i)
+      break;
+    h[i] = h[s];
+    i = s;
+  }
+  h[i] = end;
+  pthread_mutex_unlock(&q->lock);
+  return end;
+}
+
+/* A virtual-clock bucket: the request may start at max(t, next free time);
+ * its cost moves the next free time on. */
+static uint64_t
+bucket_take(_Atomic uint64_t *next, uint64_t t, uint64_t cost)
+{
+  uint64_t old = atomic_load_explicit(next, memory_order_relaxed), start;
+
+  do
+    start = old > t ? old : t;
+  while (!atomic_compare_exchange_weak_explicit(
+    next, &old, start + cost, memory_order_relaxed, memory_order_relaxed));
+  return start;
+}
+
+static uint64_t
+xfer_ns(uint64_t len, uint64_t bandwidth)
+{
+  unsigned __int128 v = (unsigned __int128)len * 1000000000u / bandwidth;
+
+  return v > MAX_DURATION_NS ? MAX_DURATION_NS : (uint64_t)v;
+}
+
+/* Stall windows are [origin + k*every, origin + k*every + duration) for
+ * k >= 1: the first one opens one period after the profile took effect. */
+static uint64_t
+stall_end(uint64_t t, uint64_t origin, uint64_t every, uint64_t dur)
+{
+  uint64_t rel, k;
+
+  if (t < origin)
+    return t;
+  rel = t - origin;
+  k = rel / every;
+  if (k >= 1 && rel - k * every < dur)
+    return origin + k * every + dur;
+  return t;
+}
+
+/* The first request of a device sets the end of spin-up; every request
+ * waits for it (in practice: the first pays it, and those arriving while
+ * the device spins up wait with it). */
+static uint64_t
+spinup(struct devstate *ds, uint64_t t, uint64_t spin)
+{
+  uint64_t r = atomic_load_explicit(&ds->ready_at, memory_order_relaxed);
+
+  if (r == 0) {
+    uint64_t want = t + spin;
+
+    if (atomic_compare_exchange_strong_explicit(
+          &ds->ready_at, &r, want, memory_order_relaxed, memory_order_relaxed))
+      return want;
+  }
+  return t > r ? t : r;
+}
+
+static uint64_t
+mix64(uint64_t z)
+{
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static int
+in_eio_range(const struct ff_profile *p, const struct devclass *cl,
+             uint64_t off, uint64_t len)
+{
+  uint64_t end = off + len < off ? UINT64_MAX : off + len;
+
+  if (len == 0)
+    return 0;
+  for (uint32_t i = 0; i < cl->range_count; i++) {
+    const struct eio_range *r = &p->ranges[cl->range_first + i];
+    uint64_t rend = r->off + r->len < r->off ? UINT64_MAX : r->off + r->len;
+
+    if (off < rend && r->off < end)
+      return 1;
+  }
+  return 0;
+}
+
+void
+ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
+                  uint64_t off, uint64_t len, uint64_t now_ns,
+                  struct ff_io_decision *out)
+{
+  const struct iostate *st = current(m);
+  const struct ff_profile *p = st->p;
+  const struct devclass *cl;
+  struct devstate *ds;
+  uint64_t rel, n, h, t = now_ns;
+
+  out->done_ns = now_ns;
+  out->error = 0;
+  out->injected = 0;
+  if (dev >= p->ndevs) {
+    out->error = ENODEV;
+    return;
+  }
+  if ((unsigned)op >= FF_OP_COUNT) {
+    out->error = EIO;
+    return;
+  }
+  cl = &p->classes[p->dev_class[dev]];
+  rel = now_ns > st->origin ? now_ns - st->origin : 0;
+  if (rel < cl->appear_at_ns || rel >= cl->vanish_at_ns) {
+    out->error = ENODEV;
+    out->injected = 1;
+    return;
+  }
+
+  ds = &st->devs[dev];
+  n = atomic_fetch_add_explicit(&ds->count, 1, memory_order_relaxed);
+  h = ff_hash4(p->seed, dev, n, (uint64_t)op);
+  if (st->ngq)
+    t = queue_take(&st->gq[dev % st->ngq], t);
+  if (p->dev_queue[dev] != FF_NONE)
+    t = queue_take(&st->q[p->dev_queue[dev]], t);
+  if (cl->bandwidth)
+    t = bucket_take(&ds->bw_next, t, xfer_ns(len, cl->bandwidth));
+  if (cl->iops_cost_ns)
+    t = bucket_take(&ds->iops_next, t, cl->iops_cost_ns);
+  if (cl->stall_every_ns)
+    t = stall_end(t, st->origin, cl->stall_every_ns, cl->stall_dur_ns);
+  if (cl->spinup_ns)
+    t = spinup(ds, t, cl->spinup_ns);
+  t += clamp_ns(dist_quantile(&cl->lat[op], u01(h)));
+  out->done_ns = t;
+
+  if (cl->range_count && in_eio_range(p, cl, off, len)) {
+    out->error = EIO;
+    out->injected = 1;
+  } else if (cl->eio_rate > 0 &&
+             u01(mix64(h ^ 0x9E3779B97F4A7C15ull)) < cl->eio_rate) {
+    out->error = EIO;
+    out->injected = 1;
+  }
+}
+
+int
+ff_iomodel_present(struct ff_iomodel *m, uint32_t dev, uint64_t now_ns)
+{
+  const struct iostate *st = current(m);
+  const struct ff_profile *p = st->p;
+  uint64_t rel = now_ns > st->origin ? now_ns - st->origin : 0;
+
+  if (dev >= p->ndevs)
+    return 0;
+  return rel >= p->classes[p->dev_class[dev]].appear_at_ns;
+}
+
+int
+ff_iomodel_direct_io(struct ff_iomodel *m, uint32_t dev)
+{
+  const struct ff_profile *p = current(m)->p;
+
+  if (dev >= p->ndevs)
+    return 1;
+  return p->classes[p->dev_class[dev]].direct_io;
+}
+
+int
+ff_iomodel_rotational(struct ff_iomodel *m)
+{
+  return current(m)->p->rotational;
+}
+
+const char *
+ff_iomodel_profile_name(struct ff_iomodel *m)
+{
+  return current(m)->p->name;
+}
+
+uint64_t
+ff_iomodel_latency_quantile(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
+                            double q)
+{
+  const struct ff_profile *p = current(m)->p;
+
+  if (dev >= p->ndevs || (unsigned)op >= FF_OP_COUNT)
+    return 0;
+  if (!(q > 0x1p-54))
+    q = 0x1p-54;
+  if (q > 1 - 0x1p-53)
+    q = 1 - 0x1p-53;
+  return clamp_ns(dist_quantile(&p->classes[p->dev_class[dev]].lat[op], q));
+}

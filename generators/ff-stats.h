@@ -1,0 +1,186 @@
+/* fusefarm: per-device I/O statistics.
+ *
+ * The front ends (FUSE daemon, nbdkit plugin) call ff_stats_record() once
+ * per completed request and ff_stats_inflight_add() when a request
+ * arrives and when it is answered.  Snapshots are rendered as JSON
+ * (docs/stats.md) or as a text table; the table can also be rendered from
+ * a JSON snapshot, so `fusefarm stats` prints the same table from the
+ * daemon's stats.json or from the file the nbdkit plugin writes.
+ *
+ * INVARIANTS
+ *
+ * - Per device: counts of reads, writes and flushes (every completed
+ *   request, failed or not), bytes read and written (successful requests
+ *   only), errors (requests answered with an errno) and injected errors
+ *   (those of them a fault profile caused).
+ * - Blocks touched: the number of distinct FF_STATS_BLOCK-sized blocks
+ *   (offset >> FF_STATS_BLOCK_SHIFT) covered by successful reads and
+ *   writes.  A device stops remembering new blocks at FF_STATS_BLOCKS_MAX;
+ *   its count is then a lower bound and "blocks_touched_capped" is true.
+ * - Read offsets: the offsets of the first and of the last
+ *   FF_STATS_RING read requests (failed ones included: it is lvm's read
+ *   schedule), in the order ff_stats_record() was called for them, that
+ *   is completion order.
+ * - Latency: one histogram per device and op kind.  Buckets are
+ *   log-linear: FF_STATS_HIST_SUB (8) equal sub-buckets per power of two
+ *   of nanoseconds from 2^10 ns (1.024 us) to 2^37 ns (137.4 s), plus an
+ *   underflow bucket [0, 1024 ns) and an overflow bucket [2^37 ns, inf).
+ *   A bucket is at most 1/8 (12.5%) wider than its lower bound; a
+ *   percentile is reported as the middle of the bucket holding that rank
+ *   (clamped to the exact minimum and maximum when they lie in that
+ *   bucket), so it is within 1/16 (6.25%) of the true sample value for
+ *   latencies from 1.024 us to 137 s, within 512 ns below that, and the
+ *   maximum itself above.  The maximum (and minimum) are exact.
+ * - Percentiles use the nearest-rank rule: pN is the smallest recorded
+ *   latency such that at least N% of the samples are <= it.
+ * - Farm-wide: requests in flight (a gauge) and its maximum since the last
+ *   reset.  Totals are sums over devices computed at snapshot time; the
+ *   totals' latency histograms are the merged device histograms.
+ *
+ * MEMORY
+ *
+ * A device with no I/O costs one 128-byte slot (aligned to a cache line,
+ * so that threads serving neighbouring devices do not share lines); the
+ * set adds a fixed 4,160 bytes (64 cache-line-sized stripe locks and the
+ * header): ff_stats_memory(ff_stats_new(10000)) is 1,284,160 bytes, 128.4
+ * bytes per device (test-stats prints it).  Allocated on first use:
+ * - per op kind with any request: a 1,760-byte histogram, kept until
+ *   ff_stats_free (reset zeroes it in place);
+ * - on the first read or write: a 288-byte log (offset rings and the set
+ *   header), and the touched-block set: 8 bytes per slot, at most 3/4
+ *   full, doubling from 16 slots: about 11-21 bytes per block touched, at
+ *   most 16 MiB (2^21 slots) per device at the cap.  Both are freed by
+ *   ff_stats_reset.
+ * So a device lvm has read once costs 128 + 1,760 + 288 + 128 = 2,304
+ * bytes; 16,384 such devices about 36 MiB.
+ *
+ * THREAD MODEL
+ *
+ * ff_stats_record, ff_stats_inflight_add, ff_stats_reset, ff_stats_json,
+ * ff_stats_text and ff_stats_memory may be called concurrently from any
+ * number of threads.  ff_stats_new and ff_stats_free must not race with
+ * anything on the same set.
+ *
+ * - Counters, histogram buckets, the gauge and the maxima are C11 atomics
+ *   updated with relaxed order (maxima with a compare-and-swap loop).  A
+ *   device's histogram for an op kind is allocated on that kind's first
+ *   record and published with a compare-and-swap (acquire/release); it
+ *   lives until ff_stats_free.
+ * - Each device's log (read-offset rings and touched-block hash set) is
+ *   guarded by one of FF_STATS_STRIPES mutexes, chosen by device index
+ *   modulo FF_STATS_STRIPES; reads and writes take it once, for a few
+ *   hash probes (and, rarely, a doubling of the set).  Flushes take no
+ *   lock.  No function holds two locks at a time.
+ * - Snapshots read each counter atomically but not all fields at one
+ *   instant: a record running concurrently with a snapshot may be counted
+ *   in some fields and not yet in others (e.g. in reads but not yet in
+ *   bytes_read or in the histogram).  A device's rings and block count
+ *   are copied under its stripe lock, so they are consistent with each
+ *   other.  Once records stop, a snapshot is exact.
+ * - ff_stats_reset running concurrently with records is safe (no crash,
+ *   no leak), but a record in progress during the reset may be counted
+ *   partly.  It does not zero the in-flight gauge itself (requests in
+ *   flight will still decrement it): it sets the maximum to the current
+ *   value.
+ * - Lock failures (which would mean memory corruption or a bug) abort.
+ *   Allocation failure on the hot path does not fail the request: that
+ *   record's histogram or touched-block update is skipped and counted in
+ *   "alloc_failures".  Records with a device index >= ndevs or an unknown
+ *   op kind are counted in "dropped_records" and otherwise ignored.
+ *
+ * OWNERSHIP
+ *
+ * The set owns all its memory.  names arrays passed to the renderers are
+ * borrowed for the call.  Returned json_t objects and strings belong to
+ * the caller (json_decref, free).
+ *
+ * ERRORS
+ *
+ * Functions that can fail return NULL after recording one message with
+ * ff_error() (ff-error.h).
+ */
+#ifndef FF_STATS_H
+#define FF_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* Keep these equal to enum ff_op in ff-profile.h (READ 0, WRITE 1,
+ * FLUSH 2): the front ends cast one to the other. */
+enum ff_stat_op {
+  FF_STAT_READ = 0,
+  FF_STAT_WRITE = 1,
+  FF_STAT_FLUSH = 2,
+};
+#define FF_STAT_OPS 3
+
+#define FF_STATS_BLOCK_SHIFT 17 /* 128 KiB blocks for "blocks touched" */
+#define FF_STATS_BLOCK       (1u << FF_STATS_BLOCK_SHIFT)
+#define FF_STATS_BLOCKS_MAX  (1u << 20) /* per device, then capped */
+#define FF_STATS_RING        16         /* first and last read offsets kept */
+#define FF_STATS_STRIPES     64
+
+#define FF_STATS_HIST_SUB        8  /* sub-buckets per power of two */
+#define FF_STATS_HIST_LOW_SHIFT  10 /* 2^10 ns: top of the underflow */
+#define FF_STATS_HIST_HIGH_SHIFT 37 /* 2^37 ns: start of the overflow */
+#define FF_STATS_HIST_BUCKETS                                                 \
+  (2 +                                                                        \
+   (FF_STATS_HIST_HIGH_SHIFT - FF_STATS_HIST_LOW_SHIFT) * FF_STATS_HIST_SUB)
+
+struct ff_stats;
+
+/* A zeroed set for devices 0 .. ndevs-1 (ndevs may be 0).  NULL with
+ * ff_error on allocation failure. */
+struct ff_stats *ff_stats_new(uint32_t ndevs);
+
+/* Frees everything.  NULL is a no-op.  Nothing else may be running on s. */
+void ff_stats_free(struct ff_stats *s);
+
+/* Hot path: one completed request on device dev.  off/len: the request's
+ * byte range (ignored for flushes).  latency_ns: from arrival to reply.
+ * error: 0 or an errno.  injected: 1 when a fault profile caused error
+ * (ignored when error is 0).  Never fails, never blocks for long (see
+ * THREAD MODEL). */
+void ff_stats_record(struct ff_stats *s, uint32_t dev, enum ff_stat_op op,
+                     uint64_t off, uint64_t len, uint64_t latency_ns,
+                     int error, int injected);
+
+/* The in-flight gauge: +1 when a request arrives, -1 when it is answered.
+ * Tracks the maximum. */
+void ff_stats_inflight_add(struct ff_stats *s, int delta);
+
+/* Zero every counter, histogram, ring and touched-block set, and free the
+ * sets.  The in-flight maximum becomes the current in-flight value (the
+ * gauge itself is left alone); the snapshot's "since" restarts. */
+void ff_stats_reset(struct ff_stats *s);
+
+/* A snapshot as a JSON object (layout: docs/stats.md).  names[i] is
+ * device i's name; names == NULL names them "dev<index>".  include_idle:
+ * also list devices with no request since the last reset (an idle device
+ * is one with reads + writes + flushes == 0).  NULL with ff_error on
+ * allocation failure. */
+json_t *ff_stats_json(struct ff_stats *s, const char *const *names,
+                      int include_idle);
+
+/* The snapshot as a text table: one row per device with I/O (sorted by
+ * device index), then a totals row and a line with the in-flight gauge
+ * and its maximum.  Exactly ff_stats_text_from_json(ff_stats_json(s,
+ * names, 0)).  Caller frees.  NULL with ff_error on allocation failure. */
+char *ff_stats_text(struct ff_stats *s, const char *const *names);
+
+/* The text table from a JSON document in the ff_stats_json layout,
+ * listing every device the document lists, in its order.  The document
+ * is checked first: a missing or mistyped field gives NULL, an ff_error
+ * naming the field ("devices[2].latency.read: missing \"p50_ns\"") and,
+ * when errmsg is not NULL, *errmsg = a malloc'd copy of that message
+ * (caller frees; NULL if even the copy failed).  j == NULL is an error
+ * too.  The result is malloc'd; caller frees. */
+char *ff_stats_text_from_json(const json_t *j, char **errmsg);
+
+/* Bytes of memory the set holds now (its slots, locks, histograms, logs
+ * and hash sets; not malloc's own overhead). */
+size_t ff_stats_memory(const struct ff_stats *s);
+
+#endif
