@@ -38,6 +38,9 @@
 #define STATE_ROOT   "/run/fusefarm"
 #define DEVICES_LIST ".fusefarm/devices"
 
+/* Per-loop warnings printed before summarizing the rest in one line. */
+#define MAX_WARNINGS 20
+
 /* How long detach keeps retrying loops that are still open elsewhere. */
 #define BUSY_WAIT_MS 3000
 
@@ -1101,6 +1104,7 @@ ff_cmd_attach(int argc, char **argv)
   struct progress prog;
   struct signals sigs;
   size_t *todo = NULL, ntodo = 0, nattached = 0, nlive = 0, ndropped = 0;
+  size_t nreused = 0;
   int quiet = 0, c, rc = 1, ctl = -1, lockfd = -1, loopsfd = -1;
   int failed = 0, caught_sigs = 0;
   double t0;
@@ -1177,17 +1181,22 @@ ff_cmd_attach(int argc, char **argv)
               ff_errmsg());
       st = FF_LOOP_OK;
     }
-    if (st == FF_LOOP_OTHER)
+    if (st == FF_LOOP_OTHER && nreused++ < MAX_WARNINGS)
       fprintf(stderr,
-              "fusefarm attach: warning: %s (was %s): someone else "
-              "reused it; forgetting it\n",
-              ff_errmsg(), recs.v[i].name);
+              "fusefarm attach: warning: %s: %s; someone else reused it: "
+              "forgetting it\n",
+              recs.v[i].name, ff_errmsg());
     recs.v[i].keep = st == FF_LOOP_OK;
     if (recs.v[i].keep)
       nlive++;
     else
       ndropped++;
   }
+  if (nreused > MAX_WARNINGS)
+    fprintf(stderr,
+            "fusefarm attach: warning: %zu more recorded loops were reused "
+            "by someone else: forgetting them\n",
+            nreused - MAX_WARNINGS);
   if (ndropped && rewrite_records(state, &recs) < 0)
     goto fail;
 
@@ -1432,20 +1441,20 @@ ff_cmd_detach(int argc, char **argv)
       r->keep = 0;
       break;
     case FF_LOOP_OTHER:
-      nother++;
       r->keep = 0;
-      fprintf(stderr,
-              "fusefarm detach: warning: %s (was %s): someone else "
-              "reused it\n",
-              ff_errmsg(), r->name);
+      if (nother++ < MAX_WARNINGS)
+        fprintf(stderr,
+                "fusefarm detach: warning: %s: %s; someone else reused it: "
+                "left alone\n",
+                r->name, ff_errmsg());
       break;
     case FF_LOOP_BUSY:
       busy[i] = 1;
       nbusy++;
       break;
     default:
-      nerr++;
-      fprintf(stderr, "fusefarm detach: %s (%s)\n", ff_errmsg(), r->name);
+      if (nerr++ < MAX_WARNINGS)
+        fprintf(stderr, "fusefarm detach: %s: %s\n", r->name, ff_errmsg());
       break;
     }
     done = i + 1;
@@ -1473,14 +1482,16 @@ ff_cmd_detach(int argc, char **argv)
         ndetached++;
         recs.v[i].keep = 0;
       } else if (s == FF_LOOP_OTHER) {
-        nother++;
         recs.v[i].keep = 0;
-        fprintf(stderr, "fusefarm detach: warning: %s (was %s)\n", ff_errmsg(),
-                recs.v[i].name);
+        if (nother++ < MAX_WARNINGS)
+          fprintf(stderr,
+                  "fusefarm detach: warning: %s: %s; someone else reused "
+                  "it: left alone\n",
+                  recs.v[i].name, ff_errmsg());
       } else {
-        nerr++;
-        fprintf(stderr, "fusefarm detach: %s (%s)\n", ff_errmsg(),
-                recs.v[i].name);
+        if (nerr++ < MAX_WARNINGS)
+          fprintf(stderr, "fusefarm detach: %s: %s\n", recs.v[i].name,
+                  ff_errmsg());
       }
     }
   }

@@ -253,8 +253,7 @@ ff_loop_detach(const char *dev, const char *expected_backing)
   }
   if (m != MATCH) {
     close(lfd);
-    ff_error("%s now carries %s, not %s: left alone", dev, shown,
-             expected_backing);
+    ff_error("%s now carries %s, not %s", dev, shown, expected_backing);
     return FF_LOOP_OTHER;
   }
   if (ioctl(lfd, LOOP_CLR_FD, 0) < 0) {

@@ -1,6 +1,7 @@
 /* fusefarm: the one user-facing program; dispatches to subcommands. */
 #include "ff-cli.h"
 #include "ff-daemon.h"
+#include "ff-loop.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,8 @@ static const struct command commands[] = {
    "JSON"},
   {"check", ff_cmd_check, "validate a farm spec without writing anything"},
   {"mount", ff_cmd_mount, "serve the farm over FUSE: one file per device"},
+  {"attach", ff_cmd_attach, "attach a mounted farm's files to loop devices"},
+  {"detach", ff_cmd_detach, "detach exactly the loop devices attach attached"},
   {"profile", ff_cmd_profile, "switch the I/O profile of a mounted farm"},
   {"stats", ff_cmd_stats, "print a mounted farm's I/O statistics"},
 };

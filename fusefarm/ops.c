@@ -10,6 +10,7 @@
  *     profile           read: current profile; write a path: switch to it
  *     control           write "reset" (stats) or "save-overlay PATH"
  *     last-error        why the last control write failed
+ *     profile.json      what the current profile gives each device
  *
  * THREAD MODEL
  * - libfuse runs the operations in at most d->fuse_threads worker threads
@@ -62,6 +63,7 @@ enum ctl {
   CTL_PROFILE,
   CTL_CONTROL,
   CTL_LAST_ERROR,
+  CTL_PROFILE_JSON,
   CTL_COUNT,
 };
 
@@ -73,6 +75,7 @@ static const struct {
   [CTL_STATS_JSON] = {"stats.json", 0}, [CTL_STATS] = {"stats", 0},
   [CTL_INFO] = {"info.json", 0},        [CTL_PROFILE] = {"profile", 1},
   [CTL_CONTROL] = {"control", 1},       [CTL_LAST_ERROR] = {"last-error", 0},
+  [CTL_PROFILE_JSON] = {"profile.json", 0},
 };
 
 /* Attribute and entry timeouts: device files never change size; their
@@ -374,6 +377,31 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
                d->profile ? d->profile : "(ideal)");
     pthread_mutex_unlock(&d->ctl_lock);
     return ff_sb_detach(&sb, NULL);
+  case CTL_PROFILE_JSON: {
+    json_t *devs = json_array();
+    uint64_t now = ff_now_ns();
+
+    for (uint32_t i = 0; i < d->farm->ndevs && devs; i++)
+      json_array_append_new(
+        devs,
+        json_pack("{s:s, s:b, s:b, s:I, s:I, s:I}", "name",
+                  d->farm->devs[i].name, "present",
+                  ff_iomodel_present(d->io, i, now), "direct_io",
+                  ff_iomodel_direct_io(d->io, i), "read_p50_ns",
+                  (json_int_t)ff_iomodel_latency_quantile(d->io, i,
+                                                          FF_OP_READ, 0.5),
+                  "read_p99_ns",
+                  (json_int_t)ff_iomodel_latency_quantile(d->io, i,
+                                                          FF_OP_READ, 0.99),
+                  "write_p50_ns",
+                  (json_int_t)ff_iomodel_latency_quantile(d->io, i,
+                                                          FF_OP_WRITE, 0.5)));
+    return json_text(json_pack("{s:s, s:s, s:b, s:o}", "format",
+                               "fusefarm-profile", "name",
+                               ff_iomodel_profile_name(d->io), "rotational",
+                               ff_iomodel_rotational(d->io), "devices",
+                               devs));
+  }
   case CTL_LAST_ERROR:
     pthread_mutex_lock(&d->ctl_lock);
     if (d->last_error[0])
@@ -461,9 +489,13 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd)
     if (!p)
       return -1;
     copy = strdup(cmd);
-    if (!copy || ff_iomodel_set_profile(d->io, p, ff_now_ns()) < 0) {
+    if (!copy) {
+      ff_profile_free(p);
+      return ff_error("out of memory");
+    }
+    if (ff_iomodel_set_profile(d->io, p, ff_now_ns()) < 0) {
       free(copy);
-      return copy ? -1 : ff_error("out of memory");
+      return -1;
     }
     pthread_mutex_lock(&d->ctl_lock);
     free(d->profile);

@@ -9,7 +9,7 @@ pkgs=(
   cmake make gcc pkg-config libconfig-dev libjansson-dev libcmocka-dev
   libfuse3-dev fuse3
   # integration tests: real lvm2, loop devices, signature checkers
-  lvm2 util-linux mount python3 gdisk xxd
+  lvm2 util-linux mount python3 gdisk xxd bc
 )
 
 missing=()

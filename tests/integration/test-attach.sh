@@ -18,12 +18,18 @@
 #     someone else detached and reused (with a warning).
 # Prints attach and detach rates.
 #
-# usage: test-attach.sh FUSEFARM [SPEC]     (root; lvm2, util-linux, python3)
+# The farm is a fake mount (a directory of `fusefarm gen` images plus a
+# .fusefarm/devices) unless FF_ATTACH_FARM=fuse, which runs the real
+# `fusefarm mount` daemon and kills it (kill -9) before detaching; only
+# the farm_* functions below differ.
+#
+# usage: [FF_ATTACH_FARM=fake|fuse] test-attach.sh FUSEFARM [SPEC]
+#        (root; lvm2, util-linux, python3; fuse3 for FF_ATTACH_FARM=fuse)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../lib/lvm-env.sh
+# shellcheck source=SCRIPTDIR/../lib/lvm-env.sh
 . "$here/../lib/lvm-env.sh"
-# shellcheck source=../lib/farm.sh
+# shellcheck source=SCRIPTDIR/../lib/farm.sh
 . "$here/../lib/farm.sh"
 
 bin=${1:?usage: test-attach.sh FUSEFARM [SPEC]}
@@ -36,34 +42,73 @@ state=$s/state
 default_state=
 holder=
 
-# ---- the farm: the only part that changes with the real daemon ----------
-# Today the "mount" is a directory of `fusefarm gen` images plus a
-# .fusefarm/devices written from the manifest.  With the daemon:
-#   farm_setup:      "$bin" mount "$spec" "$mnt" (a spec whose device
-#                    $held appears later, appear_at), then wait for it
-#   farm_add_device: wait until $held is listed in .fusefarm/devices
-#   farm_stop:       kill -9 the daemon (detach must cope with ENOTCONN)
-#   farm_teardown:   fusermount3 -u "$mnt" (after our loops are detached)
+# ---- the farm: the only part that differs between fake and real daemon -----
+# FF_ATTACH_FARM=fake (default): the "mount" is a directory of `fusefarm
+# gen` images plus a .fusefarm/devices written from the manifest.
+# FF_ATTACH_FARM=fuse: `fusefarm mount` serves the farm; the held-back
+# device is hidden by a profile (appear_at) until farm_add_device.
+farm_mode=${FF_ATTACH_FARM:-fake}
+daemon_pid=
+appear_s=20 # fuse mode: long enough for mount + first attach on a slow box
 
 # farm_setup HELD: serve $spec at $mnt, listing every device but HELD.
 farm_setup() {
-	mkdir -p "$mnt/.fusefarm"
-	"$bin" gen -q "$spec" -o "$mnt"
-	awk -v held="$1" '$1 != held' "$s/devices.all" >"$mnt/.fusefarm/devices"
+	case $farm_mode in
+	fake)
+		mkdir -p "$mnt/.fusefarm"
+		"$bin" gen -q "$spec" -o "$mnt"
+		awk -v held="$1" '$1 != held' "$s/devices.all" >"$mnt/.fusefarm/devices"
+		;;
+	fuse)
+		ff_require fusermount3
+		mkdir -p "$mnt"
+		printf 'groups = ( { devices = ["%s"]; faults = { appear_at = "%ds"; }; } );\n' \
+			"$1" "$appear_s" >"$s/appear.conf"
+		"$bin" mount "$spec" "$mnt" --profile "$s/appear.conf" --log "$s/daemon.log" ||
+			ff_die "fusefarm mount failed"
+		daemon_pid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
+			"$mnt/.fusefarm/info.json")
+		if grep -q "^$1 " "$mnt/.fusefarm/devices"; then
+			ff_die "farm_setup: $1 is listed before its appear_at"
+		fi
+		;;
+	*) ff_die "FF_ATTACH_FARM=$farm_mode: expected fake or fuse" ;;
+	esac
 }
 
 # farm_add_device NAME: make NAME appear in the farm.
 farm_add_device() {
-	awk -v n="$1" '$1 == n' "$s/devices.all" >>"$mnt/.fusefarm/devices"
+	case $farm_mode in
+	fake) awk -v n="$1" '$1 == n' "$s/devices.all" >>"$mnt/.fusefarm/devices" ;;
+	fuse)
+		local i
+		for ((i = 0; i < 10 * (appear_s + 10); i++)); do
+			grep -q "^$1 " "$mnt/.fusefarm/devices" && return 0
+			sleep 0.1
+		done
+		ff_die "farm_add_device: $1 never appeared in $mnt/.fusefarm/devices"
+		;;
+	esac
 }
 
-# farm_stop: the farm's files go away under the attached loops.
+# farm_stop: the farm's files go away under the attached loops (fake:
+# deleted; fuse: the daemon dies, so they answer ENOTCONN/EIO).
 farm_stop() {
-	rm -rf -- "$mnt"
+	case $farm_mode in
+	fake) rm -rf -- "$mnt" ;;
+	fuse)
+		kill -9 "$daemon_pid"
+		while kill -0 "$daemon_pid" 2>/dev/null; do sleep 0.05; done
+		;;
+	esac
 }
 
+# farm_teardown: after our loops are detached.
 farm_teardown() {
-	:
+	if [[ $farm_mode == fuse ]] && grep -qF " $mnt fuse" /proc/mounts; then
+		[[ -z $daemon_pid ]] || kill "$daemon_pid" 2>/dev/null || true
+		fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true
+	fi
 }
 # -------------------------------------------------------------------------
 
@@ -71,9 +116,9 @@ farm_teardown() {
 # while they still carry the recorded file (cleanup must not depend on
 # the code under test).
 detach_recorded() {
-	local dev name back cur
+	local dev back cur
 	[[ -f $1/loops ]] || return 0
-	while read -r dev name back; do
+	while read -r dev _ back; do
 		[[ -n $dev ]] || continue
 		cur=$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null) || continue
 		if [[ $cur == "$back" || $cur == "$back (deleted)" ]]; then
@@ -351,6 +396,7 @@ ff_log "default state dir, --only and a busy loop: ok"
 # the same loop number: detach must leave it alone.
 reused_line=$(awk 'NR == 10' "$state/loops")
 reused_dev=${reused_line%% *}
+reused_name=$(awk '{ print $2 }' <<<"$reused_line")
 truncate -s 16M "$s/other.img"
 losetup -d "$reused_dev"
 losetup --direct-io=off "$reused_dev" "$s/other.img" ||
@@ -366,7 +412,7 @@ t0=$(now)
 	ff_die "detach failed: $(cat "$s/detach.err")"
 t1=$(now)
 detach_s=$(elapsed "$t0" "$t1")
-grep -q "warning: $reused_dev now carries $other_back.*someone else reused it" "$s/detach.err" ||
+grep -q "warning: $reused_name: $reused_dev now carries $other_back, not .*someone else reused it" "$s/detach.err" ||
 	ff_die "detach: no warning about the reused $reused_dev: $(cat "$s/detach.err")"
 grep -q "^detached $((ndev - 1)) loop devices in " "$s/detach.err" ||
 	ff_die "detach: summary: $(cat "$s/detach.err")"
@@ -377,7 +423,7 @@ grep -q "^detached $((ndev - 1)) loop devices in " "$s/detach.err" ||
 	ff_die "detach touched the foreign $foreign"
 left=$(ours_attached)
 [[ -z $left ]] || ff_die "loops still carry farm files after detach: $(head -5 <<<"$left")"
-while read -r dev name back; do
+while read -r dev _ back; do
 	cur=$(loop_backing "$dev")
 	if [[ $dev != "$reused_dev" && ($cur == "$back" || $cur == "$back (deleted)") ]]; then
 		ff_die "$dev still carries $back after detach"

@@ -52,3 +52,57 @@ for d in json.load(open(sys.argv[1]))["devices"]:
     ff_die "$2: unexpected stderr (above)"
   fi
 }
+
+# ---- the FUSE daemon ------------------------------------------------------
+
+# ff_fuse_mount FUSEFARM SPEC MNT [MOUNT-ARGS...]: mount SPEC (empty: the
+# built-in farm) at MNT with `fusefarm mount` and register the cleanup
+# that, whatever happens, detaches the loops attach attached, unmounts and
+# stops the daemon.  Sets FF_MNT and FF_STATE (the attach state dir, kept
+# in the scratch dir so the host's /run/fusefarm is never touched).
+ff_fuse_mount() {
+  local bin=$1 spec=$2 mnt=$3
+  shift 3
+  FF_FUSEFARM=$bin
+  FF_MNT=$mnt
+  FF_STATE=$FF_SCRATCH/state
+  mkdir -p "$mnt"
+  ff_on_cleanup "ff_fuse_cleanup '$mnt'"
+  "$bin" mount ${spec:+"$spec"} "$mnt" --log "$FF_SCRATCH/daemon.log" "$@" ||
+    ff_die "fusefarm mount failed"
+  FF_DAEMON_PID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
+    "$mnt/.fusefarm/info.json")
+}
+
+# ff_fuse_cleanup MNT: detach, unmount, stop the daemon (idempotent).
+ff_fuse_cleanup() {
+  local mnt=$1 i
+  "$FF_FUSEFARM" detach "$mnt" --state "$FF_STATE" --quiet 2>/dev/null || true
+  if mountpoint -q "$mnt"; then
+    fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true
+  fi
+  if [[ -n ${FF_DAEMON_PID:-} ]]; then
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$FF_DAEMON_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$FF_DAEMON_PID" 2>/dev/null || true
+  fi
+}
+
+# ff_fuse_attach [ATTACH-ARGS...]: `fusefarm attach` the mount into the
+# test's state dir, point ff_lvm at the lvm config attach wrote, and write
+# $FF_SCRATCH/map ("<loop> <name>") for the manifest checks.
+ff_fuse_attach() {
+  "$FF_FUSEFARM" attach "$FF_MNT" --state "$FF_STATE" --quiet "$@" >/dev/null ||
+    ff_die "fusefarm attach failed"
+  awk '{ printf "%s\t%s\n", $1, $3 }' "$FF_STATE/loops" >"$FF_SCRATCH/loops"
+  awk '{ print $1, $2 }' "$FF_STATE/loops" >"$FF_SCRATCH/map"
+  FF_LVM_SYSTEM_DIR=$FF_STATE/lvm
+  FF_DEVICES_FILE=$FF_STATE/lvm/devices/system.devices
+}
+
+# ff_stats_json: the daemon's stats snapshot on stdout.
+ff_stats_json() {
+  cat "$FF_MNT/.fusefarm/stats.json"
+}
