@@ -1168,6 +1168,13 @@ ff_cmd_attach(int argc, char **argv)
   lockfd = prepare_state(state);
   if (lockfd < 0)
     goto fail;
+  /* Absolute from here on: it goes into LVM_SYSTEM_DIR hints and the
+   * printed devices file path. */
+  if (!realpath(state, path)) {
+    ff_error("%s: %m", state);
+    goto fail;
+  }
+  memcpy(state, path, strlen(path) + 1);
 
   /* Which recorded loops are still ours?  A loop detached behind our back
    * is forgotten; one someone else reused is forgotten with a warning. */
@@ -1254,11 +1261,18 @@ ff_cmd_attach(int argc, char **argv)
       break;
     }
     if (ff_loop_attach(ctl, path, lp) < 0) {
-      if (errno == ENOTCONN)
-        ff_error_prefix("the fusefarm daemon serving %s is dead: ", mnt_real);
-      else if (errno == EACCES || errno == EPERM)
-        ff_error_prefix("cannot open the farm's files (a FUSE mount of "
-                        "another user needs -o allow_other): ");
+      int e = errno;
+
+      snprintf(why, sizeof why, "%s", ff_errmsg());
+      if (e == ENOTCONN)
+        ff_error("%s (the fusefarm daemon serving %s is dead)", why, mnt_real);
+      else if (e == ENOENT)
+        ff_error("%s (listed in %s/" DEVICES_LIST " but not there)", why,
+                 mnt_real);
+      else if (e == EACCES || e == EPERM)
+        ff_error("%s (cannot open the farm's files: a FUSE mount of another "
+                 "user needs -o allow_other)",
+                 why);
       failed = 1;
       break;
     }
@@ -1287,20 +1301,23 @@ ff_cmd_attach(int argc, char **argv)
   }
   if (failed) {
     fprintf(stderr, "fusefarm attach: %s\n", why);
-    fprintf(stderr,
-            "fusefarm attach: attached %zu of %zu loop devices before the "
-            "failure; %s records them and `fusefarm detach %s%s%s` frees "
-            "them\n",
-            nattached, ntodo, loops, mnt, state_opt ? " --state " : "",
-            state_opt ? state_opt : "");
+    if (nattached + nlive == 0)
+      fprintf(stderr, "fusefarm attach: no loop device was attached\n");
+    else
+      fprintf(stderr,
+              "fusefarm attach: attached %zu of %zu loop devices before the "
+              "failure (and %zu before this run); %s records them all and "
+              "`fusefarm detach %s%s%s` frees them\n",
+              nattached, ntodo, nlive, loops, mnt,
+              state_opt ? " --state " : "", state_opt ? state : "");
     goto out;
   }
   if (!quiet) {
     struct ff_sb sb = FF_SB_INIT;
     char lvmdir[PATH_MAX];
 
-    fprintf(stderr, "attached %zu loop devices in %.1f s", nattached,
-            now_s() - t0);
+    fprintf(stderr, "attached %zu loop device%s in %.1f s", nattached,
+            nattached == 1 ? "" : "s", now_s() - t0);
     if (nlive)
       fprintf(stderr, " (%zu %s attached already)", nlive,
               nlive == 1 ? "was" : "were");
@@ -1509,7 +1526,8 @@ ff_cmd_detach(int argc, char **argv)
   }
 
   if (!quiet) {
-    fprintf(stderr, "detached %zu loop devices in %.1f s", ndetached, t_pass);
+    fprintf(stderr, "detached %zu loop device%s in %.1f s", ndetached,
+            ndetached == 1 ? "" : "s", t_pass);
     if (ngone)
       fprintf(stderr, "; %zu %s detached already", ngone,
               ngone == 1 ? "was" : "were");

@@ -353,6 +353,10 @@ ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
       goto out;
     ctl = own_ctl;
   }
+  /* lo_file_name gets the absolute path, as backing_file will show it:
+   * ff_loop_detach compares the two after a lazy unmount. */
+  if (!realpath(path, out->backing))
+    snprintf(out->backing, sizeof out->backing, "%s", path);
 
   for (int tries = 0; tries < ATTACH_TRIES; tries++) {
     int nr, lfd;
@@ -374,8 +378,9 @@ ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
     /* No autoclear, no partscan, no direct I/O: the loop outlives us and
      * lvm's reads go through the page cache (PLATFORM-NOTES.md). */
     cfg.info.lo_flags = ro ? LO_FLAGS_READ_ONLY : 0;
-    snprintf((char *)cfg.info.lo_file_name, sizeof cfg.info.lo_file_name, "%s",
-             path);
+    /* The kernel keeps LO_NAME_SIZE - 1 bytes: truncate on purpose. */
+    memcpy(cfg.info.lo_file_name, out->backing,
+           strnlen(out->backing, LO_NAME_SIZE - 1));
     if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
       int e = errno;
 
@@ -393,10 +398,13 @@ ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
     close(lfd);
     out->nr = nr;
     out->read_only = ro;
-    if (ff_loop_backing(out->dev, out->backing, sizeof out->backing) != 1) {
-      /* Cannot happen on a sane kernel; fall back to what it would say. */
-      if (!realpath(path, out->backing))
-        snprintf(out->backing, sizeof out->backing, "%s", path);
+    {
+      char shown[PATH_MAX];
+
+      /* What the kernel shows is what detach will compare with; should
+       * it fail to say, the real path is what it would show. */
+      if (ff_loop_backing(out->dev, shown, sizeof shown) == 1)
+        memcpy(out->backing, shown, strlen(shown) + 1);
     }
     r = nr;
     goto out;

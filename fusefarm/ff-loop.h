@@ -4,7 +4,8 @@
  * Invariants:
  *   - A loop device attached here has no autoclear, no partition scan,
  *     direct I/O off and 512-byte logical blocks; lo_file_name holds the
- *     path it was attached with (the kernel keeps its first 63 bytes).
+ *     file's absolute path without symlinks (the kernel keeps its first
+ *     63 bytes).
  *     It stays attached after the process exits.
  *   - Free loop devices are reused (LOOP_CTL_GET_FREE picks an unbound one
  *     before creating a new one): creating a loop device costs ~2 ms but
@@ -85,7 +86,7 @@ int ff_loop_control_open(void);
 
 /* Attach the regular file at path to a free loop device.  path is opened
  * O_RDWR, or O_RDONLY when the file or its filesystem is not writable
- * (then the loop is read-only too); lo_file_name is set to path.  ctl is
+ * (then the loop is read-only too).  ctl is
  * an fd from ff_loop_control_open, or -1 to open one for this call.  A
  * race with another process grabbing the same free device (EBUSY from
  * LOOP_CONFIGURE) is retried with a new free device; a missing /dev/loopN

@@ -227,7 +227,7 @@ farm_add_device "$held"
 cp "$state/loops" "$s/loops.1"
 "$bin" attach "$mnt" --state "$state" >"$s/attach2.out" 2>"$s/attach2.err" ||
 	ff_die "second attach failed: $(cat "$s/attach2.err")"
-grep -q "^attached 1 loop devices in .* ($((ndev - 1)) were attached already)" "$s/attach2.err" ||
+grep -q "^attached 1 loop device in .* ($((ndev - 1)) were attached already)" "$s/attach2.err" ||
 	ff_die "attach after adding $held: $(cat "$s/attach2.err")"
 cmp -s "$s/loops.1" <(head -n $((ndev - 1)) "$state/loops") ||
 	ff_die "attach after adding $held changed the existing records"
@@ -236,14 +236,14 @@ new=$(tail -n +"$ndev" "$state/loops")
 	ff_die "attach after adding $held recorded: $new"
 
 cp "$state/loops" "$s/loops.2"
-nloops_before=$(losetup -l -n | wc -l)
+nloops_before=$(ours_attached | wc -l)
 "$bin" attach "$mnt" --state "$state" >/dev/null 2>"$s/attach3.err" ||
 	ff_die "third attach failed: $(cat "$s/attach3.err")"
 grep -q "^attached 0 loop devices" "$s/attach3.err" ||
 	ff_die "third attach attached something: $(cat "$s/attach3.err")"
 cmp -s "$s/loops.2" "$state/loops" || ff_die "third attach changed the records"
-[[ $(losetup -l -n | wc -l) == "$nloops_before" ]] ||
-	ff_die "third attach changed the number of attached loops"
+[[ $(ours_attached | wc -l) == "$nloops_before" ]] ||
+	ff_die "third attach changed the number of loops carrying farm files"
 
 # ---- the kernel's view, the devices file --------------------------------------
 # map: "<loop> <name>" for farm.sh's ff_loop_of / ff_expect_clean_stderr
@@ -406,6 +406,13 @@ printf '%s\t%s\n' "$reused_dev" "$other_back" >>"$s/loops" # lvm-env cleans it u
 
 cp "$state/loops" "$s/loops.final"
 farm_stop
+# attach now fails cleanly: exit 1, a message, nothing new recorded.
+rc=0
+"$bin" attach "$mnt" --state "$state" >/dev/null 2>"$s/dead.err" || rc=$?
+[[ $rc == 1 ]] || ff_die "attach after farm_stop: exit $rc, expected 1"
+grep -q "^fusefarm attach: " "$s/dead.err" || ff_die "attach after farm_stop: no message"
+cmp -s "$s/loops.final" "$state/loops" ||
+	ff_die "attach after farm_stop changed the records: $(cat "$s/dead.err")"
 ff_log "detaching $ndev devices (farm files gone)"
 t0=$(now)
 "$bin" detach "$mnt" --state "$state" >"$s/detach.out" 2>"$s/detach.err" ||

@@ -88,6 +88,11 @@ ff_fuse_cleanup() {
     done
     kill -9 "$FF_DAEMON_PID" 2>/dev/null || true
   fi
+  # A daemon that died first leaves the mount behind until unmounted.
+  if mountpoint -q "$mnt"; then
+    fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null ||
+      printf 'ff_fuse_cleanup: could not unmount %s\n' "$mnt" >&2
+  fi
 }
 
 # ff_fuse_attach [ATTACH-ARGS...]: `fusefarm attach` the mount into the
