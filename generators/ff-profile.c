@@ -18,6 +18,7 @@
  * ff_iomodel_free (no reader can still hold them then).
  */
 #include "ff-profile.h"
+#include "ff-cfg.h"
 #include "ff-error.h"
 #include "ff-util.h"
 
@@ -297,229 +298,13 @@ class_hash(const struct devclass *c)
   return ff_hash4(h, (uint64_t)c->direct_io, 0, 0);
 }
 
-/* ---- parsing helpers (the style of ff-spec.c) -------------------------- */
+/* ---- parsing (shared helpers in ff-cfg.h) ----------------------------- */
 
 struct pctx {
   const char *file;
   const struct ff_farm *farm;
   struct ff_profile *p;
 };
-
-/* Report an error on setting s as "file:line: path: message". */
-__attribute__((format(printf, 4, 5))) static int
-perr(const struct pctx *c, const config_setting_t *s, const char *path,
-     const char *fmt, ...)
-{
-  char msg[768];
-  const char *file = NULL;
-  int line = 0;
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (s) {
-    file = config_setting_source_file(s);
-    line = (int)config_setting_source_line(s);
-  }
-  if (!file)
-    file = c->file;
-  if (line > 0)
-    return ff_error("%s:%d: %s: %s", file, line, path, msg);
-  return ff_error("%s: %s: %s", file, path, msg);
-}
-
-/* Key paths are short; a path that would not fit is cut, never overrun. */
-__attribute__((format(printf, 3, 4))) static void
-pathf(char *out, size_t len, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-
-  va_start(ap, fmt);
-  n = vsnprintf(out, len, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    out[0] = '\0';
-}
-
-static void
-join(char *out, size_t len, const char *path, const char *key)
-{
-  if (path[0])
-    pathf(out, len, "%s.%s", path, key);
-  else
-    pathf(out, len, "%s", key);
-}
-
-static int
-check_keys(const struct pctx *c, const config_setting_t *grp, const char *path,
-           const char *const *allowed)
-{
-  int n = config_setting_length(grp);
-
-  for (int i = 0; i < n; i++) {
-    const config_setting_t *s = config_setting_get_elem(grp, (unsigned)i);
-    const char *name = config_setting_name(s);
-    char kp[256], list[512] = "";
-    int ok = 0;
-
-    for (const char *const *a = allowed; *a; a++)
-      if (!strcmp(*a, name))
-        ok = 1;
-    if (ok)
-      continue;
-    for (const char *const *a = allowed; *a; a++) {
-      strncat(list, *a, sizeof list - strlen(list) - 1);
-      if (a[1])
-        strncat(list, ", ", sizeof list - strlen(list) - 1);
-    }
-    join(kp, sizeof kp, path, name);
-    return perr(c, s, kp, "unknown key (expected one of: %s)", list);
-  }
-  return 0;
-}
-
-/* Each getter returns 1 when the key is present and valid, 0 when it is
- * absent (out untouched), -1 on error. */
-static int
-get_int(const struct pctx *c, const config_setting_t *grp, const char *path,
-        const char *key, int64_t min, int64_t max, int64_t *out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-  int64_t v;
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_INT &&
-      config_setting_type(s) != CONFIG_TYPE_INT64)
-    return perr(c, s, kp, "expected an integer");
-  v = config_setting_get_int64(s);
-  if (v < min || v > max)
-    return perr(c, s, kp, "%lld is out of range (expected %lld to %lld)",
-                (long long)v, (long long)min, (long long)max);
-  *out = v;
-  return 1;
-}
-
-static int
-get_uint(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, unsigned min, unsigned max, unsigned *out)
-{
-  int64_t v;
-  int r = get_int(c, grp, path, key, min, max, &v);
-
-  if (r == 1)
-    *out = (unsigned)v;
-  return r;
-}
-
-static int
-size_value(const struct pctx *c, const config_setting_t *s, const char *kp,
-           uint64_t *out)
-{
-  switch (config_setting_type(s)) {
-  case CONFIG_TYPE_INT:
-  case CONFIG_TYPE_INT64: {
-    int64_t v = config_setting_get_int64(s);
-
-    if (v < 0)
-      return perr(c, s, kp, "a size cannot be negative");
-    *out = (uint64_t)v;
-    return 1;
-  }
-  case CONFIG_TYPE_STRING:
-    if (ff_parse_size(config_setting_get_string(s), out) < 0)
-      return perr(c, s, kp, "%s", ff_errmsg());
-    return 1;
-  default:
-    return perr(c, s, kp,
-                "expected a size (an integer or a string such as "
-                "\"64M\")");
-  }
-}
-
-static int
-get_size(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, uint64_t *out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  return size_value(c, s, kp, out);
-}
-
-static int
-get_str(const struct pctx *c, const config_setting_t *grp, const char *path,
-        const char *key, char **out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-  char *v;
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_STRING)
-    return perr(c, s, kp, "expected a string");
-  v = strdup(config_setting_get_string(s));
-  if (!v)
-    return perr(c, s, kp, "out of memory");
-  free(*out);
-  *out = v;
-  return 1;
-}
-
-/* A finite number in [min, max]. */
-static int
-get_float(const struct pctx *c, const config_setting_t *grp, const char *path,
-          const char *key, double min, double max, double *out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-  double v;
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  switch (config_setting_type(s)) {
-  case CONFIG_TYPE_FLOAT:
-    v = config_setting_get_float(s);
-    break;
-  case CONFIG_TYPE_INT:
-  case CONFIG_TYPE_INT64:
-    v = (double)config_setting_get_int64(s);
-    break;
-  default:
-    return perr(c, s, kp, "expected a number");
-  }
-  if (!isfinite(v) || v < min || v > max)
-    return perr(c, s, kp, "%g is out of range (expected %g to %g)", v, min,
-                max);
-  *out = v;
-  return 1;
-}
-
-static int
-get_bool(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, int *out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-    return perr(c, s, kp, "expected true or false");
-  *out = config_setting_get_bool(s);
-  return 1;
-}
 
 static int
 get_duration(const struct pctx *c, const config_setting_t *grp,
@@ -530,13 +315,14 @@ get_duration(const struct pctx *c, const config_setting_t *grp,
 
   if (!s)
     return 0;
-  join(kp, sizeof kp, path, key);
+  ff_cfg_join(kp, sizeof kp, path, key);
   if (config_setting_type(s) != CONFIG_TYPE_STRING)
-    return perr(c, s, kp,
-                "expected a duration string with a unit, such as \"4ms\" "
-                "(units ns, us, ms, s, m)");
+    return ff_cfg_err(
+      c->file, s, kp,
+      "expected a duration string with a unit, such as \"4ms\" "
+      "(units ns, us, ms, s, m)");
   if (ff_parse_duration(config_setting_get_string(s), out) < 0)
-    return perr(c, s, kp, "%s", ff_errmsg());
+    return ff_cfg_err(c->file, s, kp, "%s", ff_errmsg());
   return 1;
 }
 
@@ -549,8 +335,8 @@ need(const struct pctx *c, const config_setting_t *grp, const char *path,
 
   if (r != 0)
     return r;
-  join(kp, sizeof kp, path, key);
-  return perr(c, grp, kp, "missing (expected %s)", expected);
+  ff_cfg_join(kp, sizeof kp, path, key);
+  return ff_cfg_err(c->file, grp, kp, "missing (expected %s)", expected);
 }
 
 /* A group member: 1 and *out when present and a group, 0 when absent. */
@@ -563,9 +349,9 @@ get_group(const struct pctx *c, const config_setting_t *grp, const char *path,
 
   if (!s)
     return 0;
-  join(kp, sizeof kp, path, key);
+  ff_cfg_join(kp, sizeof kp, path, key);
   if (config_setting_type(s) != CONFIG_TYPE_GROUP)
-    return perr(c, s, kp, "expected a group such as %s", example);
+    return ff_cfg_err(c->file, s, kp, "expected a group such as %s", example);
   *out = s;
   return 1;
 }
@@ -595,9 +381,9 @@ parse_dist(const struct pctx *c, const config_setting_t *grp, const char *path,
                 &g);
   if (r <= 0)
     return r;
-  join(kp, sizeof kp, path, key);
-  join(dp, sizeof dp, kp, "dist");
-  r = need(c, g, kp, "dist", get_str(c, g, kp, "dist", &name),
+  ff_cfg_join(kp, sizeof kp, path, key);
+  ff_cfg_join(dp, sizeof dp, kp, "dist");
+  r = need(c, g, kp, "dist", ff_cfg_str(c->file, g, kp, "dist", &name),
            "fixed, uniform, normal, lognormal or pareto");
   if (r < 0)
     return -1;
@@ -605,15 +391,16 @@ parse_dist(const struct pctx *c, const config_setting_t *grp, const char *path,
     if (!strcmp(name, dist_names[k]))
       kind = k;
   if (kind < 0) {
-    r = perr(c, config_setting_get_member(g, "dist"), dp,
-             "unknown distribution '%s' (expected fixed, uniform, normal, "
-             "lognormal or pareto)",
-             name);
+    r =
+      ff_cfg_err(c->file, config_setting_get_member(g, "dist"), dp,
+                 "unknown distribution '%s' (expected fixed, uniform, normal, "
+                 "lognormal or pareto)",
+                 name);
     free(name);
     return r;
   }
   free(name);
-  if (check_keys(c, g, kp, keys[kind]) < 0)
+  if (ff_cfg_check_keys(c->file, g, kp, keys[kind]) < 0)
     return -1;
   out->kind = (enum dist_kind)kind;
   if (kind == DIST_FIXED) {
@@ -643,12 +430,12 @@ parse_dist(const struct pctx *c, const config_setting_t *grp, const char *path,
     fy = (double)y;
     break;
   case DIST_LOGNORMAL:
-    hx = get_float(c, g, kp, "mu", -50, 50, &fx);
-    hy = get_float(c, g, kp, "sigma", 0, 20, &fy);
+    hx = ff_cfg_float(c->file, g, kp, "mu", -50, 50, &fx);
+    hy = ff_cfg_float(c->file, g, kp, "sigma", 0, 20, &fy);
     break;
   default: /* DIST_PARETO */
     hx = get_duration(c, g, kp, "scale", &x);
-    hy = get_float(c, g, kp, "alpha", 1e-3, 1e3, &fy);
+    hy = ff_cfg_float(c->file, g, kp, "alpha", 1e-3, 1e3, &fy);
     fx = (double)x;
     break;
   }
@@ -661,35 +448,36 @@ parse_dist(const struct pctx *c, const config_setting_t *grp, const char *path,
     const char *pa = k[1], *pb = k[2];
 
     if ((hm || hp) && (hx || hy))
-      return perr(c, g, kp,
-                  "give either %s and %s, or median and p99, not both "
-                  "(a %s distribution)",
-                  pa, pb, dist_names[kind]);
+      return ff_cfg_err(c->file, g, kp,
+                        "give either %s and %s, or median and p99, not both "
+                        "(a %s distribution)",
+                        pa, pb, dist_names[kind]);
     if (!hm && !hp && !hx && !hy)
-      return perr(c, g, kp,
-                  "missing parameters (expected %s and %s, or median and "
-                  "p99)",
-                  pa, pb);
+      return ff_cfg_err(
+        c->file, g, kp,
+        "missing parameters (expected %s and %s, or median and "
+        "p99)",
+        pa, pb);
     if (hm != hp || hx != hy) {
       const char *have = hm ? "median" : hp ? "p99" : hx ? pa : pb;
       const char *want = hm ? "p99" : hp ? "median" : hx ? pb : pa;
 
-      return perr(c, config_setting_get_member(g, have), kp, "%s needs %s too",
-                  have, want);
+      return ff_cfg_err(c->file, config_setting_get_member(g, have), kp,
+                        "%s needs %s too", have, want);
     }
   }
 
   if (hm) {
     s = config_setting_get_member(g, "p99");
     if (p99 <= median)
-      return perr(c, s, kp,
-                  "median %llu ns must be below p99 %llu ns (expected "
-                  "median < p99)",
-                  (unsigned long long)median, (unsigned long long)p99);
+      return ff_cfg_err(c->file, s, kp,
+                        "median %llu ns must be below p99 %llu ns (expected "
+                        "median < p99)",
+                        (unsigned long long)median, (unsigned long long)p99);
     if ((kind == DIST_LOGNORMAL || kind == DIST_PARETO) && median == 0)
-      return perr(c, config_setting_get_member(g, "median"), kp,
-                  "median must be positive for a %s distribution",
-                  dist_names[kind]);
+      return ff_cfg_err(c->file, config_setting_get_member(g, "median"), kp,
+                        "median must be positive for a %s distribution",
+                        dist_names[kind]);
     switch (kind) {
     case DIST_UNIFORM: {
       /* a + (b - a) * 0.5 = median, a + (b - a) * 0.99 = p99 */
@@ -718,8 +506,8 @@ parse_dist(const struct pctx *c, const config_setting_t *grp, const char *path,
   switch (kind) {
   case DIST_UNIFORM:
     if (fx > fy)
-      return perr(c, config_setting_get_member(g, "min"), kp,
-                  "min must not be above max");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "min"), kp,
+                        "min must not be above max");
     out->a = fx;
     out->b = fy;
     break;
@@ -733,8 +521,8 @@ parse_dist(const struct pctx *c, const config_setting_t *grp, const char *path,
     break;
   default:
     if (fx <= 0)
-      return perr(c, config_setting_get_member(g, "scale"), kp,
-                  "scale must be positive");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "scale"), kp,
+                        "scale must be positive");
     out->a = fx;
     out->b = fy;
     break;
@@ -756,20 +544,21 @@ parse_queue(const struct pctx *c, const config_setting_t *grp,
 
   if (r <= 0)
     return r;
-  join(kp, sizeof kp, path, "queue");
+  ff_cfg_join(kp, sizeof kp, path, "queue");
   q->shards = 1;
-  if (check_keys(c, g, kp, keys) < 0 ||
-      need(c, g, kp, "depth", get_uint(c, g, kp, "depth", 1, 65536, &q->depth),
+  if (ff_cfg_check_keys(c->file, g, kp, keys) < 0 ||
+      need(c, g, kp, "depth",
+           ff_cfg_uint(c->file, g, kp, "depth", 1, 65536, &q->depth),
            "an integer from 1 to 65536") < 0 ||
       need(c, g, kp, "service",
            get_duration(c, g, kp, "service", &q->service_ns),
            "a duration such as \"0.1ms\"") < 0 ||
-      get_uint(c, g, kp, "shards", 1, 65536, &q->shards) < 0)
+      ff_cfg_uint(c->file, g, kp, "shards", 1, 65536, &q->shards) < 0)
     return -1;
   if ((uint64_t)q->depth * q->shards > QUEUE_MAX_SLOTS)
-    return perr(c, g, kp,
-                "depth %u x shards %u is too many slots (at most %u)",
-                q->depth, q->shards, QUEUE_MAX_SLOTS);
+    return ff_cfg_err(c->file, g, kp,
+                      "depth %u x shards %u is too many slots (at most %u)",
+                      q->depth, q->shards, QUEUE_MAX_SLOTS);
   return 1;
 }
 
@@ -783,7 +572,7 @@ add_range(const struct pctx *c, const config_setting_t *s, const char *kp,
     void *n = realloc(p->ranges,
                       (p->nranges ? 2 * p->nranges : 1) * sizeof *p->ranges);
     if (!n)
-      return perr(c, s, kp, "out of memory");
+      return ff_cfg_err(c->file, s, kp, "out of memory");
     p->ranges = n;
   }
   p->ranges[p->nranges].off = off;
@@ -829,10 +618,11 @@ parse_faults(const struct pctx *c, const config_setting_t *grp,
 
   if (r <= 0)
     return r;
-  join(kp, sizeof kp, path, "faults");
-  if (check_keys(c, g, kp, keys) < 0)
+  ff_cfg_join(kp, sizeof kp, path, "faults");
+  if (ff_cfg_check_keys(c->file, g, kp, keys) < 0)
     return -1;
-  if ((r = get_float(c, g, kp, "eio_rate", 0, 1, &pg->v.eio_rate)) < 0)
+  if ((r = ff_cfg_float(c->file, g, kp, "eio_rate", 0, 1, &pg->v.eio_rate)) <
+      0)
     return -1;
   pg->set |= r ? SET_EIO_RATE : 0;
   if ((r = get_duration(c, g, kp, "vanish_at", &pg->v.vanish_at_ns)) < 0)
@@ -845,11 +635,11 @@ parse_faults(const struct pctx *c, const config_setting_t *grp,
   rl = config_setting_get_member(g, "eio_ranges");
   if (!rl)
     return 1;
-  join(rp, sizeof rp, kp, "eio_ranges");
+  ff_cfg_join(rp, sizeof rp, kp, "eio_ranges");
   if (config_setting_type(rl) != CONFIG_TYPE_LIST)
-    return perr(c, rl, rp,
-                "expected a list of [offset, length] pairs such as "
-                "( [\"0\", \"1M\"] )");
+    return ff_cfg_err(c->file, rl, rp,
+                      "expected a list of [offset, length] pairs such as "
+                      "( [\"0\", \"1M\"] )");
   pg->set |= SET_EIO_RANGES;
   pg->v.range_first = c->p->nranges;
   pg->v.range_count = (uint32_t)config_setting_length(rl);
@@ -858,18 +648,20 @@ parse_faults(const struct pctx *c, const config_setting_t *grp,
     uint64_t off, len;
     char ep[256];
 
-    pathf(ep, sizeof ep, "%s.[%u]", rp, i);
+    ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", rp, i);
     if ((config_setting_type(e) != CONFIG_TYPE_ARRAY &&
          config_setting_type(e) != CONFIG_TYPE_LIST) ||
         config_setting_length(e) != 2)
-      return perr(c, e, ep,
-                  "expected an [offset, length] pair such as [\"0\", "
-                  "\"1M\"]");
-    if (size_value(c, config_setting_get_elem(e, 0), ep, &off) < 0 ||
-        size_value(c, config_setting_get_elem(e, 1), ep, &len) < 0)
+      return ff_cfg_err(c->file, e, ep,
+                        "expected an [offset, length] pair such as [\"0\", "
+                        "\"1M\"]");
+    if (ff_cfg_size_value(c->file, config_setting_get_elem(e, 0), ep, &off) <
+          0 ||
+        ff_cfg_size_value(c->file, config_setting_get_elem(e, 1), ep, &len) <
+          0)
       return -1;
     if (len == 0)
-      return perr(c, e, ep, "the length must be positive");
+      return ff_cfg_err(c->file, e, ep, "the length must be positive");
     if (add_range(c, e, ep, off, len) < 0)
       return -1;
   }
@@ -888,8 +680,8 @@ parse_stall(const struct pctx *c, const config_setting_t *grp,
 
   if (r <= 0)
     return r;
-  join(kp, sizeof kp, path, "stall");
-  if (check_keys(c, g, kp, keys) < 0 ||
+  ff_cfg_join(kp, sizeof kp, path, "stall");
+  if (ff_cfg_check_keys(c->file, g, kp, keys) < 0 ||
       need(c, g, kp, "every",
            get_duration(c, g, kp, "every", &pg->v.stall_every_ns),
            "a duration such as \"10s\"") < 0 ||
@@ -898,8 +690,8 @@ parse_stall(const struct pctx *c, const config_setting_t *grp,
            "a duration such as \"200ms\"") < 0)
     return -1;
   if (pg->v.stall_dur_ns == 0 || pg->v.stall_dur_ns >= pg->v.stall_every_ns)
-    return perr(c, config_setting_get_member(g, "duration"), kp,
-                "duration must be positive and shorter than every");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "duration"), kp,
+                      "duration must be positive and shorter than every");
   pg->set |= SET_STALL;
   return 1;
 }
@@ -922,7 +714,7 @@ select_pattern(const struct pctx *c, const config_setting_t *s, const char *kp,
     int64_t d = ff_farm_lookup(farm, pattern);
 
     if (d < 0)
-      return perr(c, s, kp, "no device '%s' in the farm", pattern);
+      return ff_cfg_err(c->file, s, kp, "no device '%s' in the farm", pattern);
     sel[d] = 1;
     return 0;
   }
@@ -932,7 +724,8 @@ select_pattern(const struct pctx *c, const config_setting_t *s, const char *kp,
       any = 1;
     }
   if (!any)
-    return perr(c, s, kp, "'%s' matches no device of the farm", pattern);
+    return ff_cfg_err(c->file, s, kp, "'%s' matches no device of the farm",
+                      pattern);
   return 0;
 }
 
@@ -965,7 +758,7 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
   double fraction;
   int r;
 
-  join(kp, sizeof kp, path, "devices");
+  ff_cfg_join(kp, sizeof kp, path, "devices");
   if (!s) {
     memset(sel, 1, farm->ndevs);
   } else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
@@ -980,22 +773,24 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
     int n = config_setting_length(s);
 
     if (n == 0)
-      return perr(c, s, kp, "the list is empty (expected device names)");
+      return ff_cfg_err(c->file, s, kp,
+                        "the list is empty (expected device names)");
     for (int i = 0; i < n; i++) {
       const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
 
       if (config_setting_type(e) != CONFIG_TYPE_STRING)
-        return perr(c, e, kp, "entry %d is not a string", i);
+        return ff_cfg_err(c->file, e, kp, "entry %d is not a string", i);
       if (select_pattern(c, e, kp, config_setting_get_string(e), sel) < 0)
         return -1;
     }
   } else {
-    return perr(c, s, kp,
-                "expected \"all\", a glob such as \"pv00*\" or a list of "
-                "names such as [\"pv0001\", \"pv0002\"]");
+    return ff_cfg_err(
+      c->file, s, kp,
+      "expected \"all\", a glob such as \"pv00*\" or a list of "
+      "names such as [\"pv0001\", \"pv0002\"]");
   }
 
-  r = get_float(c, g, path, "fraction", 0, 1, &fraction);
+  r = ff_cfg_float(c->file, g, path, "fraction", 0, 1, &fraction);
   if (r <= 0)
     return r;
   {
@@ -1004,7 +799,7 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
     uint64_t k;
 
     if (!rk)
-      return perr(c, g, path, "out of memory");
+      return ff_cfg_err(c->file, g, path, "out of memory");
     for (uint32_t d = 0; d < farm->ndevs; d++)
       if (sel[d]) {
         rk[n].key = ff_hash4(c->p->seed, KIND_FRACTION, gi, d);
@@ -1034,7 +829,7 @@ parse_group(const struct pctx *c, const config_setting_t *g, const char *path,
 
   memset(pg, 0, sizeof *pg);
   class_defaults(&pg->v);
-  if (check_keys(c, g, path, keys) < 0)
+  if (ff_cfg_check_keys(c->file, g, path, keys) < 0)
     return -1;
   for (int op = 0; op < FF_OP_COUNT; op++) {
     if ((r = parse_dist(c, g, path, ops[op], &pg->v.lat[op])) < 0)
@@ -1049,16 +844,16 @@ parse_group(const struct pctx *c, const config_setting_t *g, const char *path,
   if ((r = parse_queue(c, g, path, &pg->queue)) < 0)
     return -1;
   pg->set |= r ? SET_QUEUE : 0;
-  if ((r = get_size(c, g, path, "bandwidth", &pg->v.bandwidth)) < 0)
+  if ((r = ff_cfg_size(c->file, g, path, "bandwidth", &pg->v.bandwidth)) < 0)
     return -1;
   pg->set |= r ? SET_BW : 0;
-  if ((r = get_float(c, g, path, "iops", 0, 1e9, &iops)) < 0)
+  if ((r = ff_cfg_float(c->file, g, path, "iops", 0, 1e9, &iops)) < 0)
     return -1;
   if (r) {
     pg->set |= SET_IOPS;
     pg->v.iops_cost_ns = iops > 0 ? (uint64_t)(1e9 / iops + 0.5) : 0;
   }
-  if ((r = get_bool(c, g, path, "direct_io", &pg->v.direct_io)) < 0)
+  if ((r = ff_cfg_bool(c->file, g, path, "direct_io", &pg->v.direct_io)) < 0)
     return -1;
   pg->set |= r ? SET_DIRECT : 0;
   if (parse_faults(c, g, path, pg) < 0)
@@ -1151,10 +946,10 @@ add_queues(const struct pctx *c, const config_setting_t *g, const char *path,
   void *n;
 
   if (p->nqueues + (uint64_t)pg->queue.shards > UINT32_MAX / 2)
-    return perr(c, g, path, "too many queues");
+    return ff_cfg_err(c->file, g, path, "too many queues");
   n = realloc(p->queues, (p->nqueues + pg->queue.shards) * sizeof *p->queues);
   if (!n)
-    return perr(c, g, path, "out of memory");
+    return ff_cfg_err(c->file, g, path, "out of memory");
   p->queues = n;
   pg->qbase = p->nqueues;
   for (uint32_t i = 0; i < pg->queue.shards; i++) {
@@ -1227,15 +1022,15 @@ parse_root(struct pctx *c, const config_setting_t *root)
   if (!p)
     return NULL;
   c->p = p;
-  if (check_keys(c, root, "", keys) < 0 ||
-      get_str(c, root, "", "name", &p->name) < 0 ||
-      get_int(c, root, "", "seed", INT64_MIN, INT64_MAX, &seed) < 0 ||
-      get_bool(c, root, "", "rotational", &p->rotational) < 0 ||
+  if (ff_cfg_check_keys(c->file, root, "", keys) < 0 ||
+      ff_cfg_str(c->file, root, "", "name", &p->name) < 0 ||
+      ff_cfg_int(c->file, root, "", "seed", INT64_MIN, INT64_MAX, &seed) < 0 ||
+      ff_cfg_bool(c->file, root, "", "rotational", &p->rotational) < 0 ||
       parse_queue(c, root, "", &p->global) < 0)
     goto fail;
   if (!p->name[0]) {
-    perr(c, config_setting_get_member(root, "name"), "name",
-         "expected a non-empty string");
+    ff_cfg_err(c->file, config_setting_get_member(root, "name"), "name",
+               "expected a non-empty string");
     goto fail;
   }
   p->seed = farm->seed ^ (uint64_t)seed;
@@ -1251,7 +1046,8 @@ parse_root(struct pctx *c, const config_setting_t *root)
 
   groups = config_setting_get_member(root, "groups");
   if (groups && config_setting_type(groups) != CONFIG_TYPE_LIST) {
-    perr(c, groups, "groups", "expected a list of groups: ( { ... }, ... )");
+    ff_cfg_err(c->file, groups, "groups",
+               "expected a list of groups: ( { ... }, ... )");
     goto fail;
   }
   for (int i = 0; groups && i < config_setting_length(groups); i++) {
@@ -1259,9 +1055,9 @@ parse_root(struct pctx *c, const config_setting_t *root)
     struct pgroup pg;
     char path[64];
 
-    pathf(path, sizeof path, "groups.[%d]", i);
+    ff_cfg_pathf(path, sizeof path, "groups.[%d]", i);
     if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
-      perr(c, g, path, "expected a group { ... }");
+      ff_cfg_err(c->file, g, path, "expected a group { ... }");
       goto fail;
     }
     memset(sel, 0, farm->ndevs);
@@ -1301,13 +1097,7 @@ load(config_t *cfg, int ok, const char *name, const struct ff_farm *farm)
   struct ff_profile *p;
 
   if (!ok) {
-    const char *f = config_error_file(cfg);
-
-    if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-      ff_error("%s: cannot read the profile: %m", name);
-    else
-      ff_error("%s:%d: syntax error: %s", f ? f : name, config_error_line(cfg),
-               config_error_text(cfg));
+    ff_cfg_read_error(cfg, name, "profile");
     config_destroy(cfg);
     return NULL;
   }

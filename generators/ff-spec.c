@@ -5,6 +5,7 @@
  * every value, naming file:line: key in each message.
  */
 #include "ff-spec.h"
+#include "ff-cfg.h"
 #include "ff-error.h"
 #include "ff-util.h"
 
@@ -51,193 +52,6 @@ struct pctx {
   const char *file;
 };
 
-/* Report an error on setting s (or on the group holding the key when the
- * key is missing) as "file:line: path: message". */
-__attribute__((format(printf, 4, 5))) static int
-perr(const struct pctx *c, const config_setting_t *s, const char *path,
-     const char *fmt, ...)
-{
-  char msg[768];
-  const char *file = NULL;
-  int line = 0;
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (s) {
-    file = config_setting_source_file(s);
-    line = (int)config_setting_source_line(s);
-  }
-  if (!file)
-    file = c->file;
-  if (line > 0)
-    return ff_error("%s:%d: %s: %s", file, line, path, msg);
-  return ff_error("%s: %s: %s", file, path, msg);
-}
-
-/* Key paths are short; a path that would not fit is cut, never overrun. */
-__attribute__((format(printf, 3, 4))) static void
-pathf(char *out, size_t len, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-
-  va_start(ap, fmt);
-  n = vsnprintf(out, len, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    out[0] = '\0';
-}
-
-static void
-join(char *out, size_t len, const char *path, const char *key)
-{
-  if (path[0])
-    pathf(out, len, "%s.%s", path, key);
-  else
-    pathf(out, len, "%s", key);
-}
-
-static int
-check_keys(const struct pctx *c, const config_setting_t *grp, const char *path,
-           const char *const *allowed)
-{
-  int n = config_setting_length(grp);
-
-  for (int i = 0; i < n; i++) {
-    const config_setting_t *s = config_setting_get_elem(grp, (unsigned)i);
-    const char *name = config_setting_name(s);
-    char kp[256], list[512] = "";
-    int ok = 0;
-
-    for (const char *const *a = allowed; *a; a++)
-      if (!strcmp(*a, name))
-        ok = 1;
-    if (ok)
-      continue;
-    for (const char *const *a = allowed; *a; a++) {
-      strncat(list, *a, sizeof list - strlen(list) - 1);
-      if (a[1])
-        strncat(list, ", ", sizeof list - strlen(list) - 1);
-    }
-    join(kp, sizeof kp, path, name);
-    return perr(c, s, kp, "unknown key (expected one of: %s)", list);
-  }
-  return 0;
-}
-
-/* Each getter returns 1 when the key is present and valid, 0 when it is
- * absent (out untouched), -1 on error. */
-static int
-get_int(const struct pctx *c, const config_setting_t *grp, const char *path,
-        const char *key, int64_t min, int64_t max, int64_t *out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-  int64_t v;
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_INT &&
-      config_setting_type(s) != CONFIG_TYPE_INT64)
-    return perr(c, s, kp, "expected an integer");
-  v = config_setting_get_int64(s);
-  if (v < min || v > max)
-    return perr(c, s, kp, "%lld is out of range (expected %lld to %lld)",
-                (long long)v, (long long)min, (long long)max);
-  *out = v;
-  return 1;
-}
-
-static int
-get_uint(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, unsigned min, unsigned max, unsigned *out)
-{
-  int64_t v;
-  int r = get_int(c, grp, path, key, min, max, &v);
-
-  if (r == 1)
-    *out = (unsigned)v;
-  return r;
-}
-
-static int
-get_size(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, uint64_t *out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  switch (config_setting_type(s)) {
-  case CONFIG_TYPE_INT:
-  case CONFIG_TYPE_INT64: {
-    int64_t v = config_setting_get_int64(s);
-
-    if (v < 0)
-      return perr(c, s, kp, "a size cannot be negative");
-    *out = (uint64_t)v;
-    return 1;
-  }
-  case CONFIG_TYPE_STRING:
-    if (ff_parse_size(config_setting_get_string(s), out) < 0)
-      return perr(c, s, kp, "%s", ff_errmsg());
-    return 1;
-  default:
-    return perr(c, s, kp,
-                "expected a size (an integer or a string such as "
-                "\"64M\")");
-  }
-}
-
-static int
-get_str(const struct pctx *c, const config_setting_t *grp, const char *path,
-        const char *key, char **out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-  char *v;
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_STRING)
-    return perr(c, s, kp, "expected a string");
-  v = strdup(config_setting_get_string(s));
-  if (!v)
-    return perr(c, s, kp, "out of memory");
-  free(*out);
-  *out = v;
-  return 1;
-}
-
-static int
-get_float(const struct pctx *c, const config_setting_t *grp, const char *path,
-          const char *key, double *out)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-
-  if (!s)
-    return 0;
-  join(kp, sizeof kp, path, key);
-  switch (config_setting_type(s)) {
-  case CONFIG_TYPE_FLOAT:
-    *out = config_setting_get_float(s);
-    return 1;
-  case CONFIG_TYPE_INT:
-  case CONFIG_TYPE_INT64:
-    *out = (double)config_setting_get_int64(s);
-    return 1;
-  default:
-    return perr(c, s, kp, "expected a number");
-  }
-}
-
 /* A list or array of exactly n strings.  uuids: parse each as a UUID. */
 static int
 get_strlist(const struct pctx *c, const config_setting_t *grp,
@@ -250,33 +64,34 @@ get_strlist(const struct pctx *c, const config_setting_t *grp,
 
   if (!s)
     return 0;
-  join(kp, sizeof kp, path, key);
+  ff_cfg_join(kp, sizeof kp, path, key);
   if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
       config_setting_type(s) != CONFIG_TYPE_LIST)
-    return perr(c, s, kp, "expected a list of strings such as [\"a\", \"b\"]");
+    return ff_cfg_err(c->file, s, kp,
+                      "expected a list of strings such as [\"a\", \"b\"]");
   if ((unsigned)config_setting_length(s) != n)
-    return perr(c, s, kp, "has %d entries (expected %u)",
-                config_setting_length(s), n);
+    return ff_cfg_err(c->file, s, kp, "has %d entries (expected %u)",
+                      config_setting_length(s), n);
   v = calloc(n + 1, sizeof *v);
   if (!v)
-    return perr(c, s, kp, "out of memory");
+    return ff_cfg_err(c->file, s, kp, "out of memory");
   *out = v;
   for (unsigned i = 0; i < n; i++) {
     const config_setting_t *e = config_setting_get_elem(s, i);
     const char *str;
 
     if (config_setting_type(e) != CONFIG_TYPE_STRING)
-      return perr(c, e, kp, "entry %u is not a string", i);
+      return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
     str = config_setting_get_string(e);
     if (uuids) {
       v[i] = calloc(1, FF_UUID_LEN + 1);
       if (v[i] && ff_uuid_parse(str, v[i]) < 0)
-        return perr(c, e, kp, "%s", ff_errmsg());
+        return ff_cfg_err(c->file, e, kp, "%s", ff_errmsg());
     } else {
       v[i] = strdup(str);
     }
     if (!v[i])
-      return perr(c, e, kp, "out of memory");
+      return ff_cfg_err(c->file, e, kp, "out of memory");
   }
   return 1;
 }
@@ -287,19 +102,21 @@ get_uuid(const struct pctx *c, const config_setting_t *grp, const char *path,
 {
   char *raw = NULL;
   char kp[256];
-  int r = get_str(c, grp, path, key, &raw);
+  int r = ff_cfg_str(c->file, grp, path, key, &raw);
 
   if (r <= 0)
     return r;
-  join(kp, sizeof kp, path, key);
+  ff_cfg_join(kp, sizeof kp, path, key);
   *out = calloc(1, FF_UUID_LEN + 1);
   if (!*out) {
     free(raw);
-    return perr(c, config_setting_get_member(grp, key), kp, "out of memory");
+    return ff_cfg_err(c->file, config_setting_get_member(grp, key), kp,
+                      "out of memory");
   }
   if (ff_uuid_parse(raw, *out) < 0) {
     free(raw);
-    return perr(c, config_setting_get_member(grp, key), kp, "%s", ff_errmsg());
+    return ff_cfg_err(c->file, config_setting_get_member(grp, key), kp, "%s",
+                      ff_errmsg());
   }
   free(raw);
   return 1;
@@ -314,12 +131,13 @@ check_format(const struct pctx *c, const config_setting_t *grp,
   char kp[256];
   int nconv;
 
-  join(kp, sizeof kp, path, key);
+  ff_cfg_join(kp, sizeof kp, path, key);
   if (ff_format_check(fmt, 1, 0, &nconv) < 0)
-    return perr(c, s ? s : grp, kp, "%s", ff_errmsg());
+    return ff_cfg_err(c->file, s ? s : grp, kp, "%s", ff_errmsg());
   if (nconv == 0 && count > 1)
-    return perr(c, s ? s : grp, kp,
-                "'%s' has no %%u but the group makes %u objects", fmt, count);
+    return ff_cfg_err(c->file, s ? s : grp, kp,
+                      "'%s' has no %%u but the group makes %u objects", fmt,
+                      count);
   return 0;
 }
 
@@ -329,11 +147,11 @@ get_damage(const struct pctx *c, const config_setting_t *grp, const char *path,
 {
   char *v = NULL;
   char kp[256];
-  int r = get_str(c, grp, path, "damage", &v);
+  int r = ff_cfg_str(c->file, grp, path, "damage", &v);
 
   if (r <= 0)
     return r;
-  join(kp, sizeof kp, path, "damage");
+  ff_cfg_join(kp, sizeof kp, path, "damage");
   for (unsigned d = 0; d < sizeof damage_names / sizeof *damage_names; d++) {
     if (strcmp(v, damage_names[d]))
       continue;
@@ -344,12 +162,12 @@ get_damage(const struct pctx *c, const config_setting_t *grp, const char *path,
     *out = (enum ff_damage)d;
     return 1;
   }
-  r = perr(c, config_setting_get_member(grp, "damage"), kp,
-           "unknown damage '%s' (expected %s)", v,
-           orphan ? "none, bad-label-crc or bad-mda-checksum"
-                  : "none, bad-label-crc, bad-mda-checksum, "
-                    "bad-metadata-text, duplicate-pv, missing-pv or "
-                    "stale-metadata");
+  r = ff_cfg_err(c->file, config_setting_get_member(grp, "damage"), kp,
+                 "unknown damage '%s' (expected %s)", v,
+                 orphan ? "none, bad-label-crc or bad-mda-checksum"
+                        : "none, bad-label-crc, bad-mda-checksum, "
+                          "bad-metadata-text, duplicate-pv, missing-pv or "
+                          "stale-metadata");
   free(v);
   return r;
 }
@@ -372,34 +190,36 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
   f->pe_start = 1u << 20;
   f->mda_copies = 1;
   f->label_sector = 1;
-  if (get_size(c, g, path, "pe_start", &f->pe_start) < 0 ||
-      get_uint(c, g, path, "mda_copies", 1, 2, &f->mda_copies) < 0 ||
-      get_uint(c, g, path, "label_sector", 0, 3, &f->label_sector) < 0)
+  if (ff_cfg_size(c->file, g, path, "pe_start", &f->pe_start) < 0 ||
+      ff_cfg_uint(c->file, g, path, "mda_copies", 1, 2, &f->mda_copies) < 0 ||
+      ff_cfg_uint(c->file, g, path, "label_sector", 0, 3, &f->label_sector) <
+        0)
     return -1;
-  have_mda = get_size(c, g, path, "mda_size", &f->mda_size);
+  have_mda = ff_cfg_size(c->file, g, path, "mda_size", &f->mda_size);
   if (have_mda < 0)
     return -1;
   s = config_setting_get_member(g, "pe_start");
-  join(kp, sizeof kp, path, "pe_start");
+  ff_cfg_join(kp, sizeof kp, path, "pe_start");
   if (f->pe_start % FF_SECTOR || f->pe_start < 4096 + 32768)
-    return perr(c, s ? s : g, kp,
-                "%llu is not a multiple of 512 of at least 36864 (4 KiB "
-                "before mda0 plus its 32 KiB minimum)",
-                (unsigned long long)f->pe_start);
+    return ff_cfg_err(c->file, s ? s : g, kp,
+                      "%llu is not a multiple of 512 of at least 36864 (4 KiB "
+                      "before mda0 plus its 32 KiB minimum)",
+                      (unsigned long long)f->pe_start);
   if (!have_mda)
     f->mda_size = f->pe_start - 4096;
   s = config_setting_get_member(g, "mda_size");
-  join(kp, sizeof kp, path, "mda_size");
+  ff_cfg_join(kp, sizeof kp, path, "mda_size");
   if (f->mda_size % FF_SECTOR || f->mda_size < 32768)
-    return perr(c, s ? s : g, kp,
-                "%llu is not a multiple of 512 of at least 32 KiB",
-                (unsigned long long)f->mda_size);
+    return ff_cfg_err(c->file, s ? s : g, kp,
+                      "%llu is not a multiple of 512 of at least 32 KiB",
+                      (unsigned long long)f->mda_size);
   if (4096 + f->mda_size > f->pe_start)
-    return perr(c, s ? s : g, kp,
-                "mda0 [4096, %llu) would overlap the data area at pe_start "
-                "%llu",
-                (unsigned long long)(4096 + f->mda_size),
-                (unsigned long long)f->pe_start);
+    return ff_cfg_err(
+      c->file, s ? s : g, kp,
+      "mda0 [4096, %llu) would overlap the data area at pe_start "
+      "%llu",
+      (unsigned long long)(4096 + f->mda_size),
+      (unsigned long long)f->pe_start);
   return 0;
 }
 
@@ -416,74 +236,78 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
 
   lv->line = (int)config_setting_source_line(g);
   lv->count = 1;
-  if (check_keys(c, g, path, keys) < 0 ||
-      get_uint(c, g, path, "count", 1, 100000, &lv->count) < 0 ||
-      get_str(c, g, path, "name", &lv->name) < 0 ||
-      get_str(c, g, path, "description", &lv->description) < 0 ||
+  if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
+      ff_cfg_uint(c->file, g, path, "count", 1, 100000, &lv->count) < 0 ||
+      ff_cfg_str(c->file, g, path, "name", &lv->name) < 0 ||
+      ff_cfg_str(c->file, g, path, "description", &lv->description) < 0 ||
       get_uuid(c, g, path, "uuid", &lv->uuid) < 0)
     return -1;
   if (!lv->name && !(lv->name = strdup("lvol%u")))
-    return perr(c, g, path, "out of memory");
+    return ff_cfg_err(c->file, g, path, "out of memory");
   if (check_format(c, g, path, "name", lv->name, lv->count) < 0)
     return -1;
-  r = get_int(c, g, path, "time", INT64_MIN / 2, INT64_MAX / 2, &lv->time);
+  r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
+                 &lv->time);
   if (r < 0)
     return -1;
   lv->has_time = r;
   if (lv->uuid && lv->count != 1)
-    return perr(c, config_setting_get_member(g, "uuid"), path,
-                "uuid needs count = 1 (the group makes %u LVs)", lv->count);
+    return ff_cfg_err(c->file, config_setting_get_member(g, "uuid"), path,
+                      "uuid needs count = 1 (the group makes %u LVs)",
+                      lv->count);
 
-  if (get_str(c, g, path, "type", &type) < 0)
+  if (ff_cfg_str(c->file, g, path, "type", &type) < 0)
     return -1;
-  join(kp, sizeof kp, path, "type");
+  ff_cfg_join(kp, sizeof kp, path, "type");
   if (!type || !strcmp(type, "linear")) {
     lv->stripes = 1;
     if (config_setting_get_member(g, "stripes") ||
         config_setting_get_member(g, "stripe_size")) {
       free(type);
-      join(kp, sizeof kp, path, "stripes");
-      return perr(c, g, kp, "stripes and stripe_size need type = \"striped\"");
+      ff_cfg_join(kp, sizeof kp, path, "stripes");
+      return ff_cfg_err(c->file, g, kp,
+                        "stripes and stripe_size need type = \"striped\"");
     }
   } else if (!strcmp(type, "striped")) {
     lv->striped = 1;
     lv->stripes = 2;
     lv->stripe_size = 64 * 1024;
-    if (get_uint(c, g, path, "stripes", 2, 128, &lv->stripes) < 0 ||
-        get_size(c, g, path, "stripe_size", &lv->stripe_size) < 0) {
+    if (ff_cfg_uint(c->file, g, path, "stripes", 2, 128, &lv->stripes) < 0 ||
+        ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0) {
       free(type);
       return -1;
     }
     if (!is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
       free(type);
-      join(kp, sizeof kp, path, "stripe_size");
-      return perr(c, config_setting_get_member(g, "stripe_size"), kp,
-                  "%llu is not a power of 2 of at least 4 KiB",
-                  (unsigned long long)lv->stripe_size);
+      ff_cfg_join(kp, sizeof kp, path, "stripe_size");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"),
+                        kp, "%llu is not a power of 2 of at least 4 KiB",
+                        (unsigned long long)lv->stripe_size);
     }
   } else {
-    r = perr(c, config_setting_get_member(g, "type"), kp,
-             "unknown LV type '%s' (expected linear or striped)", type);
+    r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
+                   "unknown LV type '%s' (expected linear or striped)", type);
     free(type);
     return r;
   }
   free(type);
 
-  have_size = get_size(c, g, path, "size", &lv->size);
-  have_fill = get_float(c, g, path, "fill", &lv->fill);
+  have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);
+  have_fill = ff_cfg_float(c->file, g, path, "fill", 0, 1, &lv->fill);
   if (have_size < 0 || have_fill < 0)
     return -1;
   if (have_size == have_fill)
-    return perr(c, g, path, "give exactly one of size and fill (%s)",
-                have_size ? "both are set" : "neither is set");
+    return ff_cfg_err(c->file, g, path,
+                      "give exactly one of size and fill (%s)",
+                      have_size ? "both are set" : "neither is set");
   if (have_size && lv->size == 0)
-    return perr(c, config_setting_get_member(g, "size"), path,
-                "size must be positive");
-  join(kp, sizeof kp, path, "fill");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "size"), path,
+                      "size must be positive");
+  ff_cfg_join(kp, sizeof kp, path, "fill");
   if (have_fill && !(lv->fill > 0 && lv->fill <= 1))
-    return perr(c, config_setting_get_member(g, "fill"), kp,
-                "%g is out of range (expected a fraction in (0, 1])",
-                lv->fill);
+    return ff_cfg_err(c->file, config_setting_get_member(g, "fill"), kp,
+                      "%g is out of range (expected a fraction in (0, 1])",
+                      lv->fill);
   return 0;
 }
 
@@ -507,33 +331,35 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
   vg->device_size = top->device_size;
   vg->extent_size = 4u << 20;
   vg->history = -1;
-  if (check_keys(c, g, path, keys) < 0 ||
-      get_uint(c, g, path, "count", 1, 1000000, &vg->count) < 0 ||
-      get_str(c, g, path, "name", &vg->name) < 0 ||
-      get_uint(c, g, path, "pvs", 1, 4096, &vg->pvs) < 0 ||
-      get_size(c, g, path, "device_size", &vg->device_size) < 0 ||
-      get_size(c, g, path, "extent_size", &vg->extent_size) < 0 ||
+  if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
+      ff_cfg_uint(c->file, g, path, "count", 1, 1000000, &vg->count) < 0 ||
+      ff_cfg_str(c->file, g, path, "name", &vg->name) < 0 ||
+      ff_cfg_uint(c->file, g, path, "pvs", 1, 4096, &vg->pvs) < 0 ||
+      ff_cfg_size(c->file, g, path, "device_size", &vg->device_size) < 0 ||
+      ff_cfg_size(c->file, g, path, "extent_size", &vg->extent_size) < 0 ||
       parse_pvfmt(c, g, path, &vg->fmt) < 0 ||
-      get_int(c, g, path, "seqno", 1, 1000000, &seqno) < 0 ||
-      get_int(c, g, path, "history", 0, 1000000, &vg->history) < 0 ||
-      get_str(c, g, path, "description", &vg->description) < 0 ||
+      ff_cfg_int(c->file, g, path, "seqno", 1, 1000000, &seqno) < 0 ||
+      ff_cfg_int(c->file, g, path, "history", 0, 1000000, &vg->history) < 0 ||
+      ff_cfg_str(c->file, g, path, "description", &vg->description) < 0 ||
       get_damage(c, g, path, 0, &vg->damage) < 0 ||
       get_uuid(c, g, path, "uuid", &vg->uuid) < 0)
     return -1;
   vg->seqno = (uint32_t)seqno;
-  r = get_int(c, g, path, "time", INT64_MIN / 2, INT64_MAX / 2, &vg->time);
+  r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
+                 &vg->time);
   if (r < 0)
     return -1;
   vg->has_time = r;
   if (!vg->name && !(vg->name = strdup("vg%04u")))
-    return perr(c, g, path, "out of memory");
+    return ff_cfg_err(c->file, g, path, "out of memory");
   if (check_format(c, g, path, "name", vg->name, vg->count) < 0)
     return -1;
   s = config_setting_get_member(g, "extent_size");
-  join(kp, sizeof kp, path, "extent_size");
+  ff_cfg_join(kp, sizeof kp, path, "extent_size");
   if (!is_pow2(vg->extent_size) || vg->extent_size < 1024)
-    return perr(c, s ? s : g, kp, "%llu is not a power of 2 of at least 1 KiB",
-                (unsigned long long)vg->extent_size);
+    return ff_cfg_err(c->file, s ? s : g, kp,
+                      "%llu is not a power of 2 of at least 1 KiB",
+                      (unsigned long long)vg->extent_size);
 
   if (vg->count != 1) {
     static const char *const single[] = {"uuid", "devices", "pv_uuids",
@@ -541,9 +367,10 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
 
     for (const char *const *k = single; *k; k++)
       if ((s = config_setting_get_member(g, *k))) {
-        join(kp, sizeof kp, path, *k);
-        return perr(c, s, kp, "needs count = 1 (the group makes %u VGs)",
-                    vg->count);
+        ff_cfg_join(kp, sizeof kp, path, *k);
+        return ff_cfg_err(c->file, s, kp,
+                          "needs count = 1 (the group makes %u VGs)",
+                          vg->count);
       }
   }
   if (get_strlist(c, g, path, "devices", vg->pvs, 0, &vg->devices) < 0 ||
@@ -551,52 +378,57 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       get_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0)
     return -1;
 
-  join(kp, sizeof kp, path, "damage");
+  ff_cfg_join(kp, sizeof kp, path, "damage");
   if ((vg->damage == FF_DMG_LABEL_CRC || vg->damage == FF_DMG_MDA_CHECKSUM ||
        vg->damage == FF_DMG_MISSING_PV || vg->damage == FF_DMG_STALE) &&
       vg->pvs < 2)
-    return perr(c, config_setting_get_member(g, "damage"), kp,
-                "%s needs pvs >= 2 (the group has %u)",
-                ff_damage_name(vg->damage), vg->pvs);
+    return ff_cfg_err(c->file, config_setting_get_member(g, "damage"), kp,
+                      "%s needs pvs >= 2 (the group has %u)",
+                      ff_damage_name(vg->damage), vg->pvs);
 
   lvs = config_setting_get_member(g, "lvs");
   if (lvs) {
-    join(kp, sizeof kp, path, "lvs");
+    ff_cfg_join(kp, sizeof kp, path, "lvs");
     if (config_setting_type(lvs) != CONFIG_TYPE_LIST)
-      return perr(c, lvs, kp, "expected a list of groups: ( { ... }, ... )");
+      return ff_cfg_err(c->file, lvs, kp,
+                        "expected a list of groups: ( { ... }, ... )");
     vg->nlvs = (unsigned)config_setting_length(lvs);
     vg->lvs = calloc(vg->nlvs ? vg->nlvs : 1, sizeof *vg->lvs);
     if (!vg->lvs)
-      return perr(c, lvs, kp, "out of memory");
+      return ff_cfg_err(c->file, lvs, kp, "out of memory");
     for (unsigned i = 0; i < vg->nlvs; i++) {
       const config_setting_t *e = config_setting_get_elem(lvs, i);
       char ep[256];
 
-      pathf(ep, sizeof ep, "%s.[%u]", kp, i);
+      ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
       if (config_setting_type(e) != CONFIG_TYPE_GROUP)
-        return perr(c, e, ep, "expected a group { ... }");
+        return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
       if (parse_lv(c, e, ep, &vg->lvs[i]) < 0)
         return -1;
       if (vg->lvs[i].uuid && vg->count != 1)
-        return perr(c, e, ep, "uuid needs count = 1 in the VG group too");
+        return ff_cfg_err(c->file, e, ep,
+                          "uuid needs count = 1 in the VG group too");
       if (vg->lvs[i].stripes > vg->pvs)
-        return perr(c, e, ep,
-                    "%u stripes need at least %u PVs in the VG, the group "
-                    "has %u",
-                    vg->lvs[i].stripes, vg->lvs[i].stripes, vg->pvs);
+        return ff_cfg_err(
+          c->file, e, ep,
+          "%u stripes need at least %u PVs in the VG, the group "
+          "has %u",
+          vg->lvs[i].stripes, vg->lvs[i].stripes, vg->pvs);
       nlv_total += vg->lvs[i].count;
     }
   }
-  join(kp, sizeof kp, path, "seqno");
+  ff_cfg_join(kp, sizeof kp, path, "seqno");
   if (vg->seqno && vg->seqno < 1 + nlv_total)
-    return perr(c, config_setting_get_member(g, "seqno"), kp,
-                "%u is below 1 + LVs = %lld (vgcreate plus one lvcreate per "
-                "LV)",
-                vg->seqno, (long long)(1 + nlv_total));
+    return ff_cfg_err(
+      c->file, config_setting_get_member(g, "seqno"), kp,
+      "%u is below 1 + LVs = %lld (vgcreate plus one lvcreate per "
+      "LV)",
+      vg->seqno, (long long)(1 + nlv_total));
   if (vg->damage == FF_DMG_STALE &&
       (vg->seqno ? vg->seqno : 1 + nlv_total) < 2)
-    return perr(c, config_setting_get_member(g, "damage"), path,
-                "stale-metadata needs seqno >= 2 (add an LV or set seqno)");
+    return ff_cfg_err(
+      c->file, config_setting_get_member(g, "damage"), path,
+      "stale-metadata needs seqno >= 2 (add an LV or set seqno)");
   return 0;
 }
 
@@ -622,15 +454,16 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
   o->kind = kind;
   o->count = 1;
   o->device_size = top->device_size;
-  if (check_keys(c, g, path, keys) < 0 ||
-      get_uint(c, g, path, "count", 1, 1000000, &o->count) < 0 ||
-      get_size(c, g, path, "device_size", &o->device_size) < 0)
+  if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
+      ff_cfg_uint(c->file, g, path, "count", 1, 1000000, &o->count) < 0 ||
+      ff_cfg_size(c->file, g, path, "device_size", &o->device_size) < 0)
     return -1;
   if (o->device_size == 0 || o->device_size % FF_SECTOR) {
     s = config_setting_get_member(g, "device_size");
-    join(kp, sizeof kp, path, "device_size");
-    return perr(c, s ? s : g, kp, "%llu is not a positive multiple of 512",
-                (unsigned long long)o->device_size);
+    ff_cfg_join(kp, sizeof kp, path, "device_size");
+    return ff_cfg_err(c->file, s ? s : g, kp,
+                      "%llu is not a positive multiple of 512",
+                      (unsigned long long)o->device_size);
   }
   if (get_strlist(c, g, path, "devices", o->count, 0, &o->devices) < 0)
     return -1;
@@ -641,37 +474,39 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
       return -1;
     if (o->fmt.pe_start + (o->fmt.mda_copies == 2 ? o->fmt.mda_size : 0) >
         o->device_size)
-      return perr(c, g, path,
-                  "device_size %llu is too small for pe_start %llu",
-                  (unsigned long long)o->device_size,
-                  (unsigned long long)o->fmt.pe_start);
+      return ff_cfg_err(c->file, g, path,
+                        "device_size %llu is too small for pe_start %llu",
+                        (unsigned long long)o->device_size,
+                        (unsigned long long)o->fmt.pe_start);
   }
   if (kind == FF_OTHER_SIGNATURE) {
     char *type = NULL;
     int r;
 
     s = config_setting_get_member(g, "type");
-    join(kp, sizeof kp, path, "type");
-    r = get_str(c, g, path, "type", &type);
+    ff_cfg_join(kp, sizeof kp, path, "type");
+    r = ff_cfg_str(c->file, g, path, "type", &type);
     if (r < 0)
       return -1;
     if (r == 0)
-      return perr(c, g, kp, "missing (expected mbr, gpt, ext4, xfs or md)");
+      return ff_cfg_err(c->file, g, kp,
+                        "missing (expected mbr, gpt, ext4, xfs or md)");
     r = ff_sig_parse(type, &o->sig);
     if (r < 0)
-      r = perr(c, s, kp,
-               "unknown signature '%s' (expected mbr, gpt, ext4, "
-               "xfs or md)",
-               type);
+      r = ff_cfg_err(c->file, s, kp,
+                     "unknown signature '%s' (expected mbr, gpt, ext4, "
+                     "xfs or md)",
+                     type);
     free(type);
     if (r < 0)
       return -1;
     if (o->device_size < ff_sig_min_size(o->sig)) {
       s = config_setting_get_member(g, "device_size");
-      join(kp, sizeof kp, path, "device_size");
-      return perr(c, s ? s : g, kp, "%llu is too small for %s (at least %llu)",
-                  (unsigned long long)o->device_size, ff_sig_name(o->sig),
-                  (unsigned long long)ff_sig_min_size(o->sig));
+      ff_cfg_join(kp, sizeof kp, path, "device_size");
+      return ff_cfg_err(
+        c->file, s ? s : g, kp, "%llu is too small for %s (at least %llu)",
+        (unsigned long long)o->device_size, ff_sig_name(o->sig),
+        (unsigned long long)ff_sig_min_size(o->sig));
     }
   }
   return 0;
@@ -687,14 +522,15 @@ parse_group_list(const struct pctx *c, const config_setting_t *root,
   if (!s)
     return 0;
   if (config_setting_type(s) != CONFIG_TYPE_LIST)
-    return perr(c, s, key, "expected a list of groups: ( { ... }, ... )");
+    return ff_cfg_err(c->file, s, key,
+                      "expected a list of groups: ( { ... }, ... )");
   for (int i = 0; i < config_setting_length(s); i++) {
     const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
     char ep[64];
 
-    pathf(ep, sizeof ep, "%s.[%d]", key, i);
+    ff_cfg_pathf(ep, sizeof ep, "%s.[%d]", key, i);
     if (config_setting_type(e) != CONFIG_TYPE_GROUP)
-      return perr(c, e, ep, "expected a group { ... }");
+      return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
   }
   return config_setting_length(s);
 }
@@ -731,37 +567,38 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     ff_error("out of memory");
     goto fail;
   }
-  if (check_keys(c, root, "", keys) < 0 ||
-      get_int(c, root, "", "seed", INT64_MIN, INT64_MAX, &seed) < 0 ||
-      get_str(c, root, "", "device_name", &sp->device_name) < 0 ||
-      get_size(c, root, "", "device_size", &sp->device_size) < 0 ||
-      get_str(c, root, "", "device_hint", &sp->device_hint) < 0 ||
-      get_str(c, root, "", "creation_host", &sp->creation_host) < 0 ||
-      get_str(c, root, "", "uname", &sp->uname) < 0 ||
-      get_int(c, root, "", "creation_time", 0, INT64_MAX / 2,
-              &sp->creation_time) < 0 ||
-      get_str(c, root, "", "lvm_version", &sp->lvm_version) < 0)
+  if (ff_cfg_check_keys(c->file, root, "", keys) < 0 ||
+      ff_cfg_int(c->file, root, "", "seed", INT64_MIN, INT64_MAX, &seed) < 0 ||
+      ff_cfg_str(c->file, root, "", "device_name", &sp->device_name) < 0 ||
+      ff_cfg_size(c->file, root, "", "device_size", &sp->device_size) < 0 ||
+      ff_cfg_str(c->file, root, "", "device_hint", &sp->device_hint) < 0 ||
+      ff_cfg_str(c->file, root, "", "creation_host", &sp->creation_host) < 0 ||
+      ff_cfg_str(c->file, root, "", "uname", &sp->uname) < 0 ||
+      ff_cfg_int(c->file, root, "", "creation_time", 0, INT64_MAX / 2,
+                 &sp->creation_time) < 0 ||
+      ff_cfg_str(c->file, root, "", "lvm_version", &sp->lvm_version) < 0)
     goto fail;
   sp->seed = (uint64_t)seed;
   if (ff_format_check(sp->device_name, 1, 0, &nconv) < 0) {
-    perr(c, config_setting_get_member(root, "device_name"), "device_name",
-         "%s", ff_errmsg());
+    ff_cfg_err(c->file, config_setting_get_member(root, "device_name"),
+               "device_name", "%s", ff_errmsg());
     goto fail;
   }
   if (nconv != 1) {
-    perr(c, config_setting_get_member(root, "device_name"), "device_name",
-         "'%s' needs one %%u (the device's index)", sp->device_name);
+    ff_cfg_err(c->file, config_setting_get_member(root, "device_name"),
+               "device_name", "'%s' needs one %%u (the device's index)",
+               sp->device_name);
     goto fail;
   }
   if (ff_format_check(sp->device_hint, 0, 1, &nconv) < 0) {
-    perr(c, config_setting_get_member(root, "device_hint"), "device_hint",
-         "%s", ff_errmsg());
+    ff_cfg_err(c->file, config_setting_get_member(root, "device_hint"),
+               "device_hint", "%s", ff_errmsg());
     goto fail;
   }
   if (sp->device_size == 0 || sp->device_size % FF_SECTOR) {
-    perr(c, config_setting_get_member(root, "device_size"), "device_size",
-         "%llu is not a positive multiple of 512",
-         (unsigned long long)sp->device_size);
+    ff_cfg_err(c->file, config_setting_get_member(root, "device_size"),
+               "device_size", "%llu is not a positive multiple of 512",
+               (unsigned long long)sp->device_size);
     goto fail;
   }
 
@@ -778,7 +615,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     char ep[64];
     struct ff_spec_vg *vg = &sp->vgs[i];
 
-    pathf(ep, sizeof ep, "vgs.[%u]", i);
+    ff_cfg_pathf(ep, sizeof ep, "vgs.[%u]", i);
     if (parse_vg(c, config_setting_get_elem(vgs, i), ep, sp, vg) < 0)
       goto fail;
     if (vg->device_size % FF_SECTOR ||
@@ -787,14 +624,14 @@ parse_root(const struct pctx *c, const config_setting_t *root)
       const config_setting_t *g = config_setting_get_elem(vgs, i);
       const config_setting_t *s = config_setting_get_member(g, "device_size");
 
-      pathf(ep, sizeof ep, "vgs.[%u].device_size", i);
-      perr(c, s ? s : g, ep,
-           "%llu is too small or not a multiple of 512 (a PV needs "
-           "pe_start %llu + one extent %llu%s)",
-           (unsigned long long)vg->device_size,
-           (unsigned long long)vg->fmt.pe_start,
-           (unsigned long long)vg->extent_size,
-           vg->fmt.mda_copies == 2 ? " + mda1" : "");
+      ff_cfg_pathf(ep, sizeof ep, "vgs.[%u].device_size", i);
+      ff_cfg_err(c->file, s ? s : g, ep,
+                 "%llu is too small or not a multiple of 512 (a PV needs "
+                 "pe_start %llu + one extent %llu%s)",
+                 (unsigned long long)vg->device_size,
+                 (unsigned long long)vg->fmt.pe_start,
+                 (unsigned long long)vg->extent_size,
+                 vg->fmt.mda_copies == 2 ? " + mda1" : "");
       goto fail;
     }
   }
@@ -815,7 +652,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     for (int i = 0; i < n[l]; i++) {
       char ep[64];
 
-      pathf(ep, sizeof ep, "%s.[%d]", other_keys[l], i);
+      ff_cfg_pathf(ep, sizeof ep, "%s.[%d]", other_keys[l], i);
       if (parse_other(c, config_setting_get_elem(lists[l], (unsigned)i), ep,
                       sp, (enum ff_other_kind)l, &sp->others[k++]) < 0)
         goto fail;
@@ -834,13 +671,7 @@ load(config_t *cfg, int ok, const char *name)
   struct ff_spec *sp;
 
   if (!ok) {
-    const char *f = config_error_file(cfg);
-
-    if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-      ff_error("%s: cannot read the spec: %m", name);
-    else
-      ff_error("%s:%d: syntax error: %s", f ? f : name, config_error_line(cfg),
-               config_error_text(cfg));
+    ff_cfg_read_error(cfg, name, "spec");
     config_destroy(cfg);
     return NULL;
   }

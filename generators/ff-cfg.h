@@ -1,0 +1,66 @@
+/* fusefarm: helpers shared by our libconfig formats (the farm spec, the
+ * I/O profile, the scenario): every message is "file:line: key.path: what
+ * was expected", unknown keys are errors.
+ *
+ * `file` is the name used when libconfig does not know a setting's file
+ * (a spec parsed from a string).  Key paths look like "vgs.[0].lvs.[1]".
+ *
+ * Getters return 1 when the key is present and valid (out set), 0 when it
+ * is absent (out untouched), -1 on error (ff_error set).  All are pure
+ * apart from ff_error's thread-local message.
+ */
+#ifndef FF_CFG_H
+#define FF_CFG_H
+
+#include <libconfig.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Record "file:line: path: message" for setting s (or "file: path:
+ * message" when s is NULL or has no line).  Always returns -1. */
+int ff_cfg_err(const char *file, const config_setting_t *s, const char *path,
+               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* snprintf that cuts instead of overrunning (key paths are short). */
+void ff_cfg_pathf(char *out, size_t len, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+
+/* out = path.key (or key at the top level). */
+void ff_cfg_join(char *out, size_t len, const char *path, const char *key);
+
+/* Every member of grp must be named in allowed (NULL-terminated). */
+int ff_cfg_check_keys(const char *file, const config_setting_t *grp,
+                      const char *path, const char *const *allowed);
+
+/* An integer in [min, max]. */
+int ff_cfg_int(const char *file, const config_setting_t *grp, const char *path,
+               const char *key, int64_t min, int64_t max, int64_t *out);
+int ff_cfg_uint(const char *file, const config_setting_t *grp,
+                const char *path, const char *key, unsigned min, unsigned max,
+                unsigned *out);
+
+/* A size: an integer (bytes) or a string such as "64M" (ff_parse_size);
+ * ff_cfg_size_value checks setting s itself, named kp in messages. */
+int ff_cfg_size_value(const char *file, const config_setting_t *s,
+                      const char *kp, uint64_t *out);
+int ff_cfg_size(const char *file, const config_setting_t *grp,
+                const char *path, const char *key, uint64_t *out);
+
+/* A string, strdup'd into *out (the old *out is freed). */
+int ff_cfg_str(const char *file, const config_setting_t *grp, const char *path,
+               const char *key, char **out);
+
+/* A finite number in [min, max] (integers accepted). */
+int ff_cfg_float(const char *file, const config_setting_t *grp,
+                 const char *path, const char *key, double min, double max,
+                 double *out);
+
+/* true or false. */
+int ff_cfg_bool(const char *file, const config_setting_t *grp,
+                const char *path, const char *key, int *out);
+
+/* Record why config_read_file/string failed: "NAME: cannot read the
+ * WHAT: ..." or "FILE:LINE: syntax error: ...".  Returns -1. */
+int ff_cfg_read_error(config_t *cfg, const char *name, const char *what);
+
+#endif
