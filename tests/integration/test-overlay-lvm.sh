@@ -6,7 +6,8 @@
 # it into a fresh farm and checks the farm reads exactly like the images;
 # `fusefarm gen --overlay` then writes images that cmp equal to lvm's, and
 # lvm, reading those, sees the tag, the new LV and the new name.
-# usage: test-overlay-lvm.sh FUSEFARM FF_REPLAY
+# usage: test-overlay-lvm.sh FUSEFARM [FF_REPLAY]
+#   (FF_REPLAY defaults to $FF_BUILD_DIR/tests/ff-replay, as ctest sets it)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib/lvm-env.sh
@@ -15,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/farm.sh"
 
 bin=${1:?usage: test-overlay-lvm.sh FUSEFARM FF_REPLAY}
-replay=${2:?usage: test-overlay-lvm.sh FUSEFARM FF_REPLAY}
+replay=${2:-${FF_BUILD_DIR:?set FF_BUILD_DIR or pass FF_REPLAY}/tests/ff-replay}
 spec=$here/../../configs/smoke.conf
 ff_require python3 cmp
 ff_env_init
