@@ -6,6 +6,7 @@
  * scheduler threads (after the fork: threads do not survive it) and
  * serves until unmounted or signalled, then saves the overlay if asked.
  */
+#include "ff-builtin.h"
 #include "ff-cli.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
@@ -44,6 +45,8 @@ static const char mount_usage[] =
   "      --save-overlay FILE  save the write overlay there at exit\n"
   "      --threads N        FUSE worker threads (default 8, 1..64)\n"
   "      --reply-threads N  threads answering delayed requests (default 4)\n"
+  "      --devices N        scale the farm to about N devices, keeping its\n"
+  "                         shape (every group's count scaled)\n"
   "      --log FILE         where the daemon's messages go once in the\n"
   "                         background (default: discarded)\n"
   "  -o OPTS                extra FUSE mount options\n"
@@ -92,12 +95,13 @@ ff_cmd_mount(int argc, char **argv)
     {"threads", required_argument, NULL, 'T'},
     {"reply-threads", required_argument, NULL, 'R'},
     {"log", required_argument, NULL, 'L'},
+    {"devices", required_argument, NULL, 'D'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   const char *profile = NULL, *overlay = NULL, *logfile = NULL;
   const char *fuseopts = NULL, *spec = NULL, *mnt;
-  unsigned threads = 8, reply_threads = 4;
+  unsigned threads = 8, reply_threads = 4, devices = 0;
   int foreground = 0, c, rc = 1;
   struct ff_daemon d = {0};
   struct ff_profile *prof = NULL;
@@ -139,6 +143,13 @@ ff_cmd_mount(int argc, char **argv)
     case 'L':
       logfile = optarg;
       break;
+    case 'D':
+      if (parse_uint(optarg, 1, 1000000, &devices) < 0) {
+        fprintf(stderr, "fusefarm mount: --devices %s: expected 1..1000000\n",
+                optarg);
+        return 2;
+      }
+      break;
     case 'o':
       fuseopts = optarg;
       break;
@@ -165,7 +176,7 @@ ff_cmd_mount(int argc, char **argv)
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     return 2;
   }
-  d.farm = ff_cli_load_farm("mount", spec);
+  d.farm = ff_cli_load_farm_scaled("mount", spec, devices);
   if (!d.farm)
     return 2;
   prof = profile ? ff_profile_load_file(profile, d.farm)
@@ -194,11 +205,14 @@ ff_cmd_mount(int argc, char **argv)
   for (uint32_t i = 0; i < d.farm->ndevs; i++)
     names[i] = d.farm->devs[i].name;
   d.names = (const char *const *)names;
-  d.spec = spec ? realpath(spec, NULL) : strdup("<built-in>");
+  d.spec = !spec                ? strdup("<built-in>")
+           : ff_is_builtin(spec) ? strdup(spec)
+                                 : realpath(spec, NULL);
   d.mountpoint = realmnt;
   d.fuse_threads = threads;
   if (profile)
-    d.profile = realpath(profile, NULL);
+    d.profile = ff_is_builtin(profile) ? strdup(profile)
+                                       : realpath(profile, NULL);
   pthread_mutex_init(&d.ctl_lock, NULL);
 
   if (fuse_opt_add_arg(&args, "fusefarm") < 0 ||
@@ -322,7 +336,9 @@ ff_cmd_profile(int argc, char **argv)
     close(fd);
     return 0;
   }
-  if (!realpath(argv[2], path)) {
+  if (ff_is_builtin(argv[2]))
+    snprintf(path, sizeof path, "%s", argv[2]);
+  else if (!realpath(argv[2], path)) {
     fprintf(stderr, "fusefarm profile: %s: %m\n", argv[2]);
     return 2;
   }

@@ -17,11 +17,21 @@
 struct ff_farm *
 ff_cli_load_farm(const char *cmd, const char *path)
 {
+  return ff_cli_load_farm_scaled(cmd, path, 0);
+}
+
+struct ff_farm *
+ff_cli_load_farm_scaled(const char *cmd, const char *path, uint64_t devices)
+{
   struct ff_spec *sp;
   struct ff_farm *farm;
 
   sp = path ? ff_spec_load_file(path)
             : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
+  if (sp && devices && ff_spec_scale(sp, devices) < 0) {
+    ff_spec_free(sp);
+    sp = NULL;
+  }
   if (!sp) {
     fprintf(stderr, "fusefarm %s: %s\n", cmd, ff_errmsg());
     return NULL;

@@ -8,6 +8,8 @@
 #ifndef FF_CLI_H
 #define FF_CLI_H
 
+#include <stdint.h>
+
 struct ff_farm;
 
 int ff_cmd_gen(int argc, char **argv);
@@ -17,5 +19,10 @@ int ff_cmd_check(int argc, char **argv);
 /* Load the spec at path (NULL: the built-in default) and build its farm;
  * on failure print "fusefarm CMD: message" and return NULL. */
 struct ff_farm *ff_cli_load_farm(const char *cmd, const char *path);
+
+/* The same, with the farm scaled to about `devices` devices (0: as the
+ * spec says; ff_spec_scale). */
+struct ff_farm *ff_cli_load_farm_scaled(const char *cmd, const char *path,
+                                        uint64_t devices);
 
 #endif

@@ -18,6 +18,7 @@
  * ff_iomodel_free (no reader can still hold them then).
  */
 #include "ff-profile.h"
+#include "ff-builtin.h"
 #include "ff-cfg.h"
 #include "ff-error.h"
 #include "ff-util.h"
@@ -1111,6 +1112,16 @@ ff_profile_load_file(const char *path, const struct ff_farm *farm)
 {
   config_t cfg;
 
+  if (ff_is_builtin(path)) {
+    const char *text = ff_builtin_text("profile", path);
+
+    if (!text) {
+      ff_error("%s: no such built-in profile (there are %s)", path,
+               ff_builtin_names("profile"));
+      return NULL;
+    }
+    return ff_profile_load_string(text, path + 8, farm);
+  }
   config_init(&cfg);
   return load(&cfg, config_read_file(&cfg, path) == CONFIG_TRUE, path, farm);
 }

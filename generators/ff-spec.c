@@ -5,6 +5,7 @@
  * every value, naming file:line: key in each message.
  */
 #include "ff-spec.h"
+#include "ff-builtin.h"
 #include "ff-cfg.h"
 #include "ff-error.h"
 #include "ff-util.h"
@@ -685,6 +686,16 @@ ff_spec_load_file(const char *path)
 {
   config_t cfg;
 
+  if (ff_is_builtin(path)) {
+    const char *text = ff_builtin_text("spec", path);
+
+    if (!text) {
+      ff_error("%s: no such built-in spec (there are %s)", path,
+               ff_builtin_names("spec"));
+      return NULL;
+    }
+    return ff_spec_load_string(text, path);
+  }
   config_init(&cfg);
   return load(&cfg, config_read_file(&cfg, path) == CONFIG_TRUE, path);
 }
@@ -742,4 +753,52 @@ ff_spec_free(struct ff_spec *sp)
   free(sp->uname);
   free(sp->lvm_version);
   free(sp);
+}
+
+/* Devices one VG of group g makes. */
+static uint64_t
+vg_devices(const struct ff_spec_vg *g)
+{
+  return g->pvs - (g->damage == FF_DMG_MISSING_PV) +
+         (g->damage == FF_DMG_DUPLICATE);
+}
+
+uint64_t
+ff_spec_devices(const struct ff_spec *sp)
+{
+  uint64_t n = 0;
+
+  for (unsigned i = 0; i < sp->nvgs; i++)
+    n += sp->vgs[i].count * vg_devices(&sp->vgs[i]);
+  for (unsigned i = 0; i < sp->nothers; i++)
+    n += sp->others[i].count;
+  return n;
+}
+
+int
+ff_spec_scale(struct ff_spec *sp, uint64_t ndevices)
+{
+  uint64_t total = ff_spec_devices(sp);
+  double f;
+
+  if (total == 0 || ndevices == 0)
+    return ff_error("%s: cannot scale a farm of %llu devices to %llu",
+                    sp->file, (unsigned long long)total,
+                    (unsigned long long)ndevices);
+  f = (double)ndevices / (double)total;
+  for (unsigned i = 0; i < sp->nvgs; i++) {
+    struct ff_spec_vg *g = &sp->vgs[i];
+    double c = (double)g->count * f + 0.5;
+
+    if (g->count > 1 || g->devices == NULL)
+      g->count = c < 1 ? 1 : (unsigned)c;
+  }
+  for (unsigned i = 0; i < sp->nothers; i++) {
+    struct ff_spec_other *o = &sp->others[i];
+    double c = (double)o->count * f + 0.5;
+
+    if (!o->devices && !o->pv_uuids)
+      o->count = c < 1 ? 1 : (unsigned)c;
+  }
+  return 0;
 }

@@ -103,7 +103,8 @@ struct ff_spec {
   struct ff_spec_other *others;
 };
 
-/* Parse a spec file.  NULL on error with "file:line: key: ..." set. */
+/* Parse a spec file ("builtin:NAME" names a built-in one, ff-builtin.h).
+ * NULL on error with "file:line: key: ..." set. */
 struct ff_spec *ff_spec_load_file(const char *path);
 
 /* Parse a spec held in memory; name is used in messages. */
@@ -113,5 +114,13 @@ struct ff_spec *ff_spec_load_string(const char *text, const char *name);
 extern const char ff_spec_builtin_default[];
 
 void ff_spec_free(struct ff_spec *spec);
+
+/* How many devices the spec makes. */
+uint64_t ff_spec_devices(const struct ff_spec *spec);
+
+/* Scale every group's count by ndevices / ff_spec_devices() (rounded, at
+ * least 1), so the farm keeps its shape at another size.  Groups with
+ * explicit device names or UUIDs keep their count. */
+int ff_spec_scale(struct ff_spec *spec, uint64_t ndevices);
 
 #endif

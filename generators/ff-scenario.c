@@ -1,0 +1,516 @@
+/* fusefarm: scenario parser (see ff-scenario.h, docs/scenario-format.md). */
+#include "ff-scenario.h"
+#include "ff-cfg.h"
+#include "ff-error.h"
+#include "ff-profile.h"
+#include "ff-util.h"
+
+#include <ctype.h>
+#include <libconfig.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char ff_scenario_builtin_default[] =
+  "# The built-in default scenario (`fusefarm run` with no argument):\n"
+  "# 1000 devices like a SAN host (850 VGs, 50 orphans), every workload,\n"
+  "# with and without libaio, on an ideal farm and under 1 ms of latency.\n"
+  "name = \"default\";\n"
+  "description = \"1000 devices: scans, event-style vs direct activation, "
+  "lvchange; use_aio x latency\";\n"
+  "spec = \"builtin:default-1000\";\n"
+  "matrix = ( { key = \"global/use_aio\"; values = [1, 0]; },\n"
+  "           { key = \"fusefarm/profile\"; values = [\"ideal\", "
+  "\"builtin:fixed-1ms\"]; } );\n"
+  "workloads = ( { type = \"pvs\"; repeat = 3; },\n"
+  "              { type = \"pvscan-cache\"; },\n"
+  "              { type = \"event-activation\"; concurrency = 64; },\n"
+  "              { type = \"direct-activation\"; },\n"
+  "              { type = \"lvchange\"; count = 10; } );\n";
+
+static const char *const wtype_names[FF_W_COUNT] = {
+  [FF_W_PVS] = "pvs",
+  [FF_W_VGS] = "vgs",
+  [FF_W_LVS] = "lvs",
+  [FF_W_PVSCAN_CACHE] = "pvscan-cache",
+  [FF_W_EVENT_ACTIVATION] = "event-activation",
+  [FF_W_DIRECT_ACTIVATION] = "direct-activation",
+  [FF_W_LVCHANGE] = "lvchange",
+};
+
+const char *
+ff_wtype_name(enum ff_wtype t)
+{
+  return (unsigned)t < FF_W_COUNT ? wtype_names[t] : "?";
+}
+
+/* A path in the scenario: "builtin:NAME" is kept as is, an absolute path
+ * too, a relative one is resolved against the scenario's directory. */
+static char *
+resolve(const char *basedir, const char *p)
+{
+  char *out;
+
+  if (!strncmp(p, "builtin:", 8) || p[0] == '/' || !basedir)
+    return strdup(p);
+  if (asprintf(&out, "%s/%s", basedir, p) < 0)
+    return NULL;
+  return out;
+}
+
+static int
+valid_matrix_key(const char *k)
+{
+  const char *slash = strchr(k, '/');
+
+  if (!slash || slash == k || !slash[1] || strchr(slash + 1, '/'))
+    return 0;
+  for (const char *p = k; *p; p++)
+    if (p != slash && !islower((unsigned char)*p) &&
+        !isdigit((unsigned char)*p) && *p != '_')
+      return 0;
+  return 1;
+}
+
+static int
+parse_axis(const char *file, const config_setting_t *g, const char *path,
+           const char *basedir, struct ff_axis *ax)
+{
+  static const char *const keys[] = {"key", "values", NULL};
+  const config_setting_t *vals;
+  char kp[256];
+
+  if (ff_cfg_check_keys(file, g, path, keys) < 0 ||
+      ff_cfg_str(file, g, path, "key", &ax->key) < 0)
+    return -1;
+  if (!ax->key)
+    return ff_cfg_err(file, g, path, "missing key (expected a name such "
+                                     "as \"global/use_aio\")");
+  ff_cfg_join(kp, sizeof kp, path, "key");
+  if (!valid_matrix_key(ax->key))
+    return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
+                      "'%s' is not SECTION/NAME in lowercase, such as "
+                      "\"devices/hints\" or \"fusefarm/profile\"",
+                      ax->key);
+  if (!strncmp(ax->key, "fusefarm/", 9) &&
+      strcmp(ax->key, "fusefarm/profile") &&
+      strcmp(ax->key, "fusefarm/aio_contention") &&
+      strcmp(ax->key, "fusefarm/devices"))
+    return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
+                      "unknown runner setting '%s' (expected "
+                      "fusefarm/profile, fusefarm/aio_contention or "
+                      "fusefarm/devices)",
+                      ax->key);
+  vals = config_setting_get_member(g, "values");
+  ff_cfg_join(kp, sizeof kp, path, "values");
+  if (!vals || (config_setting_type(vals) != CONFIG_TYPE_ARRAY &&
+                config_setting_type(vals) != CONFIG_TYPE_LIST))
+    return ff_cfg_err(file, vals ? vals : g, kp,
+                      "expected a list of values such as [0, 1]");
+  ax->nvalues = (unsigned)config_setting_length(vals);
+  if (ax->nvalues == 0)
+    return ff_cfg_err(file, vals, kp, "is empty (give at least one value)");
+  ax->values = calloc(ax->nvalues, sizeof *ax->values);
+  if (!ax->values)
+    return ff_error("out of memory");
+  for (unsigned i = 0; i < ax->nvalues; i++) {
+    const config_setting_t *e = config_setting_get_elem(vals, i);
+    struct ff_sval *v = &ax->values[i];
+
+    switch (config_setting_type(e)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+    case CONFIG_TYPE_BOOL:
+      v->i = config_setting_type(e) == CONFIG_TYPE_BOOL
+               ? config_setting_get_bool(e)
+               : config_setting_get_int64(e);
+      break;
+    case CONFIG_TYPE_STRING:
+      v->is_str = 1;
+      v->s = !strcmp(ax->key, "fusefarm/profile") &&
+                 strcmp(config_setting_get_string(e), "ideal")
+               ? resolve(basedir, config_setting_get_string(e))
+               : strdup(config_setting_get_string(e));
+      if (!v->s)
+        return ff_error("out of memory");
+      if (strchr(v->s, '"') || strchr(v->s, '\n'))
+        return ff_cfg_err(file, e, kp, "value %u has a quote or a newline",
+                          i);
+      break;
+    default:
+      return ff_cfg_err(file, e, kp,
+                        "value %u is not an integer or a string", i);
+    }
+    if ((!strcmp(ax->key, "fusefarm/aio_contention") &&
+         (v->is_str || v->i < 0 || v->i > 1)) ||
+        (!strcmp(ax->key, "fusefarm/devices") && (v->is_str || v->i < 1)) ||
+        (!strcmp(ax->key, "fusefarm/profile") && !v->is_str))
+      return ff_cfg_err(file, e, kp, "value %u does not fit %s (expected %s)",
+                        i, ax->key,
+                        !strcmp(ax->key, "fusefarm/profile")
+                          ? "a profile path or \"ideal\""
+                        : !strcmp(ax->key, "fusefarm/devices")
+                          ? "a device count >= 1"
+                          : "0 or 1");
+  }
+  return 0;
+}
+
+static int
+parse_workload(const char *file, const config_setting_t *g,
+               const char *path, struct ff_workload *w)
+{
+  static const char *const keys[] = {"type",   "name",  "repeat", "concurrency",
+                                     "spread", "count", "lv",     NULL};
+  char *type = NULL, *spread = NULL;
+  char kp[256];
+  int r;
+
+  w->repeat = 1;
+  w->concurrency = 64;
+  w->count = 10;
+  if (ff_cfg_check_keys(file, g, path, keys) < 0 ||
+      ff_cfg_str(file, g, path, "type", &type) < 0)
+    return -1;
+  ff_cfg_join(kp, sizeof kp, path, "type");
+  if (!type)
+    return ff_cfg_err(file, g, kp, "missing (expected one of pvs, vgs, "
+                                   "lvs, pvscan-cache, event-activation, "
+                                   "direct-activation, lvchange)");
+  w->type = FF_W_COUNT;
+  for (int t = 0; t < FF_W_COUNT; t++)
+    if (!strcmp(type, wtype_names[t]))
+      w->type = (enum ff_wtype)t;
+  if (w->type == FF_W_COUNT) {
+    r = ff_cfg_err(file, config_setting_get_member(g, "type"), kp,
+                   "unknown workload '%s' (expected pvs, vgs, lvs, "
+                   "pvscan-cache, event-activation, direct-activation or "
+                   "lvchange)",
+                   type);
+    free(type);
+    return r;
+  }
+  free(type);
+  if (ff_cfg_str(file, g, path, "name", &w->name) < 0 ||
+      ff_cfg_uint(file, g, path, "repeat", 1, 1000, &w->repeat) < 0 ||
+      ff_cfg_uint(file, g, path, "concurrency", 1, 100000, &w->concurrency) <
+        0 ||
+      ff_cfg_uint(file, g, path, "count", 1, 100000, &w->count) < 0 ||
+      ff_cfg_str(file, g, path, "lv", &w->lv) < 0 ||
+      ff_cfg_str(file, g, path, "spread", &spread) < 0)
+    return -1;
+  if (!w->name && !(w->name = strdup(wtype_names[w->type])))
+    return ff_error("out of memory");
+  if (spread) {
+    r = ff_parse_duration(spread, &w->spread_ns);
+    free(spread);
+    if (r < 0) {
+      ff_cfg_join(kp, sizeof kp, path, "spread");
+      return ff_cfg_err(file, config_setting_get_member(g, "spread"), kp,
+                        "%s", ff_errmsg());
+    }
+  }
+  if (w->lv && !strchr(w->lv, '/')) {
+    ff_cfg_join(kp, sizeof kp, path, "lv");
+    return ff_cfg_err(file, config_setting_get_member(g, "lv"), kp,
+                      "'%s' is not VG/LV", w->lv);
+  }
+  {
+    static const char *const only[][2] = {
+      {"concurrency", "event-activation"},
+      {"spread", "event-activation"},
+      {"count", "lvchange"},
+      {"lv", "lvchange"},
+    };
+
+    for (size_t i = 0; i < sizeof only / sizeof *only; i++)
+      if (config_setting_get_member(g, only[i][0]) &&
+          strcmp(wtype_names[w->type], only[i][1])) {
+        ff_cfg_join(kp, sizeof kp, path, only[i][0]);
+        return ff_cfg_err(file, config_setting_get_member(g, only[i][0]), kp,
+                          "only %s workloads take %s", only[i][1],
+                          only[i][0]);
+      }
+  }
+  return 0;
+}
+
+static struct ff_scenario *
+parse_root(const char *file, const config_setting_t *root,
+           const char *basedir)
+{
+  static const char *const keys[] = {
+    "name",    "description", "spec",     "devices",   "profile", "latency",
+    "lvm",     "matrix",      "workloads", "aio_contention", NULL};
+  struct ff_scenario *sc = calloc(1, sizeof *sc);
+  const config_setting_t *m, *w, *aio;
+  char *s = NULL;
+  int64_t devices = 0;
+
+  if (!sc) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  sc->aio_share = 0.98;
+  sc->aio_inflight = 32;
+  if (!(sc->file = strdup(file)))
+    goto oom;
+  if (ff_cfg_check_keys(file, root, "", keys) < 0 ||
+      ff_cfg_str(file, root, "", "name", &sc->name) < 0 ||
+      ff_cfg_str(file, root, "", "description", &sc->description) < 0 ||
+      ff_cfg_int(file, root, "", "devices", 1, 1000000, &devices) < 0 ||
+      ff_cfg_str(file, root, "", "lvm", &sc->lvm) < 0)
+    goto fail;
+  sc->devices = (uint64_t)devices;
+  if (ff_cfg_str(file, root, "", "spec", &s) < 0)
+    goto fail;
+  if (s) {
+    sc->spec = resolve(basedir, s);
+    free(s);
+    s = NULL;
+    if (!sc->spec)
+      goto oom;
+  }
+  if (ff_cfg_str(file, root, "", "profile", &s) < 0)
+    goto fail;
+  if (s) {
+    sc->profile = strcmp(s, "ideal") ? resolve(basedir, s) : NULL;
+    free(s);
+    s = NULL;
+  }
+  if (ff_cfg_str(file, root, "", "latency", &s) < 0)
+    goto fail;
+  if (s) {
+    int r = ff_parse_duration(s, &sc->latency_ns);
+
+    free(s);
+    s = NULL;
+    if (r < 0) {
+      ff_cfg_err(file, config_setting_get_member(root, "latency"), "latency",
+                 "%s", ff_errmsg());
+      goto fail;
+    }
+    if (sc->profile) {
+      ff_cfg_err(file, config_setting_get_member(root, "latency"), "latency",
+                 "give profile or latency, not both");
+      goto fail;
+    }
+  }
+  if (!sc->lvm && !(sc->lvm = strdup("lvm")))
+    goto oom;
+  if (!sc->name) {
+    const char *b = strrchr(file, '/');
+    size_t n;
+
+    b = b ? b + 1 : file;
+    n = strlen(b);
+    if (n > 5 && !strcmp(b + n - 5, ".conf"))
+      n -= 5;
+    if (!(sc->name = strndup(b, n)))
+      goto oom;
+  }
+
+  aio = config_setting_get_member(root, "aio_contention");
+  if (aio) {
+    static const char *const akeys[] = {"share", "inflight", NULL};
+
+    if (config_setting_type(aio) != CONFIG_TYPE_GROUP) {
+      ff_cfg_err(file, aio, "aio_contention",
+                 "expected a group { share = 0.98; inflight = 32; }");
+      goto fail;
+    }
+    if (ff_cfg_check_keys(file, aio, "aio_contention", akeys) < 0 ||
+        ff_cfg_float(file, aio, "aio_contention", "share", 0.0, 1.0,
+                     &sc->aio_share) < 0 ||
+        ff_cfg_uint(file, aio, "aio_contention", "inflight", 0, 65536,
+                    &sc->aio_inflight) < 0)
+      goto fail;
+  }
+
+  m = config_setting_get_member(root, "matrix");
+  if (m) {
+    if (config_setting_type(m) != CONFIG_TYPE_LIST) {
+      ff_cfg_err(file, m, "matrix",
+                 "expected a list of groups: ( { key = \"global/use_aio\"; "
+                 "values = [1, 0]; }, ... )");
+      goto fail;
+    }
+    sc->naxes = (unsigned)config_setting_length(m);
+    sc->axes = calloc(sc->naxes ? sc->naxes : 1, sizeof *sc->axes);
+    if (!sc->axes)
+      goto oom;
+    for (unsigned i = 0; i < sc->naxes; i++) {
+      const config_setting_t *e = config_setting_get_elem(m, i);
+      char ep[64];
+
+      ff_cfg_pathf(ep, sizeof ep, "matrix.[%u]", i);
+      if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
+        ff_cfg_err(file, e, ep, "expected a group { key = ...; values = "
+                                "[...]; }");
+        goto fail;
+      }
+      if (parse_axis(file, e, ep, basedir, &sc->axes[i]) < 0)
+        goto fail;
+      for (unsigned j = 0; j < i; j++)
+        if (!strcmp(sc->axes[j].key, sc->axes[i].key)) {
+          ff_cfg_err(file, e, ep, "'%s' is already an axis of the matrix",
+                     sc->axes[i].key);
+          goto fail;
+        }
+    }
+    if (ff_scenario_nconfigs(sc) > 10000) {
+      ff_cfg_err(file, m, "matrix", "crosses into %llu configurations (at "
+                                    "most 10000)",
+                 (unsigned long long)ff_scenario_nconfigs(sc));
+      goto fail;
+    }
+  }
+
+  w = config_setting_get_member(root, "workloads");
+  if (!w || config_setting_type(w) != CONFIG_TYPE_LIST ||
+      config_setting_length(w) == 0) {
+    ff_cfg_err(file, w ? w : root, "workloads",
+               "%s (expected a list such as ( { type = \"pvs\"; repeat = 3; "
+               "} ))",
+               w ? "must be a non-empty list of groups" : "missing");
+    goto fail;
+  }
+  sc->nworkloads = (unsigned)config_setting_length(w);
+  sc->workloads = calloc(sc->nworkloads, sizeof *sc->workloads);
+  if (!sc->workloads)
+    goto oom;
+  for (unsigned i = 0; i < sc->nworkloads; i++) {
+    const config_setting_t *e = config_setting_get_elem(w, i);
+    char ep[64];
+
+    ff_cfg_pathf(ep, sizeof ep, "workloads.[%u]", i);
+    if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
+      ff_cfg_err(file, e, ep, "expected a group { type = ...; }");
+      goto fail;
+    }
+    if (parse_workload(file, e, ep, &sc->workloads[i]) < 0)
+      goto fail;
+    for (unsigned j = 0; j < i; j++)
+      if (!strcmp(sc->workloads[j].name, sc->workloads[i].name)) {
+        ff_cfg_err(file, e, ep, "a workload is already named '%s' (give "
+                                "name = ...)",
+                   sc->workloads[i].name);
+        goto fail;
+      }
+  }
+  return sc;
+
+oom:
+  ff_error("out of memory");
+fail:
+  free(s);
+  ff_scenario_free(sc);
+  return NULL;
+}
+
+static struct ff_scenario *
+load(config_t *cfg, int ok, const char *name, const char *basedir)
+{
+  struct ff_scenario *sc;
+
+  if (!ok) {
+    ff_cfg_read_error(cfg, name, "scenario");
+    config_destroy(cfg);
+    return NULL;
+  }
+  sc = parse_root(name, config_root_setting(cfg), basedir);
+  config_destroy(cfg);
+  return sc;
+}
+
+struct ff_scenario *
+ff_scenario_load_file(const char *path)
+{
+  char *abs = realpath(path, NULL), *dir;
+  struct ff_scenario *sc;
+  config_t cfg;
+
+  if (!abs) {
+    ff_error("%s: cannot read the scenario: %m", path);
+    return NULL;
+  }
+  dir = strdup(abs);
+  if (!dir) {
+    free(abs);
+    ff_error("out of memory");
+    return NULL;
+  }
+  *strrchr(dir, '/') = '\0';
+  config_init(&cfg);
+  sc = load(&cfg, config_read_file(&cfg, abs) == CONFIG_TRUE, abs,
+            dir[0] ? dir : "/");
+  free(dir);
+  free(abs);
+  return sc;
+}
+
+struct ff_scenario *
+ff_scenario_load_string(const char *text, const char *name,
+                        const char *basedir)
+{
+  config_t cfg;
+
+  config_init(&cfg);
+  return load(&cfg, config_read_string(&cfg, text) == CONFIG_TRUE, name,
+              basedir);
+}
+
+void
+ff_scenario_free(struct ff_scenario *sc)
+{
+  if (!sc)
+    return;
+  for (unsigned i = 0; i < sc->naxes; i++) {
+    for (unsigned j = 0; j < sc->axes[i].nvalues; j++)
+      free(sc->axes[i].values[j].s);
+    free(sc->axes[i].values);
+    free(sc->axes[i].key);
+  }
+  free(sc->axes);
+  for (unsigned i = 0; i < sc->nworkloads; i++) {
+    free(sc->workloads[i].name);
+    free(sc->workloads[i].lv);
+  }
+  free(sc->workloads);
+  free(sc->file);
+  free(sc->name);
+  free(sc->description);
+  free(sc->spec);
+  free(sc->profile);
+  free(sc->lvm);
+  free(sc);
+}
+
+uint64_t
+ff_scenario_nconfigs(const struct ff_scenario *sc)
+{
+  uint64_t n = 1;
+
+  for (unsigned i = 0; i < sc->naxes; i++)
+    n *= sc->axes[i].nvalues;
+  return n;
+}
+
+void
+ff_scenario_config(const struct ff_scenario *sc, uint64_t k, unsigned *idx)
+{
+  for (unsigned i = sc->naxes; i-- > 0;) {
+    idx[i] = (unsigned)(k % sc->axes[i].nvalues);
+    k /= sc->axes[i].nvalues;
+  }
+}
+
+const struct ff_axis *
+ff_scenario_axis(const struct ff_scenario *sc, const char *key)
+{
+  for (unsigned i = 0; i < sc->naxes; i++)
+    if (!strcmp(sc->axes[i].key, key))
+      return &sc->axes[i];
+  return NULL;
+}

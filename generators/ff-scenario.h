@@ -1,0 +1,99 @@
+/* fusefarm: scenarios for `fusefarm run` (docs/scenario-format.md).
+ *
+ * A scenario names a farm spec and an I/O profile, the lvm binary, a
+ * matrix of settings crossed into configurations, and the workloads timed
+ * in each.  Parsed with libconfig like the spec and the profile; every
+ * error is "file:line: key: what was expected".
+ *
+ * Ownership: a struct ff_scenario owns every string and array it holds;
+ * ff_scenario_free() releases them.  Paths in it are absolute (relative
+ * ones are resolved against the scenario file's directory).
+ */
+#ifndef FF_SCENARIO_H
+#define FF_SCENARIO_H
+
+#include <stdint.h>
+
+enum ff_wtype {
+  FF_W_PVS,
+  FF_W_VGS,
+  FF_W_LVS,
+  FF_W_PVSCAN_CACHE,
+  FF_W_EVENT_ACTIVATION,
+  FF_W_DIRECT_ACTIVATION,
+  FF_W_LVCHANGE,
+  FF_W_COUNT,
+};
+
+/* "pvs", "event-activation", ... */
+const char *ff_wtype_name(enum ff_wtype t);
+
+struct ff_workload {
+  char *name;            /* default: the type's name */
+  enum ff_wtype type;
+  unsigned repeat;       /* >= 1 */
+  unsigned concurrency;  /* event-activation: commands at once (64) */
+  uint64_t spread_ns;    /* event-activation: arrivals spread over this */
+  unsigned count;        /* lvchange: commands per repetition (10) */
+  char *lv;              /* lvchange: "VG/LV", NULL: the farm's first LV */
+};
+
+/* One value of a matrix axis: an integer or a string. */
+struct ff_sval {
+  int is_str;
+  int64_t i;
+  char *s;
+};
+
+/* Matrix keys: "section/key" of lvm.conf (devices/hints, global/use_aio,
+ * ...), or the runner's own: fusefarm/profile (a profile path or
+ * "ideal"), fusefarm/aio_contention (0 or 1), fusefarm/devices (scale the
+ * farm to this many devices). devices/use_devicesfile = 0 replaces the
+ * devices file by a global_filter that accepts only the farm's loops. */
+struct ff_axis {
+  char *key;
+  unsigned nvalues;
+  struct ff_sval *values;
+};
+
+struct ff_scenario {
+  char *file;            /* absolute path, or "<built-in>" */
+  char *name;
+  char *description;
+  char *spec;            /* absolute path of the farm spec, NULL: built-in */
+  uint64_t devices;      /* scale the farm to this many devices, 0: as is */
+  char *profile;         /* absolute path, NULL: ideal (or latency) */
+  uint64_t latency_ns;   /* shorthand: fixed read and write latency */
+  char *lvm;             /* lvm binary: a path or a name on PATH */
+  double aio_share;      /* fusefarm/aio_contention: share of the free
+                            aio-max-nr the companion reserves (0.98) */
+  unsigned aio_inflight; /* reads it keeps in flight (32) */
+  unsigned naxes;
+  struct ff_axis *axes;
+  unsigned nworkloads;
+  struct ff_workload *workloads;
+};
+
+struct ff_scenario *ff_scenario_load_file(const char *path);
+struct ff_scenario *ff_scenario_load_string(const char *text,
+                                            const char *name,
+                                            const char *basedir);
+void ff_scenario_free(struct ff_scenario *sc);
+
+/* The built-in default: the README's main job (1000 devices, a small
+ * matrix, every workload, a few minutes on 2 cores). */
+extern const char ff_scenario_builtin_default[];
+
+/* Number of configurations: the product of the axes' value counts. */
+uint64_t ff_scenario_nconfigs(const struct ff_scenario *sc);
+
+/* The value index of each axis in configuration k (0-based; the first
+ * axis varies slowest).  idx has naxes entries. */
+void ff_scenario_config(const struct ff_scenario *sc, uint64_t k,
+                        unsigned *idx);
+
+/* The axis named key, or NULL. */
+const struct ff_axis *ff_scenario_axis(const struct ff_scenario *sc,
+                                       const char *key);
+
+#endif

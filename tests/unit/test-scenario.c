@@ -1,0 +1,186 @@
+/* The scenario parser: shipped scenarios, defaults, the matrix, and bad
+ * inputs with the message each must give. */
+#include "ff-scenario.h"
+#include "ff-test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *
+srcdir(void)
+{
+  const char *s = getenv("FF_SOURCE_DIR");
+  static char buf[4096];
+  char *p;
+
+  if (s)
+    return s;
+  snprintf(buf, sizeof buf, "%s", __FILE__);
+  p = strstr(buf, "/tests/unit/");
+  if (p)
+    *p = '\0';
+  return buf;
+}
+
+static void
+test_shipped(void **state)
+{
+  static const char *const names[] = {
+    "ci-small", "suse-1258-event-activation", "suse-scaling",
+    "aio-contention-lvchange", "latency-tail"};
+
+  (void)state;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char path[4200];
+    struct ff_scenario *sc;
+
+    snprintf(path, sizeof path, "%s/configs/scenarios/%s.conf", srcdir(),
+             names[i]);
+    sc = ff_scenario_load_file(path);
+    assert_nonnull_err(sc);
+    assert_string_equal(sc->name, names[i]);
+    assert_true(sc->nworkloads > 0);
+    assert_non_null(sc->spec);
+    assert_true(sc->spec[0] == '/');
+    ff_scenario_free(sc);
+  }
+}
+
+static void
+test_builtin_and_matrix(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    ff_scenario_builtin_default, "<built-in>", NULL);
+  unsigned idx[2];
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_int_equal(sc->naxes, 2);
+  assert_int_equal(ff_scenario_nconfigs(sc), 4);
+  /* The first axis varies slowest. */
+  ff_scenario_config(sc, 0, idx);
+  assert_int_equal(idx[0], 0);
+  assert_int_equal(idx[1], 0);
+  ff_scenario_config(sc, 1, idx);
+  assert_int_equal(idx[0], 0);
+  assert_int_equal(idx[1], 1);
+  ff_scenario_config(sc, 2, idx);
+  assert_int_equal(idx[0], 1);
+  assert_int_equal(idx[1], 0);
+  assert_non_null(ff_scenario_axis(sc, "global/use_aio"));
+  assert_null(ff_scenario_axis(sc, "global/nope"));
+  assert_string_equal(sc->lvm, "lvm");
+  assert_int_equal(sc->workloads[0].type, FF_W_PVS);
+  assert_int_equal(sc->workloads[0].repeat, 3);
+  assert_int_equal(sc->workloads[2].type, FF_W_EVENT_ACTIVATION);
+  assert_int_equal(sc->workloads[2].concurrency, 64);
+  ff_scenario_free(sc);
+}
+
+static void
+test_paths_and_values(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "spec = \"farm.conf\"; profile = \"p/hdd.conf\"; lvm = \"/opt/lvm\";\n"
+    "matrix = ({ key = \"fusefarm/profile\"; values = [\"ideal\", "
+    "\"x.conf\", \"builtin:fixed-1ms\"]; },\n"
+    "          { key = \"devices/hints\"; values = [\"none\", \"all\"]; });\n"
+    "workloads = ({ type = \"event-activation\"; spread = \"2s\"; "
+    "concurrency = 8; },\n"
+    "             { type = \"lvchange\"; lv = \"vg/lv\"; count = 5; });\n",
+    "t", "/base");
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_string_equal(sc->spec, "/base/farm.conf");
+  assert_string_equal(sc->profile, "/base/p/hdd.conf");
+  assert_string_equal(sc->lvm, "/opt/lvm");
+  assert_string_equal(sc->axes[0].values[0].s, "ideal");
+  assert_string_equal(sc->axes[0].values[1].s, "/base/x.conf");
+  assert_string_equal(sc->axes[0].values[2].s, "builtin:fixed-1ms");
+  assert_string_equal(sc->axes[1].values[1].s, "all");
+  assert_int_equal(sc->workloads[0].spread_ns, 2000000000ull);
+  assert_int_equal(sc->workloads[0].concurrency, 8);
+  assert_string_equal(sc->workloads[1].lv, "vg/lv");
+  assert_int_equal(ff_scenario_nconfigs(sc), 6);
+  ff_scenario_free(sc);
+}
+
+static const struct {
+  const char *text, *want1, *want2;
+} bad[] = {
+  {"", "workloads", "missing"},
+  {"workloads = ();", "workloads", "non-empty"},
+  {"colour = 1; workloads = ({ type = \"pvs\"; });", "t:1: colour",
+   "unknown key"},
+  {"workloads = ({ type = \"fsck\"; });", "workloads.[0].type",
+   "unknown workload 'fsck'"},
+  {"workloads = ({ });", "workloads.[0].type", "missing"},
+  {"workloads = ({ type = \"pvs\"; repeat = 0; });", "workloads.[0].repeat",
+   "out of range"},
+  {"workloads = ({ type = \"pvs\"; concurrency = 4; });",
+   "workloads.[0].concurrency", "only event-activation"},
+  {"workloads = ({ type = \"lvchange\"; lv = \"novg\"; });",
+   "workloads.[0].lv", "not VG/LV"},
+  {"workloads = ({ type = \"event-activation\"; spread = \"2\"; });",
+   "workloads.[0].spread", "no unit"},
+  {"workloads = ({ type = \"pvs\"; }, { type = \"pvs\"; });",
+   "workloads.[1]", "already named 'pvs'"},
+  {"matrix = ({ key = \"use_aio\"; values = [0]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "matrix.[0].key", "not SECTION/NAME"},
+  {"matrix = ({ key = \"fusefarm/colour\"; values = [0]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "matrix.[0].key", "unknown runner setting"},
+  {"matrix = ({ key = \"global/use_aio\"; values = []; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "matrix.[0].values", "is empty"},
+  {"matrix = ({ key = \"global/use_aio\"; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "matrix.[0].values", "expected a list"},
+  {"matrix = ({ key = \"fusefarm/aio_contention\"; values = [2]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "matrix.[0].values", "0 or 1"},
+  {"matrix = ({ key = \"global/use_aio\"; values = [0]; },\n"
+   "          { key = \"global/use_aio\"; values = [1]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "t:2: matrix.[1]", "already an axis"},
+  {"profile = \"a.conf\"; latency = \"1ms\"; workloads = ({ type = \"pvs\"; "
+   "});",
+   "latency", "not both"},
+  {"devices = 0; workloads = ({ type = \"pvs\"; });", "devices",
+   "out of range"},
+  {"workloads = ({ type = \"pvs\"; }", "t:1: syntax error", ""},
+};
+
+static void
+test_bad(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ff_scenario *sc = ff_scenario_load_string(bad[i].text, "t", "/b");
+
+    if (sc)
+      fail_msg("scenario %zu was accepted: %s", i, bad[i].text);
+    if (!strstr(ff_errmsg(), bad[i].want1) ||
+        !strstr(ff_errmsg(), bad[i].want2))
+      fail_msg("scenario %zu: message \"%s\" lacks \"%s\" or \"%s\"", i,
+               ff_errmsg(), bad[i].want1, bad[i].want2);
+  }
+  assert_null(ff_scenario_load_file("/nonexistent/x.conf"));
+  assert_non_null(strstr(ff_errmsg(), "cannot read the scenario"));
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_shipped),
+    cmocka_unit_test(test_builtin_and_matrix),
+    cmocka_unit_test(test_paths_and_values),
+    cmocka_unit_test(test_bad),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
