@@ -45,5 +45,6 @@ void ff_daemon_set_error(struct ff_daemon *d, const char *msg);
 int ff_cmd_mount(int argc, char **argv);
 int ff_cmd_profile(int argc, char **argv);
 int ff_cmd_stats(int argc, char **argv);
+int ff_cmd_run(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
 #include "ff-cli.h"
 #include "ff-daemon.h"
 #include "ff-loop.h"
+#include "ff-report.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,8 @@ static const struct command commands[] = {
   {"detach", ff_cmd_detach, "detach exactly the loop devices attach attached"},
   {"profile", ff_cmd_profile, "switch the I/O profile of a mounted farm"},
   {"stats", ff_cmd_stats, "print a mounted farm's I/O statistics"},
+  {"run", ff_cmd_run, "run a scenario: time lvm workloads over a matrix"},
+  {"report", ff_cmd_report, "render a saved run (table, CSV, SVG)"},
 };
 
 static void

@@ -1,0 +1,694 @@
+/* fusefarm: render a run document: the runner's API (ff-report.h) and
+ * the SVG charts, drawn with cairo's SVG surface.  The text and CSV come
+ * from the core (ff-runreport.h); docs/report.md shows every output.
+ *
+ * The charts use fixed colours (listed in docs/report.md, and checked by
+ * tests/integration/test-report.sh, which counts the bars and text runs
+ * of each colour in the SVG): one per workload for the bars, and a text
+ * colour per kind of label.  No threads.
+ */
+#include "ff-report.h"
+#include "ff-error.h"
+#include "ff-runreport.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cairo-svg.h>
+#include <cairo.h>
+
+#define FONT "DejaVu Sans"
+
+/* Bars, one colour per workload in the order the document first names
+ * them (Tableau 10 without its red, kept for failures). */
+static const uint32_t palette[] = {
+  0x1f77b4, 0xff7f0e, 0x2ca02c, 0x9467bd, 0x8c564b,
+  0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf,
+};
+#define NPALETTE (sizeof palette / sizeof *palette)
+
+#define C_FAILED   0xd62728 /* failed runs (outline), failed units (bar) */
+#define C_PVSCAN   0x1f77b4
+#define C_VGCHANGE 0xff7f0e
+#define C_TEXT     0x000000 /* titles, legends, footers */
+#define C_AXIS     0x444444 /* tick labels, axis titles, axis lines */
+#define C_CONFIG   0x203060 /* config ids and the config key lines */
+#define C_UNIT     0x202020 /* timeline labels */
+#define C_GRID     0xdddddd
+#define C_WHISKER  0x333333
+
+#ifdef __SANITIZE_ADDRESS__
+/* FF_SANITIZE builds: cairo's text goes through fontconfig, which keeps
+ * patterns for the process's life and leaks a few hundred bytes parsing
+ * its configuration (FcInitLoadConfigAndFonts, fontconfig 2.14).  Not
+ * ours to fix; LeakSanitizer reads this hook at exit and ignores leaks
+ * allocated inside libfontconfig, so `fusefarm report --svg` passes
+ * tests/run.sh's detect_leaks=1 and other leaks still fail it. */
+const char *__lsan_default_suppressions(void);
+
+const char *
+__lsan_default_suppressions(void)
+{
+  return "leak:libfontconfig.so\n";
+}
+#endif
+
+/* --- cairo helpers ---------------------------------------------------- */
+
+/* An SVG file being drawn: the stream keeps errno of a failed write. */
+struct svg {
+  FILE *f;
+  const char *path;
+  int write_errno;
+  cairo_surface_t *s;
+  cairo_t *cr;
+};
+
+static cairo_status_t
+svg_write(void *closure, const unsigned char *data, unsigned int len)
+{
+  struct svg *svg = closure;
+
+  if (fwrite(data, 1, len, svg->f) != len) {
+    svg->write_errno = errno ? errno : EIO;
+    return CAIRO_STATUS_WRITE_ERROR;
+  }
+  return CAIRO_STATUS_SUCCESS;
+}
+
+static int
+svg_open(struct svg *svg, const char *path, double w, double h)
+{
+  memset(svg, 0, sizeof *svg);
+  svg->path = path;
+  svg->f = fopen(path, "w");
+  if (!svg->f)
+    return ff_error("open %s: %m", path);
+  svg->s = cairo_svg_surface_create_for_stream(svg_write, svg, w, h);
+  /* Pixels, not points: the file then renders at w x h. */
+  cairo_svg_surface_set_document_unit(svg->s, CAIRO_SVG_UNIT_PX);
+  svg->cr = cairo_create(svg->s);
+  if (cairo_status(svg->cr) != CAIRO_STATUS_SUCCESS) {
+    ff_error("%s: cairo: %s", path,
+             cairo_status_to_string(cairo_status(svg->cr)));
+    cairo_destroy(svg->cr);
+    cairo_surface_destroy(svg->s);
+    fclose(svg->f);
+    return -1;
+  }
+  cairo_set_source_rgb(svg->cr, 1, 1, 1);
+  cairo_paint(svg->cr);
+  cairo_select_font_face(svg->cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+                         CAIRO_FONT_WEIGHT_NORMAL);
+  return 0;
+}
+
+/* Finish the file; -1 with ff_error if cairo or a write failed. */
+static int
+svg_close(struct svg *svg)
+{
+  cairo_status_t st = cairo_status(svg->cr);
+  int r = 0;
+
+  cairo_destroy(svg->cr);
+  cairo_surface_finish(svg->s);
+  if (st == CAIRO_STATUS_SUCCESS)
+    st = cairo_surface_status(svg->s);
+  cairo_surface_destroy(svg->s);
+  if (svg->write_errno) {
+    errno = svg->write_errno;
+    r = ff_error("write %s: %m", svg->path);
+  } else if (st != CAIRO_STATUS_SUCCESS) {
+    r = ff_error("%s: cairo: %s", svg->path, cairo_status_to_string(st));
+  }
+  if (fclose(svg->f) == EOF && !r)
+    r = ff_error("close %s: %m", svg->path);
+  return r;
+}
+
+static void
+rgb(cairo_t *cr, uint32_t c)
+{
+  cairo_set_source_rgb(cr, ((c >> 16) & 0xff) / 255.0,
+                       ((c >> 8) & 0xff) / 255.0, (c & 0xff) / 255.0);
+}
+
+/* c with every channel scaled by f (f < 1 darkens). */
+static uint32_t
+shade(uint32_t c, double f)
+{
+  uint32_t r = (uint32_t)(((c >> 16) & 0xff) * f);
+  uint32_t g = (uint32_t)(((c >> 8) & 0xff) * f);
+  uint32_t b = (uint32_t)((c & 0xff) * f);
+
+  return r << 16 | g << 8 | b;
+}
+
+/* s in t, at most 1023 bytes of it, without a last UTF-8 sequence cut
+ * short: labels are cut to fit buffers (snprintf), and a cut sequence
+ * would put cairo in an error state. */
+static void
+whole_utf8(char t[1024], const char *s)
+{
+  size_t n = strlen(s) < 1023 ? strlen(s) : 1023, k;
+
+  memcpy(t, s, n);
+  t[n] = '\0';
+  for (k = n; k > 0 && n - k < 3 && ((unsigned char)t[k - 1] & 0xC0) == 0x80;)
+    k--;
+  if (k > 0 && ((unsigned char)t[k - 1] & 0xC0) == 0xC0) {
+    unsigned char lead = (unsigned char)t[k - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+
+    if (n - (k - 1) < need)
+      t[k - 1] = '\0';
+  }
+}
+
+static double
+text_w(cairo_t *cr, const char *s, double size, bool bold)
+{
+  cairo_text_extents_t e;
+  char t[1024];
+
+  whole_utf8(t, s);
+  cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+                         bold ? CAIRO_FONT_WEIGHT_BOLD
+                              : CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, size);
+  cairo_text_extents(cr, t, &e);
+  return e.x_advance;
+}
+
+/* One text run (one <g> of glyphs in the SVG) with its baseline at y;
+ * align 0 puts x at its left, 0.5 at its middle, 1 at its right.  Empty
+ * strings draw nothing (and so add no run). */
+static void
+text(cairo_t *cr, double x, double y, double align, double size, bool bold,
+     uint32_t colour, const char *s)
+{
+  char t[1024];
+  double w;
+
+  whole_utf8(t, s);
+  if (!*t)
+    return;
+  w = text_w(cr, t, size, bold);
+  rgb(cr, colour);
+  cairo_move_to(cr, x - align * w, y);
+  cairo_show_text(cr, t);
+}
+
+/* Text turned a quarter left, starting at (x, y) and going up. */
+static void
+text_up(cairo_t *cr, double x, double y, double align, double size,
+        uint32_t colour, const char *s)
+{
+  cairo_save(cr);
+  cairo_translate(cr, x, y);
+  cairo_rotate(cr, -M_PI / 2);
+  text(cr, 0, 0, align, size, false, colour, s);
+  cairo_restore(cr);
+}
+
+static void
+fill_rect(cairo_t *cr, double x, double y, double w, double h, uint32_t c)
+{
+  rgb(cr, c);
+  cairo_rectangle(cr, x, y, w, h);
+  cairo_fill(cr);
+}
+
+static void
+line(cairo_t *cr, double x0, double y0, double x1, double y1, double width,
+     uint32_t c)
+{
+  rgb(cr, c);
+  cairo_set_line_width(cr, width);
+  cairo_move_to(cr, x0, y0);
+  cairo_line_to(cr, x1, y1);
+  cairo_stroke(cr);
+}
+
+/* A legend entry: a 12 x 12 swatch and its text; returns the x after it. */
+static double
+legend(cairo_t *cr, double x, double y, uint32_t c, const char *s)
+{
+  fill_rect(cr, x, y - 10, 12, 12, c);
+  text(cr, x + 17, y, 0, 10, false, C_TEXT, s);
+  return x + 17 + text_w(cr, s, 10, false) + 18;
+}
+
+/* Axis ticks: a step of 1, 2 or 5 times a power of ten giving about
+ * `target` steps up to max, the axis end (a whole number of steps >=
+ * max) and the decimals a tick label needs. */
+struct ticks {
+  double step, end;
+  int decimals;
+};
+
+static struct ticks
+nice_ticks(double max, int target)
+{
+  struct ticks t;
+  double raw, mag, f;
+
+  if (!(max > 0))
+    max = 1;
+  raw = max / target;
+  mag = pow(10, floor(log10(raw)));
+  f = raw / mag;
+  t.step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+  t.end = ceil(max / t.step - 1e-9) * t.step;
+  t.decimals = t.step >= 1 ? 0 : (int)ceil(-log10(t.step) - 1e-9);
+  return t;
+}
+
+static void
+fmt_tick(char *buf, size_t len, double v, int decimals)
+{
+  snprintf(buf, len, "%.*f", decimals, v);
+}
+
+/* "kernel K, lvm V, started S": the charts' second line. */
+static void
+host_line(const struct ff_runreport *rr, char *buf, size_t len)
+{
+  snprintf(buf, len, "host: kernel %s, lvm %s; %s", rr->kernel,
+           rr->lvm_version, rr->started);
+}
+
+/* --- the bar chart ------------------------------------------------------ */
+
+static bool
+workload_failed(const struct ff_rr_workload *w)
+{
+  return w->failed_runs || w->failed_units;
+}
+
+static int
+draw_bars(const struct ff_runreport *rr, const char *path)
+{
+  const double ml = 72, mr = 24, ph = 280, value_room = 48;
+  size_t nw, nc = rr->nconfigs;
+  const char **names = ff_runreport_workload_names(rr, &nw);
+  double bar_w, group_w, width, height, legend_y, top, bottom, x, y;
+  double ymax = 0;
+  bool any_range = false, any_failed = false;
+  struct ticks tk;
+  struct svg svg;
+  cairo_t *cr;
+  char buf[512], v[64], footer[160];
+
+  if (!names)
+    return -1;
+  for (size_t i = 0; i < nc; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      const struct ff_rr_workload *w = &rr->configs[i].workloads[j];
+
+      ymax = fmax(ymax, w->repeat > 1 ? w->max : w->median);
+      any_range |= w->repeat > 1;
+      any_failed |= workload_failed(w);
+    }
+  tk = nice_ticks(ymax, 6);
+  snprintf(footer, sizeof footer, "bars: median of the repetitions%s%s",
+           any_range ? "; whiskers: min\u2013max" : "",
+           any_failed ? "; red outline, \"!\": a run or command failed" : "");
+
+  /* Layout: title, host line, legend, room for the value labels, the
+   * plot, the config ids, then one key line per config and the footer.
+   * Groups widen (up to 200 px) to give the plot 720 px; the canvas is
+   * as wide as the plot or the widest line of text. */
+  bar_w = nw ? fmin(22, fmax(8, 88.0 / (double)nw)) : 22;
+  group_w = (double)nw * bar_w + 28;
+  if (ml + mr + group_w * (double)nc < 720)
+    group_w = fmin(200, (720 - ml - mr) / (double)nc);
+  width = ml + mr + group_w * (double)nc;
+  {
+    /* text is measured on a scratch context before the file exists */
+    cairo_surface_t *ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+    cairo_t *mc = cairo_create(ms);
+    double lw = 16, tw = 0;
+
+    snprintf(buf, sizeof buf, "%s: median wall time per configuration",
+             rr->scenario);
+    tw = fmax(tw, 32 + text_w(mc, buf, 16, true));
+    host_line(rr, buf, sizeof buf);
+    tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
+    for (size_t k = 0; k < nw; k++)
+      lw += 17 + text_w(mc, names[k], 10, false) + 18;
+    tw = fmax(tw, lw);
+    for (size_t i = 0; i < nc; i++) {
+      snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
+               rr->configs[i].label);
+      tw = fmax(tw, ml + 16 + text_w(mc, buf, 10, false));
+    }
+    tw = fmax(tw, ml + 16 + text_w(mc, footer, 10, false));
+    /* text wider than this is cut at the edge */
+    width = fmax(width, fmin(tw, 1600));
+    cairo_destroy(mc);
+    cairo_surface_destroy(ms);
+  }
+  width = ceil(width);
+  legend_y = 74;
+  top = legend_y + 14 + value_room;
+  bottom = top + ph;
+  height = bottom + 44 + 15 * (double)nc + 30;
+
+  if (svg_open(&svg, path, width, height) < 0) {
+    free(names);
+    return -1;
+  }
+  cr = svg.cr;
+
+  snprintf(buf, sizeof buf, "%s: median wall time per configuration",
+           rr->scenario);
+  text(cr, 16, 26, 0, 16, true, C_TEXT, buf);
+  host_line(rr, buf, sizeof buf);
+  text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
+  x = 16;
+  for (size_t k = 0; k < nw; k++) {
+    if (k && x + 17 + text_w(cr, names[k], 10, false) > width - 16)
+      break; /* the value labels still name the bars by colour */
+    x = legend(cr, x, legend_y, palette[k % NPALETTE], names[k]);
+  }
+
+  /* y axis: grid, ticks, labels, title */
+  for (double t = 0; t <= tk.end + tk.step / 2; t += tk.step) {
+    y = bottom - t / tk.end * ph;
+    line(cr, ml, y, ml + group_w * (double)nc, y, 1, t == 0 ? C_AXIS : C_GRID);
+    fmt_tick(v, sizeof v, t, tk.decimals);
+    text(cr, ml - 6, y + 4, 1, 10, false, C_AXIS, v);
+  }
+  line(cr, ml, top, ml, bottom, 1, C_AXIS);
+  text_up(cr, 18, (top + bottom) / 2, 0.5, 10, C_AXIS, "seconds");
+
+  for (size_t i = 0; i < nc; i++) {
+    const struct ff_rr_config *c = &rr->configs[i];
+    double gx = ml + group_w * (double)i;
+    double bx = gx + (group_w - bar_w * (double)nw) / 2;
+
+    for (size_t k = 0; k < nw; k++) {
+      const struct ff_rr_workload *w = ff_runreport_find_workload(c, names[k]);
+      double x0 = bx + bar_w * (double)k, xm = x0 + bar_w / 2, yt, ylab;
+
+      if (!w)
+        continue; /* this config did not run it */
+      yt = bottom - w->median / tk.end * ph;
+      fill_rect(cr, x0 + 1, yt, bar_w - 2, bottom - yt, palette[k % NPALETTE]);
+      if (workload_failed(w)) {
+        rgb(cr, C_FAILED);
+        cairo_set_line_width(cr, 2);
+        cairo_rectangle(cr, x0 + 2, yt + 1, bar_w - 4, bottom - yt - 1);
+        cairo_stroke(cr);
+      }
+      ylab = yt;
+      if (w->repeat > 1) {
+        double ylo = bottom - w->min / tk.end * ph;
+        double yhi = bottom - w->max / tk.end * ph;
+
+        line(cr, xm, ylo, xm, yhi, 1.2, C_WHISKER);
+        line(cr, xm - bar_w / 4, ylo, xm + bar_w / 4, ylo, 1.2, C_WHISKER);
+        line(cr, xm - bar_w / 4, yhi, xm + bar_w / 4, yhi, 1.2, C_WHISKER);
+        ylab = fmin(ylab, yhi);
+      }
+      snprintf(buf, sizeof buf, "%s%s",
+               ff_runreport_fmt_secs(w->median, false, v, sizeof v),
+               workload_failed(w) ? " !" : "");
+      text_up(cr, xm + 3.5, ylab - 4, 0, 10, shade(palette[k % NPALETTE], 0.6),
+              buf);
+    }
+    snprintf(buf, sizeof buf, "%lld", c->id);
+    text(cr, gx + group_w / 2, bottom + 16, 0.5, 10, true, C_CONFIG, buf);
+    snprintf(buf, sizeof buf, "%lld: %s", c->id, c->label);
+    text(cr, ml, bottom + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
+  }
+  text(cr, ml + group_w * (double)nc / 2, bottom + 32, 0.5, 10, false, C_AXIS,
+       "configuration");
+  text(cr, ml, height - 12, 0, 10, false, C_TEXT, footer);
+  free(names);
+  return svg_close(&svg);
+}
+
+/* --- the timeline of one event activation ------------------------------ */
+
+struct box {
+  double x0, x1, y0, y1;
+};
+
+static bool
+overlaps(const struct box *b, size_t n, const struct box *nb)
+{
+  for (size_t i = 0; i < n; i++)
+    if (nb->x0 < b[i].x1 && b[i].x0 < nb->x1 && nb->y0 < b[i].y1 &&
+        b[i].y0 < nb->y1)
+      return true;
+  return false;
+}
+
+static int
+draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
+              const struct ff_rr_workload *w, const char *path, int top)
+{
+  const double width = 1200, ml = 16, mr = 16, label_h = 10;
+  const double pw = width - ml - mr;
+  size_t n = w->nunits, nlab = 0, ntop;
+  size_t *order = NULL, *rank = NULL;
+  bool *must = NULL, any_failed = w->failed_units > 0;
+  struct box *boxes = NULL;
+  double pitch, bar_h, rows_top, rows_bottom, height, tmax = 0, x, y;
+  unsigned every;
+  struct ticks tk;
+  struct svg svg;
+  cairo_t *cr;
+  char buf[512], d[64];
+  int r = -1;
+
+  if (!n) {
+    /* Nothing arrived: still a chart, saying so. */
+    if (svg_open(&svg, path, width, 120) < 0)
+      return -1;
+    snprintf(buf, sizeof buf, "%s, config %lld: %s: no devices and no VGs",
+             rr->scenario, c->id, w->name);
+    text(svg.cr, 16, 26, 0, 16, true, C_TEXT, buf);
+    return svg_close(&svg);
+  }
+  order = ff_runreport_order(w, FF_RR_BY_START);
+  rank = ff_runreport_order(w, FF_RR_BY_DURATION);
+  if (!order || !rank)
+    goto out;
+  must = calloc(n, sizeof *must);
+  boxes = calloc(n, sizeof *boxes);
+  if (!must || !boxes) {
+    ff_error("timeline: out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++)
+    tmax = fmax(tmax, w->units[i].end);
+  tk = nice_ticks(tmax > 0 ? tmax : 0.001, 10);
+
+  /* Rows: 14 px while there are few, then thinner so that the chart
+   * stays under ~2,400 px of rows; at least 1 px each.  Labels need
+   * label_h px: with thin rows only every `every`-th row can have one,
+   * and the slowest `top` units always do. */
+  pitch = fmax(1, fmin(14, 2400.0 / (double)n));
+  bar_h = pitch >= 4 ? pitch - 2 : pitch;
+  every = pitch >= label_h ? 1 : (unsigned)ceil(label_h / pitch);
+  ntop = (size_t)top < n ? (size_t)top : n;
+  for (size_t k = 0; k < ntop; k++)
+    must[rank[k]] = true;
+  rows_top = 128;
+  rows_bottom = rows_top + pitch * (double)n;
+  height = rows_bottom + 52;
+
+  if (svg_open(&svg, path, width, height) < 0)
+    goto out;
+  cr = svg.cr;
+
+  snprintf(buf, sizeof buf, "%s, config %lld: %s, last repetition",
+           rr->scenario, c->id, w->name);
+  text(cr, 16, 26, 0, 16, true, C_TEXT, buf);
+  text(cr, 16, 46, 0, 10, false, C_TEXT, c->label);
+  {
+    const struct ff_rr_unit *u = &w->units[rank[0]];
+    char wall[64];
+
+    ff_runreport_fmt_secs(w->runs[w->nruns - 1].wall, true, wall, sizeof wall);
+    ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d);
+    snprintf(buf, sizeof buf,
+             "%zu pvscan, %zu vgchange; wall %s; slowest: %s %s %s; "
+             "bold: the %zu slowest%s",
+             w->npvscan, w->nvgchange, wall,
+             u->kind == FF_RR_PVSCAN ? "pvscan" : "vgchange",
+             ff_runreport_unit_name(u), d, ntop,
+             every > 1 ? "; other labels where there is room" : "");
+    text(cr, 16, 64, 0, 10, false, C_TEXT, buf);
+  }
+  x = legend(cr, 16, 86, C_PVSCAN, "pvscan --cache (one per device)");
+  x = legend(cr, x, 86, C_VGCHANGE, "vgchange -aay (one per VG)");
+  if (any_failed)
+    legend(cr, x, 86, C_FAILED, "exit status not 0");
+
+  /* time axis: grid lines, labels above and below the rows */
+  for (double t = 0; t <= tk.end + tk.step / 2; t += tk.step) {
+    double gx = ml + t / tk.end * pw;
+    char v[64];
+
+    line(cr, gx, rows_top - 4, gx, rows_bottom + 4, 1,
+         t == 0 ? C_AXIS : C_GRID);
+    fmt_tick(v, sizeof v, t, tk.decimals);
+    text(cr, gx, rows_top - 8,
+         t == 0                      ? 0
+         : t >= tk.end - tk.step / 2 ? 1
+                                     : 0.5,
+         10, false, C_AXIS, v);
+    text(cr, gx, rows_bottom + 16,
+         t == 0                      ? 0
+         : t >= tk.end - tk.step / 2 ? 1
+                                     : 0.5,
+         10, false, C_AXIS, v);
+  }
+  text(cr, ml + pw / 2, rows_bottom + 36, 0.5, 10, false, C_AXIS,
+       "seconds from the start of the run");
+
+  /* every bar */
+  for (size_t i = 0; i < n; i++) {
+    const struct ff_rr_unit *u = &w->units[order[i]];
+    double x0 = ml + u->start / tk.end * pw;
+    double x1 = ml + u->end / tk.end * pw;
+
+    fill_rect(cr, x0, rows_top + pitch * (double)i, fmax(x1 - x0, 1), bar_h,
+              u->exit                   ? C_FAILED
+              : u->kind == FF_RR_PVSCAN ? C_PVSCAN
+                                        : C_VGCHANGE);
+  }
+
+  /* labels: the slowest first (always), then every `every`-th row where
+   * it does not cover a label already placed */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < n; i++) {
+      const struct ff_rr_unit *u = &w->units[order[i]];
+      double x0 = ml + u->start / tk.end * pw;
+      double x1 = ml + u->end / tk.end * pw, tw, lx;
+      struct box b;
+
+      if (pass == 0 ? !must[order[i]] : must[order[i]] || i % every)
+        continue;
+      ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d);
+      snprintf(buf, sizeof buf, "%s %s%s", ff_runreport_unit_name(u), d,
+               u->exit ? " (failed)" : "");
+      tw = text_w(cr, buf, 9, pass == 0);
+      /* right of the bar, else left of it, else inside it */
+      if (x1 + 4 + tw <= width - 4)
+        lx = x1 + 4;
+      else if (x0 - 4 - tw >= 4)
+        lx = x0 - 4 - tw;
+      else
+        lx = x0 + 2;
+      y = rows_top + pitch * (double)i + pitch / 2;
+      b = (struct box){lx, lx + tw, y - label_h / 2, y + label_h / 2};
+      if (pass == 1 && overlaps(boxes, nlab, &b))
+        continue;
+      boxes[nlab++] = b;
+      /* a veil over the neighbours' bars, so the text reads */
+      cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
+      cairo_rectangle(cr, lx - 1, y - 5, tw + 2, 10);
+      cairo_fill(cr);
+      text(cr, lx, y + 3.2, 0, 9, pass == 0, C_UNIT, buf);
+    }
+  r = svg_close(&svg);
+out:
+  free(order);
+  free(rank);
+  free(must);
+  free(boxes);
+  return r;
+}
+
+/* --- the API ------------------------------------------------------------ */
+
+int
+ff_report_print(const json_t *run, FILE *out, int top)
+{
+  struct ff_runreport *rr = ff_runreport_load(run);
+  int r;
+
+  if (!rr)
+    return -1;
+  r = ff_runreport_print(rr, out, top);
+  ff_runreport_free(rr);
+  return r;
+}
+
+static int
+write_csv(const char *path, int (*fn)(const struct ff_runreport *, FILE *),
+          const struct ff_runreport *rr)
+{
+  FILE *f = fopen(path, "w");
+  int r;
+
+  if (!f)
+    return ff_error("open %s: %m", path);
+  r = fn(rr, f);
+  if (r < 0)
+    ff_error_prefix("%s: ", path);
+  if (fclose(f) == EOF && !r)
+    r = ff_error("close %s: %m", path);
+  return r;
+}
+
+int
+ff_report_csv(const json_t *run, const char *path)
+{
+  struct ff_runreport *rr = ff_runreport_load(run);
+  char *units = NULL;
+  int r = -1;
+
+  if (!rr)
+    return -1;
+  units = ff_runreport_units_csv_path(path);
+  if (units && write_csv(path, ff_runreport_csv_runs, rr) == 0 &&
+      write_csv(units, ff_runreport_csv_units, rr) == 0)
+    r = 0;
+  free(units);
+  ff_runreport_free(rr);
+  return r;
+}
+
+int
+ff_report_svg_top(const json_t *run, const char *path, int top)
+{
+  struct ff_runreport *rr;
+  int r;
+
+  if (top < 0)
+    return ff_error("svg: top %d: expected a count >= 0", top);
+  rr = ff_runreport_load(run);
+  if (!rr)
+    return -1;
+  r = draw_bars(rr, path);
+  for (size_t i = 0; i < rr->nconfigs && !r; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads && !r; j++) {
+      const struct ff_rr_config *c = &rr->configs[i];
+      const struct ff_rr_workload *w = &c->workloads[j];
+      char *tp;
+
+      if (!w->event)
+        continue;
+      tp = ff_runreport_timeline_path(c, w, path);
+      r = tp ? draw_timeline(rr, c, w, tp, top) : -1;
+      free(tp);
+    }
+  ff_runreport_free(rr);
+  return r;
+}
+
+int
+ff_report_svg(const json_t *run, const char *path)
+{
+  return ff_report_svg_top(run, path, FF_RUNREPORT_TOP);
+}

@@ -1,0 +1,1549 @@
+/* fusefarm: `fusefarm run`, the scenario runner.
+ *
+ * For a scenario (docs/scenario-format.md) it mounts the farm with
+ * `fusefarm mount`, attaches it with `fusefarm attach`, and for every
+ * configuration of the matrix writes a private lvm.conf, switches the I/O
+ * profile, optionally starts the aio companion, and times each workload
+ * with real lvm commands.  The result is the run document
+ * (docs/run-json.md), printed as a table and optionally written as JSON,
+ * CSV and SVG (ff-report.h).
+ *
+ * Safety (the reason most of this file exists):
+ * - The runner enters a private mount namespace before anything else:
+ *   /run/lvm and /run/lock/lvm are bind mounts of its scratch directory,
+ *   so pvscan --cache, hints, pvs_online and locks never touch the host's.
+ *   The farm's FUSE mount lives in that namespace too.
+ * - Every lvm command gets LVM_SYSTEM_DIR = the scratch etc/ directory,
+ *   whose lvm.conf has use_devicesfile = 1 and a devices file that names
+ *   exactly the farm's loops and exists before the first call; with
+ *   devices/use_devicesfile = 0 in the matrix, a global_filter accepting
+ *   only those loops replaces it.
+ * - Teardown always runs (normal end, failure, SIGINT/SIGTERM): children
+ *   are killed, the aio companion stopped, exactly the loops attach
+ *   attached are detached, the farm is unmounted, scratch removed.
+ *
+ * Threads: none; children are processes.  Event-style activation keeps up
+ * to `concurrency` lvm processes running and polls for their exit.
+ */
+#include "ff-builtin.h"
+#include "ff-daemon.h"
+#include "ff-error.h"
+#include "ff-report.h"
+#include "ff-scenario.h"
+#include "ff-sched.h"
+#include "ff-util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/aio_abi.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_signal(int sig)
+{
+  (void)sig;
+  stop_requested = 1;
+}
+
+/* What the runner knows of the mounted farm. */
+struct farmview {
+  uint32_t ndevs;
+  char **names;    /* [ndevs] */
+  char **loops;    /* [ndevs] loop device, NULL when not attached */
+  char **vg;       /* [ndevs] VG of a PV, NULL otherwise */
+  uint32_t nvgs, nlvs;
+  char *first_lv;  /* "VG/LV" or NULL */
+};
+
+struct run {
+  struct ff_scenario *sc;
+  char self[PATH_MAX];
+  char scratch[PATH_MAX];
+  char mnt[PATH_MAX + 16], state[PATH_MAX + 16], etc[PATH_MAX + 16];
+  char rundir[PATH_MAX + 16], outdir[PATH_MAX + 16];
+  int tty, quiet;
+  int mounted;
+  pid_t daemon_pid;
+  uint64_t devices;  /* current scale, 0: as the spec says */
+  struct farmview fv;
+  pid_t aio_pid;
+  char lvm_version[128];
+};
+
+/* snprintf for paths and labels: the scratch path is short (checked at
+ * start), so a cut is a bug; it leaves an empty string rather than a
+ * wrong path. */
+__attribute__((format(printf, 3, 4))) static void
+pathf(char *buf, size_t len, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vsnprintf(buf, len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= len)
+    buf[0] = '\0';
+}
+
+static double
+now_s(void)
+{
+  return (double)ff_now_ns() / 1e9;
+}
+
+static void
+say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+say(struct run *r, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (r->quiet)
+    return;
+  if (r->tty)
+    fputs("\r\033[K", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* A progress line that rewrites itself on a terminal, and is not printed
+ * at all otherwise (the plain `say` lines mark the steps). */
+static void
+progress(struct run *r, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+static void
+progress(struct run *r, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (r->quiet || !r->tty)
+    return;
+  fputs("\r\033[K", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fflush(stderr);
+}
+
+/* ---- processes --------------------------------------------------------- */
+
+/* Run argv (argv[0] found on PATH), stdout and stderr to the given files
+ * (NULL: /dev/null), lvm's environment when lvm is set.  Returns the pid,
+ * or -1. */
+static pid_t
+spawn(struct run *r, const char *const argv[], const char *out,
+      const char *err, int lvm)
+{
+  pid_t pid = fork();
+
+  if (pid < 0)
+    return ff_error("fork: %m");
+  if (pid == 0) {
+    int fo = open(out ? out : "/dev/null",
+                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fe = open(err ? err : "/dev/null",
+                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fi = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    struct rlimit rl;
+
+    if (fo < 0 || fe < 0 || fi < 0 || dup2(fi, 0) < 0 || dup2(fo, 1) < 0 ||
+        dup2(fe, 2) < 0)
+      _exit(127);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (lvm) {
+      setenv("LVM_SYSTEM_DIR", r->etc, 1);
+      setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
+      setenv("TZ", "UTC", 1);
+      /* lvm keeps one fd per PV and silently lists fewer when short. */
+      if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+      }
+    }
+    execvp(argv[0], (char *const *)argv);
+    fprintf(stderr, "exec %s: %m\n", argv[0]);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int
+wait_status(pid_t pid)
+{
+  int st;
+
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Run and wait; returns the exit status (127: could not exec). */
+static int
+run_wait(struct run *r, const char *const argv[], const char *out,
+         const char *err, int lvm)
+{
+  pid_t pid = spawn(r, argv, out, err, lvm);
+
+  return pid < 0 ? -1 : wait_status(pid);
+}
+
+static char *
+slurp(const char *path, size_t max)
+{
+  FILE *f = fopen(path, "r");
+  char *buf;
+  size_t n;
+
+  if (!f)
+    return NULL;
+  buf = malloc(max + 1);
+  if (!buf) {
+    fclose(f);
+    return NULL;
+  }
+  n = fread(buf, 1, max, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static void
+first_line(const char *path, char *buf, size_t len)
+{
+  char *s = slurp(path, 4096);
+  char *nl;
+
+  pathf(buf, len, "%s", s && *s ? s : "(no message)");
+  if ((nl = strchr(buf, '\n')))
+    *nl = '\0';
+  free(s);
+}
+
+/* ---- the namespace ------------------------------------------------------ */
+
+static int
+bind_dir(const char *src, const char *dst)
+{
+  if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+    return ff_error("bind %s on %s: %m", src, dst);
+  return 0;
+}
+
+/* Enter a private mount namespace in which /run/lvm and /run/lock/lvm are
+ * the scratch dir's own. */
+static int
+enter_namespace(struct run *r)
+{
+  char lock[PATH_MAX + 16];
+  struct stat st;
+
+  if (unshare(CLONE_NEWNS) < 0)
+    return ff_error("unshare(CLONE_NEWNS): %m (the runner needs root)");
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return ff_error("make / private: %m");
+  if (stat("/run/lvm", &st) < 0 || stat("/run/lock/lvm", &st) < 0) {
+    /* No host dirs to cover: a private /run supplies them, touching
+     * nothing of the host's. */
+    if (mount("fusefarm-run", "/run", "tmpfs", 0, "mode=0755") < 0)
+      return ff_error("mount a private /run: %m");
+    if (mkdir("/run/lvm", 0700) < 0 || mkdir("/run/lock", 0755) < 0 ||
+        mkdir("/run/lock/lvm", 0700) < 0)
+      return ff_error("mkdir in the private /run: %m");
+  }
+  pathf(lock, sizeof lock, "%s/lock", r->scratch);
+  return bind_dir(r->rundir, "/run/lvm") < 0 || bind_dir(lock, "/run/lock/lvm")
+           ? -1
+           : 0;
+}
+
+static void
+empty_dir(const char *path)
+{
+  DIR *d = opendir(path);
+  struct dirent *e;
+
+  if (!d)
+    return;
+  while ((e = readdir(d))) {
+    char p[PATH_MAX + 300];
+
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    pathf(p, sizeof p, "%s/%s", path, e->d_name);
+    if (e->d_type == DT_DIR) {
+      empty_dir(p);
+      rmdir(p);
+    } else {
+      unlink(p);
+    }
+  }
+  closedir(d);
+}
+
+/* ---- the farm ------------------------------------------------------------ */
+
+static void
+farmview_free(struct farmview *fv)
+{
+  for (uint32_t i = 0; i < fv->ndevs; i++) {
+    free(fv->names[i]);
+    free(fv->loops[i]);
+    free(fv->vg[i]);
+  }
+  free(fv->names);
+  free(fv->loops);
+  free(fv->vg);
+  free(fv->first_lv);
+  memset(fv, 0, sizeof *fv);
+}
+
+static int
+read_farmview(struct run *r)
+{
+  char path[PATH_MAX + 64];
+  json_error_t je;
+  json_t *m, *devs, *vgs, *d;
+  size_t i;
+  FILE *f;
+  char line[PATH_MAX * 2 + 64];
+
+  farmview_free(&r->fv);
+  pathf(path, sizeof path, "%s/.fusefarm/manifest.json", r->mnt);
+  m = json_load_file(path, 0, &je);
+  if (!m)
+    return ff_error("%s: %s", path, je.text);
+  devs = json_object_get(m, "devices");
+  vgs = json_object_get(m, "vgs");
+  r->fv.ndevs = (uint32_t)json_array_size(devs);
+  r->fv.names = calloc(r->fv.ndevs + 1, sizeof *r->fv.names);
+  r->fv.loops = calloc(r->fv.ndevs + 1, sizeof *r->fv.loops);
+  r->fv.vg = calloc(r->fv.ndevs + 1, sizeof *r->fv.vg);
+  if (!r->fv.names || !r->fv.loops || !r->fv.vg) {
+    json_decref(m);
+    return ff_error("out of memory");
+  }
+  json_array_foreach(devs, i, d) {
+    json_t *vg = json_object_get(d, "vg");
+
+    r->fv.names[i] = strdup(json_string_value(json_object_get(d, "name")));
+    if (json_is_string(vg) &&
+        !strcmp(json_string_value(json_object_get(d, "role")), "pv"))
+      r->fv.vg[i] = strdup(json_string_value(vg));
+  }
+  r->fv.nvgs = (uint32_t)json_array_size(vgs);
+  json_array_foreach(vgs, i, d) {
+    json_t *lvs = json_object_get(d, "lvs");
+
+    r->fv.nlvs += (uint32_t)json_array_size(lvs);
+    if (!r->fv.first_lv && json_array_size(lvs) &&
+        !strcmp(json_string_value(json_object_get(d, "damage")), "none") &&
+        asprintf(&r->fv.first_lv, "%s/%s",
+                 json_string_value(json_object_get(d, "name")),
+                 json_string_value(json_object_get(json_array_get(lvs, 0),
+                                                   "name"))) < 0)
+      r->fv.first_lv = NULL;
+  }
+  json_decref(m);
+
+  pathf(path, sizeof path, "%s/loops", r->state);
+  f = fopen(path, "r");
+  if (!f)
+    return ff_error("%s: %m", path);
+  while (fgets(line, sizeof line, f)) {
+    char dev[PATH_MAX], name[PATH_MAX];
+
+    if (sscanf(line, "%s %s", dev, name) != 2)
+      continue;
+    for (uint32_t k = 0; k < r->fv.ndevs; k++)
+      if (r->fv.names[k] && !strcmp(r->fv.names[k], name)) {
+        free(r->fv.loops[k]);
+        r->fv.loops[k] = strdup(dev);
+      }
+  }
+  fclose(f);
+  return 0;
+}
+
+static void
+unmount_farm(struct run *r)
+{
+  const char *detach[] = {r->self, "detach", r->mnt, "--state", r->state, "--quiet",
+                    NULL};
+
+  if (!r->mounted)
+    return;
+  run_wait(r, detach, NULL, NULL, 0);
+  if (umount2(r->mnt, 0) < 0 && umount2(r->mnt, MNT_DETACH) < 0)
+    fprintf(stderr, "fusefarm run: unmount %s: %m\n", r->mnt);
+  /* The daemon ends when its mount goes; make sure of it. */
+  for (int i = 0; i < 100 && r->daemon_pid > 0; i++) {
+    if (kill(r->daemon_pid, 0) < 0)
+      break;
+    usleep(50000);
+  }
+  if (r->daemon_pid > 0)
+    kill(r->daemon_pid, SIGKILL);
+  r->mounted = 0;
+  r->daemon_pid = 0;
+}
+
+static int
+mount_farm(struct run *r, uint64_t devices)
+{
+  char log[PATH_MAX + 32], err[PATH_MAX + 32], ndev[32], msg[512];
+  const char *argv[16];
+  int a = 0, rc;
+  json_t *info;
+
+  unmount_farm(r);
+  pathf(log, sizeof log, "%s/daemon.log", r->scratch);
+  pathf(err, sizeof err, "%s/mount.err", r->scratch);
+  pathf(ndev, sizeof ndev, "%llu", (unsigned long long)devices);
+  argv[a++] = r->self;
+  argv[a++] = "mount";
+  if (r->sc->spec)
+    argv[a++] = r->sc->spec;
+  argv[a++] = r->mnt;
+  argv[a++] = "--log";
+  argv[a++] = log;
+  if (devices) {
+    argv[a++] = "--devices";
+    argv[a++] = ndev;
+  }
+  argv[a] = NULL;
+  say(r, "mounting the farm%s%s", devices ? " scaled to " : "",
+      devices ? ndev : "");
+  rc = run_wait(r, argv, NULL, err, 0);
+  if (rc != 0) {
+    first_line(err, msg, sizeof msg);
+    return ff_error("fusefarm mount failed: %s", msg);
+  }
+  r->mounted = 1;
+  pathf(log, sizeof log, "%s/.fusefarm/info.json", r->mnt);
+  info = json_load_file(log, 0, NULL);
+  r->daemon_pid = (pid_t)json_integer_value(json_object_get(info, "pid"));
+  json_decref(info);
+
+  {
+    const char *attach[] = {r->self, "attach", r->mnt, "--state", r->state,
+                      "--quiet", NULL};
+
+    pathf(err, sizeof err, "%s/attach.err", r->scratch);
+    rc = run_wait(r, attach, NULL, err, 0);
+    if (rc != 0) {
+      first_line(err, msg, sizeof msg);
+      return ff_error("fusefarm attach failed: %s", msg);
+    }
+  }
+  r->devices = devices;
+  if (read_farmview(r) < 0)
+    return -1;
+  say(r, "farm: %u devices, %u VGs, %u LVs attached", r->fv.ndevs,
+      r->fv.nvgs, r->fv.nlvs);
+  return 0;
+}
+
+/* Write path to the daemon's profile control file. */
+static int
+set_profile(struct run *r, const char *path)
+{
+  char ctl[PATH_MAX + 32], msg[1024];
+  int fd;
+  ssize_t n;
+
+  pathf(ctl, sizeof ctl, "%s/.fusefarm/profile", r->mnt);
+  fd = open(ctl, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ff_error("%s: %m", ctl);
+  n = write(fd, path, strlen(path));
+  close(fd);
+  if (n < 0) {
+    pathf(ctl, sizeof ctl, "%s/.fusefarm/last-error", r->mnt);
+    first_line(ctl, msg, sizeof msg);
+    return ff_error("profile %s: %s", path, msg);
+  }
+  return 0;
+}
+
+static void
+control(struct run *r, const char *cmd)
+{
+  char ctl[PATH_MAX + 32];
+  int fd;
+
+  pathf(ctl, sizeof ctl, "%s/.fusefarm/control", r->mnt);
+  fd = open(ctl, O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (write(fd, cmd, strlen(cmd)) < 0)
+      fprintf(stderr, "fusefarm run: %s: %s: %m\n", ctl, cmd);
+    close(fd);
+  }
+}
+
+/* reads and bytes read since the last reset */
+static void
+farm_reads(struct run *r, json_int_t *reads, json_int_t *bytes)
+{
+  char path[PATH_MAX + 32];
+  json_t *st, *tot;
+
+  pathf(path, sizeof path, "%s/.fusefarm/stats.json", r->mnt);
+  st = json_load_file(path, 0, NULL);
+  tot = json_object_get(st, "totals");
+  *reads = json_integer_value(json_object_get(tot, "reads"));
+  *bytes = json_integer_value(json_object_get(tot, "bytes_read"));
+  json_decref(st);
+}
+
+/* ---- aio contention -------------------------------------------------------- */
+
+static long
+read_long(const char *path)
+{
+  char *s = slurp(path, 64);
+  long v = s ? strtol(s, NULL, 10) : -1;
+
+  free(s);
+  return v;
+}
+
+/* The companion: reserve `want` aio events, keep `inflight` 4 KiB O_DIRECT
+ * reads going over the farm's loops until killed.  Runs in a child. */
+static void
+aio_companion(struct run *r, long want, unsigned inflight)
+{
+  aio_context_t big = 0, io = 0;
+  struct iocb *cbs;
+  struct iocb **ptrs;
+  struct io_event ev[64];
+  int *fds;
+  uint32_t nfd = 0;
+  char *buf;
+
+  /* The kernel counts 2 x nr_events (at least) against aio-max-nr. */
+  if (want > 0 && syscall(SYS_io_setup, want / 2, &big) < 0)
+    fprintf(stderr, "aio companion: io_setup(%ld): %m\n", want / 2);
+  if (inflight == 0)
+    for (;;)
+      pause();
+  fds = calloc(r->fv.ndevs, sizeof *fds);
+  cbs = calloc(inflight, sizeof *cbs);
+  ptrs = calloc(inflight, sizeof *ptrs);
+  if (!fds || !cbs || !ptrs || posix_memalign((void **)&buf, 4096, 4096) ||
+      syscall(SYS_io_setup, inflight, &io) < 0)
+    for (;;)
+      pause();
+  for (uint32_t i = 0; i < r->fv.ndevs; i++)
+    if (r->fv.loops[i] &&
+        (fds[nfd] = open(r->fv.loops[i], O_RDONLY | O_DIRECT)) >= 0)
+      nfd++;
+  if (!nfd)
+    for (;;)
+      pause();
+  for (unsigned k = 0; k < inflight; k++) {
+    cbs[k].aio_fildes = (uint32_t)fds[k % nfd];
+    cbs[k].aio_lio_opcode = IOCB_CMD_PREAD;
+    cbs[k].aio_buf = (uint64_t)(uintptr_t)buf;
+    cbs[k].aio_nbytes = 4096;
+    cbs[k].aio_offset = 4096 * (k % 64);
+    cbs[k].aio_data = k;
+    ptrs[k] = &cbs[k];
+  }
+  syscall(SYS_io_submit, io, (long)inflight, ptrs);
+  for (uint64_t n = 0;; n++) {
+    long got = syscall(SYS_io_getevents, io, 1, 64, ev, NULL);
+
+    for (long i = 0; i < got; i++) {
+      struct iocb *cb = &cbs[ev[i].data];
+
+      cb->aio_fildes = (uint32_t)fds[(n + (uint64_t)i) % nfd];
+      syscall(SYS_io_submit, io, 1L, &cb);
+    }
+  }
+}
+
+static int
+aio_start(struct run *r)
+{
+  long max = read_long("/proc/sys/fs/aio-max-nr");
+  long used = read_long("/proc/sys/fs/aio-nr");
+  long want = (long)((double)(max - used) * r->sc->aio_share);
+  pid_t pid;
+
+  if (max < 0 || used < 0)
+    return ff_error("cannot read /proc/sys/fs/aio-max-nr or aio-nr");
+  pid = fork();
+  if (pid < 0)
+    return ff_error("fork: %m");
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    aio_companion(r, want, r->sc->aio_inflight);
+    _exit(0);
+  }
+  r->aio_pid = pid;
+  usleep(200000); /* let it reserve before lvm starts */
+  say(r, "aio companion %d: reserving %ld of %ld free aio events "
+         "(aio-nr now %ld of %ld), %u reads in flight",
+      (int)pid, want, max - used, read_long("/proc/sys/fs/aio-nr"), max,
+      r->sc->aio_inflight);
+  return 0;
+}
+
+static void
+aio_stop(struct run *r)
+{
+  if (r->aio_pid <= 0)
+    return;
+  kill(r->aio_pid, SIGKILL);
+  wait_status(r->aio_pid);
+  r->aio_pid = 0;
+}
+
+/* ---- configurations ------------------------------------------------------ */
+
+struct config {
+  uint64_t index;
+  unsigned *idx;
+  const char *profile;   /* path, builtin:..., or NULL (ideal) */
+  int aio;
+  uint64_t devices;
+  int use_devicesfile;
+  char label[1024];
+};
+
+static void
+config_resolve(struct run *r, uint64_t k, struct config *c)
+{
+  const struct ff_scenario *sc = r->sc;
+  size_t used = 0;
+
+  c->index = k;
+  ff_scenario_config(sc, k, c->idx);
+  c->profile = sc->profile;
+  c->aio = 0;
+  c->devices = sc->devices;
+  c->use_devicesfile = 1;
+  c->label[0] = '\0';
+  for (unsigned a = 0; a < sc->naxes; a++) {
+    const struct ff_axis *ax = &sc->axes[a];
+    const struct ff_sval *v = &ax->values[c->idx[a]];
+    const char *shortk = strchr(ax->key, '/') + 1;
+    char val[300];
+
+    if (v->is_str) {
+      const char *b = strrchr(v->s, '/');
+
+      pathf(val, sizeof val, "%s", b ? b + 1 : v->s);
+    } else {
+      pathf(val, sizeof val, "%lld", (long long)v->i);
+    }
+    if (!strcmp(ax->key, "fusefarm/profile"))
+      c->profile = strcmp(v->s, "ideal") ? v->s : NULL;
+    else if (!strcmp(ax->key, "fusefarm/aio_contention"))
+      c->aio = (int)v->i;
+    else if (!strcmp(ax->key, "fusefarm/devices"))
+      c->devices = (uint64_t)v->i;
+    else if (!strcmp(ax->key, "devices/use_devicesfile"))
+      c->use_devicesfile = !v->is_str && v->i != 0;
+    used += (size_t)snprintf(c->label + used,
+                             used < sizeof c->label ? sizeof c->label - used
+                                                    : 0,
+                             "%s%s=%s", used ? " " : "", shortk, val);
+    if (used >= sizeof c->label)
+      used = sizeof c->label - 1;
+  }
+  if (!c->label[0])
+    pathf(c->label, sizeof c->label, "default");
+}
+
+/* lvm.conf for configuration c: our fencing defaults, then the matrix's
+ * lvm settings section by section. */
+static int
+write_lvm_conf(struct run *r, const struct config *c)
+{
+  static const char *const sections[] = {"devices", "activation", "global",
+                                         "backup", "log"};
+  const struct ff_scenario *sc = r->sc;
+  char path[PATH_MAX + 32];
+  FILE *f;
+
+  pathf(path, sizeof path, "%s/lvm.conf", r->etc);
+  f = fopen(path, "w");
+  if (!f)
+    return ff_error("%s: %m", path);
+  fprintf(f, "# written by fusefarm run for configuration %llu: %s\n",
+          (unsigned long long)c->index + 1, c->label);
+  for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
+    const char *sec = sections[s];
+
+    fprintf(f, "%s {\n", sec);
+    if (!strcmp(sec, "devices")) {
+      fprintf(f, "  use_devicesfile = %d\n  devicesfile = \"system.devices\"\n",
+              c->use_devicesfile);
+      if (!c->use_devicesfile) {
+        /* Without a devices file, a filter that accepts only the farm's
+         * loops keeps lvm off every other device. */
+        fputs("  global_filter = [", f);
+        for (uint32_t i = 0; i < r->fv.ndevs; i++)
+          if (r->fv.loops[i])
+            fprintf(f, " \"a|^%s$|\",", r->fv.loops[i]);
+        fputs(" \"r|.*|\" ]\n", f);
+      }
+      if (!ff_scenario_axis(sc, "devices/obtain_device_list_from_udev"))
+        fputs("  obtain_device_list_from_udev = 0\n", f);
+      if (!ff_scenario_axis(sc, "devices/hints"))
+        fputs("  hints = \"none\"\n", f);
+    } else if (!strcmp(sec, "activation")) {
+      if (!ff_scenario_axis(sc, "activation/udev_sync"))
+        fputs("  udev_sync = 0\n", f);
+      if (!ff_scenario_axis(sc, "activation/udev_rules"))
+        fputs("  udev_rules = 0\n", f);
+      fputs("  monitoring = 0\n", f);
+    } else if (!strcmp(sec, "global")) {
+      fputs("  use_lvmpolld = 0\n  notify_dbus = 0\n"
+            "  locking_dir = \"/run/lock/lvm\"\n",
+            f);
+    } else if (!strcmp(sec, "backup")) {
+      fprintf(f, "  backup = 0\n  archive = 0\n  backup_dir = \"%s/backup\"\n"
+                 "  archive_dir = \"%s/archive\"\n",
+              r->scratch, r->scratch);
+    }
+    for (unsigned a = 0; a < sc->naxes; a++) {
+      const struct ff_axis *ax = &sc->axes[a];
+      const struct ff_sval *v = &ax->values[c->idx[a]];
+      size_t n = strlen(sec);
+
+      if (strncmp(ax->key, sec, n) || ax->key[n] != '/' ||
+          !strcmp(ax->key, "devices/use_devicesfile"))
+        continue;
+      if (v->is_str)
+        fprintf(f, "  %s = \"%s\"\n", ax->key + n + 1, v->s);
+      else
+        fprintf(f, "  %s = %lld\n", ax->key + n + 1, (long long)v->i);
+    }
+    fputs("}\n", f);
+  }
+  /* Sections of the matrix we did not write above. */
+  for (unsigned a = 0; a < sc->naxes; a++) {
+    const struct ff_axis *ax = &sc->axes[a];
+    const struct ff_sval *v = &ax->values[c->idx[a]];
+    const char *slash = strchr(ax->key, '/');
+    int known = !strncmp(ax->key, "fusefarm/", 9);
+
+    for (size_t s = 0; s < sizeof sections / sizeof *sections; s++)
+      if ((size_t)(slash - ax->key) == strlen(sections[s]) &&
+          !strncmp(ax->key, sections[s], strlen(sections[s])))
+        known = 1;
+    if (known)
+      continue;
+    fprintf(f, "%.*s {\n", (int)(slash - ax->key), ax->key);
+    if (v->is_str)
+      fprintf(f, "  %s = \"%s\"\n}\n", slash + 1, v->s);
+    else
+      fprintf(f, "  %s = %lld\n}\n", slash + 1, (long long)v->i);
+  }
+  if (fclose(f) != 0)
+    return ff_error("%s: %m", path);
+
+  /* The devices file attach wrote, naming exactly the farm's loops; it
+   * exists before the first lvm call of every configuration. */
+  {
+    char src[PATH_MAX + 64], dst[PATH_MAX + 64];
+    char *text;
+
+    pathf(src, sizeof src, "%s/lvm/devices/system.devices", r->state);
+    pathf(dst, sizeof dst, "%s/devices/system.devices", r->etc);
+    text = slurp(src, 64u << 20);
+    if (!text)
+      return ff_error("%s: %m", src);
+    f = fopen(dst, "w");
+    if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
+      free(text);
+      return ff_error("%s: %m", dst);
+    }
+    free(text);
+  }
+  return 0;
+}
+
+/* ---- workloads ------------------------------------------------------------ */
+
+static double
+median_of(double *v, size_t n)
+{
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      double t = v[j];
+
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One lvm command, timed.  argv[0] is replaced by the scenario's lvm. */
+static int
+time_lvm(struct run *r, const char **argv, double *wall, const char *tag)
+{
+  char out[PATH_MAX + 64], err[PATH_MAX + 64];
+  double t0;
+  int rc;
+
+  argv[0] = r->sc->lvm;
+  pathf(out, sizeof out, "%s/%s.out", r->outdir, tag);
+  pathf(err, sizeof err, "%s/%s.err", r->outdir, tag);
+  t0 = now_s();
+  rc = run_wait(r, argv, out, err, 1);
+  *wall = now_s() - t0;
+  return rc;
+}
+
+struct job {
+  pid_t pid;
+  int kind;        /* 0 pvscan of device idx, 1 vgchange of VG idx */
+  uint32_t idx;
+  double start;
+};
+
+/* Event-style activation: each device "arrives" (all at once, or spread
+ * evenly over spread_ns) and gets the pvscan that lvm2's udev rule
+ * (69-dm-lvm.rules) runs; when pvscan says its VG is complete, the
+ * vgchange that the rule starts through systemd-run.  At most
+ * `concurrency` commands run at once. */
+static int
+event_activation(struct run *r, const struct ff_workload *w, double *wall,
+                 int *worst, int *errors, json_t *devs, json_t *acts)
+{
+  uint32_t n = 0, *order, next = 0, nvq = 0, vqhead = 0;
+  char **vgq;
+  double *vg_start;
+  struct job *jobs;
+  unsigned running = 0;
+  double t0 = now_s(), last_end = t0;
+  json_t **dev_rec;
+  int rc = 0;
+
+  for (uint32_t i = 0; i < r->fv.ndevs; i++)
+    if (r->fv.loops[i])
+      n++;
+  order = calloc(n + 1, sizeof *order);
+  vgq = calloc(r->fv.ndevs + 1, sizeof *vgq);
+  vg_start = calloc(r->fv.ndevs + 1, sizeof *vg_start);
+  jobs = calloc(w->concurrency, sizeof *jobs);
+  dev_rec = calloc(r->fv.ndevs + 1, sizeof *dev_rec);
+  if (!order || !vgq || !vg_start || !jobs || !dev_rec) {
+    rc = ff_error("out of memory");
+    goto out;
+  }
+  n = 0;
+  for (uint32_t i = 0; i < r->fv.ndevs; i++)
+    if (r->fv.loops[i])
+      order[n++] = i;
+  *worst = 0;
+  *errors = 0;
+
+  while (!stop_requested) {
+    double now = now_s() - t0;
+    int started = 0;
+
+    /* Start what is due, while there is room. */
+    while (running < w->concurrency &&
+           (nvq > vqhead ||
+            (next < n && (w->spread_ns == 0 ||
+                          now >= (double)w->spread_ns / 1e9 * next / n)))) {
+      struct job *j = NULL;
+      char tag[64];
+      const char *argv[16];
+      int a = 0;
+
+      for (unsigned k = 0; k < w->concurrency; k++)
+        if (!jobs[k].pid) {
+          j = &jobs[k];
+          break;
+        }
+      if (nvq > vqhead) { /* completed VGs first, as systemd would */
+        j->kind = 1;
+        j->idx = vqhead++;
+        argv[a++] = NULL;
+        argv[a++] = "vgchange";
+        argv[a++] = "-aay";
+        argv[a++] = "--autoactivation";
+        argv[a++] = "event";
+        argv[a++] = "--driverloaded";
+        argv[a++] = "n";
+        argv[a++] = vgq[j->idx];
+        pathf(tag, sizeof tag, "vgchange-%u", j->idx);
+      } else {
+        uint32_t d = order[next++];
+
+        j->kind = 0;
+        j->idx = d;
+        argv[a++] = NULL;
+        argv[a++] = "pvscan";
+        argv[a++] = "--cache";
+        argv[a++] = "--listvg";
+        argv[a++] = "--checkcomplete";
+        argv[a++] = "--vgonline";
+        argv[a++] = "--autoactivation";
+        argv[a++] = "event";
+        argv[a++] = "--udevoutput";
+        argv[a++] = r->fv.loops[d];
+        pathf(tag, sizeof tag, "pvscan-%u", d);
+      }
+      argv[a] = NULL;
+      argv[0] = r->sc->lvm;
+      {
+        char out[PATH_MAX + 64], err[PATH_MAX + 64];
+
+        pathf(out, sizeof out, "%s/%s.out", r->outdir, tag);
+        pathf(err, sizeof err, "%s/%s.err", r->outdir, tag);
+        j->start = now_s() - t0;
+        j->pid = spawn(r, argv, out, err, 1);
+      }
+      if (j->pid < 0) {
+        j->pid = 0;
+        rc = -1;
+        goto out;
+      }
+      running++;
+      started = 1;
+    }
+    if (!running && next >= n && nvq == vqhead)
+      break;
+
+    /* Reap what finished. */
+    {
+      int st;
+      pid_t pid = waitpid(-1, &st, running && !started ? 0 : WNOHANG);
+
+      if (pid < 0 && errno == EINTR)
+        continue;
+      if (pid <= 0) {
+        if (next < n && w->spread_ns) {
+          double due = (double)w->spread_ns / 1e9 * next / n;
+          double wait = due - (now_s() - t0);
+
+          if (wait > 0)
+            usleep(wait > 0.001 ? 1000 : (useconds_t)(wait * 1e6));
+        }
+        continue;
+      }
+      if (pid == r->aio_pid) {
+        r->aio_pid = 0;
+        continue;
+      }
+      for (unsigned k = 0; k < w->concurrency; k++) {
+        struct job *j = &jobs[k];
+        double end;
+        int ex;
+        char out[PATH_MAX + 64];
+
+        if (j->pid != pid)
+          continue;
+        end = now_s() - t0;
+        last_end = now_s();
+        ex = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (ex > *worst)
+          *worst = ex;
+        if (ex)
+          (*errors)++;
+        if (j->kind == 0) {
+          char *text, *p;
+          json_t *rec;
+
+          pathf(out, sizeof out, "%s/pvscan-%u.out", r->outdir, j->idx);
+          text = slurp(out, 65536);
+          p = text ? strstr(text, "LVM_VG_NAME_COMPLETE='") : NULL;
+          rec = json_pack("{s:s, s:s?, s:f, s:f, s:i, s:b}", "device",
+                          r->fv.names[j->idx], "vg", r->fv.vg[j->idx],
+                          "start", j->start, "end", end, "exit", ex,
+                          "vg_complete", p != NULL);
+          json_array_append_new(devs, rec);
+          if (p) {
+            char *q = p + strlen("LVM_VG_NAME_COMPLETE='"), *e2 = strchr(q, '\'');
+
+            if (e2) {
+              vg_start[nvq] = end;
+              vgq[nvq++] = strndup(q, (size_t)(e2 - q));
+            }
+          }
+          free(text);
+        } else {
+          json_array_append_new(
+            acts, json_pack("{s:s, s:f, s:f, s:i}", "vg", vgq[j->idx],
+                            "start", j->start, "end", end, "exit", ex));
+        }
+        j->pid = 0;
+        running--;
+        break;
+      }
+    }
+    progress(r, "    event-activation: %u/%u devices arrived, %u VGs "
+                "complete, %u running",
+             next, n, nvq, running);
+  }
+  *wall = last_end - t0;
+
+out:
+  for (unsigned k = 0; jobs && k < w->concurrency; k++)
+    if (jobs[k].pid > 0) {
+      kill(jobs[k].pid, SIGKILL);
+      wait_status(jobs[k].pid);
+    }
+  for (uint32_t i = 0; vgq && i < nvq; i++)
+    free(vgq[i]);
+  free(vgq);
+  free(vg_start);
+  free(order);
+  free(jobs);
+  free(dev_rec);
+  if (stop_requested && !rc)
+    rc = ff_error("interrupted");
+  return rc;
+}
+
+static int
+run_workload(struct run *r, const struct config *c, const struct ff_workload *w,
+             json_t *wl)
+{
+  json_t *runs = json_array(), *devs = NULL, *acts = NULL;
+  double *walls = calloc(w->repeat, sizeof *walls);
+  json_int_t reads = 0, bytes = 0;
+  const char *cmd = "";
+  int rc = 0;
+
+  if (!walls || !runs) {
+    free(walls);
+    json_decref(runs);
+    return ff_error("out of memory");
+  }
+  for (unsigned rep = 0; rep < w->repeat && !rc; rep++) {
+    double wall = 0;
+    int worst = 0, errors = 0;
+    json_t *run;
+    char tag[64];
+
+    if (stop_requested) {
+      rc = ff_error("interrupted");
+      break;
+    }
+    /* Each repetition starts cold: no online PVs, no hints. */
+    empty_dir(r->rundir);
+    empty_dir(r->outdir);
+    control(r, "reset");
+    pathf(tag, sizeof tag, "%s-%u", w->name, rep);
+    progress(r, "    %s %u/%u", w->name, rep + 1, w->repeat);
+    run = json_object();
+    switch (w->type) {
+    case FF_W_PVS:
+    case FF_W_VGS:
+    case FF_W_LVS:
+    case FF_W_PVSCAN_CACHE:
+    case FF_W_DIRECT_ACTIVATION: {
+      const char *argv[8] = {NULL};
+
+      switch (w->type) {
+      case FF_W_PVS:
+        argv[1] = "pvs";
+        cmd = "lvm pvs";
+        break;
+      case FF_W_VGS:
+        argv[1] = "vgs";
+        cmd = "lvm vgs";
+        break;
+      case FF_W_LVS:
+        argv[1] = "lvs";
+        cmd = "lvm lvs";
+        break;
+      case FF_W_PVSCAN_CACHE:
+        argv[1] = "pvscan";
+        argv[2] = "--cache";
+        cmd = "lvm pvscan --cache";
+        break;
+      default:
+        argv[1] = "vgchange";
+        argv[2] = "-aay";
+        argv[3] = "--driverloaded";
+        argv[4] = "n";
+        cmd = "lvm vgchange -aay --driverloaded n";
+        break;
+      }
+      worst = time_lvm(r, argv, &wall, tag);
+      errors = worst != 0;
+      if (worst < 0) {
+        rc = -1;
+        break;
+      }
+      break;
+    }
+    case FF_W_LVCHANGE: {
+      const char *lv = w->lv ? w->lv : r->fv.first_lv;
+      json_t *cmds = json_array();
+
+      cmd = "lvm lvchange -ay --driverloaded n VG/LV";
+      if (!lv) {
+        rc = ff_error("workload %s: the farm has no LV to change", w->name);
+        json_decref(cmds);
+        break;
+      }
+      for (unsigned k = 0; k < w->count && !stop_requested; k++) {
+        const char *argv[] = {NULL, "lvchange", "-ay", "--driverloaded", "n",
+                        lv, NULL};
+        double t;
+        int ex = time_lvm(r, argv, &t, tag);
+
+        if (ex < 0) {
+          rc = -1;
+          break;
+        }
+        wall += t;
+        if (ex > worst)
+          worst = ex;
+        if (ex)
+          errors++;
+        json_array_append_new(cmds, json_real(t));
+      }
+      json_object_set_new(run, "commands", cmds);
+      json_object_set_new(run, "lv", json_string(lv));
+      break;
+    }
+    case FF_W_EVENT_ACTIVATION:
+      cmd = "lvm pvscan --cache --listvg --checkcomplete --vgonline "
+            "--autoactivation event --udevoutput DEV; lvm vgchange -aay "
+            "--autoactivation event VG";
+      json_decref(devs);
+      json_decref(acts);
+      devs = json_array();
+      acts = json_array();
+      rc = event_activation(r, w, &wall, &worst, &errors, devs, acts);
+      break;
+    default:
+      break;
+    }
+    farm_reads(r, &reads, &bytes);
+    json_object_set_new(run, "wall", json_real(wall));
+    json_object_set_new(run, "exit", json_integer(worst));
+    json_object_set_new(run, "errors", json_integer(errors));
+    json_array_append_new(runs, run);
+    walls[rep] = wall;
+    if (worst && !rc) {
+      char err[PATH_MAX + 64], msg[512];
+
+      pathf(err, sizeof err, "%s/%s.err", r->outdir, tag);
+      first_line(err, msg, sizeof msg);
+      say(r, "    %s: exit %d (%s)", w->name, worst, msg);
+    }
+  }
+  {
+    size_t nr = json_array_size(runs);
+    double mn = INFINITY, mx = 0;
+
+    for (size_t i = 0; i < nr; i++) {
+      mn = walls[i] < mn ? walls[i] : mn;
+      mx = walls[i] > mx ? walls[i] : mx;
+    }
+    json_object_set_new(wl, "name", json_string(w->name));
+    json_object_set_new(wl, "type", json_string(ff_wtype_name(w->type)));
+    json_object_set_new(wl, "command", json_string(cmd));
+    json_object_set_new(wl, "repeat", json_integer(w->repeat));
+    json_object_set_new(wl, "runs", runs);
+    if (nr) {
+      json_object_set_new(wl, "min", json_real(mn));
+      json_object_set_new(wl, "median", json_real(median_of(walls, nr)));
+      json_object_set_new(wl, "max", json_real(mx));
+    }
+    json_object_set_new(wl, "reads", json_integer(reads));
+    json_object_set_new(wl, "bytes_read", json_integer(bytes));
+    if (devs) {
+      json_object_set_new(wl, "devices", devs);
+      json_object_set_new(wl, "activations", acts);
+    }
+    if (nr)
+      say(r, "    %-20s median %.3f s (min %.3f, max %.3f) over %zu run%s, "
+             "%lld reads",
+          w->name, json_real_value(json_object_get(wl, "median")), mn, mx,
+          nr, nr > 1 ? "s" : "", (long long)reads);
+  }
+  (void)c;
+  free(walls);
+  return rc;
+}
+
+/* ---- the run --------------------------------------------------------------- */
+
+/* Whether this kernel has device-mapper: its control node may exist
+ * without the driver, so ask the kernel's own list. */
+static int
+have_device_mapper(void)
+{
+  char *text = slurp("/proc/misc", 65536);
+  int yes = text && strstr(text, "device-mapper") != NULL;
+
+  free(text);
+  return yes;
+}
+
+static json_t *
+host_json(struct run *r)
+{
+  struct utsname u;
+  char out[PATH_MAX + 32], *text, *p;
+  const char *argv[] = {r->sc->lvm, "version", NULL};
+  int rc;
+
+  pathf(out, sizeof out, "%s/lvm-version.out", r->scratch);
+  rc = run_wait(r, argv, out, NULL, 1);
+  text = rc == 0 ? slurp(out, 4096) : NULL;
+  p = text ? strstr(text, "LVM version:") : NULL;
+  if (p) {
+    p += strlen("LVM version:");
+    while (*p == ' ')
+      p++;
+    pathf(r->lvm_version, sizeof r->lvm_version, "%.*s",
+             (int)strcspn(p, "\n"), p);
+  }
+  free(text);
+  uname(&u);
+  return json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "kernel", u.release,
+                   "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN), "lvm",
+                   r->sc->lvm, "lvm_version", r->lvm_version,
+                   "fusefarm_version", FF_VERSION, "device_mapper",
+                   have_device_mapper());
+}
+
+static void
+iso_now(char *buf, size_t len)
+{
+  time_t t = time(NULL);
+  struct tm tm;
+
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int
+run_scenario(struct run *r, json_t *doc)
+{
+  const struct ff_scenario *sc = r->sc;
+  uint64_t nconf = ff_scenario_nconfigs(sc);
+  json_t *configs = json_array(), *notes = json_array();
+  struct config c = {0};
+  char latency_profile[PATH_MAX + 32] = "";
+  int rc = 0;
+
+  c.idx = calloc(sc->naxes + 1, sizeof *c.idx);
+  if (!c.idx || !configs || !notes)
+    return ff_error("out of memory");
+  json_object_set_new(doc, "configs", configs);
+  json_object_set_new(doc, "notes", notes);
+  if (!have_device_mapper())
+    json_array_append_new(
+      notes, json_string("activation ran with --driverloaded n: this kernel "
+                         "has no device-mapper, so vgchange/lvchange do all "
+                         "of lvm's scanning and metadata work but create no "
+                         "dm devices"));
+  json_array_append_new(
+    notes, json_string("no udev runs here: obtain_device_list_from_udev=1 "
+                       "falls back to scanning /dev, as lvm does when udev "
+                       "is not running"));
+
+  if (sc->latency_ns) {
+    FILE *f;
+
+    pathf(latency_profile, sizeof latency_profile, "%s/latency.conf",
+             r->scratch);
+    f = fopen(latency_profile, "w");
+    if (!f)
+      return ff_error("%s: %m", latency_profile);
+    fprintf(f,
+            "name = \"latency-%lluns\";\ngroups = ({ devices = \"all\";\n"
+            "  read = { dist = \"fixed\"; value = \"%lluns\"; };\n"
+            "  write = { dist = \"fixed\"; value = \"%lluns\"; }; });\n",
+            (unsigned long long)sc->latency_ns,
+            (unsigned long long)sc->latency_ns,
+            (unsigned long long)sc->latency_ns);
+    fclose(f);
+  }
+
+  for (uint64_t k = 0; k < nconf && !rc; k++) {
+    json_t *cj, *settings = json_object(), *wls = json_array();
+    const char *profile;
+
+    if (stop_requested) {
+      rc = ff_error("interrupted");
+      break;
+    }
+    config_resolve(r, k, &c);
+    profile = c.profile ? c.profile
+              : latency_profile[0] ? latency_profile
+                                   : "builtin:ideal";
+    say(r, "[%llu/%llu] %s", (unsigned long long)k + 1,
+        (unsigned long long)nconf, c.label);
+    if ((!r->mounted || c.devices != r->devices) &&
+        mount_farm(r, c.devices) < 0) {
+      rc = -1;
+      json_decref(settings);
+      json_decref(wls);
+      break;
+    }
+    if (set_profile(r, profile) < 0 || write_lvm_conf(r, &c) < 0 ||
+        (c.aio && aio_start(r) < 0)) {
+      rc = -1;
+      json_decref(settings);
+      json_decref(wls);
+      break;
+    }
+    for (unsigned a = 0; a < sc->naxes; a++) {
+      const struct ff_sval *v = &sc->axes[a].values[c.idx[a]];
+
+      json_object_set_new(settings, sc->axes[a].key,
+                          v->is_str ? json_string(v->s) : json_integer(v->i));
+    }
+    cj = json_pack("{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}",
+                   "id", (json_int_t)k + 1, "label", c.label, "settings",
+                   settings, "farm", "spec", sc->spec ? sc->spec : "<built-in>",
+                   "devices", (int)r->fv.ndevs, "vgs", (int)r->fv.nvgs, "lvs",
+                   (int)r->fv.nlvs, "profile", profile, "aio_contention",
+                   c.aio, "workloads", wls);
+    json_array_append_new(configs, cj);
+    for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
+      json_t *wl = json_object();
+
+      rc = run_workload(r, &c, &sc->workloads[w], wl);
+      /* A workload interrupted before its first run is left out. */
+      if (json_array_size(json_object_get(wl, "runs")))
+        json_array_append(wls, wl);
+      json_decref(wl);
+    }
+    aio_stop(r);
+  }
+  free(c.idx);
+  return rc;
+}
+
+static const char run_usage[] =
+  "usage: fusefarm run [SCENARIO] [--json FILE] [--csv FILE] [--svg FILE]\n"
+  "                    [--top N] [--lvm PATH] [--keep] [--quiet]\n"
+  "\n"
+  "Run a scenario (docs/scenario-format.md; default: the built-in one, 1000\n"
+  "devices, a small matrix, every workload): mount and attach the farm,\n"
+  "then for every configuration of the matrix time each workload with real\n"
+  "lvm commands, fenced off the host's disks (private lvm.conf, a devices\n"
+  "file naming only the farm's loops, private /run/lvm).  Prints a table;\n"
+  "the run document (docs/run-json.md) can be written as JSON, CSV, SVG.\n"
+  "`fusefarm report FILE` renders a saved JSON again.\n"
+  "\n"
+  "  --json FILE   write the run document\n"
+  "  --csv FILE    one row per run (and FILE-devices.csv for activation)\n"
+  "  --svg FILE    bar chart (and a timeline per event-activation config)\n"
+  "  --top N       slowest units listed per config (default 10)\n"
+  "  --lvm PATH    lvm binary, overriding the scenario's\n"
+  "  --keep        keep the scratch directory (lvm output, configs)\n"
+  "  --quiet       no progress on stderr\n"
+  "  -h, --help    this text\n";
+
+int
+ff_cmd_run(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"json", required_argument, NULL, 'j'}, {"csv", required_argument, NULL, 'c'},
+    {"svg", required_argument, NULL, 's'},  {"top", required_argument, NULL, 't'},
+    {"lvm", required_argument, NULL, 'l'},  {"keep", no_argument, NULL, 'k'},
+    {"quiet", no_argument, NULL, 'q'},      {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
+  const char *lvm = NULL;
+  int top = 10, keep = 0, c, rc = 1;
+  struct run r = {0};
+  json_t *doc = NULL;
+  char when[64];
+  ssize_t n;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'j':
+      json_out = optarg;
+      break;
+    case 'c':
+      csv_out = optarg;
+      break;
+    case 's':
+      svg_out = optarg;
+      break;
+    case 't':
+      top = atoi(optarg);
+      break;
+    case 'l':
+      lvm = optarg;
+      break;
+    case 'k':
+      keep = 1;
+      break;
+    case 'q':
+      r.quiet = 1;
+      break;
+    case 'h':
+      fputs(run_usage, stdout);
+      return 0;
+    default:
+      fputs(run_usage, stderr);
+      return 2;
+    }
+  }
+  if (argc - optind > 1) {
+    fprintf(stderr, "fusefarm run: too many arguments\n%s", run_usage);
+    return 2;
+  }
+  r.sc = optind < argc
+           ? ff_scenario_load_file(argv[optind])
+           : ff_scenario_load_string(ff_scenario_builtin_default,
+                                     "<built-in>", NULL);
+  if (!r.sc) {
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+    return 2;
+  }
+  if (lvm) {
+    free(r.sc->lvm);
+    r.sc->lvm = strdup(lvm);
+  }
+  r.tty = isatty(STDERR_FILENO);
+
+  /* Refuse clearly before touching anything. */
+  if (geteuid() != 0) {
+    fprintf(stderr, "fusefarm run: needs root (loop devices, FUSE, a "
+                    "private mount namespace)\n");
+    goto out;
+  }
+  if (access("/dev/loop-control", R_OK | W_OK) < 0 ||
+      access("/dev/fuse", R_OK | W_OK) < 0) {
+    fprintf(stderr, "fusefarm run: %s: %m (the runner needs loop devices "
+                    "and FUSE)\n",
+            access("/dev/fuse", F_OK) ? "/dev/fuse" : "/dev/loop-control");
+    goto out;
+  }
+  n = readlink("/proc/self/exe", r.self, sizeof r.self - 1);
+  if (n < 0) {
+    fprintf(stderr, "fusefarm run: /proc/self/exe: %m\n");
+    goto out;
+  }
+  r.self[n] = '\0';
+  {
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+    if (strlen(tmp) > 256) {
+      fprintf(stderr, "fusefarm run: TMPDIR is longer than 256 bytes\n");
+      goto out;
+    }
+    pathf(r.scratch, sizeof r.scratch, "%s/fusefarm-run.XXXXXX", tmp);
+  }
+  if (!mkdtemp(r.scratch)) {
+    fprintf(stderr, "fusefarm run: mkdtemp %s: %m\n", r.scratch);
+    goto out;
+  }
+  pathf(r.mnt, sizeof r.mnt, "%s/mnt", r.scratch);
+  pathf(r.state, sizeof r.state, "%s/state", r.scratch);
+  pathf(r.etc, sizeof r.etc, "%s/etc", r.scratch);
+  pathf(r.rundir, sizeof r.rundir, "%s/run", r.scratch);
+  pathf(r.outdir, sizeof r.outdir, "%s/out", r.scratch);
+  {
+    const char *dirs[] = {r.mnt, r.etc, r.rundir, r.outdir};
+    char p[PATH_MAX + 32];
+
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+      mkdir(dirs[i], 0700);
+    pathf(p, sizeof p, "%s/devices", r.etc);
+    mkdir(p, 0700);
+    pathf(p, sizeof p, "%s/lock", r.scratch);
+    mkdir(p, 0700);
+  }
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGPIPE, SIG_IGN);
+  if (enter_namespace(&r) < 0) {
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+    goto cleanup;
+  }
+
+  iso_now(when, sizeof when);
+  doc = json_pack("{s:s, s:i, s:{s:s, s:s, s:s?}, s:s, s:o}", "format",
+                  "fusefarm-run", "version", 1, "scenario", "name", r.sc->name,
+                  "file", r.sc->file, "description", r.sc->description,
+                  "started", when, "host", host_json(&r));
+  if (!r.lvm_version[0]) {
+    fprintf(stderr, "fusefarm run: '%s version' failed: is lvm2 installed? "
+                    "(apt-get install lvm2, or --lvm PATH)\n",
+            r.sc->lvm);
+    goto cleanup;
+  }
+  say(&r, "scenario %s: %llu configuration%s x %u workload%s, lvm %s",
+      r.sc->name, (unsigned long long)ff_scenario_nconfigs(r.sc),
+      ff_scenario_nconfigs(r.sc) > 1 ? "s" : "", r.sc->nworkloads,
+      r.sc->nworkloads > 1 ? "s" : "", r.lvm_version);
+  rc = run_scenario(&r, doc) < 0 ? 1 : 0;
+  if (rc)
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+  iso_now(when, sizeof when);
+  json_object_set_new(doc, "finished", json_string(when));
+  if (rc)
+    json_object_set_new(doc, "error", json_string(ff_errmsg()));
+
+cleanup:
+  aio_stop(&r);
+  unmount_farm(&r);
+  farmview_free(&r.fv);
+  if (doc) {
+    if (json_out && json_dump_file(doc, json_out, JSON_INDENT(1)) < 0) {
+      fprintf(stderr, "fusefarm run: cannot write %s\n", json_out);
+      rc = 1;
+    }
+    if (!rc) {
+      if (r.tty && !r.quiet)
+        fputs("\r\033[K", stderr);
+      if (ff_report_print(doc, stdout, top) < 0 ||
+          (csv_out && ff_report_csv(doc, csv_out) < 0) ||
+          (svg_out && ff_report_svg(doc, svg_out) < 0)) {
+        fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+        rc = 1;
+      }
+    }
+    json_decref(doc);
+  }
+  if (keep) {
+    fprintf(stderr, "fusefarm run: kept %s\n", r.scratch);
+  } else {
+    empty_dir(r.scratch);
+    rmdir(r.scratch);
+  }
+out:
+  ff_scenario_free(r.sc);
+  return rc;
+}

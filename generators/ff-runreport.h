@@ -1,0 +1,216 @@
+/* fusefarm: render a run document (docs/run-json.md) as text and CSV.
+ *
+ * `fusefarm run --json FILE` writes one document per run; `fusefarm
+ * report` and the runner itself render it (docs/report.md).  This module
+ * holds the part that needs no graphics library: ff_runreport_load()
+ * checks the document once and builds a read-only model of it; the text
+ * table and the CSV files are printed from the model, and the SVG charts
+ * (fusefarm/ff-report.c) are drawn from the same model.
+ *
+ * INVARIANTS (of a model ff_runreport_load returned)
+ *
+ * - Every field a renderer uses was present with its documented type;
+ *   optional fields (listed at each member below) are NULL or -1 when
+ *   the document leaves them out (or, for strings, has null), and an
+ *   error when present with the wrong type.  Fields the renderers do
+ *   not use are not looked at.
+ * - "format" is "fusefarm-run" and "version" is 1.
+ * - Times are from 0 to 1e9 seconds; per workload min <= median <= max;
+ *   every unit has start <= end.
+ * - Config ids are unique; workload names are unique within a config.
+ * - A workload's units are set exactly when its type is
+ *   "event-activation" (which needs "devices" and "activations").
+ * - keys[] is the union of the configs' settings keys, in the order the
+ *   document first names them.
+ *
+ * OWNERSHIP
+ *
+ * The model borrows every string and the settings objects from the
+ * json_t it was loaded from: the caller keeps that document alive and
+ * unmodified until ff_runreport_free().  Everything else belongs to the
+ * model.  Strings the functions below return are malloc'd; caller frees.
+ *
+ * ERRORS
+ *
+ * Functions return -1 or NULL after recording one message with ff_error()
+ * (ff-error.h).  A document error names where it is, as a path into the
+ * document: `configs[2].workloads[0]: missing "median"`,
+ * `configs[0].workloads[1].devices[3]: end 0.1 is before start 0.3`.
+ *
+ * THREADS
+ *
+ * None.  The model is not modified after loading, so any number of
+ * threads may render from one model at once.
+ */
+#ifndef FF_RUNREPORT_H
+#define FF_RUNREPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+/* The "slowest units" list and the timeline labels default to this. */
+#define FF_RUNREPORT_TOP 10
+
+/* Varying settings get their own table columns up to this many; beyond,
+ * the table shows each config's label instead. */
+#define FF_RUNREPORT_SETTING_COLS 4
+
+enum ff_rr_unit_kind {
+  FF_RR_PVSCAN,   /* a device's `pvscan --cache ... DEV` */
+  FF_RR_VGCHANGE, /* a VG's `vgchange -aay --autoactivation event VG` */
+};
+
+/* One command of an event activation (a "unit", as in systemd-analyze
+ * blame), from the workload's last repetition. */
+struct ff_rr_unit {
+  enum ff_rr_unit_kind kind;
+  const char *device; /* pvscan: the device; vgchange: NULL */
+  const char *vg;     /* the VG; NULL for a pvscan whose "vg" is null */
+  double start, end;  /* seconds from the start of the repetition */
+  long long exit;
+  int vg_complete; /* pvscan: 0 or 1; vgchange: -1 */
+};
+
+struct ff_rr_run {
+  double wall;
+  long long exit, errors;
+};
+
+struct ff_rr_workload {
+  const char *name, *type;
+  bool event; /* type is "event-activation" */
+  long long repeat;
+  struct ff_rr_run *runs;
+  size_t nruns;
+  double min, median, max;
+  /* event only: devices' pvscans in document order, then the VGs'
+   * vgchanges in document order; NULL and 0 otherwise */
+  struct ff_rr_unit *units;
+  size_t nunits, npvscan, nvgchange;
+  /* derived: runs with exit != 0 or errors > 0, the largest exit
+   * status of the runs (0 if none is positive), their errors summed,
+   * units with exit != 0 */
+  size_t failed_runs;
+  long long worst_exit, errors;
+  size_t failed_units;
+};
+
+struct ff_rr_config {
+  long long id;
+  const char *label;
+  const json_t *settings; /* an object; values are numbers, strings or
+                           * booleans */
+  bool has_farm;          /* "farm" present: devices, vgs, lvs are set */
+  long long devices, vgs, lvs;
+  struct ff_rr_workload *workloads;
+  size_t nworkloads;
+};
+
+struct ff_runreport {
+  const char *scenario;
+  const char *scenario_file, *description; /* optional: NULL */
+  const char *started;
+  const char *finished; /* optional: NULL */
+  const char *kernel, *lvm_version;
+  const char *lvm, *fusefarm_version; /* optional: NULL */
+  long long cpus;                     /* optional: -1 */
+  int device_mapper;                  /* optional: -1; else 0 or 1 */
+  const char **notes;                 /* optional: nnotes == 0 */
+  size_t nnotes;
+  struct ff_rr_config *configs;
+  size_t nconfigs;
+  const char **keys; /* union of the settings keys */
+  bool *varying;     /* keys[k] differs between configs or is missing
+                      * from one */
+  size_t nkeys;
+};
+
+/* Check doc and build its model.  NULL with an ff_error naming the first
+ * problem (see ERRORS); doc == NULL is an error too.  The model borrows
+ * from doc (see OWNERSHIP). */
+struct ff_runreport *ff_runreport_load(const json_t *doc);
+
+/* Frees the model (not the document).  NULL is a no-op. */
+void ff_runreport_free(struct ff_runreport *rr);
+
+/* Print the report to out: a header (scenario, host, dates, settings
+ * common to every config), the table (one row per config, one column
+ * group per workload name: median wall time with min–max when repeat >
+ * 1; for event activation also the slowest pvscan and vgchange of the
+ * last repetition), failed runs, then per event-activation workload the
+ * `top` slowest units (no such lists when top is 0), then the notes.  UTF-8
+ * (the ranges use an en dash).  -1 with ff_error if top < 0 or writing fails.
+ */
+int ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top);
+
+/* The runs CSV (RFC 4180 quoting, LF line ends, header line first): one row
+ * per run, columns scenario, config_id, config_label, then one per keys[]
+ * entry (the setting's value, empty when the config lacks it), then workload,
+ * type, run (1-based), wall, exit, errors.  -1 with ff_error if writing fails.
+ */
+int ff_runreport_csv_runs(const struct ff_runreport *rr, FILE *out);
+
+/* The units CSV: one row per unit of every event-activation workload,
+ * columns config_id, workload, unit ("pvscan" or "vgchange"), device
+ * (empty for vgchange), vg (empty when null), start, end, duration,
+ * exit, vg_complete ("true"/"false"; empty for vgchange).  Just the
+ * header when the run has no event activation.  -1 with ff_error if
+ * writing fails. */
+int ff_runreport_csv_units(const struct ff_runreport *rr, FILE *out);
+
+/* Indexes into w->units (w->nunits of them), in this order:
+ * FF_RR_BY_DURATION: longest first (ties: earlier start, then pvscan
+ * before vgchange, then name); FF_RR_BY_START: earliest start first (ties:
+ * earlier end, then pvscan first, then name).  NULL with ff_error on
+ * allocation failure or if w has no units; caller frees. */
+enum ff_rr_order {
+  FF_RR_BY_DURATION,
+  FF_RR_BY_START,
+};
+size_t *ff_runreport_order(const struct ff_rr_workload *w,
+                           enum ff_rr_order order);
+
+/* The distinct workload names over all configs, in the order the
+ * document first names them: an array of *n strings borrowed from the
+ * document (caller frees the array).  NULL with ff_error on allocation
+ * failure. */
+const char **ff_runreport_workload_names(const struct ff_runreport *rr,
+                                         size_t *n);
+
+/* Config c's workload named name, or NULL. */
+const struct ff_rr_workload *
+ff_runreport_find_workload(const struct ff_rr_config *c, const char *name);
+
+/* A unit's name: the device for pvscan, the VG for vgchange. */
+const char *ff_runreport_unit_name(const struct ff_rr_unit *u);
+
+/* Format seconds for people, as the table does: "0.085", "1.23",
+ * "23.3", "2 min 6.7" (3 decimals below 1 s, 2 below 10 s, 1 below
+ * 60 s, then minutes), followed by " s" when unit is true.  Writes at
+ * most len bytes (NUL included) and returns buf. */
+char *ff_runreport_fmt_secs(double s, bool unit, char *buf, size_t len);
+
+/* A file name next to path: path without its ending `ext` (if it ends
+ * so) followed by suffix.  ("out.csv", ".csv", "-devices.csv") gives
+ * "out-devices.csv"; ("out", ".csv", "-devices.csv") "out-devices.csv".
+ * NULL with ff_error on allocation failure. */
+char *ff_runreport_sibling(const char *path, const char *ext,
+                           const char *suffix);
+
+/* The timeline SVG for workload w of config c, next to svg_path (the bar
+ * chart's path, ".svg" stripped): "-timeline-<id>.svg" when the config
+ * has one event-activation workload, "-timeline-<id>-<name>.svg" when it
+ * has several (bytes of the name other than [A-Za-z0-9._-] become '_').
+ * NULL with ff_error on allocation failure. */
+char *ff_runreport_timeline_path(const struct ff_rr_config *c,
+                                 const struct ff_rr_workload *w,
+                                 const char *svg_path);
+
+/* The runs CSV path's companion for ff_runreport_csv_units:
+ * ff_runreport_sibling(csv_path, ".csv", "-devices.csv"). */
+char *ff_runreport_units_csv_path(const char *csv_path);
+
+#endif

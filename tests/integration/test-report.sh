@@ -1,0 +1,372 @@
+#!/usr/bin/env bash
+# test-report.sh: `fusefarm report` on the run documents in tests/data
+# (docs/run-json.md; the outputs are described in docs/report.md):
+#   - usage errors exit 2; an unreadable file, invalid JSON or a document
+#     that is not a run document exit 1; a malformed document exits 1
+#     naming the place (configs[2].workloads[0]: missing "median"),
+#     prints nothing and writes no file;
+#   - the table: header, exact rows of run-sample.json, "-" for workloads
+#     a config did not run, failures, the slowest-units lists (--top) and
+#     the notes;
+#   - the CSV files: header, one row per run (the walls of the document),
+#     one row per pvscan and vgchange in OUT-devices.csv;
+#   - the SVG files parse as XML (python3's xml.etree); the bar chart has
+#     one bar per (config, workload) in the workload's colour and a value
+#     label per bar; each event activation has a timeline with one bar
+#     per unit and (with few units) a label per unit; every SVG renders
+#     to a PNG of its size with rsvg-convert;
+#   - a run with 3,000 devices per event activation: every bar drawn,
+#     labels thinned out but the slowest always labelled.
+# Needs no root, no lvm, no loop device.
+#
+# usage: test-report.sh FUSEFARM   (python3; rsvg-convert from librsvg2-bin)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/../lib/lvm-env.sh
+. "$here/../lib/lvm-env.sh" # ff_die, ff_log, ff_require only
+
+bin=${1:?usage: test-report.sh FUSEFARM}
+data=${FF_SOURCE_DIR:-$here/../..}/tests/data
+ff_require python3
+if ! command -v rsvg-convert >/dev/null 2>&1; then
+  ff_die "rsvg-convert: command not found; SKIP is not allowed: install librsvg2-bin (apt-get install librsvg2-bin)"
+fi
+[[ -r $data/run-sample.json && -r $data/run-event.json ]] ||
+  ff_die "no sample documents in $data"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-report.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# The checks on the outputs: python3 reads the JSON, the CSV and the SVG.
+cat >"$tmp/check.py" <<'EOF'
+import csv, json, math, re, struct, sys
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+# docs/report.md: the colours of fusefarm/ff-report.c
+PALETTE = [0x1f77b4, 0xff7f0e, 0x2ca02c, 0x9467bd, 0x8c564b,
+           0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf]
+FAILED, PVSCAN, VGCHANGE = 0xd62728, 0x1f77b4, 0xff7f0e
+CONFIG, UNIT = 0x203060, 0x202020
+
+def die(msg):
+    sys.exit("FAIL: " + msg)
+
+def shade(c, f):
+    return (int(((c >> 16) & 255) * f) << 16 | int(((c >> 8) & 255) * f) << 8
+            | int((c & 255) * f))
+
+def colour(style):
+    m = re.search(r"fill:rgb\(([^)]*)\)", style or "")
+    if not m:
+        return None
+    parts = m.group(1).split(",")
+    if parts[0].endswith("%"):
+        v = [round(float(p[:-1]) * 255 / 100) for p in parts]
+    else:
+        v = [int(p) for p in parts]
+    return v[0] << 16 | v[1] << 8 | v[2]
+
+def svg(path):
+    """Filled paths and text runs (a <g> of glyph <use>s) per colour."""
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        die("%s: not well-formed XML: %s" % (path, e))
+    if root.tag != SVG + "svg":
+        die("%s: root is %s, not svg" % (path, root.tag))
+    fills, texts = {}, {}
+    for p in root.iter(SVG + "path"):
+        st = p.get("style", "")
+        if "stroke:none" in st.replace(" ", ""):
+            c = colour(st)
+            fills[c] = fills.get(c, 0) + 1
+    for g in root.iter(SVG + "g"):
+        if any(ch.tag == SVG + "use" for ch in g):
+            c = colour(g.get("style"))
+            texts[c] = texts.get(c, 0) + 1
+    w = float(root.get("width").rstrip("px"))
+    h = float(root.get("height").rstrip("px"))
+    return fills, texts, w, h
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        die("%s: not a PNG" % path)
+    return struct.unpack(">II", head[16:24])
+
+def names(doc):
+    out = []
+    for c in doc["configs"]:
+        for w in c["workloads"]:
+            if w["name"] not in out:
+                out.append(w["name"])
+    return out
+
+def check_bars(doc, path, png):
+    fills, texts, w, h = svg(path)
+    for k, name in enumerate(names(doc)):
+        n = sum(1 for c in doc["configs"] for x in c["workloads"]
+                if x["name"] == name)
+        col = PALETTE[k % len(PALETTE)]
+        # one bar per config that ran it, plus the legend swatch
+        if fills.get(col, 0) != n + 1:
+            die("%s: %d bars of %s's colour, expected %d" %
+                (path, fills.get(col, 0), name, n + 1))
+        if texts.get(shade(col, 0.6), 0) != n:
+            die("%s: %d value labels for %s, expected %d" %
+                (path, texts.get(shade(col, 0.6), 0), name, n))
+    nc = len(doc["configs"])
+    if texts.get(CONFIG, 0) != 2 * nc:
+        die("%s: %d config labels, expected %d" % (path, texts.get(CONFIG, 0), 2 * nc))
+    if texts.get(0x000000, 0) < 3 + len(names(doc)):
+        die("%s: title, legend or footer missing" % path)
+    if tuple(png_size(png)) != (round(w), round(h)):
+        die("%s: %s is not %gx%g" % (png, png_size(png), w, h))
+    print("%s: %d bars, %d text runs, %gx%g" %
+          (path, sum(fills.values()), sum(texts.values()), w, h))
+
+def check_timeline(doc, cid, path, png, top, all_labelled):
+    c = [c for c in doc["configs"] if c["id"] == cid][0]
+    w = [w for w in c["workloads"] if w["type"] == "event-activation"][0]
+    units = [(u, "pvscan") for u in w["devices"]] + \
+            [(u, "vgchange") for u in w["activations"]]
+    ok_pv = sum(1 for u, k in units if k == "pvscan" and u["exit"] == 0)
+    ok_vg = sum(1 for u, k in units if k == "vgchange" and u["exit"] == 0)
+    bad = sum(1 for u, k in units if u["exit"] != 0)
+    fills, texts, width, h = svg(path)
+    want = {PVSCAN: ok_pv + 1, VGCHANGE: ok_vg + 1,
+            FAILED: bad + (1 if bad else 0)}
+    for col, n in want.items():
+        if fills.get(col, 0) != n:
+            die("%s: %d bars of colour %06x, expected %d" %
+                (path, fills.get(col, 0), col, n))
+    labels = texts.get(UNIT, 0)
+    if all_labelled and labels != len(units):
+        die("%s: %d unit labels, expected one per unit (%d)" %
+            (path, labels, len(units)))
+    if not all_labelled and not (min(top, len(units)) <= labels < len(units) // 4):
+        die("%s: %d unit labels for %d units (top %d): not thinned out" %
+            (path, labels, len(units), top))
+    if tuple(png_size(png)) != (round(width), round(h)):
+        die("%s: %s is not %gx%g" % (png, png_size(png), width, h))
+    print("%s: %d units, %d labels, %gx%g" % (path, len(units), labels, width, h))
+
+def check_csv(doc, runs_csv, units_csv):
+    keys = []
+    for c in doc["configs"]:
+        for k in c["settings"]:
+            if k not in keys:
+                keys.append(k)
+    head = ["scenario", "config_id", "config_label"] + keys + \
+           ["workload", "type", "run", "wall", "exit", "errors"]
+    rows = list(csv.reader(open(runs_csv, newline="")))
+    if rows[0] != head:
+        die("%s: header %s, expected %s" % (runs_csv, rows[0], head))
+    want = [(c["id"], w["name"], i + 1, r) for c in doc["configs"]
+            for w in c["workloads"] for i, r in enumerate(w["runs"])]
+    if len(rows) - 1 != len(want):
+        die("%s: %d rows, expected %d" % (runs_csv, len(rows) - 1, len(want)))
+    for row, (cid, name, i, r) in zip(rows[1:], want):
+        d = dict(zip(head, row))
+        if len(row) != len(head) or int(d["config_id"]) != cid or \
+           d["workload"] != name or int(d["run"]) != i or \
+           abs(float(d["wall"]) - r["wall"]) > 1e-6 or \
+           int(d["exit"]) != r["exit"] or int(d["errors"]) != r["errors"]:
+            die("%s: row %s, expected config %d %s run %d %s" %
+                (runs_csv, row, cid, name, i, r))
+    uhead = ["config_id", "workload", "unit", "device", "vg", "start", "end",
+             "duration", "exit", "vg_complete"]
+    urows = list(csv.reader(open(units_csv, newline="")))
+    if urows[0] != uhead:
+        die("%s: header %s" % (units_csv, urows[0]))
+    uwant = []
+    for c in doc["configs"]:
+        for w in c["workloads"]:
+            if w["type"] == "event-activation":
+                uwant += [(c["id"], "pvscan", u) for u in w["devices"]]
+                uwant += [(c["id"], "vgchange", u) for u in w["activations"]]
+    if len(urows) - 1 != len(uwant):
+        die("%s: %d rows, expected %d" % (units_csv, len(urows) - 1, len(uwant)))
+    for row, (cid, kind, u) in zip(urows[1:], uwant):
+        d = dict(zip(uhead, row))
+        if int(d["config_id"]) != cid or d["unit"] != kind or \
+           d["device"] != (u.get("device", "") if kind == "pvscan" else "") or \
+           d["vg"] != (u["vg"] or "") or \
+           abs(float(d["duration"]) - (u["end"] - u["start"])) > 2e-6 or \
+           int(d["exit"]) != u["exit"]:
+            die("%s: row %s, expected config %d %s %s" % (units_csv, row, cid, kind, u))
+    print("%s: %d runs; %s: %d units" % (runs_csv, len(want), units_csv, len(uwant)))
+
+def big(src, n, out):
+    """src with n devices (two per VG) in every event activation."""
+    doc = json.load(open(src))
+    for c in doc["configs"]:
+        for w in c["workloads"]:
+            if w["type"] != "event-activation":
+                continue
+            devs, acts = [], []
+            for i in range(n):
+                s = i * 0.002
+                e = s + 0.02 + 0.00004 * i * (1 + (i * 7919 % 100) / 150)
+                vg = "vg%05d" % (i // 2)
+                devs.append({"device": "pv%05d" % i, "vg": vg, "start": s,
+                             "end": e, "exit": 0, "vg_complete": i % 2 == 1})
+                if i % 2:
+                    s2 = max(e, devs[-2]["end"])
+                    acts.append({"vg": vg, "start": s2,
+                                 "end": s2 + 0.05 + (i % 37) / 150, "exit": 0})
+            w["devices"], w["activations"] = devs, acts
+            wall = max(u["end"] for u in devs + acts)
+            for r in w["runs"]:
+                r["wall"] = wall
+            w["min"] = w["median"] = w["max"] = wall
+    json.dump(doc, open(out, "w"))
+
+def breakdoc(src, out):
+    doc = json.load(open(src))
+    del doc["configs"][2]["workloads"][0]["median"]
+    json.dump(doc, open(out, "w"))
+
+cmd, args = sys.argv[1], sys.argv[2:]
+if cmd == "bars":
+    check_bars(json.load(open(args[0])), args[1], args[2])
+elif cmd == "timeline":
+    check_timeline(json.load(open(args[0])), int(args[1]), args[2], args[3],
+                   int(args[4]), args[5] == "all")
+elif cmd == "csv":
+    check_csv(json.load(open(args[0])), args[1], args[2])
+elif cmd == "big":
+    big(args[0], int(args[1]), args[2])
+elif cmd == "break":
+    breakdoc(args[0], args[1])
+else:
+    die("check.py: unknown command " + cmd)
+EOF
+check() { python3 "$tmp/check.py" "$@" || exit 1; }
+
+# expect_fail STATUS MESSAGE ARGS...: `fusefarm report ARGS` exits STATUS
+# and its stderr contains MESSAGE.
+expect_fail() {
+  local want=$1 msg=$2 rc=0
+  shift 2
+  "$bin" report "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  ((rc == want)) || ff_die "report $*: exit $rc, expected $want ($(head -c 300 "$tmp/err"))"
+  grep -qF -- "$msg" "$tmp/err" ||
+    ff_die "report $*: stderr lacks '$msg': $(head -c 300 "$tmp/err")"
+}
+
+# report ARGS...: run `fusefarm report ARGS`, stdout to $tmp/out; fail on
+# a non-zero exit or an error message.
+report() {
+  "$bin" report "$@" >"$tmp/out" 2>"$tmp/err" ||
+    ff_die "report $*: exit $? ($(head -c 300 "$tmp/err"))"
+  if grep -q "fusefarm report:" "$tmp/err"; then
+    ff_die "report $*: $(cat "$tmp/err")"
+  fi
+}
+
+has_line() {
+  grep -qxF -- "$1" "$tmp/out" || ff_die "no line '$1' in the table:
+$(cat "$tmp/out")"
+}
+
+# ---- usage and bad documents -------------------------------------------
+ff_log "usage and errors"
+expect_fail 2 "missing FILE.json"
+expect_fail 2 "too many arguments" a.json b.json
+expect_fail 2 "--top x: expected a whole number >= 0" "$data/run-sample.json" --top x
+expect_fail 2 "--top -1: expected a whole number >= 0" "$data/run-sample.json" --top -1
+expect_fail 2 "usage: fusefarm report" "$data/run-sample.json" --bogus
+"$bin" report --help >"$tmp/out" || ff_die "report --help failed"
+grep -q "^usage: fusefarm report FILE.json" "$tmp/out" || ff_die "report --help: no usage"
+expect_fail 1 "fusefarm report: $tmp/none.json: No such file or directory" "$tmp/none.json"
+printf '{"format": "fusefarm-run",' >"$tmp/bad.json"
+expect_fail 1 "fusefarm report: $tmp/bad.json:1:" "$tmp/bad.json"
+grep -qF "not valid JSON" "$tmp/err" || ff_die "invalid JSON: $(cat "$tmp/err")"
+printf '{"format": "fusefarm-stats", "version": 1}\n' >"$tmp/stats.json"
+expect_fail 1 "format: \"fusefarm-stats\" is not \"fusefarm-run\"" "$tmp/stats.json"
+check break "$data/run-sample.json" "$tmp/broken.json"
+expect_fail 1 "fusefarm report: $tmp/broken.json: configs[2].workloads[0]: missing \"median\"" \
+  "$tmp/broken.json" --csv "$tmp/broken.csv" --svg "$tmp/broken.svg"
+[[ ! -s $tmp/out ]] || ff_die "malformed document: the table was printed anyway"
+for f in "$tmp"/broken.csv "$tmp"/broken*.svg "$tmp"/broken-devices.csv; do
+  [[ ! -e $f ]] || ff_die "malformed document: $f was written"
+done
+
+# ---- run-sample.json: no event activation -------------------------------
+ff_log "run-sample.json"
+report "$data/run-sample.json" --csv "$tmp/s.csv" --svg "$tmp/s.svg"
+has_line "scenario: short-commands (/work/main/configs/scenarios/short-commands.conf)"
+has_line "host: kernel 6.18.44-fc-v857, 2 cpus, lvm 2.03.16(2) (2022-05-18) (/sbin/lvm), no device-mapper, fusefarm 0.1.0"
+has_line "date: 2026-11-30T21:02:11Z to 2026-11-30T21:09:47Z"
+has_line "every config: fusefarm/profile=ssd"
+has_line "config  use_aio  obtain_device_list_from_udev       median (min–max)       median (min–max)    median (min–max)"
+has_line "     1        1                             1  0.634 s (0.608–0.643)     2.87 s (2.70–2.90)  2.33 s (2.24–2.37)"
+has_line "     3        0                             1  0.452 s (0.449–0.452)     2.07 s (2.00–2.09)  1.70 s (1.64–1.74) !"
+has_line "     4        0                             0  0.157 s (0.156–0.162)  0.703 s (0.691–0.713)  1.70 s (1.65–1.77)"
+has_line "! config 3, lvchange: 1 of 5 runs failed (worst exit 5, 1 failed command)"
+has_line "- aio contention: 64 io_submit threads while use_aio=1"
+n=$(grep -c '^ *[0-9][0-9]*  ' "$tmp/out")
+((n == 4)) || ff_die "run-sample.json: $n table rows, expected 4"
+if grep -q "slowest" "$tmp/out"; then
+  ff_die "run-sample.json has no event activation, but the table shows slowest units"
+fi
+check csv "$data/run-sample.json" "$tmp/s.csv" "$tmp/s-devices.csv"
+[[ $(wc -l <"$tmp/s-devices.csv") == 1 ]] || ff_die "s-devices.csv: expected the header alone"
+rsvg-convert "$tmp/s.svg" -o "$tmp/s.png" || ff_die "rsvg-convert s.svg failed"
+check bars "$data/run-sample.json" "$tmp/s.svg" "$tmp/s.png"
+ls "$tmp"/s-timeline-* >/dev/null 2>&1 && ff_die "timelines drawn for a run without event activation"
+
+# ---- run-event.json: event activation in configs 1 and 2 -----------------
+ff_log "run-event.json"
+report "$data/run-event.json" --csv "$tmp/e.csv" --svg "$tmp/e.svg"
+has_line "     1                             1                 1     1.06 s (1.01–1.07)     1.39 s (1.36–1.43)    pv0107: 0.574 s   vg0027: 0.414 s                   -"
+has_line "     3                             1                 0     1.07 s (1.03–1.08)                      -                  -                 -  5.69 s (5.55–5.88)"
+has_line "! config 2, boot-event: 1 of 180 units exited non-zero in the last repetition"
+has_line "slowest units: config 1 (obtain_device_list_from_udev=1 event_activation=1), boot-event, last repetition: 10 of 180"
+has_line "  0.574 s  pvscan pv0107 (vg0053)"
+n=$(grep -c '^  [0-9.]* s  \(pvscan\|vgchange\) ' "$tmp/out")
+((n == 20)) || ff_die "run-event.json: $n slowest units listed, expected 2 x 10"
+report "$data/run-event.json" --top 3
+n=$(grep -c '^  [0-9.]* s  \(pvscan\|vgchange\) ' "$tmp/out")
+((n == 6)) || ff_die "run-event.json --top 3: $n slowest units listed, expected 2 x 3"
+report "$data/run-event.json" --top 0
+grep -q "^slowest units" "$tmp/out" && ff_die "--top 0 still lists slowest units"
+check csv "$data/run-event.json" "$tmp/e.csv" "$tmp/e-devices.csv"
+rsvg-convert "$tmp/e.svg" -o "$tmp/e.png" || ff_die "rsvg-convert e.svg failed"
+check bars "$data/run-event.json" "$tmp/e.svg" "$tmp/e.png"
+for id in 1 2; do
+  f=$tmp/e-timeline-$id.svg
+  [[ -s $f ]] || ff_die "no timeline $f"
+  rsvg-convert "$f" -o "${f%.svg}.png" || ff_die "rsvg-convert $f failed"
+  check timeline "$data/run-event.json" "$id" "$f" "${f%.svg}.png" 10 all
+done
+ls "$tmp"/e-timeline-[34]* >/dev/null 2>&1 && ff_die "timelines for configs without event activation"
+
+# Output names without the extensions: suffixes are appended.
+report "$data/run-event.json" --csv "$tmp/plain" --svg "$tmp/chart"
+for f in plain plain-devices.csv chart chart-timeline-1.svg chart-timeline-2.svg; do
+  [[ -s $tmp/$f ]] || ff_die "--csv plain --svg chart: no $f"
+done
+expect_fail 1 "fusefarm report: open $tmp/no/dir.csv: No such file or directory" \
+  "$data/run-event.json" --csv "$tmp/no/dir.csv"
+expect_fail 1 "fusefarm report: open $tmp/no/dir.svg: No such file or directory" \
+  "$data/run-event.json" --svg "$tmp/no/dir.svg"
+
+# ---- thousands of devices ------------------------------------------------
+ff_log "3000 devices per event activation"
+check big "$data/run-event.json" 3000 "$tmp/big.json"
+start=$(date +%s%N)
+report "$tmp/big.json" --svg "$tmp/big.svg" --csv "$tmp/big.csv" --top 15
+ms=$((($(date +%s%N) - start) / 1000000))
+for id in 1 2; do
+  f=$tmp/big-timeline-$id.svg
+  rsvg-convert "$f" -o "${f%.svg}.png" || ff_die "rsvg-convert $f failed"
+  check timeline "$tmp/big.json" "$id" "$f" "${f%.svg}.png" 15 thinned
+done
+check csv "$tmp/big.json" "$tmp/big.csv" "$tmp/big-devices.csv"
+ff_log "report of 2 x 4,500 units with CSV and SVG: $ms ms"
+
+echo "test-report: PASS"

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# The scenario runner end to end, with real lvm2:
+#   - configs/scenarios/ci-small.conf (about 50 devices, 0 ms vs 20 ms,
+#     every workload): the JSON has every field, every time is positive,
+#     and each workload is slower under the 20 ms profile than ideal;
+#     --csv and --svg write their files; `fusefarm report` renders the JSON;
+#   - host safety: a PV on a loop device outside the farm (made before the
+#     run, in another private lvm env) is never seen by any workload
+#     (nothing in the kept lvm output names it), its bytes are untouched,
+#     and the host's /run/lvm is unchanged;
+#   - a run stopped by SIGTERM in the middle, and a run whose lvm commands
+#     fail, leave nothing mounted, attached or running.
+# usage: test-run.sh FUSEFARM
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/lvm-env.sh
+. "$here/../lib/lvm-env.sh"
+# shellcheck source=../lib/farm.sh
+. "$here/../lib/farm.sh"
+
+bin=${1:?usage: test-run.sh FUSEFARM}
+top=$here/../..
+ff_require python3 sha256sum losetup mountpoint
+ff_env_init
+s=$FF_SCRATCH
+
+# nothing of ours left: no fusefarm mount, daemon or runner, no loop over
+# a file of a fusefarm run
+leftovers() {
+  local bad=0
+  if grep -q ' fuse.fusefarm ' /proc/mounts; then
+    grep ' fuse.fusefarm ' /proc/mounts >&2
+    bad=1
+  fi
+  if pgrep -f "fusefarm (mount|run) " >/dev/null; then
+    pgrep -af "fusefarm (mount|run) " >&2
+    bad=1
+  fi
+  if losetup -l -n -O BACK-FILE | grep -q 'fusefarm-run\.'; then
+    losetup -l -n -O NAME,BACK-FILE | grep 'fusefarm-run\.' >&2
+    bad=1
+  fi
+  return $bad
+}
+leftovers || ff_die "fusefarm leftovers before the test (not ours: run it alone)"
+
+# ---- a PV outside the farm, as the host would have one ----------------------
+truncate -s 64M "$s/host.img"
+hostloop=$(ff_loop_attach "$s/host.img")
+ff_lvm pvcreate -q "$hostloop" >/dev/null 2>&1 || ff_die "pvcreate on the host PV failed"
+ff_lvm vgcreate -q hostvg "$hostloop" >/dev/null 2>&1 || ff_die "vgcreate failed"
+blockdev --flushbufs "$hostloop"
+hostsum=$(sha256sum <"$hostloop")
+hostrun() { find /run/lvm /run/lock/lvm -printf '%p %s %T@\n' 2>/dev/null | sort; }
+hostrun >"$s/run-before"
+
+# ---- the small end-to-end run -------------------------------------------------
+export TMPDIR=$s
+"$bin" run "$top/configs/scenarios/ci-small.conf" --json "$s/run.json" \
+  --csv "$s/run.csv" --svg "$s/run.svg" --keep --quiet >"$s/table.txt" 2>"$s/run.err" ||
+  { cat "$s/run.err" >&2; ff_die "fusefarm run failed"; }
+kept=$(sed -n 's/^fusefarm run: kept //p' "$s/run.err")
+[[ -d $kept ]] || ff_die "no kept scratch dir in: $(cat "$s/run.err")"
+leftovers || ff_die "the run left something behind"
+cat "$s/table.txt"
+
+python3 - "$s/run.json" <<'PY' || ff_die "the run document is incomplete or out of order"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+bad = []
+for k in ("format", "version", "scenario", "started", "finished", "host",
+          "notes", "configs"):
+    if k not in doc:
+        bad.append(f"missing {k}")
+for k in ("kernel", "cpus", "lvm", "lvm_version", "fusefarm_version"):
+    if not doc["host"].get(k) and doc["host"].get(k) != 0:
+        bad.append(f"host.{k} empty")
+if len(doc["configs"]) != 2:
+    bad.append(f"{len(doc['configs'])} configs, expected 2")
+types = {"pvs", "vgs", "lvs", "pvscan-cache", "event-activation",
+         "direct-activation", "lvchange"}
+med = {}
+for c in doc["configs"]:
+    for k in ("id", "label", "settings", "farm", "profile", "workloads"):
+        if k not in c:
+            bad.append(f"config {c.get('id')}: missing {k}")
+    if not 40 <= c["farm"]["devices"] <= 70:
+        bad.append(f"config {c['id']}: {c['farm']['devices']} devices")
+    seen = set()
+    for w in c["workloads"]:
+        seen.add(w["type"])
+        for k in ("name", "type", "command", "repeat", "runs", "min",
+                  "median", "max", "reads", "bytes_read"):
+            if k not in w:
+                bad.append(f"config {c['id']} {w.get('name')}: missing {k}")
+        if len(w["runs"]) != w["repeat"]:
+            bad.append(f"{w['name']}: {len(w['runs'])} runs of {w['repeat']}")
+        for r in w["runs"]:
+            if not r["wall"] > 0:
+                bad.append(f"config {c['id']} {w['name']}: wall {r['wall']}")
+            if r["exit"] != 0 or r["errors"] != 0:
+                bad.append(f"config {c['id']} {w['name']}: exit {r['exit']}")
+        if not w["min"] <= w["median"] <= w["max"]:
+            bad.append(f"{w['name']}: min/median/max out of order")
+        if w["reads"] <= 0 and w["type"] != "lvchange":
+            bad.append(f"config {c['id']} {w['name']}: no reads served")
+        if w["type"] == "event-activation":
+            devs, acts = w["devices"], w["activations"]
+            if len(devs) != c["farm"]["devices"]:
+                bad.append(f"event: {len(devs)} device records")
+            if len(acts) != c["farm"]["vgs"] - 0 and len(acts) == 0:
+                bad.append("event: no VG activated")
+            for d in devs:
+                if not 0 <= d["start"] <= d["end"]:
+                    bad.append(f"event: {d['device']} times {d['start']} {d['end']}")
+        med[(c["profile"].split("/")[-1], w["name"])] = w["median"]
+    if seen != types:
+        bad.append(f"config {c['id']}: workloads {sorted(seen)}")
+for (prof, name), m in med.items():
+    if prof != "builtin:ideal":
+        continue
+    slow = med.get(("fixed-20ms.conf", name))
+    if slow is None or not slow > m:
+        bad.append(f"{name}: 20 ms run {slow} not slower than ideal {m}")
+    else:
+        print(f"{name:18} ideal {m:7.3f} s   20 ms {slow:7.3f} s")
+for b in bad[:30]:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+
+[[ -s $s/run.csv && -s $s/run.svg ]] || ff_die "--csv or --svg wrote nothing"
+"$bin" report "$s/run.json" >"$s/report.txt" || ff_die "fusefarm report failed"
+cmp -s "$s/table.txt" "$s/report.txt" || ff_die "fusefarm report renders differently from the run"
+
+# ---- host safety ----------------------------------------------------------------
+if grep -rlF -e "$hostloop" -e hostvg "$kept/out" "$kept/etc" 2>/dev/null; then
+  ff_die "the run's lvm output names the host PV"
+fi
+[[ $(sha256sum <"$hostloop") == "$hostsum" ]] || ff_die "the host PV's bytes changed"
+hostrun >"$s/run-after"
+cmp -s "$s/run-before" "$s/run-after" || ff_die "the host's /run/lvm changed"
+ff_lvm vgs --noheadings -o vg_name 2>/dev/null | grep -qw hostvg ||
+  ff_die "the host VG is gone"
+rm -rf "$kept"
+
+# ---- failures leave nothing behind ------------------------------------------------
+# lvm commands that fail: a wrapper that answers `version` and fails the rest.
+cat >"$s/badlvm" <<'SH'
+#!/bin/sh
+[ "$1" = version ] && exec lvm version
+echo "badlvm: refusing $1" >&2
+exit 5
+SH
+chmod +x "$s/badlvm"
+"$bin" run "$top/configs/scenarios/ci-small.conf" --lvm "$s/badlvm" --quiet \
+  --json "$s/bad.json" >/dev/null 2>"$s/bad.err" || true
+leftovers || ff_die "a run with failing lvm commands left something behind"
+python3 - "$s/bad.json" <<'PY' || ff_die "failed commands are not recorded"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+runs = [r for c in doc["configs"] for w in c["workloads"] for r in w["runs"]]
+sys.exit(0 if runs and all(r["exit"] == 5 and r["errors"] > 0 for r in runs) else 1)
+PY
+
+# SIGTERM in the middle of event activation.
+"$bin" run "$top/configs/scenarios/ci-small.conf" --quiet >/dev/null 2>"$s/term.err" &
+pid=$!
+for ((i = 0; i < 300; i++)); do
+  pgrep -f "pvscan --cache --listvg" >/dev/null && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+((rc != 0)) || ff_die "an interrupted run exited 0"
+grep -q interrupted "$s/term.err" || ff_die "no 'interrupted' in: $(cat "$s/term.err")"
+leftovers || ff_die "an interrupted run left something behind"
+echo "PASS: fusefarm run measures, reports, stays off the host, cleans up"
