@@ -1274,6 +1274,18 @@ run_scenario(struct run *r, json_t *doc)
                        "falls back to scanning /dev, as lvm does when udev "
                        "is not running"));
 
+  if (sc->farm) {
+    char path[PATH_MAX + 32];
+    FILE *f;
+
+    pathf(path, sizeof path, "%s/farm.conf", r->scratch);
+    f = fopen(path, "w");
+    if (!f || fputs(sc->farm, f) == EOF || fclose(f) != 0)
+      return ff_error("%s: %m", path);
+    r->sc->spec = strdup(path);
+    if (!r->sc->spec)
+      return ff_error("out of memory");
+  }
   if (sc->latency_ns) {
     FILE *f;
 
@@ -1323,8 +1335,16 @@ run_scenario(struct run *r, json_t *doc)
     for (unsigned a = 0; a < sc->naxes; a++) {
       const struct ff_sval *v = &sc->axes[a].values[c.idx[a]];
 
+      /* A profile path is shown by its file name; the config's
+       * "profile" member keeps the whole path. */
+      const char *str = v->is_str && !strcmp(sc->axes[a].key,
+                                             "fusefarm/profile") &&
+                            strrchr(v->s, '/')
+                          ? strrchr(v->s, '/') + 1
+                          : v->s;
+
       json_object_set_new(settings, sc->axes[a].key,
-                          v->is_str ? json_string(v->s) : json_integer(v->i));
+                          v->is_str ? json_string(str) : json_integer(v->i));
     }
     cj = json_pack("{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}",
                    "id", (json_int_t)k + 1, "label", c.label, "settings",
@@ -1362,7 +1382,9 @@ static const char run_usage[] =
   "\n"
   "  --json FILE   write the run document\n"
   "  --csv FILE    one row per run (and FILE-devices.csv for activation)\n"
-  "  --svg FILE    bar chart (and a timeline per event-activation config)\n"
+  "  --svg FILE    bar chart (and a timeline per event-activation config);\n"
+  "                default ./fusefarm-run-NAME.svg\n"
+  "  --no-svg      write no chart\n"
   "  --top N       slowest units listed per config (default 10)\n"
   "  --lvm PATH    lvm binary, overriding the scenario's\n"
   "  --keep        keep the scratch directory (lvm output, configs)\n"
@@ -1377,11 +1399,13 @@ ff_cmd_run(int argc, char **argv)
     {"svg", required_argument, NULL, 's'},  {"top", required_argument, NULL, 't'},
     {"lvm", required_argument, NULL, 'l'},  {"keep", no_argument, NULL, 'k'},
     {"quiet", no_argument, NULL, 'q'},      {"help", no_argument, NULL, 'h'},
+    {"no-svg", no_argument, NULL, 'n'},
     {NULL, 0, NULL, 0},
   };
   const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
   const char *lvm = NULL;
-  int top = 10, keep = 0, c, rc = 1;
+  int top = 10, keep = 0, no_svg = 0, c, rc = 1;
+  char svg_default[PATH_MAX];
   struct run r = {0};
   json_t *doc = NULL;
   char when[64];
@@ -1408,6 +1432,9 @@ ff_cmd_run(int argc, char **argv)
     case 'k':
       keep = 1;
       break;
+    case 'n':
+      no_svg = 1;
+      break;
     case 'q':
       r.quiet = 1;
       break;
@@ -1430,6 +1457,10 @@ ff_cmd_run(int argc, char **argv)
   if (!r.sc) {
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     return 2;
+  }
+  if (!svg_out && !no_svg) {
+    pathf(svg_default, sizeof svg_default, "fusefarm-run-%s.svg", r.sc->name);
+    svg_out = svg_default;
   }
   if (lvm) {
     free(r.sc->lvm);
@@ -1530,9 +1561,11 @@ cleanup:
         fputs("\r\033[K", stderr);
       if (ff_report_print(doc, stdout, top) < 0 ||
           (csv_out && ff_report_csv(doc, csv_out) < 0) ||
-          (svg_out && ff_report_svg(doc, svg_out) < 0)) {
+          (svg_out && ff_report_svg_top(doc, svg_out, top) < 0)) {
         fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
         rc = 1;
+      } else if (svg_out && !r.quiet) {
+        fprintf(stderr, "fusefarm run: chart written to %s\n", svg_out);
       }
     }
     json_decref(doc);

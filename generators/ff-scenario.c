@@ -241,8 +241,9 @@ parse_root(const char *file, const config_setting_t *root,
            const char *basedir)
 {
   static const char *const keys[] = {
-    "name",    "description", "spec",     "devices",   "profile", "latency",
-    "lvm",     "matrix",      "workloads", "aio_contention", NULL};
+    "name",    "description", "spec",      "farm",           "devices",
+    "profile", "latency",     "lvm",       "matrix",         "workloads",
+    "aio_contention", "attach", NULL};
   struct ff_scenario *sc = calloc(1, sizeof *sc);
   const config_setting_t *m, *w, *aio;
   char *s = NULL;
@@ -271,6 +272,24 @@ parse_root(const char *file, const config_setting_t *root,
     s = NULL;
     if (!sc->spec)
       goto oom;
+  }
+  if (ff_cfg_str(file, root, "", "farm", &sc->farm) < 0)
+    goto fail;
+  if (sc->farm && sc->spec) {
+    ff_cfg_err(file, config_setting_get_member(root, "farm"), "farm",
+               "give spec (a file) or farm (the spec inline), not both");
+    goto fail;
+  }
+  if (ff_cfg_str(file, root, "", "attach", &sc->attach) < 0)
+    goto fail;
+  if (!sc->attach && !(sc->attach = strdup("loop")))
+    goto oom;
+  if (strcmp(sc->attach, "loop")) {
+    ff_cfg_err(file, config_setting_get_member(root, "attach"), "attach",
+               "unknown attach method '%s' (expected \"loop\": the FUSE "
+               "daemon and loop devices)",
+               sc->attach);
+    goto fail;
   }
   if (ff_cfg_str(file, root, "", "profile", &s) < 0)
     goto fail;
@@ -482,6 +501,8 @@ ff_scenario_free(struct ff_scenario *sc)
   free(sc->name);
   free(sc->description);
   free(sc->spec);
+  free(sc->farm);
+  free(sc->attach);
   free(sc->profile);
   free(sc->lvm);
   free(sc);

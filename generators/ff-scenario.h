@@ -61,6 +61,8 @@ struct ff_scenario {
   char *name;
   char *description;
   char *spec;            /* absolute path of the farm spec, NULL: built-in */
+  char *farm;            /* or the spec's text, inline (key farm) */
+  char *attach;          /* how devices reach lvm: "loop" (FUSE + loop) */
   uint64_t devices;      /* scale the farm to this many devices, 0: as is */
   char *profile;         /* absolute path, NULL: ideal (or latency) */
   uint64_t latency_ns;   /* shorthand: fixed read and write latency */

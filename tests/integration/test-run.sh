@@ -153,7 +153,7 @@ echo "badlvm: refusing $1" >&2
 exit 5
 SH
 chmod +x "$s/badlvm"
-"$bin" run "$top/configs/scenarios/ci-small.conf" --lvm "$s/badlvm" --quiet \
+"$bin" run "$top/configs/scenarios/ci-small.conf" --lvm "$s/badlvm" --quiet --no-svg \
   --json "$s/bad.json" >/dev/null 2>"$s/bad.err" || true
 leftovers || ff_die "a run with failing lvm commands left something behind"
 python3 - "$s/bad.json" <<'PY' || ff_die "failed commands are not recorded"
@@ -164,7 +164,7 @@ sys.exit(0 if runs and all(r["exit"] == 5 and r["errors"] > 0 for r in runs) els
 PY
 
 # SIGTERM in the middle of event activation.
-"$bin" run "$top/configs/scenarios/ci-small.conf" --quiet >/dev/null 2>"$s/term.err" &
+"$bin" run "$top/configs/scenarios/ci-small.conf" --quiet --no-svg >/dev/null 2>"$s/term.err" &
 pid=$!
 for ((i = 0; i < 300; i++)); do
   pgrep -f "pvscan --cache --listvg" >/dev/null && break

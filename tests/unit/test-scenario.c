@@ -104,6 +104,8 @@ test_paths_and_values(void **state)
   assert_int_equal(sc->workloads[0].concurrency, 8);
   assert_string_equal(sc->workloads[1].lv, "vg/lv");
   assert_int_equal(ff_scenario_nconfigs(sc), 6);
+  assert_string_equal(sc->attach, "loop");
+  assert_null(sc->farm);
   ff_scenario_free(sc);
 }
 
@@ -152,6 +154,11 @@ static const struct {
   {"devices = 0; workloads = ({ type = \"pvs\"; });", "devices",
    "out of range"},
   {"workloads = ({ type = \"pvs\"; }", "t:1: syntax error", ""},
+  {"spec = \"a.conf\"; farm = \"seed = 1;\"; workloads = ({ type = \"pvs\"; "
+   "});",
+   "farm", "not both"},
+  {"attach = \"iscsi\"; workloads = ({ type = \"pvs\"; });", "attach",
+   "unknown attach method 'iscsi'"},
 };
 
 static void
