@@ -546,9 +546,15 @@ aio_companion(struct run *r, long want, unsigned inflight)
   uint32_t nfd = 0;
   char *buf;
 
-  /* The kernel counts 2 x nr_events (at least) against aio-max-nr. */
-  if (want > 0 && syscall(SYS_io_setup, want / 2, &big) < 0)
-    fprintf(stderr, "aio companion: io_setup(%ld): %m\n", want / 2);
+  /* The kernel rounds nr_events up a little when it counts it against
+   * aio-max-nr: step down until a context fits. */
+  while (want > 0 && syscall(SYS_io_setup, want, &big) < 0) {
+    if (errno != EAGAIN) {
+      fprintf(stderr, "aio companion: io_setup(%ld): %m\n", want);
+      break;
+    }
+    want -= want / 100 + 1;
+  }
   if (inflight == 0)
     for (;;)
       pause();
@@ -589,7 +595,7 @@ aio_companion(struct run *r, long want, unsigned inflight)
 }
 
 static int
-aio_start(struct run *r)
+aio_start(struct run *r, unsigned inflight)
 {
   long max = read_long("/proc/sys/fs/aio-max-nr");
   long used = read_long("/proc/sys/fs/aio-nr");
@@ -604,7 +610,7 @@ aio_start(struct run *r)
   if (pid == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    aio_companion(r, want, r->sc->aio_inflight);
+    aio_companion(r, want, inflight);
     _exit(0);
   }
   r->aio_pid = pid;
@@ -612,7 +618,7 @@ aio_start(struct run *r)
   say(r, "aio companion %d: reserving %ld of %ld free aio events "
          "(aio-nr now %ld of %ld), %u reads in flight",
       (int)pid, want, max - used, read_long("/proc/sys/fs/aio-nr"), max,
-      r->sc->aio_inflight);
+      inflight);
   return 0;
 }
 
@@ -633,6 +639,7 @@ struct config {
   unsigned *idx;
   const char *profile;   /* path, builtin:..., or NULL (ideal) */
   int aio;
+  unsigned aio_inflight;
   uint64_t devices;
   int use_devicesfile;
   char label[1024];
@@ -648,6 +655,7 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   ff_scenario_config(sc, k, c->idx);
   c->profile = sc->profile;
   c->aio = 0;
+  c->aio_inflight = sc->aio_inflight;
   c->devices = sc->devices;
   c->use_devicesfile = 1;
   c->label[0] = '\0';
@@ -668,6 +676,8 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->profile = strcmp(v->s, "ideal") ? v->s : NULL;
     else if (!strcmp(ax->key, "fusefarm/aio_contention"))
       c->aio = (int)v->i;
+    else if (!strcmp(ax->key, "fusefarm/aio_inflight"))
+      c->aio_inflight = (unsigned)v->i;
     else if (!strcmp(ax->key, "fusefarm/devices"))
       c->devices = (uint64_t)v->i;
     else if (!strcmp(ax->key, "devices/use_devicesfile"))
@@ -1326,7 +1336,7 @@ run_scenario(struct run *r, json_t *doc)
       break;
     }
     if (set_profile(r, profile) < 0 || write_lvm_conf(r, &c) < 0 ||
-        (c.aio && aio_start(r) < 0)) {
+        (c.aio && aio_start(r, c.aio_inflight) < 0)) {
       rc = -1;
       json_decref(settings);
       json_decref(wls);

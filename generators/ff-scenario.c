@@ -96,11 +96,12 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
   if (!strncmp(ax->key, "fusefarm/", 9) &&
       strcmp(ax->key, "fusefarm/profile") &&
       strcmp(ax->key, "fusefarm/aio_contention") &&
+      strcmp(ax->key, "fusefarm/aio_inflight") &&
       strcmp(ax->key, "fusefarm/devices"))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
                       "unknown runner setting '%s' (expected "
-                      "fusefarm/profile, fusefarm/aio_contention or "
-                      "fusefarm/devices)",
+                      "fusefarm/profile, fusefarm/aio_contention, "
+                      "fusefarm/aio_inflight or fusefarm/devices)",
                       ax->key);
   vals = config_setting_get_member(g, "values");
   ff_cfg_join(kp, sizeof kp, path, "values");
@@ -145,6 +146,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
     if ((!strcmp(ax->key, "fusefarm/aio_contention") &&
          (v->is_str || v->i < 0 || v->i > 1)) ||
         (!strcmp(ax->key, "fusefarm/devices") && (v->is_str || v->i < 1)) ||
+        (!strcmp(ax->key, "fusefarm/aio_inflight") &&
+         (v->is_str || v->i < 0 || v->i > 65536)) ||
         (!strcmp(ax->key, "fusefarm/profile") && !v->is_str))
       return ff_cfg_err(file, e, kp, "value %u does not fit %s (expected %s)",
                         i, ax->key,
@@ -152,6 +155,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
                           ? "a profile path or \"ideal\""
                         : !strcmp(ax->key, "fusefarm/devices")
                           ? "a device count >= 1"
+                        : !strcmp(ax->key, "fusefarm/aio_inflight")
+                          ? "a read count 0..65536"
                           : "0 or 1");
   }
   return 0;

@@ -47,7 +47,8 @@ struct ff_sval {
 
 /* Matrix keys: "section/key" of lvm.conf (devices/hints, global/use_aio,
  * ...), or the runner's own: fusefarm/profile (a profile path or
- * "ideal"), fusefarm/aio_contention (0 or 1), fusefarm/devices (scale the
+ * "ideal"), fusefarm/aio_contention (0 or 1), fusefarm/aio_inflight (the
+ * companion's reads in flight), fusefarm/devices (scale the
  * farm to this many devices). devices/use_devicesfile = 0 replaces the
  * devices file by a global_filter that accepts only the farm's loops. */
 struct ff_axis {

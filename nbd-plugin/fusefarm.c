@@ -1,0 +1,974 @@
+/* nbdkit-fusefarm-plugin: the farm's devices as NBD exports.
+ *
+ * One export per farm device, named as the device is everywhere else
+ * (`fusefarm gen`, the FUSE mount).  Every byte and every delay comes
+ * from the core (generators/): ff_farm_read/write/zero/extents for the
+ * bytes, ff_iomodel_submit for when and how a request is answered,
+ * ff_stats_record for the statistics.  This file only translates nbdkit
+ * callbacks into those calls; docs/nbd.md and nbdkit-fusefarm-plugin.pod
+ * say what the user sees.
+ *
+ * THREAD MODEL
+ * - NBDKIT_THREAD_MODEL_PARALLEL: nbdkit may call any data callback from
+ *   any number of threads at once, on one connection or many.
+ * - Everything below "configuration" and "the farm" is written by
+ *   .config, .config_complete and .get_ready, before any connection, and
+ *   only read afterwards: no lock.  The farm's tables are read-only; its
+ *   overlay (one per farm, so shared by every connection to an export) has
+ *   its own per-device locks (ff-overlay.h); the I/O model and the stats
+ *   are safe from many threads (ff-profile.h, ff-stats.h).
+ * - A request asks the model at arrival when to answer; a write or zero
+ *   lands in the overlay at once (unless the model fails it) and only the
+ *   reply waits, so a request arriving after a write was acknowledged,
+ *   on any connection, sees it.  The wait is nbdkit_nanosleep in the
+ *   calling nbdkit worker thread, which ends early when the client goes
+ *   away or the server shuts down.  With --threads 1 a connection has one
+ *   request in flight; each connection has its own worker, so exports
+ *   never wait for each other unless the profile makes them share a queue.
+ * - One background thread (started in .after_fork so that it survives
+ *   --daemonize, stopped in .cleanup) watches the profile file and writes
+ *   the stats file.  bg.lock guards bg.stop and the condition variable it
+ *   waits on; the profile switch itself is ff_iomodel_set_profile, safe
+ *   against concurrent requests.  The watch state (last stat, last error)
+ *   belongs to that thread alone.
+ */
+#include "ff-error.h"
+#include "ff-farm.h"
+#include "ff-profile.h"
+#include "ff-serve.h"
+#include "ff-stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#define THREAD_MODEL       NBDKIT_THREAD_MODEL_PARALLEL
+#include <nbdkit-plugin.h>
+
+#ifndef FF_VERSION
+#define FF_VERSION "unknown"
+#endif
+
+/* Block sizes offered to clients: any byte range is served exactly (no
+ * read-modify-write in the client is needed), the overlay's block is the
+ * size without a penalty, and a request up to the overlay's atomic limit
+ * lands as one piece. */
+#define BLOCK_MIN       1
+#define BLOCK_PREFERRED FF_OVERLAY_BLOCK
+#define BLOCK_MAX       FF_OVERLAY_ATOMIC_MAX
+
+/* File descriptors: nbdkit holds one per connection with --threads 1
+ * (three with more threads: a status pipe each); the rule of
+ * docs/PLATFORM-NOTES.md, 2 per export plus 64, leaves room for listing
+ * clients, the log, the spec and the files this plugin writes. */
+#define FDS_PER_EXPORT 2
+#define FDS_SPARE      64
+
+/* How often the profile file is checked for a new version. */
+#define PROFILE_POLL_NS 1000000000ull
+
+/* ---- configuration (.config) ------------------------------------------ */
+
+static char *spec_path;    /* NULL: the built-in farm */
+static char *profile_path; /* NULL: ideal; absolute, not resolved */
+static char *stats_path;   /* NULL: no stats file */
+static uint64_t stats_interval_ns = 1000000000ull;
+static unsigned shard_k, shard_m = 1;
+static const char *shard_arg;   /* as given, for messages */
+static char *overlay_path;      /* load at start */
+static char *save_overlay_path; /* save at exit */
+
+/* ---- the farm (.config_complete, .get_ready) -------------------------- */
+
+static struct ff_farm *farm;
+static struct ff_profile *first_profile; /* until the model takes it */
+static struct ff_iomodel *io;
+static struct ff_stats *stats;
+static const char **names; /* names[i] = farm->devs[i].name */
+static uint32_t *served;   /* device indices this shard serves, ascending */
+static uint32_t nserved;
+static bool serving; /* after_fork ran: cleanup saves and writes */
+
+/* ---- the background thread (.after_fork .. .cleanup) ------------------ */
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond; /* CLOCK_MONOTONIC */
+  bool stop;           /* guarded by lock */
+  bool running;
+  pthread_t thread;
+  /* Owned by the thread (and by cleanup once it is joined). */
+  struct stat seen; /* the profile file as last loaded or rejected */
+  bool seen_valid;
+  bool stat_failed;  /* reported that the profile file is missing */
+  bool stats_failed; /* reported that the stats file cannot be written */
+} bg = {
+  .lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+struct handle {
+  uint32_t dev;
+};
+
+static uint64_t
+now_ns(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool
+in_shard(uint32_t dev)
+{
+  return dev % shard_m == shard_k;
+}
+
+/* ---- .config ------------------------------------------------------------ */
+
+/* A key given twice is an error, not "the last one wins". */
+static int
+set_once(const char *key, const char *value, char **slot, bool must_exist)
+{
+  if (*slot) {
+    nbdkit_error("%s=%s: %s given twice", key, value, key);
+    return -1;
+  }
+  /* nbdkit changes to / when it starts: keep absolute paths. */
+  if (must_exist) {
+    *slot = realpath(value, NULL);
+    if (!*slot) {
+      nbdkit_error("%s=%s: %m", key, value);
+      return -1;
+    }
+    return 0;
+  }
+  *slot = nbdkit_absolute_path(value);
+  return *slot ? 0 : -1; /* nbdkit said why */
+}
+
+/* "2", "0.5" (seconds) or a duration with a unit ("500ms"). */
+static int
+parse_interval(const char *key, const char *value, uint64_t *out)
+{
+  uint64_t ns;
+  char *end;
+  double s;
+
+  errno = 0;
+  s = strtod(value, &end);
+  if (end != value && !*end && !errno)
+    ns = s >= 0 && s <= 3600 ? (uint64_t)(s * 1e9 + 0.5) : 0;
+  else if (ff_parse_duration(value, &ns) < 0)
+    ns = 0;
+  if (ns < 10000000ull || ns > 3600000000000ull) {
+    nbdkit_error("%s=%s: expected seconds (\"2\", \"0.5\") or a duration "
+                 "(\"500ms\") from 10ms to 1h",
+                 key, value);
+    return -1;
+  }
+  *out = ns;
+  return 0;
+}
+
+/* A decimal number starting at *s (digits only); moves *s past it. */
+static int
+parse_digits(const char **s, unsigned *out)
+{
+  unsigned long v;
+  char *end;
+
+  if (**s < '0' || **s > '9')
+    return -1;
+  errno = 0;
+  v = strtoul(*s, &end, 10);
+  if (errno || v > 1000000)
+    return -1;
+  *out = (unsigned)v;
+  *s = end;
+  return 0;
+}
+
+static int
+parse_shard(const char *key, const char *value)
+{
+  const char *p = value;
+  unsigned k, m;
+
+  if (shard_arg) {
+    nbdkit_error("%s=%s: %s given twice", key, value, key);
+    return -1;
+  }
+  if (parse_digits(&p, &k) < 0 || *p++ != '/' || parse_digits(&p, &m) < 0 ||
+      *p || m < 1 || k >= m) {
+    nbdkit_error("%s=%s: expected K/M with 0 <= K < M (serve the devices "
+                 "whose index is K modulo M)",
+                 key, value);
+    return -1;
+  }
+  shard_k = k;
+  shard_m = m;
+  shard_arg = value;
+  return 0;
+}
+
+static int
+ff_config(const char *key, const char *value)
+{
+  if (!strcmp(key, "spec"))
+    return set_once(key, value, &spec_path, true);
+  if (!strcmp(key, "profile")) {
+    /* Absolute but not resolved: a symlink stays a symlink, so pointing
+     * it at another file switches the profile. */
+    return set_once(key, value, &profile_path, false);
+  }
+  if (!strcmp(key, "stats"))
+    return set_once(key, value, &stats_path, false);
+  if (!strcmp(key, "stats-interval"))
+    return parse_interval(key, value, &stats_interval_ns);
+  if (!strcmp(key, "shard"))
+    return parse_shard(key, value);
+  if (!strcmp(key, "overlay"))
+    return set_once(key, value, &overlay_path, true);
+  if (!strcmp(key, "save-overlay"))
+    return set_once(key, value, &save_overlay_path, false);
+  nbdkit_error("unknown parameter '%s=%s' (expected spec, profile, stats, "
+               "stats-interval, shard, overlay or save-overlay; see "
+               "nbdkit fusefarm --help)",
+               key, value);
+  return -1;
+}
+
+/* ---- .config_complete ----------------------------------------------------
+ * Everything that can be wrong with the input is found here, before
+ * nbdkit listens, so a bad key never gives a half-working server. */
+
+/* Enough descriptors for one connection per export: raise the soft limit
+ * as far as the hard one allows, else refuse to start (a farm whose
+ * connections start failing after some hundreds would look like missing
+ * disks to the guest). */
+static int
+check_fd_limit(void)
+{
+  uint64_t need = (uint64_t)nserved * FDS_PER_EXPORT + FDS_SPARE;
+  struct rlimit rl;
+
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+    nbdkit_error("getrlimit RLIMIT_NOFILE: %m");
+    return -1;
+  }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    struct rlimit want = rl;
+
+    want.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need
+                      ? (rlim_t)need
+                      : rl.rlim_max;
+    if (want.rlim_cur > rl.rlim_cur && setrlimit(RLIMIT_NOFILE, &want) == 0)
+      rl = want;
+  }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    nbdkit_error("file descriptor limit too low: %" PRIu32 " exports need "
+                 "%" PRIu64 " (2 per export + 64) but ulimit -n is %llu "
+                 "and the hard limit %s%llu; raise it (ulimit -n %" PRIu64
+                 ") or serve fewer exports per server (shard=K/M)",
+                 nserved, need, (unsigned long long)rl.rlim_cur,
+                 rl.rlim_max == RLIM_INFINITY ? "unlimited " : "",
+                 (unsigned long long)rl.rlim_max, need);
+    return -1;
+  }
+  nbdkit_debug("fusefarm: %" PRIu32 " exports, file descriptor limit %llu "
+               "(need %" PRIu64 ")",
+               nserved, (unsigned long long)rl.rlim_cur, need);
+  return 0;
+}
+
+static int
+ff_config_complete(void)
+{
+  farm = ff_farm_load(spec_path);
+  if (!farm) {
+    nbdkit_error("spec=%s: %s", spec_path ? spec_path : "(built-in)",
+                 ff_errmsg());
+    return -1;
+  }
+  names = calloc(farm->ndevs ? farm->ndevs : 1, sizeof *names);
+  served = calloc(farm->ndevs ? farm->ndevs : 1, sizeof *served);
+  if (!names || !served) {
+    nbdkit_error("out of memory for %" PRIu32 " devices", farm->ndevs);
+    return -1;
+  }
+  for (uint32_t i = 0; i < farm->ndevs; i++) {
+    names[i] = farm->devs[i].name;
+    if (in_shard(i))
+      served[nserved++] = i;
+  }
+  if (nserved == 0) {
+    nbdkit_error("shard=%s: serves no device (the farm has %" PRIu32
+                 " devices, indices 0 to %" PRIu32 ")",
+                 shard_arg ? shard_arg : "0/1", farm->ndevs,
+                 farm->ndevs ? farm->ndevs - 1 : 0);
+    return -1;
+  }
+  if (check_fd_limit() < 0)
+    return -1;
+
+  first_profile = profile_path ? ff_profile_load_file(profile_path, farm)
+                               : ff_profile_ideal(farm);
+  if (!first_profile) {
+    nbdkit_error("profile=%s: %s", profile_path ? profile_path : "(ideal)",
+                 ff_errmsg());
+    return -1;
+  }
+  if (profile_path && stat(profile_path, &bg.seen) == 0)
+    bg.seen_valid = true;
+  if (overlay_path &&
+      ff_overlay_load(farm->overlay, overlay_path, farm->fingerprint) < 0) {
+    nbdkit_error("overlay=%s: %s", overlay_path, ff_errmsg());
+    return -1;
+  }
+  stats = ff_stats_new(farm->ndevs);
+  if (!stats) {
+    nbdkit_error("stats: %s", ff_errmsg());
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- the stats file ----------------------------------------------------- */
+
+/* The snapshot as ff_stats_json writes it (idle devices included),
+ * listing only the devices this shard serves: another server writes the
+ * others.  The counters of the rest are zero, so totals are unchanged. */
+static json_t *
+stats_snapshot(void)
+{
+  json_t *j = ff_stats_json(stats, names, 1);
+  json_t *devs, *mine;
+  size_t i;
+
+  if (!j || shard_m == 1)
+    return j;
+  devs = json_object_get(j, "devices");
+  mine = json_array();
+  if (!mine) {
+    json_decref(j);
+    return NULL;
+  }
+  for (i = 0; i < json_array_size(devs); i++) {
+    json_t *d = json_array_get(devs, i);
+    json_int_t idx = json_integer_value(json_object_get(d, "index"));
+
+    if (idx >= 0 && in_shard((uint32_t)idx))
+      json_array_append(mine, d);
+  }
+  json_object_set_new(j, "devices", mine);
+  return j;
+}
+
+/* Write the stats file atomically (PATH.tmp, then rename): a reader
+ * never sees half a document. */
+static int
+write_stats(void)
+{
+  char *tmp = NULL;
+  json_t *j;
+  FILE *f = NULL;
+  int rc = -1;
+
+  j = stats_snapshot();
+  if (!j)
+    return ff_error("stats snapshot: %s", ff_errmsg());
+  if (asprintf(&tmp, "%s.tmp", stats_path) < 0) {
+    tmp = NULL;
+    ff_error("stats=%s: out of memory", stats_path);
+    goto out;
+  }
+  f = fopen(tmp, "we");
+  if (!f) {
+    ff_error("stats=%s: create %s: %m", stats_path, tmp);
+    goto out;
+  }
+  if (json_dumpf(j, f, JSON_COMPACT) < 0 || fputc('\n', f) == EOF) {
+    ff_error("stats=%s: write %s: %m", stats_path, tmp);
+    goto out;
+  }
+  if (fclose(f) != 0) {
+    f = NULL;
+    ff_error("stats=%s: write %s: %m", stats_path, tmp);
+    goto out;
+  }
+  f = NULL;
+  if (rename(tmp, stats_path) < 0) {
+    ff_error("stats=%s: rename %s: %m", stats_path, tmp);
+    goto out;
+  }
+  rc = 0;
+out:
+  if (f)
+    fclose(f);
+  if (rc < 0 && tmp)
+    unlink(tmp);
+  free(tmp);
+  json_decref(j);
+  return rc;
+}
+
+/* ---- the profile file ------------------------------------------------- */
+
+static bool
+same_file_version(const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+         a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+         a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+         a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+         a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* A new version of the profile file (edited, or replaced by a rename or
+ * a retargeted symlink) is loaded and applied; a bad one is reported once
+ * and the current profile stays. */
+static void
+check_profile(void)
+{
+  struct ff_profile *p;
+  struct stat st;
+
+  if (stat(profile_path, &st) < 0) {
+    if (!bg.stat_failed)
+      nbdkit_error("profile=%s: %m (keeping profile '%s')", profile_path,
+                   ff_iomodel_profile_name(io));
+    bg.stat_failed = true;
+    return;
+  }
+  bg.stat_failed = false;
+  if (bg.seen_valid && same_file_version(&st, &bg.seen))
+    return;
+  bg.seen = st;
+  bg.seen_valid = true;
+  p = ff_profile_load_file(profile_path, farm);
+  if (!p) {
+    nbdkit_error("profile=%s: %s (keeping profile '%s')", profile_path,
+                 ff_errmsg(), ff_iomodel_profile_name(io));
+    return;
+  }
+  if (ff_iomodel_set_profile(io, p, now_ns()) < 0) {
+    nbdkit_error("profile=%s: %s (keeping profile '%s')", profile_path,
+                 ff_errmsg(), ff_iomodel_profile_name(io));
+    return;
+  }
+  nbdkit_debug("fusefarm: profile=%s: now '%s'", profile_path,
+               ff_iomodel_profile_name(io));
+}
+
+static void
+stats_tick(void)
+{
+  if (write_stats() < 0) {
+    if (!bg.stats_failed)
+      nbdkit_error("%s", ff_errmsg());
+    bg.stats_failed = true;
+  } else {
+    bg.stats_failed = false;
+  }
+}
+
+static void *
+bg_thread(void *arg)
+{
+  uint64_t next_profile = now_ns() + PROFILE_POLL_NS;
+  uint64_t next_stats = now_ns() + stats_interval_ns;
+
+  (void)arg;
+  pthread_mutex_lock(&bg.lock);
+  while (!bg.stop) {
+    uint64_t now = now_ns(), due = UINT64_MAX;
+    struct timespec ts;
+
+    pthread_mutex_unlock(&bg.lock);
+    if (profile_path && now >= next_profile) {
+      check_profile();
+      next_profile = now + PROFILE_POLL_NS;
+    }
+    if (stats_path && now >= next_stats) {
+      stats_tick();
+      next_stats = now + stats_interval_ns;
+    }
+    if (profile_path)
+      due = next_profile;
+    if (stats_path && next_stats < due)
+      due = next_stats;
+    ts.tv_sec = (time_t)(due / 1000000000ull);
+    ts.tv_nsec = (long)(due % 1000000000ull);
+    pthread_mutex_lock(&bg.lock);
+    if (!bg.stop)
+      pthread_cond_timedwait(&bg.cond, &bg.lock, &ts);
+  }
+  pthread_mutex_unlock(&bg.lock);
+  return NULL;
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+static int
+ff_get_ready(void)
+{
+  /* The profile's clock (spin-up, stalls, vanish_at, appear_at) starts
+   * now.  The model owns the profile from here on, even on failure. */
+  io = ff_iomodel_new(farm, first_profile, now_ns());
+  first_profile = NULL;
+  if (!io) {
+    nbdkit_error("profile=%s: %s", profile_path ? profile_path : "(ideal)",
+                 ff_errmsg());
+    return -1;
+  }
+  /* A stats file that cannot be written is found now, while the user
+   * still sees the error, not in the background. */
+  if (stats_path && write_stats() < 0) {
+    nbdkit_error("%s", ff_errmsg());
+    return -1;
+  }
+  return 0;
+}
+
+static int
+ff_after_fork(void)
+{
+  pthread_condattr_t ca;
+  int e;
+
+  serving = true;
+  if (!profile_path && !stats_path)
+    return 0;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&bg.cond, &ca);
+  pthread_condattr_destroy(&ca);
+  e = pthread_create(&bg.thread, NULL, bg_thread, NULL);
+  if (e) {
+    errno = e;
+    nbdkit_error("start the profile and stats thread: %m");
+    pthread_cond_destroy(&bg.cond);
+    return -1;
+  }
+  bg.running = true;
+  return 0;
+}
+
+static void
+ff_cleanup(void)
+{
+  if (bg.running) {
+    pthread_mutex_lock(&bg.lock);
+    bg.stop = true;
+    pthread_cond_signal(&bg.cond);
+    pthread_mutex_unlock(&bg.lock);
+    pthread_join(bg.thread, NULL);
+    pthread_cond_destroy(&bg.cond);
+    bg.running = false;
+  }
+  if (!serving)
+    return;
+  serving = false;
+  /* Every connection is closed: this snapshot is exact. */
+  if (stats_path && write_stats() < 0)
+    nbdkit_error("%s", ff_errmsg());
+  if (save_overlay_path &&
+      ff_overlay_save(farm->overlay, save_overlay_path, farm->fingerprint) < 0)
+    nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
+}
+
+static void
+ff_unload(void)
+{
+  ff_cleanup(); /* in case nbdkit did not reach .cleanup */
+  ff_iomodel_free(io);
+  ff_profile_free(first_profile);
+  ff_stats_free(stats);
+  free(names);
+  free(served);
+  ff_farm_free(farm);
+  free(spec_path);
+  free(profile_path);
+  free(stats_path);
+  free(overlay_path);
+  free(save_overlay_path);
+}
+
+static void
+ff_dump_plugin(void)
+{
+  printf("fusefarm_version=%s\n", FF_VERSION);
+  printf("fusefarm_block_size=%u/%u/%u\n", BLOCK_MIN, BLOCK_PREFERRED,
+         BLOCK_MAX);
+}
+
+/* ---- exports ------------------------------------------------------------ */
+
+static bool
+present(uint32_t dev)
+{
+  return ff_iomodel_present(io, dev, now_ns());
+}
+
+static int
+ff_list_exports(int readonly, int is_tls, struct nbdkit_exports *exports)
+{
+  char desc[256];
+
+  (void)readonly;
+  (void)is_tls;
+  for (uint32_t i = 0; i < nserved; i++) {
+    uint32_t dev = served[i];
+
+    if (!present(dev))
+      continue; /* not yet (the profile's appear_at) */
+    ff_farm_describe(farm, dev, desc, sizeof desc);
+    if (nbdkit_add_export(exports, farm->devs[dev].name, desc) < 0) {
+      nbdkit_error("list exports: %" PRIu32 " exports, more than nbdkit "
+                   "lists (10000); connect by name, or split the farm with "
+                   "shard=K/M",
+                   nserved);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The first device this server serves: a client that asks for no name
+ * gets a real device rather than an error. */
+static const char *
+ff_default_export(int readonly, int is_tls)
+{
+  (void)readonly;
+  (void)is_tls;
+  for (uint32_t i = 0; i < nserved; i++)
+    if (present(served[i]))
+      return farm->devs[served[i]].name;
+  return NULL;
+}
+
+static void *
+ff_open(int readonly)
+{
+  const char *name = nbdkit_export_name();
+  struct handle *h;
+  int64_t dev;
+
+  (void)readonly;
+  if (!name)
+    return NULL; /* nbdkit said why */
+  dev = ff_farm_lookup(farm, name);
+  if (dev < 0) {
+    nbdkit_error("unknown export '%s': the farm has no such device "
+                 "(nbdinfo --list shows the %" PRIu32 " exports)",
+                 name, nserved);
+    return NULL;
+  }
+  if (!in_shard((uint32_t)dev)) {
+    nbdkit_error("export '%s' (device %" PRId64 ") is served by shard "
+                 "%" PRId64 "/%u, not by this server (shard=%u/%u)",
+                 name, dev, dev % shard_m, shard_m, shard_k, shard_m);
+    return NULL;
+  }
+  if (!present((uint32_t)dev)) {
+    nbdkit_error("export '%s' is not present yet (the profile's appear_at)",
+                 name);
+    return NULL;
+  }
+  h = malloc(sizeof *h);
+  if (!h) {
+    nbdkit_error("open %s: %m", name);
+    return NULL;
+  }
+  h->dev = (uint32_t)dev;
+  return h;
+}
+
+static void
+ff_close(void *handle)
+{
+  free(handle);
+}
+
+static const char *
+ff_export_description(void *handle)
+{
+  struct handle *h = handle;
+  char desc[256];
+
+  ff_farm_describe(farm, h->dev, desc, sizeof desc);
+  return nbdkit_strdup_intern(desc);
+}
+
+static int64_t
+ff_get_size(void *handle)
+{
+  struct handle *h = handle;
+
+  return (int64_t)farm->devs[h->dev].size;
+}
+
+static int
+ff_block_size(void *handle, uint32_t *minimum, uint32_t *preferred,
+              uint32_t *maximum)
+{
+  (void)handle;
+  *minimum = BLOCK_MIN;
+  *preferred = BLOCK_PREFERRED;
+  *maximum = BLOCK_MAX;
+  return 0;
+}
+
+static int
+ff_is_rotational(void *handle)
+{
+  (void)handle;
+  return ff_iomodel_rotational(io);
+}
+
+static int
+ff_can_true(void *handle)
+{
+  (void)handle;
+  return 1;
+}
+
+/* Writes reach the overlay before they are acknowledged and a flush has
+ * nothing to write back, so what one connection had acknowledged is seen
+ * by every other connection to the export: multi-conn is safe. */
+static int
+ff_can_multi_conn(void *handle)
+{
+  (void)handle;
+  return 1;
+}
+
+static int
+ff_can_fua(void *handle)
+{
+  (void)handle;
+  return NBDKIT_FUA_NATIVE; /* every write is as durable as it gets */
+}
+
+/* ---- data ------------------------------------------------------------- */
+
+enum kind { K_READ, K_WRITE, K_ZERO, K_TRIM, K_FLUSH };
+
+static const char *const kind_name[] = {"read", "write", "zero", "trim",
+                                        "flush"};
+
+/* One request, the same way as the FUSE daemon (fusefarm/ops.c): the
+ * model decides at arrival; a write lands at once unless the model fails
+ * it; the reply waits until the model's time; a read takes its bytes when
+ * it is answered.  Zero and trim count as writes that move no data:
+ * their time and faults are a write's (a trim has no length for the
+ * model: it transfers nothing), and they add no bytes_written. */
+static int
+serve(struct handle *h, enum kind kind, void *rbuf, const void *wbuf,
+      uint32_t count, uint64_t off)
+{
+  static const enum ff_op op_of[] = {FF_OP_READ, FF_OP_WRITE, FF_OP_WRITE,
+                                     FF_OP_WRITE, FF_OP_FLUSH};
+  enum ff_op op = op_of[kind];
+  uint64_t model_len = kind == K_TRIM || kind == K_FLUSH ? 0 : count;
+  uint64_t stat_len = kind == K_READ || kind == K_WRITE ? count : 0;
+  struct ff_io_decision dec;
+  uint64_t t0, now;
+  int err, injected, r = 0;
+
+  t0 = now_ns();
+  ff_stats_inflight_add(stats, 1);
+  ff_iomodel_submit(io, h->dev, op, off, model_len, t0, &dec);
+  err = dec.error;
+  injected = dec.injected;
+  if (!err) {
+    if (kind == K_WRITE)
+      r = ff_farm_write(farm, h->dev, wbuf, off, count);
+    else if (kind == K_ZERO || kind == K_TRIM)
+      r = ff_farm_zero_sparse(farm, h->dev, off, count);
+    if (r < 0) {
+      nbdkit_error("%s %s at %" PRIu64 ": %s", kind_name[kind],
+                   farm->devs[h->dev].name, off, ff_errmsg());
+      err = EIO;
+    }
+  }
+  now = now_ns();
+  if (dec.done_ns > now) {
+    uint64_t d = dec.done_ns - now;
+
+    if (nbdkit_nanosleep((unsigned)(d / 1000000000ull),
+                         (unsigned)(d % 1000000000ull)) < 0 &&
+        !err) {
+      err = ESHUTDOWN; /* nbdkit said why */
+      injected = 0;
+    }
+  }
+  if (!err && kind == K_READ &&
+      ff_farm_read(farm, h->dev, rbuf, off, count) < 0) {
+    nbdkit_error("read %s at %" PRIu64 ": %s", farm->devs[h->dev].name, off,
+                 ff_errmsg());
+    err = EIO;
+  }
+  ff_stats_record(stats, h->dev, (enum ff_stat_op)op, off, stat_len,
+                  now_ns() - t0, err, err && injected);
+  ff_stats_inflight_add(stats, -1);
+  if (!err)
+    return 0;
+  if (injected)
+    nbdkit_debug("fusefarm: %s %s at %" PRIu64 " length %" PRIu32
+                 ": injected %s",
+                 kind_name[kind], farm->devs[h->dev].name, off, count,
+                 err == ENODEV ? "ENODEV (device vanished)" : "EIO");
+  /* NBD has no ENODEV: a vanished disk answers EIO. */
+  nbdkit_set_error(err == ENODEV ? EIO : err);
+  return -1;
+}
+
+static int
+ff_pread(void *handle, void *buf, uint32_t count, uint64_t offset,
+         uint32_t flags)
+{
+  (void)flags;
+  return serve(handle, K_READ, buf, NULL, count, offset);
+}
+
+static int
+ff_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset,
+          uint32_t flags)
+{
+  (void)flags; /* FUA: nothing is cached */
+  return serve(handle, K_WRITE, NULL, buf, count, offset);
+}
+
+static int
+ff_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void)flags; /* MAY_TRIM, FAST_ZERO: zeroing is always cheap here */
+  return serve(handle, K_ZERO, NULL, NULL, count, offset);
+}
+
+static int
+ff_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void)flags;
+  return serve(handle, K_TRIM, NULL, NULL, count, offset);
+}
+
+static int
+ff_flush(void *handle, uint32_t flags)
+{
+  (void)flags;
+  return serve(handle, K_FLUSH, NULL, NULL, 0, 0);
+}
+
+/* Holes and data from the layout and the overlay (ff_farm_extents), so
+ * nbdinfo --map, nbdcopy and qemu skip the zeros.  Extents are not I/O:
+ * the profile does not delay them. */
+static int
+ff_extents(void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+           struct nbdkit_extents *extents)
+{
+  const uint32_t hole = NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO;
+  struct handle *h = handle;
+  uint64_t size = farm->devs[h->dev].size, end = offset + count;
+  uint64_t pos = offset;
+  struct ff_range *r;
+  int64_t n;
+  int rc = -1;
+
+  n = ff_farm_extents_all(farm, h->dev, &r);
+  if (n < 0) {
+    nbdkit_error("extents %s: %s", farm->devs[h->dev].name, ff_errmsg());
+    return -1;
+  }
+  for (int64_t i = 0; i < n && pos < end; i++) {
+    uint64_t s = r[i].off, e = r[i].off + r[i].len;
+
+    if (e > size)
+      e = size;
+    if (e <= pos)
+      continue;
+    if (s > pos) {
+      if (nbdkit_add_extent(extents, pos, s - pos, hole) < 0)
+        goto out;
+      pos = s;
+      if (flags & NBDKIT_FLAG_REQ_ONE)
+        break;
+    }
+    if (nbdkit_add_extent(extents, pos, e - pos, 0) < 0)
+      goto out;
+    pos = e;
+    if (flags & NBDKIT_FLAG_REQ_ONE)
+      break;
+  }
+  if (pos < end && !(pos > offset && (flags & NBDKIT_FLAG_REQ_ONE)) &&
+      nbdkit_add_extent(extents, pos, size - pos, hole) < 0)
+    goto out;
+  rc = 0;
+out:
+  free(r);
+  return rc;
+}
+
+#define CONFIG_HELP                                                           \
+  "spec=FILE            farm spec (default: the built-in farm)\n"             \
+  "profile=FILE         I/O profile: latency, contention, faults; the\n"      \
+  "                     file is watched and a new version applies live\n"     \
+  "stats=FILE           write per-export statistics (JSON) there\n"           \
+  "stats-interval=SECS  every SECS seconds (default 1; or \"500ms\")\n"       \
+  "shard=K/M            serve only the devices whose index is K mod M\n"      \
+  "overlay=FILE         load a saved write overlay at start\n"                \
+  "save-overlay=FILE    save the write overlay there at exit"
+
+static struct nbdkit_plugin plugin = {
+  .name = "fusefarm",
+  .longname = "fusefarm: synthetic LVM2 PVs, one export per farm device",
+  .version = FF_VERSION,
+  .description = "Serves every device of a fusefarm farm as an NBD export",
+  .unload = ff_unload,
+  .config = ff_config,
+  .config_complete = ff_config_complete,
+  .config_help = CONFIG_HELP,
+  .magic_config_key = "spec",
+  .get_ready = ff_get_ready,
+  .after_fork = ff_after_fork,
+  .cleanup = ff_cleanup,
+  .dump_plugin = ff_dump_plugin,
+  .list_exports = ff_list_exports,
+  .default_export = ff_default_export,
+  .open = ff_open,
+  .close = ff_close,
+  .export_description = ff_export_description,
+  .get_size = ff_get_size,
+  .block_size = ff_block_size,
+  .is_rotational = ff_is_rotational,
+  .can_write = ff_can_true,
+  .can_flush = ff_can_true,
+  .can_trim = ff_can_true,
+  .can_zero = ff_can_true,
+  .can_fast_zero = ff_can_true,
+  .can_extents = ff_can_true,
+  .can_multi_conn = ff_can_multi_conn,
+  .can_fua = ff_can_fua,
+  .pread = ff_pread,
+  .pwrite = ff_pwrite,
+  .zero = ff_zero,
+  .trim = ff_trim,
+  .flush = ff_flush,
+  .extents = ff_extents,
+  .errno_is_preserved = 0,
+};
+
+NBDKIT_REGISTER_PLUGIN(plugin)
