@@ -1,0 +1,280 @@
+#!/bin/bash
+# run-initramfs.sh [options] SPEC: boot the guest tier's initramfs over a
+# farm and check real device-mapper activation (prototype of `fusefarm vm
+# --boot initramfs`, docs/guest.md).
+#
+#   --nbd-client K   also attach the first K PVs with the guest's kernel nbd
+#                    client (over slirp to a loopback-only nbdkit) and pvs them
+#   --timeout S      kill the guest after S seconds (default 300)
+#   --cache DIR      base image cache (default $FF_GUEST_CACHE, else
+#                    /var/cache/fusefarm/guest)
+#   --build DIR      fusefarm build directory (default ../build)
+#   --keep           keep the run directory (serial log, initrd, manifest)
+#   --manifest FILE  give the guest's checker FILE instead of the spec's
+#                    manifest (tests: a wrong manifest must fail)
+#   --append ARGS    extra kernel command line (later rdinit= wins)
+#
+# Serves every farm device from one nbdkit (unix socket, --threads 1),
+# attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
+# controllers of 256 targets, boots with TCG (KVM when a real one is
+# present), and prints the guest's timings and ff-dmcheck's verdict.
+# Exit 0 when the checker passed (and the nbd-client check, if asked).
+# Every process it starts is killed on exit, whatever happened.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$here/../build
+cache=${FF_GUEST_CACHE:-/var/cache/fusefarm/guest}
+qemu=${FF_QEMU:-qemu-system-x86_64}
+timeout=300
+nbd_n=0
+keep=0
+spec=""
+manifest=""
+append=""
+
+say() { printf 'run-initramfs: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --nbd-client) nbd_n=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --cache) cache=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --manifest) manifest=$2; shift 2 ;;
+    --append) append=$2; shift 2 ;;
+    -h|--help) usage ;;
+    -*) say "unknown option $1"; usage ;;
+    *) [ -z "$spec" ] || usage; spec=$1; shift ;;
+  esac
+done
+[ -n "$spec" ] || usage
+[ -f "$spec" ] || die "spec $spec: no such file"
+
+ff=$build/fusefarm/fusefarm
+plugin=$build/nbd-plugin/nbdkit-fusefarm-plugin.so
+check=$build/guest/ff-dmcheck
+for f in "$ff" "$plugin" "$check"; do
+  [ -e "$f" ] || die "$f not built (cmake --build $build)"
+done
+command -v "$qemu" >/dev/null ||
+  die "$qemu not found (apt-get install qemu-system-x86)"
+command -v nbdkit >/dev/null || die "nbdkit not found (apt-get install nbdkit)"
+for t in cpio gzip python3; do
+  command -v $t >/dev/null || die "$t not found (apt-get install $t)"
+done
+
+run=$(mktemp -d /tmp/ff-guest.XXXXXX)
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null || true
+  done
+  for p in "${pids[@]}"; do
+    # a process that ignores TERM gets KILL after 5 s
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  if [ "$keep" = 1 ]; then say "kept $run"; else rm -rf "$run"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(now)"; }
+
+# --- prepare -----------------------------------------------------------
+t0=$(now)
+"$ff" manifest "$spec" >"$run/manifest.json" || die "fusefarm manifest $spec failed"
+mapfile -t devices < <(python3 -c '
+import json, sys
+for d in json.load(open(sys.argv[1]))["devices"]:
+    print(d["name"])' "$run/manifest.json")
+ndisks=${#devices[@]}
+[ "$ndisks" -gt 0 ] || die "$spec has no devices"
+[ "$ndisks" -le 4096 ] || die "$ndisks devices: at most 4096 (16 controllers)"
+mapfile -t nbd_exports < <(python3 -c '
+import json, sys
+pvs = [d["name"] for d in json.load(open(sys.argv[1]))["devices"] if d["role"] == "pv"]
+print("\n".join(pvs[:int(sys.argv[2])]))' "$run/manifest.json" "$nbd_n")
+say "farm: $ndisks devices from $spec"
+
+say "preparing the base image (cache $cache)"
+base=$("$here/build-initramfs.sh" "$cache") || die "building the base image failed"
+t_base=$(since "$t0")
+
+# The per-run layer: /init, ff-dmcheck (+ any library the base lacks), the
+# manifest and the run's settings.  Appended after the base cpio.
+r=$run/layer
+mkdir -p "$r/etc/ff" "$r/usr/sbin" "$r/usr/lib/x86_64-linux-gnu"
+cp "$here/init.sh" "$r/init"
+chmod 755 "$r/init"
+cp "$check" "$r/usr/sbin/ff-dmcheck"
+ldd "$check" | awk '/=> \// { print $3 }' | while read -r lib; do
+  cp -L "$lib" "$r/usr/lib/x86_64-linux-gnu/"
+done
+cp "${manifest:-$run/manifest.json}" "$r/etc/ff/manifest.json"
+nbd_port=""
+if [ "$nbd_n" -gt 0 ]; then
+  nbd_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+fi
+cat >"$r/etc/ff/run.conf" <<EOF
+FF_DISKS=$ndisks
+FF_DISK_WAIT=$((timeout / 2))
+FF_NBD_EXPORTS="${nbd_exports[*]}"
+FF_NBD_PORT=$nbd_port
+EOF
+(cd "$r" && find . | cpio -o -H newc --quiet) | gzip -1 >"$run/layer.cpio.gz"
+cat "$base/base.cpio.gz" "$run/layer.cpio.gz" >"$run/initrd"
+t_prep=$(since "$t0")
+say "image ready in ${t_prep}s (base ${t_base}s): $(du -h "$run/initrd" | cut -f1) initrd"
+
+# --- serve ---------------------------------------------------------------
+# nbdkit and qemu each hold one socket per disk
+ulimit -n $((2 * ndisks + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+[ "$(ulimit -n)" -ge $((2 * ndisks + 64)) ] ||
+  die "ulimit -n is $(ulimit -n), $ndisks disks need $((2 * ndisks + 64))"
+sock=$run/nbd.sock
+nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" \
+  2>"$run/nbdkit.log" &
+pids+=($!)
+if [ -n "$nbd_port" ]; then
+  # loopback only: slirp maps the guest's 10.0.2.2 to the host's 127.0.0.1
+  nbdkit -f --exit-with-parent --threads 1 -i 127.0.0.1 -p "$nbd_port" \
+    "$plugin" spec="$spec" 2>"$run/nbdkit-tcp.log" &
+  pids+=($!)
+fi
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || { cat "$run/nbdkit.log" >&2; die "nbdkit did not start"; }
+
+# --- boot ----------------------------------------------------------------
+# /dev/kvm may be PVM (kvm_pvm), which a stock kernel cannot run under.
+accel=(-accel tcg,thread=multi -cpu max) accel_name=tcg why="no /dev/kvm"
+if [ -e /dev/kvm ]; then
+  if [ -d /sys/module/kvm_pvm ]; then why="/dev/kvm is PVM (kvm_pvm)"
+  elif ! grep -qwE 'vmx|svm' /proc/cpuinfo; then why="no VMX/SVM"
+  elif [ ! -w /dev/kvm ]; then why="/dev/kvm not writable"
+  else accel=(-enable-kvm -cpu host) accel_name=kvm why="real KVM"
+  fi
+fi
+say "accelerator: $accel_name ($why)"
+
+args=(-nodefaults -display none -no-reboot -m 2G -smp 2 "${accel[@]}"
+      -kernel "$base/vmlinuz" -initrd "$run/initrd"
+      -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init $append"
+      -serial "file:$run/serial.log")
+for ((c = 0; c * 256 < ndisks; c++)); do
+  args+=(-device "virtio-scsi-pci,id=scsi$c")
+done
+for ((i = 0; i < ndisks; i++)); do
+  n=${devices[$i]}
+  args+=(-blockdev "driver=nbd,server.type=unix,server.path=$sock,export=$n,node-name=d$i"
+         -device "scsi-hd,drive=d$i,bus=scsi$((i / 256)).0,channel=0,scsi-id=$((i % 256)),lun=0,serial=$n")
+done
+if [ -n "$nbd_port" ]; then
+  args+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0)
+fi
+
+tq=$(now)
+"$qemu" "${args[@]}" 2>"$run/qemu.log" &
+qpid=$!
+pids=("$qpid" "${pids[@]}") # qemu first: it holds the nbd connections
+say "qemu started (pid $qpid), $ndisks disks on $(( (ndisks + 255) / 256 )) virtio-scsi controller(s)"
+
+# Follow the serial log; show each step as the guest reports it.
+shown=0 result=""
+while :; do
+  if [ -f "$run/serial.log" ]; then
+    lines=$(grep -a -c '' "$run/serial.log" || true)
+    if [ "$lines" -gt "$shown" ]; then
+      sed -n "$((shown + 1)),${lines}p" "$run/serial.log" | tr -d '\r' |
+        grep -a -E '^FF-(MARK|PROGRESS|DISKS|DM|ERROR|RC)|Kernel panic' |
+        sed 's/^/  guest: /' >&2 || true
+      shown=$lines
+    fi
+    if grep -a -q '^FF-DONE' "$run/serial.log"; then result=done; fi
+    if grep -a -q 'Kernel panic' "$run/serial.log"; then result=panic; fi
+  fi
+  [ -n "$result" ] && break
+  if ! kill -0 "$qpid" 2>/dev/null; then result=exited; break; fi
+  if python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) > float(sys.argv[3]) else 1)" "$tq" "$(now)" "$timeout"; then
+    result=timeout; break
+  fi
+  sleep 0.5
+done
+t_run=$(since "$tq")
+# the guest powers itself off; give it a moment before the trap kills it
+for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
+t_exit=$(since "$tq")
+
+log=$run/serial.log
+case $result in
+  done) ;;
+  panic)
+    grep -a -m1 -A3 'Kernel panic' "$log" >&2
+    say "error: guest kernel panic after ${t_run}s (serial log above)"; keep=1; exit 1 ;;
+  exited)
+    tail -5 "$run/qemu.log" >&2; tail -20 "$log" >&2 2>/dev/null || true
+    say "error: qemu exited before the guest finished (qemu log and serial above)"; keep=1; exit 1 ;;
+  timeout)
+    tail -20 "$log" >&2 || true
+    say "error: timeout: the guest did not finish in ${timeout}s; killing qemu"; keep=1; exit 1 ;;
+esac
+
+# --- report --------------------------------------------------------------
+mark() { tr -d '\r' <"$log" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m { print $3; exit }'; }
+section() { tr -d '\r' <"$log" | awk -v s="$1" '$1 == "FF-END" && $2 == s { p = 0 } p { print } $1 == "FF-BEGIN" && $2 == s { p = 1 }'; }
+rc_of() { tr -d '\r' <"$log" | awk -v s="$1" '$1 == "FF-RC" && $2 == s { print $3; exit }'; }
+delta() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$2"; }
+
+m_init=$(mark init) m_mod=$(mark modules) m_disks=$(mark disks)
+m_pvscan=$(mark pvscan) m_act=$(mark activated) m_check=$(mark dmcheck)
+disks_seen=$(tr -d '\r' <"$log" | awk '$1 == "FF-DISKS" { print $2 }')
+dm_seen=$(tr -d '\r' <"$log" | awk '$1 == "FF-DM" { print $2 }')
+verdict=$(section dmcheck | tail -n 1)
+
+echo "== guest tier, initramfs boot: $ndisks disks, $accel_name"
+printf '%-28s %8s\n' "prepare image (host)" "${t_prep}s"
+m_done=$(mark done)
+printf '%-28s %8s\n' "qemu setup before kernel" "$(delta "$m_done" "$t_run")s"
+printf '%-28s %8s\n' "kernel to /init (uptime)" "${m_init}s"
+# insmod virtio_scsi/sd_mod probes the disks, so most of the SCSI scan
+# is in "modules loaded"
+printf '%-28s %8s\n' "modules loaded (+scan)" "+$(delta "$m_init" "$m_mod")s"
+printf '%-28s %8s  (%s/%s disks)\n' "all disks present" "+$(delta "$m_mod" "$m_disks")s" "$disks_seen" "$ndisks"
+printf '%-28s %8s  (rc %s)\n' "pvscan" "+$(delta "$m_disks" "$m_pvscan")s" "$(rc_of pvscan)"
+printf '%-28s %8s  (%s dm devices, rc %s)\n' "vgchange -aay" "+$(delta "$m_pvscan" "$m_act")s" "$dm_seen" "$(rc_of vgchange)"
+printf '%-28s %8s  (rc %s)\n' "ff-dmcheck" "+$(delta "$m_act" "$m_check")s" "$(rc_of dmcheck)"
+printf '%-28s %8s\n' "qemu start to FF-DONE (host)" "${t_run}s"
+printf '%-28s %8s\n' "qemu start to exit (host)" "${t_exit}s"
+echo "-- ff-dmcheck"
+section dmcheck | grep -v '^OK ' | sed 's/^/  /'
+echo "  ($(section dmcheck | grep -c '^OK ') LVs OK)"
+status=0
+[ "$(rc_of dmcheck)" = 0 ] || status=1
+[ "$disks_seen" = "$ndisks" ] || { say "error: guest saw $disks_seen of $ndisks disks"; status=1; }
+if [ -n "$nbd_port" ]; then
+  echo "-- nbd-client (kernel nbd over slirp, 10.0.2.2:$nbd_port -> 127.0.0.1:$nbd_port)"
+  for e in "${nbd_exports[@]}"; do
+    rc=$(rc_of "nbd-client-$e")
+    echo "  nbd-client $e: rc $rc"
+    [ "$rc" = 0 ] || status=1
+  done
+  section nbd-pvs | sed 's/^/  /'
+  m_nbd=$(mark nbd)
+  [ -n "$m_nbd" ] && printf '%-28s %8s\n' "  nbd attach + pvs" "+$(delta "$m_check" "$m_nbd")s"
+  # every attached export must show up in pvs with its manifest PV UUID
+  for e in "${nbd_exports[@]}"; do
+    u=$(python3 -c '
+import json, sys
+print([d for d in json.load(open(sys.argv[1]))["devices"] if d["name"] == sys.argv[2]][0]["pv_uuid"])' "$run/manifest.json" "$e")
+    section nbd-pvs | grep -q -- "$u" || { say "error: pvs over nbd does not show $e (PV $u)"; status=1; }
+  done
+fi
+echo "verdict: $verdict"
+[ "$status" = 0 ] || keep=1
+exit $status
