@@ -9,9 +9,9 @@ pkgs=(
   cmake make gcc pkg-config libconfig-dev libjansson-dev libcmocka-dev
   libfuse3-dev fuse3 libdevmapper-dev libcairo2-dev
   # integration tests: real lvm2, loop devices, signature checkers
-  lvm2 util-linux mount python3 gdisk xxd bc
+  lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin
   # the guest tier (guest/, docs/guest.md)
-  qemu-system-x86 cpio kmod busybox-static librsvg2-bin
+  qemu-system-x86 cpio kmod busybox-static
   # nbdkit plugin: build, man page, real NBD clients
   nbdkit nbdkit-plugin-dev perl libnbd-bin python3-libnbd qemu-utils
 )
