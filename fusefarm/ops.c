@@ -38,6 +38,7 @@
 #include "ff-manifest.h"
 #include "ff-profile.h"
 #include "ff-sched.h"
+#include "ff-serve.h"
 #include "ff-stats.h"
 
 #include <errno.h>
@@ -123,20 +124,16 @@ fill_attr(struct ff_daemon *d, fuse_ino_t ino, struct stat *st)
     st->st_nlink = 1;
   } else {
     uint32_t dev = (uint32_t)(ino - INO_DEV0);
-    int64_t n = ff_farm_extents(d->farm, dev, NULL, 0);
+    struct ff_range *r;
+    int64_t n = ff_farm_extents_all(d->farm, dev, &r);
     uint64_t blocks = 0;
 
     st->st_mode = S_IFREG | 0644;
     st->st_nlink = 1;
     st->st_size = (off_t)d->farm->devs[dev].size;
-    if (n > 0) {
-      struct ff_range *r = malloc((size_t)n * sizeof *r);
-
-      if (r && ff_farm_extents(d->farm, dev, r, (size_t)n) >= 0)
-        for (int64_t i = 0; i < n; i++)
-          blocks += r[i].len / 512;
-      free(r);
-    }
+    for (int64_t i = 0; i < n; i++)
+      blocks += r[i].len / 512;
+    free(r);
     st->st_blocks = (blkcnt_t)blocks;
   }
 }
@@ -753,10 +750,8 @@ op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
     fuse_reply_err(req, ENXIO);
     return;
   }
-  n = ff_farm_extents(d->farm, dev, NULL, 0);
-  if (n < 0 || (n > 0 && !(r = malloc((size_t)n * sizeof *r))) ||
-      (n > 0 && ff_farm_extents(d->farm, dev, r, (size_t)n) < 0)) {
-    free(r);
+  n = ff_farm_extents_all(d->farm, dev, &r);
+  if (n < 0) {
     fuse_reply_err(req, ENOMEM);
     return;
   }
@@ -805,8 +800,10 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
     fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
-  fuse_reply_err(req, ff_farm_zero(d->farm, dev, (uint64_t)off,
-                                   (uint64_t)length) < 0
+  /* Only ranges that can hold data need zeroing (a discard of a 1 TiB
+   * device touches a few blocks, not 2^28). */
+  fuse_reply_err(req, ff_farm_zero_sparse(d->farm, dev, (uint64_t)off,
+                                          (uint64_t)length) < 0
                         ? EIO
                         : 0);
 }

@@ -3,6 +3,7 @@
 #include "ff-error.h"
 #include "ff-farm.h"
 #include "ff-manifest.h"
+#include "ff-serve.h"
 #include "ff-spec.h"
 
 #include <errno.h>
@@ -84,19 +85,9 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
              (unsigned long long)d->size);
     goto out;
   }
-  /* Count, then fetch: the overlay may add any number of ranges. */
-  n = ff_farm_extents(farm, dev, NULL, 0);
+  n = ff_farm_extents_all(farm, dev, &ranges);
   if (n < 0)
     goto out;
-  ranges = malloc(((size_t)n + 1) * sizeof *ranges);
-  if (!ranges) {
-    ff_error("out of memory");
-    goto out;
-  }
-  if (ff_farm_extents(farm, dev, ranges, (size_t)n) != n) {
-    ff_error("%s: the extents changed while writing", d->name);
-    goto out;
-  }
   for (int64_t i = 0; i < n; i++)
     for (uint64_t o = 0; o < ranges[i].len; o += bufsz) {
       uint64_t chunk = ranges[i].len - o < bufsz ? ranges[i].len - o : bufsz;
