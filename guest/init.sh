@@ -52,6 +52,7 @@ done
 echo "FF-DISKS $(ls /sys/block | grep -c '^sd')"
 mark disks
 
+section lvm-version lvm version
 section pvscan sh -c 'lvm pvscan >/tmp/pvscan.out 2>&1; rc=$?; tail -n 1 /tmp/pvscan.out; exit $rc'
 mark pvscan
 section vgchange sh -c 'lvm vgchange -aay >/tmp/vgchange.out 2>&1; rc=$?; grep -c "now active" /tmp/vgchange.out; grep -v "now active" /tmp/vgchange.out | head -20; exit $rc'

@@ -13,6 +13,11 @@
 #   --manifest FILE  give the guest's checker FILE instead of the spec's
 #                    manifest (tests: a wrong manifest must fail)
 #   --append ARGS    extra kernel command line (later rdinit= wins)
+#   --disks N        attach only the farm's first N devices; VGs with a PV
+#                    beyond them are left out of the check (farm-subset.py)
+#   --profile FILE   I/O profile for the plugin (latency, contention)
+#   --lvm-conf FILE  the guest's /etc/lvm/lvm.conf
+#   --json FILE      also write the timings and verdict there as JSON
 #
 # Serves every farm device from one nbdkit (unix socket, --threads 1),
 # attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
@@ -31,10 +36,14 @@ keep=0
 spec=""
 manifest=""
 append=""
+disks=0
+profile=""
+lvmconf=""
+json=""
 
 say() { printf 'run-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -45,6 +54,10 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --manifest) manifest=$2; shift 2 ;;
     --append) append=$2; shift 2 ;;
+    --disks) disks=$2; shift 2 ;;
+    --profile) profile=$2; shift 2 ;;
+    --lvm-conf) lvmconf=$2; shift 2 ;;
+    --json) json=$2; shift 2 ;;
     -h|--help) usage ;;
     -*) say "unknown option $1"; usage ;;
     *) [ -z "$spec" ] || usage; spec=$1; shift ;;
@@ -52,6 +65,9 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$spec" ] || usage
 [ -f "$spec" ] || die "spec $spec: no such file"
+[[ $disks =~ ^[0-9]+$ ]] || die "--disks $disks: expected a number"
+[ -z "$profile" ] || [ -f "$profile" ] || die "profile $profile: no such file"
+[ -z "$lvmconf" ] || [ -f "$lvmconf" ] || die "lvm.conf $lvmconf: no such file"
 
 ff=$build/fusefarm/fusefarm
 plugin=$build/nbd-plugin/nbdkit-fusefarm-plugin.so
@@ -89,11 +105,9 @@ since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)
-"$ff" manifest "$spec" >"$run/manifest.json" || die "fusefarm manifest $spec failed"
-mapfile -t devices < <(python3 -c '
-import json, sys
-for d in json.load(open(sys.argv[1]))["devices"]:
-    print(d["name"])' "$run/manifest.json")
+"$ff" manifest "$spec" >"$run/manifest-full.json" || die "fusefarm manifest $spec failed"
+mapfile -t devices < <("$here/farm-subset.py" "$run/manifest-full.json" "$disks" "$run/manifest.json") ||
+  die "--disks $disks failed"
 ndisks=${#devices[@]}
 [ "$ndisks" -gt 0 ] || die "$spec has no devices"
 [ "$ndisks" -le 4096 ] || die "$ndisks devices: at most 4096 (16 controllers)"
@@ -101,7 +115,7 @@ mapfile -t nbd_exports < <(python3 -c '
 import json, sys
 pvs = [d["name"] for d in json.load(open(sys.argv[1]))["devices"] if d["role"] == "pv"]
 print("\n".join(pvs[:int(sys.argv[2])]))' "$run/manifest.json" "$nbd_n")
-say "farm: $ndisks devices from $spec"
+say "farm: $ndisks devices from $spec${profile:+, profile $profile}"
 
 say "preparing the base image (cache $cache)"
 base=$("$here/build-initramfs.sh" "$cache") || die "building the base image failed"
@@ -118,6 +132,10 @@ ldd "$check" | awk '/=> \// { print $3 }' | while read -r lib; do
   cp -L "$lib" "$r/usr/lib/x86_64-linux-gnu/"
 done
 cp "${manifest:-$run/manifest.json}" "$r/etc/ff/manifest.json"
+if [ -n "$lvmconf" ]; then
+  mkdir -p "$r/etc/lvm"
+  cp "$lvmconf" "$r/etc/lvm/lvm.conf"
+fi
 nbd_port=""
 if [ "$nbd_n" -gt 0 ]; then
   nbd_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -139,13 +157,15 @@ ulimit -n $((2 * ndisks + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -ge $((2 * ndisks + 64)) ] ||
   die "ulimit -n is $(ulimit -n), $ndisks disks need $((2 * ndisks + 64))"
 sock=$run/nbd.sock
-nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" \
+popt=()
+[ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
+nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
   2>"$run/nbdkit.log" &
 pids+=($!)
 if [ -n "$nbd_port" ]; then
   # loopback only: slirp maps the guest's 10.0.2.2 to the host's 127.0.0.1
   nbdkit -f --exit-with-parent --threads 1 -i 127.0.0.1 -p "$nbd_port" \
-    "$plugin" spec="$spec" 2>"$run/nbdkit-tcp.log" &
+    "$plugin" spec="$spec" "${popt[@]}" 2>"$run/nbdkit-tcp.log" &
   pids+=($!)
 fi
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -275,6 +295,32 @@ print([d for d in json.load(open(sys.argv[1]))["devices"] if d["name"] == sys.ar
     section nbd-pvs | grep -q -- "$u" || { say "error: pvs over nbd does not show $e (PV $u)"; status=1; }
   done
 fi
+lvm_version=$(section lvm-version | awk '/LVM version/ { print $3; exit }')
+echo "guest lvm2: ${lvm_version:-unknown}"
 echo "verdict: $verdict"
 [ "$status" = 0 ] || keep=1
+if [ -n "$json" ]; then
+  J_SPEC=$spec J_DISKS=$ndisks J_ACCEL=$accel_name J_LVM=$lvm_version \
+  J_PREP=$t_prep J_RUN=$t_run J_EXIT=$t_exit J_INIT=$m_init J_MOD=$m_mod \
+  J_DISKSAT=$m_disks J_PVSCAN=$m_pvscan J_ACT=$m_act J_CHECK=$m_check \
+  J_SEEN=$disks_seen J_DM=$dm_seen J_RC=$(rc_of dmcheck) J_VERDICT=$verdict \
+  J_NBD="${nbd_exports[*]}" J_STATUS=$status python3 -c '
+import json, os, sys
+e = os.environ
+def f(k):
+    try: return float(e.get(k, ""))
+    except ValueError: return None
+d = {"boot": "initramfs", "spec": e["J_SPEC"], "disks": int(e["J_DISKS"]),
+     "accelerator": e["J_ACCEL"], "lvm_version": e["J_LVM"],
+     "prepare_s": f("J_PREP"), "qemu_to_done_s": f("J_RUN"),
+     "qemu_to_exit_s": f("J_EXIT"),
+     "guest_uptime_s": {"init": f("J_INIT"), "modules": f("J_MOD"),
+         "disks": f("J_DISKSAT"), "pvscan": f("J_PVSCAN"),
+         "activated": f("J_ACT"), "dmcheck": f("J_CHECK")},
+     "disks_seen": f("J_SEEN"), "dm_devices": f("J_DM"),
+     "dmcheck_rc": f("J_RC"), "verdict": e["J_VERDICT"],
+     "nbd_exports": e["J_NBD"].split(), "status": int(e["J_STATUS"])}
+json.dump(d, open(sys.argv[1], "w"), indent=2)
+print(file=open(sys.argv[1], "a"))' "$json" || say "error: writing $json failed"
+fi
 exit $status
