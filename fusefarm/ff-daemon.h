@@ -46,5 +46,6 @@ int ff_cmd_mount(int argc, char **argv);
 int ff_cmd_profile(int argc, char **argv);
 int ff_cmd_stats(int argc, char **argv);
 int ff_cmd_run(int argc, char **argv);
+int ff_cmd_vm(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+
 struct command {
   const char *name;
   int (*run)(int argc, char **argv);
@@ -26,6 +27,7 @@ static const struct command commands[] = {
   {"stats", ff_cmd_stats, "print a mounted farm's I/O statistics"},
   {"run", ff_cmd_run, "run a scenario: time lvm workloads over a matrix"},
   {"report", ff_cmd_report, "render a saved run (table, CSV, SVG)"},
+  {"vm", ff_cmd_vm, "boot a guest over the farm: real dm and nbd activation"},
 };
 
 static void

@@ -12,7 +12,8 @@
 #   --keep           keep the run directory (serial log, initrd, manifest)
 #   --manifest FILE  give the guest's checker FILE instead of the spec's
 #                    manifest (tests: a wrong manifest must fail)
-#   --append ARGS    extra kernel command line (later rdinit= wins)
+#   --append ARGS    extra kernel command line (later rdinit= wins; also
+#                    $FF_APPEND)
 #   --disks N        attach only the farm's first N devices; VGs with a PV
 #                    beyond them are left out of the check (farm-subset.py)
 #   --profile FILE   I/O profile for the plugin (latency, contention)
@@ -35,7 +36,7 @@ nbd_n=0
 keep=0
 spec=""
 manifest=""
-append=""
+append=${FF_APPEND:-}
 disks=0
 profile=""
 lvmconf=""
@@ -43,7 +44,7 @@ json=""
 
 say() { printf 'run-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -246,9 +247,9 @@ case $result in
 esac
 
 # --- report --------------------------------------------------------------
-mark() { tr -d '\r' <"$log" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m { print $3; exit }'; }
+mark() { tr -d '\r' <"$log" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m && !n++ { print $3 }'; }
 section() { tr -d '\r' <"$log" | awk -v s="$1" '$1 == "FF-END" && $2 == s { p = 0 } p { print } $1 == "FF-BEGIN" && $2 == s { p = 1 }'; }
-rc_of() { tr -d '\r' <"$log" | awk -v s="$1" '$1 == "FF-RC" && $2 == s { print $3; exit }'; }
+rc_of() { tr -d '\r' <"$log" | awk -v s="$1" '$1 == "FF-RC" && $2 == s && !n++ { print $3 }'; }
 delta() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$2"; }
 
 m_init=$(mark init) m_mod=$(mark modules) m_disks=$(mark disks)
@@ -295,7 +296,7 @@ print([d for d in json.load(open(sys.argv[1]))["devices"] if d["name"] == sys.ar
     section nbd-pvs | grep -q -- "$u" || { say "error: pvs over nbd does not show $e (PV $u)"; status=1; }
   done
 fi
-lvm_version=$(section lvm-version | awk '/LVM version/ { print $3; exit }')
+lvm_version=$(section lvm-version | awk '/LVM version/ && !n++ { print $3 }')
 echo "guest lvm2: ${lvm_version:-unknown}"
 echo "verdict: $verdict"
 [ "$status" = 0 ] || keep=1

@@ -11,7 +11,7 @@ pkgs=(
   # integration tests: real lvm2, loop devices, signature checkers
   lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin
   # the guest tier (guest/, docs/guest.md)
-  qemu-system-x86 cpio kmod busybox-static
+  qemu-system-x86 cpio kmod busybox-static mmdebstrap e2fsprogs
   # nbdkit plugin: build, man page, real NBD clients
   nbdkit nbdkit-plugin-dev perl libnbd-bin python3-libnbd qemu-utils
 )
