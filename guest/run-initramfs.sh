@@ -83,26 +83,8 @@ for t in cpio gzip python3; do
   command -v $t >/dev/null || die "$t not found (apt-get install $t)"
 done
 
-run=$(mktemp -d /tmp/ff-guest.XXXXXX)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${pids[@]}"; do
-    # a process that ignores TERM gets KILL after 5 s
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  if [ "$keep" = 1 ]; then say "kept $run"; else rm -rf "$run"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-now() { date +%s.%N; }
-since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(now)"; }
+. "$here/lib.sh"
+guest_run_dir /tmp/ff-guest.XXXXXX
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)
@@ -154,48 +136,23 @@ say "image ready in ${t_prep}s (base ${t_base}s): $(du -h "$run/initrd" | cut -f
 
 # --- serve ---------------------------------------------------------------
 # nbdkit and qemu each hold one socket per disk
-ulimit -n $((2 * ndisks + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-[ "$(ulimit -n)" -ge $((2 * ndisks + 64)) ] ||
-  die "ulimit -n is $(ulimit -n), $ndisks disks need $((2 * ndisks + 64))"
-sock=$run/nbd.sock
-popt=()
-[ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
-nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
-  2>"$run/nbdkit.log" &
-pids+=($!)
+guest_serve
 if [ -n "$nbd_port" ]; then
   # loopback only: slirp maps the guest's 10.0.2.2 to the host's 127.0.0.1
   nbdkit -f --exit-with-parent --threads 1 -i 127.0.0.1 -p "$nbd_port" \
     "$plugin" spec="$spec" "${popt[@]}" 2>"$run/nbdkit-tcp.log" &
   pids+=($!)
 fi
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || { cat "$run/nbdkit.log" >&2; die "nbdkit did not start"; }
+guest_wait_socket
 
 # --- boot ----------------------------------------------------------------
-# /dev/kvm may be PVM (kvm_pvm), which a stock kernel cannot run under.
-accel=(-accel tcg,thread=multi -cpu max) accel_name=tcg why="no /dev/kvm"
-if [ -e /dev/kvm ]; then
-  if [ -d /sys/module/kvm_pvm ]; then why="/dev/kvm is PVM (kvm_pvm)"
-  elif ! grep -qwE 'vmx|svm' /proc/cpuinfo; then why="no VMX/SVM"
-  elif [ ! -w /dev/kvm ]; then why="/dev/kvm not writable"
-  else accel=(-enable-kvm -cpu host) accel_name=kvm why="real KVM"
-  fi
-fi
-say "accelerator: $accel_name ($why)"
+guest_accel
 
 args=(-nodefaults -display none -no-reboot -m 2G -smp 2 "${accel[@]}"
       -kernel "$base/vmlinuz" -initrd "$run/initrd"
       -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init $append"
       -serial "file:$run/serial.log")
-for ((c = 0; c * 256 < ndisks; c++)); do
-  args+=(-device "virtio-scsi-pci,id=scsi$c")
-done
-for ((i = 0; i < ndisks; i++)); do
-  n=${devices[$i]}
-  args+=(-blockdev "driver=nbd,server.type=unix,server.path=$sock,export=$n,node-name=d$i"
-         -device "scsi-hd,drive=d$i,bus=scsi$((i / 256)).0,channel=0,scsi-id=$((i % 256)),lun=0,serial=$n")
-done
+guest_disk_args
 if [ -n "$nbd_port" ]; then
   args+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0)
 fi

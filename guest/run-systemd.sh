@@ -79,25 +79,8 @@ for t in debugfs python3 base64; do
   command -v $t >/dev/null || die "$t not found (apt-get install e2fsprogs python3 coreutils)"
 done
 
-run=$(mktemp -d /var/tmp/ff-systemd.XXXXXX)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  if [ "$keep" = 1 ]; then say "kept $run"; else rm -rf "$run"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-now() { date +%s.%N; }
-since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(now)"; }
+. "$here/lib.sh"
+guest_run_dir /var/tmp/ff-systemd.XXXXXX
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)
@@ -143,42 +126,18 @@ t_prep=$(since "$t0")
 say "image ready in ${t_prep}s (base ${t_base}s)"
 
 # --- serve ---------------------------------------------------------------
-ulimit -n $((2 * ndisks + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-[ "$(ulimit -n)" -ge $((2 * ndisks + 64)) ] ||
-  die "ulimit -n is $(ulimit -n), $ndisks disks need $((2 * ndisks + 64))"
-sock=$run/nbd.sock
-popt=()
-[ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
-nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
-  2>"$run/nbdkit.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || { cat "$run/nbdkit.log" >&2; die "nbdkit did not start"; }
+guest_serve
+guest_wait_socket
 
 # --- boot ----------------------------------------------------------------
-accel=(-accel tcg,thread=multi -cpu max) accel_name=tcg why="no /dev/kvm"
-if [ -e /dev/kvm ]; then
-  if [ -d /sys/module/kvm_pvm ]; then why="/dev/kvm is PVM (kvm_pvm)"
-  elif ! grep -qwE 'vmx|svm' /proc/cpuinfo; then why="no VMX/SVM"
-  elif [ ! -w /dev/kvm ]; then why="/dev/kvm not writable"
-  else accel=(-enable-kvm -cpu host) accel_name=kvm why="real KVM"
-  fi
-fi
-say "accelerator: $accel_name ($why)"
+guest_accel
 
 args=(-nodefaults -display none -no-reboot -m 2G -smp 2 "${accel[@]}"
       -kernel "$img/vmlinuz" -initrd "$img/initrd.img"
       -append "root=/dev/vda rw console=ttyS0 panic=-1 quiet loglevel=3 systemd.show_status=0 ${FF_APPEND:-}"
       -drive "file=$run/root.img,if=virtio,format=raw,snapshot=on"
       -serial "file:$run/console.log" -serial "file:$run/report.log")
-for ((c = 0; c * 256 < ndisks; c++)); do
-  args+=(-device "virtio-scsi-pci,id=scsi$c")
-done
-for ((i = 0; i < ndisks; i++)); do
-  n=${devices[$i]}
-  args+=(-blockdev "driver=nbd,server.type=unix,server.path=$sock,export=$n,node-name=d$i"
-         -device "scsi-hd,drive=d$i,bus=scsi$((i / 256)).0,channel=0,scsi-id=$((i % 256)),lun=0,serial=$n")
-done
+guest_disk_args
 
 tq=$(now)
 "$qemu" "${args[@]}" 2>"$run/qemu.log" &

@@ -1,0 +1,80 @@
+# shellcheck shell=bash
+#
+# guest/lib.sh: what run-initramfs.sh and run-systemd.sh share.  Source it
+# after defining say() and die() and the variables each function names.
+
+# guest_run_dir TEMPLATE: make the run directory ($run) and install the
+# cleanup that stops every process in $pids (TERM, KILL after 5 s) and
+# removes $run unless $keep is 1.
+guest_run_dir() {
+  run=$(mktemp -d "$1")
+  pids=()
+  trap guest_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+guest_cleanup() {
+  local p
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null || true
+  done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  if [ "$keep" = 1 ]; then say "kept $run"; else rm -rf "$run"; fi
+}
+
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(now)"; }
+
+# guest_serve: raise the fd limit for $ndisks disks (nbdkit and qemu each
+# hold one socket per disk), start nbdkit with $plugin spec=$spec (and
+# $profile) on $run/nbd.sock, wait for the socket.  Sets sock, popt.
+guest_serve() {
+  ulimit -n $((2 * ndisks + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+  [ "$(ulimit -n)" -ge $((2 * ndisks + 64)) ] ||
+    die "ulimit -n is $(ulimit -n), $ndisks disks need $((2 * ndisks + 64))"
+  sock=$run/nbd.sock
+  popt=()
+  [ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
+  nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
+    2>"$run/nbdkit.log" &
+  pids+=($!)
+}
+
+guest_wait_socket() {
+  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+  [ -S "$sock" ] || { cat "$run/nbdkit.log" >&2; die "nbdkit did not start"; }
+}
+
+# guest_accel: KVM when a real one is there, TCG otherwise (/dev/kvm may
+# be PVM, which a stock kernel cannot run under).  Sets accel (qemu
+# arguments), accel_name and why, and says which.
+guest_accel() {
+  accel=(-accel tcg,thread=multi -cpu max) accel_name=tcg why="no /dev/kvm"
+  if [ -e /dev/kvm ]; then
+    if [ -d /sys/module/kvm_pvm ]; then why="/dev/kvm is PVM (kvm_pvm)"
+    elif ! grep -qwE 'vmx|svm' /proc/cpuinfo; then why="no VMX/SVM"
+    elif [ ! -w /dev/kvm ]; then why="/dev/kvm not writable"
+    else accel=(-enable-kvm -cpu host) accel_name=kvm why="real KVM"
+    fi
+  fi
+  say "accelerator: $accel_name ($why)"
+}
+
+# guest_disk_args: append to args one virtio-scsi controller per 256
+# disks and one NBD-backed scsi-hd per device in $devices (serial = its
+# farm name), all served over $sock.
+guest_disk_args() {
+  local c i n
+  for ((c = 0; c * 256 < ndisks; c++)); do
+    args+=(-device "virtio-scsi-pci,id=scsi$c")
+  done
+  for ((i = 0; i < ndisks; i++)); do
+    n=${devices[$i]}
+    args+=(-blockdev "driver=nbd,server.type=unix,server.path=$sock,export=$n,node-name=d$i"
+           -device "scsi-hd,drive=d$i,bus=scsi$((i / 256)).0,channel=0,scsi-id=$((i % 256)),lun=0,serial=$n")
+  done
+}
