@@ -68,7 +68,8 @@ main(int argc, char **argv)
 
       cb->aio_fildes = (uint32_t)fd;
       cb->aio_lio_opcode = IOCB_CMD_PREAD;
-      cb->aio_buf = (uint64_t)(uintptr_t)(buf + 4096 * k); /* contents unused */
+      cb->aio_buf =
+        (uint64_t)(uintptr_t)(buf + 4096 * k); /* contents unused */
       cb->aio_nbytes = 4096;
       cb->aio_offset = 4096 * k;
       ptrs[f * per + k] = cb;

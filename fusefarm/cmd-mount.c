@@ -134,8 +134,7 @@ ff_cmd_mount(int argc, char **argv)
       break;
     case 'R':
       if (parse_uint(optarg, 1, 64, &reply_threads) < 0) {
-        fprintf(stderr,
-                "fusefarm mount: --reply-threads %s: expected 1..64\n",
+        fprintf(stderr, "fusefarm mount: --reply-threads %s: expected 1..64\n",
                 optarg);
         return 2;
       }
@@ -179,8 +178,8 @@ ff_cmd_mount(int argc, char **argv)
   d.farm = ff_cli_load_farm_scaled("mount", spec, devices);
   if (!d.farm)
     return 2;
-  prof = profile ? ff_profile_load_file(profile, d.farm)
-                 : ff_profile_ideal(d.farm);
+  prof =
+    profile ? ff_profile_load_file(profile, d.farm) : ff_profile_ideal(d.farm);
   if (!prof) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     rc = 2;
@@ -205,14 +204,14 @@ ff_cmd_mount(int argc, char **argv)
   for (uint32_t i = 0; i < d.farm->ndevs; i++)
     names[i] = d.farm->devs[i].name;
   d.names = (const char *const *)names;
-  d.spec = !spec                ? strdup("<built-in>")
+  d.spec = !spec                 ? strdup("<built-in>")
            : ff_is_builtin(spec) ? strdup(spec)
                                  : realpath(spec, NULL);
   d.mountpoint = realmnt;
   d.fuse_threads = threads;
   if (profile)
-    d.profile = ff_is_builtin(profile) ? strdup(profile)
-                                       : realpath(profile, NULL);
+    d.profile =
+      ff_is_builtin(profile) ? strdup(profile) : realpath(profile, NULL);
   pthread_mutex_init(&d.ctl_lock, NULL);
 
   if (fuse_opt_add_arg(&args, "fusefarm") < 0 ||
@@ -236,8 +235,7 @@ ff_cmd_mount(int argc, char **argv)
     goto out_session;
   }
   if (fuse_session_mount(d.se, realmnt) < 0) {
-    fprintf(stderr, "fusefarm mount: cannot mount %s (see above)\n",
-            realmnt);
+    fprintf(stderr, "fusefarm mount: cannot mount %s (see above)\n", realmnt);
     goto out_signals;
   }
   if (!foreground && logfile) {
@@ -275,9 +273,8 @@ out_unmount:
    * harmlessly), then save. */
   ff_sched_stop(d.sched);
   d.sched = NULL;
-  if (d.save_overlay &&
-      ff_overlay_save(d.farm->overlay, d.save_overlay, d.farm->fingerprint) <
-        0) {
+  if (d.save_overlay && ff_overlay_save(d.farm->overlay, d.save_overlay,
+                                        d.farm->fingerprint) < 0) {
     fprintf(stderr, "fusefarm: %s\n", ff_errmsg());
     rc = 1;
   }
@@ -326,8 +323,9 @@ ff_cmd_profile(int argc, char **argv)
   if (argc == 2) {
     fd = open(ctl, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      fprintf(stderr, "fusefarm profile: %s is not a fusefarm mount (%s: "
-                      "%m)\n",
+      fprintf(stderr,
+              "fusefarm profile: %s is not a fusefarm mount (%s: "
+              "%m)\n",
               argv[1], ctl);
       return 1;
     }

@@ -22,16 +22,16 @@ struct ff_daemon {
   struct ff_stats *stats;
   struct ff_sched *sched;
   struct fuse_session *se;
-  const char *const *names;  /* names[i] = farm->devs[i].name */
-  char *spec;                /* path or "<built-in>" */
-  char *mountpoint;          /* absolute */
-  char *save_overlay;        /* save the overlay here at exit, or NULL */
-  unsigned fuse_threads;     /* max FUSE worker threads */
-  uint64_t mounted_ns;       /* CLOCK_MONOTONIC at mount */
-  int64_t mounted_at;        /* wall clock, seconds */
+  const char *const *names; /* names[i] = farm->devs[i].name */
+  char *spec;               /* path or "<built-in>" */
+  char *mountpoint;         /* absolute */
+  char *save_overlay;       /* save the overlay here at exit, or NULL */
+  unsigned fuse_threads;    /* max FUSE worker threads */
+  uint64_t mounted_ns;      /* CLOCK_MONOTONIC at mount */
+  int64_t mounted_at;       /* wall clock, seconds */
 
-  pthread_mutex_t ctl_lock;  /* guards profile, last_error */
-  char *profile;             /* path of the current profile, or NULL */
+  pthread_mutex_t ctl_lock; /* guards profile, last_error */
+  char *profile;            /* path of the current profile, or NULL */
   char last_error[1024];
 };
 

@@ -16,7 +16,7 @@ struct ff_sched {
   size_t n, alloc;
   int stopping;
 
-  pthread_mutex_t run_lock;    /* guards run_head/tail, run_stop */
+  pthread_mutex_t run_lock; /* guards run_head/tail, run_stop */
   pthread_cond_t run_cond;
   struct ff_sched_item *run_head, *run_tail;
   int run_stop;

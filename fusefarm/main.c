@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 struct command {
   const char *name;
   int (*run)(int argc, char **argv);

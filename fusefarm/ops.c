@@ -52,8 +52,8 @@
 #include <unistd.h>
 
 #define INO_CTLDIR 2
-#define INO_CTL0 3
-#define INO_DEV0 1000
+#define INO_CTL0   3
+#define INO_DEV0   1000
 
 enum ctl {
   CTL_DEVICES,
@@ -72,10 +72,14 @@ static const struct {
   const char *name;
   int writable;
 } ctl_files[CTL_COUNT] = {
-  [CTL_DEVICES] = {"devices", 0},       [CTL_MANIFEST] = {"manifest.json", 0},
-  [CTL_STATS_JSON] = {"stats.json", 0}, [CTL_STATS] = {"stats", 0},
-  [CTL_INFO] = {"info.json", 0},        [CTL_PROFILE] = {"profile", 1},
-  [CTL_CONTROL] = {"control", 1},       [CTL_LAST_ERROR] = {"last-error", 0},
+  [CTL_DEVICES] = {"devices", 0},
+  [CTL_MANIFEST] = {"manifest.json", 0},
+  [CTL_STATS_JSON] = {"stats.json", 0},
+  [CTL_STATS] = {"stats", 0},
+  [CTL_INFO] = {"info.json", 0},
+  [CTL_PROFILE] = {"profile", 1},
+  [CTL_CONTROL] = {"control", 1},
+  [CTL_LAST_ERROR] = {"last-error", 0},
   [CTL_PROFILE_JSON] = {"profile.json", 0},
 };
 
@@ -381,23 +385,20 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
     for (uint32_t i = 0; i < d->farm->ndevs && devs; i++)
       json_array_append_new(
         devs,
-        json_pack("{s:s, s:b, s:b, s:I, s:I, s:I}", "name",
-                  d->farm->devs[i].name, "present",
-                  ff_iomodel_present(d->io, i, now), "direct_io",
-                  ff_iomodel_direct_io(d->io, i), "read_p50_ns",
-                  (json_int_t)ff_iomodel_latency_quantile(d->io, i,
-                                                          FF_OP_READ, 0.5),
-                  "read_p99_ns",
-                  (json_int_t)ff_iomodel_latency_quantile(d->io, i,
-                                                          FF_OP_READ, 0.99),
-                  "write_p50_ns",
-                  (json_int_t)ff_iomodel_latency_quantile(d->io, i,
-                                                          FF_OP_WRITE, 0.5)));
+        json_pack(
+          "{s:s, s:b, s:b, s:I, s:I, s:I}", "name", d->farm->devs[i].name,
+          "present", ff_iomodel_present(d->io, i, now), "direct_io",
+          ff_iomodel_direct_io(d->io, i), "read_p50_ns",
+          (json_int_t)ff_iomodel_latency_quantile(d->io, i, FF_OP_READ, 0.5),
+          "read_p99_ns",
+          (json_int_t)ff_iomodel_latency_quantile(d->io, i, FF_OP_READ, 0.99),
+          "write_p50_ns",
+          (json_int_t)ff_iomodel_latency_quantile(d->io, i, FF_OP_WRITE,
+                                                  0.5)));
     return json_text(json_pack("{s:s, s:s, s:b, s:o}", "format",
                                "fusefarm-profile", "name",
                                ff_iomodel_profile_name(d->io), "rotational",
-                               ff_iomodel_rotational(d->io), "devices",
-                               devs));
+                               ff_iomodel_rotational(d->io), "devices", devs));
   }
   case CTL_LAST_ERROR:
     pthread_mutex_lock(&d->ctl_lock);
@@ -458,8 +459,8 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_open(req, fi);
     return;
   }
-  fuse_reply_err(req, ino == FUSE_ROOT_ID || ino == INO_CTLDIR ? EISDIR
-                                                               : ENOENT);
+  fuse_reply_err(req,
+                 ino == FUSE_ROOT_ID || ino == INO_CTLDIR ? EISDIR : ENOENT);
 }
 
 static void
@@ -535,7 +536,8 @@ ctl_write(fuse_req_t req, struct ff_daemon *d, struct ctl_file *cf,
   free(cmd);
 }
 
-/* ---- device I/O ---------------------------------------------------------- */
+/* ---- device I/O ----------------------------------------------------------
+ */
 
 struct pending {
   struct ff_sched_item item; /* first: the scheduler hands us this */
@@ -590,9 +592,8 @@ finish_item(struct ff_sched_item *it)
 /* Answer now, or hand the request to the scheduler for dec->done_ns.
  * error overrides the model's (a failure of our own). */
 static void
-schedule(fuse_req_t req, uint32_t dev, enum ff_op op, uint64_t off,
-         size_t len, uint64_t now, const struct ff_io_decision *dec,
-         int error)
+schedule(fuse_req_t req, uint32_t dev, enum ff_op op, uint64_t off, size_t len,
+         uint64_t now, const struct ff_io_decision *dec, int error)
 {
   struct ff_daemon *d = daemon_of(req);
   struct pending *p, local;
@@ -775,8 +776,8 @@ op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 }
 
 static void
-op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
-             off_t length, struct fuse_file_info *fi)
+op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
+             struct fuse_file_info *fi)
 {
   struct ff_daemon *d = daemon_of(req);
   uint32_t dev;
@@ -802,10 +803,10 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
   }
   /* Only ranges that can hold data need zeroing (a discard of a 1 TiB
    * device touches a few blocks, not 2^28). */
-  fuse_reply_err(req, ff_farm_zero_sparse(d->farm, dev, (uint64_t)off,
-                                          (uint64_t)length) < 0
-                        ? EIO
-                        : 0);
+  fuse_reply_err(
+    req, ff_farm_zero_sparse(d->farm, dev, (uint64_t)off, (uint64_t)length) < 0
+           ? EIO
+           : 0);
 }
 
 static void

@@ -67,11 +67,11 @@ on_signal(int sig)
 /* What the runner knows of the mounted farm. */
 struct farmview {
   uint32_t ndevs;
-  char **names;    /* [ndevs] */
-  char **loops;    /* [ndevs] loop device, NULL when not attached */
-  char **vg;       /* [ndevs] VG of a PV, NULL otherwise */
+  char **names; /* [ndevs] */
+  char **loops; /* [ndevs] loop device, NULL when not attached */
+  char **vg;    /* [ndevs] VG of a PV, NULL otherwise */
   uint32_t nvgs, nlvs;
-  char *first_lv;  /* "VG/LV" or NULL */
+  char *first_lv; /* "VG/LV" or NULL */
 };
 
 struct run {
@@ -83,7 +83,7 @@ struct run {
   int tty, quiet;
   int mounted;
   pid_t daemon_pid;
-  uint64_t devices;  /* current scale, 0: as the spec says */
+  uint64_t devices; /* current scale, 0: as the spec says */
   struct farmview fv;
   pid_t aio_pid;
   char lvm_version[128];
@@ -111,8 +111,8 @@ now_s(void)
   return (double)ff_now_ns() / 1e9;
 }
 
-static void
-say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct run *r, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
 
 static void
 say(struct run *r, const char *fmt, ...)
@@ -131,8 +131,7 @@ say(struct run *r, const char *fmt, ...)
 
 /* A progress line that rewrites itself on a terminal, and is not printed
  * at all otherwise (the plain `say` lines mark the steps). */
-static void
-progress(struct run *r, const char *fmt, ...)
+static void progress(struct run *r, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));
 
 static void
@@ -306,7 +305,8 @@ empty_dir(const char *path)
   closedir(d);
 }
 
-/* ---- the farm ------------------------------------------------------------ */
+/* ---- the farm ------------------------------------------------------------
+ */
 
 static void
 farmview_free(struct farmview *fv)
@@ -348,7 +348,8 @@ read_farmview(struct run *r)
     json_decref(m);
     return ff_error("out of memory");
   }
-  json_array_foreach(devs, i, d) {
+  json_array_foreach(devs, i, d)
+  {
     json_t *vg = json_object_get(d, "vg");
 
     r->fv.names[i] = strdup(json_string_value(json_object_get(d, "name")));
@@ -357,7 +358,8 @@ read_farmview(struct run *r)
       r->fv.vg[i] = strdup(json_string_value(vg));
   }
   r->fv.nvgs = (uint32_t)json_array_size(vgs);
-  json_array_foreach(vgs, i, d) {
+  json_array_foreach(vgs, i, d)
+  {
     json_t *lvs = json_object_get(d, "lvs");
 
     r->fv.nlvs += (uint32_t)json_array_size(lvs);
@@ -365,8 +367,8 @@ read_farmview(struct run *r)
         !strcmp(json_string_value(json_object_get(d, "damage")), "none") &&
         asprintf(&r->fv.first_lv, "%s/%s",
                  json_string_value(json_object_get(d, "name")),
-                 json_string_value(json_object_get(json_array_get(lvs, 0),
-                                                   "name"))) < 0)
+                 json_string_value(
+                   json_object_get(json_array_get(lvs, 0), "name"))) < 0)
       r->fv.first_lv = NULL;
   }
   json_decref(m);
@@ -393,8 +395,8 @@ read_farmview(struct run *r)
 static void
 unmount_farm(struct run *r)
 {
-  const char *detach[] = {r->self, "detach", r->mnt, "--state", r->state, "--quiet",
-                    NULL};
+  const char *detach[] = {r->self,  "detach",  r->mnt, "--state",
+                          r->state, "--quiet", NULL};
 
   if (!r->mounted)
     return;
@@ -451,8 +453,8 @@ mount_farm(struct run *r, uint64_t devices)
   json_decref(info);
 
   {
-    const char *attach[] = {r->self, "attach", r->mnt, "--state", r->state,
-                      "--quiet", NULL};
+    const char *attach[] = {r->self,  "attach",  r->mnt, "--state",
+                            r->state, "--quiet", NULL};
 
     pathf(err, sizeof err, "%s/attach.err", r->scratch);
     rc = run_wait(r, attach, NULL, err, 0);
@@ -464,8 +466,8 @@ mount_farm(struct run *r, uint64_t devices)
   r->devices = devices;
   if (read_farmview(r) < 0)
     return -1;
-  say(r, "farm: %u devices, %u VGs, %u LVs attached", r->fv.ndevs,
-      r->fv.nvgs, r->fv.nlvs);
+  say(r, "farm: %u devices, %u VGs, %u LVs attached", r->fv.ndevs, r->fv.nvgs,
+      r->fv.nlvs);
   return 0;
 }
 
@@ -521,7 +523,8 @@ farm_reads(struct run *r, json_int_t *reads, json_int_t *bytes)
   json_decref(st);
 }
 
-/* ---- aio contention -------------------------------------------------------- */
+/* ---- aio contention --------------------------------------------------------
+ */
 
 static long
 read_long(const char *path)
@@ -615,8 +618,9 @@ aio_start(struct run *r, unsigned inflight)
   }
   r->aio_pid = pid;
   usleep(200000); /* let it reserve before lvm starts */
-  say(r, "aio companion %d: reserving %ld of %ld free aio events "
-         "(aio-nr now %ld of %ld), %u reads in flight",
+  say(r,
+      "aio companion %d: reserving %ld of %ld free aio events "
+      "(aio-nr now %ld of %ld), %u reads in flight",
       (int)pid, want, max - used, read_long("/proc/sys/fs/aio-nr"), max,
       inflight);
   return 0;
@@ -632,12 +636,13 @@ aio_stop(struct run *r)
   r->aio_pid = 0;
 }
 
-/* ---- configurations ------------------------------------------------------ */
+/* ---- configurations ------------------------------------------------------
+ */
 
 struct config {
   uint64_t index;
   unsigned *idx;
-  const char *profile;   /* path, builtin:..., or NULL (ideal) */
+  const char *profile; /* path, builtin:..., or NULL (ideal) */
   int aio;
   unsigned aio_inflight;
   uint64_t devices;
@@ -682,10 +687,9 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->devices = (uint64_t)v->i;
     else if (!strcmp(ax->key, "devices/use_devicesfile"))
       c->use_devicesfile = !v->is_str && v->i != 0;
-    used += (size_t)snprintf(c->label + used,
-                             used < sizeof c->label ? sizeof c->label - used
-                                                    : 0,
-                             "%s%s=%s", used ? " " : "", shortk, val);
+    used += (size_t)snprintf(
+      c->label + used, used < sizeof c->label ? sizeof c->label - used : 0,
+      "%s%s=%s", used ? " " : "", shortk, val);
     if (used >= sizeof c->label)
       used = sizeof c->label - 1;
   }
@@ -715,7 +719,8 @@ write_lvm_conf(struct run *r, const struct config *c)
 
     fprintf(f, "%s {\n", sec);
     if (!strcmp(sec, "devices")) {
-      fprintf(f, "  use_devicesfile = %d\n  devicesfile = \"system.devices\"\n",
+      fprintf(f,
+              "  use_devicesfile = %d\n  devicesfile = \"system.devices\"\n",
               c->use_devicesfile);
       if (!c->use_devicesfile) {
         /* Without a devices file, a filter that accepts only the farm's
@@ -741,8 +746,9 @@ write_lvm_conf(struct run *r, const struct config *c)
             "  locking_dir = \"/run/lock/lvm\"\n",
             f);
     } else if (!strcmp(sec, "backup")) {
-      fprintf(f, "  backup = 0\n  archive = 0\n  backup_dir = \"%s/backup\"\n"
-                 "  archive_dir = \"%s/archive\"\n",
+      fprintf(f,
+              "  backup = 0\n  archive = 0\n  backup_dir = \"%s/backup\"\n"
+              "  archive_dir = \"%s/archive\"\n",
               r->scratch, r->scratch);
     }
     for (unsigned a = 0; a < sc->naxes; a++) {
@@ -803,7 +809,8 @@ write_lvm_conf(struct run *r, const struct config *c)
   return 0;
 }
 
-/* ---- workloads ------------------------------------------------------------ */
+/* ---- workloads ------------------------------------------------------------
+ */
 
 static double
 median_of(double *v, size_t n)
@@ -837,7 +844,7 @@ time_lvm(struct run *r, const char **argv, double *wall, const char *tag)
 
 struct job {
   pid_t pid;
-  int kind;        /* 0 pvscan of device idx, 1 vgchange of VG idx */
+  int kind; /* 0 pvscan of device idx, 1 vgchange of VG idx */
   uint32_t idx;
   double start;
 };
@@ -992,12 +999,13 @@ event_activation(struct run *r, const struct ff_workload *w, double *wall,
           text = slurp(out, 65536);
           p = text ? strstr(text, "LVM_VG_NAME_COMPLETE='") : NULL;
           rec = json_pack("{s:s, s:s?, s:f, s:f, s:i, s:b}", "device",
-                          r->fv.names[j->idx], "vg", r->fv.vg[j->idx],
-                          "start", j->start, "end", end, "exit", ex,
-                          "vg_complete", p != NULL);
+                          r->fv.names[j->idx], "vg", r->fv.vg[j->idx], "start",
+                          j->start, "end", end, "exit", ex, "vg_complete",
+                          p != NULL);
           json_array_append_new(devs, rec);
           if (p) {
-            char *q = p + strlen("LVM_VG_NAME_COMPLETE='"), *e2 = strchr(q, '\'');
+            char *q = p + strlen("LVM_VG_NAME_COMPLETE='"),
+                 *e2 = strchr(q, '\'');
 
             if (e2) {
               vg_start[nvq] = end;
@@ -1006,17 +1014,18 @@ event_activation(struct run *r, const struct ff_workload *w, double *wall,
           }
           free(text);
         } else {
-          json_array_append_new(
-            acts, json_pack("{s:s, s:f, s:f, s:i}", "vg", vgq[j->idx],
-                            "start", j->start, "end", end, "exit", ex));
+          json_array_append_new(acts, json_pack("{s:s, s:f, s:f, s:i}", "vg",
+                                                vgq[j->idx], "start", j->start,
+                                                "end", end, "exit", ex));
         }
         j->pid = 0;
         running--;
         break;
       }
     }
-    progress(r, "    event-activation: %u/%u devices arrived, %u VGs "
-                "complete, %u running",
+    progress(r,
+             "    event-activation: %u/%u devices arrived, %u VGs "
+             "complete, %u running",
              next, n, nvq, running);
   }
   *wall = last_end - t0;
@@ -1040,8 +1049,8 @@ out:
 }
 
 static int
-run_workload(struct run *r, const struct config *c, const struct ff_workload *w,
-             json_t *wl)
+run_workload(struct run *r, const struct config *c,
+             const struct ff_workload *w, json_t *wl)
 {
   json_t *runs = json_array(), *devs = NULL, *acts = NULL;
   double *walls = calloc(w->repeat, sizeof *walls);
@@ -1124,8 +1133,8 @@ run_workload(struct run *r, const struct config *c, const struct ff_workload *w,
         break;
       }
       for (unsigned k = 0; k < w->count && !stop_requested; k++) {
-        const char *argv[] = {NULL, "lvchange", "-ay", "--driverloaded", "n",
-                        lv, NULL};
+        const char *argv[] = {NULL, "lvchange", "-ay", "--driverloaded",
+                              "n",  lv,         NULL};
         double t;
         int ex = time_lvm(r, argv, &t, tag);
 
@@ -1196,17 +1205,19 @@ run_workload(struct run *r, const struct config *c, const struct ff_workload *w,
       json_object_set_new(wl, "activations", acts);
     }
     if (nr)
-      say(r, "    %-20s median %.3f s (min %.3f, max %.3f) over %zu run%s, "
-             "%lld reads",
-          w->name, json_real_value(json_object_get(wl, "median")), mn, mx,
-          nr, nr > 1 ? "s" : "", (long long)reads);
+      say(r,
+          "    %-20s median %.3f s (min %.3f, max %.3f) over %zu run%s, "
+          "%lld reads",
+          w->name, json_real_value(json_object_get(wl, "median")), mn, mx, nr,
+          nr > 1 ? "s" : "", (long long)reads);
   }
   (void)c;
   free(walls);
   return rc;
 }
 
-/* ---- the run --------------------------------------------------------------- */
+/* ---- the run ---------------------------------------------------------------
+ */
 
 /* Whether this kernel has device-mapper: its control node may exist
  * without the driver, so ask the kernel's own list. */
@@ -1236,8 +1247,8 @@ host_json(struct run *r)
     p += strlen("LVM version:");
     while (*p == ' ')
       p++;
-    pathf(r->lvm_version, sizeof r->lvm_version, "%.*s",
-             (int)strcspn(p, "\n"), p);
+    pathf(r->lvm_version, sizeof r->lvm_version, "%.*s", (int)strcspn(p, "\n"),
+          p);
   }
   free(text);
   uname(&u);
@@ -1300,7 +1311,7 @@ run_scenario(struct run *r, json_t *doc)
     FILE *f;
 
     pathf(latency_profile, sizeof latency_profile, "%s/latency.conf",
-             r->scratch);
+          r->scratch);
     f = fopen(latency_profile, "w");
     if (!f)
       return ff_error("%s: %m", latency_profile);
@@ -1323,7 +1334,7 @@ run_scenario(struct run *r, json_t *doc)
       break;
     }
     config_resolve(r, k, &c);
-    profile = c.profile ? c.profile
+    profile = c.profile            ? c.profile
               : latency_profile[0] ? latency_profile
                                    : "builtin:ideal";
     say(r, "[%llu/%llu] %s", (unsigned long long)k + 1,
@@ -1347,8 +1358,8 @@ run_scenario(struct run *r, json_t *doc)
 
       /* A profile path is shown by its file name; the config's
        * "profile" member keeps the whole path. */
-      const char *str = v->is_str && !strcmp(sc->axes[a].key,
-                                             "fusefarm/profile") &&
+      const char *str = v->is_str &&
+                            !strcmp(sc->axes[a].key, "fusefarm/profile") &&
                             strrchr(v->s, '/')
                           ? strrchr(v->s, '/') + 1
                           : v->s;
@@ -1356,12 +1367,12 @@ run_scenario(struct run *r, json_t *doc)
       json_object_set_new(settings, sc->axes[a].key,
                           v->is_str ? json_string(str) : json_integer(v->i));
     }
-    cj = json_pack("{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}",
-                   "id", (json_int_t)k + 1, "label", c.label, "settings",
-                   settings, "farm", "spec", sc->spec ? sc->spec : "<built-in>",
-                   "devices", (int)r->fv.ndevs, "vgs", (int)r->fv.nvgs, "lvs",
-                   (int)r->fv.nlvs, "profile", profile, "aio_contention",
-                   c.aio, "workloads", wls);
+    cj = json_pack(
+      "{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}", "id",
+      (json_int_t)k + 1, "label", c.label, "settings", settings, "farm",
+      "spec", sc->spec ? sc->spec : "<built-in>", "devices", (int)r->fv.ndevs,
+      "vgs", (int)r->fv.nvgs, "lvs", (int)r->fv.nlvs, "profile", profile,
+      "aio_contention", c.aio, "workloads", wls);
     json_array_append_new(configs, cj);
     for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
       json_t *wl = json_object();
@@ -1405,10 +1416,14 @@ int
 ff_cmd_run(int argc, char **argv)
 {
   static const struct option opts[] = {
-    {"json", required_argument, NULL, 'j'}, {"csv", required_argument, NULL, 'c'},
-    {"svg", required_argument, NULL, 's'},  {"top", required_argument, NULL, 't'},
-    {"lvm", required_argument, NULL, 'l'},  {"keep", no_argument, NULL, 'k'},
-    {"quiet", no_argument, NULL, 'q'},      {"help", no_argument, NULL, 'h'},
+    {"json", required_argument, NULL, 'j'},
+    {"csv", required_argument, NULL, 'c'},
+    {"svg", required_argument, NULL, 's'},
+    {"top", required_argument, NULL, 't'},
+    {"lvm", required_argument, NULL, 'l'},
+    {"keep", no_argument, NULL, 'k'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
     {"no-svg", no_argument, NULL, 'n'},
     {NULL, 0, NULL, 0},
   };
@@ -1460,10 +1475,9 @@ ff_cmd_run(int argc, char **argv)
     fprintf(stderr, "fusefarm run: too many arguments\n%s", run_usage);
     return 2;
   }
-  r.sc = optind < argc
-           ? ff_scenario_load_file(argv[optind])
-           : ff_scenario_load_string(ff_scenario_builtin_default,
-                                     "<built-in>", NULL);
+  r.sc = optind < argc ? ff_scenario_load_file(argv[optind])
+                       : ff_scenario_load_string(ff_scenario_builtin_default,
+                                                 "<built-in>", NULL);
   if (!r.sc) {
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     return 2;
@@ -1486,8 +1500,9 @@ ff_cmd_run(int argc, char **argv)
   }
   if (access("/dev/loop-control", R_OK | W_OK) < 0 ||
       access("/dev/fuse", R_OK | W_OK) < 0) {
-    fprintf(stderr, "fusefarm run: %s: %m (the runner needs loop devices "
-                    "and FUSE)\n",
+    fprintf(stderr,
+            "fusefarm run: %s: %m (the runner needs loop devices "
+            "and FUSE)\n",
             access("/dev/fuse", F_OK) ? "/dev/fuse" : "/dev/loop-control");
     goto out;
   }
@@ -1540,8 +1555,9 @@ ff_cmd_run(int argc, char **argv)
                   "file", r.sc->file, "description", r.sc->description,
                   "started", when, "host", host_json(&r));
   if (!r.lvm_version[0]) {
-    fprintf(stderr, "fusefarm run: '%s version' failed: is lvm2 installed? "
-                    "(apt-get install lvm2, or --lvm PATH)\n",
+    fprintf(stderr,
+            "fusefarm run: '%s version' failed: is lvm2 installed? "
+            "(apt-get install lvm2, or --lvm PATH)\n",
             r.sc->lvm);
     goto cleanup;
   }

@@ -85,8 +85,9 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       ff_cfg_str(file, g, path, "key", &ax->key) < 0)
     return -1;
   if (!ax->key)
-    return ff_cfg_err(file, g, path, "missing key (expected a name such "
-                                     "as \"global/use_aio\")");
+    return ff_cfg_err(file, g, path,
+                      "missing key (expected a name such "
+                      "as \"global/use_aio\")");
   ff_cfg_join(kp, sizeof kp, path, "key");
   if (!valid_matrix_key(ax->key))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
@@ -136,12 +137,11 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       if (!v->s)
         return ff_error("out of memory");
       if (strchr(v->s, '"') || strchr(v->s, '\n'))
-        return ff_cfg_err(file, e, kp, "value %u has a quote or a newline",
-                          i);
+        return ff_cfg_err(file, e, kp, "value %u has a quote or a newline", i);
       break;
     default:
-      return ff_cfg_err(file, e, kp,
-                        "value %u is not an integer or a string", i);
+      return ff_cfg_err(file, e, kp, "value %u is not an integer or a string",
+                        i);
     }
     if ((!strcmp(ax->key, "fusefarm/aio_contention") &&
          (v->is_str || v->i < 0 || v->i > 1)) ||
@@ -149,25 +149,22 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         (!strcmp(ax->key, "fusefarm/aio_inflight") &&
          (v->is_str || v->i < 0 || v->i > 65536)) ||
         (!strcmp(ax->key, "fusefarm/profile") && !v->is_str))
-      return ff_cfg_err(file, e, kp, "value %u does not fit %s (expected %s)",
-                        i, ax->key,
-                        !strcmp(ax->key, "fusefarm/profile")
-                          ? "a profile path or \"ideal\""
-                        : !strcmp(ax->key, "fusefarm/devices")
-                          ? "a device count >= 1"
-                        : !strcmp(ax->key, "fusefarm/aio_inflight")
-                          ? "a read count 0..65536"
-                          : "0 or 1");
+      return ff_cfg_err(
+        file, e, kp, "value %u does not fit %s (expected %s)", i, ax->key,
+        !strcmp(ax->key, "fusefarm/profile")   ? "a profile path or \"ideal\""
+        : !strcmp(ax->key, "fusefarm/devices") ? "a device count >= 1"
+        : !strcmp(ax->key, "fusefarm/aio_inflight") ? "a read count 0..65536"
+                                                    : "0 or 1");
   }
   return 0;
 }
 
 static int
-parse_workload(const char *file, const config_setting_t *g,
-               const char *path, struct ff_workload *w)
+parse_workload(const char *file, const config_setting_t *g, const char *path,
+               struct ff_workload *w)
 {
-  static const char *const keys[] = {"type",   "name",  "repeat", "concurrency",
-                                     "spread", "count", "lv",     NULL};
+  static const char *const keys[] = {
+    "type", "name", "repeat", "concurrency", "spread", "count", "lv", NULL};
   char *type = NULL, *spread = NULL;
   char kp[256];
   int r;
@@ -180,9 +177,10 @@ parse_workload(const char *file, const config_setting_t *g,
     return -1;
   ff_cfg_join(kp, sizeof kp, path, "type");
   if (!type)
-    return ff_cfg_err(file, g, kp, "missing (expected one of pvs, vgs, "
-                                   "lvs, pvscan-cache, event-activation, "
-                                   "direct-activation, lvchange)");
+    return ff_cfg_err(file, g, kp,
+                      "missing (expected one of pvs, vgs, "
+                      "lvs, pvscan-cache, event-activation, "
+                      "direct-activation, lvchange)");
   w->type = FF_W_COUNT;
   for (int t = 0; t < FF_W_COUNT; t++)
     if (!strcmp(type, wtype_names[t]))
@@ -212,8 +210,8 @@ parse_workload(const char *file, const config_setting_t *g,
     free(spread);
     if (r < 0) {
       ff_cfg_join(kp, sizeof kp, path, "spread");
-      return ff_cfg_err(file, config_setting_get_member(g, "spread"), kp,
-                        "%s", ff_errmsg());
+      return ff_cfg_err(file, config_setting_get_member(g, "spread"), kp, "%s",
+                        ff_errmsg());
     }
   }
   if (w->lv && !strchr(w->lv, '/')) {
@@ -234,21 +232,19 @@ parse_workload(const char *file, const config_setting_t *g,
           strcmp(wtype_names[w->type], only[i][1])) {
         ff_cfg_join(kp, sizeof kp, path, only[i][0]);
         return ff_cfg_err(file, config_setting_get_member(g, only[i][0]), kp,
-                          "only %s workloads take %s", only[i][1],
-                          only[i][0]);
+                          "only %s workloads take %s", only[i][1], only[i][0]);
       }
   }
   return 0;
 }
 
 static struct ff_scenario *
-parse_root(const char *file, const config_setting_t *root,
-           const char *basedir)
+parse_root(const char *file, const config_setting_t *root, const char *basedir)
 {
   static const char *const keys[] = {
-    "name",    "description", "spec",      "farm",           "devices",
-    "profile", "latency",     "lvm",       "matrix",         "workloads",
-    "aio_contention", "attach", NULL};
+    "name",           "description", "spec", "farm",   "devices",
+    "profile",        "latency",     "lvm",  "matrix", "workloads",
+    "aio_contention", "attach",      NULL};
   struct ff_scenario *sc = calloc(1, sizeof *sc);
   const config_setting_t *m, *w, *aio;
   char *s = NULL;
@@ -370,8 +366,9 @@ parse_root(const char *file, const config_setting_t *root,
 
       ff_cfg_pathf(ep, sizeof ep, "matrix.[%u]", i);
       if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
-        ff_cfg_err(file, e, ep, "expected a group { key = ...; values = "
-                                "[...]; }");
+        ff_cfg_err(file, e, ep,
+                   "expected a group { key = ...; values = "
+                   "[...]; }");
         goto fail;
       }
       if (parse_axis(file, e, ep, basedir, &sc->axes[i]) < 0)
@@ -384,8 +381,9 @@ parse_root(const char *file, const config_setting_t *root,
         }
     }
     if (ff_scenario_nconfigs(sc) > 10000) {
-      ff_cfg_err(file, m, "matrix", "crosses into %llu configurations (at "
-                                    "most 10000)",
+      ff_cfg_err(file, m, "matrix",
+                 "crosses into %llu configurations (at "
+                 "most 10000)",
                  (unsigned long long)ff_scenario_nconfigs(sc));
       goto fail;
     }
@@ -417,8 +415,9 @@ parse_root(const char *file, const config_setting_t *root,
       goto fail;
     for (unsigned j = 0; j < i; j++)
       if (!strcmp(sc->workloads[j].name, sc->workloads[i].name)) {
-        ff_cfg_err(file, e, ep, "a workload is already named '%s' (give "
-                                "name = ...)",
+        ff_cfg_err(file, e, ep,
+                   "a workload is already named '%s' (give "
+                   "name = ...)",
                    sc->workloads[i].name);
         goto fail;
       }

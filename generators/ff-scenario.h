@@ -29,13 +29,13 @@ enum ff_wtype {
 const char *ff_wtype_name(enum ff_wtype t);
 
 struct ff_workload {
-  char *name;            /* default: the type's name */
+  char *name; /* default: the type's name */
   enum ff_wtype type;
-  unsigned repeat;       /* >= 1 */
-  unsigned concurrency;  /* event-activation: commands at once (64) */
-  uint64_t spread_ns;    /* event-activation: arrivals spread over this */
-  unsigned count;        /* lvchange: commands per repetition (10) */
-  char *lv;              /* lvchange: "VG/LV", NULL: the farm's first LV */
+  unsigned repeat;      /* >= 1 */
+  unsigned concurrency; /* event-activation: commands at once (64) */
+  uint64_t spread_ns;   /* event-activation: arrivals spread over this */
+  unsigned count;       /* lvchange: commands per repetition (10) */
+  char *lv;             /* lvchange: "VG/LV", NULL: the farm's first LV */
 };
 
 /* One value of a matrix axis: an integer or a string. */
@@ -58,7 +58,7 @@ struct ff_axis {
 };
 
 struct ff_scenario {
-  char *file;            /* absolute path, or "<built-in>" */
+  char *file; /* absolute path, or "<built-in>" */
   char *name;
   char *description;
   char *spec;            /* absolute path of the farm spec, NULL: built-in */
@@ -78,8 +78,7 @@ struct ff_scenario {
 };
 
 struct ff_scenario *ff_scenario_load_file(const char *path);
-struct ff_scenario *ff_scenario_load_string(const char *text,
-                                            const char *name,
+struct ff_scenario *ff_scenario_load_string(const char *text, const char *name,
                                             const char *basedir);
 void ff_scenario_free(struct ff_scenario *sc);
 

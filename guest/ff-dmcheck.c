@@ -47,12 +47,12 @@
 
 /* One dm target: a line of `dmsetup table`. */
 struct target {
-  char *dev;         /* dm device name */
-  uint64_t start;    /* sectors */
-  uint64_t len;      /* sectors */
-  char *type;        /* "linear", "striped", ... */
+  char *dev;      /* dm device name */
+  uint64_t start; /* sectors */
+  uint64_t len;   /* sectors */
+  char *type;     /* "linear", "striped", ... */
   char *params;
-  bool used;         /* matched to an LV */
+  bool used; /* matched to an LV */
 };
 
 struct targets {
@@ -64,54 +64,54 @@ struct targets {
 struct devmap_entry {
   char majmin[32];
   char uuid[33];
-  char name[256];    /* kernel or farm device name, for messages */
+  char name[256]; /* kernel or farm device name, for messages */
 };
 
 static struct {
   struct devmap_entry *v;
   size_t n, cap;
-  bool from_file;    /* --devmap: never fall back to sysfs */
+  bool from_file; /* --devmap: never fall back to sysfs */
 } devmap;
 
 static json_t *manifest;
 
 static void
-err (const char *fmt, ...)
+err(const char *fmt, ...)
 {
   va_list ap;
 
-  fputs ("ff-dmcheck: ", stderr);
-  va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
-  va_end (ap);
-  fputc ('\n', stderr);
+  fputs("ff-dmcheck: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
 }
 
 static void *
-xrealloc (void *p, size_t n)
+xrealloc(void *p, size_t n)
 {
-  p = realloc (p, n);
+  p = realloc(p, n);
   if (p == NULL) {
-    err ("out of memory");
-    exit (2);
+    err("out of memory");
+    exit(2);
   }
   return p;
 }
 
 static char *
-xstrdup (const char *s)
+xstrdup(const char *s)
 {
-  char *d = strdup (s);
+  char *d = strdup(s);
 
   if (d == NULL) {
-    err ("out of memory");
-    exit (2);
+    err("out of memory");
+    exit(2);
   }
   return d;
 }
 
 static void
-undash (const char *in, char out[33])
+undash(const char *in, char out[33])
 {
   size_t j = 0;
 
@@ -122,34 +122,37 @@ undash (const char *in, char out[33])
 }
 
 static void
-targets_add (struct targets *t, const char *dev, uint64_t start, uint64_t len,
-             const char *type, const char *params)
+targets_add(struct targets *t, const char *dev, uint64_t start, uint64_t len,
+            const char *type, const char *params)
 {
   if (t->n == t->cap) {
     t->cap = t->cap ? 2 * t->cap : 64;
-    t->v = xrealloc (t->v, t->cap * sizeof *t->v);
+    t->v = xrealloc(t->v, t->cap * sizeof *t->v);
   }
-  t->v[t->n++] = (struct target) {
-    .dev = xstrdup (dev), .start = start, .len = len,
-    .type = xstrdup (type), .params = xstrdup (params),
+  t->v[t->n++] = (struct target){
+    .dev = xstrdup(dev),
+    .start = start,
+    .len = len,
+    .type = xstrdup(type),
+    .params = xstrdup(params),
   };
 }
 
 /* Tables from libdevmapper. */
 static int
-load_tables_dm (struct targets *t)
+load_tables_dm(struct targets *t)
 {
-  struct dm_task *list = dm_task_create (DM_DEVICE_LIST);
+  struct dm_task *list = dm_task_create(DM_DEVICE_LIST);
   struct dm_names *names;
   int r = -1;
 
-  if (list == NULL || !dm_task_run (list)) {
-    err ("dm list: cannot list device-mapper devices (is dm-mod loaded?)");
+  if (list == NULL || !dm_task_run(list)) {
+    err("dm list: cannot list device-mapper devices (is dm-mod loaded?)");
     goto out;
   }
-  names = dm_task_get_names (list);
+  names = dm_task_get_names(list);
   if (names == NULL) {
-    err ("dm list: no names returned");
+    err("dm list: no names returned");
     goto out;
   }
   if (names->dev == 0) { /* no devices */
@@ -157,115 +160,116 @@ load_tables_dm (struct targets *t)
     goto out;
   }
   for (;;) {
-    struct dm_task *tab = dm_task_create (DM_DEVICE_TABLE);
+    struct dm_task *tab = dm_task_create(DM_DEVICE_TABLE);
     void *next = NULL;
 
-    if (tab == NULL || !dm_task_set_name (tab, names->name) ||
-        !dm_task_run (tab)) {
-      err ("dm table %s: failed", names->name);
+    if (tab == NULL || !dm_task_set_name(tab, names->name) ||
+        !dm_task_run(tab)) {
+      err("dm table %s: failed", names->name);
       if (tab)
-        dm_task_destroy (tab);
+        dm_task_destroy(tab);
       goto out;
     }
     do {
       uint64_t start, len;
       char *type = NULL, *params = NULL;
 
-      next = dm_get_next_target (tab, next, &start, &len, &type, &params);
+      next = dm_get_next_target(tab, next, &start, &len, &type, &params);
       if (type)
-        targets_add (t, names->name, start, len, type, params ? params : "");
+        targets_add(t, names->name, start, len, type, params ? params : "");
     } while (next);
-    dm_task_destroy (tab);
+    dm_task_destroy(tab);
     if (names->next == 0)
       break;
-    names = (struct dm_names *) ((char *) names + names->next);
+    names = (struct dm_names *)((char *)names + names->next);
   }
   r = 0;
- out:
+out:
   if (list)
-    dm_task_destroy (list);
+    dm_task_destroy(list);
   return r;
 }
 
 /* Tables from `dmsetup table` text. */
 static int
-load_tables_file (struct targets *t, const char *path)
+load_tables_file(struct targets *t, const char *path)
 {
-  FILE *f = fopen (path, "r");
+  FILE *f = fopen(path, "r");
   char *line = NULL;
   size_t cap = 0;
   unsigned lineno = 0;
   int r = 0;
 
   if (f == NULL) {
-    err ("open %s: %m", path);
+    err("open %s: %m", path);
     return -1;
   }
-  while (getline (&line, &cap, f) != -1) {
+  while (getline(&line, &cap, f) != -1) {
     char *colon, *p, *end, type[64];
     uint64_t start, len;
     int n = 0;
 
     lineno++;
-    line[strcspn (line, "\n")] = '\0';
-    if (line[0] == '\0' || strcmp (line, "No devices found") == 0)
+    line[strcspn(line, "\n")] = '\0';
+    if (line[0] == '\0' || strcmp(line, "No devices found") == 0)
       continue;
     /* dm names may contain spaces but not ": " followed by a digit */
-    colon = strstr (line, ": ");
+    colon = strstr(line, ": ");
     if (colon == NULL) {
-      err ("%s:%u: expected \"NAME: START LEN TYPE PARAMS\"", path, lineno);
+      err("%s:%u: expected \"NAME: START LEN TYPE PARAMS\"", path, lineno);
       r = -1;
       break;
     }
     *colon = '\0';
     p = colon + 2;
-    if (sscanf (p, "%" SCNu64 " %" SCNu64 " %63s %n", &start, &len, type,
-                &n) != 3) {
-      err ("%s:%u: expected \"NAME: START LEN TYPE PARAMS\"", path, lineno);
+    if (sscanf(p, "%" SCNu64 " %" SCNu64 " %63s %n", &start, &len, type, &n) !=
+        3) {
+      err("%s:%u: expected \"NAME: START LEN TYPE PARAMS\"", path, lineno);
       r = -1;
       break;
     }
     end = p + n;
-    targets_add (t, line, start, len, type, end);
+    targets_add(t, line, start, len, type, end);
   }
-  free (line);
-  fclose (f);
+  free(line);
+  fclose(f);
   return r;
 }
 
 static struct devmap_entry *
-devmap_add (const char *majmin)
+devmap_add(const char *majmin)
 {
   struct devmap_entry *e;
 
   if (devmap.n == devmap.cap) {
     devmap.cap = devmap.cap ? 2 * devmap.cap : 64;
-    devmap.v = xrealloc (devmap.v, devmap.cap * sizeof *devmap.v);
+    devmap.v = xrealloc(devmap.v, devmap.cap * sizeof *devmap.v);
   }
   e = &devmap.v[devmap.n++];
-  memset (e, 0, sizeof *e);
-  snprintf (e->majmin, sizeof e->majmin, "%s", majmin);
+  memset(e, 0, sizeof *e);
+  snprintf(e->majmin, sizeof e->majmin, "%s", majmin);
   return e;
 }
 
 static json_t *
-manifest_device (const char *name)
+manifest_device(const char *name)
 {
-  json_t *devs = json_object_get (manifest, "devices"), *d;
+  json_t *devs = json_object_get(manifest, "devices"), *d;
   size_t i;
 
-  json_array_foreach (devs, i, d) {
-    const char *n = json_string_value (json_object_get (d, "name"));
-    if (n && strcmp (n, name) == 0)
+  json_array_foreach(devs, i, d)
+  {
+    const char *n = json_string_value(json_object_get(d, "name"));
+    if (n && strcmp(n, name) == 0)
       return d;
   }
   return NULL;
 }
 
 static int
-load_devmap_file (const char *path)
+load_devmap_file(const char *path)
 {
-  FILE *f = fopen (path, "r");
+  FILE *f = fopen(path, "r");
   char mm[32], name[64];
   unsigned lineno = 0;
   char *line = NULL;
@@ -273,43 +277,43 @@ load_devmap_file (const char *path)
   int r = 0;
 
   if (f == NULL) {
-    err ("open %s: %m", path);
+    err("open %s: %m", path);
     return -1;
   }
   devmap.from_file = true;
-  while (getline (&line, &cap, f) != -1) {
+  while (getline(&line, &cap, f) != -1) {
     struct devmap_entry *e;
     json_t *d;
     const char *uuid;
 
     lineno++;
-    if (line[0] == '#' || line[strspn (line, " \t\n")] == '\0')
+    if (line[0] == '#' || line[strspn(line, " \t\n")] == '\0')
       continue;
-    if (sscanf (line, "%31s %63s", mm, name) != 2) {
-      err ("%s:%u: expected \"MAJ:MIN DEVICE\"", path, lineno);
+    if (sscanf(line, "%31s %63s", mm, name) != 2) {
+      err("%s:%u: expected \"MAJ:MIN DEVICE\"", path, lineno);
       r = -1;
       break;
     }
-    d = manifest_device (name);
+    d = manifest_device(name);
     if (d == NULL) {
-      err ("%s:%u: %s is no device of the manifest", path, lineno, name);
+      err("%s:%u: %s is no device of the manifest", path, lineno, name);
       r = -1;
       break;
     }
-    e = devmap_add (mm);
-    snprintf (e->name, sizeof e->name, "%s", name);
-    uuid = json_string_value (json_object_get (d, "pv_uuid"));
+    e = devmap_add(mm);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    uuid = json_string_value(json_object_get(d, "pv_uuid"));
     if (uuid)
-      undash (uuid, e->uuid);
+      undash(uuid, e->uuid);
   }
-  free (line);
-  fclose (f);
+  free(line);
+  fclose(f);
   return r;
 }
 
 /* Read the LVM2 label of the disk behind MAJ:MIN. */
 static void
-probe_sysfs (struct devmap_entry *e)
+probe_sysfs(struct devmap_entry *e)
 {
   char link[128], target[512], path[600];
   unsigned char buf[2048];
@@ -317,60 +321,60 @@ probe_sysfs (struct devmap_entry *e)
   ssize_t n;
   int fd;
 
-  snprintf (link, sizeof link, "/sys/dev/block/%s", e->majmin);
-  n = readlink (link, target, sizeof target - 1);
+  snprintf(link, sizeof link, "/sys/dev/block/%s", e->majmin);
+  n = readlink(link, target, sizeof target - 1);
   if (n < 0) {
-    snprintf (e->name, sizeof e->name, "%s(?)", e->majmin);
+    snprintf(e->name, sizeof e->name, "%s(?)", e->majmin);
     return;
   }
   target[n] = '\0';
-  base = strrchr (target, '/');
+  base = strrchr(target, '/');
   base = base ? base + 1 : target;
-  snprintf (e->name, sizeof e->name, "%.200s", base);
-  snprintf (path, sizeof path, "/dev/%s", base);
-  fd = open (path, O_RDONLY);
+  snprintf(e->name, sizeof e->name, "%.200s", base);
+  snprintf(path, sizeof path, "/dev/%s", base);
+  fd = open(path, O_RDONLY);
   if (fd < 0)
     return;
-  n = pread (fd, buf, sizeof buf, 0);
-  close (fd);
+  n = pread(fd, buf, sizeof buf, 0);
+  close(fd);
   for (int s = 0; s < 4 && (s + 1) * 512 <= n; s++) {
     const unsigned char *l = buf + s * 512;
     uint32_t off;
 
-    if (memcmp (l, "LABELONE", 8) != 0 || memcmp (l + 24, "LVM2 001", 8) != 0)
+    if (memcmp(l, "LABELONE", 8) != 0 || memcmp(l + 24, "LVM2 001", 8) != 0)
       continue;
-    off = (uint32_t) l[20] | (uint32_t) l[21] << 8 |
-          (uint32_t) l[22] << 16 | (uint32_t) l[23] << 24;
+    off = (uint32_t)l[20] | (uint32_t)l[21] << 8 | (uint32_t)l[22] << 16 |
+          (uint32_t)l[23] << 24;
     if (off + 32 > 512)
       continue;
-    memcpy (e->uuid, l + off, 32);
+    memcpy(e->uuid, l + off, 32);
     e->uuid[32] = '\0';
     return;
   }
 }
 
 static const struct devmap_entry *
-resolve (const char *majmin)
+resolve(const char *majmin)
 {
   struct devmap_entry *e;
 
   for (size_t i = 0; i < devmap.n; i++)
-    if (strcmp (devmap.v[i].majmin, majmin) == 0)
+    if (strcmp(devmap.v[i].majmin, majmin) == 0)
       return &devmap.v[i];
-  e = devmap_add (majmin);
+  e = devmap_add(majmin);
   if (devmap.from_file)
-    snprintf (e->name, sizeof e->name, "%s(not in devmap)", majmin);
+    snprintf(e->name, sizeof e->name, "%s(not in devmap)", majmin);
   else
-    probe_sysfs (e);
+    probe_sysfs(e);
   return e;
 }
 
 /* "VG-LV" with '-' doubled inside each name. */
 static void
-dm_name (const char *vg, const char *lv, char *out, size_t size)
+dm_name(const char *vg, const char *lv, char *out, size_t size)
 {
   size_t j = 0;
-  const char *parts[2] = { vg, lv };
+  const char *parts[2] = {vg, lv};
 
   for (int k = 0; k < 2; k++) {
     if (k == 1 && j + 1 < size)
@@ -385,14 +389,15 @@ dm_name (const char *vg, const char *lv, char *out, size_t size)
 }
 
 static json_t *
-vg_pv (json_t *vg, const char *uuid)
+vg_pv(json_t *vg, const char *uuid)
 {
-  json_t *pvs = json_object_get (vg, "pvs"), *pv;
+  json_t *pvs = json_object_get(vg, "pvs"), *pv;
   size_t i;
 
-  json_array_foreach (pvs, i, pv) {
-    const char *u = json_string_value (json_object_get (pv, "uuid"));
-    if (u && strcmp (u, uuid) == 0)
+  json_array_foreach(pvs, i, pv)
+  {
+    const char *u = json_string_value(json_object_get(pv, "uuid"));
+    if (u && strcmp(u, uuid) == 0)
       return pv;
   }
   return NULL;
@@ -401,35 +406,36 @@ vg_pv (json_t *vg, const char *uuid)
 /* Compare one area "MAJ:MIN OFFSET" with a manifest area; on a mismatch
  * write why into WHY and return false. */
 static bool
-check_area (json_t *vg, uint64_t extent, json_t *area, const char *majmin,
-            uint64_t offset, char *why, size_t whysize)
+check_area(json_t *vg, uint64_t extent, json_t *area, const char *majmin,
+           uint64_t offset, char *why, size_t whysize)
 {
-  const char *uuid = json_string_value (json_object_get (area, "pv_uuid"));
-  const char *want_dev = json_string_value (json_object_get (area, "device"));
-  uint64_t start_pe = json_integer_value (json_object_get (area, "start_pe"));
-  const struct devmap_entry *e = resolve (majmin);
+  const char *uuid = json_string_value(json_object_get(area, "pv_uuid"));
+  const char *want_dev = json_string_value(json_object_get(area, "device"));
+  uint64_t start_pe = json_integer_value(json_object_get(area, "start_pe"));
+  const struct devmap_entry *e = resolve(majmin);
   json_t *pv;
   uint64_t want_off;
   char u[33];
 
-  if (uuid == NULL || (pv = vg_pv (vg, uuid)) == NULL) {
-    snprintf (why, whysize, "manifest area has no PV of the VG");
+  if (uuid == NULL || (pv = vg_pv(vg, uuid)) == NULL) {
+    snprintf(why, whysize, "manifest area has no PV of the VG");
     return false;
   }
-  undash (uuid, u);
-  if (strcmp (e->uuid, u) != 0) {
-    snprintf (why, whysize, "on %s (%s, PV %s), expected %s (PV %s)",
-              e->name, majmin, e->uuid[0] ? e->uuid : "none",
-              want_dev ? want_dev : "?", uuid);
+  undash(uuid, u);
+  if (strcmp(e->uuid, u) != 0) {
+    snprintf(why, whysize, "on %s (%s, PV %s), expected %s (PV %s)", e->name,
+             majmin, e->uuid[0] ? e->uuid : "none", want_dev ? want_dev : "?",
+             uuid);
     return false;
   }
-  want_off = ((uint64_t) json_integer_value (json_object_get (pv, "pe_start"))
-              + start_pe * extent) / 512;
+  want_off = ((uint64_t)json_integer_value(json_object_get(pv, "pe_start")) +
+              start_pe * extent) /
+             512;
   if (offset != want_off) {
-    snprintf (why, whysize,
-              "on %s at sector %" PRIu64 ", expected sector %" PRIu64
-              " (extent %" PRIu64 ")", want_dev ? want_dev : e->name,
-              offset, want_off, start_pe);
+    snprintf(why, whysize,
+             "on %s at sector %" PRIu64 ", expected sector %" PRIu64
+             " (extent %" PRIu64 ")",
+             want_dev ? want_dev : e->name, offset, want_off, start_pe);
     return false;
   }
   return true;
@@ -437,92 +443,94 @@ check_area (json_t *vg, uint64_t extent, json_t *area, const char *majmin,
 
 /* Check one segment against one target; false with WHY on a mismatch. */
 static bool
-check_segment (json_t *vg, uint64_t extent, json_t *seg,
-               const struct target *t, char *why, size_t whysize)
+check_segment(json_t *vg, uint64_t extent, json_t *seg, const struct target *t,
+              char *why, size_t whysize)
 {
-  const char *type = json_string_value (json_object_get (seg, "type"));
-  uint64_t se = json_integer_value (json_object_get (seg, "start_extent"));
-  uint64_t ec = json_integer_value (json_object_get (seg, "extent_count"));
-  json_t *areas = json_object_get (seg, "areas");
+  const char *type = json_string_value(json_object_get(seg, "type"));
+  uint64_t se = json_integer_value(json_object_get(seg, "start_extent"));
+  uint64_t ec = json_integer_value(json_object_get(seg, "extent_count"));
+  json_t *areas = json_object_get(seg, "areas");
   uint64_t want_start = se * extent / 512, want_len = ec * extent / 512;
   char mm[32];
   uint64_t off;
   int n = 0;
 
   if (t->start != want_start || t->len != want_len) {
-    snprintf (why, whysize, "target covers sectors %" PRIu64 "+%" PRIu64
-              ", expected %" PRIu64 "+%" PRIu64, t->start, t->len,
-              want_start, want_len);
+    snprintf(why, whysize,
+             "target covers sectors %" PRIu64 "+%" PRIu64 ", expected %" PRIu64
+             "+%" PRIu64,
+             t->start, t->len, want_start, want_len);
     return false;
   }
-  if (type == NULL || strcmp (t->type, type) != 0) {
-    snprintf (why, whysize, "target type %s, expected %s", t->type,
-              type ? type : "?");
+  if (type == NULL || strcmp(t->type, type) != 0) {
+    snprintf(why, whysize, "target type %s, expected %s", t->type,
+             type ? type : "?");
     return false;
   }
-  if (strcmp (type, "linear") == 0) {
-    if (sscanf (t->params, "%31s %" SCNu64 " %n", mm, &off, &n) != 2 ||
-        t->params[n] != '\0' || json_array_size (areas) != 1) {
-      snprintf (why, whysize, "linear params \"%s\" not \"MAJ:MIN OFFSET\"",
-                t->params);
+  if (strcmp(type, "linear") == 0) {
+    if (sscanf(t->params, "%31s %" SCNu64 " %n", mm, &off, &n) != 2 ||
+        t->params[n] != '\0' || json_array_size(areas) != 1) {
+      snprintf(why, whysize, "linear params \"%s\" not \"MAJ:MIN OFFSET\"",
+               t->params);
       return false;
     }
-    return check_area (vg, extent, json_array_get (areas, 0), mm, off,
-                       why, whysize);
+    return check_area(vg, extent, json_array_get(areas, 0), mm, off, why,
+                      whysize);
   }
-  if (strcmp (type, "striped") == 0) {
+  if (strcmp(type, "striped") == 0) {
     uint64_t stripes, chunk;
-    uint64_t want_stripes = json_integer_value (json_object_get (seg, "stripes"));
+    uint64_t want_stripes =
+      json_integer_value(json_object_get(seg, "stripes"));
     uint64_t want_chunk =
-      json_integer_value (json_object_get (seg, "stripe_size")) / 512;
+      json_integer_value(json_object_get(seg, "stripe_size")) / 512;
     const char *p = t->params;
 
-    if (sscanf (p, "%" SCNu64 " %" SCNu64 " %n", &stripes, &chunk, &n) != 2) {
-      snprintf (why, whysize, "striped params \"%s\" unreadable", t->params);
+    if (sscanf(p, "%" SCNu64 " %" SCNu64 " %n", &stripes, &chunk, &n) != 2) {
+      snprintf(why, whysize, "striped params \"%s\" unreadable", t->params);
       return false;
     }
-    if (stripes != want_stripes || stripes != json_array_size (areas)) {
-      snprintf (why, whysize, "%" PRIu64 " stripes, expected %" PRIu64,
-                stripes, want_stripes);
+    if (stripes != want_stripes || stripes != json_array_size(areas)) {
+      snprintf(why, whysize, "%" PRIu64 " stripes, expected %" PRIu64, stripes,
+               want_stripes);
       return false;
     }
     if (chunk != want_chunk) {
-      snprintf (why, whysize, "chunk %" PRIu64 " sectors, expected %" PRIu64,
-                chunk, want_chunk);
+      snprintf(why, whysize, "chunk %" PRIu64 " sectors, expected %" PRIu64,
+               chunk, want_chunk);
       return false;
     }
     p += n;
     for (size_t i = 0; i < stripes; i++) {
       char sub[400];
 
-      if (sscanf (p, "%31s %" SCNu64 " %n", mm, &off, &n) != 2) {
-        snprintf (why, whysize, "striped params \"%s\": stripe %zu missing",
-                  t->params, i);
+      if (sscanf(p, "%31s %" SCNu64 " %n", mm, &off, &n) != 2) {
+        snprintf(why, whysize, "striped params \"%s\": stripe %zu missing",
+                 t->params, i);
         return false;
       }
       p += n;
-      if (!check_area (vg, extent, json_array_get (areas, i), mm, off,
-                       sub, sizeof sub)) {
-        snprintf (why, whysize, "stripe %zu %s", i, sub);
+      if (!check_area(vg, extent, json_array_get(areas, i), mm, off, sub,
+                      sizeof sub)) {
+        snprintf(why, whysize, "stripe %zu %s", i, sub);
         return false;
       }
     }
     if (*p != '\0') {
-      snprintf (why, whysize, "striped params \"%s\": trailing \"%s\"",
-                t->params, p);
+      snprintf(why, whysize, "striped params \"%s\": trailing \"%s\"",
+               t->params, p);
       return false;
     }
     return true;
   }
-  snprintf (why, whysize, "segment type %s is not checked", type);
+  snprintf(why, whysize, "segment type %s is not checked", type);
   return false;
 }
 
 static int
-by_dev_start (const void *a, const void *b)
+by_dev_start(const void *a, const void *b)
 {
   const struct target *x = a, *y = b;
-  int c = strcmp (x->dev, y->dev);
+  int c = strcmp(x->dev, y->dev);
 
   if (c)
     return c;
@@ -530,134 +538,137 @@ by_dev_start (const void *a, const void *b)
 }
 
 static void
-usage (FILE *f)
+usage(FILE *f)
 {
-  fprintf (f, "usage: ff-dmcheck [--tables FILE] [--devmap FILE] MANIFEST.json\n");
+  fprintf(f,
+          "usage: ff-dmcheck [--tables FILE] [--devmap FILE] MANIFEST.json\n");
 }
 
 int
-main (int argc, char **argv)
+main(int argc, char **argv)
 {
   const char *tables = NULL, *devmap_path = NULL, *mpath = NULL;
-  struct targets t = { 0 };
+  struct targets t = {0};
   json_error_t jerr;
   json_t *vgs, *vg;
   size_t i, checked = 0, bad = 0, skipped = 0, extra = 0;
 
   for (int a = 1; a < argc; a++) {
-    if (strcmp (argv[a], "--tables") == 0 && a + 1 < argc)
+    if (strcmp(argv[a], "--tables") == 0 && a + 1 < argc)
       tables = argv[++a];
-    else if (strcmp (argv[a], "--devmap") == 0 && a + 1 < argc)
+    else if (strcmp(argv[a], "--devmap") == 0 && a + 1 < argc)
       devmap_path = argv[++a];
-    else if (strcmp (argv[a], "--help") == 0) {
-      usage (stdout);
+    else if (strcmp(argv[a], "--help") == 0) {
+      usage(stdout);
       return 0;
-    }
-    else if (argv[a][0] == '-' || mpath) {
-      usage (stderr);
+    } else if (argv[a][0] == '-' || mpath) {
+      usage(stderr);
       return 2;
-    }
-    else
+    } else
       mpath = argv[a];
   }
   if (mpath == NULL) {
-    usage (stderr);
+    usage(stderr);
     return 2;
   }
-  manifest = json_load_file (mpath, 0, &jerr);
+  manifest = json_load_file(mpath, 0, &jerr);
   if (manifest == NULL) {
-    err ("%s:%d: %s", mpath, jerr.line, jerr.text);
+    err("%s:%d: %s", mpath, jerr.line, jerr.text);
     return 2;
   }
-  vgs = json_object_get (manifest, "vgs");
-  if (!json_is_array (vgs) || !json_is_array (json_object_get (manifest, "devices"))) {
-    err ("%s: not a fusefarm manifest (no \"vgs\" or \"devices\" array)", mpath);
+  vgs = json_object_get(manifest, "vgs");
+  if (!json_is_array(vgs) ||
+      !json_is_array(json_object_get(manifest, "devices"))) {
+    err("%s: not a fusefarm manifest (no \"vgs\" or \"devices\" array)",
+        mpath);
     return 2;
   }
-  if (devmap_path && load_devmap_file (devmap_path) == -1)
+  if (devmap_path && load_devmap_file(devmap_path) == -1)
     return 2;
-  if (tables ? load_tables_file (&t, tables) : load_tables_dm (&t))
+  if (tables ? load_tables_file(&t, tables) : load_tables_dm(&t))
     return 2;
-  qsort (t.v, t.n, sizeof *t.v, by_dev_start);
+  qsort(t.v, t.n, sizeof *t.v, by_dev_start);
 
-  json_array_foreach (vgs, i, vg) {
-    const char *vgname = json_string_value (json_object_get (vg, "name"));
-    const char *damage = json_string_value (json_object_get (vg, "damage"));
-    uint64_t extent = json_integer_value (json_object_get (vg, "extent_size"));
-    json_t *lvs = json_object_get (vg, "lvs"), *lv;
+  json_array_foreach(vgs, i, vg)
+  {
+    const char *vgname = json_string_value(json_object_get(vg, "name"));
+    const char *damage = json_string_value(json_object_get(vg, "damage"));
+    uint64_t extent = json_integer_value(json_object_get(vg, "extent_size"));
+    json_t *lvs = json_object_get(vg, "lvs"), *lv;
     size_t j;
 
     if (vgname == NULL || extent == 0 || extent % 512) {
-      err ("%s: vgs[%zu]: no name or bad extent_size", mpath, i);
+      err("%s: vgs[%zu]: no name or bad extent_size", mpath, i);
       return 2;
     }
-    if (damage && strcmp (damage, "none") != 0) {
-      printf ("SKIP %s: damage %s\n", vgname, damage);
+    if (damage && strcmp(damage, "none") != 0) {
+      printf("SKIP %s: damage %s\n", vgname, damage);
       skipped++;
       continue;
     }
-    json_array_foreach (lvs, j, lv) {
-      const char *lvname = json_string_value (json_object_get (lv, "name"));
-      json_t *segs = json_object_get (lv, "segments");
-      size_t first = 0, count = 0, nseg = json_array_size (segs);
+    json_array_foreach(lvs, j, lv)
+    {
+      const char *lvname = json_string_value(json_object_get(lv, "name"));
+      json_t *segs = json_object_get(lv, "segments");
+      size_t first = 0, count = 0, nseg = json_array_size(segs);
       char name[512], why[600] = "";
       bool ok = true;
 
       if (lvname == NULL) {
-        err ("%s: vg %s: lvs[%zu] has no name", mpath, vgname, j);
+        err("%s: vg %s: lvs[%zu] has no name", mpath, vgname, j);
         return 2;
       }
       checked++;
-      dm_name (vgname, lvname, name, sizeof name);
+      dm_name(vgname, lvname, name, sizeof name);
       for (size_t k = 0; k < t.n; k++)
-        if (strcmp (t.v[k].dev, name) == 0) {
+        if (strcmp(t.v[k].dev, name) == 0) {
           if (count++ == 0)
             first = k;
           t.v[k].used = true;
         }
       if (count == 0) {
-        printf ("MISMATCH %s/%s: no dm device %s\n", vgname, lvname, name);
+        printf("MISMATCH %s/%s: no dm device %s\n", vgname, lvname, name);
         bad++;
         continue;
       }
       if (count != nseg) {
-        snprintf (why, sizeof why, "%zu targets, expected %zu segments",
-                  count, nseg);
+        snprintf(why, sizeof why, "%zu targets, expected %zu segments", count,
+                 nseg);
         ok = false;
       }
       for (size_t s = 0; ok && s < nseg; s++) {
         char sub[500];
 
-        if (!check_segment (vg, extent, json_array_get (segs, s),
-                            &t.v[first + s], sub, sizeof sub)) {
-          snprintf (why, sizeof why, "segment %zu: %s", s, sub);
+        if (!check_segment(vg, extent, json_array_get(segs, s),
+                           &t.v[first + s], sub, sizeof sub)) {
+          snprintf(why, sizeof why, "segment %zu: %s", s, sub);
           ok = false;
         }
       }
       if (ok)
-        printf ("OK %s/%s: %zu segment%s\n", vgname, lvname, nseg,
-                nseg == 1 ? "" : "s");
+        printf("OK %s/%s: %zu segment%s\n", vgname, lvname, nseg,
+               nseg == 1 ? "" : "s");
       else {
-        printf ("MISMATCH %s/%s: %s\n", vgname, lvname, why);
+        printf("MISMATCH %s/%s: %s\n", vgname, lvname, why);
         bad++;
       }
     }
   }
   for (size_t k = 0; k < t.n; k++)
-    if (!t.v[k].used && (k == 0 || strcmp (t.v[k].dev, t.v[k - 1].dev))) {
-      printf ("EXTRA %s: not an LV of the manifest\n", t.v[k].dev);
+    if (!t.v[k].used && (k == 0 || strcmp(t.v[k].dev, t.v[k - 1].dev))) {
+      printf("EXTRA %s: not an LV of the manifest\n", t.v[k].dev);
       extra++;
     }
-  printf ("ff-dmcheck: %zu LVs checked, %zu mismatched, %zu VGs skipped, "
-          "%zu other dm devices: %s\n", checked, bad, skipped, extra,
-          bad ? "FAIL" : "PASS");
+  printf("ff-dmcheck: %zu LVs checked, %zu mismatched, %zu VGs skipped, "
+         "%zu other dm devices: %s\n",
+         checked, bad, skipped, extra, bad ? "FAIL" : "PASS");
   for (size_t k = 0; k < t.n; k++) {
-    free (t.v[k].dev);
-    free (t.v[k].type);
-    free (t.v[k].params);
+    free(t.v[k].dev);
+    free(t.v[k].type);
+    free(t.v[k].params);
   }
-  free (t.v);
-  free (devmap.v);
-  json_decref (manifest);
+  free(t.v);
+  free(devmap.v);
+  json_decref(manifest);
   return bad ? 1 : 0;
 }

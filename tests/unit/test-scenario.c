@@ -50,8 +50,8 @@ test_shipped(void **state)
 static void
 test_builtin_and_matrix(void **state)
 {
-  struct ff_scenario *sc = ff_scenario_load_string(
-    ff_scenario_builtin_default, "<built-in>", NULL);
+  struct ff_scenario *sc =
+    ff_scenario_load_string(ff_scenario_builtin_default, "<built-in>", NULL);
   unsigned idx[2];
 
   (void)state;
@@ -127,8 +127,8 @@ static const struct {
    "workloads.[0].lv", "not VG/LV"},
   {"workloads = ({ type = \"event-activation\"; spread = \"2\"; });",
    "workloads.[0].spread", "no unit"},
-  {"workloads = ({ type = \"pvs\"; }, { type = \"pvs\"; });",
-   "workloads.[1]", "already named 'pvs'"},
+  {"workloads = ({ type = \"pvs\"; }, { type = \"pvs\"; });", "workloads.[1]",
+   "already named 'pvs'"},
   {"matrix = ({ key = \"use_aio\"; values = [0]; });\n"
    "workloads = ({ type = \"pvs\"; });",
    "matrix.[0].key", "not SECTION/NAME"},
