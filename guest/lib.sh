@@ -29,13 +29,18 @@ guest_cleanup() {
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(now)"; }
 
-# guest_serve: raise the fd limit for $ndisks disks (nbdkit and qemu each
-# hold one socket per disk), start nbdkit with $plugin spec=$spec (and
-# $profile) on $run/nbd.sock, wait for the socket.  Sets sock, popt.
+# guest_serve: raise the fd limit (nbdkit checks 2 per export it serves,
+# the whole farm of $run/manifest-full.json even when --disks attaches
+# fewer; qemu holds one socket per attached disk), start nbdkit with
+# $plugin spec=$spec (and $profile) on $run/nbd.sock.  Sets sock, popt.
 guest_serve() {
-  ulimit -n $((2 * ndisks + 256)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-  [ "$(ulimit -n)" -ge $((2 * ndisks + 64)) ] ||
-    die "ulimit -n is $(ulimit -n), $ndisks disks need $((2 * ndisks + 64))"
+  local nexp need
+  nexp=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' \
+    "$run/manifest-full.json")
+  need=$((2 * (nexp > ndisks ? nexp : ndisks) + 256))
+  ulimit -n "$need" 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+  [ "$(ulimit -n)" -ge $((need - 192)) ] ||
+    die "ulimit -n is $(ulimit -n): $nexp exports and $ndisks disks need $((need - 192))"
   sock=$run/nbd.sock
   popt=()
   [ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
