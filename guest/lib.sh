@@ -83,3 +83,31 @@ guest_disk_args() {
            -device "scsi-hd,drive=d$i,bus=scsi$((i / 256)).0,channel=0,scsi-id=$((i % 256)),lun=0,serial=$n")
   done
 }
+
+# guest_verdict RESULT LOG WHAT: end the run with a clear message unless
+# the guest finished (RESULT done); LOG is the console it wrote, WHAT how
+# messages call it ("serial log", "console").  Keeps the run directory.
+guest_verdict() {
+  local result=$1 log=$2 what=$3
+  case $result in
+    done) return 0 ;;
+    panic)
+      grep -a -m1 -A3 'Kernel panic' "$log" >&2
+      say "error: guest kernel panic after ${t_run}s ($what above)" ;;
+    exited)
+      tail -5 "$run/qemu.log" >&2; tail -20 "$log" >&2 2>/dev/null || true
+      say "error: qemu exited before the guest finished (qemu log and $what above)" ;;
+    timeout)
+      tail -20 "$log" >&2 || true
+      say "error: timeout: the guest did not finish in ${timeout}s; killing qemu" ;;
+  esac
+  keep=1
+  exit 1
+}
+
+# Readers of the guest's marker lines in $glog (set it first):
+# mark NAME (first "FF-MARK NAME T"), section NAME (between FF-BEGIN and
+# FF-END NAME), rc_of NAME (first "FF-RC NAME RC").
+mark() { tr -d '\r' <"$glog" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m && !n++ { print $3 }'; }
+section() { tr -d '\r' <"$glog" | awk -v s="$1" '$1 == "FF-END" && $2 == s { p = 0 } p { print } $1 == "FF-BEGIN" && $2 == s { p = 1 }'; }
+rc_of() { tr -d '\r' <"$glog" | awk -v s="$1" '$1 == "FF-RC" && $2 == s && !n++ { print $3 }'; }

@@ -190,23 +190,10 @@ for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
 t_exit=$(since "$tq")
 
 log=$run/serial.log
-case $result in
-  done) ;;
-  panic)
-    grep -a -m1 -A3 'Kernel panic' "$log" >&2
-    say "error: guest kernel panic after ${t_run}s (serial log above)"; keep=1; exit 1 ;;
-  exited)
-    tail -5 "$run/qemu.log" >&2; tail -20 "$log" >&2 2>/dev/null || true
-    say "error: qemu exited before the guest finished (qemu log and serial above)"; keep=1; exit 1 ;;
-  timeout)
-    tail -20 "$log" >&2 || true
-    say "error: timeout: the guest did not finish in ${timeout}s; killing qemu"; keep=1; exit 1 ;;
-esac
+guest_verdict "$result" "$log" "serial log"
 
 # --- report --------------------------------------------------------------
-mark() { tr -d '\r' <"$log" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m && !n++ { print $3 }'; }
-section() { tr -d '\r' <"$log" | awk -v s="$1" '$1 == "FF-END" && $2 == s { p = 0 } p { print } $1 == "FF-BEGIN" && $2 == s { p = 1 }'; }
-rc_of() { tr -d '\r' <"$log" | awk -v s="$1" '$1 == "FF-RC" && $2 == s && !n++ { print $3 }'; }
+glog=$log
 delta() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$2"; }
 
 m_init=$(mark init) m_mod=$(mark modules) m_disks=$(mark disks)

@@ -171,22 +171,10 @@ t_run=$(since "$tq")
 for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
 t_exit=$(since "$tq")
 
-case $result in
-  done) ;;
-  panic)
-    grep -a -m1 -A3 'Kernel panic' "$clog" >&2
-    say "error: guest kernel panic after ${t_run}s (console above)"; keep=1; exit 1 ;;
-  exited)
-    tail -5 "$run/qemu.log" >&2; tail -20 "$clog" >&2 2>/dev/null || true
-    say "error: qemu exited before the guest finished (qemu log and console above)"; keep=1; exit 1 ;;
-  timeout)
-    tail -20 "$clog" >&2 || true
-    say "error: timeout: the guest did not finish in ${timeout}s; killing qemu"; keep=1; exit 1 ;;
-esac
+guest_verdict "$result" "$clog" console
 
 # --- results -------------------------------------------------------------
-section() { tr -d '\r' <"$rlog" | awk -v s="$1" '$1 == "FF-END" && $2 == s { p = 0 } p { print } $1 == "FF-BEGIN" && $2 == s { p = 1 }'; }
-mark() { tr -d '\r' <"$rlog" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m && !n++ { print $3 }'; }
+glog=$rlog
 mkdir -p "$out"
 section analyze >"$out/analyze.txt"
 section blame >"$out/blame.txt"
