@@ -36,6 +36,7 @@
 #include "ff-farm.h"
 #include "ff-profile.h"
 #include "ff-serve.h"
+#include "ff-spec.h"
 #include "ff-stats.h"
 
 #include <errno.h>
@@ -77,6 +78,10 @@
 /* How often the profile file is checked for a new version. */
 #define PROFILE_POLL_NS 1000000000ull
 
+/* devices=N: the bounds of `fusefarm mount --devices N`. */
+#define DEVICES_MIN 1
+#define DEVICES_MAX 1000000
+
 /* ---- configuration (.config) ------------------------------------------ */
 
 static char *spec_path;    /* NULL: the built-in farm */
@@ -85,6 +90,7 @@ static char *stats_path;   /* NULL: no stats file */
 static uint64_t stats_interval_ns = 1000000000ull;
 static unsigned shard_k, shard_m = 1;
 static const char *shard_arg;   /* as given, for messages */
+static unsigned scale_devices;  /* devices=N; 0: as the spec says */
 static char *overlay_path;      /* load at start */
 static char *save_overlay_path; /* save at exit */
 
@@ -223,6 +229,28 @@ parse_shard(const char *key, const char *value)
   return 0;
 }
 
+/* devices=N, bounded as `fusefarm mount --devices N` is. */
+static int
+parse_devices(const char *key, const char *value)
+{
+  const char *p = value;
+  unsigned n;
+
+  if (scale_devices) {
+    nbdkit_error("%s=%s: %s given twice", key, value, key);
+    return -1;
+  }
+  if (parse_digits(&p, &n) < 0 || *p || n < DEVICES_MIN || n > DEVICES_MAX) {
+    nbdkit_error("%s=%s: expected a device count from %d to %d (scale the "
+                 "farm to about that many devices, as fusefarm mount "
+                 "--devices does)",
+                 key, value, DEVICES_MIN, DEVICES_MAX);
+    return -1;
+  }
+  scale_devices = n;
+  return 0;
+}
+
 static int
 ff_config(const char *key, const char *value)
 {
@@ -239,13 +267,15 @@ ff_config(const char *key, const char *value)
     return parse_interval(key, value, &stats_interval_ns);
   if (!strcmp(key, "shard"))
     return parse_shard(key, value);
+  if (!strcmp(key, "devices"))
+    return parse_devices(key, value);
   if (!strcmp(key, "overlay"))
     return set_once(key, value, &overlay_path, true);
   if (!strcmp(key, "save-overlay"))
     return set_once(key, value, &save_overlay_path, false);
   nbdkit_error("unknown parameter '%s=%s' (expected spec, profile, stats, "
-               "stats-interval, shard, overlay or save-overlay; see "
-               "nbdkit fusefarm --help)",
+               "stats-interval, devices, shard, overlay or save-overlay; "
+               "see nbdkit fusefarm --help)",
                key, value);
   return -1;
 }
@@ -293,15 +323,52 @@ check_fd_limit(void)
   return 0;
 }
 
+/* The farm of spec=, scaled by devices= the way `fusefarm mount
+ * --devices` scales it (ff_spec_scale on the parsed spec, then
+ * ff_farm_new), so both serve the same devices and bytes.  Everything
+ * after this (shards, the fd check, profile, overlay fingerprint, stats)
+ * sees the scaled farm only. */
+static struct ff_farm *
+load_farm(void)
+{
+  const char *what = spec_path ? spec_path : "(built-in)";
+  struct ff_spec *sp;
+  struct ff_farm *f;
+
+  if (!scale_devices) {
+    f = ff_farm_load(spec_path);
+    if (!f)
+      nbdkit_error("spec=%s: %s", what, ff_errmsg());
+    return f;
+  }
+  sp = spec_path ? ff_spec_load_file(spec_path)
+                 : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
+  if (!sp) {
+    nbdkit_error("spec=%s: %s", what, ff_errmsg());
+    return NULL;
+  }
+  if (ff_spec_scale(sp, scale_devices) < 0) {
+    nbdkit_error("devices=%u: %s", scale_devices, ff_errmsg());
+    ff_spec_free(sp);
+    return NULL;
+  }
+  f = ff_farm_new(sp);
+  ff_spec_free(sp);
+  if (!f)
+    nbdkit_error("spec=%s devices=%u: %s", what, scale_devices, ff_errmsg());
+  else
+    nbdkit_debug("fusefarm: spec=%s scaled by devices=%u to %" PRIu32
+                 " devices",
+                 what, scale_devices, f->ndevs);
+  return f;
+}
+
 static int
 ff_config_complete(void)
 {
-  farm = ff_farm_load(spec_path);
-  if (!farm) {
-    nbdkit_error("spec=%s: %s", spec_path ? spec_path : "(built-in)",
-                 ff_errmsg());
+  farm = load_farm();
+  if (!farm)
     return -1;
-  }
   names = calloc(farm->ndevs ? farm->ndevs : 1, sizeof *names);
   served = calloc(farm->ndevs ? farm->ndevs : 1, sizeof *served);
   if (!names || !served) {
@@ -314,9 +381,13 @@ ff_config_complete(void)
       served[nserved++] = i;
   }
   if (nserved == 0) {
-    nbdkit_error("shard=%s: serves no device (the farm has %" PRIu32
+    char scaled[64] = "";
+
+    if (scale_devices)
+      snprintf(scaled, sizeof scaled, " scaled by devices=%u", scale_devices);
+    nbdkit_error("shard=%s: serves no device (the farm%s has %" PRIu32
                  " devices, indices 0 to %" PRIu32 ")",
-                 shard_arg ? shard_arg : "0/1", farm->ndevs,
+                 shard_arg ? shard_arg : "0/1", scaled, farm->ndevs,
                  farm->ndevs ? farm->ndevs - 1 : 0);
     return -1;
   }
@@ -332,9 +403,17 @@ ff_config_complete(void)
   }
   if (profile_path && stat(profile_path, &bg.seen) == 0)
     bg.seen_valid = true;
+  /* The fingerprint is the scaled farm's: an overlay saved with another
+   * devices= (or none) is refused by ff_overlay_load. */
   if (overlay_path &&
       ff_overlay_load(farm->overlay, overlay_path, farm->fingerprint) < 0) {
-    nbdkit_error("overlay=%s: %s", overlay_path, ff_errmsg());
+    if (scale_devices)
+      nbdkit_error("overlay=%s: %s (this farm: the spec scaled by "
+                   "devices=%u to %" PRIu32 " devices; an overlay is "
+                   "loaded with the devices= it was saved with)",
+                   overlay_path, ff_errmsg(), scale_devices, farm->ndevs);
+    else
+      nbdkit_error("overlay=%s: %s", overlay_path, ff_errmsg());
     return -1;
   }
   stats = ff_stats_new(farm->ndevs);
@@ -928,6 +1007,8 @@ out:
   "                     file is watched and a new version applies live\n"     \
   "stats=FILE           write per-export statistics (JSON) there\n"           \
   "stats-interval=SECS  every SECS seconds (default 1; or \"500ms\")\n"       \
+  "devices=N            scale the farm to about N devices, keeping its\n"     \
+  "                     shape, as fusefarm mount --devices N does\n"          \
   "shard=K/M            serve only the devices whose index is K mod M\n"      \
   "overlay=FILE         load a saved write overlay at start\n"                \
   "save-overlay=FILE    save the write overlay there at exit"
