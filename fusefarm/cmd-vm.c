@@ -19,7 +19,13 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-report.h"
+#include "ff-runreport.h"
 #include "ff-scenario.h"
+#include "ff-workload.h"
+
+#include <jansson.h>
+#include <time.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,29 +48,41 @@ static const char vm_usage[] =
   "Boot a qemu guest whose SCSI disks are the farm (served by the nbd\n"
   "plugin) and check real activation there.  KVM when a real one is\n"
   "present, TCG otherwise.  Without an argument: the built-in scenario.\n"
+  "A scenario's workloads run in the guest (initramfs boot) for every\n"
+  "configuration of its matrix and are reported like `fusefarm run`.\n"
   "\n"
   "  --boot initramfs   busybox initramfs: vgchange -aay, every dm table\n"
-  "                     checked against the manifest (ff-dmcheck), and\n"
-  "                     nbd-client on --nbd-client exports (default)\n"
+  "                     checked against the manifest (ff-dmcheck),\n"
+  "                     nbd-client on --nbd-client exports, then the\n"
+  "                     scenario's workloads (default)\n"
   "  --boot systemd     Debian root with systemd, udev and lvm2: udev's\n"
   "                     lvm rules activate the VGs; reports the time until\n"
   "                     every LV was active and systemd-analyze (time,\n"
-  "                     blame, plot SVG)\n"
+  "                     blame, plot SVG); one boot per configuration\n"
   "  --disks N          attach only the farm's first N devices (VGs with a\n"
   "                     PV beyond them are left out of the checks)\n"
   "  --nbd-client K     initramfs: attach K PVs with nbd-client (default 2)\n"
   "  --profile P        I/O profile (path or builtin:NAME), overrides the\n"
   "                     scenario's; the plugin applies it to the guest's "
   "disks\n"
-  "  --config K         the matrix configuration whose lvm.conf settings\n"
-  "                     the guest uses (default 0, the first)\n"
-  "  --timeout S        give up after S seconds (default 300 initramfs,\n"
-  "                     900 systemd)\n"
+  "  --config K         only configuration K of the matrix (1 is the\n"
+  "                     first, as the run table numbers them); default all\n"
+  "  --lvm PATH         the lvm binary the workloads run in the guest\n"
+  "                     (copied there with its libraries), overriding the\n"
+  "                     scenario's lvm; default the guest's Debian lvm2\n"
+  "  --timeout S        give up a boot after S seconds (default 300\n"
+  "                     initramfs, 900 systemd)\n"
   "  --cache DIR        image cache (default /var/cache/fusefarm/guest)\n"
   "  --out DIR          systemd: where to put the results (default\n"
-  "                     ./fusefarm-vm-NAME)\n"
+  "                     ./fusefarm-vm-NAME; DIR/config-K per configuration\n"
+  "                     when there are several)\n"
   "  --keep             keep the run directory (logs, image copy)\n"
-  "  --json FILE        write the timings and verdict as JSON\n"
+  "  --json FILE        with workloads: the run document (docs/run-json.md,\n"
+  "                     `fusefarm report FILE` renders it); otherwise the\n"
+  "                     boot's timings and verdict (an array of them for\n"
+  "                     several configurations)\n"
+  "  --csv FILE, --svg FILE, --top N\n"
+  "                     with workloads: as `fusefarm run`\n"
   "\n"
   "FF_GUEST_DIR overrides where the guest scripts are (default: the\n"
   "source tree's guest/).  Exit: 0 pass, 1 failed check or boot, 2 usage.\n";
@@ -108,8 +126,9 @@ materialize(const char *kind, const char *path, const char *dir, char *out,
 
 /* lvm.conf of configuration k: every "section/name" axis except the
  * runner's own (fusefarm/...) and devices/use_devicesfile, which only
- * makes sense for the loop farm.  Returns 1 if it wrote a file, 0 if the
- * matrix has no lvm.conf keys, -1 on error. */
+ * makes sense for the loop farm.  The file is always written (lvm's
+ * defaults when the matrix has no lvm.conf keys).  Returns 1 if it holds
+ * settings, 0 if not, -1 on error. */
 static int
 write_lvmconf(const struct ff_scenario *sc, uint64_t k, const char *path)
 {
@@ -120,9 +139,7 @@ write_lvmconf(const struct ff_scenario *sc, uint64_t k, const char *path)
                                          "log",     "backup",     "metadata",
                                          "report",  "allocation"};
 
-  if (!sc->naxes)
-    return 0;
-  idx = calloc(sc->naxes, sizeof *idx);
+  idx = calloc(sc->naxes + 1, sizeof *idx);
   if (!idx)
     return -1;
   ff_scenario_config(sc, k, idx);
@@ -256,6 +273,321 @@ run_script(char **args)
   return 1;
 }
 
+/* What one invocation needs across boots. */
+struct vm {
+  struct ff_scenario *sc; /* NULL: a plain spec */
+  const char *boot, *cache, *timeout, *disks, *nbd, *out, *profile, *lvm;
+  int keep;
+  char tmp[32];
+  char script[PATH_MAX + 32], build[PATH_MAX];
+  char spec[PATH_MAX + 64];
+};
+
+/* The profile of configuration k: --profile, else the matrix's
+ * fusefarm/profile, else the scenario's; NULL or "ideal": none. */
+static const char *
+profile_of(const struct vm *v, uint64_t k)
+{
+  const char *p = v->profile;
+
+  if (!p && v->sc)
+    p = config_profile(v->sc, k);
+  if (!p && v->sc)
+    p = v->sc->profile;
+  return p && strcmp(p, "ideal") && strcmp(p, "builtin:ideal") ? p : NULL;
+}
+
+/* The farm size of configuration k: the matrix's fusefarm/devices, else
+ * the scenario's devices, else 0 (as the spec says). */
+static uint64_t
+devices_of(const struct vm *v, uint64_t k)
+{
+  uint64_t d = v->sc ? v->sc->devices : 0;
+  const struct ff_axis *ax =
+    v->sc ? ff_scenario_axis(v->sc, "fusefarm/devices") : NULL;
+
+  if (ax) {
+    unsigned *idx = calloc(v->sc->naxes, sizeof *idx);
+
+    if (idx) {
+      ff_scenario_config(v->sc, k, idx);
+      for (unsigned a = 0; a < v->sc->naxes; a++)
+        if (&v->sc->axes[a] == ax)
+          d = (uint64_t)ax->values[idx[a]].i;
+      free(idx);
+    }
+  }
+  return d;
+}
+
+/* One boot: the script with the options of configuration k (lvmconf,
+ * plan, result, json, out may be NULL).  Returns its exit status. */
+static int
+boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
+          const char *result, const char *json, const char *out)
+{
+  const char *args[48];
+  char prof[PATH_MAX + 64] = "", devs[32] = "";
+  const char *profile = profile_of(v, k);
+  uint64_t devices = devices_of(v, k);
+  int a = 0;
+
+  if (profile &&
+      materialize("profile", profile, v->tmp, prof, sizeof prof) < 0)
+    return 2;
+  args[a++] = "bash";
+  args[a++] = v->script;
+  args[a++] = "--build";
+  args[a++] = v->build;
+  if (v->disks) {
+    args[a++] = "--disks";
+    args[a++] = v->disks;
+  }
+  if (devices) {
+    snprintf(devs, sizeof devs, "%llu", (unsigned long long)devices);
+    args[a++] = "--devices";
+    args[a++] = devs;
+  }
+  if (prof[0]) {
+    args[a++] = "--profile";
+    args[a++] = prof;
+  }
+  if (lvmconf) {
+    args[a++] = "--lvm-conf";
+    args[a++] = lvmconf;
+  }
+  if (v->timeout) {
+    args[a++] = "--timeout";
+    args[a++] = v->timeout;
+  }
+  if (v->cache) {
+    args[a++] = "--cache";
+    args[a++] = v->cache;
+  }
+  if (v->keep)
+    args[a++] = "--keep";
+  if (json) {
+    args[a++] = "--json";
+    args[a++] = json;
+  }
+  if (!strcmp(v->boot, "initramfs")) {
+    if (strcmp(v->nbd, "0")) {
+      args[a++] = "--nbd-client";
+      args[a++] = v->nbd;
+    }
+    if (plan) {
+      args[a++] = "--plan";
+      args[a++] = plan;
+      args[a++] = "--result";
+      args[a++] = result;
+      if (v->lvm) {
+        args[a++] = "--lvm";
+        args[a++] = v->lvm;
+      }
+    }
+  } else {
+    args[a++] = "--out";
+    args[a++] = out;
+  }
+  args[a++] = v->spec;
+  args[a] = NULL;
+
+  fprintf(stderr, "fusefarm vm: %s boot of %s%s%s%s%s\n", v->boot,
+          v->sc ? v->sc->file : v->spec, prof[0] ? ", profile " : "",
+          prof[0] ? prof : "", devs[0] ? ", devices " : "", devs);
+  a = run_script((char **)args);
+  return a == 0 ? 0 : a == 2 ? 2 : 1;
+}
+
+static char *
+json_text(const char *path)
+{
+  json_t *j = json_load_file(path, 0, NULL);
+  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+  json_decref(j);
+  return s;
+}
+
+/* --- the scenario's workloads in the guest ------------------------------ */
+
+static json_t *
+plan_workloads(const struct ff_scenario *sc)
+{
+  json_t *a = json_array();
+
+  for (unsigned i = 0; a && i < sc->nworkloads; i++) {
+    const struct ff_workload *w = &sc->workloads[i];
+
+    json_array_append_new(
+      a, json_pack("{s:s, s:s, s:i, s:i, s:I, s:i, s:s?}", "name", w->name,
+                   "type", ff_wtype_name(w->type), "repeat", (int)w->repeat,
+                   "concurrency", (int)w->concurrency, "spread_ns",
+                   (json_int_t)w->spread_ns, "count", (int)w->count, "lv",
+                   w->lv));
+  }
+  return a;
+}
+
+/* Configurations that share a profile and a farm size share a boot: the
+ * plugin serves both, the guest switches lvm.conf between them.  Fills
+ * doc's configs; returns the worst boot status. */
+static int
+run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
+              json_t *boots)
+{
+  const struct ff_scenario *sc = v->sc;
+  char *done = calloc(nk + 1, 1);
+  unsigned *idx = calloc(sc->naxes + 1, sizeof *idx);
+  json_t *configs = json_object_get(doc, "configs");
+  json_t *host = json_object_get(doc, "host");
+  int status = 0;
+
+  if (!done || !idx) {
+    free(done);
+    free(idx);
+    fprintf(stderr, "fusefarm vm: out of memory\n");
+    return 1;
+  }
+  for (size_t g = 0, group = 0; g < nk; g++) {
+    char plan[PATH_MAX], path[PATH_MAX + 64], result[PATH_MAX + 64],
+      bootj[PATH_MAX + 64];
+    const char *prof = profile_of(v, ks[g]);
+    uint64_t devs = devices_of(v, ks[g]);
+    json_t *pj, *pconfs, *res;
+    int rc, bad = 0;
+
+    if (done[g])
+      continue;
+    snprintf(plan, sizeof plan, "%s/plan-%zu", v->tmp, group);
+    snprintf(result, sizeof result, "%s/result-%zu.json", v->tmp, group);
+    snprintf(bootj, sizeof bootj, "%s/boot-%zu.json", v->tmp, group);
+    group++;
+    if (mkdir(plan, 0700) < 0) {
+      fprintf(stderr, "fusefarm vm: %s: %s\n", plan, strerror(errno));
+      status = 1;
+      break;
+    }
+    pconfs = json_array();
+    for (size_t h = g; h < nk; h++) {
+      const char *ph = profile_of(v, ks[h]);
+
+      if (done[h] || devices_of(v, ks[h]) != devs ||
+          (prof ? !ph || strcmp(prof, ph) : ph != NULL))
+        continue;
+      done[h] = 1;
+      snprintf(path, sizeof path, "%s/lvm-%llu.conf", plan,
+               (unsigned long long)ks[h] + 1);
+      if (write_lvmconf(sc, ks[h], path) < 0) {
+        bad = 1;
+        break;
+      }
+      snprintf(path, sizeof path, "lvm-%llu.conf",
+               (unsigned long long)ks[h] + 1);
+      json_array_append_new(pconfs, json_pack("{s:I, s:s}", "id",
+                                              (json_int_t)ks[h] + 1,
+                                              "lvm_conf", path));
+    }
+    pj = json_pack("{s:o, s:o}", "workloads", plan_workloads(sc), "configs",
+                   pconfs);
+    snprintf(path, sizeof path, "%s/plan.json", plan);
+    if (bad || !pj || json_dump_file(pj, path, JSON_INDENT(2)) < 0) {
+      fprintf(stderr, "fusefarm vm: %s: cannot write the plan\n", path);
+      json_decref(pj);
+      status = 1;
+      break;
+    }
+    json_decref(pj);
+
+    rc = boot_once(v, ks[g], NULL, plan, result, bootj, NULL);
+    if (rc > status)
+      status = rc;
+    {
+      json_t *bj = json_load_file(bootj, 0, NULL);
+
+      if (bj)
+        json_array_append_new(boots, bj);
+    }
+    res = json_load_file(result, 0, NULL);
+    if (!res) {
+      fprintf(stderr, "fusefarm vm: no workload result from the guest\n");
+      if (!status)
+        status = 1;
+      continue;
+    }
+    json_object_set(host, "kernel", json_object_get(res, "kernel"));
+    json_object_set(host, "lvm", json_object_get(res, "lvm"));
+    json_object_set(host, "lvm_version", json_object_get(res, "lvm_version"));
+    {
+      size_t i;
+      json_t *rc_j;
+
+      json_array_foreach(json_object_get(res, "configs"), i, rc_j)
+      {
+        uint64_t k =
+          (uint64_t)json_integer_value(json_object_get(rc_j, "id")) - 1;
+        char label[1024];
+        json_t *farm = json_object_get(res, "farm");
+
+        ff_scenario_config(sc, k, idx);
+        ff_config_label(sc, idx, label, sizeof label);
+        json_array_append_new(
+          configs,
+          json_pack("{s:I, s:s, s:o, s:{s:s, s:O, s:O, s:O}, s:s, s:b, s:O}",
+                    "id", (json_int_t)k + 1, "label", label, "settings",
+                    ff_config_settings(sc, idx), "farm", "spec", v->spec,
+                    "devices", json_object_get(farm, "devices"), "vgs",
+                    json_object_get(farm, "vgs"), "lvs",
+                    json_object_get(farm, "lvs"), "profile",
+                    prof ? prof : "builtin:ideal", "aio_contention", 0,
+                    "workloads", json_object_get(rc_j, "workloads")));
+      }
+    }
+    json_decref(res);
+  }
+  free(done);
+  free(idx);
+  return status;
+}
+
+static const char *
+lvm_of(const struct vm *v)
+{
+  return v->lvm ? v->lvm : "the guest's lvm2";
+}
+
+static json_t *
+new_doc(const struct vm *v)
+{
+  char started[32];
+  const struct ff_scenario *sc = v->sc;
+  json_t *notes = json_array();
+
+  ff_iso_now(started, sizeof started);
+  json_array_append_new(
+    notes, json_string("ran in a qemu guest (fusefarm vm --boot initramfs): "
+                       "real device-mapper activation; every repetition "
+                       "starts with all VGs deactivated and /run/lvm empty"));
+  if (v->disks)
+    json_array_append_new(
+      notes, json_sprintf("--disks %s: only the farm's first %s devices "
+                          "were attached",
+                          v->disks, v->disks));
+  if (ff_scenario_axis(sc, "fusefarm/aio_contention") ||
+      ff_scenario_axis(sc, "fusefarm/aio_inflight"))
+    json_array_append_new(
+      notes, json_string("fusefarm/aio_contention is not applied in the "
+                         "guest: no aio companion runs there"));
+  return json_pack(
+    "{s:s, s:i, s:{s:s, s:s, s:s?}, s:s, s:{s:s, s:i, s:s, s:s, s:s, s:b}, "
+    "s:o, s:[]}",
+    "format", "fusefarm-run", "version", 1, "scenario", "name", sc->name,
+    "file", sc->file, "description", sc->description, "started", started,
+    "host", "kernel", "?", "cpus", 2, "lvm", lvm_of(v), "lvm_version", "?",
+    "fusefarm_version", FF_VERSION, "device_mapper", 1, "notes", notes,
+    "configs");
+}
+
 int
 ff_cmd_vm(int argc, char **argv)
 {
@@ -269,7 +601,11 @@ ff_cmd_vm(int argc, char **argv)
     O_JSON,
     O_NBD,
     O_CONFIG,
-    O_OUT
+    O_OUT,
+    O_CSV,
+    O_SVG,
+    O_LVM,
+    O_TOP,
   };
   static const struct option opts[] = {
     {"disks", required_argument, NULL, O_DISKS},
@@ -282,25 +618,19 @@ ff_cmd_vm(int argc, char **argv)
     {"nbd-client", required_argument, NULL, O_NBD},
     {"config", required_argument, NULL, O_CONFIG},
     {"out", required_argument, NULL, O_OUT},
+    {"csv", required_argument, NULL, O_CSV},
+    {"svg", required_argument, NULL, O_SVG},
+    {"lvm", required_argument, NULL, O_LVM},
+    {"top", required_argument, NULL, O_TOP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  const char *boot = "initramfs", *profile = NULL, *cache = NULL;
-  const char *json = NULL, *timeout = NULL, *disks = NULL, *out = NULL;
-  const char *nbd = "2";
-  unsigned long long num, config = 0;
-  int keep = 0, c, rc = 2, is_spec = 0;
-  struct ff_scenario *sc = NULL;
-  char tmp[] = "/tmp/ff-vm.XXXXXX";
-  int have_tmp = 0;
-  char guest[PATH_MAX], build[PATH_MAX], script[PATH_MAX + 32];
-  char spec[PATH_MAX + 64], prof[PATH_MAX + 64], lvmconf[PATH_MAX + 32];
-  char outdir[PATH_MAX];
-
-  spec[0] = prof[0] = lvmconf[0] = '\0';
-  const char *env;
-  const char *args[40];
-  int a = 0;
+  struct vm v = {.boot = "initramfs", .nbd = "2"};
+  const char *json = NULL, *csv = NULL, *svg = NULL, *env;
+  unsigned long long num, config = 0, top = FF_RUNREPORT_TOP;
+  int c, rc = 2, is_spec = 0, have_config = 0, have_tmp = 0;
+  uint64_t *ks = NULL, nk = 0;
+  char guest[PATH_MAX], outdir[PATH_MAX], lvmconf[PATH_MAX + 32];
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -310,7 +640,7 @@ ff_cmd_vm(int argc, char **argv)
         fprintf(stderr, "fusefarm vm: --disks %s: expected 1..4096\n", optarg);
         return 2;
       }
-      disks = optarg;
+      v.disks = optarg;
       break;
     case O_BOOT:
       if (strcmp(optarg, "initramfs") && strcmp(optarg, "systemd")) {
@@ -319,10 +649,10 @@ ff_cmd_vm(int argc, char **argv)
                 optarg);
         return 2;
       }
-      boot = optarg;
+      v.boot = optarg;
       break;
     case O_PROFILE:
-      profile = optarg;
+      v.profile = optarg;
       break;
     case O_TIMEOUT:
       if (parse_num(optarg, 86400, &num) < 0 || num == 0) {
@@ -330,16 +660,31 @@ ff_cmd_vm(int argc, char **argv)
                 optarg);
         return 2;
       }
-      timeout = optarg;
+      v.timeout = optarg;
       break;
     case O_CACHE:
-      cache = optarg;
+      v.cache = optarg;
       break;
     case O_KEEP:
-      keep = 1;
+      v.keep = 1;
       break;
     case O_JSON:
       json = optarg;
+      break;
+    case O_CSV:
+      csv = optarg;
+      break;
+    case O_SVG:
+      svg = optarg;
+      break;
+    case O_LVM:
+      v.lvm = optarg;
+      break;
+    case O_TOP:
+      if (parse_num(optarg, 100000, &top) < 0) {
+        fprintf(stderr, "fusefarm vm: --top %s: expected a number\n", optarg);
+        return 2;
+      }
       break;
     case O_NBD:
       if (parse_num(optarg, 64, &num) < 0) {
@@ -347,17 +692,20 @@ ff_cmd_vm(int argc, char **argv)
                 optarg);
         return 2;
       }
-      nbd = optarg;
+      v.nbd = optarg;
       break;
     case O_CONFIG:
-      if (parse_num(optarg, 1000000, &config) < 0) {
-        fprintf(stderr, "fusefarm vm: --config %s: expected a number\n",
+      if (parse_num(optarg, 1000000, &config) < 0 || config == 0) {
+        fprintf(stderr,
+                "fusefarm vm: --config %s: expected a configuration "
+                "number, 1 for the first\n",
                 optarg);
         return 2;
       }
+      have_config = 1;
       break;
     case O_OUT:
-      out = optarg;
+      v.out = optarg;
       break;
     case 'h':
       fputs(vm_usage, stdout);
@@ -375,10 +723,11 @@ ff_cmd_vm(int argc, char **argv)
 
   /* A scenario, else a plain spec. */
   if (argc - optind == 1) {
-    sc = ff_scenario_load_file(argv[optind]);
-    if (!sc) {
+    v.sc = ff_scenario_load_file(argv[optind]);
+    if (!v.sc) {
       char *serr = strdup(ff_errmsg());
       struct ff_farm *farm = ff_cli_load_farm("vm", argv[optind]);
+
       if (!farm) {
         fprintf(stderr,
                 "fusefarm vm: %s is neither a scenario (%s) nor a "
@@ -392,59 +741,73 @@ ff_cmd_vm(int argc, char **argv)
       is_spec = 1;
     }
   } else {
-    sc = ff_scenario_load_string(ff_scenario_builtin_default, "default", NULL);
-    if (!sc) {
+    v.sc =
+      ff_scenario_load_string(ff_scenario_builtin_default, "default", NULL);
+    if (!v.sc) {
       fprintf(stderr, "fusefarm vm: built-in scenario: %s\n", ff_errmsg());
       return 2;
     }
   }
-  if (sc && config >= ff_scenario_nconfigs(sc)) {
+
+  /* The configurations to boot: --config K (1-based, as the run table
+   * numbers them), else all of them. */
+  nk = v.sc ? ff_scenario_nconfigs(v.sc) : 1;
+  if (have_config && config > nk) {
     fprintf(stderr,
             "fusefarm vm: --config %llu: the scenario has %llu "
-            "configurations\n",
-            config, (unsigned long long)ff_scenario_nconfigs(sc));
+            "configuration%s\n",
+            config, (unsigned long long)nk, nk == 1 ? "" : "s");
     goto out;
   }
-  if (sc && sc->devices) {
-    fprintf(stderr,
-            "fusefarm vm: %s: devices = %llu: the guest cannot scale a farm "
-            "(the nbd plugin serves the spec as written); remove the key "
-            "and use --disks N to attach the first N devices\n",
-            sc->file, (unsigned long long)sc->devices);
+  ks = calloc(nk, sizeof *ks);
+  if (!ks)
     goto out;
+  if (have_config) {
+    ks[0] = config - 1;
+    nk = 1;
+  } else {
+    for (uint64_t k = 0; k < nk; k++)
+      ks[k] = k;
   }
-  if (sc && sc->attach && strcmp(sc->attach, "loop"))
+  if (v.sc && v.sc->attach && strcmp(v.sc->attach, "loop"))
     fprintf(stderr,
             "fusefarm vm: note: attach = \"%s\" is ignored: in the "
             "guest the farm's disks are virtio-scsi\n",
-            sc->attach);
-  if (sc && sc->lvm && strcmp(sc->lvm, "lvm"))
+            v.sc->attach);
+  if (!v.lvm && v.sc && v.sc->lvm && strcmp(v.sc->lvm, "lvm"))
+    v.lvm = v.sc->lvm;
+  if (v.lvm && (strcmp(v.boot, "initramfs") || !v.sc || !v.sc->nworkloads))
     fprintf(stderr,
-            "fusefarm vm: note: lvm = \"%s\" is not used: the guest "
-            "runs its Debian lvm2 (the report says which)\n",
-            sc->lvm);
-  if (sc && sc->nworkloads)
+            "fusefarm vm: note: lvm %s is used by the workloads only; this "
+            "boot runs the guest's Debian lvm2 (the report says which)\n",
+            v.lvm);
+  if (v.sc && v.sc->nworkloads && strcmp(v.boot, "initramfs"))
     fprintf(stderr,
-            "fusefarm vm: note: the scenario's %u workloads are not "
-            "run in the guest yet; it checks activation\n",
-            sc->nworkloads);
+            "fusefarm vm: note: the systemd boot measures boot-time "
+            "activation; the scenario's %u workloads run with --boot "
+            "initramfs\n",
+            v.sc->nworkloads);
+  if (!v.profile && v.sc && v.sc->latency_ns && !v.sc->profile)
+    fprintf(stderr, "fusefarm vm: note: latency shorthand is not passed to "
+                    "the guest's plugin; give a profile file\n");
 
   env = getenv("FF_GUEST_DIR");
   snprintf(guest, sizeof guest, "%s",
            env && *env ? env : FF_SOURCE_DIR "/guest");
-  snprintf(script, sizeof script, "%s/run-%s.sh", guest, boot);
-  if (access(script, R_OK) != 0) {
+  snprintf(v.script, sizeof v.script, "%s/run-%s.sh", guest, v.boot);
+  if (access(v.script, R_OK) != 0) {
     fprintf(stderr,
             "fusefarm vm: %s: %s (set FF_GUEST_DIR to the source tree's "
             "guest/)\n",
-            script, strerror(errno));
+            v.script, strerror(errno));
     goto out;
   }
-  if (build_dir(build, sizeof build) < 0) {
+  if (build_dir(v.build, sizeof v.build) < 0) {
     fprintf(stderr, "fusefarm vm: cannot find the build directory\n");
     goto out;
   }
-  if (!mkdtemp(tmp)) {
+  snprintf(v.tmp, sizeof v.tmp, "/tmp/ff-vm.XXXXXX");
+  if (!mkdtemp(v.tmp)) {
     fprintf(stderr, "fusefarm vm: mkdtemp: %s\n", strerror(errno));
     goto out;
   }
@@ -452,107 +815,155 @@ ff_cmd_vm(int argc, char **argv)
 
   /* spec */
   if (is_spec) {
-    snprintf(spec, sizeof spec, "%s", argv[optind]);
-  } else if (sc->farm) {
-    snprintf(spec, sizeof spec, "%s/farm.conf", tmp);
-    if (write_file(spec, sc->farm) < 0)
+    snprintf(v.spec, sizeof v.spec, "%s", argv[optind]);
+  } else if (v.sc->farm) {
+    snprintf(v.spec, sizeof v.spec, "%s/farm.conf", v.tmp);
+    if (write_file(v.spec, v.sc->farm) < 0)
       goto out;
-  } else if (materialize("spec", sc->spec ? sc->spec : "builtin:default", tmp,
-                         spec, sizeof spec) < 0) {
+  } else if (materialize("spec", v.sc->spec ? v.sc->spec : "builtin:default",
+                         v.tmp, v.spec, sizeof v.spec) < 0) {
     goto out;
   }
-  /* profile */
-  prof[0] = '\0';
-  if (!profile && sc)
-    profile = config_profile(sc, config);
-  if (!profile && sc && sc->profile)
-    profile = sc->profile;
-  if (!profile && sc && sc->latency_ns)
-    fprintf(stderr, "fusefarm vm: note: latency shorthand is not passed to "
-                    "the guest's plugin; give a profile file\n");
-  if (profile && strcmp(profile, "ideal") &&
-      materialize("profile", profile, tmp, prof, sizeof prof) < 0)
+
+  if (v.sc && v.sc->nworkloads && !strcmp(v.boot, "initramfs")) {
+    json_t *doc = new_doc(&v), *boots = json_array();
+    char finished[32];
+
+    rc = run_workloads(&v, ks, nk, doc, boots);
+    ff_iso_now(finished, sizeof finished);
+    json_object_set_new(doc, "finished", json_string(finished));
+    json_object_set_new(
+      doc, "guest",
+      json_pack("{s:s, s:o}", "boot", "initramfs", "boots", boots));
+    if (json_array_size(json_object_get(doc, "configs"))) {
+      if (ff_report_print(doc, stdout, (int)top) < 0 ||
+          (json && json_dump_file(doc, json, JSON_INDENT(2)) < 0) ||
+          (csv && ff_report_csv(doc, csv) < 0) ||
+          (svg && ff_report_svg_top(doc, svg, (int)top) < 0)) {
+        fprintf(stderr, "fusefarm vm: writing the report failed: %s\n",
+                ff_errmsg());
+        rc = 1;
+      }
+    }
+    json_decref(doc);
     goto out;
-  /* lvm.conf of the chosen configuration */
-  lvmconf[0] = '\0';
-  if (sc) {
-    snprintf(lvmconf, sizeof lvmconf, "%s/lvm.conf", tmp);
-    int w = write_lvmconf(sc, config, lvmconf);
-    if (w < 0)
-      goto out;
-    if (w == 0)
-      lvmconf[0] = '\0';
   }
 
-  args[a++] = "bash";
-  args[a++] = script;
-  args[a++] = "--build";
-  args[a++] = build;
-  if (disks) {
-    args[a++] = "--disks";
-    args[a++] = disks;
-  }
-  if (prof[0]) {
-    args[a++] = "--profile";
-    args[a++] = prof;
-  }
-  if (lvmconf[0]) {
-    args[a++] = "--lvm-conf";
-    args[a++] = lvmconf;
-  }
-  if (timeout) {
-    args[a++] = "--timeout";
-    args[a++] = timeout;
-  }
-  if (cache) {
-    args[a++] = "--cache";
-    args[a++] = cache;
-  }
-  if (keep)
-    args[a++] = "--keep";
-  if (json) {
-    args[a++] = "--json";
-    args[a++] = json;
-  }
-  if (!strcmp(boot, "initramfs")) {
-    if (strcmp(nbd, "0")) {
-      args[a++] = "--nbd-client";
-      args[a++] = nbd;
-    }
-  } else {
-    if (!out) {
-      snprintf(outdir, sizeof outdir, "fusefarm-vm-%s",
-               sc && sc->name ? sc->name : "spec");
-      out = outdir;
-    }
-    args[a++] = "--out";
-    args[a++] = out;
-  }
-  args[a++] = spec;
-  args[a] = NULL;
+  /* One boot per configuration (a spec: one). */
+  {
+    json_t *all = json_array();
 
-  fprintf(stderr, "fusefarm vm: %s boot of %s%s%s\n", boot,
-          sc ? sc->file : spec, prof[0] ? ", profile " : "",
-          prof[0] ? prof : "");
-  rc = run_script((char **)args);
-  if (rc != 0 && rc != 1)
-    rc = rc == 2 ? 2 : 1;
+    rc = 0;
+    for (uint64_t i = 0; i < nk; i++) {
+      char bootj[PATH_MAX + 64], *bt;
+      const char *conf = NULL, *o = v.out;
+      int r;
+
+      snprintf(bootj, sizeof bootj, "%s/boot-%llu.json", v.tmp,
+               (unsigned long long)i);
+      if (v.sc) {
+        snprintf(lvmconf, sizeof lvmconf, "%s/lvm.conf", v.tmp);
+        if (nk > 1) {
+          char label[1024];
+          unsigned *idx = calloc(v.sc->naxes + 1, sizeof *idx);
+
+          if (idx) {
+            ff_scenario_config(v.sc, ks[i], idx);
+            ff_config_label(v.sc, idx, label, sizeof label);
+            free(idx);
+            fprintf(stderr,
+                    "fusefarm vm: [%llu/%llu] configuration %llu: %s\n",
+                    (unsigned long long)i + 1, (unsigned long long)nk,
+                    (unsigned long long)ks[i] + 1, label);
+          }
+        }
+        r = write_lvmconf(v.sc, ks[i], lvmconf);
+        if (r < 0) {
+          rc = 1;
+          break;
+        }
+        if (r > 0)
+          conf = lvmconf;
+      }
+      if (!strcmp(v.boot, "systemd")) {
+        if (!o) {
+          snprintf(outdir, sizeof outdir, "fusefarm-vm-%s",
+                   v.sc && v.sc->name ? v.sc->name : "spec");
+          o = outdir;
+        }
+        if (nk > 1) {
+          char *sub;
+
+          if (asprintf(&sub, "%s/config-%llu", o,
+                       (unsigned long long)ks[i] + 1) < 0) {
+            rc = 1;
+            break;
+          }
+          mkdir(o, 0755);
+          snprintf(outdir, sizeof outdir, "%s", sub);
+          free(sub);
+          o = outdir;
+        }
+      }
+      r = boot_once(&v, ks[i], conf, NULL, NULL, bootj, o);
+      if (r > rc)
+        rc = r;
+      bt = json_text(bootj);
+      if (bt) {
+        json_t *bj = json_loads(bt, 0, NULL);
+
+        if (bj && v.sc)
+          json_object_set_new(bj, "config",
+                              json_integer((json_int_t)ks[i] + 1));
+        json_array_append_new(all, bj);
+        free(bt);
+      }
+      if (r == 2)
+        break;
+    }
+    if (nk > 1) {
+      size_t i;
+      json_t *bj;
+
+      printf("== fusefarm vm: %llu configurations, %s boot\n",
+             (unsigned long long)nk, v.boot);
+      json_array_foreach(all, i, bj)
+      {
+        const json_t *up = json_object_get(bj, "guest_uptime_s");
+        const json_t *t = json_object_get(
+          up, strcmp(v.boot, "systemd") ? "activated" : "lvs_active");
+
+        printf(
+          "  config %-3lld %-6s  %s %7.2f s\n",
+          (long long)json_integer_value(json_object_get(bj, "config")),
+          json_integer_value(json_object_get(bj, "status")) ? "FAIL" : "pass",
+          strcmp(v.boot, "systemd") ? "activated at" : "every LV active at",
+          json_is_number(t) ? json_number_value(t) : -1.0);
+      }
+    }
+    if (json) {
+      json_t *w =
+        nk > 1 ? json_incref(all) : json_incref(json_array_get(all, 0));
+
+      if (w && json_dump_file(w, json, JSON_INDENT(2)) < 0) {
+        fprintf(stderr, "fusefarm vm: %s: cannot write\n", json);
+        rc = rc ? rc : 1;
+      }
+      json_decref(w);
+    }
+    json_decref(all);
+  }
 
 out:
   if (have_tmp) {
-    /* only the files we wrote */
-    char p[PATH_MAX + 64];
-    static const char *const names[] = {"farm.conf", "lvm.conf"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-      snprintf(p, sizeof p, "%s/%s", tmp, names[i]);
-      unlink(p);
-    }
-    if (spec[0] && !strncmp(spec, tmp, strlen(tmp)))
-      unlink(spec);
-    if (prof[0] && !strncmp(prof, tmp, strlen(tmp)))
-      unlink(prof);
-    rmdir(tmp);
+    char cmd[PATH_MAX + 32];
+
+    /* everything in it is ours: specs, profiles, plans, results */
+    snprintf(cmd, sizeof cmd, "%s", v.tmp);
+    ff_empty_dir(cmd);
+    rmdir(cmd);
   }
-  ff_scenario_free(sc);
+  free(ks);
+  ff_scenario_free(v.sc);
   return rc;
 }

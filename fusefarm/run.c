@@ -32,6 +32,7 @@
 #include "ff-scenario.h"
 #include "ff-sched.h"
 #include "ff-util.h"
+#include "ff-workload.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -89,28 +90,6 @@ struct run {
   char lvm_version[128];
 };
 
-/* snprintf for paths and labels: the scratch path is short (checked at
- * start), so a cut is a bug; it leaves an empty string rather than a
- * wrong path. */
-__attribute__((format(printf, 3, 4))) static void
-pathf(char *buf, size_t len, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-
-  va_start(ap, fmt);
-  n = vsnprintf(buf, len, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= len)
-    buf[0] = '\0';
-}
-
-static double
-now_s(void)
-{
-  return (double)ff_now_ns() / 1e9;
-}
-
 static void say(struct run *r, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)));
 
@@ -157,49 +136,15 @@ static pid_t
 spawn(struct run *r, const char *const argv[], const char *out,
       const char *err, int lvm)
 {
-  pid_t pid = fork();
+  const char *const env[] = {"LVM_SYSTEM_DIR",
+                             r->etc,
+                             "LVM_SUPPRESS_FD_WARNINGS",
+                             "1",
+                             "TZ",
+                             "UTC",
+                             NULL};
 
-  if (pid < 0)
-    return ff_error("fork: %m");
-  if (pid == 0) {
-    int fo = open(out ? out : "/dev/null",
-                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int fe = open(err ? err : "/dev/null",
-                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int fi = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    struct rlimit rl;
-
-    if (fo < 0 || fe < 0 || fi < 0 || dup2(fi, 0) < 0 || dup2(fo, 1) < 0 ||
-        dup2(fe, 2) < 0)
-      _exit(127);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (lvm) {
-      setenv("LVM_SYSTEM_DIR", r->etc, 1);
-      setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
-      setenv("TZ", "UTC", 1);
-      /* lvm keeps one fd per PV and silently lists fewer when short. */
-      if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-      }
-    }
-    execvp(argv[0], (char *const *)argv);
-    fprintf(stderr, "exec %s: %m\n", argv[0]);
-    _exit(127);
-  }
-  return pid;
-}
-
-static int
-wait_status(pid_t pid)
-{
-  int st;
-
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR)
-      return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return ff_spawn(argv, out, err, lvm ? env : NULL);
 }
 
 /* Run and wait; returns the exit status (127: could not exec). */
@@ -209,39 +154,7 @@ run_wait(struct run *r, const char *const argv[], const char *out,
 {
   pid_t pid = spawn(r, argv, out, err, lvm);
 
-  return pid < 0 ? -1 : wait_status(pid);
-}
-
-static char *
-slurp(const char *path, size_t max)
-{
-  FILE *f = fopen(path, "r");
-  char *buf;
-  size_t n;
-
-  if (!f)
-    return NULL;
-  buf = malloc(max + 1);
-  if (!buf) {
-    fclose(f);
-    return NULL;
-  }
-  n = fread(buf, 1, max, f);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
-
-static void
-first_line(const char *path, char *buf, size_t len)
-{
-  char *s = slurp(path, 4096);
-  char *nl;
-
-  pathf(buf, len, "%s", s && *s ? s : "(no message)");
-  if ((nl = strchr(buf, '\n')))
-    *nl = '\0';
-  free(s);
+  return pid < 0 ? -1 : ff_wait_status(pid);
 }
 
 /* ---- the namespace ------------------------------------------------------ */
@@ -275,34 +188,10 @@ enter_namespace(struct run *r)
         mkdir("/run/lock/lvm", 0700) < 0)
       return ff_error("mkdir in the private /run: %m");
   }
-  pathf(lock, sizeof lock, "%s/lock", r->scratch);
+  ff_pathf(lock, sizeof lock, "%s/lock", r->scratch);
   return bind_dir(r->rundir, "/run/lvm") < 0 || bind_dir(lock, "/run/lock/lvm")
            ? -1
            : 0;
-}
-
-static void
-empty_dir(const char *path)
-{
-  DIR *d = opendir(path);
-  struct dirent *e;
-
-  if (!d)
-    return;
-  while ((e = readdir(d))) {
-    char p[PATH_MAX + 300];
-
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    pathf(p, sizeof p, "%s/%s", path, e->d_name);
-    if (e->d_type == DT_DIR) {
-      empty_dir(p);
-      rmdir(p);
-    } else {
-      unlink(p);
-    }
-  }
-  closedir(d);
 }
 
 /* ---- the farm ------------------------------------------------------------
@@ -334,7 +223,7 @@ read_farmview(struct run *r)
   char line[PATH_MAX * 2 + 64];
 
   farmview_free(&r->fv);
-  pathf(path, sizeof path, "%s/.fusefarm/manifest.json", r->mnt);
+  ff_pathf(path, sizeof path, "%s/.fusefarm/manifest.json", r->mnt);
   m = json_load_file(path, 0, &je);
   if (!m)
     return ff_error("%s: %s", path, je.text);
@@ -373,7 +262,7 @@ read_farmview(struct run *r)
   }
   json_decref(m);
 
-  pathf(path, sizeof path, "%s/loops", r->state);
+  ff_pathf(path, sizeof path, "%s/loops", r->state);
   f = fopen(path, "r");
   if (!f)
     return ff_error("%s: %m", path);
@@ -424,9 +313,9 @@ mount_farm(struct run *r, uint64_t devices)
   json_t *info;
 
   unmount_farm(r);
-  pathf(log, sizeof log, "%s/daemon.log", r->scratch);
-  pathf(err, sizeof err, "%s/mount.err", r->scratch);
-  pathf(ndev, sizeof ndev, "%llu", (unsigned long long)devices);
+  ff_pathf(log, sizeof log, "%s/daemon.log", r->scratch);
+  ff_pathf(err, sizeof err, "%s/mount.err", r->scratch);
+  ff_pathf(ndev, sizeof ndev, "%llu", (unsigned long long)devices);
   argv[a++] = r->self;
   argv[a++] = "mount";
   if (r->sc->spec)
@@ -443,11 +332,11 @@ mount_farm(struct run *r, uint64_t devices)
       devices ? ndev : "");
   rc = run_wait(r, argv, NULL, err, 0);
   if (rc != 0) {
-    first_line(err, msg, sizeof msg);
+    ff_first_line(err, msg, sizeof msg);
     return ff_error("fusefarm mount failed: %s", msg);
   }
   r->mounted = 1;
-  pathf(log, sizeof log, "%s/.fusefarm/info.json", r->mnt);
+  ff_pathf(log, sizeof log, "%s/.fusefarm/info.json", r->mnt);
   info = json_load_file(log, 0, NULL);
   r->daemon_pid = (pid_t)json_integer_value(json_object_get(info, "pid"));
   json_decref(info);
@@ -456,10 +345,10 @@ mount_farm(struct run *r, uint64_t devices)
     const char *attach[] = {r->self,  "attach",  r->mnt, "--state",
                             r->state, "--quiet", NULL};
 
-    pathf(err, sizeof err, "%s/attach.err", r->scratch);
+    ff_pathf(err, sizeof err, "%s/attach.err", r->scratch);
     rc = run_wait(r, attach, NULL, err, 0);
     if (rc != 0) {
-      first_line(err, msg, sizeof msg);
+      ff_first_line(err, msg, sizeof msg);
       return ff_error("fusefarm attach failed: %s", msg);
     }
   }
@@ -479,15 +368,15 @@ set_profile(struct run *r, const char *path)
   int fd;
   ssize_t n;
 
-  pathf(ctl, sizeof ctl, "%s/.fusefarm/profile", r->mnt);
+  ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/profile", r->mnt);
   fd = open(ctl, O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return ff_error("%s: %m", ctl);
   n = write(fd, path, strlen(path));
   close(fd);
   if (n < 0) {
-    pathf(ctl, sizeof ctl, "%s/.fusefarm/last-error", r->mnt);
-    first_line(ctl, msg, sizeof msg);
+    ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/last-error", r->mnt);
+    ff_first_line(ctl, msg, sizeof msg);
     return ff_error("profile %s: %s", path, msg);
   }
   return 0;
@@ -499,7 +388,7 @@ control(struct run *r, const char *cmd)
   char ctl[PATH_MAX + 32];
   int fd;
 
-  pathf(ctl, sizeof ctl, "%s/.fusefarm/control", r->mnt);
+  ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/control", r->mnt);
   fd = open(ctl, O_WRONLY | O_CLOEXEC);
   if (fd >= 0) {
     if (write(fd, cmd, strlen(cmd)) < 0)
@@ -515,7 +404,7 @@ farm_reads(struct run *r, json_int_t *reads, json_int_t *bytes)
   char path[PATH_MAX + 32];
   json_t *st, *tot;
 
-  pathf(path, sizeof path, "%s/.fusefarm/stats.json", r->mnt);
+  ff_pathf(path, sizeof path, "%s/.fusefarm/stats.json", r->mnt);
   st = json_load_file(path, 0, NULL);
   tot = json_object_get(st, "totals");
   *reads = json_integer_value(json_object_get(tot, "reads"));
@@ -529,7 +418,7 @@ farm_reads(struct run *r, json_int_t *reads, json_int_t *bytes)
 static long
 read_long(const char *path)
 {
-  char *s = slurp(path, 64);
+  char *s = ff_slurp(path, 64);
   long v = s ? strtol(s, NULL, 10) : -1;
 
   free(s);
@@ -632,7 +521,7 @@ aio_stop(struct run *r)
   if (r->aio_pid <= 0)
     return;
   kill(r->aio_pid, SIGKILL);
-  wait_status(r->aio_pid);
+  ff_wait_status(r->aio_pid);
   r->aio_pid = 0;
 }
 
@@ -654,7 +543,6 @@ static void
 config_resolve(struct run *r, uint64_t k, struct config *c)
 {
   const struct ff_scenario *sc = r->sc;
-  size_t used = 0;
 
   c->index = k;
   ff_scenario_config(sc, k, c->idx);
@@ -663,20 +551,10 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   c->aio_inflight = sc->aio_inflight;
   c->devices = sc->devices;
   c->use_devicesfile = 1;
-  c->label[0] = '\0';
   for (unsigned a = 0; a < sc->naxes; a++) {
     const struct ff_axis *ax = &sc->axes[a];
     const struct ff_sval *v = &ax->values[c->idx[a]];
-    const char *shortk = strchr(ax->key, '/') + 1;
-    char val[300];
 
-    if (v->is_str) {
-      const char *b = strrchr(v->s, '/');
-
-      pathf(val, sizeof val, "%s", b ? b + 1 : v->s);
-    } else {
-      pathf(val, sizeof val, "%lld", (long long)v->i);
-    }
     if (!strcmp(ax->key, "fusefarm/profile"))
       c->profile = strcmp(v->s, "ideal") ? v->s : NULL;
     else if (!strcmp(ax->key, "fusefarm/aio_contention"))
@@ -687,14 +565,8 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->devices = (uint64_t)v->i;
     else if (!strcmp(ax->key, "devices/use_devicesfile"))
       c->use_devicesfile = !v->is_str && v->i != 0;
-    used += (size_t)snprintf(
-      c->label + used, used < sizeof c->label ? sizeof c->label - used : 0,
-      "%s%s=%s", used ? " " : "", shortk, val);
-    if (used >= sizeof c->label)
-      used = sizeof c->label - 1;
   }
-  if (!c->label[0])
-    pathf(c->label, sizeof c->label, "default");
+  ff_config_label(sc, c->idx, c->label, sizeof c->label);
 }
 
 /* lvm.conf for configuration c: our fencing defaults, then the matrix's
@@ -708,7 +580,7 @@ write_lvm_conf(struct run *r, const struct config *c)
   char path[PATH_MAX + 32];
   FILE *f;
 
-  pathf(path, sizeof path, "%s/lvm.conf", r->etc);
+  ff_pathf(path, sizeof path, "%s/lvm.conf", r->etc);
   f = fopen(path, "w");
   if (!f)
     return ff_error("%s: %m", path);
@@ -792,428 +664,76 @@ write_lvm_conf(struct run *r, const struct config *c)
    * exists before the first lvm call of every configuration. */
   {
     char src[PATH_MAX + 64], dst[PATH_MAX + 64];
-    char *text;
 
-    pathf(src, sizeof src, "%s/lvm/devices/system.devices", r->state);
-    pathf(dst, sizeof dst, "%s/devices/system.devices", r->etc);
-    text = slurp(src, 64u << 20);
-    if (!text)
-      return ff_error("%s: %m", src);
-    f = fopen(dst, "w");
-    if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
-      free(text);
-      return ff_error("%s: %m", dst);
-    }
-    free(text);
+    ff_pathf(src, sizeof src, "%s/lvm/devices/system.devices", r->state);
+    ff_pathf(dst, sizeof dst, "%s/devices/system.devices", r->etc);
+    if (ff_copy_file(src, dst, 64u << 20) < 0)
+      return -1;
   }
   return 0;
 }
 
-/* ---- workloads ------------------------------------------------------------
+/* ---- workloads (ff-workload.c runs them) ----------------------------------
  */
 
-static double
-median_of(double *v, size_t n)
+static pid_t
+wenv_spawn(void *ctx, const char *const argv[], const char *out,
+           const char *err)
 {
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-      double t = v[j];
-
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return spawn(ctx, argv, out, err, 1);
 }
 
-/* One lvm command, timed.  argv[0] is replaced by the scenario's lvm. */
-static int
-time_lvm(struct run *r, const char **argv, double *wall, const char *tag)
+/* Each repetition starts cold: no online PVs, no hints, fresh counters. */
+static void
+wenv_cold(void *ctx)
 {
-  char out[PATH_MAX + 64], err[PATH_MAX + 64];
-  double t0;
-  int rc;
+  struct run *r = ctx;
 
-  argv[0] = r->sc->lvm;
-  pathf(out, sizeof out, "%s/%s.out", r->outdir, tag);
-  pathf(err, sizeof err, "%s/%s.err", r->outdir, tag);
-  t0 = now_s();
-  rc = run_wait(r, argv, out, err, 1);
-  *wall = now_s() - t0;
-  return rc;
+  ff_empty_dir(r->rundir);
+  control(r, "reset");
 }
 
-struct job {
-  pid_t pid;
-  int kind; /* 0 pvscan of device idx, 1 vgchange of VG idx */
-  uint32_t idx;
-  double start;
-};
-
-/* Event-style activation: each device "arrives" (all at once, or spread
- * evenly over spread_ns) and gets the pvscan that lvm2's udev rule
- * (69-dm-lvm.rules) runs; when pvscan says its VG is complete, the
- * vgchange that the rule starts through systemd-run.  At most
- * `concurrency` commands run at once. */
-static int
-event_activation(struct run *r, const struct ff_workload *w, double *wall,
-                 int *worst, int *errors, json_t *devs, json_t *acts)
+static void
+wenv_reads(void *ctx, json_int_t *reads, json_int_t *bytes)
 {
-  uint32_t n = 0, *order, next = 0, nvq = 0, vqhead = 0;
-  char **vgq;
-  double *vg_start;
-  struct job *jobs;
-  unsigned running = 0;
-  double t0 = now_s(), last_end = t0;
-  json_t **dev_rec;
-  int rc = 0;
+  farm_reads(ctx, reads, bytes);
+}
 
-  for (uint32_t i = 0; i < r->fv.ndevs; i++)
-    if (r->fv.loops[i])
-      n++;
-  order = calloc(n + 1, sizeof *order);
-  vgq = calloc(r->fv.ndevs + 1, sizeof *vgq);
-  vg_start = calloc(r->fv.ndevs + 1, sizeof *vg_start);
-  jobs = calloc(w->concurrency, sizeof *jobs);
-  dev_rec = calloc(r->fv.ndevs + 1, sizeof *dev_rec);
-  if (!order || !vgq || !vg_start || !jobs || !dev_rec) {
-    rc = ff_error("out of memory");
-    goto out;
-  }
-  n = 0;
-  for (uint32_t i = 0; i < r->fv.ndevs; i++)
-    if (r->fv.loops[i])
-      order[n++] = i;
-  *worst = 0;
-  *errors = 0;
+static void
+wenv_say(void *ctx, const char *line)
+{
+  say(ctx, "%s", line);
+}
 
-  while (!stop_requested) {
-    double now = now_s() - t0;
-    int started = 0;
-
-    /* Start what is due, while there is room. */
-    while (running < w->concurrency &&
-           (nvq > vqhead ||
-            (next < n && (w->spread_ns == 0 ||
-                          now >= (double)w->spread_ns / 1e9 * next / n)))) {
-      struct job *j = NULL;
-      char tag[64];
-      const char *argv[16];
-      int a = 0;
-
-      for (unsigned k = 0; k < w->concurrency; k++)
-        if (!jobs[k].pid) {
-          j = &jobs[k];
-          break;
-        }
-      if (nvq > vqhead) { /* completed VGs first, as systemd would */
-        j->kind = 1;
-        j->idx = vqhead++;
-        argv[a++] = NULL;
-        argv[a++] = "vgchange";
-        argv[a++] = "-aay";
-        argv[a++] = "--autoactivation";
-        argv[a++] = "event";
-        argv[a++] = "--driverloaded";
-        argv[a++] = "n";
-        argv[a++] = vgq[j->idx];
-        pathf(tag, sizeof tag, "vgchange-%u", j->idx);
-      } else {
-        uint32_t d = order[next++];
-
-        j->kind = 0;
-        j->idx = d;
-        argv[a++] = NULL;
-        argv[a++] = "pvscan";
-        argv[a++] = "--cache";
-        argv[a++] = "--listvg";
-        argv[a++] = "--checkcomplete";
-        argv[a++] = "--vgonline";
-        argv[a++] = "--autoactivation";
-        argv[a++] = "event";
-        argv[a++] = "--udevoutput";
-        argv[a++] = r->fv.loops[d];
-        pathf(tag, sizeof tag, "pvscan-%u", d);
-      }
-      argv[a] = NULL;
-      argv[0] = r->sc->lvm;
-      {
-        char out[PATH_MAX + 64], err[PATH_MAX + 64];
-
-        pathf(out, sizeof out, "%s/%s.out", r->outdir, tag);
-        pathf(err, sizeof err, "%s/%s.err", r->outdir, tag);
-        j->start = now_s() - t0;
-        j->pid = spawn(r, argv, out, err, 1);
-      }
-      if (j->pid < 0) {
-        j->pid = 0;
-        rc = -1;
-        goto out;
-      }
-      running++;
-      started = 1;
-    }
-    if (!running && next >= n && nvq == vqhead)
-      break;
-
-    /* Reap what finished. */
-    {
-      int st;
-      pid_t pid = waitpid(-1, &st, running && !started ? 0 : WNOHANG);
-
-      if (pid < 0 && errno == EINTR)
-        continue;
-      if (pid <= 0) {
-        if (next < n && w->spread_ns) {
-          double due = (double)w->spread_ns / 1e9 * next / n;
-          double wait = due - (now_s() - t0);
-
-          if (wait > 0)
-            usleep(wait > 0.001 ? 1000 : (useconds_t)(wait * 1e6));
-        }
-        continue;
-      }
-      if (pid == r->aio_pid) {
-        r->aio_pid = 0;
-        continue;
-      }
-      for (unsigned k = 0; k < w->concurrency; k++) {
-        struct job *j = &jobs[k];
-        double end;
-        int ex;
-        char out[PATH_MAX + 64];
-
-        if (j->pid != pid)
-          continue;
-        end = now_s() - t0;
-        last_end = now_s();
-        ex = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (ex > *worst)
-          *worst = ex;
-        if (ex)
-          (*errors)++;
-        if (j->kind == 0) {
-          char *text, *p;
-          json_t *rec;
-
-          pathf(out, sizeof out, "%s/pvscan-%u.out", r->outdir, j->idx);
-          text = slurp(out, 65536);
-          p = text ? strstr(text, "LVM_VG_NAME_COMPLETE='") : NULL;
-          rec = json_pack("{s:s, s:s?, s:f, s:f, s:i, s:b}", "device",
-                          r->fv.names[j->idx], "vg", r->fv.vg[j->idx], "start",
-                          j->start, "end", end, "exit", ex, "vg_complete",
-                          p != NULL);
-          json_array_append_new(devs, rec);
-          if (p) {
-            char *q = p + strlen("LVM_VG_NAME_COMPLETE='"),
-                 *e2 = strchr(q, '\'');
-
-            if (e2) {
-              vg_start[nvq] = end;
-              vgq[nvq++] = strndup(q, (size_t)(e2 - q));
-            }
-          }
-          free(text);
-        } else {
-          json_array_append_new(acts, json_pack("{s:s, s:f, s:f, s:i}", "vg",
-                                                vgq[j->idx], "start", j->start,
-                                                "end", end, "exit", ex));
-        }
-        j->pid = 0;
-        running--;
-        break;
-      }
-    }
-    progress(r,
-             "    event-activation: %u/%u devices arrived, %u VGs "
-             "complete, %u running",
-             next, n, nvq, running);
-  }
-  *wall = last_end - t0;
-
-out:
-  for (unsigned k = 0; jobs && k < w->concurrency; k++)
-    if (jobs[k].pid > 0) {
-      kill(jobs[k].pid, SIGKILL);
-      wait_status(jobs[k].pid);
-    }
-  for (uint32_t i = 0; vgq && i < nvq; i++)
-    free(vgq[i]);
-  free(vgq);
-  free(vg_start);
-  free(order);
-  free(jobs);
-  free(dev_rec);
-  if (stop_requested && !rc)
-    rc = ff_error("interrupted");
-  return rc;
+static void
+wenv_progress(void *ctx, const char *line)
+{
+  progress(ctx, "%s", line);
 }
 
 static int
-run_workload(struct run *r, const struct config *c,
-             const struct ff_workload *w, json_t *wl)
+run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
 {
-  json_t *runs = json_array(), *devs = NULL, *acts = NULL;
-  double *walls = calloc(w->repeat, sizeof *walls);
-  json_int_t reads = 0, bytes = 0;
-  const char *cmd = "";
-  int rc = 0;
+  const struct ff_wenv e = {
+    .lvm = r->sc->lvm,
+    .outdir = r->outdir,
+    .ndevs = r->fv.ndevs,
+    .names = r->fv.names,
+    .paths = r->fv.loops,
+    .vgs = r->fv.vg,
+    .first_lv = r->fv.first_lv,
+    .no_dm = 1,
+    .stop = &stop_requested,
+    .spawn = wenv_spawn,
+    .cold = wenv_cold,
+    .reads = wenv_reads,
+    .say = wenv_say,
+    .progress = wenv_progress,
+    .other_child = &r->aio_pid,
+    .ctx = r,
+  };
 
-  if (!walls || !runs) {
-    free(walls);
-    json_decref(runs);
-    return ff_error("out of memory");
-  }
-  for (unsigned rep = 0; rep < w->repeat && !rc; rep++) {
-    double wall = 0;
-    int worst = 0, errors = 0;
-    json_t *run;
-    char tag[64];
-
-    if (stop_requested) {
-      rc = ff_error("interrupted");
-      break;
-    }
-    /* Each repetition starts cold: no online PVs, no hints. */
-    empty_dir(r->rundir);
-    empty_dir(r->outdir);
-    control(r, "reset");
-    pathf(tag, sizeof tag, "%s-%u", w->name, rep);
-    progress(r, "    %s %u/%u", w->name, rep + 1, w->repeat);
-    run = json_object();
-    switch (w->type) {
-    case FF_W_PVS:
-    case FF_W_VGS:
-    case FF_W_LVS:
-    case FF_W_PVSCAN_CACHE:
-    case FF_W_DIRECT_ACTIVATION: {
-      const char *argv[8] = {NULL};
-
-      switch (w->type) {
-      case FF_W_PVS:
-        argv[1] = "pvs";
-        cmd = "lvm pvs";
-        break;
-      case FF_W_VGS:
-        argv[1] = "vgs";
-        cmd = "lvm vgs";
-        break;
-      case FF_W_LVS:
-        argv[1] = "lvs";
-        cmd = "lvm lvs";
-        break;
-      case FF_W_PVSCAN_CACHE:
-        argv[1] = "pvscan";
-        argv[2] = "--cache";
-        cmd = "lvm pvscan --cache";
-        break;
-      default:
-        argv[1] = "vgchange";
-        argv[2] = "-aay";
-        argv[3] = "--driverloaded";
-        argv[4] = "n";
-        cmd = "lvm vgchange -aay --driverloaded n";
-        break;
-      }
-      worst = time_lvm(r, argv, &wall, tag);
-      errors = worst != 0;
-      if (worst < 0) {
-        rc = -1;
-        break;
-      }
-      break;
-    }
-    case FF_W_LVCHANGE: {
-      const char *lv = w->lv ? w->lv : r->fv.first_lv;
-      json_t *cmds = json_array();
-
-      cmd = "lvm lvchange -ay --driverloaded n VG/LV";
-      if (!lv) {
-        rc = ff_error("workload %s: the farm has no LV to change", w->name);
-        json_decref(cmds);
-        break;
-      }
-      for (unsigned k = 0; k < w->count && !stop_requested; k++) {
-        const char *argv[] = {NULL, "lvchange", "-ay", "--driverloaded",
-                              "n",  lv,         NULL};
-        double t;
-        int ex = time_lvm(r, argv, &t, tag);
-
-        if (ex < 0) {
-          rc = -1;
-          break;
-        }
-        wall += t;
-        if (ex > worst)
-          worst = ex;
-        if (ex)
-          errors++;
-        json_array_append_new(cmds, json_real(t));
-      }
-      json_object_set_new(run, "commands", cmds);
-      json_object_set_new(run, "lv", json_string(lv));
-      break;
-    }
-    case FF_W_EVENT_ACTIVATION:
-      cmd = "lvm pvscan --cache --listvg --checkcomplete --vgonline "
-            "--autoactivation event --udevoutput DEV; lvm vgchange -aay "
-            "--autoactivation event VG";
-      json_decref(devs);
-      json_decref(acts);
-      devs = json_array();
-      acts = json_array();
-      rc = event_activation(r, w, &wall, &worst, &errors, devs, acts);
-      break;
-    default:
-      break;
-    }
-    farm_reads(r, &reads, &bytes);
-    json_object_set_new(run, "wall", json_real(wall));
-    json_object_set_new(run, "exit", json_integer(worst));
-    json_object_set_new(run, "errors", json_integer(errors));
-    json_array_append_new(runs, run);
-    walls[rep] = wall;
-    if (worst && !rc) {
-      char err[PATH_MAX + 64], msg[512];
-
-      pathf(err, sizeof err, "%s/%s.err", r->outdir, tag);
-      first_line(err, msg, sizeof msg);
-      say(r, "    %s: exit %d (%s)", w->name, worst, msg);
-    }
-  }
-  {
-    size_t nr = json_array_size(runs);
-    double mn = INFINITY, mx = 0;
-
-    for (size_t i = 0; i < nr; i++) {
-      mn = walls[i] < mn ? walls[i] : mn;
-      mx = walls[i] > mx ? walls[i] : mx;
-    }
-    json_object_set_new(wl, "name", json_string(w->name));
-    json_object_set_new(wl, "type", json_string(ff_wtype_name(w->type)));
-    json_object_set_new(wl, "command", json_string(cmd));
-    json_object_set_new(wl, "repeat", json_integer(w->repeat));
-    json_object_set_new(wl, "runs", runs);
-    if (nr) {
-      json_object_set_new(wl, "min", json_real(mn));
-      json_object_set_new(wl, "median", json_real(median_of(walls, nr)));
-      json_object_set_new(wl, "max", json_real(mx));
-    }
-    json_object_set_new(wl, "reads", json_integer(reads));
-    json_object_set_new(wl, "bytes_read", json_integer(bytes));
-    if (devs) {
-      json_object_set_new(wl, "devices", devs);
-      json_object_set_new(wl, "activations", acts);
-    }
-    if (nr)
-      say(r,
-          "    %-20s median %.3f s (min %.3f, max %.3f) over %zu run%s, "
-          "%lld reads",
-          w->name, json_real_value(json_object_get(wl, "median")), mn, mx, nr,
-          nr > 1 ? "s" : "", (long long)reads);
-  }
-  (void)c;
-  free(walls);
-  return rc;
+  return ff_workload_run(&e, w, wl);
 }
 
 /* ---- the run ---------------------------------------------------------------
@@ -1224,7 +744,7 @@ run_workload(struct run *r, const struct config *c,
 static int
 have_device_mapper(void)
 {
-  char *text = slurp("/proc/misc", 65536);
+  char *text = ff_slurp("/proc/misc", 65536);
   int yes = text && strstr(text, "device-mapper") != NULL;
 
   free(text);
@@ -1239,16 +759,16 @@ host_json(struct run *r)
   const char *argv[] = {r->sc->lvm, "version", NULL};
   int rc;
 
-  pathf(out, sizeof out, "%s/lvm-version.out", r->scratch);
+  ff_pathf(out, sizeof out, "%s/lvm-version.out", r->scratch);
   rc = run_wait(r, argv, out, NULL, 1);
-  text = rc == 0 ? slurp(out, 4096) : NULL;
+  text = rc == 0 ? ff_slurp(out, 4096) : NULL;
   p = text ? strstr(text, "LVM version:") : NULL;
   if (p) {
     p += strlen("LVM version:");
     while (*p == ' ')
       p++;
-    pathf(r->lvm_version, sizeof r->lvm_version, "%.*s", (int)strcspn(p, "\n"),
-          p);
+    ff_pathf(r->lvm_version, sizeof r->lvm_version, "%.*s",
+             (int)strcspn(p, "\n"), p);
   }
   free(text);
   uname(&u);
@@ -1257,16 +777,6 @@ host_json(struct run *r)
                    r->sc->lvm, "lvm_version", r->lvm_version,
                    "fusefarm_version", FF_VERSION, "device_mapper",
                    have_device_mapper());
-}
-
-static void
-iso_now(char *buf, size_t len)
-{
-  time_t t = time(NULL);
-  struct tm tm;
-
-  gmtime_r(&t, &tm);
-  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 static int
@@ -1299,7 +809,7 @@ run_scenario(struct run *r, json_t *doc)
     char path[PATH_MAX + 32];
     FILE *f;
 
-    pathf(path, sizeof path, "%s/farm.conf", r->scratch);
+    ff_pathf(path, sizeof path, "%s/farm.conf", r->scratch);
     f = fopen(path, "w");
     if (!f || fputs(sc->farm, f) == EOF || fclose(f) != 0)
       return ff_error("%s: %m", path);
@@ -1310,8 +820,8 @@ run_scenario(struct run *r, json_t *doc)
   if (sc->latency_ns) {
     FILE *f;
 
-    pathf(latency_profile, sizeof latency_profile, "%s/latency.conf",
-          r->scratch);
+    ff_pathf(latency_profile, sizeof latency_profile, "%s/latency.conf",
+             r->scratch);
     f = fopen(latency_profile, "w");
     if (!f)
       return ff_error("%s: %m", latency_profile);
@@ -1353,20 +863,8 @@ run_scenario(struct run *r, json_t *doc)
       json_decref(wls);
       break;
     }
-    for (unsigned a = 0; a < sc->naxes; a++) {
-      const struct ff_sval *v = &sc->axes[a].values[c.idx[a]];
-
-      /* A profile path is shown by its file name; the config's
-       * "profile" member keeps the whole path. */
-      const char *str = v->is_str &&
-                            !strcmp(sc->axes[a].key, "fusefarm/profile") &&
-                            strrchr(v->s, '/')
-                          ? strrchr(v->s, '/') + 1
-                          : v->s;
-
-      json_object_set_new(settings, sc->axes[a].key,
-                          v->is_str ? json_string(str) : json_integer(v->i));
-    }
+    json_decref(settings);
+    settings = ff_config_settings(sc, c.idx);
     cj = json_pack(
       "{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}", "id",
       (json_int_t)k + 1, "label", c.label, "settings", settings, "farm",
@@ -1377,7 +875,7 @@ run_scenario(struct run *r, json_t *doc)
     for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
       json_t *wl = json_object();
 
-      rc = run_workload(r, &c, &sc->workloads[w], wl);
+      rc = run_workload(r, &sc->workloads[w], wl);
       /* A workload interrupted before its first run is left out. */
       if (json_array_size(json_object_get(wl, "runs")))
         json_array_append(wls, wl);
@@ -1483,7 +981,8 @@ ff_cmd_run(int argc, char **argv)
     return 2;
   }
   if (!svg_out && !no_svg) {
-    pathf(svg_default, sizeof svg_default, "fusefarm-run-%s.svg", r.sc->name);
+    ff_pathf(svg_default, sizeof svg_default, "fusefarm-run-%s.svg",
+             r.sc->name);
     svg_out = svg_default;
   }
   if (lvm) {
@@ -1519,26 +1018,26 @@ ff_cmd_run(int argc, char **argv)
       fprintf(stderr, "fusefarm run: TMPDIR is longer than 256 bytes\n");
       goto out;
     }
-    pathf(r.scratch, sizeof r.scratch, "%s/fusefarm-run.XXXXXX", tmp);
+    ff_pathf(r.scratch, sizeof r.scratch, "%s/fusefarm-run.XXXXXX", tmp);
   }
   if (!mkdtemp(r.scratch)) {
     fprintf(stderr, "fusefarm run: mkdtemp %s: %m\n", r.scratch);
     goto out;
   }
-  pathf(r.mnt, sizeof r.mnt, "%s/mnt", r.scratch);
-  pathf(r.state, sizeof r.state, "%s/state", r.scratch);
-  pathf(r.etc, sizeof r.etc, "%s/etc", r.scratch);
-  pathf(r.rundir, sizeof r.rundir, "%s/run", r.scratch);
-  pathf(r.outdir, sizeof r.outdir, "%s/out", r.scratch);
+  ff_pathf(r.mnt, sizeof r.mnt, "%s/mnt", r.scratch);
+  ff_pathf(r.state, sizeof r.state, "%s/state", r.scratch);
+  ff_pathf(r.etc, sizeof r.etc, "%s/etc", r.scratch);
+  ff_pathf(r.rundir, sizeof r.rundir, "%s/run", r.scratch);
+  ff_pathf(r.outdir, sizeof r.outdir, "%s/out", r.scratch);
   {
     const char *dirs[] = {r.mnt, r.etc, r.rundir, r.outdir};
     char p[PATH_MAX + 32];
 
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
       mkdir(dirs[i], 0700);
-    pathf(p, sizeof p, "%s/devices", r.etc);
+    ff_pathf(p, sizeof p, "%s/devices", r.etc);
     mkdir(p, 0700);
-    pathf(p, sizeof p, "%s/lock", r.scratch);
+    ff_pathf(p, sizeof p, "%s/lock", r.scratch);
     mkdir(p, 0700);
   }
   signal(SIGINT, on_signal);
@@ -1549,7 +1048,7 @@ ff_cmd_run(int argc, char **argv)
     goto cleanup;
   }
 
-  iso_now(when, sizeof when);
+  ff_iso_now(when, sizeof when);
   doc = json_pack("{s:s, s:i, s:{s:s, s:s, s:s?}, s:s, s:o}", "format",
                   "fusefarm-run", "version", 1, "scenario", "name", r.sc->name,
                   "file", r.sc->file, "description", r.sc->description,
@@ -1568,7 +1067,7 @@ ff_cmd_run(int argc, char **argv)
   rc = run_scenario(&r, doc) < 0 ? 1 : 0;
   if (rc)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
-  iso_now(when, sizeof when);
+  ff_iso_now(when, sizeof when);
   json_object_set_new(doc, "finished", json_string(when));
   if (rc)
     json_object_set_new(doc, "error", json_string(ff_errmsg()));
@@ -1599,7 +1098,7 @@ cleanup:
   if (keep) {
     fprintf(stderr, "fusefarm run: kept %s\n", r.scratch);
   } else {
-    empty_dir(r.scratch);
+    ff_empty_dir(r.scratch);
     rmdir(r.scratch);
   }
 out:

@@ -189,7 +189,7 @@ ff_cmd_gen(int argc, char **argv)
 }
 
 static const char manifest_usage[] =
-  "usage: fusefarm manifest [SPEC] [--compact]\n"
+  "usage: fusefarm manifest [SPEC] [--compact] [--devices N]\n"
   "\n"
   "Print the farm as JSON: every device (name, size, role, PV UUID, VG),\n"
   "every VG (name, UUID, extent size, PVs) and every LV (name, UUID,\n"
@@ -197,6 +197,8 @@ static const char manifest_usage[] =
   "fields.  Without SPEC, the built-in default farm is used.\n"
   "\n"
   "  -c, --compact   one line instead of indented JSON\n"
+  "  -D, --devices N the farm scaled to about N devices, as `fusefarm\n"
+  "                  mount --devices N` and the plugin's devices=N serve it\n"
   "  -h, --help      this text\n";
 
 int
@@ -204,20 +206,36 @@ ff_cmd_manifest(int argc, char **argv)
 {
   static const struct option opts[] = {
     {"compact", no_argument, NULL, 'c'},
+    {"devices", required_argument, NULL, 'D'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   const char *spec = NULL;
   int compact = 0, c, rc = 0;
+  uint64_t devices = 0;
   struct ff_farm *farm;
   json_t *j;
 
   optind = 1;
-  while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "cD:h", opts, NULL)) != -1) {
     switch (c) {
     case 'c':
       compact = 1;
       break;
+    case 'D': {
+      char *end;
+
+      errno = 0;
+      devices = strtoull(optarg, &end, 10);
+      if (errno || end == optarg || *end || *optarg == '-' || devices < 1 ||
+          devices > 1000000) {
+        fprintf(stderr,
+                "fusefarm manifest: --devices %s: expected 1..1000000\n",
+                optarg);
+        return 2;
+      }
+      break;
+    }
     case 'h':
       fputs(manifest_usage, stdout);
       return 0;
@@ -233,7 +251,7 @@ ff_cmd_manifest(int argc, char **argv)
             manifest_usage);
     return 2;
   }
-  farm = ff_cli_load_farm("manifest", spec);
+  farm = ff_cli_load_farm_scaled("manifest", spec, devices);
   if (!farm)
     return 2;
   j = ff_manifest_json(farm);

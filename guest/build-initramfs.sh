@@ -10,7 +10,9 @@
 #                  modules the guest needs, an ordered insmod list
 #   versions       the packages and versions it was built from
 # <key> names the kernel and package versions (plus a hash of this script),
-# so a second run with the same versions does nothing.  The per-run layer
+# so a second run with the same versions does nothing.  A new build keeps
+# the newest older base and removes the rest (FF_GUEST_KEEP_OLD=1 keeps
+# all).  The per-run layer
 # (/init, ff-dmcheck, the manifest) is a second cpio that run-initramfs.sh
 # appends: the kernel unpacks concatenated archives in order.
 #
@@ -154,5 +156,15 @@ printf '%s' "$VERSIONS" >"$OUT.tmp/versions"
 echo "$KVER" >"$OUT.tmp/kernel-version"
 rm -rf "$OUT"
 mv "$OUT.tmp" "$OUT"
+# Prune: besides this one, keep the newest older base (a run started just
+# before may still be reading it); only directories that are ours
+# (base.cpio.gz + kernel-version), never the systemd root images.
+if [ "${FF_GUEST_KEEP_OLD:-0}" != 1 ]; then
+  ls -1dt "$CACHE_DIR"/*/ 2>/dev/null | sed 's|/$||' | while read -r old; do
+    [ "$old" != "$OUT" ] && [ -f "$old/base.cpio.gz" ] && [ -f "$old/kernel-version" ] || continue
+    if [ -n "${kept:-}" ]; then say "removing the old $old"; rm -rf "$old"; fi
+    kept=1
+  done
+fi
 say "built $OUT (initramfs $(du -h "$OUT/base.cpio.gz" | cut -f1))"
 echo "$OUT"

@@ -10,7 +10,7 @@ guest_run_dir() {
   run=$(mktemp -d "$1")
   pids=()
   trap guest_cleanup EXIT
-  trap 'exit 130' INT TERM
+  trap 'say "error: interrupted: stopping qemu and nbdkit"; exit 130' INT TERM
 }
 
 guest_cleanup() {
@@ -32,7 +32,8 @@ since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys
 # guest_serve: raise the fd limit (nbdkit checks 2 per export it serves,
 # the whole farm of $run/manifest-full.json even when --disks attaches
 # fewer; qemu holds one socket per attached disk), start nbdkit with
-# $plugin spec=$spec (and $profile) on $run/nbd.sock.  Sets sock, popt.
+# $plugin spec=$spec (and $profile, and devices=$fdevices when set) on
+# $run/nbd.sock.  Sets sock, popt.
 guest_serve() {
   local nexp need
   nexp=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' \
@@ -44,10 +45,27 @@ guest_serve() {
   sock=$run/nbd.sock
   popt=()
   [ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
+  [ "${fdevices:-0}" = 0 ] || popt+=(devices="$fdevices")
   nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
     2>"$run/nbdkit.log" &
+  nbdkit_pid=$!
   pids+=($!)
 }
+
+# peak_rss: the largest VmHWM (MiB) seen so far of qemu ($qpid) and of the
+# nbdkit serving the disks ($nbdkit_pid), in rss_qemu and rss_nbdkit.
+rss_qemu=0 rss_nbdkit=0
+peak_rss() {
+  local v
+  v=$(awk '/^VmHWM/ { print int($2 / 1024) }' "/proc/${qpid:-0}/status" 2>/dev/null) &&
+    [ -n "$v" ] && [ "$v" -gt "$rss_qemu" ] && rss_qemu=$v
+  v=$(awk '/^VmHWM/ { print int($2 / 1024) }' "/proc/${nbdkit_pid:-0}/status" 2>/dev/null) &&
+    [ -n "$v" ] && [ "$v" -gt "$rss_nbdkit" ] && rss_nbdkit=$v
+  return 0
+}
+
+# guest memory: FF_GUEST_MEM (qemu -m syntax), default 2G
+mem=${FF_GUEST_MEM:-2G}
 
 guest_wait_socket() {
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done

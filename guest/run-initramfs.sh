@@ -19,6 +19,15 @@
 #   --profile FILE   I/O profile for the plugin (latency, contention)
 #   --lvm-conf FILE  the guest's /etc/lvm/lvm.conf
 #   --json FILE      also write the timings and verdict there as JSON
+#   --devices N      scale the farm to about N devices (the plugin's
+#                    devices=N, `fusefarm manifest --devices N`)
+#   --plan DIR       run a scenario's workloads in the guest after the
+#                    checks: DIR has plan.json and the lvm.conf files it
+#                    names (fusefarm vm writes it; guest/ff-guestrun.c)
+#   --result FILE    where the workloads' result JSON goes (with --plan)
+#   --lvm PATH       the lvm binary the workloads run: copied into the
+#                    guest with the libraries it needs (default: the
+#                    guest's Debian lvm2)
 #
 # Serves every farm device from one nbdkit (unix socket, --threads 1),
 # attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
@@ -41,10 +50,14 @@ disks=0
 profile=""
 lvmconf=""
 json=""
+fdevices=0
+plan=""
+result_file=""
+lvm=""
 
 say() { printf 'run-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -59,6 +72,10 @@ while [ $# -gt 0 ]; do
     --profile) profile=$2; shift 2 ;;
     --lvm-conf) lvmconf=$2; shift 2 ;;
     --json) json=$2; shift 2 ;;
+    --devices) fdevices=$2; shift 2 ;;
+    --plan) plan=$2; shift 2 ;;
+    --result) result_file=$2; shift 2 ;;
+    --lvm) lvm=$2; shift 2 ;;
     -h|--help) usage ;;
     -*) say "unknown option $1"; usage ;;
     *) [ -z "$spec" ] || usage; spec=$1; shift ;;
@@ -69,11 +86,21 @@ done
 [[ $disks =~ ^[0-9]+$ ]] || die "--disks $disks: expected a number"
 [ -z "$profile" ] || [ -f "$profile" ] || die "profile $profile: no such file"
 [ -z "$lvmconf" ] || [ -f "$lvmconf" ] || die "lvm.conf $lvmconf: no such file"
+[[ $fdevices =~ ^[0-9]+$ ]] || die "--devices $fdevices: expected a number"
+[ -z "$plan" ] || [ -f "$plan/plan.json" ] || die "--plan $plan: no plan.json there"
+[ -z "$plan" ] || [ -n "$result_file" ] || die "--plan needs --result FILE"
+if [ -n "$lvm" ]; then
+  lvm_path=$(command -v "$lvm") || die "--lvm $lvm: not found"
+  lvm=$lvm_path
+  file -L "$lvm" 2>/dev/null | grep -q ELF || ldd "$lvm" >/dev/null 2>&1 ||
+    die "--lvm $lvm: not a dynamically linked ELF binary"
+fi
 
 ff=$build/fusefarm/fusefarm
 plugin=$build/nbd-plugin/nbdkit-fusefarm-plugin.so
 check=$build/guest/ff-dmcheck
-for f in "$ff" "$plugin" "$check"; do
+grun=$build/guest/ff-guestrun
+for f in "$ff" "$plugin" "$check" "$grun"; do
   [ -e "$f" ] || die "$f not built (cmake --build $build)"
 done
 command -v "$qemu" >/dev/null ||
@@ -88,7 +115,9 @@ guest_run_dir /tmp/ff-guest.XXXXXX
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)
-"$ff" manifest "$spec" >"$run/manifest-full.json" || die "fusefarm manifest $spec failed"
+scale=()
+[ "$fdevices" = 0 ] || scale=(--devices "$fdevices")
+"$ff" manifest "$spec" "${scale[@]}" >"$run/manifest-full.json" || die "fusefarm manifest $spec failed"
 mapfile -t devices < <("$here/farm-subset.py" "$run/manifest-full.json" "$disks" "$run/manifest.json") ||
   die "--disks $disks failed"
 ndisks=${#devices[@]}
@@ -111,9 +140,29 @@ mkdir -p "$r/etc/ff" "$r/usr/sbin" "$r/usr/lib/x86_64-linux-gnu"
 cp "$here/init.sh" "$r/init"
 chmod 755 "$r/init"
 cp "$check" "$r/usr/sbin/ff-dmcheck"
-ldd "$check" | awk '/=> \// { print $3 }' | while read -r lib; do
+cp "$grun" "$r/usr/sbin/ff-guestrun"
+ldd "$check" "$grun" | awk '/=> \// { print $3 }' | sort -u | while read -r lib; do
   cp -L "$lib" "$r/usr/lib/x86_64-linux-gnu/"
 done
+mkdir -p "$r/etc/lvm"
+if [ -n "$plan" ]; then
+  cp -r "$plan" "$r/etc/ff/plan"
+fi
+guest_lvm=""
+if [ -n "$lvm" ]; then
+  # Another lvm2 build: the binary keeps its name (lvm reads the command
+  # from argv[0]), its libraries go beside it, a wrapper points the loader
+  # there, so the guest's own lvm2 and libdevmapper stay as they are.
+  mkdir -p "$r/opt/ff-lvm/bin" "$r/opt/ff-lvm/lib"
+  cp -L "$lvm" "$r/opt/ff-lvm/bin/lvm"
+  ldd "$lvm" | awk '/=> \// { print $3 }' | while read -r lib; do
+    cp -L "$lib" "$r/opt/ff-lvm/lib/"
+  done
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=/opt/ff-lvm/lib exec /opt/ff-lvm/bin/lvm "$@"\n' >"$r/opt/ff-lvm/lvm"
+  chmod 755 "$r/opt/ff-lvm/lvm"
+  guest_lvm=/opt/ff-lvm/lvm
+  say "workloads run $lvm ($(du -sh "$r/opt/ff-lvm" | cut -f1) with its libraries)"
+fi
 cp "${manifest:-$run/manifest.json}" "$r/etc/ff/manifest.json"
 if [ -n "$lvmconf" ]; then
   mkdir -p "$r/etc/lvm"
@@ -128,6 +177,7 @@ FF_DISKS=$ndisks
 FF_DISK_WAIT=$((timeout / 2))
 FF_NBD_EXPORTS="${nbd_exports[*]}"
 FF_NBD_PORT=$nbd_port
+FF_LVM=$guest_lvm
 EOF
 (cd "$r" && find . | cpio -o -H newc --quiet) | gzip -1 >"$run/layer.cpio.gz"
 cat "$base/base.cpio.gz" "$run/layer.cpio.gz" >"$run/initrd"
@@ -148,10 +198,10 @@ guest_wait_socket
 # --- boot ----------------------------------------------------------------
 guest_accel
 
-args=(-nodefaults -display none -no-reboot -m 2G -smp 2 "${accel[@]}"
+args=(-nodefaults -display none -no-reboot -m "$mem" -smp 2 "${accel[@]}"
       -kernel "$base/vmlinuz" -initrd "$run/initrd"
       -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init $append"
-      -serial "file:$run/serial.log")
+      -serial "file:$run/serial.log" -serial "file:$run/report.log")
 guest_disk_args
 if [ -n "$nbd_port" ]; then
   args+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0)
@@ -178,6 +228,7 @@ while :; do
     if grep -a -q 'Kernel panic' "$run/serial.log"; then result=panic; fi
   fi
   [ -n "$result" ] && break
+  peak_rss  # qemu's and nbdkit's VmHWM, while they live
   if ! kill -0 "$qpid" 2>/dev/null; then result=exited; break; fi
   if python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) > float(sys.argv[3]) else 1)" "$tq" "$(now)" "$timeout"; then
     result=timeout; break
@@ -186,7 +237,7 @@ while :; do
 done
 t_run=$(since "$tq")
 # the guest powers itself off; give it a moment before the trap kills it
-for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 50); do peak_rss; kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
 t_exit=$(since "$tq")
 
 log=$run/serial.log
@@ -216,6 +267,7 @@ printf '%-28s %8s  (%s dm devices, rc %s)\n' "vgchange -aay" "+$(delta "$m_pvsca
 printf '%-28s %8s  (rc %s)\n' "ff-dmcheck" "+$(delta "$m_act" "$m_check")s" "$(rc_of dmcheck)"
 printf '%-28s %8s\n' "qemu start to FF-DONE (host)" "${t_run}s"
 printf '%-28s %8s\n' "qemu start to exit (host)" "${t_exit}s"
+printf '%-28s %8s  (guest -m %s)\n' "peak RSS qemu/nbdkit MiB" "$rss_qemu/$rss_nbdkit" "$mem"
 echo "-- ff-dmcheck"
 section dmcheck | grep -v '^OK ' | sed 's/^/  /'
 echo "  ($(section dmcheck | grep -c '^OK ') LVs OK)"
@@ -240,6 +292,20 @@ print([d for d in json.load(open(sys.argv[1]))["devices"] if d["name"] == sys.ar
     section nbd-pvs | grep -q -- "$u" || { say "error: pvs over nbd does not show $e (PV $u)"; status=1; }
   done
 fi
+if [ -n "$plan" ]; then
+  m_wl0=$(mark workloads-start) m_wl=$(mark workloads)
+  rm -f "$result_file"
+  tr -d '\r' <"$run/report.log" | sed -n 's/^FF-RESULT //p' | head -n 1 >"$result_file.tmp" || true
+  if [ -s "$result_file.tmp" ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$result_file.tmp" 2>/dev/null; then
+    mv "$result_file.tmp" "$result_file"
+    printf '%-28s %8s  (rc %s)\n' "workloads" "+$(delta "${m_wl0:-0}" "${m_wl:-0}")s" "$(rc_of workloads)"
+  else
+    rm -f "$result_file.tmp"
+    say "error: the guest sent no workload result (report channel: $run/report.log)"
+    status=1
+  fi
+  [ "$(rc_of workloads)" = 0 ] || { say "error: ff-guestrun failed in the guest (rc $(rc_of workloads))"; status=1; }
+fi
 lvm_version=$(section lvm-version | awk '/LVM version/ && !n++ { print $3 }')
 echo "guest lvm2: ${lvm_version:-unknown}"
 echo "verdict: $verdict"
@@ -249,7 +315,7 @@ if [ -n "$json" ]; then
   J_PREP=$t_prep J_RUN=$t_run J_EXIT=$t_exit J_INIT=$m_init J_MOD=$m_mod \
   J_DISKSAT=$m_disks J_PVSCAN=$m_pvscan J_ACT=$m_act J_CHECK=$m_check \
   J_SEEN=$disks_seen J_DM=$dm_seen J_RC=$(rc_of dmcheck) J_VERDICT=$verdict \
-  J_NBD="${nbd_exports[*]}" J_STATUS=$status python3 -c '
+  J_NBD="${nbd_exports[*]}" J_STATUS=$status J_QRSS=$rss_qemu J_NRSS=$rss_nbdkit J_MEM=$mem python3 -c '
 import json, os, sys
 e = os.environ
 def f(k):
@@ -264,7 +330,9 @@ d = {"boot": "initramfs", "spec": e["J_SPEC"], "disks": int(e["J_DISKS"]),
          "activated": f("J_ACT"), "dmcheck": f("J_CHECK")},
      "disks_seen": f("J_SEEN"), "dm_devices": f("J_DM"),
      "dmcheck_rc": f("J_RC"), "verdict": e["J_VERDICT"],
-     "nbd_exports": e["J_NBD"].split(), "status": int(e["J_STATUS"])}
+     "nbd_exports": e["J_NBD"].split(), "status": int(e["J_STATUS"]),
+     "guest_memory": e["J_MEM"],
+     "peak_rss_mib": {"qemu": f("J_QRSS"), "nbdkit": f("J_NRSS")}}
 json.dump(d, open(sys.argv[1], "w"), indent=2)
 print(file=open(sys.argv[1], "a"))' "$json" || say "error: writing $json failed"
 fi

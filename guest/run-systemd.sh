@@ -16,6 +16,8 @@
 #   --build DIR      fusefarm build directory (default ../build)
 #   --keep           keep the run directory (image copy, logs)
 #   --json FILE      also write the timings as JSON
+#   --devices N      scale the farm to about N devices (the plugin's
+#                    devices=N, `fusefarm manifest --devices N`)
 #
 # The root is a copy of the cached image (guest/build-rootfs.sh) on
 # virtio-blk with the run's files written in by debugfs: the LVs to wait
@@ -35,6 +37,7 @@ timeout=900
 keep=0
 spec=""
 disks=0
+fdevices=0
 profile=""
 lvmconf=""
 json=""
@@ -42,7 +45,7 @@ out=fusefarm-vm-systemd
 
 say() { printf 'run-systemd: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --json) json=$2; shift 2 ;;
+    --devices) fdevices=$2; shift 2 ;;
     -h|--help) usage ;;
     -*) say "unknown option $1"; usage ;;
     *) [ -z "$spec" ] || usage; spec=$1; shift ;;
@@ -84,7 +88,10 @@ guest_run_dir /var/tmp/ff-systemd.XXXXXX
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)
-"$ff" manifest "$spec" >"$run/manifest-full.json" || die "fusefarm manifest $spec failed"
+[[ $fdevices =~ ^[0-9]+$ ]] || die "--devices $fdevices: expected a number"
+scale=()
+[ "$fdevices" = 0 ] || scale=(--devices "$fdevices")
+"$ff" manifest "$spec" "${scale[@]}" >"$run/manifest-full.json" || die "fusefarm manifest $spec failed"
 mapfile -t devices < <("$here/farm-subset.py" "$run/manifest-full.json" "$disks" \
   "$run/manifest.json" "$run/dm-names") || die "--disks $disks failed"
 ndisks=${#devices[@]}
@@ -132,7 +139,7 @@ guest_wait_socket
 # --- boot ----------------------------------------------------------------
 guest_accel
 
-args=(-nodefaults -display none -no-reboot -m 2G -smp 2 "${accel[@]}"
+args=(-nodefaults -display none -no-reboot -m "$mem" -smp 2 "${accel[@]}"
       -kernel "$img/vmlinuz" -initrd "$img/initrd.img"
       -append "root=/dev/vda rw console=ttyS0 panic=-1 quiet loglevel=3 systemd.show_status=0 ${FF_APPEND:-}"
       -drive "file=$run/root.img,if=virtio,format=raw,snapshot=on"
@@ -159,6 +166,7 @@ while :; do
   fi
   if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic; fi
   [ -n "$result" ] && break
+  peak_rss  # qemu's and nbdkit's VmHWM, while they live
   if ! kill -0 "$qpid" 2>/dev/null; then result=exited; break; fi
   el=$(since "$tq")
   if [ "${el%.*}" -ge "$timeout" ]; then result=timeout; break; fi
@@ -168,7 +176,7 @@ while :; do
   sleep 0.5
 done
 t_run=$(since "$tq")
-for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 50); do peak_rss; kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
 t_exit=$(since "$tq")
 
 guest_verdict "$result" "$clog" console
@@ -203,6 +211,7 @@ status=0
   printf '%-34s %8s  (%s dm devices)\n' "every LV active (uptime)" "${m_lvs:-never}s" "$dm_seen"
   printf '%-34s %8s\n' "boot finished (uptime)" "${m_booted:-?}s"
   printf '%-34s %8s\n' "qemu start to report (host)" "${t_run}s"
+  printf '%-34s %8s\n' "peak RSS qemu / nbdkit (MiB)" "$rss_qemu / $rss_nbdkit"
   echo "-- systemd-analyze"
   sed 's/^/  /' "$out/analyze.txt"
   echo "-- systemd-analyze blame (top 10)"
@@ -226,7 +235,7 @@ echo "verdict: $([ $status = 0 ] && echo PASS || echo FAIL): $([ -n "$m_lvs" ] &
 if [ -n "$json" ]; then
   J_SPEC=$spec J_DISKS=$ndisks J_LVS=$nlvs J_ACCEL=$accel_name J_LVM=$lvm_version \
   J_PREP=$t_prep J_RUN=$t_run J_EXIT=$t_exit J_MD=$m_disks J_ML=$m_lvs \
-  J_MB=$m_booted J_MS=$m_start J_JF=$j_first J_JL=$j_last J_DM=$dm_seen J_STATUS=$status J_OUT=$out \
+  J_MB=$m_booted J_MS=$m_start J_JF=$j_first J_JL=$j_last J_DM=$dm_seen J_STATUS=$status J_QRSS=$rss_qemu J_NRSS=$rss_nbdkit J_MEM=$mem J_OUT=$out \
   J_ANALYZE="$(cat "$out/analyze.txt")" J_CONF=$lvmconf python3 -c '
 import json, os, sys
 e = os.environ
@@ -243,7 +252,9 @@ d = {"boot": "systemd", "spec": e["J_SPEC"], "disks": int(e["J_DISKS"]),
                         "last_vg_active": f("J_JL"),
                         "booted": f("J_MB")},
      "dm_devices": f("J_DM"), "systemd_analyze": e["J_ANALYZE"],
-     "results": e["J_OUT"], "status": int(e["J_STATUS"])}
+     "results": e["J_OUT"], "status": int(e["J_STATUS"]),
+     "guest_memory": e["J_MEM"],
+     "peak_rss_mib": {"qemu": f("J_QRSS"), "nbdkit": f("J_NRSS")}}
 json.dump(d, open(sys.argv[1], "w"), indent=2)
 print(file=open(sys.argv[1], "a"))' "$json" || say "error: writing $json failed"
 fi

@@ -2,10 +2,15 @@
 # test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG; the first
 # run downloads the guest's Debian packages into the default cache,
 # /var/cache/fusefarm/guest, ~1 min; later runs ~4 min on 2 cores):
-#   1. initramfs boot, 16 disks, from a scenario whose matrix sets
-#      lvm.conf keys: every dm table matches the manifest (ff-dmcheck),
-#      nbd-client attaches 2 exports and pvs sees their PV UUIDs
-#   2. initramfs boot, 256 disks: 180 LVs checked, nbd-client on 2
+#   1. a scenario's workloads in the guest: 4 configurations (2 profiles,
+#      so 2 boots, x 2 lvm.conf settings) of 16 disks, every workload with
+#      real dm, run by the host's lvm binary copied into the guest
+#      (--lvm); every dm table matches the manifest (ff-dmcheck),
+#      nbd-client attaches 2 exports and pvs sees their PV UUIDs; the run
+#      document is complete and `fusefarm report` renders it
+#   2. initramfs boot, 258 disks: a scenario scaling farm64 with
+#      devices = 256 (the plugin's devices=N): every LV of the scaled
+#      manifest checked, nbd-client on 2
 #   3. systemd boot, 16 disks: udev and systemd activate every LV by
 #      themselves; systemd-analyze time, blame and plot (SVG) come back
 #   4. a guest that panics, one that times out (initramfs and systemd)
@@ -46,27 +51,84 @@ expect() { # expect NAME RC PATTERN -- ARGS...
   else
     echo "ok   $name ($((SECONDS - t0))s): $(grep -m1 -- "$pat" "$tmp/$name.out")"
   fi
-  [ -z "$(leftovers)" ] || { fail "$name: left processes behind:"; pgrep -af '/tmp/ff-guest\.|/var/tmp/ff-systemd\.'; }
+  [ -z "$(leftovers)" ] || { fail "$name: left processes behind:"; pgrep -af '/tmp/ff-guest\.|/var/tmp/ff-systemd\.' | cut -c1-160; }
 }
 
 cat >"$tmp/scenario.conf" <<SC
 name = "vm16";
 spec = "$specs/farm16.conf";
 matrix = (
-  { key = "devices/obtain_device_list_from_udev"; values = [0, 1]; },
-  { key = "global/event_activation"; values = [1]; }
+  { key = "fusefarm/profile"; values = ["ideal", "builtin:fixed-1ms"]; },
+  { key = "devices/obtain_device_list_from_udev"; values = [0, 1]; }
 );
-workloads = ( { type = "pvs"; } );
+workloads = ( { type = "pvs"; },
+              { type = "pvscan-cache"; },
+              { type = "event-activation"; concurrency = 8; },
+              { type = "direct-activation"; },
+              { type = "lvchange"; count = 2; } );
 SC
+lvm=$(command -v lvm)
 expect boot16 0 'verdict: ff-dmcheck: 11 LVs checked, 0 mismatched' -- \
-  "$tmp/scenario.conf" --nbd-client 2 --json "$tmp/boot16.json"
+  "$tmp/scenario.conf" --nbd-client 2 --lvm "$lvm" --json "$tmp/boot16.json" --timeout 400
 grep -q 'lvm.conf: devices/obtain_device_list_from_udev = 0' "$tmp/boot16.out" ||
   fail "boot16: the matrix's lvm.conf was not applied"
 grep -q 'nbd-client pv0001: rc 0' "$tmp/boot16.out" || fail "boot16: nbd-client pv0001 did not attach"
-grep -q '"lvm_version": "2\.' "$tmp/boot16.json" 2>/dev/null || fail "boot16: no lvm version in the JSON"
+[ "$(grep -c 'verdict: ff-dmcheck: 11 LVs checked, 0 mismatched' "$tmp/boot16.out")" = 2 ] ||
+  fail "boot16: expected 2 boots (one per profile)"
+"$ff" manifest "$specs/farm16.conf" >"$tmp/m16.json"
+python3 - "$tmp/boot16.json" "$tmp/m16.json" <<'PY' || fail "boot16: the run document"
+import json, sys
+d = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
+bad = []
+h = d["host"]
+if d["format"] != "fusefarm-run": bad.append("format")
+if h["device_mapper"] is not True: bad.append("device_mapper not true")
+if h["lvm"] != "/opt/ff-lvm/lvm": bad.append("host.lvm %r: --lvm not used" % h["lvm"])
+if not h["lvm_version"].startswith("2."): bad.append("lvm_version %r" % h["lvm_version"])
+if not h["kernel"].endswith("-cloud-amd64"): bad.append("kernel %r" % h["kernel"])
+boots = d["guest"]["boots"]
+if len(boots) != 2 or any(b["status"] for b in boots): bad.append("boots %r" % [b["status"] for b in boots])
+ids = [c["id"] for c in d["configs"]]
+if sorted(ids) != [1, 2, 3, 4]: bad.append("config ids %r" % ids)
+pvs_in_vgs = {dv["name"] for dv in m["devices"] if dv["role"] == "pv" and dv.get("vg")}
+for c in d["configs"]:
+    want_prof = "builtin:fixed-1ms" if c["id"] > 2 else "builtin:ideal"
+    if c["profile"] != want_prof: bad.append("config %d profile %r" % (c["id"], c["profile"]))
+    if c["farm"]["devices"] != 16 or c["farm"]["lvs"] != 11: bad.append("config %d farm %r" % (c["id"], c["farm"]))
+    types = [w["type"] for w in c["workloads"]]
+    if types != ["pvs", "pvscan-cache", "event-activation", "direct-activation", "lvchange"]:
+        bad.append("config %d workloads %r" % (c["id"], types))
+    for w in c["workloads"]:
+        for r in w["runs"]:
+            if r["exit"] != 0 or r["errors"] != 0 or r["wall"] <= 0:
+                bad.append("config %d %s: run %r" % (c["id"], w["name"], r))
+        if w["type"] == "direct-activation" and "--driverloaded" in w["command"]:
+            bad.append("direct-activation ran without dm")
+        if w["type"] == "event-activation":
+            devs = {x["device"] for x in w["devices"]}
+            if devs != {dv["name"] for dv in m["devices"]}:
+                bad.append("config %d: event devices %r" % (c["id"], sorted(devs)))
+            done = {x["device"] for x in w["devices"] if x["vg_complete"]}
+            acts = sorted(a["vg"] for a in w["activations"])
+            if acts != sorted(v["name"] for v in m["vgs"]):
+                bad.append("config %d: activations %r" % (c["id"], acts))
+            if not done <= pvs_in_vgs or len(done) != len(m["vgs"]):
+                bad.append("config %d: vg_complete on %r" % (c["id"], sorted(done)))
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
+"$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&
+  grep -q 'obtain_device_list_from_udev' "$tmp/report16.out" ||
+  { fail "boot16: fusefarm report cannot render the document"; cat "$tmp/report16.out"; }
+expect bad-lvm 2 'lvm /nonexistent/lvm: not found' -- "$tmp/scenario.conf" --lvm /nonexistent/lvm --config 1
 
-expect boot256 0 'verdict: ff-dmcheck: 180 LVs checked, 0 mismatched' -- \
-  "$specs/farm256.conf" --nbd-client 2
+n256=$("$ff" manifest "$specs/farm64.conf" --devices 256 | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+print(len(m["devices"]), sum(len(v["lvs"]) for v in m["vgs"]))')
+read -r d256 l256 <<<"$n256"
+expect boot256 0 "verdict: ff-dmcheck: $l256 LVs checked, 0 mismatched" -- \
+  "$specs/scaled256.conf" --nbd-client 2
+grep -q "($d256/$d256 disks)" "$tmp/boot256.out" || fail "boot256: not $d256 disks (devices = 256 of farm64)"
 grep -q 'nbd-client pv0001: rc 0' "$tmp/boot256.out" || fail "boot256: nbd-client pv0001 did not attach"
 
 expect systemd16 0 'verdict: PASS: 11/11 LVs activated by udev/systemd' -- \

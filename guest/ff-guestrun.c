@@ -1,0 +1,386 @@
+/* ff-guestrun: run a scenario's workloads inside the guest tier's VM
+ * (docs/guest.md).
+ *
+ *   ff-guestrun PLAN MANIFEST OUT
+ *
+ * PLAN is the JSON `fusefarm vm` writes (run-initramfs.sh puts it in the
+ * initramfs as /etc/ff/plan/plan.json):
+ *
+ *   { "lvm": "/usr/sbin/lvm",
+ *     "workloads": [ { "name", "type", "repeat", "concurrency",
+ *                      "spread_ns", "count", "lv" }, ... ],
+ *     "configs": [ { "id": 1, "lvm_conf": "lvm-1.conf" }, ... ] }
+ *
+ * MANIFEST is the farm's `fusefarm manifest` (the disks attached): the
+ * devices in farm order, their VGs, the first LV.  Each device is found
+ * among the guest's SCSI disks by its serial (qemu's serial= is the
+ * device name; the kernel shows it in /sys/block/sdX/device/vpd_pg80).
+ *
+ * For every configuration: its lvm.conf is copied to /etc/lvm/lvm.conf
+ * (a relative path is relative to PLAN's directory), then every workload
+ * runs through ff_workload_run() (ff-workload.c, the code `fusefarm run`
+ * uses on the host), with real activation.  A repetition starts cold:
+ * every VG deactivated (`vgchange -an`, untimed), /run/lvm emptied.
+ *
+ * OUT (a file, or /dev/ttyS1, the report channel) gets one line
+ * "FF-RESULT <json>" with { "kernel", "lvm", "lvm_version", "farm": {
+ * "devices", "vgs", "lvs" }, "configs": [ { "id", "workloads": [...] } ] },
+ * the members `fusefarm vm` puts into the run document (docs/run-json.md).
+ * Progress goes to stdout (the console) as "FF-PROGRESS ..." lines.  Exit 0
+ * when every workload ran (lvm's own exit statuses are in the result), 1
+ * otherwise.
+ */
+#include "ff-error.h"
+#include "ff-scenario.h"
+#include "ff-workload.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+struct guest {
+  const char *lvm;
+  const char *outdir;
+  uint32_t ndevs;
+  char **names, **paths, **vgs;
+  char *first_lv;
+  uint32_t found, nvgs, nlvs; /* devices present; the manifest's VGs, LVs */
+};
+
+static const char *const lvm_env[] = {"LVM_SYSTEM_DIR",
+                                      "/etc/lvm",
+                                      "LVM_SUPPRESS_FD_WARNINGS",
+                                      "1",
+                                      "TZ",
+                                      "UTC",
+                                      NULL};
+
+static pid_t
+g_spawn(void *ctx, const char *const argv[], const char *out, const char *err)
+{
+  (void)ctx;
+  return ff_spawn(argv, out, err, lvm_env);
+}
+
+/* Cold start: nothing active, nothing online, no hints. */
+static void
+g_cold(void *ctx)
+{
+  struct guest *g = ctx;
+  const char *argv[] = {g->lvm, "vgchange", "-an", NULL};
+  pid_t pid = ff_spawn(argv, NULL, NULL, lvm_env);
+
+  if (pid > 0)
+    ff_wait_status(pid);
+  ff_empty_dir("/run/lvm");
+}
+
+static void
+g_say(void *ctx, const char *line)
+{
+  (void)ctx;
+  printf("FF-PROGRESS %s\n", line + strspn(line, " "));
+  fflush(stdout);
+}
+
+/* The serial qemu gave the disk: VPD page 0x80 is a 4-byte header, then
+ * the serial (padded with spaces). */
+static int
+disk_serial(const char *dev, char *buf, size_t len)
+{
+  char path[PATH_MAX];
+  unsigned char page[256];
+  ssize_t n;
+  size_t sl;
+  int fd;
+
+  snprintf(path, sizeof path, "/sys/block/%s/device/vpd_pg80", dev);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read(fd, page, sizeof page);
+  close(fd);
+  if (n < 4)
+    return -1;
+  sl = ((size_t)page[2] << 8) | page[3];
+  if (sl > (size_t)n - 4)
+    sl = (size_t)n - 4;
+  while (sl && (page[4 + sl - 1] == ' ' || page[4 + sl - 1] == '\0'))
+    sl--;
+  if (sl + 1 > len)
+    return -1;
+  memcpy(buf, page + 4, sl);
+  buf[sl] = '\0';
+  return 0;
+}
+
+static int
+load_devices(struct guest *g, const char *manifest)
+{
+  json_error_t je;
+  json_t *m = json_load_file(manifest, 0, &je), *devs, *d;
+  DIR *dir;
+  struct dirent *de;
+  size_t i;
+  uint32_t found = 0;
+
+  if (!m)
+    return ff_error("%s:%d: %s", manifest, je.line, je.text);
+  devs = json_object_get(m, "devices");
+  if (!json_is_array(devs)) {
+    json_decref(m);
+    return ff_error("%s: no devices array", manifest);
+  }
+  g->ndevs = (uint32_t)json_array_size(devs);
+  g->names = calloc(g->ndevs + 1, sizeof *g->names);
+  g->paths = calloc(g->ndevs + 1, sizeof *g->paths);
+  g->vgs = calloc(g->ndevs + 1, sizeof *g->vgs);
+  if (!g->names || !g->paths || !g->vgs) {
+    json_decref(m);
+    return ff_error("out of memory");
+  }
+  json_array_foreach(devs, i, d)
+  {
+    const char *vg = json_string_value(json_object_get(d, "vg"));
+    const char *role = json_string_value(json_object_get(d, "role"));
+
+    g->names[i] = strdup(json_string_value(json_object_get(d, "name")));
+    g->vgs[i] = vg && role && !strcmp(role, "pv") ? strdup(vg) : NULL;
+  }
+  /* lvchange's default LV: the first of the first undamaged VG. */
+  json_array_foreach(json_object_get(m, "vgs"), i, d)
+  {
+    const char *vg = json_string_value(json_object_get(d, "name"));
+    const char *dmg = json_string_value(json_object_get(d, "damage"));
+    json_t *lvs = json_object_get(d, "lvs");
+    const char *lv =
+      json_string_value(json_object_get(json_array_get(lvs, 0), "name"));
+
+    g->nvgs++;
+    g->nlvs += (uint32_t)json_array_size(lvs);
+    if (!g->first_lv && vg && lv && dmg && !strcmp(dmg, "none")) {
+      if (asprintf(&g->first_lv, "%s/%s", vg, lv) < 0)
+        g->first_lv = NULL;
+    }
+  }
+  json_decref(m);
+
+  dir = opendir("/sys/block");
+  if (!dir)
+    return ff_error("/sys/block: %m");
+  while ((de = readdir(dir))) {
+    char serial[200];
+
+    if (strncmp(de->d_name, "sd", 2) ||
+        disk_serial(de->d_name, serial, sizeof serial) < 0)
+      continue;
+    for (uint32_t k = 0; k < g->ndevs; k++)
+      if (g->names[k] && !g->paths[k] && !strcmp(g->names[k], serial)) {
+        if (asprintf(&g->paths[k], "/dev/%s", de->d_name) < 0)
+          g->paths[k] = NULL;
+        else
+          found++;
+        break;
+      }
+  }
+  closedir(dir);
+  g->found = found;
+  printf("FF-PROGRESS ff-guestrun: %u of %u farm devices found by serial\n",
+         found, g->ndevs);
+  if (!found)
+    return ff_error("no SCSI disk has the serial of a farm device");
+  return 0;
+}
+
+/* "2.03.16(2) (2022-05-18)" from `lvm version`, or "unknown". */
+static char *
+lvm_version(const char *lvm)
+{
+  const char *argv[] = {lvm, "version", NULL};
+  const char *out = "/tmp/ff-lvm-version.out";
+  pid_t pid = ff_spawn(argv, out, NULL, lvm_env);
+  char *text, *p, *v = NULL;
+
+  if (pid < 0 || ff_wait_status(pid) != 0)
+    return strdup("unknown");
+  text = ff_slurp(out, 4096);
+  p = text ? strstr(text, "LVM version:") : NULL;
+  if (p) {
+    p += strlen("LVM version:");
+    p += strspn(p, " ");
+    v = strndup(p, strcspn(p, "\n"));
+  }
+  free(text);
+  return v ? v : strdup("unknown");
+}
+
+static int
+workload_of(json_t *j, struct ff_workload *w)
+{
+  const char *type = json_string_value(json_object_get(j, "type"));
+
+  memset(w, 0, sizeof *w);
+  w->type = FF_W_COUNT;
+  for (int t = 0; type && t < FF_W_COUNT; t++)
+    if (!strcmp(type, ff_wtype_name((enum ff_wtype)t)))
+      w->type = (enum ff_wtype)t;
+  if (w->type == FF_W_COUNT)
+    return ff_error("plan: workload type %s: unknown", type ? type : "?");
+  w->name = (char *)json_string_value(json_object_get(j, "name"));
+  w->repeat = (unsigned)json_integer_value(json_object_get(j, "repeat"));
+  w->concurrency =
+    (unsigned)json_integer_value(json_object_get(j, "concurrency"));
+  w->spread_ns = (uint64_t)json_integer_value(json_object_get(j, "spread_ns"));
+  w->count = (unsigned)json_integer_value(json_object_get(j, "count"));
+  w->lv = (char *)json_string_value(json_object_get(j, "lv"));
+  if (!w->name || !w->repeat ||
+      (w->type == FF_W_EVENT_ACTIVATION && !w->concurrency))
+    return ff_error("plan: workload %s: incomplete", w->name ? w->name : "?");
+  return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+  struct guest g = {0};
+  json_error_t je;
+  json_t *plan, *configs, *cj, *result, *rconfigs;
+  struct utsname u;
+  char plandir[PATH_MAX], *slash, *version;
+  size_t k;
+  int rc = 0;
+  FILE *out;
+
+  if (argc != 4) {
+    fprintf(stderr, "usage: ff-guestrun PLAN MANIFEST OUT\n");
+    return 2;
+  }
+  plan = json_load_file(argv[1], 0, &je);
+  if (!plan) {
+    fprintf(stderr, "ff-guestrun: %s:%d: %s\n", argv[1], je.line, je.text);
+    return 1;
+  }
+  snprintf(plandir, sizeof plandir, "%s", argv[1]);
+  slash = strrchr(plandir, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(plandir, sizeof plandir, ".");
+  /* FF_LVM (another lvm2 build, run-initramfs.sh --lvm), else the
+   * plan's, else the guest's own */
+  g.lvm = getenv("FF_LVM");
+  if (!g.lvm || !*g.lvm)
+    g.lvm = json_string_value(json_object_get(plan, "lvm"));
+  if (!g.lvm)
+    g.lvm = "lvm";
+  g.outdir = "/tmp/ff-out";
+  mkdir(g.outdir, 0755);
+  mkdir("/run/lvm", 0755);
+  if (load_devices(&g, argv[2]) < 0) {
+    fprintf(stderr, "ff-guestrun: %s\n", ff_errmsg());
+    return 1;
+  }
+  version = lvm_version(g.lvm);
+  uname(&u);
+  rconfigs = json_array();
+  result = json_pack("{s:s, s:s, s:s, s:{s:i, s:i, s:i}, s:o}", "kernel",
+                     u.release, "lvm", g.lvm, "lvm_version", version, "farm",
+                     "devices", (int)g.found, "vgs", (int)g.nvgs, "lvs",
+                     (int)g.nlvs, "configs", rconfigs);
+  free(version);
+
+  configs = json_object_get(plan, "configs");
+  json_array_foreach(configs, k, cj)
+  {
+    const char *conf = json_string_value(json_object_get(cj, "lvm_conf"));
+    json_t *wls = json_array(), *wj;
+    size_t i;
+
+    json_array_append_new(rconfigs, json_pack("{s:O, s:o}", "id",
+                                              json_object_get(cj, "id"),
+                                              "workloads", wls));
+    printf("FF-PROGRESS config %lld\n",
+           (long long)json_integer_value(json_object_get(cj, "id")));
+    fflush(stdout);
+    if (conf) {
+      char src[PATH_MAX * 2];
+
+      if (conf[0] == '/')
+        snprintf(src, sizeof src, "%s", conf);
+      else
+        snprintf(src, sizeof src, "%s/%s", plandir, conf);
+      if (ff_copy_file(src, "/etc/lvm/lvm.conf", 1u << 20) < 0) {
+        fprintf(stderr, "ff-guestrun: %s\n", ff_errmsg());
+        rc = 1;
+        break;
+      }
+    }
+    json_array_foreach(json_object_get(plan, "workloads"), i, wj)
+    {
+      struct ff_workload w;
+      json_t *wl;
+      const struct ff_wenv e = {
+        .lvm = g.lvm,
+        .outdir = g.outdir,
+        .ndevs = g.ndevs,
+        .names = g.names,
+        .paths = g.paths,
+        .vgs = g.vgs,
+        .first_lv = g.first_lv,
+        .spawn = g_spawn,
+        .cold = g_cold,
+        .say = g_say,
+        .ctx = &g,
+      };
+
+      if (workload_of(wj, &w) < 0) {
+        fprintf(stderr, "ff-guestrun: %s\n", ff_errmsg());
+        rc = 1;
+        break;
+      }
+      wl = json_object();
+      if (ff_workload_run(&e, &w, wl) < 0) {
+        fprintf(stderr, "ff-guestrun: %s: %s\n", w.name, ff_errmsg());
+        rc = 1;
+      }
+      if (json_array_size(json_object_get(wl, "runs")))
+        json_array_append(wls, wl);
+      json_decref(wl);
+    }
+    if (rc)
+      break;
+  }
+  g_cold(&g);
+
+  out = fopen(argv[3], "w");
+  if (!out) {
+    fprintf(stderr, "ff-guestrun: %s: %s\n", argv[3], strerror(errno));
+    rc = 1;
+  } else {
+    fputs("FF-RESULT ", out);
+    json_dumpf(result, out, JSON_COMPACT);
+    fputs("\nFF-RESULT-END\n", out);
+    if (fclose(out) != 0)
+      rc = 1;
+  }
+  json_decref(result);
+  json_decref(plan);
+  for (uint32_t i = 0; i < g.ndevs; i++) {
+    free(g.names[i]);
+    free(g.paths[i]);
+    free(g.vgs[i]);
+  }
+  free(g.names);
+  free(g.paths);
+  free(g.vgs);
+  free(g.first_lv);
+  return rc;
+}
