@@ -4,7 +4,7 @@
  * Opens every FILE with O_DIRECT, submits N_PER_FILE 4 KiB reads to each
  * (all before reaping any), waits for all of them and prints how many
  * were in flight, how long submitting and completing took, and how many
- * failed.  Used by bench/bench-fuse.sh against a FUSE mount whose profile
+ * failed.  Used by bench/lib.sh against a FUSE mount whose profile
  * delays every read, to measure how many delayed reads the daemon holds.
  */
 #include <errno.h>
