@@ -30,8 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +46,14 @@
 
 /* How long detach keeps retrying loops that are still open elsewhere. */
 #define BUSY_WAIT_MS 3000
+
+/* Descriptors attach needs at most at once (stdio, the loop control
+ * device, the state dir lock, the loops file, one farm file and its loop
+ * node, files it rewrites), with room to spare. */
+#define ATTACH_FDS 16
+
+/* Descriptors lvm needs besides one per device (lvm-env.sh, ff_lvm). */
+#define LVM_SPARE_FDS 64
 
 static const char attach_usage[] =
   "usage: fusefarm attach MNT [--state DIR] [--only NAME,...] [--quiet]\n"
@@ -66,7 +77,9 @@ static const char attach_usage[] =
   "stdout gets the path of the devices file as its last line; stderr gets\n"
   "a progress bar (only on a terminal), a summary and how to run lvm:\n"
   "  LVM_SYSTEM_DIR=DIR/lvm lvm pvs\n"
-  "lvm keeps one fd per PV (raise ulimit -n above the device count), and\n"
+  "attach itself holds a few fds whatever the device count, but lvm keeps\n"
+  "one per PV (raise ulimit -n above the device count; attach warns when\n"
+  "the hard limit is too low), and\n"
   "pvscan --cache and activation write /run/lvm and /run/lock/lvm, which\n"
   "are compiled in: give them a private mount namespace.\n"
   "\n"
@@ -94,8 +107,11 @@ static const char detach_usage[] =
   "A loop still open elsewhere (lvm, a mount, a holder) is retried for a\n"
   "few seconds; if it stays open it is reported, stays recorded, and the\n"
   "exit status is 1 (the kernel detaches it by itself at its last close;\n"
-  "run detach again to forget it).  When every loop is detached, the\n"
-  "state dir is removed.\n"
+  "run detach again to forget it).  A recorded loop that is no longer\n"
+  "attached (someone ran losetup -d) is reported and forgotten.  When\n"
+  "every loop is detached, the state dir is removed, and if MNT is a\n"
+  "fusefarm mount whose daemon is dead (Transport endpoint is not\n"
+  "connected), MNT is unmounted as well.\n"
   "\n"
   "  -s, --state DIR   state dir to use instead of the default\n"
   "                    (" STATE_ROOT "/<MNT's real path with '/' as %2F>)\n"
@@ -351,6 +367,39 @@ resolve_mnt(const char *mnt, int strict, char *out)
   return ff_error("%s: %m", mnt);
 }
 
+/* The absolute path of mount point mnt without looking at mnt itself
+ * (a stuck FUSE daemon would never answer): the real path of its parent
+ * plus its last component. */
+static int
+mount_point_path(const char *mnt, char *out)
+{
+  char tmp[PATH_MAX], parent[PATH_MAX], *base;
+  size_t n = strlen(mnt), l;
+
+  if (n == 0 || n >= sizeof tmp)
+    return ff_error("%s: bad path", mnt);
+  memcpy(tmp, mnt, n + 1);
+  while (n > 1 && tmp[n - 1] == '/')
+    tmp[--n] = '\0';
+  base = strrchr(tmp, '/');
+  if (base) {
+    *base++ = '\0';
+    snprintf(parent, sizeof parent, "%s", tmp[0] ? tmp : "/");
+  } else {
+    base = tmp;
+    snprintf(parent, sizeof parent, ".");
+  }
+  if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+    return ff_error("%s: not a mount point path", mnt);
+  if (!realpath(parent, out))
+    return ff_error("%s: %m", parent);
+  l = strlen(out);
+  if (snprintf(out + l, PATH_MAX - l, "%s%s", l > 1 ? "/" : "", base) >=
+      (int)(PATH_MAX - l))
+    return ff_error("%s: path too long", mnt);
+  return 0;
+}
+
 /* STATE_ROOT "/" + path with every byte outside [A-Za-z0-9._+-] as %XX
  * ('/' is %2F): one directory per mount point, reversible. */
 static int
@@ -414,9 +463,10 @@ lock_state(const char *state)
 }
 
 /* Create the state dir (refusing a non-empty directory that is not one)
- * and its lvm/devices subdirectory, and lock it. */
+ * and its lvm/devices subdirectory, and lock it.  *fresh is set when
+ * there was no loops file yet (a new state dir). */
 static int
-prepare_state(const char *state)
+prepare_state(const char *state, int *fresh)
 {
   char p[PATH_MAX];
   struct stat st;
@@ -427,7 +477,8 @@ prepare_state(const char *state)
     return -1;
   if (join(p, state, "loops") < 0)
     return -1;
-  if (stat(p, &st) < 0) {
+  *fresh = stat(p, &st) < 0;
+  if (*fresh) {
     /* A new state dir is empty; refuse to take over anything else (a
      * mistyped --state must not end up cleaned away by detach). */
     d = opendir(state);
@@ -1023,15 +1074,51 @@ remove_state(const char *state)
 
 /* ---- attach ----------------------------------------------------------- */
 
-static void
-raise_nofile(void)
+/* Raise the soft fd limit to the hard one and refuse, before anything is
+ * created, when even that is below what attach itself needs.  attach
+ * holds a constant number of descriptors whatever the device count (a
+ * file and its loop node at a time): a low limit could only make it fail
+ * on its first device, but it says so up front instead.  *inherited gets
+ * the hard limit the caller had, for the lvm warning below. */
+static int
+check_nofile(rlim_t *inherited)
 {
   struct rlimit rl;
 
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+    return ff_error("getrlimit RLIMIT_NOFILE: %m");
+  *inherited = rl.rlim_max;
+  if (rl.rlim_cur < rl.rlim_max) {
     rl.rlim_cur = rl.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &rl);
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+      return ff_error("getrlimit RLIMIT_NOFILE: %m");
   }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < ATTACH_FDS)
+    return ff_error("file descriptor limit too low: ulimit -n is %llu and "
+                    "the hard limit %llu, but attach needs %d; raise it "
+                    "(ulimit -n 1024 or more: lvm needs one per device as "
+                    "well)",
+                    (unsigned long long)rl.rlim_cur,
+                    (unsigned long long)rl.rlim_max, ATTACH_FDS);
+  return 0;
+}
+
+/* lvm keeps one descriptor per PV and, short of them, fails or lists
+ * fewer PVs.  It raises its soft limit itself, but not the hard one: warn
+ * when the hard limit attach inherited cannot hold the farm's devices. */
+static void
+warn_lvm_nofile(rlim_t hard, size_t ndev)
+{
+  size_t need = ndev + LVM_SPARE_FDS;
+
+  if (hard == RLIM_INFINITY || hard >= need)
+    return;
+  fprintf(stderr,
+          "fusefarm attach: warning: the hard file descriptor limit here "
+          "is %llu, but lvm keeps one per device and needs %zu for these "
+          "%zu devices (it fails or lists fewer PVs with less); raise it "
+          "before running lvm: ulimit -n %zu\n",
+          (unsigned long long)hard, need, ndev, need);
 }
 
 /* --only NAME,...: keep just those devices of l, in l's order. */
@@ -1106,7 +1193,9 @@ ff_cmd_attach(int argc, char **argv)
   size_t *todo = NULL, ntodo = 0, nattached = 0, nlive = 0, ndropped = 0;
   size_t nreused = 0;
   int quiet = 0, c, rc = 1, ctl = -1, lockfd = -1, loopsfd = -1;
-  int failed = 0, caught_sigs = 0;
+  int failed = 0, caught_sigs = 0, fresh = 0;
+  size_t ngone = 0;
+  rlim_t hard_nofile = RLIM_INFINITY;
   double t0;
 
   optind = 1;
@@ -1143,6 +1232,8 @@ ff_cmd_attach(int argc, char **argv)
   t0 = now_s();
 
   /* Everything that can refuse does so before anything is created. */
+  if (check_nofile(&hard_nofile) < 0)
+    goto fail;
   ctl = ff_loop_control_open();
   if (ctl < 0)
     goto fail;
@@ -1164,8 +1255,7 @@ ff_cmd_attach(int argc, char **argv)
     ff_error("%s: a newline in the state dir path", state);
     goto fail;
   }
-  raise_nofile();
-  lockfd = prepare_state(state);
+  lockfd = prepare_state(state, &fresh);
   if (lockfd < 0)
     goto fail;
   /* Absolute from here on: it goes into LVM_SYSTEM_DIR hints and the
@@ -1193,6 +1283,14 @@ ff_cmd_attach(int argc, char **argv)
               "fusefarm attach: warning: %s: %s; someone else reused it: "
               "forgetting it\n",
               recs.v[i].name, ff_errmsg());
+    /* Detached behind our back (losetup -d, a reboot): say so, since
+     * the device gets a new loop below if the farm still lists it. */
+    if (st == FF_LOOP_UNBOUND && ngone++ < MAX_WARNINGS)
+      fprintf(stderr,
+              "fusefarm attach: warning: %s: %s is no longer attached "
+              "(detached by someone else): forgetting it; it is attached "
+              "again if %s still lists %s\n",
+              recs.v[i].name, recs.v[i].dev, DEVICES_LIST, recs.v[i].name);
     recs.v[i].keep = st == FF_LOOP_OK;
     if (recs.v[i].keep)
       nlive++;
@@ -1204,6 +1302,11 @@ ff_cmd_attach(int argc, char **argv)
             "fusefarm attach: warning: %zu more recorded loops were reused "
             "by someone else: forgetting them\n",
             nreused - MAX_WARNINGS);
+  if (ngone > MAX_WARNINGS)
+    fprintf(stderr,
+            "fusefarm attach: warning: %zu more recorded loops are no "
+            "longer attached: forgetting them\n",
+            ngone - MAX_WARNINGS);
   if (ndropped && rewrite_records(state, &recs) < 0)
     goto fail;
 
@@ -1312,6 +1415,7 @@ ff_cmd_attach(int argc, char **argv)
               state_opt ? " --state " : "", state_opt ? state : "");
     goto out;
   }
+  warn_lvm_nofile(hard_nofile, nlive + nattached);
   if (!quiet) {
     struct ff_sb sb = FF_SB_INIT;
     char lvmdir[PATH_MAX];
@@ -1350,6 +1454,10 @@ fail:
 out:
   if (caught_sigs)
     signals_restore(&sigs);
+  /* A failed first attach that attached nothing leaves nothing behind. */
+  if (rc != 0 && fresh && lockfd >= 0 && nattached + nlive == 0 &&
+      remove_state(state) < 0)
+    fprintf(stderr, "fusefarm attach: warning: %s\n", ff_errmsg());
   if (loopsfd >= 0)
     close(loopsfd);
   if (lockfd >= 0)
@@ -1365,6 +1473,143 @@ out:
 }
 
 /* ---- detach ----------------------------------------------------------- */
+
+/* Undo the octal escapes (\040 for a blank, ...) of a /proc mountinfo
+ * field, in place. */
+static void
+unescape_mountinfo(char *s)
+{
+  char *o = s;
+
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+        s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    } else {
+      *o++ = *s;
+    }
+  }
+  *o = '\0';
+}
+
+/* The file system type of the topmost mount at path (absolute, no
+ * symlinks) from /proc/self/mountinfo, into type; 1 found, 0 not a mount
+ * point, -1 error.  Never touches path itself (a dead FUSE mount answers
+ * ENOTCONN). */
+static int
+mount_type(const char *path, char *type, size_t len)
+{
+  char *line = NULL;
+  size_t cap = 0;
+  int found = 0;
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+
+  if (!f)
+    return ff_error("open /proc/self/mountinfo: %m");
+  while (getline(&line, &cap, f) >= 0) {
+    char *save = NULL, *field[5], *t, *fstype = NULL;
+    int n = 0;
+
+    for (t = strtok_r(line, " \n", &save); t && n < 5;
+         t = strtok_r(NULL, " \n", &save))
+      field[n++] = t;
+    if (n < 5)
+      continue;
+    /* Optional fields, then "-", then the type. */
+    while ((t = strtok_r(NULL, " \n", &save)) && strcmp(t, "-"))
+      ;
+    if (t)
+      fstype = strtok_r(NULL, " \n", &save);
+    unescape_mountinfo(field[4]);
+    if (fstype && !strcmp(field[4], path)) {
+      snprintf(type, len, "%s", fstype);
+      found = 1; /* keep going: the last one is on top */
+    }
+  }
+  free(line);
+  fclose(f);
+  return found;
+}
+
+/* Is the FUSE mount at path dead (its daemon gone: ENOTCONN)?  statfs
+ * always asks the daemon (stat may be answered from the attribute cache
+ * for a second after it died), so a live but stuck daemon would never
+ * answer: ask from a child and give up after DEAD_PROBE_MS, calling the
+ * mount alive.  1 dead, 0 alive or unknown. */
+#define DEAD_PROBE_MS 2000
+static int
+mount_is_dead(const char *path)
+{
+  int status;
+  pid_t pid, w;
+
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0)
+    return 0;
+  if (pid == 0) {
+    struct statfs sf;
+
+    _exit(statfs(path, &sf) < 0 && errno == ENOTCONN ? 1 : 0);
+  }
+  for (int waited = 0;; waited += 10) {
+    w = waitpid(pid, &status, WNOHANG);
+    if (w == pid)
+      return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+    if (w < 0 && errno != EINTR)
+      return 0;
+    if (waited >= DEAD_PROBE_MS) {
+      kill(pid, SIGKILL); /* a FUSE request wait ends on SIGKILL */
+      waitpid(pid, &status, 0);
+      return 0;
+    }
+    sleep_ms(10);
+  }
+}
+
+/* When MNT is a fusefarm mount whose daemon is dead (the kernel answers
+ * ENOTCONN), nothing can use it again: unmount it, so that `fusefarm
+ * detach` after a crash leaves neither loops nor a dead mount.  Called
+ * once every loop is detached (the loops held its files).  A mount still
+ * held by someone else (an open file, a shell's cwd) is detached lazily.
+ * A live mount is never touched, and MNT itself is only looked at from a
+ * child process (mount_is_dead).  Returns 0 (unmounted, or nothing to do)
+ * or -1 with a message. */
+static int
+unmount_dead(const char *mnt, int quiet)
+{
+  char real[PATH_MAX], type[64];
+  int r;
+
+  if (mount_point_path(mnt, real) < 0)
+    return 0;
+  r = mount_type(real, type, sizeof type);
+  if (r < 0)
+    return -1;
+  if (r == 0 || strcmp(type, "fuse.fusefarm") || !mount_is_dead(real))
+    return 0;
+  if (umount2(real, UMOUNT_NOFOLLOW) == 0) {
+    if (!quiet)
+      fprintf(stderr,
+              "fusefarm detach: unmounted %s (the fusefarm daemon serving "
+              "it was dead)\n",
+              real);
+    return 0;
+  }
+  if (errno == EBUSY && umount2(real, UMOUNT_NOFOLLOW | MNT_DETACH) == 0) {
+    fprintf(stderr,
+            "fusefarm detach: warning: unmounted %s lazily (the fusefarm "
+            "daemon serving it was dead, and something still holds a file "
+            "or directory of it open)\n",
+            real);
+    return 0;
+  }
+  return ff_error("%s: the fusefarm daemon serving it is dead, but it "
+                  "could not be unmounted: %m; unmount it with "
+                  "`fusermount3 -u %s`",
+                  real, real);
+}
 
 int
 ff_cmd_detach(int argc, char **argv)
@@ -1429,6 +1674,10 @@ ff_cmd_detach(int argc, char **argv)
               "fusefarm detach: %s: no state dir: nothing is attached for "
               "%s\n",
               state, mnt);
+    if (unmount_dead(mnt, quiet) < 0) {
+      fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+      return 1;
+    }
     return 0;
   }
   lockfd = lock_state(state);
@@ -1454,7 +1703,13 @@ ff_cmd_detach(int argc, char **argv)
       r->keep = 0;
       break;
     case FF_LOOP_UNBOUND:
-      ngone++;
+      /* Not an error (nothing of ours is left there), but not silent
+       * either: someone detached it, or the machine rebooted. */
+      if (ngone++ < MAX_WARNINGS)
+        fprintf(stderr,
+                "fusefarm detach: warning: %s: %s was no longer attached "
+                "(detached by someone else): nothing to do\n",
+                r->name, r->dev);
       r->keep = 0;
       break;
     case FF_LOOP_OTHER:
@@ -1566,7 +1821,16 @@ ff_cmd_detach(int argc, char **argv)
             "fusefarm detach: %zu loop device%s could not be detached; "
             "they stay recorded in %s/loops\n",
             nerr, nerr == 1 ? "" : "s", state);
+  if (ngone > MAX_WARNINGS)
+    fprintf(stderr,
+            "fusefarm detach: warning: %zu more recorded loops were no "
+            "longer attached\n",
+            ngone - MAX_WARNINGS);
   rc = nbusy || nerr || done < recs.n ? 1 : 0;
+  if (rc == 0 && unmount_dead(mnt, quiet) < 0) {
+    fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+    rc = 1;
+  }
 out:
   if (lockfd >= 0)
     close(lockfd);

@@ -11,6 +11,7 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-overlay.h"
 #include "ff-profile.h"
 #include "ff-sched.h"
 #include "ff-stats.h"
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +45,8 @@ static const char mount_usage[] =
   "                         (docs/profile-format.md; default: none)\n"
   "  -f, --foreground       stay in the foreground\n"
   "      --overlay FILE     load a saved write overlay at start\n"
-  "      --save-overlay FILE  save the write overlay there at exit\n"
+  "      --save-overlay FILE  save the write overlay there at exit (a\n"
+  "                         path that cannot be written is refused now)\n"
   "      --threads N        FUSE worker threads (default 8, 1..64)\n"
   "      --reply-threads N  threads answering delayed requests (default 4)\n"
   "      --devices N        scale the farm to about N devices, keeping its\n"
@@ -64,6 +68,118 @@ parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
     return -1;
   *out = (unsigned)v;
   return 0;
+}
+
+/* Descriptors the daemon needs at most at once: stdio, /dev/fuse, the
+ * log, fuse_daemonize's pipe, an overlay or profile file being read or
+ * written, with room to spare.  None is per device or per thread (no
+ * clone_fd, no splice), so a farm of any size fits. */
+#define MOUNT_FDS 32
+
+/* Raise the soft fd limit to the hard one; refuse when even that is below
+ * MOUNT_FDS, before anything is mounted (fuse_daemonize, for one, cannot
+ * make its pipe and would leave the daemon in the foreground). */
+static int
+check_nofile(void)
+{
+  struct rlimit rl;
+
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+    return ff_error("getrlimit RLIMIT_NOFILE: %m");
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+      return ff_error("getrlimit RLIMIT_NOFILE: %m");
+  }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < MOUNT_FDS)
+    return ff_error("file descriptor limit too low: ulimit -n is %llu and "
+                    "the hard limit %llu, but the daemon needs %d (whatever "
+                    "the device count); raise it (ulimit -n 1024)",
+                    (unsigned long long)rl.rlim_cur,
+                    (unsigned long long)rl.rlim_max, MOUNT_FDS);
+  return 0;
+}
+
+/* --save-overlay F as an absolute path (the daemon changes to / when it
+ * goes to the background), checked now: a path that cannot be written is
+ * refused before mounting rather than found at exit with the writes in
+ * memory only.  NULL with a message on error. */
+static char *
+save_path(const char *path)
+{
+  char cwd[PATH_MAX], *abs = NULL;
+
+  if (path[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+    ff_error("--save-overlay %s: getcwd: %m", path);
+    return NULL;
+  }
+  if (path[0] == '/')
+    abs = strdup(path);
+  else if (asprintf(&abs, "%s/%s", cwd, path) < 0)
+    abs = NULL;
+  if (!abs) {
+    ff_error("--save-overlay %s: out of memory", path);
+    return NULL;
+  }
+  if (ff_overlay_save_check(abs) < 0) {
+    ff_error_prefix("--save-overlay %s: ", path);
+    free(abs);
+    return NULL;
+  }
+  return abs;
+}
+
+/* Before libfuse lets go of the mount (fuse_session_unmount), unmount it
+ * for real.  libfuse unmounts lazily as root: with loop devices still
+ * holding farm files, the mount would vanish from every namespace yet
+ * live on behind the loops, whose backing files then read "/pv0001" and
+ * cannot even be stat'ed once the daemon is gone, so `fusefarm detach`
+ * could not tell them apart from anyone else's.  When the mount is busy,
+ * leave it mounted and only abort the connection (as kill -9 would): every
+ * request through it fails at once, the mount point answers ENOTCONN, and
+ * `fusefarm detach MNT` detaches the loops and unmounts it. */
+static void
+release_mount(struct fuse_session *se, const char *mnt)
+{
+  int p[2];
+
+  if (umount2(mnt, UMOUNT_NOFOLLOW) == 0 || errno != EBUSY)
+    return; /* unmounted; or already (fusermount3 -u); or not ours to do */
+  fprintf(stderr,
+          "fusefarm: %s is busy (loop devices or open files hold it): left "
+          "mounted without a daemon, so every access fails at once "
+          "(Transport endpoint is not connected); `fusefarm detach %s` "
+          "detaches the loops and unmounts it\n",
+          mnt, mnt);
+  /* Closing /dev/fuse aborts the connection.  A pipe whose reader is gone
+   * takes the fd's place: libfuse polls it, sees POLLERR ("connection
+   * already severed") and closes it without its lazy unmount. */
+  if (pipe2(p, O_CLOEXEC) < 0) {
+    fprintf(stderr, "fusefarm: pipe: %m (unmounting lazily instead)\n");
+    return;
+  }
+  close(p[0]);
+  if (dup2(p[1], fuse_session_fd(se)) < 0)
+    fprintf(stderr, "fusefarm: dup2: %m (unmounting lazily instead)\n");
+  close(p[1]);
+}
+
+/* Save at exit; on failure say plainly that the writes are lost. */
+static int
+save_at_exit(struct ff_daemon *d)
+{
+  uint64_t data = 0, zero = 0;
+
+  if (ff_overlay_save(d->farm->overlay, d->save_overlay,
+                      d->farm->fingerprint) == 0)
+    return 0;
+  ff_overlay_stats(d->farm->overlay, &data, &zero, NULL);
+  fprintf(stderr,
+          "fusefarm: %s\n"
+          "fusefarm: the write overlay (%llu blocks written, %llu zeroed) "
+          "was NOT saved and is lost with this daemon\n",
+          ff_errmsg(), (unsigned long long)data, (unsigned long long)zero);
+  return -1;
 }
 
 static int
@@ -100,7 +216,7 @@ ff_cmd_mount(int argc, char **argv)
     {NULL, 0, NULL, 0},
   };
   const char *profile = NULL, *overlay = NULL, *logfile = NULL;
-  const char *fuseopts = NULL, *spec = NULL, *mnt;
+  const char *fuseopts = NULL, *spec = NULL, *mnt, *save_arg = NULL;
   unsigned threads = 8, reply_threads = 4, devices = 0;
   int foreground = 0, c, rc = 1;
   struct ff_daemon d = {0};
@@ -123,7 +239,7 @@ ff_cmd_mount(int argc, char **argv)
       overlay = optarg;
       break;
     case 'S':
-      d.save_overlay = optarg;
+      save_arg = optarg;
       break;
     case 'T':
       if (parse_uint(optarg, 1, 64, &threads) < 0) {
@@ -171,13 +287,23 @@ ff_cmd_mount(int argc, char **argv)
   }
 
   /* Everything that can be wrong with the input is found before mount. */
+  if (check_nofile() < 0) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
+    return 1;
+  }
   if (check_mountpoint(mnt) < 0 || !realpath(mnt, realmnt)) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     return 2;
   }
-  d.farm = ff_cli_load_farm_scaled("mount", spec, devices);
-  if (!d.farm)
+  if (save_arg && !(d.save_overlay = save_path(save_arg))) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     return 2;
+  }
+  d.farm = ff_cli_load_farm_scaled("mount", spec, devices);
+  if (!d.farm) {
+    rc = 2;
+    goto out;
+  }
   prof =
     profile ? ff_profile_load_file(profile, d.farm) : ff_profile_ideal(d.farm);
   if (!prof) {
@@ -247,14 +373,18 @@ ff_cmd_mount(int argc, char **argv)
     }
     fprintf(stderr, "fusefarm: serving %u devices at %s\n", d.farm->ndevs,
             realmnt);
-    fuse_daemonize(0);
+    if (fuse_daemonize(0) < 0) { /* it said why */
+      close(fd);
+      goto out_unmount;
+    }
     dup2(fd, STDERR_FILENO);
     close(fd);
   } else {
     if (foreground)
       fprintf(stderr, "fusefarm: serving %u devices at %s (pid %d)\n",
               d.farm->ndevs, realmnt, (int)getpid());
-    fuse_daemonize(foreground);
+    if (fuse_daemonize(foreground) < 0)
+      goto out_unmount;
   }
 
   d.sched = ff_sched_new(reply_threads);
@@ -265,19 +395,19 @@ ff_cmd_mount(int argc, char **argv)
   }
   fuse_loop_cfg_set_max_threads(lc, threads);
   fuse_loop_cfg_set_idle_threads(lc, threads);
-  rc = fuse_session_loop_mt(d.se, lc) == 0 ? 0 : 1;
+  /* 0, -errno, or the signal that ended it (a clean end, too). */
+  rc = fuse_session_loop_mt(d.se, lc) < 0 ? 1 : 0;
 
 out_unmount:
-  fuse_session_unmount(d.se);
-  /* Answer whatever is still waiting (the kernel has gone: replies fail
-   * harmlessly), then save. */
+  /* Answer whatever is still waiting while the kernel may still take the
+   * replies, then let go of the mount (no write can arrive after that),
+   * then save. */
   ff_sched_stop(d.sched);
   d.sched = NULL;
-  if (d.save_overlay && ff_overlay_save(d.farm->overlay, d.save_overlay,
-                                        d.farm->fingerprint) < 0) {
-    fprintf(stderr, "fusefarm: %s\n", ff_errmsg());
+  release_mount(d.se, realmnt);
+  fuse_session_unmount(d.se);
+  if (d.save_overlay && save_at_exit(&d) < 0)
     rc = 1;
-  }
 out_signals:
   fuse_remove_signal_handlers(d.se);
 out_session:
@@ -292,6 +422,7 @@ out:
   free(names);
   free(d.spec);
   free(d.profile);
+  free(d.save_overlay);
   ff_farm_free(d.farm);
   return rc;
 }

@@ -13,8 +13,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+
+#define LOOP_CONTROL "/dev/loop-control"
+/* The misc device the loop driver registers (LOOP_CTRL_MINOR). */
+#define LOOP_CONTROL_MAJOR 10
+#define LOOP_CONTROL_MINOR 237
 
 /* How often to try again when LOOP_CONFIGURE loses a race for a free
  * device (EBUSY).  Each try asks for a new free device, so running out
@@ -50,28 +56,63 @@ now_ms(void)
 int
 ff_loop_control_open(void)
 {
-  int fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  int fd = open(LOOP_CONTROL, O_RDWR | O_CLOEXEC);
+  struct stat st;
 
-  if (fd >= 0)
+  if (fd >= 0) {
+    /* Something else mounted or created in its place (a private /dev,
+     * a bind mount) would answer LOOP_CTL_GET_FREE with a puzzling
+     * ENOTTY: say what is wrong here instead. */
+    if (fstat(fd, &st) < 0) {
+      ERR_KEEP("stat " LOOP_CONTROL ": %m");
+      close(fd);
+      return -1;
+    }
+    if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != LOOP_CONTROL_MAJOR ||
+        minor(st.st_rdev) != LOOP_CONTROL_MINOR) {
+      if (S_ISCHR(st.st_mode))
+        ff_error("%s is character device %u:%u, not the loop control "
+                 "device (%d:%d)",
+                 LOOP_CONTROL, major(st.st_rdev), minor(st.st_rdev),
+                 LOOP_CONTROL_MAJOR, LOOP_CONTROL_MINOR);
+      else
+        ff_error("%s is not the loop control device but a regular file or "
+                 "something else mounted over it (a private /dev?): no "
+                 "loop device can be attached",
+                 LOOP_CONTROL);
+      close(fd);
+      errno = ENODEV;
+      return -1;
+    }
     return fd;
+  }
   switch (errno) {
   case ENOENT:
-    ERR_KEEP("open /dev/loop-control: %m (no loop driver: load it with "
-             "'modprobe loop', or create the node with "
-             "'mknod /dev/loop-control c 10 237')");
+    if (access("/sys/class/misc/loop-control", F_OK) == 0)
+      ERR_KEEP("open " LOOP_CONTROL ": %m (the loop driver is loaded but "
+               "/dev has no node for it: a private /dev without devtmpfs? "
+               "create it with 'mknod " LOOP_CONTROL " c 10 237')");
+    else
+      ERR_KEEP("open " LOOP_CONTROL ": %m (no loop driver: load it with "
+               "'modprobe loop', or create the node with "
+               "'mknod " LOOP_CONTROL " c 10 237')");
+    break;
+  case EISDIR:
+    ERR_KEEP("open " LOOP_CONTROL ": %m (a directory is in the place of "
+             "the loop control device: no loop device can be attached)");
     break;
   case ENXIO:
   case ENODEV:
-    ERR_KEEP("open /dev/loop-control: %m (the loop driver is not loaded: "
+    ERR_KEEP("open " LOOP_CONTROL ": %m (the loop driver is not loaded: "
              "'modprobe loop')");
     break;
   case EACCES:
   case EPERM:
-    ERR_KEEP("open /dev/loop-control: %m (attaching loop devices needs "
+    ERR_KEEP("open " LOOP_CONTROL ": %m (attaching loop devices needs "
              "root)");
     break;
   default:
-    ERR_KEEP("open /dev/loop-control: %m");
+    ERR_KEEP("open " LOOP_CONTROL ": %m");
   }
   return -1;
 }
@@ -158,9 +199,11 @@ match_backing(const char *shown, const char *expected)
 }
 
 /* lo_file_name of the loop device open as lfd equals expected (as far as
- * the kernel keeps it)?  1 yes, 0 no, -1 error. */
+ * the kernel keeps it)?  1 yes, 0 no, -1 error.  shown is what
+ * backing_file showed (a trailing part of expected). */
 static int
-file_name_matches(int lfd, const char *dev, const char *expected)
+file_name_matches(int lfd, const char *dev, const char *expected,
+                  const char *shown)
 {
   struct loop_info64 info;
   size_t le = strlen(expected), keep = LO_NAME_SIZE - 1;
@@ -170,7 +213,18 @@ file_name_matches(int lfd, const char *dev, const char *expected)
   if (ioctl(lfd, LOOP_GET_STATUS64, &info) < 0) {
     if (errno == ENXIO)
       return 0;
-    ERR_KEEP("LOOP_GET_STATUS64 %s: %m", dev);
+    /* LOOP_GET_STATUS64 stats the backing file: a FUSE daemon that died
+     * after its mount was lazily unmounted answers ENOTCONN, and then
+     * nothing tells this loop from another file of the same name. */
+    if (errno == ENOTCONN || errno == EIO)
+      ERR_KEEP("%s: cannot tell whether it still carries %s: the kernel "
+               "shows only %s (its file system was lazily unmounted) and "
+               "the file cannot be asked (LOOP_GET_STATUS64: %m: its FUSE "
+               "daemon is dead); left alone: if it is yours, detach it "
+               "by hand with `losetup -d %s`",
+               dev, expected, shown, dev);
+    else
+      ERR_KEEP("LOOP_GET_STATUS64 %s: %m", dev);
     return -1;
   }
   name = (const char *)info.lo_file_name;
@@ -200,7 +254,7 @@ ff_loop_check(const char *dev, const char *expected_backing)
       ERR_KEEP("open %s: %m", dev);
       return -1;
     }
-    r = file_name_matches(lfd, dev, expected_backing);
+    r = file_name_matches(lfd, dev, expected_backing, shown);
     close(lfd);
     if (r < 0)
       return -1;
@@ -244,7 +298,7 @@ ff_loop_detach(const char *dev, const char *expected_backing)
   }
   m = match_backing(shown, expected_backing);
   if (m == MAYBE_LAZY) {
-    r = file_name_matches(lfd, dev, expected_backing);
+    r = file_name_matches(lfd, dev, expected_backing, shown);
     if (r < 0) {
       close(lfd);
       return -1;
@@ -363,7 +417,7 @@ ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
 
     nr = ioctl(ctl, LOOP_CTL_GET_FREE);
     if (nr < 0) {
-      ERR_KEEP("LOOP_CTL_GET_FREE: %m");
+      ERR_KEEP("LOOP_CTL_GET_FREE on " LOOP_CONTROL ": %m");
       goto out;
     }
     snprintf(out->dev, sizeof out->dev, "/dev/loop%d", nr);

@@ -25,7 +25,13 @@
  * lazy unmount of the file's filesystem, where the kernel shows only the
  * path inside the detached mount, a trailing part of expected_backing
  * that starts with '/' while lo_file_name still equals expected_backing
- * (up to the 63 bytes the kernel keeps).
+ * (up to the 63 bytes the kernel keeps).  Reading lo_file_name
+ * (LOOP_GET_STATUS64) stats the backing file: when the lazily unmounted
+ * file system is a FUSE mount whose daemon has died as well, that fails
+ * with ENOTCONN and nothing can tell the loop from another file of the
+ * same name, so the loop is left alone with an error saying so and how to
+ * detach it by hand.  (`fusefarm mount` never unmounts lazily while
+ * files are held open, so only a lazy unmount by hand leads there.)
  *
  * Kernel behaviour this relies on (checked on 6.18): LOOP_CLR_FD on a
  * loop device that someone else still holds open does not fail with
@@ -79,9 +85,11 @@ struct ff_loop {
   char backing[PATH_MAX];
 };
 
-/* Open /dev/loop-control (read-write, close-on-exec).  Returns the fd, or
- * -1 with a message saying what is missing and what to do (no loop
- * driver, no device node, not root). */
+/* Open /dev/loop-control (read-write, close-on-exec) and check that it
+ * is the loop driver's control device (character device 10:237).
+ * Returns the fd, or -1 with a message naming /dev/loop-control, saying
+ * what is missing and what to do (no loop driver, no device node, not
+ * root, a file or directory mounted over it in a private /dev). */
 int ff_loop_control_open(void);
 
 /* Attach the regular file at path to a free loop device.  path is opened

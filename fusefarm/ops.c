@@ -26,7 +26,10 @@
  *   request arrives; only the reply waits, so a later read always sees an
  *   acknowledged write.
  * - d->ctl_lock guards the current profile path and last_error: the only
- *   daemon state control files change.  Profile switches go through
+ *   daemon state control files change.  save_lock serialises
+ *   "save-overlay PATH" commands (a save may take seconds; nothing else
+ *   waits for it: reads and writes go on, each device captured under its
+ *   own overlay lock).  Profile switches go through
  *   ff_iomodel_set_profile(), which is safe against concurrent submits.
  * - Control-file snapshots are built at open, owned by the open file
  *   (fi->fh) and freed at release.
@@ -476,10 +479,19 @@ op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fuse_reply_err(req, 0);
 }
 
-/* One write to a control file is one command. */
+/* Saves through the control file, one at a time: two at once to the same
+ * path would share its PATH.tmp (ff-overlay.h). */
+static pthread_mutex_t save_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One write to a control file is one command.  On failure *err is the
+ * errno for the writer: EINVAL for a bad command, the save's own errno
+ * (EACCES, EROFS, ENOSPC, ...) when saving the overlay failed. */
 static int
-ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd)
+ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
 {
+  int r;
+
+  *err = EINVAL;
   if (which == CTL_PROFILE) {
     struct ff_profile *p = ff_profile_load_file(cmd, d->farm);
     char *copy;
@@ -505,8 +517,21 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd)
     ff_stats_reset(d->stats);
     return 0;
   }
-  if (!strncmp(cmd, "save-overlay ", 13))
-    return ff_overlay_save(d->farm->overlay, cmd + 13, d->farm->fingerprint);
+  if (!strncmp(cmd, "save-overlay ", 13)) {
+    const char *path = cmd + 13;
+
+    /* The daemon's working directory is / once in the background. */
+    if (path[0] != '/')
+      return ff_error("save-overlay %s: expected an absolute path", path);
+    /* A failed save changes nothing: the overlay stays in memory, the
+     * previous file at path stays as it was; a save elsewhere works. */
+    pthread_mutex_lock(&save_lock);
+    r = ff_overlay_save(d->farm->overlay, path, d->farm->fingerprint);
+    if (r < 0)
+      *err = errno ? errno : EIO;
+    pthread_mutex_unlock(&save_lock);
+    return r;
+  }
   return ff_error("unknown control command '%s' (expected reset or "
                   "save-overlay PATH)",
                   cmd);
@@ -518,6 +543,7 @@ ctl_write(fuse_req_t req, struct ff_daemon *d, struct ctl_file *cf,
 {
   char *cmd = strndup(buf, size);
   size_t n;
+  int err;
 
   if (!cmd) {
     fuse_reply_err(req, ENOMEM);
@@ -526,9 +552,11 @@ ctl_write(fuse_req_t req, struct ff_daemon *d, struct ctl_file *cf,
   n = strlen(cmd);
   while (n && (cmd[n - 1] == '\n' || cmd[n - 1] == ' '))
     cmd[--n] = '\0';
-  if (ctl_command(d, cf->which, cmd) < 0) {
+  if (ctl_command(d, cf->which, cmd, &err) < 0) {
     ff_daemon_set_error(d, ff_errmsg());
-    fuse_reply_err(req, EINVAL);
+    fprintf(stderr, "fusefarm: .fusefarm/%s: %s\n", ctl_files[cf->which].name,
+            ff_errmsg());
+    fuse_reply_err(req, err);
   } else {
     ff_daemon_set_error(d, "");
     fuse_reply_write(req, size);
@@ -651,13 +679,27 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   uint64_t devsize;
 
   if (is_ctl(ino)) {
+    size_t n;
+    char *copy;
+
     cf = (struct ctl_file *)(uintptr_t)fi->fh;
-    if (!cf->buf || (uint64_t)off >= cf->len)
+    if (!cf->buf || (uint64_t)off >= cf->len) {
       fuse_reply_buf(req, NULL, 0);
-    else
-      fuse_reply_buf(req, cf->buf + off,
-                     cf->len - (size_t)off < size ? cf->len - (size_t)off
-                                                  : size);
+      return;
+    }
+    n = cf->len - (size_t)off < size ? cf->len - (size_t)off : size;
+    /* Reply from a copy: once the reply is written the reader may close
+     * the file, and its release (another thread) frees cf->buf while
+     * fuse_reply_buf is still returning; ASan's writev check then reads
+     * freed memory and aborts the daemon. */
+    copy = malloc(n);
+    if (!copy) {
+      fuse_reply_err(req, ENOMEM);
+      return;
+    }
+    memcpy(copy, cf->buf + off, n);
+    fuse_reply_buf(req, copy, n);
+    free(copy);
     return;
   }
   if (!is_dev(d, ino)) {

@@ -829,6 +829,52 @@ sync_parent_dir(const char *path)
   free(dir);
 }
 
+/* Record "save overlay PATH: WHAT TMP: strerror" and keep errno. */
+static void
+save_error(int err, const char *path, const char *what, const char *tmp)
+{
+  errno = err;
+  ff_error("save overlay %s: %s %s: %m", path, what, tmp);
+  errno = err;
+}
+
+/* Create path.tmp for writing: a stale temporary file from an interrupted
+ * save is replaced; O_EXCL keeps us from writing through a symlink or a
+ * hard link.  Returns the fd, or -1 with errno set. */
+static int
+create_tmp(const char *tmp)
+{
+  unlink(tmp);
+  return open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+}
+
+int
+ff_overlay_save_check(const char *path)
+{
+  char *tmp;
+  int fd, e;
+
+  if (path == NULL || *path == '\0')
+    return ff_error("save overlay: no path");
+  if (asprintf(&tmp, "%s.tmp", path) == -1)
+    return ff_error("save overlay %s: %m", path);
+  fd = create_tmp(tmp);
+  if (fd == -1) {
+    save_error(errno, path, "create", tmp);
+    free(tmp);
+    return -1;
+  }
+  close(fd);
+  if (unlink(tmp) == -1) {
+    e = errno;
+    save_error(e, path, "remove", tmp);
+    free(tmp);
+    return -1;
+  }
+  free(tmp);
+  return 0;
+}
+
 int
 ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
 {
@@ -837,27 +883,29 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
   char *tmp = NULL;
   uint64_t count = 0;
   bool created = false;
-  int fd = -1, r = -1;
+  int fd = -1, r = -1, err = 0;
 
-  if (ov == NULL || path == NULL)
+  if (ov == NULL || path == NULL) {
+    errno = EINVAL;
     return ff_error("save overlay: no overlay or path");
+  }
   if (asprintf(&tmp, "%s.tmp", path) == -1) {
     tmp = NULL;
+    err = errno;
     ff_error("save overlay %s: %m", path);
     goto out;
   }
   w = malloc(sizeof *w);
   if (w == NULL) {
+    err = errno;
     ff_error("save overlay %s: %m", path);
     goto out;
   }
 
-  /* A stale temporary file from an interrupted save is replaced; O_EXCL
-   * keeps us from writing through a symlink or a hard link. */
-  unlink(tmp);
-  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  fd = create_tmp(tmp);
   if (fd == -1) {
-    ff_error("save overlay %s: create %s: %m", path, tmp);
+    err = errno;
+    save_error(err, path, "create", tmp);
     goto out;
   }
   created = true;
@@ -887,17 +935,20 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
     goto write_err;
 
   if (fsync(fd) == -1) {
-    ff_error("save overlay %s: fsync %s: %m", path, tmp);
+    err = errno;
+    save_error(err, path, "fsync", tmp);
     goto out;
   }
   if (close(fd) == -1) {
     fd = -1;
-    ff_error("save overlay %s: close %s: %m", path, tmp);
+    err = errno;
+    save_error(err, path, "close", tmp);
     goto out;
   }
   fd = -1;
   if (rename(tmp, path) == -1) {
-    ff_error("save overlay %s: rename %s: %m", path, tmp);
+    err = errno;
+    save_error(err, path, "rename", tmp);
     goto out;
   }
   created = false;
@@ -906,7 +957,8 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
   goto out;
 
 write_err:
-  ff_error("save overlay %s: write %s: %m", path, tmp);
+  err = errno;
+  save_error(err, path, "write", tmp);
 out:
   if (fd >= 0)
     close(fd);
@@ -914,6 +966,8 @@ out:
     unlink(tmp);
   free(w);
   free(tmp);
+  if (r == -1)
+    errno = err ? err : EIO;
   return r;
 }
 

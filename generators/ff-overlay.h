@@ -195,11 +195,28 @@ void ff_overlay_stats(struct ff_overlay *ov, uint64_t *data_blocks,
  * after another, so the file is a per-device consistent snapshot.
  * Callers must not save to the same path from two threads at once.
  *
- * Returns 0, or -1 with ff_error set to a message naming path; on error
- * the previous file at path is untouched and path.tmp is removed.
+ * Returns 0, or -1 with ff_error set to a message naming path, the step
+ * and the system's reason ("save overlay P: write P.tmp: No space left on
+ * device") and errno set to that step's errno (EACCES, EROFS, ENOSPC,
+ * EDQUOT, EIO, ...).  On error the previous file at path is untouched and
+ * path.tmp is removed; the overlay itself is never changed by a save, so
+ * a later save (to another path) still has every block.  A process killed
+ * during a save leaves at most path.tmp behind, never a partial path
+ * (rename is atomic); the next save replaces that path.tmp, and
+ * ff_overlay_load refuses it as truncated.
  */
 int ff_overlay_save(struct ff_overlay *ov, const char *path,
                     uint64_t fingerprint);
+
+/* Check, before serving, that a later ff_overlay_save(path) can create
+ * its temporary file: creates path.tmp (replacing a stale one, as a save
+ * does) and removes it.  Front ends call it at start-up so that an
+ * unwritable save path (missing directory, read-only file system,
+ * EACCES) is refused before anything is served, not discovered at exit.
+ * It cannot promise free space: a save can still fail with ENOSPC.
+ * Returns 0, or -1 with a message as ff_overlay_save's and errno set.
+ */
+int ff_overlay_save_check(const char *path);
 
 /* Load a file written by ff_overlay_save into ov, which must be empty
  * (no blocks on any device).  Must not run concurrently with any other

@@ -366,6 +366,12 @@ load_farm(void)
 static int
 ff_config_complete(void)
 {
+  /* An overlay that cannot be saved is refused before serving, not lost
+   * at exit. */
+  if (save_overlay_path && ff_overlay_save_check(save_overlay_path) < 0) {
+    nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
+    return -1;
+  }
   farm = load_farm();
   if (!farm)
     return -1;
@@ -664,8 +670,16 @@ ff_cleanup(void)
   if (stats_path && write_stats() < 0)
     nbdkit_error("%s", ff_errmsg());
   if (save_overlay_path &&
-      ff_overlay_save(farm->overlay, save_overlay_path, farm->fingerprint) < 0)
-    nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
+      ff_overlay_save(farm->overlay, save_overlay_path, farm->fingerprint) <
+        0) {
+    uint64_t data = 0, zero = 0;
+
+    ff_overlay_stats(farm->overlay, &data, &zero, NULL);
+    nbdkit_error("save-overlay=%s: %s: the write overlay (%" PRIu64
+                 " blocks written, %" PRIu64
+                 " zeroed) was NOT saved and is lost",
+                 save_overlay_path, ff_errmsg(), data, zero);
+  }
 }
 
 static void

@@ -111,3 +111,76 @@ ff_fuse_attach() {
 ff_stats_json() {
   cat "$FF_MNT/.fusefarm/stats.json"
 }
+
+# ---- fault tests (test-faults-*.sh) ------------------------------------------
+
+# ff_is_mounted DIR: is DIR a mount point?  Read from /proc/self/mountinfo,
+# never from DIR itself: `mountpoint` fails on a FUSE mount whose daemon
+# is dead (ENOTCONN), which is exactly the mount a fault test looks for.
+ff_is_mounted() {
+  local d
+  d=$(realpath -m -- "$1")
+  awk -v d="$d" '{ gsub(/\\040/, " ", $5) } $5 == d { f = 1 } END { exit !f }' \
+    /proc/self/mountinfo
+}
+
+# ff_ms_since T0: whole milliseconds elapsed since T0 (an $EPOCHREALTIME).
+ff_ms_since() {
+  awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'
+}
+
+# ff_alive PID: is PID running?  A zombie is not (a daemonized process's
+# parent may reap it only much later).
+ff_alive() {
+  local st
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ ${st%% *} != Z ]]
+}
+
+# ff_wait_exit PID SECS: wait up to SECS seconds for PID (any process) to
+# have exited (ff_alive); status 1 if it is still running.
+ff_wait_exit() {
+  local i
+  for ((i = 0; i < $2 * 20; i++)); do
+    ff_alive "$1" || return 0
+    sleep 0.05
+  done
+  ! ff_alive "$1"
+}
+
+# ff_fuse_reads: reads the daemon at $FF_MNT has answered so far.
+ff_fuse_reads() {
+  python3 -c 'import json, sys
+print(sum(d["reads"] for d in json.load(open(sys.argv[1]))["devices"]))' \
+    "$FF_MNT/.fusefarm/stats.json"
+}
+
+# ff_wait_reads N SECS: wait up to SECS seconds until the daemon at $FF_MNT
+# has answered N reads (to act in the middle of an lvm scan); fails the
+# test otherwise.
+ff_wait_reads() {
+  local i
+  for ((i = 0; i < $2 * 20; i++)); do
+    (($(ff_fuse_reads) >= $1)) && return 0
+    sleep 0.05
+  done
+  ff_die "the daemon answered $(ff_fuse_reads) reads in $2 s, expected $1"
+}
+
+# ff_loops_still_ours LOOPS-FILE: the loops recorded in LOOPS-FILE
+# ("<dev> <name> <backing>" lines, as `fusefarm attach` writes them) that
+# still carry their file, also as the kernel shows it after the file's
+# mount was lazily unmounted ("/<name>").  One "<dev> <name> <shown>" line
+# each; nothing when every one is gone.
+ff_loops_still_ours() {
+  local dev name back cur
+  while read -r dev name back; do
+    [[ -n $dev ]] || continue
+    cur=$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null) || continue
+    case $cur in
+    "$back" | "$back (deleted)" | "/$name" | "/$name (deleted)")
+      printf '%s %s %s\n' "$dev" "$name" "$cur"
+      ;;
+    esac
+  done <"$1"
+}

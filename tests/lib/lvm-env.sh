@@ -53,7 +53,7 @@ ff__pkg() {
 	case $1 in
 	lvm | pvcreate | vgcreate | lvcreate | pvs | vgs | lvs | pvck | pvscan | lvmdevices) echo lvm2 ;;
 	losetup | mount | umount) echo mount ;;
-	unshare | nsenter | blockdev | findmnt | wipefs | flock) echo util-linux ;;
+	unshare | nsenter | blockdev | findmnt | wipefs | flock | setpriv) echo util-linux ;;
 	hexdump) echo bsdextrautils ;;
 	cmp | diff) echo diffutils ;;
 	xxd) echo xxd ;;
