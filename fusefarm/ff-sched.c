@@ -204,6 +204,13 @@ int
 ff_sched_add(struct ff_sched *s, struct ff_sched_item *item)
 {
   pthread_mutex_lock(&s->lock);
+  /* Once ff_sched_stop has begun, the timer thread may already have taken
+   * its last batch: an item queued now would never run.  Refuse it like a
+   * heap that cannot grow, so that the caller runs it itself. */
+  if (s->stopping) {
+    pthread_mutex_unlock(&s->lock);
+    return -1;
+  }
   if (s->n == s->alloc) {
     size_t na = s->alloc ? s->alloc * 2 : 1024;
     struct ff_sched_item **nh = realloc(s->heap, na * sizeof *nh);
