@@ -78,7 +78,7 @@ ff_fuse_mount() {
 ff_fuse_cleanup() {
   local mnt=$1 i
   "$FF_FUSEFARM" detach "$mnt" --state "$FF_STATE" --quiet 2>/dev/null || true
-  if mountpoint -q "$mnt"; then
+  if ff_is_mounted "$mnt"; then
     fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true
   fi
   if [[ -n ${FF_DAEMON_PID:-} ]]; then
@@ -89,7 +89,7 @@ ff_fuse_cleanup() {
     kill -9 "$FF_DAEMON_PID" 2>/dev/null || true
   fi
   # A daemon that died first leaves the mount behind until unmounted.
-  if mountpoint -q "$mnt"; then
+  if ff_is_mounted "$mnt"; then
     fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null ||
       printf 'ff_fuse_cleanup: could not unmount %s\n' "$mnt" >&2
   fi

@@ -26,7 +26,7 @@
 # $FF_SCRATCH/loops ("DEV<TAB>BACKING-FILE" lines); cleanup detaches those
 # and nothing else.
 #
-# Ownership: the EXIT/INT/TERM traps belong to this library once
+# Ownership: the EXIT/INT/TERM/PIPE/HUP traps belong to this library once
 # ff_env_init ran.  A test needing its own cleanup registers it with
 # ff_on_cleanup instead of calling `trap`.
 
@@ -143,6 +143,10 @@ ff_env_init() {
 		trap ff_env_cleanup EXIT
 		trap 'exit 130' INT
 		trap 'exit 143' TERM
+		# a reader that goes away (| head) or a closed terminal must not
+		# skip the cleanup
+		trap 'exit 141' PIPE
+		trap 'exit 129' HUP
 		FF_TRAPS_SET=1
 	fi
 	mkdir -p "$d/etc/devices" "$d/run" "$d/lock" "$d/backup" "$d/archive"
