@@ -909,10 +909,15 @@ ff_cmd_vm(int argc, char **argv)
       if (r > rc)
         rc = r;
       bt = json_text(bootj);
-      if (bt) {
-        json_t *bj = json_loads(bt, 0, NULL);
+      {
+        /* a boot that ended without timings (timeout, panic) still has
+         * its row: status 1 */
+        json_t *bj = bt ? json_loads(bt, 0, NULL) : NULL;
 
-        if (bj && v.sc)
+        if (!bj)
+          bj = json_pack("{s:s, s:i, s:s}", "boot", v.boot, "status", 1,
+                         "error", "the boot ended without a result");
+        if (v.sc)
           json_object_set_new(bj, "config",
                               json_integer((json_int_t)ks[i] + 1));
         json_array_append_new(all, bj);
@@ -933,12 +938,19 @@ ff_cmd_vm(int argc, char **argv)
         const json_t *t = json_object_get(
           up, strcmp(v.boot, "systemd") ? "activated" : "lvs_active");
 
-        printf(
-          "  config %-3lld %-6s  %s %7.2f s\n",
-          (long long)json_integer_value(json_object_get(bj, "config")),
-          json_integer_value(json_object_get(bj, "status")) ? "FAIL" : "pass",
-          strcmp(v.boot, "systemd") ? "activated at" : "every LV active at",
-          json_is_number(t) ? json_number_value(t) : -1.0);
+        printf("  config %-3lld %-4s  ",
+               (long long)json_integer_value(json_object_get(bj, "config")),
+               json_integer_value(json_object_get(bj, "status")) ? "FAIL"
+                                                                  : "pass");
+        if (json_is_number(t))
+          printf("%s %7.2f s (guest uptime)\n",
+                 strcmp(v.boot, "systemd") ? "activated at"
+                                           : "every LV active at",
+                 json_number_value(t));
+        else
+          printf("%s\n", json_string_value(json_object_get(bj, "error"))
+                            ? json_string_value(json_object_get(bj, "error"))
+                            : "not every LV became active");
       }
     }
     if (json) {
