@@ -3,6 +3,8 @@
 #include "ff-error.h"
 #include "ff-util.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -136,6 +138,11 @@ ff_cfg_size_value(const char *file, const config_setting_t *s, const char *kp,
     return 1;
   }
   case CONFIG_TYPE_STRING:
+    if (strchr(config_setting_get_string(s), '.'))
+      return ff_cfg_err(file, s, kp,
+                        "'%s' is not a whole number (write \"1536M\", not "
+                        "\"1.5G\")",
+                        config_setting_get_string(s));
     if (ff_parse_size(config_setting_get_string(s), out) < 0)
       return ff_cfg_err(file, s, kp, "%s", ff_errmsg());
     return 1;
@@ -230,9 +237,204 @@ int
 ff_cfg_read_error(config_t *cfg, const char *name, const char *what)
 {
   const char *f = config_error_file(cfg);
+  const char *text = config_error_text(cfg);
 
   if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
     return ff_error("%s: cannot read the %s: %m", name, what);
+  /* libconfig says only "syntax error": say what it expects. */
+  if (text && !strcmp(text, "syntax error"))
+    return ff_error("%s:%d: syntax error (expected settings such as "
+                    "key = value; with matched quotes and brackets)",
+                    f ? f : name, config_error_line(cfg));
   return ff_error("%s:%d: syntax error: %s", f ? f : name,
-                  config_error_line(cfg), config_error_text(cfg));
+                  config_error_line(cfg), text ? text : "?");
+}
+
+/* The integer literal t[0..n) (libconfig's [-+]?[0-9]+ or 0x[0-9a-f]+,
+ * with an optional L or LL for 64 bits) must fit its type: libconfig 1.5
+ * truncates a plain one to 32 bits and saturates a 64-bit one.  Anything
+ * else (a float, a name) is not ours to judge. */
+static int
+check_int_literal(const char *t, size_t n, const char *name, int line)
+{
+  size_t i = 0, end = n, nl = 0;
+  int neg = 0, hex = 0, over = 0;
+  uint64_t v = 0, max;
+
+  if (t[0] == '-' || t[0] == '+')
+    neg = t[i++] == '-';
+  while (end > i && t[end - 1] == 'L' && nl < 2) {
+    end--;
+    nl++;
+  }
+  if (end - i > 2 && t[i] == '0' && (t[i + 1] == 'x' || t[i + 1] == 'X')) {
+    hex = 1;
+    i += 2;
+  }
+  if (i == end)
+    return 0;
+  for (size_t k = i; k < end; k++) {
+    unsigned d;
+
+    if (isdigit((unsigned char)t[k]))
+      d = (unsigned)(t[k] - '0');
+    else if (hex && isxdigit((unsigned char)t[k]))
+      d = (unsigned)(tolower((unsigned char)t[k]) - 'a' + 10);
+    else
+      return 0;
+    if (v > (UINT64_MAX - d) / (hex ? 16 : 10))
+      over = 1;
+    else
+      v = v * (hex ? 16 : 10) + d;
+  }
+  max = nl ? (uint64_t)INT64_MAX + (uint64_t)neg : (uint64_t)INT32_MAX + neg;
+  if (!over && v <= max)
+    return 0;
+  if (nl || over || v > (uint64_t)INT64_MAX + (uint64_t)neg)
+    return ff_error("%s:%d: syntax error: integer %.*s is out of range (at "
+                    "most 64 bits)",
+                    name, line, (int)n, t);
+  return ff_error("%s:%d: syntax error: integer %.*s is out of range for a "
+                  "32-bit integer (write %.*sL for a 64-bit one)",
+                  name, line, (int)n, t, (int)n, t);
+}
+
+/* Walk the text as libconfig's scanner does (comments, strings, names,
+ * numbers) and check every integer literal. */
+static int
+check_ints(const char *t, size_t n, const char *name)
+{
+  int line = 1;
+  size_t i = 0;
+
+  while (i < n) {
+    char c = t[i];
+
+    if (c == '\n') {
+      line++;
+      i++;
+    } else if (c == '#' || (c == '/' && i + 1 < n && t[i + 1] == '/')) {
+      while (i < n && t[i] != '\n')
+        i++;
+    } else if (c == '/' && i + 1 < n && t[i + 1] == '*') {
+      for (i += 2; i < n && !(t[i] == '*' && i + 1 < n && t[i + 1] == '/');
+           i++)
+        line += t[i] == '\n';
+      i += 2;
+    } else if (c == '"') {
+      for (i++; i < n && t[i] != '"'; i++) {
+        if (t[i] == '\\' && i + 1 < n)
+          i++;
+        line += t[i] == '\n';
+      }
+      i++;
+    } else if (isalpha((unsigned char)c) || c == '*') {
+      while (i < n && (isalnum((unsigned char)t[i]) || t[i] == '-' ||
+                       t[i] == '_' || t[i] == '*'))
+        i++;
+    } else if (isdigit((unsigned char)c) ||
+               ((c == '-' || c == '+') && i + 1 < n &&
+                isdigit((unsigned char)t[i + 1]))) {
+      size_t s = i++;
+
+      /* A number runs on through letters, digits, dots and the sign of
+       * an exponent. */
+      while (i < n && (isalnum((unsigned char)t[i]) || t[i] == '.' ||
+                       ((t[i] == '-' || t[i] == '+') &&
+                        (t[i - 1] == 'e' || t[i - 1] == 'E'))))
+        i++;
+      if (check_int_literal(t + s, i - s, name, line) < 0)
+        return -1;
+    } else {
+      i++;
+    }
+  }
+  return 0;
+}
+
+#define MAX_CONFIG_FILE (64u << 20)
+
+/* The whole file, NUL-terminated; NULL with the error set. */
+static char *
+slurp(const char *path, const char *what, size_t *len)
+{
+  FILE *f = fopen(path, "re");
+  char *buf = NULL;
+  size_t n = 0, cap = 0, got;
+
+  if (!f) {
+    ff_error("%s: cannot read the %s: %m", path, what);
+    return NULL;
+  }
+  do {
+    if (cap - n < 4096) {
+      char *nb;
+
+      if (cap >= MAX_CONFIG_FILE) {
+        ff_error("%s: cannot read the %s: larger than %u MiB", path, what,
+                 MAX_CONFIG_FILE >> 20);
+        goto fail;
+      }
+      nb = realloc(buf, (cap = cap ? 2 * cap : 65536) + 1);
+      if (!nb) {
+        ff_error("%s: cannot read the %s: out of memory", path, what);
+        goto fail;
+      }
+      buf = nb;
+    }
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+  } while (got > 0);
+  if (ferror(f)) {
+    ff_error("%s: cannot read the %s: %s", path, what,
+             strerror(errno ? errno : EIO));
+    goto fail;
+  }
+  fclose(f);
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+
+fail:
+  fclose(f);
+  free(buf);
+  return NULL;
+}
+
+int
+ff_cfg_load(config_t *cfg, const char *text, const char *name,
+            const char *what)
+{
+  char *own = NULL;
+  size_t len;
+  const char *nul;
+  int r = -1;
+
+  if (!text) {
+    text = own = slurp(name, what, &len);
+    if (!text)
+      return -1;
+    nul = memchr(text, '\0', len);
+    if (nul) {
+      int line = 1;
+
+      for (const char *p = text; p < nul; p++)
+        line += *p == '\n';
+      ff_error("%s:%d: syntax error: a NUL byte (this is not a text file)",
+               name, line);
+      goto out;
+    }
+  } else {
+    len = strlen(text);
+  }
+  if (check_ints(text, len, name) < 0)
+    goto out;
+  if (config_read_string(cfg, text) != CONFIG_TRUE) {
+    ff_cfg_read_error(cfg, name, what);
+    goto out;
+  }
+  r = 0;
+out:
+  free(own);
+  return r;
 }

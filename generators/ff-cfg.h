@@ -63,4 +63,14 @@ int ff_cfg_bool(const char *file, const config_setting_t *grp,
  * WHAT: ..." or "FILE:LINE: syntax error: ...".  Returns -1. */
 int ff_cfg_read_error(config_t *cfg, const char *name, const char *what);
 
+/* Parse text (or, when text is NULL, the file name) into cfg, which the
+ * caller has config_init()ed and destroys.  Before libconfig sees it,
+ * reject what libconfig 1.5 would silently get wrong: an integer literal
+ * out of range of its type (a decimal beyond 32 bits without an L suffix
+ * is truncated to 32 bits, one beyond 64 bits saturates) and, in a file,
+ * a NUL byte (the text would end there).  Messages are "NAME: cannot read
+ * the WHAT: ..." or "NAME:LINE: syntax error: ...".  Returns 0 or -1. */
+int ff_cfg_load(config_t *cfg, const char *text, const char *name,
+                const char *what);
+
 #endif

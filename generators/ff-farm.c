@@ -537,8 +537,26 @@ build_other_group(struct bctx *b, unsigned oi)
   uint32_t fi = FF_NONE;
 
   if (o->kind == FF_OTHER_ORPHAN) {
+    uint64_t m1, m1size;
+
     fi = b->farm->nfmts++;
     pvfmt_from_spec(&b->farm->fmts[fi], &o->fmt);
+    /* mda1 starts 1 MiB-aligned: on a small device that can be before
+     * pe_start, over mda0 and the label.  (A VG's PVs are checked by
+     * their extent count.) */
+    ff_mda1_place(&b->farm->fmts[fi], o->device_size, &m1, &m1size);
+    if (m1size && m1 < o->fmt.pe_start) {
+      char path[64];
+
+      snprintf(path, sizeof path, "orphans.[%u].device_size", oi);
+      return berr(b, o->line, path,
+                  "%llu is too small for mda_copies = 2: mda1 would start "
+                  "at %llu (its %llu bytes from the end, aligned down to "
+                  "1 MiB), before pe_start %llu",
+                  (unsigned long long)o->device_size, (unsigned long long)m1,
+                  (unsigned long long)o->fmt.mda_size,
+                  (unsigned long long)o->fmt.pe_start);
+    }
   }
   for (unsigned k = 0; k < o->count; k++) {
     struct ff_device *dev =
@@ -575,34 +593,93 @@ cmp_vg_name(const void *a, const void *b)
                 (*(const struct ff_vg *const *)b)->name);
 }
 
+/* The spec group that made device dev, for messages: its line, and its
+ * path ("vgs.[1]", "blanks.[0].devices" when it names its devices).
+ * Devices are made group by group in this order (ff_farm_new). */
+static int
+dev_origin(const struct ff_spec *sp, uint32_t dev, char *path, size_t len)
+{
+  static const char *const kinds[] = {"orphans", "blanks", "signatures"};
+  unsigned k[3] = {0, 0, 0};
+  uint64_t d = dev;
+
+  for (unsigned i = 0; i < sp->nvgs; i++) {
+    const struct ff_spec_vg *g = &sp->vgs[i];
+    uint64_t n =
+      (uint64_t)g->count * (g->pvs - (g->damage == FF_DMG_MISSING_PV) +
+                            (g->damage == FF_DMG_DUPLICATE));
+
+    if (d < n) {
+      snprintf(path, len, "vgs.[%u]%s", i, g->devices ? ".devices" : "");
+      return g->line;
+    }
+    d -= n;
+  }
+  for (unsigned i = 0; i < sp->nothers; i++) {
+    const struct ff_spec_other *o = &sp->others[i];
+    unsigned idx = k[o->kind]++;
+
+    if (d < o->count) {
+      snprintf(path, len, "%s.[%u]%s", kinds[o->kind], idx,
+               o->devices ? ".devices" : "");
+      return o->line;
+    }
+    d -= o->count;
+  }
+  snprintf(path, len, "device_name");
+  return 0;
+}
+
+/* The same for VG v: the path of its group's name. */
+static int
+vg_origin(const struct ff_spec *sp, uint32_t v, char *path, size_t len)
+{
+  for (unsigned i = 0; i < sp->nvgs; i++) {
+    if (v < sp->vgs[i].count) {
+      snprintf(path, len, "vgs.[%u].name", i);
+      return sp->vgs[i].line;
+    }
+    v -= sp->vgs[i].count;
+  }
+  snprintf(path, len, "vgs");
+  return 0;
+}
+
 static int
 check_unique(const struct bctx *b)
 {
   const struct ff_farm *farm = b->farm;
   const struct ff_vg **vgs;
-  int r = 0;
+  char path[64], other[64];
+  int r = 0, line;
 
   for (uint32_t i = 0; i < farm->ndevs; i++)
     farm->by_name[i] = i;
   /* qsort has no context argument in C11; building is single-threaded. */
   sort_farm = farm;
   qsort(farm->by_name, farm->ndevs, sizeof *farm->by_name, cmp_by_name);
-  for (uint32_t i = 1; i < farm->ndevs; i++) {
-    const char *n = farm->devs[farm->by_name[i]].name;
+  for (uint32_t i = 0; i < farm->ndevs; i++) {
+    uint32_t di = farm->by_name[i];
+    const char *n = farm->devs[di].name;
 
-    if (!strcmp(n, farm->devs[farm->by_name[i - 1]].name))
-      return ff_error("%s: device name '%s' is used twice (devices %u and "
-                      "%u)",
-                      b->spec->file, n, farm->by_name[i - 1],
-                      farm->by_name[i]);
-    if (strchr(n, '/') || !ff_valid_lvm_name(n))
-      return ff_error("%s: device name '%s' is not a valid file name "
-                      "([A-Za-z0-9+_.-], not starting with -)",
-                      b->spec->file, n);
+    if (i && !strcmp(n, farm->devs[farm->by_name[i - 1]].name)) {
+      uint32_t dj = farm->by_name[i - 1];
+      int oline = dev_origin(b->spec, di < dj ? di : dj, other, sizeof other);
+
+      line = dev_origin(b->spec, di < dj ? dj : di, path, sizeof path);
+      return berr(b, line, path,
+                  "device name '%s' is used twice (devices %u and %u; the "
+                  "other is made by %s at line %d)",
+                  n, di < dj ? di : dj, di < dj ? dj : di, other, oline);
+    }
+    if (strchr(n, '/') || !ff_valid_lvm_name(n)) {
+      line = dev_origin(b->spec, di, path, sizeof path);
+      return berr(b, line, path,
+                  "device name '%s' is not a valid file name "
+                  "([A-Za-z0-9+_.-], not starting with -)",
+                  n);
+    }
   }
-  if (farm->ndevs && !ff_valid_lvm_name(farm->devs[farm->by_name[0]].name))
-    return ff_error("%s: device name '%s' is not a valid file name",
-                    b->spec->file, farm->devs[farm->by_name[0]].name);
 
   vgs = malloc((farm->nvgs ? farm->nvgs : 1) * sizeof *vgs);
   if (!vgs)
@@ -611,9 +688,17 @@ check_unique(const struct bctx *b)
     vgs[i] = &farm->vgs[i];
   qsort(vgs, farm->nvgs, sizeof *vgs, cmp_vg_name);
   for (uint32_t i = 1; i < farm->nvgs && !r; i++)
-    if (!strcmp(vgs[i]->name, vgs[i - 1]->name))
-      r = ff_error("%s: VG name '%s' is used twice", b->spec->file,
-                   vgs[i]->name);
+    if (!strcmp(vgs[i]->name, vgs[i - 1]->name)) {
+      uint32_t vi = (uint32_t)(vgs[i] - farm->vgs);
+      uint32_t vj = (uint32_t)(vgs[i - 1] - farm->vgs);
+      int oline = vg_origin(b->spec, vi < vj ? vi : vj, other, sizeof other);
+
+      line = vg_origin(b->spec, vi < vj ? vj : vi, path, sizeof path);
+      r = berr(b, line, path,
+               "VG name '%s' is used twice (the other is made by %s at line "
+               "%d)",
+               vgs[i]->name, other, oline);
+    }
   free(vgs);
   return r;
 }
@@ -621,20 +706,24 @@ check_unique(const struct bctx *b)
 /* The mda0 header checksum sits at byte 4096, where lvm's md filter looks
  * for the md magic (lvm2-ondisk-format.md §8 item 14). */
 static int
-check_md_collision(const struct ff_farm *farm)
+check_md_collision(const struct bctx *b)
 {
+  const struct ff_farm *farm = b->farm;
+
   for (uint32_t i = 0; i < farm->ndevs; i++) {
     const struct ff_device *d = &farm->devs[i];
     uint8_t sec[512];
+    char path[64];
 
     if (d->role != FF_ROLE_PV && d->role != FF_ROLE_ORPHAN)
       continue;
     if (ff_farm_read_base(farm, i, sec, FF_MDA0_START, 4) < 0)
       return -1;
     if (ff_get_le32(sec) == FF_MD_MAGIC)
-      return ff_error("device %s: the mda0 header checksum equals the md "
-                      "magic 0x%08X, which lvm would filter; change the seed",
-                      d->name, FF_MD_MAGIC);
+      return berr(b, dev_origin(b->spec, i, path, sizeof path), path,
+                  "device %s: the mda0 header checksum equals the md magic "
+                  "0x%08X, which lvm would filter; change the seed",
+                  d->name, FF_MD_MAGIC);
   }
   return 0;
 }
@@ -733,7 +822,7 @@ ff_farm_new(const struct ff_spec *sp)
   for (unsigned i = 0; i < sp->nothers; i++)
     if (build_other_group(&b, i) < 0)
       goto fail;
-  if (check_unique(&b) < 0 || check_md_collision(farm) < 0)
+  if (check_unique(&b) < 0 || check_md_collision(&b) < 0)
     goto fail;
   farm->fingerprint = fingerprint(farm);
 

@@ -851,6 +851,16 @@ parse_group(const struct pctx *c, const config_setting_t *g, const char *path,
   if ((r = ff_cfg_float(c->file, g, path, "iops", 0, 1e9, &iops)) < 0)
     return -1;
   if (r) {
+    /* At most 10^18 ns per request, so the cost fits (and is a cap). */
+    if (iops > 0 && iops < 1e-9) {
+      char kp[256];
+
+      ff_cfg_join(kp, sizeof kp, path, "iops");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "iops"), kp,
+                        "%g is out of range (expected 0 for no cap, or 1e-09 "
+                        "to 1e+09)",
+                        iops);
+    }
     pg->set |= SET_IOPS;
     pg->v.iops_cost_ns = iops > 0 ? (uint64_t)(1e9 / iops + 0.5) : 0;
   }
@@ -1097,8 +1107,7 @@ load(config_t *cfg, int ok, const char *name, const struct ff_farm *farm)
   struct pctx c = {name, farm, NULL};
   struct ff_profile *p;
 
-  if (!ok) {
-    ff_cfg_read_error(cfg, name, "profile");
+  if (!ok) { /* ff_cfg_load said why */
     config_destroy(cfg);
     return NULL;
   }
@@ -1123,7 +1132,7 @@ ff_profile_load_file(const char *path, const struct ff_farm *farm)
     return ff_profile_load_string(text, path + 8, farm);
   }
   config_init(&cfg);
-  return load(&cfg, config_read_file(&cfg, path) == CONFIG_TRUE, path, farm);
+  return load(&cfg, ff_cfg_load(&cfg, NULL, path, "profile") == 0, path, farm);
 }
 
 struct ff_profile *
@@ -1133,7 +1142,7 @@ ff_profile_load_string(const char *text, const char *name,
   config_t cfg;
 
   config_init(&cfg);
-  return load(&cfg, config_read_string(&cfg, text) == CONFIG_TRUE, name, farm);
+  return load(&cfg, ff_cfg_load(&cfg, text, name, "profile") == 0, name, farm);
 }
 
 struct ff_profile *

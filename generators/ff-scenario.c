@@ -114,8 +114,10 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
   if (ax->nvalues == 0)
     return ff_cfg_err(file, vals, kp, "is empty (give at least one value)");
   ax->values = calloc(ax->nvalues, sizeof *ax->values);
-  if (!ax->values)
+  if (!ax->values) {
+    ax->nvalues = 0; /* ff_scenario_free walks values[nvalues] */
     return ff_error("out of memory");
+  }
   for (unsigned i = 0; i < ax->nvalues; i++) {
     const config_setting_t *e = config_setting_get_elem(vals, i);
     struct ff_sval *v = &ax->values[i];
@@ -358,8 +360,10 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
     }
     sc->naxes = (unsigned)config_setting_length(m);
     sc->axes = calloc(sc->naxes ? sc->naxes : 1, sizeof *sc->axes);
-    if (!sc->axes)
+    if (!sc->axes) {
+      sc->naxes = 0;
       goto oom;
+    }
     for (unsigned i = 0; i < sc->naxes; i++) {
       const config_setting_t *e = config_setting_get_elem(m, i);
       char ep[64];
@@ -400,8 +404,10 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
   }
   sc->nworkloads = (unsigned)config_setting_length(w);
   sc->workloads = calloc(sc->nworkloads, sizeof *sc->workloads);
-  if (!sc->workloads)
+  if (!sc->workloads) {
+    sc->nworkloads = 0;
     goto oom;
+  }
   for (unsigned i = 0; i < sc->nworkloads; i++) {
     const config_setting_t *e = config_setting_get_elem(w, i);
     char ep[64];
@@ -437,8 +443,7 @@ load(config_t *cfg, int ok, const char *name, const char *basedir)
 {
   struct ff_scenario *sc;
 
-  if (!ok) {
-    ff_cfg_read_error(cfg, name, "scenario");
+  if (!ok) { /* ff_cfg_load said why */
     config_destroy(cfg);
     return NULL;
   }
@@ -466,7 +471,7 @@ ff_scenario_load_file(const char *path)
   }
   *strrchr(dir, '/') = '\0';
   config_init(&cfg);
-  sc = load(&cfg, config_read_file(&cfg, abs) == CONFIG_TRUE, abs,
+  sc = load(&cfg, ff_cfg_load(&cfg, NULL, abs, "scenario") == 0, abs,
             dir[0] ? dir : "/");
   free(dir);
   free(abs);
@@ -480,7 +485,7 @@ ff_scenario_load_string(const char *text, const char *name,
   config_t cfg;
 
   config_init(&cfg);
-  return load(&cfg, config_read_string(&cfg, text) == CONFIG_TRUE, name,
+  return load(&cfg, ff_cfg_load(&cfg, text, name, "scenario") == 0, name,
               basedir);
 }
 
@@ -517,8 +522,10 @@ ff_scenario_nconfigs(const struct ff_scenario *sc)
 {
   uint64_t n = 1;
 
+  /* Saturate: 64 axes of two values would wrap to 0 and pass the limit. */
   for (unsigned i = 0; i < sc->naxes; i++)
-    n *= sc->axes[i].nvalues;
+    n = n > UINT64_MAX / sc->axes[i].nvalues ? UINT64_MAX
+                                             : n * sc->axes[i].nvalues;
   return n;
 }
 

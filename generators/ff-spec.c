@@ -123,6 +123,30 @@ get_uuid(const struct pctx *c, const config_setting_t *grp, const char *path,
   return 1;
 }
 
+#define MAX_FORMAT_WIDTH 127 /* lvm names are shorter than 128 characters */
+
+/* ff_format_check, and a field width that makes a name, not a gigabyte
+ * ("%0999999999u" would have asprintf allocate one). */
+static int
+format_check(const char *fmt, int allow_int, int allow_str, int *nconv)
+{
+  if (ff_format_check(fmt, allow_int, allow_str, nconv) < 0)
+    return -1;
+  for (const char *p = fmt; *p; p++) {
+    unsigned long w;
+
+    if (*p != '%')
+      continue;
+    if (*++p == '%')
+      continue;
+    w = strtoul(p, NULL, 10); /* ff_format_check allowed only digits */
+    if (w > MAX_FORMAT_WIDTH)
+      return ff_error("'%s' has a field width of %lu (at most %d)", fmt, w,
+                      MAX_FORMAT_WIDTH);
+  }
+  return 0;
+}
+
 static int
 check_format(const struct pctx *c, const config_setting_t *grp,
              const char *path, const char *key, const char *fmt,
@@ -133,7 +157,7 @@ check_format(const struct pctx *c, const config_setting_t *grp,
   int nconv;
 
   ff_cfg_join(kp, sizeof kp, path, key);
-  if (ff_format_check(fmt, 1, 0, &nconv) < 0)
+  if (format_check(fmt, 1, 0, &nconv) < 0)
     return ff_cfg_err(c->file, s ? s : grp, kp, "%s", ff_errmsg());
   if (nconv == 0 && count > 1)
     return ff_cfg_err(c->file, s ? s : grp, kp,
@@ -171,6 +195,14 @@ get_damage(const struct pctx *c, const config_setting_t *grp, const char *path,
                           "stale-metadata");
   free(v);
   return r;
+}
+
+/* a + b, or UINT64_MAX when that does not fit: sizes from the spec may be
+ * as large as 16 EiB, and a sum that wraps would pass a size check. */
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 static int
@@ -214,12 +246,12 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
     return ff_cfg_err(c->file, s ? s : g, kp,
                       "%llu is not a multiple of 512 of at least 32 KiB",
                       (unsigned long long)f->mda_size);
-  if (4096 + f->mda_size > f->pe_start)
+  if (f->mda_size > f->pe_start - 4096) /* pe_start >= 36864 here */
     return ff_cfg_err(
       c->file, s ? s : g, kp,
       "mda0 [4096, %llu) would overlap the data area at pe_start "
       "%llu",
-      (unsigned long long)(4096 + f->mda_size),
+      (unsigned long long)sat_add(4096, f->mda_size),
       (unsigned long long)f->pe_start);
   return 0;
 }
@@ -473,8 +505,8 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
         get_strlist(c, g, path, "pv_uuids", o->count, 1, &o->pv_uuids) < 0 ||
         get_damage(c, g, path, 1, &o->damage) < 0)
       return -1;
-    if (o->fmt.pe_start + (o->fmt.mda_copies == 2 ? o->fmt.mda_size : 0) >
-        o->device_size)
+    if (sat_add(o->fmt.pe_start,
+                o->fmt.mda_copies == 2 ? o->fmt.mda_size : 0) > o->device_size)
       return ff_cfg_err(c->file, g, path,
                         "device_size %llu is too small for pe_start %llu",
                         (unsigned long long)o->device_size,
@@ -548,7 +580,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
   struct ff_spec *sp;
   int64_t seed = 0;
   int nv, n[3], nconv;
-  unsigned k = 0;
+  unsigned k = 0, nothers = 0;
 
   sp = calloc(1, sizeof *sp);
   if (!sp) {
@@ -580,7 +612,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
       ff_cfg_str(c->file, root, "", "lvm_version", &sp->lvm_version) < 0)
     goto fail;
   sp->seed = (uint64_t)seed;
-  if (ff_format_check(sp->device_name, 1, 0, &nconv) < 0) {
+  if (format_check(sp->device_name, 1, 0, &nconv) < 0) {
     ff_cfg_err(c->file, config_setting_get_member(root, "device_name"),
                "device_name", "%s", ff_errmsg());
     goto fail;
@@ -591,7 +623,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
                sp->device_name);
     goto fail;
   }
-  if (ff_format_check(sp->device_hint, 0, 1, &nconv) < 0) {
+  if (format_check(sp->device_hint, 0, 1, &nconv) < 0) {
     ff_cfg_err(c->file, config_setting_get_member(root, "device_hint"),
                "device_hint", "%s", ff_errmsg());
     goto fail;
@@ -606,12 +638,12 @@ parse_root(const struct pctx *c, const config_setting_t *root)
   nv = parse_group_list(c, root, "vgs", &vgs);
   if (nv < 0)
     goto fail;
-  sp->nvgs = (unsigned)nv;
-  sp->vgs = calloc(sp->nvgs ? sp->nvgs : 1, sizeof *sp->vgs);
+  sp->vgs = calloc(nv ? (size_t)nv : 1, sizeof *sp->vgs);
   if (!sp->vgs) {
     ff_error("out of memory");
     goto fail;
   }
+  sp->nvgs = (unsigned)nv;
   for (unsigned i = 0; i < sp->nvgs; i++) {
     char ep[64];
     struct ff_spec_vg *vg = &sp->vgs[i];
@@ -620,8 +652,9 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     if (parse_vg(c, config_setting_get_elem(vgs, i), ep, sp, vg) < 0)
       goto fail;
     if (vg->device_size % FF_SECTOR ||
-        vg->device_size < vg->fmt.pe_start + vg->extent_size +
-                            (vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0)) {
+        vg->device_size <
+          sat_add(sat_add(vg->fmt.pe_start, vg->extent_size),
+                  vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0)) {
       const config_setting_t *g = config_setting_get_elem(vgs, i);
       const config_setting_t *s = config_setting_get_member(g, "device_size");
 
@@ -637,18 +670,20 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     }
   }
 
-  sp->nothers = 0;
+  /* sp->nothers counts entries of sp->others only once it exists:
+   * ff_spec_free walks them. */
   for (int l = 0; l < 3; l++) {
     n[l] = parse_group_list(c, root, other_keys[l], &lists[l]);
     if (n[l] < 0)
       goto fail;
-    sp->nothers += (unsigned)n[l];
+    nothers += (unsigned)n[l];
   }
-  sp->others = calloc(sp->nothers ? sp->nothers : 1, sizeof *sp->others);
+  sp->others = calloc(nothers ? nothers : 1, sizeof *sp->others);
   if (!sp->others) {
     ff_error("out of memory");
     goto fail;
   }
+  sp->nothers = nothers;
   for (int l = 0; l < 3; l++)
     for (int i = 0; i < n[l]; i++) {
       char ep[64];
@@ -671,8 +706,7 @@ load(config_t *cfg, int ok, const char *name)
   struct pctx c = {name};
   struct ff_spec *sp;
 
-  if (!ok) {
-    ff_cfg_read_error(cfg, name, "spec");
+  if (!ok) { /* ff_cfg_load said why */
     config_destroy(cfg);
     return NULL;
   }
@@ -697,7 +731,7 @@ ff_spec_load_file(const char *path)
     return ff_spec_load_string(text, path);
   }
   config_init(&cfg);
-  return load(&cfg, config_read_file(&cfg, path) == CONFIG_TRUE, path);
+  return load(&cfg, ff_cfg_load(&cfg, NULL, path, "spec") == 0, path);
 }
 
 struct ff_spec *
@@ -706,7 +740,7 @@ ff_spec_load_string(const char *text, const char *name)
   config_t cfg;
 
   config_init(&cfg);
-  return load(&cfg, config_read_string(&cfg, text) == CONFIG_TRUE, name);
+  return load(&cfg, ff_cfg_load(&cfg, text, name, "spec") == 0, name);
 }
 
 static void

@@ -345,6 +345,12 @@ test_bad(void **state)
   } t[] = {
     {"nmae = \"x\";", {"t.conf:1: nmae: unknown key", "expected one of"}},
     {"name = ;", {"t.conf:1: syntax error", NULL}},
+    /* libconfig 1.5 would read 4294967297 as 1. */
+    {"seed = 4294967297;",
+     {"t.conf:1: syntax error: integer 4294967297 is out of range",
+      "write 4294967297L"}},
+    {"groups = ({ bandwidth = \"1.5M\"; });",
+     {"groups.[0].bandwidth: '1.5M' is not a whole number", NULL}},
     {"name = \"\";", {"t.conf:1: name: expected a non-empty string", NULL}},
     {"rotational = 1;", {"rotational: expected true or false", NULL}},
     {"seed = \"x\";", {"seed: expected an integer", NULL}},
@@ -434,6 +440,10 @@ test_bad(void **state)
      {"groups.[0].iops: expected a number", NULL}},
     {"groups = ({ iops = -1; });",
      {"groups.[0].iops: -1 is out of range", NULL}},
+    /* 10^9 / 1e-20 ns does not fit a uint64_t (UB; found by review
+     * while fuzzing). */
+    {"groups = ({ iops = 1e-20; });",
+     {"groups.[0].iops: 1e-20 is out of range (expected 0 for no cap", NULL}},
     {"groups = ({ direct_io = 1; });",
      {"groups.[0].direct_io: expected true or false", NULL}},
     {"groups = ({ faults = { eio_rate = 2.0; }; });",

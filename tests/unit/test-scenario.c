@@ -154,11 +154,20 @@ static const struct {
   {"devices = 0; workloads = ({ type = \"pvs\"; });", "devices",
    "out of range"},
   {"workloads = ({ type = \"pvs\"; }", "t:1: syntax error", ""},
+  /* libconfig 1.5 would read 4294967297 as 1. */
+  {"devices = 4294967297; workloads = ({ type = \"pvs\"; });",
+   "t:1: syntax error: integer 4294967297 is out of range", "4294967297L"},
   {"spec = \"a.conf\"; farm = \"seed = 1;\"; workloads = ({ type = \"pvs\"; "
    "});",
    "farm", "not both"},
   {"attach = \"iscsi\"; workloads = ({ type = \"pvs\"; });", "attach",
    "unknown attach method 'iscsi'"},
+  {"matrix = ({ key = \"a/b\"; values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]; "
+   "},\n{ key = \"a/c\"; values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; },\n"
+   "{ key = \"a/d\"; values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; },\n"
+   "{ key = \"a/e\"; values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "t:1: matrix: crosses into 11000 configurations", "at most 10000"},
 };
 
 static void
@@ -174,6 +183,27 @@ test_bad(void **state)
         !strstr(ff_errmsg(), bad[i].want2))
       fail_msg("scenario %zu: message \"%s\" lacks \"%s\" or \"%s\"", i,
                ff_errmsg(), bad[i].want1, bad[i].want2);
+  }
+  /* 64 axes of two values: 2^64 configurations once wrapped to 0 and
+   * passed the limit (found by fuzz-scenario's invariant). */
+  {
+    char text[4096];
+    size_t n = 0;
+    struct ff_scenario *sc;
+
+    n += (size_t)snprintf(text + n, sizeof text - n, "matrix = (");
+    for (int i = 0; i < 64; i++)
+      n += (size_t)snprintf(text + n, sizeof text - n,
+                            "%s{ key = \"a/k%d\"; values = [0, 1]; }",
+                            i ? ", " : "", i);
+    snprintf(text + n, sizeof text - n,
+             ");\nworkloads = ({ type = \"pvs\"; });");
+    sc = ff_scenario_load_string(text, "t", "/b");
+    if (sc)
+      fail_msg("2^64 configurations were accepted");
+    assert_non_null(strstr(ff_errmsg(),
+                           "t:1: matrix: crosses into "
+                           "18446744073709551615 configurations"));
   }
   assert_null(ff_scenario_load_file("/nonexistent/x.conf"));
   assert_non_null(strstr(ff_errmsg(), "cannot read the scenario"));

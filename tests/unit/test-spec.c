@@ -95,6 +95,10 @@ static const struct {
   {"vgs = ({ count = 2; name = \"fixed\"; });", "vgs.[0].name",
    "has no %u but the group makes 2"},
   {"vgs = ({ name = \"v%s\"; });", "vgs.[0].name", "unsupported conversion"},
+  /* asprintf once allocated a gigabyte for this name (found by review). */
+  {"vgs = ({ name = \"v%0999999999u\"; });", "t:1: vgs.[0].name",
+   "'v%0999999999u' has a field width of 999999999 (at most 127)"},
+  {"device_hint = \"/dev/%200s\";", "t:1: device_hint", "field width of 200"},
   {"vgs = ({ count = 2; uuid = \"wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI5\"; });",
    "vgs.[0].uuid", "needs count = 1"},
   {"vgs = ({ uuid = \"short\"; });", "vgs.[0].uuid", "expected 32"},
@@ -111,6 +115,13 @@ static const struct {
    "would overlap the data area"},
   {"vgs = ({ pe_start = 1000; });", "vgs.[0].pe_start",
    "not a multiple of 512"},
+  /* 4096 + 2^64 - 512 wrapped and passed the check (found by review). */
+  {"vgs = ({ mda_size = \"36028797018963967s\"; });", "vgs.[0].mda_size",
+   "mda0 [4096, 18446744073709551615) would overlap"},
+  {"orphans = ({ pe_start = \"9E\"; mda_size = \"8E\"; mda_copies = 2;\n"
+   "  device_size = \"1E\"; });",
+   "t:1: orphans.[0]: device_size 1152921504606846976 is too small",
+   "pe_start 10376293541461622784"},
   {"vgs = ({ device_size = \"1M\"; });", "vgs.[0].device_size", "too small"},
   {"vgs = ({ lvs = ({ }); });", "vgs.[0].lvs.[0]",
    "exactly one of size and fill (neither is set)"},
@@ -148,6 +159,19 @@ static const struct {
   {"creation_time = \"now\";", "creation_time", "expected an integer"},
   {"seed = 1;\n\nvgs = ({\n  pvs = 2;\n  bad = 1; });", "t:5: vgs.[0].bad",
    "unknown key"},
+  /* libconfig 1.5 would truncate these to 32 bits or saturate them. */
+  {"seed = 1;\ndevice_size = 4294967296;",
+   "t:2: syntax error: integer 4294967296 is out of range", "4294967296L"},
+  {"seed = 99999999999999999999;", "t:1: syntax error",
+   "99999999999999999999 is out of range (at most 64 bits)"},
+  {"seed = 0x80000000;", "t:1: syntax error", "0x80000000L"},
+  {"seed = 99999999999999999999L;", "t:1: syntax error", "at most 64 bits"},
+  {"device_size = \"1.5G\";", "t:1: device_size", "not a whole number"},
+  {"seed = ;", "t:1: syntax error (expected settings such as key = value", ""},
+  /* A later list of the wrong type once freed the earlier ones' groups
+   * through a NULL array (found by fuzz-spec). */
+  {"orphans = ({ count = 1; });\nblanks = 1;", "t:2: blanks",
+   "expected a list of groups"},
 };
 
 static void
@@ -183,10 +207,15 @@ static const struct {
   {"vgs = ({ lvs = ({ name = \"a\"; fill = 0.1; }, { name = \"a\"; fill = "
    "0.1; }); });",
    "vgs.[0].lvs.[1]", "LV name 'a' is used twice"},
-  {"vgs = ({ count = 2; name = \"v%u\"; }, { name = \"v1\"; });",
-   "VG name 'v1' is used twice", ""},
-  {"blanks = ({ devices = [\"pv0000\"]; }); orphans = ({ count = 1; });",
-   "device name 'pv0000' is used twice", ""},
+  {"vgs = ({ count = 2; name = \"v%u\"; },\n { name = \"v1\"; });",
+   "t:2: vgs.[1].name: VG name 'v1' is used twice",
+   "made by vgs.[0].name at line 1"},
+  {"orphans = ({ count = 1; });\nblanks = ({ devices = [\"pv0000\"]; });",
+   "t:2: blanks.[0].devices: device name 'pv0000' is used twice",
+   "made by orphans.[0] at line 1"},
+  {"device_name = \"p.%u\"; blanks = ({ devices = [\"ok\"]; });\n"
+   "orphans = ({ devices = [\"a b\"]; });",
+   "t:2: orphans.[0].devices: device name 'a b' is not a valid file name", ""},
   {"vgs = ({ name = \"-bad\"; });", "vgs.[0]", "not a valid VG name"},
   {"vgs = ({ mda_size = \"32K\"; pe_start = \"36K\"; lvs = ({ count = 90; "
    "fill = 0.01; }); });",
@@ -195,6 +224,12 @@ static const struct {
    "0.000000000001; }); });",
    "vgs.[0].lvs.[0]", "would have no extents"},
   {"", "makes no devices", ""},
+  /* mda1 aligned down to 1 MiB once landed on the label and mda0 (found
+   * by the fuzz targets' label check). */
+  {"orphans = ({ device_size = 69632; pe_start = 36864; mda_size = 32768;\n"
+   "  mda_copies = 2; label_sector = 0; });",
+   "t:1: orphans.[0].device_size: 69632 is too small for mda_copies = 2",
+   "before pe_start 36864"},
 };
 
 static void
@@ -242,6 +277,7 @@ test_files(void **state)
   sp = ff_spec_load_file(path);
   assert_nonnull_err(sp);
   assert_string_equal(sp->file, path);
+  assert_int_equal(sp->seed, 3);
   assert_int_equal(sp->vgs[0].count, 2);
   ff_spec_free(sp);
 
@@ -251,6 +287,18 @@ test_files(void **state)
   fclose(f);
   assert_null(ff_spec_load_file(path));
   snprintf(want, sizeof want, "%s:5: vgs.[0].colour: unknown key", path);
+  if (!strstr(ff_errmsg(), want))
+    fail_msg("message \"%s\" lacks \"%s\"", ff_errmsg(), want);
+
+  /* A NUL byte would end the text libconfig sees: the file is rejected. */
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("seed = 3;\n", f);
+  fputc('\0', f);
+  fputs("vgs = ({ colour = 1; });\n", f);
+  fclose(f);
+  assert_null(ff_spec_load_file(path));
+  snprintf(want, sizeof want, "%s:2: syntax error: a NUL byte", path);
   if (!strstr(ff_errmsg(), want))
     fail_msg("message \"%s\" lacks \"%s\"", ff_errmsg(), want);
   unlink(path);

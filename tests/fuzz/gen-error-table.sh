@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Write docs/parser-errors.md: bad specs, profiles and scenarios, each fed
+# through the real parsers (ff-parse-check, built with the tests), with
+# the exact message each gets.  Nothing in the table is typed by hand:
+# change a message, then run this again.  The ctest test
+# fuzz/error-table fails when the committed table is not what this
+# script writes.
+#
+# usage: tests/fuzz/gen-error-table.sh [--check] BUILD_DIR [OUT]
+#   OUT defaults to docs/parser-errors.md; "-" writes to stdout.
+#   --check writes nothing: exit 1 when OUT differs from what it would be.
+# Exit 1 when an input meant to fail loads (or one meant to load fails).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+mode="write"
+if [[ ${1:-} == --check ]]; then
+  mode=check
+  shift
+fi
+build=${1:?usage: gen-error-table.sh [--check] BUILD_DIR [OUT]}
+out=${2:-$top/docs/parser-errors.md}
+check=$build/tests/fuzz/ff-parse-check
+[[ -x $check ]] || {
+  echo "gen-error-table.sh: $check is missing (build the tests first)" >&2
+  exit 1
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tmp=$(cd "$tmp" && pwd -P)
+body=$tmp/body.md
+: >"$body"
+fmt=
+status=0
+
+# Markdown table cell: the text inside backticks, pipes escaped.
+cell() {
+  local s=${1//|/\\|}
+  # shellcheck disable=SC2016 # the backticks are Markdown
+  printf '`%s`' "$s"
+}
+
+# row WHAT TEXT [ok]: TEXT (printf %b escapes: \n, \x00) saved as
+# bad.conf and checked as $fmt; the message goes into the table.
+row() {
+  local what=$1 text=$2 want=${3:-fail} msg rc=0
+  printf '%b' "$text" >"$tmp/bad.conf"
+  msg=$(cd "$tmp" && "$check" "$fmt" bad.conf) || rc=$?
+  msg=${msg//$tmp\//}
+  if [[ $want == ok && $rc != 0 ]] || [[ $want != ok && $rc != 1 ]]; then
+    echo "gen-error-table.sh: $fmt: '$what' gave (exit $rc) $msg" >&2
+    status=1
+  fi
+  [[ $want == ok ]] && msg="(accepted) $msg"
+  printf '| %s | %s | %s |\n' "$what" "$(cell "$text")" "$(cell "$msg")" \
+    >>"$body"
+}
+
+section() {
+  fmt=$1
+  printf '\n## %s\n\n%s\n\n| what is wrong | input (bad.conf) | message |\n' \
+    "$2" "$3" >>"$body"
+  printf '|---|---|---|\n' >>"$body"
+}
+
+section spec "Farm specs (docs/spec-format.md)" \
+  "Checked as \`fusefarm check bad.conf\` does: parsed, then built into a farm (which prints the same message after \`fusefarm check: \`)."
+row "syntax: a value is missing" 'seed = ;'
+row "syntax: unterminated string" 'device_name = "pv%u;\n'
+row "syntax: unclosed list" 'vgs = ({ pvs = 2; }\n'
+row "syntax: a stray character on line 3" 'seed = 1;\n\nvgs = ({ pvs = 2; }) }\n'
+row "syntax: the same key twice" 'seed = 1;\nseed = 2;'
+row "empty file" ''
+row "binary garbage" '\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe'
+row "binary garbage without a NUL byte" '\xff\xfe\x80\x81 = \x90;'
+row "unknown key at the top" 'colour = "red";'
+row "unknown key in a VG group, line 3" 'seed = 1;\nvgs = ({ pvs = 2;\n  bogus = 1; });'
+row "unknown key in an LV group" 'vgs = ({ lvs = ({ fill = 0.5; raid = 1; }); });'
+row "a key of another group kind" 'blanks = ({ pe_start = "1M"; });'
+row "wrong type: string for an integer" 'seed = "7";'
+row "wrong type: number for a string" 'device_name = 7;'
+row "wrong type: float for a size" 'device_size = 1.5;'
+row "wrong type: a group for the VG list" 'vgs = { pvs = 1; };'
+row "wrong type: a number in the VG list" 'vgs = ( 5 );'
+row "wrong type: string for a fraction" 'vgs = ({ lvs = ({ fill = "half"; }); });'
+row "wrong type: devices not a list" 'blanks = ({ devices = "d0"; });'
+row "out of range: pvs = 0" 'vgs = ({ pvs = 0; });'
+row "out of range: mda_copies = 3" 'vgs = ({ mda_copies = 3; });'
+row "out of range: label_sector = 4" 'orphans = ({ label_sector = 4; });'
+row "out of range: count too large" 'blanks = ({ count = 2000000; });'
+row "out of range: fill above 1" 'vgs = ({ lvs = ({ fill = 1.5; }); });'
+row "out of range: negative creation_time" 'creation_time = -1;'
+row "bad size: unknown unit" 'device_size = "10Q";'
+row "bad size: two-letter unit" 'device_size = "10GB";'
+row "bad size: negative" 'device_size = -512;'
+row "bad size: not a multiple of 512" 'device_size = 1000;'
+row "bad size: fraction" 'device_size = "1.5G";'
+row "bad size: extent_size not a power of 2" 'vgs = ({ extent_size = "3M"; });'
+row "bad size: pe_start too small" 'vgs = ({ pe_start = 4096; });'
+row "bad size: mda0 runs into the data area" 'vgs = ({ mda_size = "2M"; });'
+row "bad size: device too small for one extent" 'vgs = ({ device_size = "1M"; });'
+row "bad size: orphan too small for two metadata areas" 'orphans = ({ device_size = 69632; pe_start = 36864;\n  mda_size = 32768; mda_copies = 2; });'
+row "huge number: integer beyond 64 bits" 'seed = 99999999999999999999;'
+row "huge number: integer beyond 32 bits without L" 'device_size = 4294967296;'
+row "huge number: size beyond 64 bits" 'device_size = "99999999999999999999";'
+row "huge number: 16E overflows" 'device_size = "16E";'
+row "huge number: LV larger than its VG" 'vgs = ({ device_size = "8M"; lvs = ({ size = "1T"; }); });'
+row "missing: neither size nor fill" 'vgs = ({ lvs = ({ name = "data"; }); });'
+row "missing: signature type" 'signatures = ({ count = 1; });'
+row "missing: device_name has no %u" 'device_name = "disk";'
+row "bad enum: damage" 'vgs = ({ pvs = 2; damage = "on-fire"; });'
+row "bad enum: orphan damage" 'orphans = ({ damage = "missing-pv"; });'
+row "bad enum: LV type" 'vgs = ({ lvs = ({ type = "raid5"; fill = 1; }); });'
+row "bad enum: signature type" 'signatures = ({ type = "ntfs"; });'
+row "bad value: UUID too short" 'vgs = ({ uuid = "abc"; });'
+row "bad value: VG name format with %s" 'vgs = ({ name = "vg%s"; });'
+row "bad value: invalid VG name" 'vgs = ({ name = "-vg"; });'
+row "huge number: name format field width" 'vgs = ({ name = "vg%0999999999u"; });'
+row "bad value: devices list of the wrong length" 'vgs = ({ pvs = 2; devices = ["a"]; });'
+row "bad value: more stripes than PVs" 'vgs = ({ pvs = 2; lvs = ({ type = "striped"; stripes = 3; fill = 1; }); });'
+row "bad value: seqno below 1 + LVs" 'vgs = ({ seqno = 1; lvs = ({ fill = 0.5; }); });'
+row "bad value: damage that needs two PVs" 'vgs = ({ damage = "missing-pv"; });'
+row "bad value: metadata larger than its area" 'vgs = ({ pe_start = 36864; mda_size = 32768; lvs = ({ count = 90; fill = 0.01; }); });'
+row "duplicate: VG name" 'vgs = ({ count = 2; name = "v%u"; },\n  { name = "v1"; });'
+row "duplicate: device name" 'orphans = ({ count = 1; });\nblanks = ({ devices = ["pv0000"]; });'
+row "duplicate: LV name" 'vgs = ({ lvs = ({ name = "a"; fill = 0.1; },\n  { name = "a"; fill = 0.1; }); });'
+row "duplicate: a name format without %u for count > 1" 'vgs = ({ count = 2; name = "same"; });'
+
+section profile "I/O profiles (docs/profile-format.md)" \
+  "Loaded for the built-in default farm (devices pv0000 to pv0013), as \`fusefarm mount --profile bad.conf\` loads one."
+row "syntax: a value is missing" 'name = ;'
+row "syntax: unclosed group" 'groups = ({ read = { dist = "fixed"; value = "1ms"; };\n'
+row "syntax: the same key twice" 'seed = 1;\nseed = 2;'
+row "empty file (every default: the ideal profile)" '' ok
+row "binary garbage" '\x00\x01\x02\xff\xfe\xfd'
+row "unknown key at the top" 'nmae = "x";'
+row "unknown key in a group, line 2" 'groups = ({\n  colour = 1; });'
+row "unknown key in a distribution" 'groups = ({ read = { dist = "lognormal"; value = "4ms"; }; });'
+row "unknown key in a queue" 'queue = { depth = 2; service = "1ms"; lanes = 1; };'
+row "unknown key in faults" 'groups = ({ faults = { crash = true; }; });'
+row "wrong type: integer for a bool" 'rotational = 1;'
+row "wrong type: string for an integer" 'seed = "x";'
+row "wrong type: a group for the group list" 'groups = { a = 1; };'
+row "wrong type: a number in the group list" 'groups = ( 1 );'
+row "wrong type: a string for a distribution" 'groups = ({ read = "1ms"; });'
+row "wrong type: a number for a duration" 'groups = ({ faults = { vanish_at = 30; }; });'
+row "wrong type: a number for devices" 'groups = ({ devices = 3; });'
+row "out of range: fraction above 1" 'groups = ({ fraction = 1.5; });'
+row "out of range: negative iops" 'groups = ({ iops = -1; });'
+row "out of range: eio_rate above 1" 'groups = ({ faults = { eio_rate = 2.0; }; });'
+row "out of range: queue depth 0" 'queue = { depth = 0; service = "1ms"; };'
+row "out of range: depth x shards" 'groups = ({ queue = { depth = 65536; service = "1ms"; shards = 65536; }; });'
+row "out of range: pareto alpha 0" 'groups = ({ read = { dist = "pareto"; scale = "1ms"; alpha = 0; }; });'
+row "bad duration: no unit" 'groups = ({ spinup = "1.5"; });'
+row "bad duration: unknown unit" 'groups = ({ write = { dist = "fixed"; value = "4xs"; }; });'
+row "bad duration: negative" 'groups = ({ spinup = "-1ms"; });'
+row "bad size: unknown unit" 'groups = ({ bandwidth = "200Q"; });'
+row "bad value: median not below p99" 'groups = ({ read = { dist = "lognormal"; median = "20ms"; p99 = "4ms"; }; });'
+row "bad value: stall as long as its period" 'groups = ({ stall = { every = "1s"; duration = "1s"; }; });'
+row "bad value: min above max" 'groups = ({ read = { dist = "uniform"; min = "2ms"; max = "1ms"; }; });'
+row "bad value: two parameterisations" 'groups = ({ read = { dist = "normal"; mean = "1ms"; stddev = "1ms"; median = "1ms"; p99 = "2ms"; }; });'
+row "bad value: empty name" 'name = "";'
+row "bad value: eio range of length 0" 'groups = ({ faults = { eio_ranges = ( ["0", "0"] ); }; });'
+row "bad value: eio range not a pair" 'groups = ({ faults = { eio_ranges = ( ["0"] ); }; });'
+row "missing: dist" 'groups = ({ read = { median = "1ms"; p99 = "2ms"; }; });'
+row "missing: fixed value" 'groups = ({ read = { dist = "fixed"; }; });'
+row "missing: p99 for median" 'groups = ({ read = { dist = "pareto"; median = "4ms"; }; });'
+row "missing: queue service" 'groups = ({ queue = { depth = 2; }; });'
+row "missing: stall duration" 'groups = ({ stall = { every = "1s"; }; });'
+row "bad enum: distribution" 'groups = ({\n  read = { dist = "gamma"; };\n});'
+row "bad device: not in the farm" 'groups = ({ devices = ["pv0001", "pv9999"]; });'
+row "bad device: glob matches nothing" 'groups = ({ devices = "zz*"; });'
+row "bad device: empty list" 'groups = ({ devices = []; });'
+row "huge number: duration with too many digits" 'groups = ({ spinup = "99999999999999999999ms"; });'
+row "huge number: duration beyond 10^18 ns" 'groups = ({ spinup = "99999999999m"; });'
+row "huge number: integer beyond 64 bits" 'seed = 99999999999999999999;'
+
+section scenario "Scenarios (docs/scenario-format.md)" \
+  "Loaded as \`fusefarm run bad.conf\` loads one (relative paths resolve against the scenario's directory; it is shown here as bad.conf)."
+row "syntax: unclosed list" 'workloads = ({ type = "pvs"; }\n'
+row "syntax: a value is missing" 'name = ;\nworkloads = ({ type = "pvs"; });'
+row "syntax: the same key twice" 'name = "a";\nname = "b";\nworkloads = ({ type = "pvs"; });'
+row "empty file" ''
+row "binary garbage" '\xde\xad\xbe\xef\x00\x01'
+row "unknown key at the top" 'colour = 1;\nworkloads = ({ type = "pvs"; });'
+row "unknown key in a workload" 'workloads = ({ type = "pvs"; speed = 2; });'
+row "unknown key in a matrix axis" 'matrix = ({ key = "global/use_aio"; values = [0]; step = 1; });\nworkloads = ({ type = "pvs"; });'
+row "wrong type: workloads not a list" 'workloads = { type = "pvs"; };'
+row "wrong type: a number in the workload list" 'workloads = ( 1 );'
+row "wrong type: integer for a string" 'name = 5;\nworkloads = ({ type = "pvs"; });'
+row "wrong type: matrix not a list" 'matrix = { key = "global/use_aio"; };\nworkloads = ({ type = "pvs"; });'
+row "wrong type: a float matrix value" 'matrix = ({ key = "global/use_aio"; values = [0.5]; });\nworkloads = ({ type = "pvs"; });'
+row "wrong type: aio_contention not a group" 'aio_contention = 1;\nworkloads = ({ type = "pvs"; });'
+row "out of range: repeat = 0" 'workloads = ({ type = "pvs"; repeat = 0; });'
+row "out of range: devices = 0" 'devices = 0;\nworkloads = ({ type = "pvs"; });'
+row "out of range: aio share above 1" 'aio_contention = { share = 1.5; };\nworkloads = ({ type = "pvs"; });'
+row "out of range: aio_contention axis value 2" 'matrix = ({ key = "fusefarm/aio_contention"; values = [2]; });\nworkloads = ({ type = "pvs"; });'
+row "out of range: more than 10000 configurations" 'matrix = ({ key = "a/b"; values = [1,2,3,4,5,6,7,8,9,10,11]; },\n  { key = "a/c"; values = [1,2,3,4,5,6,7,8,9,10,11]; },\n  { key = "a/d"; values = [1,2,3,4,5,6,7,8,9,10,11]; },\n  { key = "a/e"; values = [1,2,3,4,5,6,7,8,9,10,11]; });\nworkloads = ({ type = "pvs"; });'
+row "bad duration: spread without unit" 'workloads = ({ type = "event-activation"; spread = "2"; });'
+row "bad duration: latency with unknown unit" 'latency = "5 ms";\nworkloads = ({ type = "pvs"; });'
+row "missing: workloads" 'name = "x";'
+row "missing: workloads is empty" 'workloads = ();'
+row "missing: workload type" 'workloads = ({ repeat = 2; });'
+row "missing: matrix values" 'matrix = ({ key = "global/use_aio"; });\nworkloads = ({ type = "pvs"; });'
+row "missing: matrix values empty" 'matrix = ({ key = "global/use_aio"; values = []; });\nworkloads = ({ type = "pvs"; });'
+row "bad enum: workload type" 'workloads = ({ type = "fsck"; });'
+row "bad enum: attach method" 'attach = "iscsi";\nworkloads = ({ type = "pvs"; });'
+row "bad enum: runner setting" 'matrix = ({ key = "fusefarm/colour"; values = [0]; });\nworkloads = ({ type = "pvs"; });'
+row "bad value: matrix key not SECTION/NAME" 'matrix = ({ key = "use_aio"; values = [0]; });\nworkloads = ({ type = "pvs"; });'
+row "bad value: lv not VG/LV" 'workloads = ({ type = "lvchange"; lv = "novg"; });'
+row "bad value: concurrency for a scan" 'workloads = ({ type = "pvs"; concurrency = 4; });'
+row "bad value: profile and latency" 'profile = "a.conf";\nlatency = "1ms";\nworkloads = ({ type = "pvs"; });'
+row "bad value: spec and farm" 'spec = "a.conf";\nfarm = "seed = 1;";\nworkloads = ({ type = "pvs"; });'
+row "bad value: a quote in a matrix value" 'matrix = ({ key = "devices/filter"; values = ["a\\"b"]; });\nworkloads = ({ type = "pvs"; });'
+row "duplicate: workload name" 'workloads = ({ type = "pvs"; },\n  { type = "pvs"; });'
+row "duplicate: matrix axis" 'matrix = ({ key = "global/use_aio"; values = [0]; },\n  { key = "global/use_aio"; values = [1]; });\nworkloads = ({ type = "pvs"; });'
+row "huge number: devices beyond 64 bits" 'devices = 99999999999999999999;\nworkloads = ({ type = "pvs"; });'
+row "huge number: repeat beyond int" 'workloads = ({ type = "pvs"; repeat = 9999999999; });'
+
+{
+  cat <<'EOF'
+# Parser errors
+
+What the spec, profile and scenario parsers say about bad input: every
+message names the file, the line and the key path (`file:line: key:
+what was expected`), or the file alone when the problem is the whole file
+(it is empty, or two groups clash).  Generated by
+`tests/fuzz/gen-error-table.sh BUILD_DIR` from real runs of the parsers
+(`ff-parse-check`, built with the tests); do not edit by hand.  The ctest
+test `fuzz/error-table` checks that this page is current.  Inputs are
+written with `\n` for a newline and `\xNN` for a raw byte.
+
+The fuzz targets that throw random input at the same parsers are
+described in [fuzzing.md](fuzzing.md).
+EOF
+  cat "$body"
+} >"$tmp/out.md"
+if [[ $mode == check ]]; then
+  if ! diff -u "$out" "$tmp/out.md"; then
+    echo "gen-error-table.sh: $out is out of date: run" \
+      "tests/fuzz/gen-error-table.sh BUILD_DIR" >&2
+    status=1
+  fi
+elif [[ $out == - ]]; then
+  cat "$tmp/out.md"
+else
+  cp "$tmp/out.md" "$out"
+fi
+exit "$status"
