@@ -12,6 +12,8 @@ pkgs=(
   lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind
   # the guest tier (guest/, docs/guest.md)
   qemu-system-x86 cpio kmod busybox-static mmdebstrap e2fsprogs
+  # the short fuzz run (tests/fuzz/run.sh): clang, libFuzzer, symbolizer
+  clang libclang-rt-dev llvm
   # nbdkit plugin: build, man page, real NBD clients
   nbdkit nbdkit-plugin-dev perl libnbd-bin python3-libnbd qemu-utils
 )

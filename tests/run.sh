@@ -3,7 +3,8 @@
 # the STYLE.md warnings as errors and run every test (cmocka units and the
 # integration tests that drive real lvm2 over loop devices), then build
 # again with AddressSanitizer + UndefinedBehaviorSanitizer and run every
-# test once more.  Run as root: the integration tests attach loop devices.
+# test once more; last a short libFuzzer run of the parsers and the read
+# path.  Run as root: the integration tests attach loop devices.
 #
 # Around each ctest pass tests/check-leftovers.sh takes a snapshot of the
 # machine's loop devices, mounts, qemu/nbdkit/fusefarm processes and
@@ -49,6 +50,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # they run once, in the pass above.  test-valgrind skips itself here
 # (valgrind cannot run ASan binaries).
 ctest_checked "$top/build-asan" -E 'integration/test-vm$'
+
+echo "== short fuzz run (libFuzzer, ASan, UBSan; clang): tests/fuzz, docs/fuzzing.md"
+tests/fuzz/run.sh --seconds 30 "$top/build-fuzz"
 
 # Nothing was left (the checks passed): the scratch root goes too.
 rm -rf --one-file-system -- "$scope"
