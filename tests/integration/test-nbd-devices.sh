@@ -195,7 +195,7 @@ devices=abc|devices=abc: expected a device count from 1 to 1000000
 devices=2000000|devices=2000000: expected a device count from 1 to 1000000
 devices=|devices=: expected a device count
 devices=5 devices=6|devices=6: devices given twice
-devices=5 spec=$s/fixed.conf|spec=$s/fixed.conf devices=5: $s/fixed.conf: VG name 'solo' is used twice
+devices=5 spec=$s/fixed.conf|spec=$s/fixed.conf devices=5: $s/fixed.conf:1: vgs.[0].name: VG name 'solo' is used twice
 colour=blue|expected spec, profile, stats, stats-interval, devices, shard
 EOF
 
