@@ -163,14 +163,25 @@ runs = [r for c in doc["configs"] for w in c["workloads"] for r in w["runs"]]
 sys.exit(0 if runs and all(r["exit"] == 5 and r["errors"] > 0 for r in runs) else 1)
 PY
 
-# SIGTERM in the middle of event activation.
-"$bin" run "$top/configs/scenarios/ci-small.conf" --quiet --no-svg >/dev/null 2>"$s/term.err" &
+# SIGTERM in the middle of event activation: a slow farm (100 ms per I/O,
+# 4 commands at once) keeps it going for many seconds, so the signal
+# cannot arrive after the run ended.
+cat >"$s/slow.conf" <<SC
+name = "slow-event";
+spec = "$top/configs/mixed-1000.conf";
+devices = 50;
+latency = "100ms";
+workloads = ( { type = "event-activation"; concurrency = 4; } );
+SC
+"$bin" run "$s/slow.conf" --quiet --no-svg >/dev/null 2>"$s/term.err" &
 pid=$!
-for ((i = 0; i < 300; i++)); do
+for ((i = 0; i < 600; i++)); do
   pgrep -f "pvscan --cache --listvg" >/dev/null && break
   sleep 0.1
 done
-kill -TERM "$pid"
+pgrep -f "pvscan --cache --listvg" >/dev/null ||
+  ff_die "no event-activation pvscan seen in 60 s: $(cat "$s/term.err")"
+kill -TERM "$pid" || ff_die "the run ended before it could be interrupted"
 rc=0
 wait "$pid" || rc=$?
 ((rc != 0)) || ff_die "an interrupted run exited 0"
