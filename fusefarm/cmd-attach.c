@@ -320,53 +320,6 @@ add_shell_word(struct ff_sb *sb, const char *s)
 
 /* ---- MNT and the state dir -------------------------------------------- */
 
-/* The real path of MNT.  When MNT cannot be resolved (a dead FUSE daemon
- * answers ENOTCONN on the mount point; the directory may be gone), fall
- * back to the real path of its parent plus its last component, and then
- * to the absolute path as written: detach must still find the state. */
-static int
-resolve_mnt(const char *mnt, int strict, char *out)
-{
-  char tmp[PATH_MAX], parent[PATH_MAX], *base;
-  size_t n;
-
-  if (realpath(mnt, out))
-    return 0;
-  if (strict)
-    return ff_error(
-      "%s: %m%s", mnt,
-      errno == ENOTCONN ? " (the fusefarm daemon serving it is dead)" : "");
-  n = strlen(mnt);
-  if (n == 0 || n >= sizeof tmp)
-    return ff_error("%s: bad path", mnt);
-  memcpy(tmp, mnt, n + 1);
-  while (n > 1 && tmp[n - 1] == '/')
-    tmp[--n] = '\0';
-  base = strrchr(tmp, '/');
-  if (base) {
-    *base++ = '\0';
-    snprintf(parent, sizeof parent, "%s", tmp[0] ? tmp : "/");
-  } else {
-    base = tmp;
-    snprintf(parent, sizeof parent, ".");
-  }
-  if (!strcmp(base, ".") || !strcmp(base, ".."))
-    return ff_error("%s: %m", mnt);
-  if (realpath(parent, out)) {
-    size_t l = strlen(out);
-
-    if (snprintf(out + l, PATH_MAX - l, "%s%s", l > 1 ? "/" : "", base) >=
-        (int)(PATH_MAX - l))
-      return ff_error("%s: path too long", mnt);
-    return 0;
-  }
-  if (mnt[0] == '/') {
-    snprintf(out, PATH_MAX, "%s", mnt);
-    return 0;
-  }
-  return ff_error("%s: %m", mnt);
-}
-
 /* The absolute path of mount point mnt without looking at mnt itself
  * (a stuck FUSE daemon would never answer): the real path of its parent
  * plus its last component. */
@@ -398,6 +351,28 @@ mount_point_path(const char *mnt, char *out)
       (int)(PATH_MAX - l))
     return ff_error("%s: path too long", mnt);
   return 0;
+}
+
+/* The real path of MNT.  When MNT cannot be resolved (a dead FUSE daemon
+ * answers ENOTCONN on the mount point; the directory may be gone), fall
+ * back to the real path of its parent plus its last component, and then
+ * to the absolute path as written: detach must still find the state. */
+static int
+resolve_mnt(const char *mnt, int strict, char *out)
+{
+  if (realpath(mnt, out))
+    return 0;
+  if (strict)
+    return ff_error(
+      "%s: %m%s", mnt,
+      errno == ENOTCONN ? " (the fusefarm daemon serving it is dead)" : "");
+  if (mount_point_path(mnt, out) == 0)
+    return 0;
+  if (mnt[0] == '/' && strlen(mnt) < PATH_MAX) {
+    snprintf(out, PATH_MAX, "%s", mnt);
+    return 0;
+  }
+  return -1;
 }
 
 /* STATE_ROOT "/" + path with every byte outside [A-Za-z0-9._+-] as %XX
@@ -1083,24 +1058,10 @@ remove_state(const char *state)
 static int
 check_nofile(rlim_t *inherited)
 {
-  struct rlimit rl;
-
-  if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-    return ff_error("getrlimit RLIMIT_NOFILE: %m");
-  *inherited = rl.rlim_max;
-  if (rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
-      return ff_error("getrlimit RLIMIT_NOFILE: %m");
-  }
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < ATTACH_FDS)
-    return ff_error("file descriptor limit too low: ulimit -n is %llu and "
-                    "the hard limit %llu, but attach needs %d; raise it "
-                    "(ulimit -n 1024 or more: lvm needs one per device as "
-                    "well)",
-                    (unsigned long long)rl.rlim_cur,
-                    (unsigned long long)rl.rlim_max, ATTACH_FDS);
-  return 0;
+  return ff_nofile_raise(ATTACH_FDS, "attach",
+                         "ulimit -n 1024 or more: lvm needs one per device "
+                         "as well",
+                         inherited);
 }
 
 /* lvm keeps one descriptor per PV and, short of them, fails or lists

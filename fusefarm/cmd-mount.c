@@ -11,6 +11,7 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-loop.h"
 #include "ff-overlay.h"
 #include "ff-profile.h"
 #include "ff-sched.h"
@@ -82,22 +83,8 @@ parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 static int
 check_nofile(void)
 {
-  struct rlimit rl;
-
-  if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-    return ff_error("getrlimit RLIMIT_NOFILE: %m");
-  if (rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
-      return ff_error("getrlimit RLIMIT_NOFILE: %m");
-  }
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < MOUNT_FDS)
-    return ff_error("file descriptor limit too low: ulimit -n is %llu and "
-                    "the hard limit %llu, but the daemon needs %d (whatever "
-                    "the device count); raise it (ulimit -n 1024)",
-                    (unsigned long long)rl.rlim_cur,
-                    (unsigned long long)rl.rlim_max, MOUNT_FDS);
-  return 0;
+  return ff_nofile_raise(MOUNT_FDS, "the daemon",
+                         "whatever the device count: ulimit -n 1024", NULL);
 }
 
 /* --save-overlay F as an absolute path (the daemon changes to / when it
