@@ -250,7 +250,13 @@ rc=0
 timeout "$bound_s" "$nbdkit" -U - "$plugin" spec="$s/farm.conf" save-overlay="$s/ro-dir/x.ovl" \
   --run true 2>"$s/ro.err" || rc=$?
 umount "$s/ro-dir"
-[[ $rc != 0 && $rc != 124 ]] || ff_die "save-overlay= on a read-only fs: nbdkit exit $rc (want a refusal)"
+if [[ $rc == 124 && -n $("$nbdkit" --ff-asan) ]]; then
+  # the ASan-preloaded nbdkit deadlock at exit after a strerror() message
+  # (above): the refusal itself is checked by its message below
+  ff_log "note: ASan-preloaded nbdkit stuck in exit after refusing: killed by timeout"
+else
+  [[ $rc != 0 && $rc != 124 ]] || ff_die "save-overlay= on a read-only fs: nbdkit exit $rc (want a refusal)"
+fi
 grep -qF "save-overlay=$s/ro-dir/x.ovl:" "$s/ro.err" && grep -q "Read-only file system" "$s/ro.err" ||
   ff_die "save-overlay= on a read-only fs: no clear error: $(cat "$s/ro.err")"
 ff_log "save-overlay= unwritable: $(grep -m1 'save-overlay=' "$s/ro.err")"
