@@ -669,9 +669,8 @@ ff_cleanup(void)
   /* Every connection is closed: this snapshot is exact. */
   if (stats_path && write_stats() < 0)
     nbdkit_error("%s", ff_errmsg());
-  if (save_overlay_path &&
-      ff_overlay_save(farm->overlay, save_overlay_path, farm->fingerprint) <
-        0) {
+  if (save_overlay_path && ff_overlay_save(farm->overlay, save_overlay_path,
+                                           farm->fingerprint) < 0) {
     uint64_t data = 0, zero = 0;
 
     ff_overlay_stats(farm->overlay, &data, &zero, NULL);
