@@ -399,16 +399,6 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
   return a == 0 ? 0 : a == 2 ? 2 : 1;
 }
 
-static char *
-json_text(const char *path)
-{
-  json_t *j = json_load_file(path, 0, NULL);
-  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-
-  json_decref(j);
-  return s;
-}
-
 /* --- the scenario's workloads in the guest ------------------------------ */
 
 static json_t *
@@ -855,7 +845,7 @@ ff_cmd_vm(int argc, char **argv)
 
     rc = 0;
     for (uint64_t i = 0; i < nk; i++) {
-      char bootj[PATH_MAX + 64], *bt;
+      char bootj[PATH_MAX + 64];
       const char *conf = NULL, *o = v.out;
       int r;
 
@@ -908,11 +898,10 @@ ff_cmd_vm(int argc, char **argv)
       r = boot_once(&v, ks[i], conf, NULL, NULL, bootj, o);
       if (r > rc)
         rc = r;
-      bt = json_text(bootj);
       {
         /* a boot that ended without timings (timeout, panic) still has
          * its row: status 1 */
-        json_t *bj = bt ? json_loads(bt, 0, NULL) : NULL;
+        json_t *bj = json_load_file(bootj, 0, NULL);
 
         if (!bj)
           bj = json_pack("{s:s, s:i, s:s}", "boot", v.boot, "status", 1,
@@ -921,7 +910,6 @@ ff_cmd_vm(int argc, char **argv)
           json_object_set_new(bj, "config",
                               json_integer((json_int_t)ks[i] + 1));
         json_array_append_new(all, bj);
-        free(bt);
       }
       if (r == 2)
         break;
@@ -941,7 +929,7 @@ ff_cmd_vm(int argc, char **argv)
         printf("  config %-3lld %-4s  ",
                (long long)json_integer_value(json_object_get(bj, "config")),
                json_integer_value(json_object_get(bj, "status")) ? "FAIL"
-                                                                  : "pass");
+                                                                 : "pass");
         if (json_is_number(t))
           printf("%s %7.2f s (guest uptime)\n",
                  strcmp(v.boot, "systemd") ? "activated at"
@@ -949,8 +937,8 @@ ff_cmd_vm(int argc, char **argv)
                  json_number_value(t));
         else
           printf("%s\n", json_string_value(json_object_get(bj, "error"))
-                            ? json_string_value(json_object_get(bj, "error"))
-                            : "not every LV became active");
+                           ? json_string_value(json_object_get(bj, "error"))
+                           : "not every LV became active");
       }
     }
     if (json) {
@@ -968,12 +956,9 @@ ff_cmd_vm(int argc, char **argv)
 
 out:
   if (have_tmp) {
-    char cmd[PATH_MAX + 32];
-
     /* everything in it is ours: specs, profiles, plans, results */
-    snprintf(cmd, sizeof cmd, "%s", v.tmp);
-    ff_empty_dir(cmd);
-    rmdir(cmd);
+    ff_empty_dir(v.tmp);
+    rmdir(v.tmp);
   }
   free(ks);
   ff_scenario_free(v.sc);

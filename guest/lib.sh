@@ -29,6 +29,17 @@ guest_cleanup() {
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(now)"; }
 
+# guest_manifest: the farm's manifest, scaled to about $fdevices devices
+# when that is not 0 (as the plugin's devices= serves it), into
+# $run/manifest-full.json.
+guest_manifest() {
+  [[ $fdevices =~ ^[0-9]+$ ]] || die "--devices $fdevices: expected a number"
+  local scale=()
+  [ "$fdevices" = 0 ] || scale=(--devices "$fdevices")
+  "$ff" manifest "$spec" "${scale[@]}" >"$run/manifest-full.json" ||
+    die "fusefarm manifest $spec failed"
+}
+
 # guest_serve: raise the fd limit (nbdkit checks 2 per export it serves,
 # the whole farm of $run/manifest-full.json even when --disks attaches
 # fewer; qemu holds one socket per attached disk), start nbdkit with

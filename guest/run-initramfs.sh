@@ -86,7 +86,6 @@ done
 [[ $disks =~ ^[0-9]+$ ]] || die "--disks $disks: expected a number"
 [ -z "$profile" ] || [ -f "$profile" ] || die "profile $profile: no such file"
 [ -z "$lvmconf" ] || [ -f "$lvmconf" ] || die "lvm.conf $lvmconf: no such file"
-[[ $fdevices =~ ^[0-9]+$ ]] || die "--devices $fdevices: expected a number"
 [ -z "$plan" ] || [ -f "$plan/plan.json" ] || die "--plan $plan: no plan.json there"
 [ -z "$plan" ] || [ -n "$result_file" ] || die "--plan needs --result FILE"
 if [ -n "$lvm" ]; then
@@ -115,9 +114,7 @@ guest_run_dir /tmp/ff-guest.XXXXXX
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)
-scale=()
-[ "$fdevices" = 0 ] || scale=(--devices "$fdevices")
-"$ff" manifest "$spec" "${scale[@]}" >"$run/manifest-full.json" || die "fusefarm manifest $spec failed"
+guest_manifest
 mapfile -t devices < <("$here/farm-subset.py" "$run/manifest-full.json" "$disks" "$run/manifest.json") ||
   die "--disks $disks failed"
 ndisks=${#devices[@]}

@@ -88,10 +88,7 @@ guest_run_dir /var/tmp/ff-systemd.XXXXXX
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)
-[[ $fdevices =~ ^[0-9]+$ ]] || die "--devices $fdevices: expected a number"
-scale=()
-[ "$fdevices" = 0 ] || scale=(--devices "$fdevices")
-"$ff" manifest "$spec" "${scale[@]}" >"$run/manifest-full.json" || die "fusefarm manifest $spec failed"
+guest_manifest
 mapfile -t devices < <("$here/farm-subset.py" "$run/manifest-full.json" "$disks" \
   "$run/manifest.json" "$run/dm-names") || die "--disks $disks failed"
 ndisks=${#devices[@]}
