@@ -66,8 +66,8 @@ def from_tests(target, *files):
 
 DICT_SOURCES = {
     "spec": ["generators/ff-spec.c", "generators/ff-signature.c"],
-    "profile": ["generators/ff-profile.c"],
-    "scenario": ["generators/ff-scenario.c"],
+    "profile": ["serve/ff-profile.c"],
+    "scenario": ["runner/ff-scenario.c"],
 }
 DICT_TOKENS = ["=", ";", ",", "(", ")", "{", "}", "[", "]", '"', "({", "});",
                "#", "//", "/*", "*/", "L", "true", "false", "0x", "1e-20",
@@ -133,7 +133,7 @@ def main():
                "generators/ff-spec.c", "generators/ff-builtin.c")
     from_tests("profile", "tests/unit/test-profile.c")
     from_tests("scenario", "tests/unit/test-scenario.c",
-               "generators/ff-scenario.c")
+               "runner/ff-scenario.c")
     for target, texts in EXTRA.items():
         for text in texts:
             write(target, text)

@@ -43,7 +43,7 @@ import csv, json, math, re, struct, sys
 import xml.etree.ElementTree as ET
 
 SVG = "{http://www.w3.org/2000/svg}"
-# docs/report.md: the colours of fusefarm/ff-report.c
+# docs/report.md: the colours of runner/ff-report.c
 PALETTE = [0x1f77b4, 0xff7f0e, 0x2ca02c, 0x9467bd, 0x8c564b,
            0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf]
 FAILED, PVSCAN, VGCHANGE = 0xd62728, 0x1f77b4, 0xff7f0e

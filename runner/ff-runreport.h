@@ -5,7 +5,7 @@
  * holds the part that needs no graphics library: ff_runreport_load()
  * checks the document once and builds a read-only model of it; the text
  * table and the CSV files are printed from the model, and the SVG charts
- * (fusefarm/ff-report.c) are drawn from the same model.
+ * (runner/ff-report.c) are drawn from the same model.
  *
  * INVARIANTS (of a model ff_runreport_load returned)
  *
