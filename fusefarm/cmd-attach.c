@@ -17,6 +17,7 @@
  * still records (or forgets) exactly what it did.
  */
 #include "ff-error.h"
+#include "ff-file.h"
 #include "ff-loop.h"
 #include "ff-util.h"
 
@@ -252,54 +253,6 @@ mkdir_p(const char *path, mode_t mode)
 }
 
 /* Replace path with data: write path.tmp, fsync, rename, fsync the dir. */
-static int
-write_file_atomic(const char *path, const char *data, size_t len)
-{
-  char tmp[PATH_MAX], dir[PATH_MAX];
-  char *slash;
-  int fd, dfd;
-
-  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-    return ff_error("%s: path too long", path);
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return ff_error("open %s: %m", tmp);
-  for (size_t off = 0; off < len;) {
-    ssize_t n = write(fd, data + off, len - off);
-
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      ff_error("write %s: %m", tmp);
-      close(fd);
-      unlink(tmp);
-      return -1;
-    }
-    off += (size_t)n;
-  }
-  if (fsync(fd) < 0 || close(fd) < 0) {
-    ff_error("write %s: %m", tmp);
-    unlink(tmp);
-    return -1;
-  }
-  if (rename(tmp, path) < 0) {
-    ff_error("rename %s to %s: %m", tmp, path);
-    unlink(tmp);
-    return -1;
-  }
-  snprintf(dir, sizeof dir, "%s", path);
-  slash = strrchr(dir, '/');
-  if (slash && slash != dir) {
-    *slash = '\0';
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      fsync(dfd);
-      close(dfd);
-    }
-  }
-  return 0;
-}
-
 /* Shell-quote s for a hint line only when it needs it. */
 static void
 add_shell_word(struct ff_sb *sb, const char *s)
@@ -791,7 +744,7 @@ rewrite_records(const char *state, const struct records *rs)
     ff_sb_release(&sb);
     return ff_error("out of memory");
   }
-  r = write_file_atomic(path, sb.buf, sb.len);
+  r = ff_write_file_atomic(path, sb.buf, sb.len);
   ff_sb_release(&sb);
   return r;
 }
@@ -887,7 +840,7 @@ write_lvm_conf(const char *state, const char *mnt)
     ff_sb_release(&sb);
     return ff_error("out of memory");
   }
-  r = write_file_atomic(path, sb.buf, sb.len);
+  r = ff_write_file_atomic(path, sb.buf, sb.len);
   ff_sb_release(&sb);
   return r;
 }
@@ -969,7 +922,7 @@ write_devices_file(const char *state, const char *mnt,
     ff_sb_release(&sb);
     return ff_error("out of memory");
   }
-  r = write_file_atomic(path, sb.buf, sb.len);
+  r = ff_write_file_atomic(path, sb.buf, sb.len);
   ff_sb_release(&sb);
   return r;
 }
@@ -1010,7 +963,7 @@ filter_devices_file(const char *state, const struct records *rs)
     ff_sb_release(&sb);
     return ff_error("out of memory");
   }
-  r = write_file_atomic(path, sb.buf, sb.len);
+  r = ff_write_file_atomic(path, sb.buf, sb.len);
   ff_sb_release(&sb);
   return r;
 }

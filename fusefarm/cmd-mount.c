@@ -11,6 +11,7 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-file.h"
 #include "ff-loop.h"
 #include "ff-overlay.h"
 #include "ff-profile.h"

@@ -505,27 +505,3 @@ ff_loop_attach_file(const char *path, char *dev_out, size_t len)
   free(lp);
   return r < 0 ? -1 : 0;
 }
-
-int
-ff_nofile_raise(rlim_t need, const char *who, const char *advice,
-                rlim_t *hard_before)
-{
-  struct rlimit rl;
-
-  if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-    return ff_error("getrlimit RLIMIT_NOFILE: %m");
-  if (hard_before)
-    *hard_before = rl.rlim_max;
-  if (rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
-      return ff_error("getrlimit RLIMIT_NOFILE: %m");
-  }
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
-    return ff_error("file descriptor limit too low: ulimit -n is %llu and "
-                    "the hard limit %llu, but %s needs %llu; raise it (%s)",
-                    (unsigned long long)rl.rlim_cur,
-                    (unsigned long long)rl.rlim_max, who,
-                    (unsigned long long)need, advice);
-  return 0;
-}

@@ -54,7 +54,6 @@
 
 #include <limits.h>
 #include <stddef.h>
-#include <sys/resource.h>
 
 /* "/dev/loop" + up to 10 digits + NUL, rounded up. */
 #define FF_LOOP_DEV_LEN 32
@@ -148,12 +147,5 @@ int ff_loop_detach(const char *dev, const char *expected_backing);
  * 0 success, 1 runtime failure, 2 bad usage. */
 int ff_cmd_attach(int argc, char **argv);
 int ff_cmd_detach(int argc, char **argv);
-
-/* Raise RLIMIT_NOFILE's soft limit to the hard one and check it is at
- * least need.  Else an error: "file descriptor limit too low: ulimit -n is
- * C and the hard limit H, but WHO needs NEED; raise it (ADVICE)".
- * *hard_before (may be NULL) gets the hard limit found.  0 or -1. */
-int ff_nofile_raise(rlim_t need, const char *who, const char *advice,
-                    rlim_t *hard_before);
 
 #endif
