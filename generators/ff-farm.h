@@ -176,6 +176,53 @@ int64_t ff_farm_extents(const struct ff_farm *farm, uint32_t dev,
 void ff_farm_describe(const struct ff_farm *farm, uint32_t dev, char *buf,
                       size_t len);
 
+/* ---- accessors (front ends use these, never the struct's fields) ----- */
+
+/* Devices, VGs and LVs (over all VGs) in the farm. */
+uint32_t ff_farm_ndevs(const struct ff_farm *farm);
+uint32_t ff_farm_nvgs(const struct ff_farm *farm);
+uint64_t ff_farm_nlvs(const struct ff_farm *farm);
+
+/* Device dev's name (NUL-terminated), size in bytes, role.  dev must be
+ * < ff_farm_ndevs(farm). */
+const char *ff_farm_dev_name(const struct ff_farm *farm, uint32_t dev);
+uint64_t ff_farm_dev_size(const struct ff_farm *farm, uint32_t dev);
+enum ff_role ff_farm_dev_role(const struct ff_farm *farm, uint32_t dev);
+
+/* Device dev's PV UUID: FF_UUID_LEN characters, NOT NUL-terminated;
+ * meaningful for FF_ROLE_PV, FF_ROLE_ORPHAN and FF_ROLE_DUPLICATE. */
+const char *ff_farm_dev_uuid(const struct ff_farm *farm, uint32_t dev);
+
+/* The farm's fingerprint (what an overlay file is checked against). */
+uint64_t ff_farm_fingerprint(const struct ff_farm *farm);
+
+/* The farm's write overlay (owned by the farm). */
+struct ff_overlay *ff_farm_overlay(const struct ff_farm *farm);
+
+/* Save the overlay to path (ff_overlay_save with the farm's
+ * fingerprint); load one saved for this farm (ff_overlay_load). */
+int ff_farm_save_overlay(const struct ff_farm *farm, const char *path);
+int ff_farm_load_overlay(struct ff_farm *farm, const char *path);
+
+/* Every range of device dev that may hold non-zero bytes
+ * (ff_farm_extents: layout and overlay blocks), in a malloc'd array the
+ * caller frees.  Returns the count (0: *out is NULL, the device reads as
+ * zeros) or -1.  A write landing meanwhile may add ranges: the call then
+ * fetches again, so the array is one consistent answer. */
+int64_t ff_farm_extents_all(const struct ff_farm *farm, uint32_t dev,
+                            struct ff_range **out);
+
+/* ff_farm_zero(farm, dev, off, len), touching only the parts of the range
+ * that may hold non-zero bytes: elsewhere there is no overlay block and
+ * the base is zero, so zeroing changes nothing.  The result is the same
+ * as ff_farm_zero's, but the cost grows with the device's layout and
+ * writes instead of with len: an NBD trim or a loop discard of a whole
+ * 1 TiB device costs what its few metadata blocks cost.  Each piece is
+ * atomic on its own (ff-overlay.h), not the whole request.  An
+ * out-of-range request fails as ff_farm_zero does. */
+int ff_farm_zero_sparse(struct ff_farm *farm, uint32_t dev, uint64_t off,
+                        uint64_t len);
+
 /* The device whose bytes dev carries (itself, or the duplicated one). */
 static inline uint32_t
 ff_farm_target(const struct ff_farm *farm, uint32_t dev)

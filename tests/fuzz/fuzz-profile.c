@@ -5,7 +5,7 @@
 #include "fuzz-common.h"
 #include "ff-error.h"
 #include "ff-farm.h"
-#include "ff-profile.h"
+#include "ff-iomodel.h"
 #include "ff-spec.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
  * faults, live switching, fraction selection, and a multi-threaded smoke
  * test.  Times are synthetic: the model never reads a clock. */
 #include "ff-farm.h"
-#include "ff-profile.h"
+#include "ff-iomodel.h"
 #include "ff-spec.h"
 #include "ff-test.h"
 
