@@ -8,7 +8,7 @@
  * ones exactly as lvm's successive writes did), or another format's
  * signature.
  */
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-crc.h"
 #include "ff-error.h"
 #include "ff-lvmtext.h"
@@ -1235,6 +1235,12 @@ uint32_t
 ff_farm_ndevs(const struct ff_farm *farm)
 {
   return farm->ndevs;
+}
+
+uint64_t
+ff_farm_seed(const struct ff_farm *farm)
+{
+  return farm->seed;
 }
 
 uint32_t

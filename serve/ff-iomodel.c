@@ -114,10 +114,11 @@ state_new(const struct ff_farm *farm, struct ff_profile *p, uint64_t origin)
 
   if (!p && !(p = ff_profile_ideal(farm)))
     return NULL;
-  if (p->ndevs != farm->ndevs || p->fingerprint != farm->fingerprint) {
+  if (p->ndevs != ff_farm_ndevs(farm) ||
+      p->fingerprint != ff_farm_fingerprint(farm)) {
     ff_error("profile %s was loaded for another farm (%u devices, this farm "
              "has %u)",
-             p->name, p->ndevs, farm->ndevs);
+             p->name, p->ndevs, ff_farm_ndevs(farm));
     ff_profile_free(p);
     return NULL;
   }

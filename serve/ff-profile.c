@@ -640,8 +640,8 @@ select_pattern(const struct pctx *c, const config_setting_t *s, const char *kp,
     sel[d] = 1;
     return 0;
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++)
-    if (fnmatch(pattern, farm->devs[d].name, 0) == 0) {
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
+    if (fnmatch(pattern, ff_farm_dev_name(farm, d), 0) == 0) {
       sel[d] = 1;
       any = 1;
     }
@@ -682,12 +682,12 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
 
   ff_cfg_join(kp, sizeof kp, path, "devices");
   if (!s) {
-    memset(sel, 1, farm->ndevs);
+    memset(sel, 1, ff_farm_ndevs(farm));
   } else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
     const char *v = config_setting_get_string(s);
 
     if (!strcmp(v, "all"))
-      memset(sel, 1, farm->ndevs);
+      memset(sel, 1, ff_farm_ndevs(farm));
     else if (select_pattern(c, s, kp, v, sel) < 0)
       return -1;
   } else if (config_setting_type(s) == CONFIG_TYPE_ARRAY ||
@@ -716,13 +716,14 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
   if (r <= 0)
     return r;
   {
-    struct rank *rk = malloc((farm->ndevs ? farm->ndevs : 1) * sizeof *rk);
+    struct rank *rk =
+      malloc((ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1) * sizeof *rk);
     uint32_t n = 0;
     uint64_t k;
 
     if (!rk)
       return ff_cfg_err(c->file, g, path, "out of memory");
-    for (uint32_t d = 0; d < farm->ndevs; d++)
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
       if (sel[d]) {
         rk[n].key = ff_hash4(c->p->seed, KIND_FRACTION, gi, d);
         rk[n].dev = d;
@@ -730,7 +731,7 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
       }
     qsort(rk, n, sizeof *rk, rank_cmp);
     k = (uint64_t)floor(fraction * n + 0.5);
-    memset(sel, 0, farm->ndevs);
+    memset(sel, 0, ff_farm_ndevs(farm));
     for (uint64_t i = 0; i < k; i++)
       sel[rk[i].dev] = 1;
     free(rk);
@@ -909,16 +910,16 @@ static struct ff_profile *
 profile_alloc(const struct ff_farm *farm, const char *name)
 {
   struct ff_profile *p = calloc(1, sizeof *p);
-  size_t n = farm->ndevs ? farm->ndevs : 1;
+  size_t n = ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1;
 
   if (!p) {
     ff_error("out of memory");
     return NULL;
   }
   p->name = strdup(name);
-  p->seed = farm->seed;
-  p->fingerprint = farm->fingerprint;
-  p->ndevs = farm->ndevs;
+  p->seed = ff_farm_seed(farm);
+  p->fingerprint = ff_farm_fingerprint(farm);
+  p->ndevs = ff_farm_ndevs(farm);
   p->dev_class = calloc(n, sizeof *p->dev_class);
   p->dev_queue = malloc(n * sizeof *p->dev_queue);
   if (!p->name || !p->dev_class || !p->dev_queue) {
@@ -926,7 +927,7 @@ profile_alloc(const struct ff_farm *farm, const char *name)
     ff_error("out of memory");
     return NULL;
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++)
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
     p->dev_queue[d] = FF_NONE;
   return p;
 }
@@ -965,15 +966,16 @@ parse_root(struct pctx *c, const config_setting_t *root)
                "expected a non-empty string");
     goto fail;
   }
-  p->seed = farm->seed ^ (uint64_t)seed;
+  p->seed = ff_farm_seed(farm) ^ (uint64_t)seed;
 
-  per_dev = malloc((farm->ndevs ? farm->ndevs : 1) * sizeof *per_dev);
-  sel = malloc(farm->ndevs ? farm->ndevs : 1);
+  per_dev =
+    malloc((ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1) * sizeof *per_dev);
+  sel = malloc(ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1);
   if (!per_dev || !sel) {
     ff_error("out of memory");
     goto fail;
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++)
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
     class_defaults(&per_dev[d]);
 
   groups = config_setting_get_member(root, "groups");
@@ -992,13 +994,13 @@ parse_root(struct pctx *c, const config_setting_t *root)
       ff_cfg_err(c->file, g, path, "expected a group { ... }");
       goto fail;
     }
-    memset(sel, 0, farm->ndevs);
+    memset(sel, 0, ff_farm_ndevs(farm));
     if (parse_group(c, g, path, &pg) < 0 ||
         parse_select(c, g, path, (unsigned)i, sel) < 0)
       goto fail;
     if ((pg.set & SET_QUEUE) && add_queues(c, g, path, &pg) < 0)
       goto fail;
-    for (uint32_t d = 0; d < farm->ndevs; d++) {
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++) {
       if (!sel[d])
         continue;
       apply_group(&per_dev[d], &pg);

@@ -1,7 +1,7 @@
 /* The farm: bytes served on demand, determinism, extents, damage kinds,
  * the circular buffer when it wraps, and writes through the overlay. */
 #include "ff-crc.h"
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-pvlayout.h"
 #include "ff-spec.h"
 #include "ff-test.h"
