@@ -21,7 +21,7 @@
 #define SEC 1000000000ull
 #define T0  (1000 * SEC)
 
-static char tmpdir[] = "/tmp/ff-test-server.XXXXXX";
+static char tmpdir[4096];
 
 static const char spec_text[] =
   "seed = 7; device_size = \"64M\"; blanks = ({ count = 4; });\n";
@@ -446,14 +446,18 @@ test_save_at_exit(void **state)
 static int
 setup(void **state)
 {
+  const char *t = getenv("TMPDIR");
+
   (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "%s/ff-test-server.XXXXXX",
+           t && *t ? t : "/tmp");
   return mkdtemp(tmpdir) ? 0 : -1;
 }
 
 static int
 teardown(void **state)
 {
-  char cmd[128];
+  char cmd[sizeof tmpdir + 16];
 
   (void)state;
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
