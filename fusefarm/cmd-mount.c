@@ -12,7 +12,6 @@
 #include "ff-error.h"
 #include "ff-file.h"
 #include "ff-loop.h"
-#include "ff-overlay.h"
 #include "ff-sched.h"
 #include "ff-server.h"
 

@@ -37,7 +37,6 @@
 #include "ff-file.h"
 #include "ff-iomodel.h"
 #include "ff-overlay.h"
-#include "ff-profile.h"
 #include "ff-server.h"
 
 #include <errno.h>
