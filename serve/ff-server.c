@@ -184,6 +184,11 @@ ff_server_begin(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
   r->error = r->injected = 0;
   if (s->stats)
     ff_stats_inflight_add(s->stats, 1);
+  if (!s->io) {
+    r->error = EINVAL;
+    return ff_error("%s: the server is not started (ff_server_start)",
+                    ff_req_kind_name(r->kind));
+  }
   if (r->dev >= n || (r->kind != FF_REQ_FLUSH &&
                       (r->off > ff_farm_dev_size(s->farm, r->dev) ||
                        r->len > ff_farm_dev_size(s->farm, r->dev) - r->off))) {
@@ -284,7 +289,7 @@ ff_server_lookup(const struct ff_server *s, const char *name)
 int
 ff_server_present(const struct ff_server *s, uint32_t dev, uint64_t now_ns)
 {
-  return ff_iomodel_present(s->io, dev, now_ns);
+  return s->io ? ff_iomodel_present(s->io, dev, now_ns) : 0;
 }
 
 int64_t
@@ -306,14 +311,17 @@ ff_server_model(const struct ff_server *s)
 const char *
 ff_server_profile_name(const struct ff_server *s)
 {
-  return ff_iomodel_profile_name(s->io);
+  return s->io ? ff_iomodel_profile_name(s->io) : ff_profile_name(s->first);
 }
 
 int
 ff_server_set_profile(struct ff_server *s, const char *path, uint64_t now_ns)
 {
-  struct ff_profile *p = ff_profile_load_file(path, s->farm);
+  struct ff_profile *p;
 
+  if (!s->io)
+    return ff_error("profile %s: the server is not started", path);
+  p = ff_profile_load_file(path, s->farm);
   if (!p)
     return -1;
   return ff_iomodel_set_profile(s->io, p, now_ns); /* takes p */

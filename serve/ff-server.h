@@ -127,7 +127,8 @@ struct ff_request {
 /* Step 1, at arrival (now_ns).  Returns 0, or -1 when the request failed
  * on our side (out of range, the overlay could not take a write): r->error
  * is then set and ff_errmsg() says why.  A request the model fails also
- * returns 0 (r->error, r->injected set): the profile's doing, no message. */
+ * returns 0 (r->error, r->injected set): the profile's doing, no message.
+ * Before ff_server_start every request fails (EINVAL). */
 int ff_server_begin(struct ff_server *s, struct ff_request *r,
                     uint64_t now_ns);
 
@@ -149,7 +150,8 @@ const char *ff_server_dev_name(const struct ff_server *s, uint32_t dev);
 uint64_t ff_server_dev_size(const struct ff_server *s, uint32_t dev);
 /* Device index by name, or -1. */
 int64_t ff_server_lookup(const struct ff_server *s, const char *name);
-/* 1 when dev exists at now_ns (the profile's appear_at has passed). */
+/* 1 when dev exists at now_ns (the profile's appear_at has passed); 0
+ * before ff_server_start. */
 int ff_server_present(const struct ff_server *s, uint32_t dev,
                       uint64_t now_ns);
 /* ff_farm_extents_all on dev: ranges that may hold data. */

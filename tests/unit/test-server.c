@@ -422,7 +422,20 @@ test_save_at_exit(void **state)
   o.save_overlay = path;
   s = ff_server_new(&o, NULL);
   assert_nonnull_err(s);
+  /* Not started: no request runs, nothing is present. */
+  {
+    struct ff_request q = {.dev = 0, .kind = FF_REQ_FLUSH};
+
+    assert_int_equal(ff_server_begin(s, &q, T0), -1);
+    assert_int_equal(q.error, EINVAL);
+    assert_non_null(strstr(ff_errmsg(), "not started"));
+    ff_server_end(s, &q, T0);
+    assert_int_equal(ff_server_present(s, 0, T0), 0);
+    assert_string_equal(ff_server_profile_name(s), "ideal");
+  }
   assert_ok(ff_server_start(s, T0));
+  assert_int_equal(ff_server_start(s, T0), -1);
+  assert_int_equal(ff_server_present(s, 0, T0), 1);
   /* Statistics are off: asking for them is an error, requests still run. */
   assert_null(ff_server_stats_json(s, 1, 0, NULL, NULL));
   assert_non_null(strstr(ff_errmsg(), "statistics are off"));
