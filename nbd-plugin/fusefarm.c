@@ -339,15 +339,19 @@ report_fault(enum ff_server_fault f)
     break;
   case FF_SERVER_BAD_OVERLAY:
     if (scale_devices) {
-      /* The farm is gone with the server: count it again for the hint. */
-      struct ff_farm *f2 = ff_server_load_farm(spec_path, scale_devices, NULL);
+      /* The farm is gone with the server: count it again for the hint
+       * (keeping the overlay's message, which loading may replace). */
+      char why[1024];
+      struct ff_farm *f2;
 
+      snprintf(why, sizeof why, "%s", ff_errmsg());
+      f2 = ff_server_load_farm(spec_path, scale_devices, NULL);
       n = f2 ? ff_farm_ndevs(f2) : 0;
       ff_farm_free(f2);
       nbdkit_error("overlay=%s: %s (this farm: the spec scaled by "
                    "devices=%u to %" PRIu32 " devices; an overlay is "
                    "loaded with the devices= it was saved with)",
-                   overlay_path, ff_errmsg(), scale_devices, n);
+                   overlay_path, why, scale_devices, n);
     } else {
       nbdkit_error("overlay=%s: %s", overlay_path, ff_errmsg());
     }
