@@ -127,7 +127,7 @@ main(int argc, char **argv)
 
   for (int pass = 0; pass < 3; pass++) {
     t0 = now();
-    for (uint32_t d = 0; d < farm->ndevs; d++)
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
       if (ff_farm_read(farm, d, buf, 0, READ_SIZE) < 0) {
         fprintf(stderr, "bench-core: %s\n", ff_errmsg());
         return 1;
@@ -164,12 +164,12 @@ main(int argc, char **argv)
       return 1;
     }
   }
-  fds = calloc(farm->ndevs, sizeof *fds);
-  for (uint32_t d = 0; d < farm->ndevs; d++) {
+  fds = calloc(ff_farm_ndevs(farm), sizeof *fds);
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++) {
     char p[4400];
     struct stat st;
 
-    snprintf(p, sizeof p, "%s/img/%s", dir, farm->devs[d].name);
+    snprintf(p, sizeof p, "%s/img/%s", dir, ff_farm_dev_name(farm, d));
     fds[d] = open(p, O_RDONLY);
     if (fds[d] < 0 || fstat(fds[d], &st) < 0) {
       perror(p);
@@ -179,7 +179,7 @@ main(int argc, char **argv)
   }
   for (int pass = 0; pass < 4; pass++) { /* the first pass warms the cache */
     t0 = now();
-    for (uint32_t d = 0; d < farm->ndevs; d++)
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
       if (pread(fds[d], buf, READ_SIZE, 0) != READ_SIZE) {
         perror("pread");
         return 1;
@@ -188,16 +188,16 @@ main(int argc, char **argv)
     if (pass && t0 < t_pread)
       t_pread = t0;
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++)
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
     close(fds[d]);
   if (snprintf(cmd, sizeof cmd, "rm -rf %s", dir) >= (int)sizeof cmd ||
       system(cmd) != 0)
     fprintf(stderr, "bench-core: could not remove %s\n", dir);
 
   {
-    double bytes = (double)farm->ndevs * READ_SIZE;
-    double rss_dev = (double)(rss1 - rss0) / farm->ndevs;
-    double img_dev = (double)img_bytes / 1024 / farm->ndevs;
+    double bytes = (double)ff_farm_ndevs(farm) * READ_SIZE;
+    double rss_dev = (double)(rss1 - rss0) / ff_farm_ndevs(farm);
+    double img_dev = (double)img_bytes / 1024 / ff_farm_ndevs(farm);
 
     if (json) {
       printf("{\"devices\": %u, \"vgs\": %u, \"build_s\": %.6f, "
@@ -205,21 +205,22 @@ main(int argc, char **argv)
              "\"image_kib_per_device\": %.4f, \"synth_gib_s\": %.4f, "
              "\"pread_gib_s\": %.4f, \"synth_us_per_device\": %.4f, "
              "\"pread_us_per_device\": %.4f}\n",
-             farm->ndevs, farm->nvgs, t_build, rss1 - rss0, rss_dev, img_dev,
-             bytes / t_synth / (1 << 30), bytes / t_pread / (1 << 30),
-             t_synth / farm->ndevs * 1e6, t_pread / farm->ndevs * 1e6);
+             ff_farm_ndevs(farm), ff_farm_nvgs(farm), t_build, rss1 - rss0,
+             rss_dev, img_dev, bytes / t_synth / (1 << 30),
+             bytes / t_pread / (1 << 30), t_synth / ff_farm_ndevs(farm) * 1e6,
+             t_pread / ff_farm_ndevs(farm) * 1e6);
     } else {
       printf("fusefarm core benchmark: %u devices of 1 TiB (%u VGs)\n",
-             farm->ndevs, farm->nvgs);
+             ff_farm_ndevs(farm), ff_farm_nvgs(farm));
       printf("  spec load + farm build     %8.3f s\n", t_build);
       printf("  RSS growth                 %8.1f MiB (%.2f KiB per device)\n",
              (double)(rss1 - rss0) / 1024, rss_dev);
       printf("  sparse images hold         %8.1f MiB (%.2f KiB per device)\n",
              (double)img_bytes / (1 << 20), img_dev);
       printf("  synthesized first 128 KiB  %8.2f GiB/s (%.1f us per device)\n",
-             bytes / t_synth / (1 << 30), t_synth / farm->ndevs * 1e6);
+             bytes / t_synth / (1 << 30), t_synth / ff_farm_ndevs(farm) * 1e6);
       printf("  pread of sparse images     %8.2f GiB/s (%.1f us per device)\n",
-             bytes / t_pread / (1 << 30), t_pread / farm->ndevs * 1e6);
+             bytes / t_pread / (1 << 30), t_pread / ff_farm_ndevs(farm) * 1e6);
       printf("  ratio synthesized / pread  %8.2f\n", t_pread / t_synth);
     }
   }

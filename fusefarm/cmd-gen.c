@@ -3,8 +3,7 @@
 #include "ff-error.h"
 #include "ff-farm.h"
 #include "ff-manifest.h"
-#include "ff-serve.h"
-#include "ff-spec.h"
+#include "ff-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,21 +23,8 @@ ff_cli_load_farm(const char *cmd, const char *path)
 struct ff_farm *
 ff_cli_load_farm_scaled(const char *cmd, const char *path, uint64_t devices)
 {
-  struct ff_spec *sp;
-  struct ff_farm *farm;
+  struct ff_farm *farm = ff_server_load_farm(path, devices, NULL);
 
-  sp = path ? ff_spec_load_file(path)
-            : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
-  if (sp && devices && ff_spec_scale(sp, devices) < 0) {
-    ff_spec_free(sp);
-    sp = NULL;
-  }
-  if (!sp) {
-    fprintf(stderr, "fusefarm %s: %s\n", cmd, ff_errmsg());
-    return NULL;
-  }
-  farm = ff_farm_new(sp);
-  ff_spec_free(sp);
   if (!farm)
     fprintf(stderr, "fusefarm %s: %s\n", cmd, ff_errmsg());
   return farm;
@@ -62,7 +48,8 @@ static const char gen_usage[] =
 static int
 write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
 {
-  const struct ff_device *d = &farm->devs[dev];
+  const char *name = ff_farm_dev_name(farm, dev);
+  uint64_t size = ff_farm_dev_size(farm, dev);
   struct ff_range *ranges = NULL;
   size_t bufsz = 1u << 20;
   int64_t n;
@@ -70,19 +57,18 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
   int fd, r = -1;
 
   fd =
-    openat(dirfd, d->name,
+    openat(dirfd, name,
            O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
   if (fd < 0)
-    return ff_error("%s: %m%s", d->name,
+    return ff_error("%s: %m%s", name,
                     errno == EEXIST ? " (use --force to overwrite)" : "");
   buf = malloc(bufsz);
   if (!buf) {
     ff_error("out of memory");
     goto out;
   }
-  if (ftruncate(fd, (off_t)d->size) < 0) {
-    ff_error("%s: truncate to %llu bytes: %m", d->name,
-             (unsigned long long)d->size);
+  if (ftruncate(fd, (off_t)size) < 0) {
+    ff_error("%s: truncate to %llu bytes: %m", name, (unsigned long long)size);
     goto out;
   }
   n = ff_farm_extents_all(farm, dev, &ranges);
@@ -96,7 +82,7 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
       if (ff_farm_read(farm, dev, buf, at, chunk) < 0)
         goto out;
       if (pwrite(fd, buf, chunk, (off_t)at) != (ssize_t)chunk) {
-        ff_error("%s: write at %llu: %m", d->name, (unsigned long long)at);
+        ff_error("%s: write at %llu: %m", name, (unsigned long long)at);
         goto out;
       }
     }
@@ -105,7 +91,7 @@ out:
   free(ranges);
   free(buf);
   if (close(fd) < 0 && r == 0)
-    r = ff_error("%s: close: %m", d->name);
+    r = ff_error("%s: close: %m", name);
   return r;
 }
 
@@ -157,8 +143,7 @@ ff_cmd_gen(int argc, char **argv)
   farm = ff_cli_load_farm("gen", spec);
   if (!farm)
     return 2;
-  if (overlay &&
-      ff_overlay_load(farm->overlay, overlay, farm->fingerprint) < 0) {
+  if (overlay && ff_farm_load_overlay(farm, overlay) < 0) {
     fprintf(stderr, "fusefarm gen: %s\n", ff_errmsg());
     ff_farm_free(farm);
     return 1;
@@ -174,7 +159,7 @@ ff_cmd_gen(int argc, char **argv)
     ff_farm_free(farm);
     return 1;
   }
-  for (uint32_t i = 0; i < farm->ndevs; i++)
+  for (uint32_t i = 0; i < ff_farm_ndevs(farm); i++)
     if (write_image(farm, i, dirfd, force) < 0) {
       fprintf(stderr, "fusefarm gen: %s/%s\n", out, ff_errmsg());
       rc = 1;
@@ -182,8 +167,8 @@ ff_cmd_gen(int argc, char **argv)
     }
   close(dirfd);
   if (!rc && !quiet)
-    printf("wrote %u device images (%u VGs) to %s\n", farm->ndevs, farm->nvgs,
-           out);
+    printf("wrote %u device images (%u VGs) to %s\n", ff_farm_ndevs(farm),
+           ff_farm_nvgs(farm), out);
   ff_farm_free(farm);
   return rc;
 }
@@ -296,11 +281,10 @@ ff_cmd_check(int argc, char **argv)
   farm = ff_cli_load_farm("check", argc == 2 ? argv[1] : NULL);
   if (!farm)
     return 2;
-  for (uint32_t i = 0; i < farm->nvgs; i++)
-    lvs += farm->vgs[i].nlvs;
+  lvs = ff_farm_nlvs(farm);
   printf("%s: ok: %u devices, %u VGs, %llu LVs\n",
-         argc == 2 ? argv[1] : "<built-in>", farm->ndevs, farm->nvgs,
-         (unsigned long long)lvs);
+         argc == 2 ? argv[1] : "<built-in>", ff_farm_ndevs(farm),
+         ff_farm_nvgs(farm), (unsigned long long)lvs);
   ff_farm_free(farm);
   return 0;
 }

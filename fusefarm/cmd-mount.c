@@ -10,13 +10,10 @@
 #include "ff-cli.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
-#include "ff-farm.h"
 #include "ff-file.h"
 #include "ff-loop.h"
-#include "ff-overlay.h"
-#include "ff-profile.h"
 #include "ff-sched.h"
-#include "ff-stats.h"
+#include "ff-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,9 +86,9 @@ check_nofile(void)
 }
 
 /* --save-overlay F as an absolute path (the daemon changes to / when it
- * goes to the background), checked now: a path that cannot be written is
- * refused before mounting rather than found at exit with the writes in
- * memory only.  NULL with a message on error. */
+ * goes to the background).  The server checks it can be written
+ * (ff_server_new), before anything is mounted.  NULL with a message on
+ * error. */
 static char *
 save_path(const char *path)
 {
@@ -107,11 +104,6 @@ save_path(const char *path)
     abs = NULL;
   if (!abs) {
     ff_error("--save-overlay %s: out of memory", path);
-    return NULL;
-  }
-  if (ff_overlay_save_check(abs) < 0) {
-    ff_error_prefix("--save-overlay %s: ", path);
-    free(abs);
     return NULL;
   }
   return abs;
@@ -152,24 +144,6 @@ release_mount(struct fuse_session *se, const char *mnt)
   close(p[1]);
 }
 
-/* Save at exit; on failure say plainly that the writes are lost. */
-static int
-save_at_exit(struct ff_daemon *d)
-{
-  uint64_t data = 0, zero = 0;
-
-  if (ff_overlay_save(d->farm->overlay, d->save_overlay,
-                      d->farm->fingerprint) == 0)
-    return 0;
-  ff_overlay_stats(d->farm->overlay, &data, &zero, NULL);
-  fprintf(stderr,
-          "fusefarm: %s\n"
-          "fusefarm: the write overlay (%llu blocks written, %llu zeroed) "
-          "was NOT saved and is lost with this daemon\n",
-          ff_errmsg(), (unsigned long long)data, (unsigned long long)zero);
-  return -1;
-}
-
 static int
 check_mountpoint(const char *mnt)
 {
@@ -208,10 +182,11 @@ ff_cmd_mount(int argc, char **argv)
   unsigned threads = 8, reply_threads = 4, devices = 0;
   int foreground = 0, c, rc = 1;
   struct ff_daemon d = {0};
-  struct ff_profile *prof = NULL;
+  struct ff_server_options so = {.stats = 1};
+  enum ff_server_fault fault;
   struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
   struct fuse_loop_config *lc = NULL;
-  char **names = NULL;
+  char *save_abs = NULL;
   char realmnt[PATH_MAX];
 
   optind = 1;
@@ -283,41 +258,32 @@ ff_cmd_mount(int argc, char **argv)
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     return 2;
   }
-  if (save_arg && !(d.save_overlay = save_path(save_arg))) {
+  if (save_arg && !(save_abs = save_path(save_arg))) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     return 2;
   }
-  d.farm = ff_cli_load_farm_scaled("mount", spec, devices);
-  if (!d.farm) {
-    rc = 2;
-    goto out;
-  }
-  prof =
-    profile ? ff_profile_load_file(profile, d.farm) : ff_profile_ideal(d.farm);
-  if (!prof) {
+  so.spec = spec;
+  so.devices = devices;
+  so.profile = profile;
+  so.overlay = overlay;
+  so.save_overlay = save_abs;
+  d.srv = ff_server_new(&so, &fault);
+  if (!d.srv) {
+    if (fault == FF_SERVER_BAD_SAVE_OVERLAY)
+      ff_error_prefix("--save-overlay %s: ", save_arg);
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
-    rc = 2;
-    goto out;
-  }
-  if (overlay &&
-      ff_overlay_load(d.farm->overlay, overlay, d.farm->fingerprint) < 0) {
-    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
+    /* A bad input is a usage error; a bad overlay file or no memory a
+     * runtime failure. */
+    rc =
+      fault == FF_SERVER_BAD_OVERLAY || fault == FF_SERVER_NO_MEMORY ? 1 : 2;
     goto out;
   }
   d.mounted_ns = ff_now_ns();
   d.mounted_at = (int64_t)time(NULL);
-  d.io = ff_iomodel_new(d.farm, prof, d.mounted_ns);
-  prof = NULL; /* owned by the model now, even on failure */
-  d.stats = ff_stats_new(d.farm->ndevs);
-  names = calloc(d.farm->ndevs, sizeof *names);
-  if (!d.io || !d.stats || !names) {
-    fprintf(stderr, "fusefarm mount: %s\n",
-            !names ? "out of memory" : ff_errmsg());
+  if (ff_server_start(d.srv, d.mounted_ns) < 0) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     goto out;
   }
-  for (uint32_t i = 0; i < d.farm->ndevs; i++)
-    names[i] = d.farm->devs[i].name;
-  d.names = (const char *const *)names;
   d.spec = !spec                 ? strdup("<built-in>")
            : ff_is_builtin(spec) ? strdup(spec)
                                  : realpath(spec, NULL);
@@ -359,8 +325,8 @@ ff_cmd_mount(int argc, char **argv)
       fprintf(stderr, "fusefarm mount: --log %s: %m\n", logfile);
       goto out_unmount;
     }
-    fprintf(stderr, "fusefarm: serving %u devices at %s\n", d.farm->ndevs,
-            realmnt);
+    fprintf(stderr, "fusefarm: serving %u devices at %s\n",
+            ff_server_ndevs(d.srv), realmnt);
     if (fuse_daemonize(0) < 0) { /* it said why */
       close(fd);
       goto out_unmount;
@@ -370,7 +336,7 @@ ff_cmd_mount(int argc, char **argv)
   } else {
     if (foreground)
       fprintf(stderr, "fusefarm: serving %u devices at %s (pid %d)\n",
-              d.farm->ndevs, realmnt, (int)getpid());
+              ff_server_ndevs(d.srv), realmnt, (int)getpid());
     if (fuse_daemonize(foreground) < 0)
       goto out_unmount;
   }
@@ -394,8 +360,11 @@ out_unmount:
   d.sched = NULL;
   release_mount(d.se, realmnt);
   fuse_session_unmount(d.se);
-  if (d.save_overlay && save_at_exit(&d) < 0)
+  /* On failure say plainly that the writes are lost. */
+  if (ff_server_save_at_exit(d.srv) < 0) {
+    fprintf(stderr, "fusefarm: %s with this daemon\n", ff_errmsg());
     rc = 1;
+  }
 out_signals:
   fuse_remove_signal_handlers(d.se);
 out_session:
@@ -404,14 +373,10 @@ out:
   if (lc)
     fuse_loop_cfg_destroy(lc);
   fuse_opt_free_args(&args);
-  ff_profile_free(prof);
-  ff_iomodel_free(d.io);
-  ff_stats_free(d.stats);
-  free(names);
+  ff_server_free(d.srv);
   free(d.spec);
   free(d.profile);
-  free(d.save_overlay);
-  ff_farm_free(d.farm);
+  free(save_abs);
   return rc;
 }
 

@@ -16,8 +16,9 @@ int ff_cmd_gen(int argc, char **argv);
 int ff_cmd_manifest(int argc, char **argv);
 int ff_cmd_check(int argc, char **argv);
 
-/* Load the spec at path (NULL: the built-in default) and build its farm;
- * on failure print "fusefarm CMD: message" and return NULL. */
+/* Load the spec at path (NULL: the built-in default) and build its farm
+ * with the one farm loader (ff_server_load_farm); on failure print
+ * "fusefarm CMD: message" and return NULL. */
 struct ff_farm *ff_cli_load_farm(const char *cmd, const char *path);
 
 /* The same, with the farm scaled to about `devices` devices (0: as the

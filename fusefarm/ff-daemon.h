@@ -1,8 +1,8 @@
 /* fusefarm: the FUSE daemon serving a farm (ops.c) and its commands.
  *
- * The daemon owns one struct ff_daemon for its whole life: the farm, the
- * I/O model, the stats, the scheduler of delayed replies.  ops.c says how
- * threads share it.
+ * The daemon owns one struct ff_daemon for its whole life: the server
+ * (ff-server.h: farm, I/O model, overlay, stats) and the scheduler of
+ * delayed replies.  ops.c says how threads share it.
  */
 #ifndef FF_DAEMON_H
 #define FF_DAEMON_H
@@ -10,25 +10,19 @@
 #include <pthread.h>
 #include <stdint.h>
 
-struct ff_farm;
-struct ff_iomodel;
-struct ff_stats;
+struct ff_server;
 struct ff_sched;
 struct fuse_session;
 
 struct ff_daemon {
-  struct ff_farm *farm;
-  struct ff_iomodel *io;
-  struct ff_stats *stats;
+  struct ff_server *srv;
   struct ff_sched *sched;
   struct fuse_session *se;
-  const char *const *names; /* names[i] = farm->devs[i].name */
-  char *spec;               /* path or "<built-in>" */
-  char *mountpoint;         /* absolute */
-  char *save_overlay;       /* save the overlay here at exit, or NULL */
-  unsigned fuse_threads;    /* max FUSE worker threads */
-  uint64_t mounted_ns;      /* CLOCK_MONOTONIC at mount */
-  int64_t mounted_at;       /* wall clock, seconds */
+  char *spec;            /* path or "<built-in>" */
+  char *mountpoint;      /* absolute */
+  unsigned fuse_threads; /* max FUSE worker threads */
+  uint64_t mounted_ns;   /* CLOCK_MONOTONIC at mount */
+  int64_t mounted_at;    /* wall clock, seconds */
 
   pthread_mutex_t ctl_lock; /* guards profile, last_error */
   char *profile;            /* path of the current profile, or NULL */

@@ -20,17 +20,17 @@
  *   moves it to a small reply pool when due.  The FUSE worker returns at
  *   once, so a few threads keep thousands of requests in flight (the
  *   kernel's max_background is raised in init to let them through).
- * - The farm's tables are read-only while serving; its overlay has its own
- *   locks (ff-overlay.h); the I/O model and the stats are safe from many
- *   threads (ff-profile.h, ff-stats.h).  Writes reach the overlay when the
- *   request arrives; only the reply waits, so a later read always sees an
- *   acknowledged write.
+ * - Every device request (read, write, fsync, fallocate) runs through the
+ *   request engine (ff-server.h): begin at arrival (the model decides;
+ *   writes, zeroes and punched holes land now), complete and end when the
+ *   reply goes out.  The engine is safe from many threads.  Only the
+ *   reply waits, so a later read always sees an acknowledged write.
  * - d->ctl_lock guards the current profile path and last_error: the only
  *   daemon state control files change.  save_lock serialises
- *   "save-overlay PATH" commands (a save may take seconds; nothing else
- *   waits for it: reads and writes go on, each device captured under its
- *   own overlay lock).  Profile switches go through
- *   ff_iomodel_set_profile(), which is safe against concurrent submits.
+ *   "save-overlay PATH" commands inside the engine (a save may take
+ *   seconds; nothing else waits for it: reads and writes go on, each
+ *   device captured under its own overlay lock).  Profile switches go
+ *   through ff_server_set_profile(), safe against concurrent requests.
  * - Control-file snapshots are built at open, owned by the open file
  *   (fi->fh) and freed at release.
  * - Every request gets exactly one reply, in whichever thread finishes it.
@@ -38,11 +38,10 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-iomodel.h"
 #include "ff-manifest.h"
-#include "ff-profile.h"
 #include "ff-sched.h"
-#include "ff-serve.h"
-#include "ff-stats.h"
+#include "ff-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,7 +98,7 @@ daemon_of(fuse_req_t req)
 static int
 is_dev(const struct ff_daemon *d, fuse_ino_t ino)
 {
-  return ino >= INO_DEV0 && ino - INO_DEV0 < d->farm->ndevs;
+  return ino >= INO_DEV0 && ino - INO_DEV0 < ff_server_ndevs(d->srv);
 }
 
 static int
@@ -111,7 +110,7 @@ is_ctl(fuse_ino_t ino)
 static int
 present(struct ff_daemon *d, uint32_t dev)
 {
-  return ff_iomodel_present(d->io, dev, ff_now_ns());
+  return ff_server_present(d->srv, dev, ff_now_ns());
 }
 
 static void
@@ -132,12 +131,12 @@ fill_attr(struct ff_daemon *d, fuse_ino_t ino, struct stat *st)
   } else {
     uint32_t dev = (uint32_t)(ino - INO_DEV0);
     struct ff_range *r;
-    int64_t n = ff_farm_extents_all(d->farm, dev, &r);
+    int64_t n = ff_server_extents(d->srv, dev, &r);
     uint64_t blocks = 0;
 
     st->st_mode = S_IFREG | 0644;
     st->st_nlink = 1;
-    st->st_size = (off_t)d->farm->devs[dev].size;
+    st->st_size = (off_t)ff_server_dev_size(d->srv, dev);
     for (int64_t i = 0; i < n; i++)
       blocks += r[i].len / 512;
     free(r);
@@ -185,7 +184,7 @@ op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
       reply_entry(req, d, INO_CTLDIR);
       return;
     }
-    dev = ff_farm_lookup(d->farm, name);
+    dev = ff_server_lookup(d->srv, name);
     if (dev >= 0 && present(d, (uint32_t)dev)) {
       reply_entry(req, d, INO_DEV0 + (fuse_ino_t)dev);
       return;
@@ -231,7 +230,8 @@ op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
   }
   /* A device's size is the spec's; control files ignore O_TRUNC. */
   if ((to_set & FUSE_SET_ATTR_SIZE) && is_dev(d, ino) &&
-      (uint64_t)attr->st_size != d->farm->devs[ino - INO_DEV0].size) {
+      (uint64_t)attr->st_size !=
+        ff_server_dev_size(d->srv, (uint32_t)(ino - INO_DEV0))) {
     fuse_reply_err(req, EPERM);
     return;
   }
@@ -260,7 +260,8 @@ op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  total = ino == FUSE_ROOT_ID ? 3 + (uint64_t)d->farm->ndevs : 2 + CTL_COUNT;
+  total = ino == FUSE_ROOT_ID ? 3 + (uint64_t)ff_server_ndevs(d->srv)
+                              : 2 + CTL_COUNT;
   for (uint64_t o = (uint64_t)off; o < total; o++) {
     struct stat st = {0};
     const char *name;
@@ -287,7 +288,7 @@ op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
       if (!present(d, dev))
         continue;
-      name = d->farm->devs[dev].name;
+      name = ff_server_dev_name(d->srv, dev);
       st.st_ino = INO_DEV0 + dev;
       st.st_mode = S_IFREG;
     }
@@ -334,31 +335,32 @@ static char *
 ctl_snapshot(struct ff_daemon *d, enum ctl which)
 {
   struct ff_sb sb = FF_SB_INIT;
+  const struct ff_farm *farm = ff_server_farm(d->srv);
+  struct ff_iomodel *io = ff_server_model(d->srv);
   uint64_t pending, pmax;
 
   switch (which) {
   case CTL_DEVICES:
-    for (uint32_t i = 0; i < d->farm->ndevs; i++) {
-      const struct ff_device *dev = &d->farm->devs[i];
+    for (uint32_t i = 0; i < ff_farm_ndevs(farm); i++) {
+      enum ff_role role = ff_farm_dev_role(farm, i);
 
       if (!present(d, i))
         continue;
-      ff_sb_addf(&sb, "%s %s ", dev->name,
-                 ff_role_name((enum ff_role)dev->role));
-      if (dev->role == FF_ROLE_PV || dev->role == FF_ROLE_ORPHAN ||
-          dev->role == FF_ROLE_DUPLICATE)
-        ff_sb_addn(&sb, dev->uuid, FF_UUID_LEN);
+      ff_sb_addf(&sb, "%s %s ", ff_farm_dev_name(farm, i), ff_role_name(role));
+      if (role == FF_ROLE_PV || role == FF_ROLE_ORPHAN ||
+          role == FF_ROLE_DUPLICATE)
+        ff_sb_addn(&sb, ff_farm_dev_uuid(farm, i), FF_UUID_LEN);
       else
         ff_sb_add(&sb, "-");
       ff_sb_add(&sb, "\n");
     }
     return ff_sb_detach(&sb, NULL);
   case CTL_MANIFEST:
-    return json_text(ff_manifest_json(d->farm));
+    return json_text(ff_manifest_json(farm));
   case CTL_STATS_JSON:
-    return json_text(ff_stats_json(d->stats, d->names, 0));
+    return ff_server_stats_json(d->srv, 0, 1, NULL, NULL);
   case CTL_STATS:
-    return ff_stats_text(d->stats, d->names);
+    return ff_server_stats_table(d->srv);
   case CTL_INFO:
     ff_sched_counts(d->sched, &pending, &pmax);
     pthread_mutex_lock(&d->ctl_lock);
@@ -367,8 +369,8 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
         "{s:s, s:i, s:I, s:s, s:s, s:s?, s:s, s:I, s:i, s:i, s:I, s:I}",
         "format", "fusefarm-info", "version", 1, "pid", (json_int_t)getpid(),
         "spec", d->spec, "mountpoint", d->mountpoint, "profile", d->profile,
-        "profile_name", ff_iomodel_profile_name(d->io), "devices",
-        (json_int_t)d->farm->ndevs, "fuse_threads", (int)d->fuse_threads,
+        "profile_name", ff_server_profile_name(d->srv), "devices",
+        (json_int_t)ff_farm_ndevs(farm), "fuse_threads", (int)d->fuse_threads,
         "sched_threads", (int)ff_sched_threads(d->sched), "delayed_pending",
         (json_int_t)pending, "delayed_max", (json_int_t)pmax);
 
@@ -377,7 +379,7 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
     }
   case CTL_PROFILE:
     pthread_mutex_lock(&d->ctl_lock);
-    ff_sb_addf(&sb, "%s %s\n", ff_iomodel_profile_name(d->io),
+    ff_sb_addf(&sb, "%s %s\n", ff_server_profile_name(d->srv),
                d->profile ? d->profile : "(ideal)");
     pthread_mutex_unlock(&d->ctl_lock);
     return ff_sb_detach(&sb, NULL);
@@ -385,23 +387,22 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
     json_t *devs = json_array();
     uint64_t now = ff_now_ns();
 
-    for (uint32_t i = 0; i < d->farm->ndevs && devs; i++)
+    for (uint32_t i = 0; i < ff_farm_ndevs(farm) && devs; i++)
       json_array_append_new(
         devs,
         json_pack(
-          "{s:s, s:b, s:b, s:I, s:I, s:I}", "name", d->farm->devs[i].name,
-          "present", ff_iomodel_present(d->io, i, now), "direct_io",
-          ff_iomodel_direct_io(d->io, i), "read_p50_ns",
-          (json_int_t)ff_iomodel_latency_quantile(d->io, i, FF_OP_READ, 0.5),
+          "{s:s, s:b, s:b, s:I, s:I, s:I}", "name", ff_farm_dev_name(farm, i),
+          "present", ff_iomodel_present(io, i, now), "direct_io",
+          ff_iomodel_direct_io(io, i), "read_p50_ns",
+          (json_int_t)ff_iomodel_latency_quantile(io, i, FF_OP_READ, 0.5),
           "read_p99_ns",
-          (json_int_t)ff_iomodel_latency_quantile(d->io, i, FF_OP_READ, 0.99),
+          (json_int_t)ff_iomodel_latency_quantile(io, i, FF_OP_READ, 0.99),
           "write_p50_ns",
-          (json_int_t)ff_iomodel_latency_quantile(d->io, i, FF_OP_WRITE,
-                                                  0.5)));
+          (json_int_t)ff_iomodel_latency_quantile(io, i, FF_OP_WRITE, 0.5)));
     return json_text(json_pack("{s:s, s:s, s:b, s:o}", "format",
                                "fusefarm-profile", "name",
-                               ff_iomodel_profile_name(d->io), "rotational",
-                               ff_iomodel_rotational(d->io), "devices", devs));
+                               ff_iomodel_profile_name(io), "rotational",
+                               ff_iomodel_rotational(io), "devices", devs));
   }
   case CTL_LAST_ERROR:
     pthread_mutex_lock(&d->ctl_lock);
@@ -428,7 +429,7 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
     /* direct_io: every read reaches us, so latency applies to warm scans
      * too; without it the page cache answers repeats (docs/fuse.md). */
-    fi->direct_io = ff_iomodel_direct_io(d->io, dev) ? 1 : 0;
+    fi->direct_io = ff_iomodel_direct_io(ff_server_model(d->srv), dev) ? 1 : 0;
     fi->keep_cache = !fi->direct_io;
     fi->fh = 0;
     fuse_reply_open(req, fi);
@@ -479,10 +480,6 @@ op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fuse_reply_err(req, 0);
 }
 
-/* Saves through the control file, one at a time: two at once to the same
- * path would share its PATH.tmp (ff-overlay.h). */
-static pthread_mutex_t save_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* One write to a control file is one command.  On failure *err is the
  * errno for the writer: EINVAL for a bad command, the save's own errno
  * (EACCES, EROFS, ENOSPC, ...) when saving the overlay failed. */
@@ -493,17 +490,11 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
 
   *err = EINVAL;
   if (which == CTL_PROFILE) {
-    struct ff_profile *p = ff_profile_load_file(cmd, d->farm);
-    char *copy;
+    char *copy = strdup(cmd);
 
-    if (!p)
-      return -1;
-    copy = strdup(cmd);
-    if (!copy) {
-      ff_profile_free(p);
+    if (!copy)
       return ff_error("out of memory");
-    }
-    if (ff_iomodel_set_profile(d->io, p, ff_now_ns()) < 0) {
+    if (ff_server_set_profile(d->srv, cmd, ff_now_ns()) < 0) {
       free(copy);
       return -1;
     }
@@ -514,8 +505,7 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
     return 0;
   }
   if (!strcmp(cmd, "reset")) {
-    ff_stats_reset(d->stats);
-    return 0;
+    return ff_server_stats_reset(d->srv);
   }
   if (!strncmp(cmd, "save-overlay ", 13)) {
     const char *path = cmd + 13;
@@ -525,11 +515,9 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
       return ff_error("save-overlay %s: expected an absolute path", path);
     /* A failed save changes nothing: the overlay stays in memory, the
      * previous file at path stays as it was; a save elsewhere works. */
-    pthread_mutex_lock(&save_lock);
-    r = ff_overlay_save(d->farm->overlay, path, d->farm->fingerprint);
+    r = ff_server_save_overlay(d->srv, path);
     if (r < 0)
       *err = errno ? errno : EIO;
-    pthread_mutex_unlock(&save_lock);
     return r;
   }
   return ff_error("unknown control command '%s' (expected reset or "
@@ -571,41 +559,34 @@ struct pending {
   struct ff_sched_item item; /* first: the scheduler hands us this */
   struct ff_daemon *d;
   fuse_req_t req;
-  uint32_t dev;
-  enum ff_op op;
-  uint64_t off;
-  size_t len;
-  uint64_t arrival_ns;
-  int error;
-  int injected;
+  struct ff_request r;
 };
 
+/* Complete and end the request, and answer it: exactly one reply. */
 static void
 finish(struct pending *p)
 {
   struct ff_daemon *d = p->d;
-  int err = p->error;
+  struct ff_request *r = &p->r;
+  char *buf = NULL;
 
-  if (!err && p->op == FF_OP_READ) {
-    char *buf = malloc(p->len ? p->len : 1);
-
+  if (!r->error && r->kind == FF_REQ_READ) {
+    buf = malloc(r->len ? r->len : 1);
     if (!buf)
-      err = ENOMEM;
-    else if (ff_farm_read(d->farm, p->dev, buf, p->off, p->len) < 0)
-      err = EIO;
-    else
-      fuse_reply_buf(p->req, buf, p->len);
-    free(buf);
-  } else if (!err && p->op == FF_OP_WRITE) {
-    fuse_reply_write(p->req, p->len);
-  } else if (!err) {
-    fuse_reply_err(p->req, 0);
+      r->error = ENOMEM;
   }
-  if (err)
-    fuse_reply_err(p->req, err);
-  ff_stats_record(d->stats, p->dev, (enum ff_stat_op)p->op, p->off, p->len,
-                  ff_now_ns() - p->arrival_ns, err, p->injected);
-  ff_stats_inflight_add(d->stats, -1);
+  if (ff_server_complete(d->srv, r, buf) < 0)
+    fprintf(stderr, "fusefarm: %s\n", ff_errmsg());
+  if (r->error)
+    fuse_reply_err(p->req, r->error);
+  else if (r->kind == FF_REQ_READ)
+    fuse_reply_buf(p->req, buf, r->len);
+  else if (r->kind == FF_REQ_WRITE)
+    fuse_reply_write(p->req, r->len);
+  else
+    fuse_reply_err(p->req, 0);
+  free(buf);
+  ff_server_end(d->srv, r, ff_now_ns());
 }
 
 static void
@@ -617,29 +598,30 @@ finish_item(struct ff_sched_item *it)
   free(p);
 }
 
-/* Answer now, or hand the request to the scheduler for dec->done_ns.
- * error overrides the model's (a failure of our own). */
+/* A request arrives: begin it in the engine (the model decides; a write,
+ * zero or punched hole lands now), then answer now or hand it to the
+ * scheduler for its done time. */
 static void
-schedule(fuse_req_t req, uint32_t dev, enum ff_op op, uint64_t off, size_t len,
-         uint64_t now, const struct ff_io_decision *dec, int error)
+submit(fuse_req_t req, enum ff_req_kind kind, uint32_t dev, uint64_t off,
+       uint64_t len, const void *wbuf)
 {
   struct ff_daemon *d = daemon_of(req);
   struct pending *p, local;
+  struct ff_request r = {
+    .dev = dev, .kind = kind, .off = off, .len = len, .wbuf = wbuf};
+  uint64_t now = ff_now_ns();
 
-  p = dec->done_ns > now ? malloc(sizeof *p) : NULL;
+  if (ff_server_begin(d->srv, &r, now) < 0)
+    fprintf(stderr, "fusefarm: %s\n", ff_errmsg());
+  r.wbuf = NULL; /* the kernel's buffer is gone once we return */
+  p = r.done_ns > now ? malloc(sizeof *p) : NULL;
   if (!p)
     p = &local;
   *p = (struct pending){
-    .item = {.due_ns = dec->done_ns, .fn = finish_item},
+    .item = {.due_ns = r.done_ns, .fn = finish_item},
     .d = d,
     .req = req,
-    .dev = dev,
-    .op = op,
-    .off = off,
-    .len = len,
-    .arrival_ns = now,
-    .error = error ? error : dec->error,
-    .injected = error ? 0 : dec->injected,
+    .r = r,
   };
   if (p == &local) {
     finish(p);
@@ -647,27 +629,6 @@ schedule(fuse_req_t req, uint32_t dev, enum ff_op op, uint64_t off, size_t len,
     finish(p); /* the heap cannot grow: answer now rather than never */
     free(p);
   }
-}
-
-/* A request arrives: ask the model when and how to answer it. */
-static uint64_t
-arrive(struct ff_daemon *d, uint32_t dev, enum ff_op op, uint64_t off,
-       size_t len, struct ff_io_decision *dec)
-{
-  uint64_t now = ff_now_ns();
-
-  ff_stats_inflight_add(d->stats, 1);
-  ff_iomodel_submit(d->io, dev, op, off, len, now, dec);
-  return now;
-}
-
-static void
-submit(fuse_req_t req, uint32_t dev, enum ff_op op, uint64_t off, size_t len)
-{
-  struct ff_io_decision dec;
-  uint64_t now = arrive(daemon_of(req), dev, op, off, len, &dec);
-
-  schedule(req, dev, op, off, len, now, &dec, 0);
 }
 
 static void
@@ -707,14 +668,15 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     return;
   }
   /* A read past the end is short, never garbage. */
-  devsize = d->farm->devs[ino - INO_DEV0].size;
+  devsize = ff_server_dev_size(d->srv, (uint32_t)(ino - INO_DEV0));
   if ((uint64_t)off >= devsize) {
     fuse_reply_buf(req, NULL, 0);
     return;
   }
   if (size > devsize - (uint64_t)off)
     size = devsize - (uint64_t)off;
-  submit(req, (uint32_t)(ino - INO_DEV0), FF_OP_READ, (uint64_t)off, size);
+  submit(req, FF_REQ_READ, (uint32_t)(ino - INO_DEV0), (uint64_t)off, size,
+         NULL);
 }
 
 static void
@@ -722,10 +684,7 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
          off_t off, struct fuse_file_info *fi)
 {
   struct ff_daemon *d = daemon_of(req);
-  struct ff_io_decision dec;
   uint32_t dev;
-  uint64_t now;
-  int err = 0;
 
   if (is_ctl(ino)) {
     ctl_write(req, d, (struct ctl_file *)(uintptr_t)fi->fh, buf, size);
@@ -736,17 +695,14 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
     return;
   }
   dev = (uint32_t)(ino - INO_DEV0);
-  if ((uint64_t)off > d->farm->devs[dev].size ||
-      size > d->farm->devs[dev].size - (uint64_t)off) {
+  if ((uint64_t)off > ff_server_dev_size(d->srv, dev) ||
+      size > ff_server_dev_size(d->srv, dev) - (uint64_t)off) {
     fuse_reply_err(req, ENOSPC);
     return;
   }
-  /* The model decides first: a write it fails must not land.  One that
+  /* The model decides first: a write it fails does not land.  One that
    * succeeds lands now; only its reply waits. */
-  now = arrive(d, dev, FF_OP_WRITE, (uint64_t)off, size, &dec);
-  if (!dec.error && ff_farm_write(d->farm, dev, buf, (uint64_t)off, size) < 0)
-    err = EIO;
-  schedule(req, dev, FF_OP_WRITE, (uint64_t)off, size, now, &dec, err);
+  submit(req, FF_REQ_WRITE, dev, (uint64_t)off, size, buf);
 }
 
 static void
@@ -769,7 +725,7 @@ op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
     fuse_reply_err(req, 0);
     return;
   }
-  submit(req, (uint32_t)(ino - INO_DEV0), FF_OP_FLUSH, 0, 0);
+  submit(req, FF_REQ_FLUSH, (uint32_t)(ino - INO_DEV0), 0, 0, NULL);
 }
 
 static void
@@ -788,12 +744,12 @@ op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
     return;
   }
   dev = (uint32_t)(ino - INO_DEV0);
-  size = d->farm->devs[dev].size;
+  size = ff_server_dev_size(d->srv, dev);
   if (off < 0 || o >= size) {
     fuse_reply_err(req, ENXIO);
     return;
   }
-  n = ff_farm_extents_all(d->farm, dev, &r);
+  n = ff_server_extents(d->srv, dev, &r);
   if (n < 0) {
     fuse_reply_err(req, ENOMEM);
     return;
@@ -831,7 +787,7 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
   }
   dev = (uint32_t)(ino - INO_DEV0);
   if (off < 0 || length < 0 ||
-      (uint64_t)off + (uint64_t)length > d->farm->devs[dev].size) {
+      (uint64_t)off + (uint64_t)length > ff_server_dev_size(d->srv, dev)) {
     fuse_reply_err(req, mode & FALLOC_FL_KEEP_SIZE ? EINVAL : EFBIG);
     return;
   }
@@ -843,12 +799,11 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
     fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
-  /* Only ranges that can hold data need zeroing (a discard of a 1 TiB
-   * device touches a few blocks, not 2^28). */
-  fuse_reply_err(
-    req, ff_farm_zero_sparse(d->farm, dev, (uint64_t)off, (uint64_t)length) < 0
-           ? EIO
-           : 0);
+  /* A loop discard (punch hole) is a trim, a zero range a zero: both go
+   * through the model and the stats like NBD's, and land at once; only
+   * ranges that can hold data are zeroed (ff_farm_zero_sparse). */
+  submit(req, mode & FALLOC_FL_PUNCH_HOLE ? FF_REQ_TRIM : FF_REQ_ZERO, dev,
+         (uint64_t)off, (uint64_t)length, NULL);
 }
 
 static void
@@ -859,11 +814,11 @@ op_statfs(fuse_req_t req, fuse_ino_t ino)
   uint64_t total = 0;
 
   (void)ino;
-  for (uint32_t i = 0; i < d->farm->ndevs; i++)
-    total += d->farm->devs[i].size;
+  for (uint32_t i = 0; i < ff_server_ndevs(d->srv); i++)
+    total += ff_server_dev_size(d->srv, i);
   sv.f_bsize = sv.f_frsize = 4096;
   sv.f_blocks = total / 4096;
-  sv.f_files = d->farm->ndevs + 2 + CTL_COUNT;
+  sv.f_files = ff_server_ndevs(d->srv) + 2 + CTL_COUNT;
   sv.f_namemax = 255;
   fuse_reply_statfs(req, &sv);
 }

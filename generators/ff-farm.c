@@ -8,7 +8,7 @@
  * ones exactly as lvm's successive writes did), or another format's
  * signature.
  */
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-crc.h"
 #include "ff-error.h"
 #include "ff-lvmtext.h"
@@ -1227,4 +1227,140 @@ ff_farm_describe(const struct ff_farm *farm, uint32_t dev, char *buf,
              farm->devs[d->alias].name);
     break;
   }
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+uint32_t
+ff_farm_ndevs(const struct ff_farm *farm)
+{
+  return farm->ndevs;
+}
+
+uint64_t
+ff_farm_seed(const struct ff_farm *farm)
+{
+  return farm->seed;
+}
+
+uint32_t
+ff_farm_nvgs(const struct ff_farm *farm)
+{
+  return farm->nvgs;
+}
+
+uint64_t
+ff_farm_nlvs(const struct ff_farm *farm)
+{
+  uint64_t n = 0;
+
+  for (uint32_t i = 0; i < farm->nvgs; i++)
+    n += farm->vgs[i].nlvs;
+  return n;
+}
+
+const char *
+ff_farm_dev_name(const struct ff_farm *farm, uint32_t dev)
+{
+  return farm->devs[dev].name;
+}
+
+uint64_t
+ff_farm_dev_size(const struct ff_farm *farm, uint32_t dev)
+{
+  return farm->devs[dev].size;
+}
+
+enum ff_role
+ff_farm_dev_role(const struct ff_farm *farm, uint32_t dev)
+{
+  return (enum ff_role)farm->devs[dev].role;
+}
+
+const char *
+ff_farm_dev_uuid(const struct ff_farm *farm, uint32_t dev)
+{
+  return farm->devs[dev].uuid;
+}
+
+uint64_t
+ff_farm_fingerprint(const struct ff_farm *farm)
+{
+  return farm->fingerprint;
+}
+
+struct ff_overlay *
+ff_farm_overlay(const struct ff_farm *farm)
+{
+  return farm->overlay;
+}
+
+int
+ff_farm_save_overlay(const struct ff_farm *farm, const char *path)
+{
+  return ff_overlay_save(farm->overlay, path, farm->fingerprint);
+}
+
+int
+ff_farm_load_overlay(struct ff_farm *farm, const char *path)
+{
+  return ff_overlay_load(farm->overlay, path, farm->fingerprint);
+}
+
+int64_t
+ff_farm_extents_all(const struct ff_farm *farm, uint32_t dev,
+                    struct ff_range **out)
+{
+  struct ff_range *r = NULL;
+  int64_t n;
+  size_t room = 0;
+
+  *out = NULL;
+  for (;;) {
+    n = ff_farm_extents(farm, dev, r, room);
+    if (n < 0) {
+      free(r);
+      return -1;
+    }
+    if ((uint64_t)n <= room)
+      break;
+    /* Count, then fetch with some slack for writes landing meanwhile. */
+    free(r);
+    room = (size_t)n + 16;
+    r = malloc(room * sizeof *r);
+    if (!r)
+      return ff_error("extents of device %u: out of memory", dev);
+  }
+  if (n == 0) {
+    free(r);
+    r = NULL;
+  }
+  *out = r;
+  return n;
+}
+
+int
+ff_farm_zero_sparse(struct ff_farm *farm, uint32_t dev, uint64_t off,
+                    uint64_t len)
+{
+  struct ff_range *r;
+  uint64_t end = off + len;
+  int64_t n;
+  int rc = 0;
+
+  if (dev >= farm->ndevs || off > farm->devs[dev].size ||
+      len > farm->devs[dev].size - off)
+    return ff_farm_zero(farm, dev, off, len); /* its range error */
+  n = ff_farm_extents_all(farm, dev, &r);
+  if (n < 0)
+    return -1;
+  for (int64_t i = 0; i < n && rc == 0; i++) {
+    uint64_t s = r[i].off > off ? r[i].off : off;
+    uint64_t e = r[i].off + r[i].len < end ? r[i].off + r[i].len : end;
+
+    if (s < e)
+      rc = ff_farm_zero(farm, dev, s, e - s);
+  }
+  free(r);
+  return rc;
 }

@@ -6,7 +6,7 @@
  */
 #include "ff-lvmtext.h"
 #include "ff-error.h"
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-util.h"
 
 #include <stdlib.h>

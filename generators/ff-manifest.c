@@ -1,7 +1,7 @@
 /* fusefarm: farm manifest (see ff-manifest.h, docs/manifest.md). */
 #include "ff-manifest.h"
 #include "ff-error.h"
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 
 static json_t *
 uuid_json(const char uuid[FF_UUID_LEN])

@@ -8,6 +8,7 @@
  * is never called with a lock held; no thread ever holds two locks.
  */
 #include "ff-overlay.h"
+#include "ff-file.h"
 #include "ff-bytes.h"
 
 #include <errno.h>
@@ -804,31 +805,6 @@ save_dev(struct fwriter *w, struct ov_dev *d, uint32_t dev, uint64_t *count)
   return r;
 }
 
-/* fsync the directory holding path, so the rename survives a crash.
- * Best effort: by now the new file is in place. */
-static void
-sync_parent_dir(const char *path)
-{
-  const char *slash = strrchr(path, '/');
-  char *dir;
-  int fd;
-
-  if (slash == NULL)
-    dir = strdup(".");
-  else if (slash == path)
-    dir = strdup("/");
-  else
-    dir = strndup(path, (size_t)(slash - path));
-  if (dir == NULL)
-    return;
-  fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-  free(dir);
-}
-
 /* Record "save overlay PATH: WHAT TMP: strerror" and keep errno. */
 static void
 save_error(int err, const char *path, const char *what, const char *tmp)
@@ -880,20 +856,15 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
 {
   unsigned char hdr[HEADER_SIZE] = {0}, trl[TRAILER_SIZE] = {0};
   struct fwriter *w = NULL;
-  char *tmp = NULL;
+  struct ff_atomic a;
+  const char *step = NULL;
   uint64_t count = 0;
   bool created = false;
-  int fd = -1, r = -1, err = 0;
+  int r = -1, err = 0;
 
   if (ov == NULL || path == NULL) {
     errno = EINVAL;
     return ff_error("save overlay: no overlay or path");
-  }
-  if (asprintf(&tmp, "%s.tmp", path) == -1) {
-    tmp = NULL;
-    err = errno;
-    ff_error("save overlay %s: %m", path);
-    goto out;
   }
   w = malloc(sizeof *w);
   if (w == NULL) {
@@ -901,15 +872,23 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
     ff_error("save overlay %s: %m", path);
     goto out;
   }
-
-  fd = create_tmp(tmp);
-  if (fd == -1) {
+  /* A stale temporary file from an interrupted save is replaced, not
+   * written through (it may be a symlink or a hard link). */
+  if (strlen(path) + 5 > sizeof a.path) {
+    err = ENAMETOOLONG;
+    errno = err;
+    ff_error("save overlay %s: %m", path);
+    goto out;
+  }
+  snprintf(a.tmp, sizeof a.tmp, "%s.tmp", path);
+  unlink(a.tmp);
+  if (ff_atomic_begin(&a, path) == -1) {
     err = errno;
-    save_error(err, path, "create", tmp);
+    save_error(err, path, "create", a.tmp);
     goto out;
   }
   created = true;
-  w->fd = fd;
+  w->fd = a.fd;
   w->crc = 0xFFFFFFFFu;
   w->used = 0;
 
@@ -934,38 +913,24 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
   if (fw_put(w, trl + 16, 4) == -1 || fw_flush(w) == -1)
     goto write_err;
 
-  if (fsync(fd) == -1) {
-    err = errno;
-    save_error(err, path, "fsync", tmp);
-    goto out;
-  }
-  if (close(fd) == -1) {
-    fd = -1;
-    err = errno;
-    save_error(err, path, "close", tmp);
-    goto out;
-  }
-  fd = -1;
-  if (rename(tmp, path) == -1) {
-    err = errno;
-    save_error(err, path, "rename", tmp);
-    goto out;
-  }
+  /* fsync, close, rename over path, fsync the directory; on failure the
+   * temporary file is gone and path is as it was. */
   created = false;
-  sync_parent_dir(path);
+  if (ff_atomic_commit(&a, &step) == -1) {
+    err = errno;
+    save_error(err, path, step ? step : "commit", a.tmp);
+    goto out;
+  }
   r = 0;
   goto out;
 
 write_err:
   err = errno;
-  save_error(err, path, "write", tmp);
+  save_error(err, path, "write", a.tmp);
 out:
-  if (fd >= 0)
-    close(fd);
   if (created)
-    unlink(tmp);
+    ff_atomic_abort(&a);
   free(w);
-  free(tmp);
   if (r == -1)
     errno = err ? err : EIO;
   return r;

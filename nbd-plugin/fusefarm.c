@@ -1,22 +1,22 @@
 /* nbdkit-fusefarm-plugin: the farm's devices as NBD exports.
  *
  * One export per farm device, named as the device is everywhere else
- * (`fusefarm gen`, the FUSE mount).  Every byte and every delay comes
- * from the core (generators/): ff_farm_read/write/zero/extents for the
- * bytes, ff_iomodel_submit for when and how a request is answered,
- * ff_stats_record for the statistics.  This file only translates nbdkit
- * callbacks into those calls; docs/nbd.md and nbdkit-fusefarm-plugin.pod
- * say what the user sees.
+ * (`fusefarm gen`, the FUSE mount).  Every byte, every delay and every
+ * statistic comes from the request engine (serve/ff-server.h), the same
+ * one the FUSE daemon runs: begin (the model decides, writes land),
+ * complete (reads take their bytes), end (stats).  This file only
+ * translates nbdkit callbacks into those calls and waits with
+ * nbdkit_nanosleep; docs/nbd.md and nbdkit-fusefarm-plugin.pod say what
+ * the user sees.
  *
  * THREAD MODEL
  * - NBDKIT_THREAD_MODEL_PARALLEL: nbdkit may call any data callback from
  *   any number of threads at once, on one connection or many.
  * - Everything below "configuration" and "the farm" is written by
  *   .config, .config_complete and .get_ready, before any connection, and
- *   only read afterwards: no lock.  The farm's tables are read-only; its
- *   overlay (one per farm, so shared by every connection to an export) has
- *   its own per-device locks (ff-overlay.h); the I/O model and the stats
- *   are safe from many threads (ff-profile.h, ff-stats.h).
+ *   only read afterwards: no lock.  The server (farm, overlay shared by
+ *   every connection to an export, model, stats) is safe from many
+ *   threads (ff-server.h).
  * - A request asks the model at arrival when to answer; a write or zero
  *   lands in the overlay at once (unless the model fails it) and only the
  *   reply waits, so a request arriving after a write was acknowledged,
@@ -28,20 +28,19 @@
  * - One background thread (started in .after_fork so that it survives
  *   --daemonize, stopped in .cleanup) watches the profile file and writes
  *   the stats file.  bg.lock guards bg.stop and the condition variable it
- *   waits on; the profile switch itself is ff_iomodel_set_profile, safe
+ *   waits on; the profile switch itself is ff_server_set_profile, safe
  *   against concurrent requests.  The watch state (last stat, last error)
  *   belongs to that thread alone.
  */
 #include "ff-error.h"
 #include "ff-farm.h"
-#include "ff-profile.h"
-#include "ff-serve.h"
-#include "ff-spec.h"
-#include "ff-stats.h"
+#include "ff-file.h"
+#include "ff-iomodel.h"
+#include "ff-overlay.h"
+#include "ff-server.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -96,12 +95,8 @@ static char *save_overlay_path; /* save at exit */
 
 /* ---- the farm (.config_complete, .get_ready) -------------------------- */
 
-static struct ff_farm *farm;
-static struct ff_profile *first_profile; /* until the model takes it */
-static struct ff_iomodel *io;
-static struct ff_stats *stats;
-static const char **names; /* names[i] = farm->devs[i].name */
-static uint32_t *served;   /* device indices this shard serves, ascending */
+static struct ff_server *srv;
+static uint32_t *served; /* device indices this shard serves, ascending */
 static uint32_t nserved;
 static bool serving; /* after_fork ran: cleanup saves and writes */
 
@@ -285,107 +280,122 @@ ff_config(const char *key, const char *value)
  * nbdkit listens, so a bad key never gives a half-working server. */
 
 /* Enough descriptors for one connection per export: raise the soft limit
- * as far as the hard one allows, else refuse to start (a farm whose
- * connections start failing after some hundreds would look like missing
- * disks to the guest). */
+ * to the hard one, else refuse to start (a farm whose connections start
+ * failing after some hundreds would look like missing disks to the
+ * guest). */
 static int
 check_fd_limit(void)
 {
   uint64_t need = (uint64_t)nserved * FDS_PER_EXPORT + FDS_SPARE;
   struct rlimit rl;
 
+  if (ff_nofile_raise((rlim_t)need, "the exports", "", NULL) == 0) {
+    nbdkit_debug("fusefarm: %" PRIu32 " exports need %" PRIu64
+                 " file descriptors",
+                 nserved, need);
+    return 0;
+  }
+  /* Say it in the plugin's terms: exports, the rule, shards. */
   if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
-    nbdkit_error("getrlimit RLIMIT_NOFILE: %m");
+    nbdkit_error("%s", ff_errmsg());
     return -1;
   }
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-    struct rlimit want = rl;
-
-    want.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need
-                      ? (rlim_t)need
-                      : rl.rlim_max;
-    if (want.rlim_cur > rl.rlim_cur && setrlimit(RLIMIT_NOFILE, &want) == 0)
-      rl = want;
-  }
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-    nbdkit_error("file descriptor limit too low: %" PRIu32 " exports need "
-                 "%" PRIu64 " (2 per export + 64) but ulimit -n is %llu "
-                 "and the hard limit %s%llu; raise it (ulimit -n %" PRIu64
-                 ") or serve fewer exports per server (shard=K/M)",
-                 nserved, need, (unsigned long long)rl.rlim_cur,
-                 rl.rlim_max == RLIM_INFINITY ? "unlimited " : "",
-                 (unsigned long long)rl.rlim_max, need);
-    return -1;
-  }
-  nbdkit_debug("fusefarm: %" PRIu32 " exports, file descriptor limit %llu "
-               "(need %" PRIu64 ")",
-               nserved, (unsigned long long)rl.rlim_cur, need);
-  return 0;
+  nbdkit_error("file descriptor limit too low: %" PRIu32 " exports need "
+               "%" PRIu64 " (2 per export + 64) but ulimit -n is %llu "
+               "and the hard limit %s%llu; raise it (ulimit -n %" PRIu64
+               ") or serve fewer exports per server (shard=K/M)",
+               nserved, need, (unsigned long long)rl.rlim_cur,
+               rl.rlim_max == RLIM_INFINITY ? "unlimited " : "",
+               (unsigned long long)rl.rlim_max, need);
+  return -1;
 }
 
-/* The farm of spec=, scaled by devices= the way `fusefarm mount
- * --devices` scales it (ff_spec_scale on the parsed spec, then
- * ff_farm_new), so both serve the same devices and bytes.  Everything
- * after this (shards, the fd check, profile, overlay fingerprint, stats)
- * sees the scaled farm only. */
-static struct ff_farm *
-load_farm(void)
+/* What the server could not build, named by this plugin's keys. */
+static void
+report_fault(enum ff_server_fault f)
 {
   const char *what = spec_path ? spec_path : "(built-in)";
-  struct ff_spec *sp;
-  struct ff_farm *f;
+  uint32_t n;
 
-  if (!scale_devices) {
-    f = ff_farm_load(spec_path);
-    if (!f)
-      nbdkit_error("spec=%s: %s", what, ff_errmsg());
-    return f;
-  }
-  sp = spec_path ? ff_spec_load_file(spec_path)
-                 : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
-  if (!sp) {
+  switch (f) {
+  case FF_SERVER_BAD_SAVE_OVERLAY:
+    nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
+    break;
+  case FF_SERVER_BAD_SPEC:
     nbdkit_error("spec=%s: %s", what, ff_errmsg());
-    return NULL;
-  }
-  if (ff_spec_scale(sp, scale_devices) < 0) {
+    break;
+  case FF_SERVER_BAD_DEVICES:
     nbdkit_error("devices=%u: %s", scale_devices, ff_errmsg());
-    ff_spec_free(sp);
-    return NULL;
+    break;
+  case FF_SERVER_BAD_FARM:
+    if (scale_devices)
+      nbdkit_error("spec=%s devices=%u: %s", what, scale_devices, ff_errmsg());
+    else
+      nbdkit_error("spec=%s: %s", what, ff_errmsg());
+    break;
+  case FF_SERVER_BAD_PROFILE:
+    nbdkit_error("profile=%s: %s", profile_path ? profile_path : "(ideal)",
+                 ff_errmsg());
+    break;
+  case FF_SERVER_BAD_OVERLAY:
+    if (scale_devices) {
+      /* The farm is gone with the server: count it again for the hint
+       * (keeping the overlay's message, which loading may replace). */
+      char why[1024];
+      struct ff_farm *f2;
+
+      snprintf(why, sizeof why, "%s", ff_errmsg());
+      f2 = ff_server_load_farm(spec_path, scale_devices, NULL);
+      n = f2 ? ff_farm_ndevs(f2) : 0;
+      ff_farm_free(f2);
+      nbdkit_error("overlay=%s: %s (this farm: the spec scaled by "
+                   "devices=%u to %" PRIu32 " devices; an overlay is "
+                   "loaded with the devices= it was saved with)",
+                   overlay_path, why, scale_devices, n);
+    } else {
+      nbdkit_error("overlay=%s: %s", overlay_path, ff_errmsg());
+    }
+    break;
+  default:
+    nbdkit_error("%s", ff_errmsg());
+    break;
   }
-  f = ff_farm_new(sp);
-  ff_spec_free(sp);
-  if (!f)
-    nbdkit_error("spec=%s devices=%u: %s", what, scale_devices, ff_errmsg());
-  else
-    nbdkit_debug("fusefarm: spec=%s scaled by devices=%u to %" PRIu32
-                 " devices",
-                 what, scale_devices, f->ndevs);
-  return f;
 }
 
 static int
 ff_config_complete(void)
 {
-  /* An overlay that cannot be saved is refused before serving, not lost
-   * at exit. */
-  if (save_overlay_path && ff_overlay_save_check(save_overlay_path) < 0) {
-    nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
+  struct ff_server_options so = {
+    .spec = spec_path,
+    .devices = scale_devices,
+    .profile = profile_path,
+    .overlay = overlay_path,
+    .save_overlay = save_overlay_path,
+    .stats = 1,
+  };
+  enum ff_server_fault fault;
+  uint32_t ndevs;
+
+  /* Everything that can be wrong with the input is found here, before
+   * nbdkit listens, so a bad key never gives a half-working server. */
+  srv = ff_server_new(&so, &fault);
+  if (!srv) {
+    report_fault(fault);
     return -1;
   }
-  farm = load_farm();
-  if (!farm)
-    return -1;
-  names = calloc(farm->ndevs ? farm->ndevs : 1, sizeof *names);
-  served = calloc(farm->ndevs ? farm->ndevs : 1, sizeof *served);
-  if (!names || !served) {
-    nbdkit_error("out of memory for %" PRIu32 " devices", farm->ndevs);
+  ndevs = ff_server_ndevs(srv);
+  if (scale_devices)
+    nbdkit_debug("fusefarm: spec=%s scaled by devices=%u to %" PRIu32
+                 " devices",
+                 spec_path ? spec_path : "(built-in)", scale_devices, ndevs);
+  served = calloc(ndevs ? ndevs : 1, sizeof *served);
+  if (!served) {
+    nbdkit_error("out of memory for %" PRIu32 " devices", ndevs);
     return -1;
   }
-  for (uint32_t i = 0; i < farm->ndevs; i++) {
-    names[i] = farm->devs[i].name;
+  for (uint32_t i = 0; i < ndevs; i++)
     if (in_shard(i))
       served[nserved++] = i;
-  }
   if (nserved == 0) {
     char scaled[64] = "";
 
@@ -393,120 +403,44 @@ ff_config_complete(void)
       snprintf(scaled, sizeof scaled, " scaled by devices=%u", scale_devices);
     nbdkit_error("shard=%s: serves no device (the farm%s has %" PRIu32
                  " devices, indices 0 to %" PRIu32 ")",
-                 shard_arg ? shard_arg : "0/1", scaled, farm->ndevs,
-                 farm->ndevs ? farm->ndevs - 1 : 0);
+                 shard_arg ? shard_arg : "0/1", scaled, ndevs,
+                 ndevs ? ndevs - 1 : 0);
     return -1;
   }
   if (check_fd_limit() < 0)
     return -1;
-
-  first_profile = profile_path ? ff_profile_load_file(profile_path, farm)
-                               : ff_profile_ideal(farm);
-  if (!first_profile) {
-    nbdkit_error("profile=%s: %s", profile_path ? profile_path : "(ideal)",
-                 ff_errmsg());
-    return -1;
-  }
   if (profile_path && stat(profile_path, &bg.seen) == 0)
     bg.seen_valid = true;
-  /* The fingerprint is the scaled farm's: an overlay saved with another
-   * devices= (or none) is refused by ff_overlay_load. */
-  if (overlay_path &&
-      ff_overlay_load(farm->overlay, overlay_path, farm->fingerprint) < 0) {
-    if (scale_devices)
-      nbdkit_error("overlay=%s: %s (this farm: the spec scaled by "
-                   "devices=%u to %" PRIu32 " devices; an overlay is "
-                   "loaded with the devices= it was saved with)",
-                   overlay_path, ff_errmsg(), scale_devices, farm->ndevs);
-    else
-      nbdkit_error("overlay=%s: %s", overlay_path, ff_errmsg());
-    return -1;
-  }
-  stats = ff_stats_new(farm->ndevs);
-  if (!stats) {
-    nbdkit_error("stats: %s", ff_errmsg());
-    return -1;
-  }
   return 0;
 }
 
 /* ---- the stats file ----------------------------------------------------- */
 
-/* The snapshot as ff_stats_json writes it (idle devices included),
- * listing only the devices this shard serves: another server writes the
- * others.  The counters of the rest are zero, so totals are unchanged. */
-static json_t *
-stats_snapshot(void)
+static int
+keep_served(uint32_t dev, void *arg)
 {
-  json_t *j = ff_stats_json(stats, names, 1);
-  json_t *devs, *mine;
-  size_t i;
-
-  if (!j || shard_m == 1)
-    return j;
-  devs = json_object_get(j, "devices");
-  mine = json_array();
-  if (!mine) {
-    json_decref(j);
-    return NULL;
-  }
-  for (i = 0; i < json_array_size(devs); i++) {
-    json_t *d = json_array_get(devs, i);
-    json_int_t idx = json_integer_value(json_object_get(d, "index"));
-
-    if (idx >= 0 && in_shard((uint32_t)idx))
-      json_array_append(mine, d);
-  }
-  json_object_set_new(j, "devices", mine);
-  return j;
+  (void)arg;
+  return in_shard(dev);
 }
 
-/* Write the stats file atomically (PATH.tmp, then rename): a reader
- * never sees half a document. */
+/* Write the stats file atomically: a reader never sees half a document.
+ * The snapshot (idle devices included) lists only the devices this shard
+ * serves: another server writes the others.  The counters of the rest are
+ * zero, so totals are unchanged. */
 static int
 write_stats(void)
 {
-  char *tmp = NULL;
-  json_t *j;
-  FILE *f = NULL;
-  int rc = -1;
+  char *text =
+    ff_server_stats_json(srv, 1, 0, shard_m == 1 ? NULL : keep_served, NULL);
+  int rc;
 
-  j = stats_snapshot();
-  if (!j)
-    return ff_error("stats snapshot: %s", ff_errmsg());
-  if (asprintf(&tmp, "%s.tmp", stats_path) < 0) {
-    tmp = NULL;
-    ff_error("stats=%s: out of memory", stats_path);
-    goto out;
-  }
-  f = fopen(tmp, "we");
-  if (!f) {
-    ff_error("stats=%s: create %s: %m", stats_path, tmp);
-    goto out;
-  }
-  if (json_dumpf(j, f, JSON_COMPACT) < 0 || fputc('\n', f) == EOF) {
-    ff_error("stats=%s: write %s: %m", stats_path, tmp);
-    goto out;
-  }
-  if (fclose(f) != 0) {
-    f = NULL;
-    ff_error("stats=%s: write %s: %m", stats_path, tmp);
-    goto out;
-  }
-  f = NULL;
-  if (rename(tmp, stats_path) < 0) {
-    ff_error("stats=%s: rename %s: %m", stats_path, tmp);
-    goto out;
-  }
-  rc = 0;
-out:
-  if (f)
-    fclose(f);
-  if (rc < 0 && tmp)
-    unlink(tmp);
-  free(tmp);
-  json_decref(j);
-  return rc;
+  if (!text)
+    return ff_error_prefix("stats snapshot: ");
+  rc = ff_write_file_atomic(stats_path, text, strlen(text));
+  free(text);
+  if (rc < 0)
+    return ff_error_prefix("stats=%s: ", stats_path);
+  return 0;
 }
 
 /* ---- the profile file ------------------------------------------------- */
@@ -527,13 +461,12 @@ same_file_version(const struct stat *a, const struct stat *b)
 static void
 check_profile(void)
 {
-  struct ff_profile *p;
   struct stat st;
 
   if (stat(profile_path, &st) < 0) {
     if (!bg.stat_failed)
       nbdkit_error("profile=%s: %m (keeping profile '%s')", profile_path,
-                   ff_iomodel_profile_name(io));
+                   ff_server_profile_name(srv));
     bg.stat_failed = true;
     return;
   }
@@ -542,19 +475,13 @@ check_profile(void)
     return;
   bg.seen = st;
   bg.seen_valid = true;
-  p = ff_profile_load_file(profile_path, farm);
-  if (!p) {
+  if (ff_server_set_profile(srv, profile_path, now_ns()) < 0) {
     nbdkit_error("profile=%s: %s (keeping profile '%s')", profile_path,
-                 ff_errmsg(), ff_iomodel_profile_name(io));
-    return;
-  }
-  if (ff_iomodel_set_profile(io, p, now_ns()) < 0) {
-    nbdkit_error("profile=%s: %s (keeping profile '%s')", profile_path,
-                 ff_errmsg(), ff_iomodel_profile_name(io));
+                 ff_errmsg(), ff_server_profile_name(srv));
     return;
   }
   nbdkit_debug("fusefarm: profile=%s: now '%s'", profile_path,
-               ff_iomodel_profile_name(io));
+               ff_server_profile_name(srv));
 }
 
 static void
@@ -611,9 +538,7 @@ ff_get_ready(void)
 {
   /* The profile's clock (spin-up, stalls, vanish_at, appear_at) starts
    * now.  The model owns the profile from here on, even on failure. */
-  io = ff_iomodel_new(farm, first_profile, now_ns());
-  first_profile = NULL;
-  if (!io) {
+  if (ff_server_start(srv, now_ns()) < 0) {
     nbdkit_error("profile=%s: %s", profile_path ? profile_path : "(ideal)",
                  ff_errmsg());
     return -1;
@@ -669,28 +594,16 @@ ff_cleanup(void)
   /* Every connection is closed: this snapshot is exact. */
   if (stats_path && write_stats() < 0)
     nbdkit_error("%s", ff_errmsg());
-  if (save_overlay_path && ff_overlay_save(farm->overlay, save_overlay_path,
-                                           farm->fingerprint) < 0) {
-    uint64_t data = 0, zero = 0;
-
-    ff_overlay_stats(farm->overlay, &data, &zero, NULL);
-    nbdkit_error("save-overlay=%s: %s: the write overlay (%" PRIu64
-                 " blocks written, %" PRIu64
-                 " zeroed) was NOT saved and is lost",
-                 save_overlay_path, ff_errmsg(), data, zero);
-  }
+  if (ff_server_save_at_exit(srv) < 0)
+    nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
 }
 
 static void
 ff_unload(void)
 {
   ff_cleanup(); /* in case nbdkit did not reach .cleanup */
-  ff_iomodel_free(io);
-  ff_profile_free(first_profile);
-  ff_stats_free(stats);
-  free(names);
+  ff_server_free(srv);
   free(served);
-  ff_farm_free(farm);
   free(spec_path);
   free(profile_path);
   free(stats_path);
@@ -711,7 +624,7 @@ ff_dump_plugin(void)
 static bool
 present(uint32_t dev)
 {
-  return ff_iomodel_present(io, dev, now_ns());
+  return ff_server_present(srv, dev, now_ns());
 }
 
 static int
@@ -726,8 +639,8 @@ ff_list_exports(int readonly, int is_tls, struct nbdkit_exports *exports)
 
     if (!present(dev))
       continue; /* not yet (the profile's appear_at) */
-    ff_farm_describe(farm, dev, desc, sizeof desc);
-    if (nbdkit_add_export(exports, farm->devs[dev].name, desc) < 0) {
+    ff_farm_describe(ff_server_farm(srv), dev, desc, sizeof desc);
+    if (nbdkit_add_export(exports, ff_server_dev_name(srv, dev), desc) < 0) {
       nbdkit_error("list exports: %" PRIu32 " exports, more than nbdkit "
                    "lists (10000); connect by name, or split the farm with "
                    "shard=K/M",
@@ -747,7 +660,7 @@ ff_default_export(int readonly, int is_tls)
   (void)is_tls;
   for (uint32_t i = 0; i < nserved; i++)
     if (present(served[i]))
-      return farm->devs[served[i]].name;
+      return ff_server_dev_name(srv, served[i]);
   return NULL;
 }
 
@@ -761,7 +674,7 @@ ff_open(int readonly)
   (void)readonly;
   if (!name)
     return NULL; /* nbdkit said why */
-  dev = ff_farm_lookup(farm, name);
+  dev = ff_server_lookup(srv, name);
   if (dev < 0) {
     nbdkit_error("unknown export '%s': the farm has no such device "
                  "(nbdinfo --list shows the %" PRIu32 " exports)",
@@ -800,7 +713,7 @@ ff_export_description(void *handle)
   struct handle *h = handle;
   char desc[256];
 
-  ff_farm_describe(farm, h->dev, desc, sizeof desc);
+  ff_farm_describe(ff_server_farm(srv), h->dev, desc, sizeof desc);
   return nbdkit_strdup_intern(desc);
 }
 
@@ -809,7 +722,7 @@ ff_get_size(void *handle)
 {
   struct handle *h = handle;
 
-  return (int64_t)farm->devs[h->dev].size;
+  return (int64_t)ff_server_dev_size(srv, h->dev);
 }
 
 static int
@@ -827,7 +740,7 @@ static int
 ff_is_rotational(void *handle)
 {
   (void)handle;
-  return ff_iomodel_rotational(io);
+  return ff_iomodel_rotational(ff_server_model(srv));
 }
 
 static int
@@ -856,75 +769,43 @@ ff_can_fua(void *handle)
 
 /* ---- data ------------------------------------------------------------- */
 
-enum kind { K_READ, K_WRITE, K_ZERO, K_TRIM, K_FLUSH };
-
-static const char *const kind_name[] = {"read", "write", "zero", "trim",
-                                        "flush"};
-
-/* One request, the same way as the FUSE daemon (fusefarm/ops.c): the
- * model decides at arrival; a write lands at once unless the model fails
- * it; the reply waits until the model's time; a read takes its bytes when
- * it is answered.  Zero and trim count as writes that move no data:
- * their time and faults are a write's (a trim has no length for the
- * model: it transfers nothing), and they add no bytes_written. */
+/* One request through the engine, as the FUSE daemon runs it
+ * (fusefarm/ops.c): begin at arrival (the model decides; a write, zero or
+ * trim lands at once unless the model fails it), wait until the model's
+ * time, complete (a read takes its bytes when it is answered), end. */
 static int
-serve(struct handle *h, enum kind kind, void *rbuf, const void *wbuf,
+serve(struct handle *h, enum ff_req_kind kind, void *rbuf, const void *wbuf,
       uint32_t count, uint64_t off)
 {
-  static const enum ff_op op_of[] = {FF_OP_READ, FF_OP_WRITE, FF_OP_WRITE,
-                                     FF_OP_WRITE, FF_OP_FLUSH};
-  enum ff_op op = op_of[kind];
-  uint64_t model_len = kind == K_TRIM || kind == K_FLUSH ? 0 : count;
-  uint64_t stat_len = kind == K_READ || kind == K_WRITE ? count : 0;
-  struct ff_io_decision dec;
-  uint64_t t0, now;
-  int err, injected, r = 0;
+  struct ff_request r = {
+    .dev = h->dev, .kind = kind, .off = off, .len = count, .wbuf = wbuf};
+  uint64_t now;
 
-  t0 = now_ns();
-  ff_stats_inflight_add(stats, 1);
-  ff_iomodel_submit(io, h->dev, op, off, model_len, t0, &dec);
-  err = dec.error;
-  injected = dec.injected;
-  if (!err) {
-    if (kind == K_WRITE)
-      r = ff_farm_write(farm, h->dev, wbuf, off, count);
-    else if (kind == K_ZERO || kind == K_TRIM)
-      r = ff_farm_zero_sparse(farm, h->dev, off, count);
-    if (r < 0) {
-      nbdkit_error("%s %s at %" PRIu64 ": %s", kind_name[kind],
-                   farm->devs[h->dev].name, off, ff_errmsg());
-      err = EIO;
-    }
-  }
+  if (ff_server_begin(srv, &r, now_ns()) < 0)
+    nbdkit_error("%s", ff_errmsg());
   now = now_ns();
-  if (dec.done_ns > now) {
-    uint64_t d = dec.done_ns - now;
+  if (r.done_ns > now) {
+    uint64_t d = r.done_ns - now;
 
     if (nbdkit_nanosleep((unsigned)(d / 1000000000ull),
                          (unsigned)(d % 1000000000ull)) < 0 &&
-        !err) {
-      err = ESHUTDOWN; /* nbdkit said why */
-      injected = 0;
+        !r.error) {
+      r.error = ESHUTDOWN; /* nbdkit said why */
+      r.injected = 0;
     }
   }
-  if (!err && kind == K_READ &&
-      ff_farm_read(farm, h->dev, rbuf, off, count) < 0) {
-    nbdkit_error("read %s at %" PRIu64 ": %s", farm->devs[h->dev].name, off,
-                 ff_errmsg());
-    err = EIO;
-  }
-  ff_stats_record(stats, h->dev, (enum ff_stat_op)op, off, stat_len,
-                  now_ns() - t0, err, err && injected);
-  ff_stats_inflight_add(stats, -1);
-  if (!err)
+  if (ff_server_complete(srv, &r, rbuf) < 0)
+    nbdkit_error("%s", ff_errmsg());
+  ff_server_end(srv, &r, now_ns());
+  if (!r.error)
     return 0;
-  if (injected)
-    nbdkit_debug("fusefarm: %s %s at %" PRIu64 " length %" PRIu32
-                 ": injected %s",
-                 kind_name[kind], farm->devs[h->dev].name, off, count,
-                 err == ENODEV ? "ENODEV (device vanished)" : "EIO");
+  if (r.injected)
+    nbdkit_debug(
+      "fusefarm: %s %s at %" PRIu64 " length %" PRIu32 ": injected %s",
+      ff_req_kind_name(kind), ff_server_dev_name(srv, h->dev), off, count,
+      r.error == ENODEV ? "ENODEV (device vanished)" : "EIO");
   /* NBD has no ENODEV: a vanished disk answers EIO. */
-  nbdkit_set_error(err == ENODEV ? EIO : err);
+  nbdkit_set_error(r.error == ENODEV ? EIO : r.error);
   return -1;
 }
 
@@ -933,7 +814,7 @@ ff_pread(void *handle, void *buf, uint32_t count, uint64_t offset,
          uint32_t flags)
 {
   (void)flags;
-  return serve(handle, K_READ, buf, NULL, count, offset);
+  return serve(handle, FF_REQ_READ, buf, NULL, count, offset);
 }
 
 static int
@@ -941,28 +822,28 @@ ff_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset,
           uint32_t flags)
 {
   (void)flags; /* FUA: nothing is cached */
-  return serve(handle, K_WRITE, NULL, buf, count, offset);
+  return serve(handle, FF_REQ_WRITE, NULL, buf, count, offset);
 }
 
 static int
 ff_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   (void)flags; /* MAY_TRIM, FAST_ZERO: zeroing is always cheap here */
-  return serve(handle, K_ZERO, NULL, NULL, count, offset);
+  return serve(handle, FF_REQ_ZERO, NULL, NULL, count, offset);
 }
 
 static int
 ff_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   (void)flags;
-  return serve(handle, K_TRIM, NULL, NULL, count, offset);
+  return serve(handle, FF_REQ_TRIM, NULL, NULL, count, offset);
 }
 
 static int
 ff_flush(void *handle, uint32_t flags)
 {
   (void)flags;
-  return serve(handle, K_FLUSH, NULL, NULL, 0, 0);
+  return serve(handle, FF_REQ_FLUSH, NULL, NULL, 0, 0);
 }
 
 /* Holes and data from the layout and the overlay (ff_farm_extents), so
@@ -974,15 +855,16 @@ ff_extents(void *handle, uint32_t count, uint64_t offset, uint32_t flags,
 {
   const uint32_t hole = NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO;
   struct handle *h = handle;
-  uint64_t size = farm->devs[h->dev].size, end = offset + count;
+  uint64_t size = ff_server_dev_size(srv, h->dev), end = offset + count;
   uint64_t pos = offset;
   struct ff_range *r;
   int64_t n;
   int rc = -1;
 
-  n = ff_farm_extents_all(farm, h->dev, &r);
+  n = ff_server_extents(srv, h->dev, &r);
   if (n < 0) {
-    nbdkit_error("extents %s: %s", farm->devs[h->dev].name, ff_errmsg());
+    nbdkit_error("extents %s: %s", ff_server_dev_name(srv, h->dev),
+                 ff_errmsg());
     return -1;
   }
   for (int64_t i = 0; i < n && pos < end; i++) {

@@ -1,23 +1,16 @@
-/* fusefarm: I/O profiles and the I/O model (see ff-profile.h,
- * docs/profile-format.md).
+/* fusefarm: I/O profiles, the parser (see ff-profile.h,
+ * docs/profile-format.md).  The model that applies them is ff-iomodel.c.
  *
  * Loading: libconfig parses the file and keeps the line of every setting;
  * this file walks the tree (as ff-spec.c does: unknown keys rejected,
  * every message "file:line: key.path: what was expected"), resolves each
  * group's device selection against the farm, merges the groups into one
- * set of settings per device and deduplicates those into classes.
+ * set of settings per device and deduplicates those into classes
+ * (ff-profile-int.h).
  *
- * Thread model (see also ff-profile.h): a loaded profile is immutable.  The
- * model's current runtime state (struct iostate: profile, time origin,
- * per-device atomics, queues) is published through one atomic pointer; a
- * submitter loads it once and uses only it.  Per-device state is updated
- * with atomic fetch-add and compare-and-swap, never under a lock.  Each
- * queue has a mutex guarding its slot heap, held for one heap update and
- * never while taking another lock.  switch_lock serialises set_profile
- * calls and guards the chain of replaced states, which are freed only by
- * ff_iomodel_free (no reader can still hold them then).
+ * Thread model: loading runs in one thread; a loaded profile is immutable.
  */
-#include "ff-profile.h"
+#include "ff-profile-int.h"
 #include "ff-builtin.h"
 #include "ff-cfg.h"
 #include "ff-error.h"
@@ -35,8 +28,6 @@
 #include <string.h>
 
 /* ---- durations --------------------------------------------------------- */
-
-#define MAX_DURATION_NS 1000000000000000000ull /* 10^18 ns, ~31 years */
 
 int
 ff_parse_duration(const char *s, uint64_t *ns)
@@ -88,7 +79,7 @@ ff_parse_duration(const char *s, uint64_t *ns)
                     "or m)",
                     s, p);
   v = ((unsigned __int128)mant * unit + div / 2) / div;
-  if (v > MAX_DURATION_NS)
+  if (v > FF_MAX_DURATION_NS)
     return ff_error("duration '%s' is too large (at most 10^18 ns)", s);
   *ns = (uint64_t)v;
   return 0;
@@ -96,30 +87,13 @@ ff_parse_duration(const char *s, uint64_t *ns)
 
 /* ---- distributions ----------------------------------------------------- */
 
-enum dist_kind {
-  DIST_FIXED,
-  DIST_UNIFORM,
-  DIST_NORMAL,
-  DIST_LOGNORMAL,
-  DIST_PARETO,
-};
-
 static const char *const dist_names[] = {
   [DIST_FIXED] = "fixed",   [DIST_UNIFORM] = "uniform",
   [DIST_NORMAL] = "normal", [DIST_LOGNORMAL] = "lognormal",
   [DIST_PARETO] = "pareto",
 };
 
-/* Parameters in nanoseconds: fixed: a = value; uniform: [a, b]; normal:
- * mean a, stddev b; lognormal: mu a (ln ns), sigma b; pareto: scale a,
- * alpha b. */
-struct dist {
-  enum dist_kind kind;
-  double a, b;
-};
-
-#define Z99        2.3263478740408408 /* the standard normal's 0.99 quantile */
-#define SAMPLE_CAP 3600e9             /* 1 h, so a sample always fits */
+#define Z99 2.3263478740408408 /* the standard normal's 0.99 quantile */
 
 /* Inverse of the standard normal CDF: Acklam's rational approximation
  * (relative error 1.2e-9), polished by one Halley step on erfc. */
@@ -160,9 +134,8 @@ norm_ppf(double p)
   return x - u / (1 + x * u / 2);
 }
 
-/* The q quantile of d in ns (unclamped; may be negative or infinite). */
-static double
-dist_quantile(const struct dist *d, double q)
+double
+ff_dist_quantile(const struct dist *d, double q)
 {
   switch (d->kind) {
   case DIST_FIXED:
@@ -179,67 +152,15 @@ dist_quantile(const struct dist *d, double q)
   return 0;
 }
 
-static uint64_t
-clamp_ns(double x)
+uint64_t
+ff_dist_clamp_ns(double x)
 {
   if (!(x > 0)) /* also NaN */
     return 0;
-  if (x > SAMPLE_CAP)
-    x = SAMPLE_CAP;
+  if (x > FF_DIST_SAMPLE_CAP)
+    x = FF_DIST_SAMPLE_CAP;
   return (uint64_t)(x + 0.5);
 }
-
-/* A uniform in (0, 1), never 0 or 1, from 53 bits of h. */
-static double
-u01(uint64_t h)
-{
-  return ((double)(h >> 11) + 0.5) * 0x1p-53;
-}
-
-/* ---- profile data ------------------------------------------------------ */
-
-struct eio_range {
-  uint64_t off, len;
-};
-
-struct qspec {
-  uint32_t depth;  /* 0: no queue */
-  uint32_t shards; /* >= 1 */
-  uint64_t service_ns;
-};
-
-/* The merged settings of a device; devices with equal settings share one. */
-struct devclass {
-  struct dist lat[FF_OP_COUNT];
-  uint64_t spinup_ns;
-  uint64_t stall_every_ns; /* 0: no stalls */
-  uint64_t stall_dur_ns;
-  uint64_t bandwidth;    /* bytes/s, 0: no cap */
-  uint64_t iops_cost_ns; /* 0: no cap */
-  double eio_rate;
-  uint32_t range_first; /* into ff_profile.ranges */
-  uint32_t range_count;
-  uint64_t appear_at_ns;
-  uint64_t vanish_at_ns; /* UINT64_MAX: never */
-  int direct_io;
-};
-
-struct ff_profile {
-  char *name;
-  uint64_t seed; /* farm seed ^ profile seed */
-  uint64_t fingerprint;
-  uint32_t ndevs;
-  int rotational;
-  struct qspec global;
-  uint32_t nqueues; /* group queue instances (a group's shards) */
-  struct qspec *queues;
-  uint32_t nclasses;
-  struct devclass *classes;
-  uint32_t *dev_class; /* [ndevs] */
-  uint32_t *dev_queue; /* [ndevs], FF_NONE: no group queue */
-  uint32_t nranges;
-  struct eio_range *ranges;
-};
 
 static void
 class_defaults(struct devclass *c)
@@ -719,8 +640,8 @@ select_pattern(const struct pctx *c, const config_setting_t *s, const char *kp,
     sel[d] = 1;
     return 0;
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++)
-    if (fnmatch(pattern, farm->devs[d].name, 0) == 0) {
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
+    if (fnmatch(pattern, ff_farm_dev_name(farm, d), 0) == 0) {
       sel[d] = 1;
       any = 1;
     }
@@ -761,12 +682,12 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
 
   ff_cfg_join(kp, sizeof kp, path, "devices");
   if (!s) {
-    memset(sel, 1, farm->ndevs);
+    memset(sel, 1, ff_farm_ndevs(farm));
   } else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
     const char *v = config_setting_get_string(s);
 
     if (!strcmp(v, "all"))
-      memset(sel, 1, farm->ndevs);
+      memset(sel, 1, ff_farm_ndevs(farm));
     else if (select_pattern(c, s, kp, v, sel) < 0)
       return -1;
   } else if (config_setting_type(s) == CONFIG_TYPE_ARRAY ||
@@ -795,13 +716,14 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
   if (r <= 0)
     return r;
   {
-    struct rank *rk = malloc((farm->ndevs ? farm->ndevs : 1) * sizeof *rk);
+    struct rank *rk =
+      malloc((ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1) * sizeof *rk);
     uint32_t n = 0;
     uint64_t k;
 
     if (!rk)
       return ff_cfg_err(c->file, g, path, "out of memory");
-    for (uint32_t d = 0; d < farm->ndevs; d++)
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
       if (sel[d]) {
         rk[n].key = ff_hash4(c->p->seed, KIND_FRACTION, gi, d);
         rk[n].dev = d;
@@ -809,7 +731,7 @@ parse_select(const struct pctx *c, const config_setting_t *g, const char *path,
       }
     qsort(rk, n, sizeof *rk, rank_cmp);
     k = (uint64_t)floor(fraction * n + 0.5);
-    memset(sel, 0, farm->ndevs);
+    memset(sel, 0, ff_farm_ndevs(farm));
     for (uint64_t i = 0; i < k; i++)
       sel[rk[i].dev] = 1;
     free(rk);
@@ -988,16 +910,16 @@ static struct ff_profile *
 profile_alloc(const struct ff_farm *farm, const char *name)
 {
   struct ff_profile *p = calloc(1, sizeof *p);
-  size_t n = farm->ndevs ? farm->ndevs : 1;
+  size_t n = ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1;
 
   if (!p) {
     ff_error("out of memory");
     return NULL;
   }
   p->name = strdup(name);
-  p->seed = farm->seed;
-  p->fingerprint = farm->fingerprint;
-  p->ndevs = farm->ndevs;
+  p->seed = ff_farm_seed(farm);
+  p->fingerprint = ff_farm_fingerprint(farm);
+  p->ndevs = ff_farm_ndevs(farm);
   p->dev_class = calloc(n, sizeof *p->dev_class);
   p->dev_queue = malloc(n * sizeof *p->dev_queue);
   if (!p->name || !p->dev_class || !p->dev_queue) {
@@ -1005,7 +927,7 @@ profile_alloc(const struct ff_farm *farm, const char *name)
     ff_error("out of memory");
     return NULL;
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++)
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
     p->dev_queue[d] = FF_NONE;
   return p;
 }
@@ -1044,15 +966,16 @@ parse_root(struct pctx *c, const config_setting_t *root)
                "expected a non-empty string");
     goto fail;
   }
-  p->seed = farm->seed ^ (uint64_t)seed;
+  p->seed = ff_farm_seed(farm) ^ (uint64_t)seed;
 
-  per_dev = malloc((farm->ndevs ? farm->ndevs : 1) * sizeof *per_dev);
-  sel = malloc(farm->ndevs ? farm->ndevs : 1);
+  per_dev =
+    malloc((ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1) * sizeof *per_dev);
+  sel = malloc(ff_farm_ndevs(farm) ? ff_farm_ndevs(farm) : 1);
   if (!per_dev || !sel) {
     ff_error("out of memory");
     goto fail;
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++)
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
     class_defaults(&per_dev[d]);
 
   groups = config_setting_get_member(root, "groups");
@@ -1071,13 +994,13 @@ parse_root(struct pctx *c, const config_setting_t *root)
       ff_cfg_err(c->file, g, path, "expected a group { ... }");
       goto fail;
     }
-    memset(sel, 0, farm->ndevs);
+    memset(sel, 0, ff_farm_ndevs(farm));
     if (parse_group(c, g, path, &pg) < 0 ||
         parse_select(c, g, path, (unsigned)i, sel) < 0)
       goto fail;
     if ((pg.set & SET_QUEUE) && add_queues(c, g, path, &pg) < 0)
       goto fail;
-    for (uint32_t d = 0; d < farm->ndevs; d++) {
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++) {
       if (!sel[d])
         continue;
       apply_group(&per_dev[d], &pg);
@@ -1181,410 +1104,4 @@ const char *
 ff_profile_name(const struct ff_profile *p)
 {
   return p->name;
-}
-
-/* ---- the I/O model ----------------------------------------------------- */
-
-/* 32 bytes per device, all updated lock-free. */
-struct devstate {
-  _Atomic uint64_t count;     /* requests so far (the random stream index) */
-  _Atomic uint64_t ready_at;  /* end of spin-up; 0: not accessed yet */
-  _Atomic uint64_t bw_next;   /* bandwidth bucket: next free time */
-  _Atomic uint64_t iops_next; /* IOPS bucket: next free time */
-};
-
-/* depth slots, each busy until a time; a binary min-heap by that time. */
-struct ioqueue {
-  pthread_mutex_t lock;
-  uint32_t depth;
-  uint64_t service_ns;
-  uint64_t *heap;
-};
-
-struct iostate {
-  struct ff_profile *p;
-  uint64_t origin;
-  struct devstate *devs; /* [p->ndevs] */
-  uint32_t ngq;          /* global queue shards (0: none) */
-  struct ioqueue *gq;
-  uint32_t nq; /* group queue instances */
-  struct ioqueue *q;
-  struct iostate *older; /* the state this one replaced */
-};
-
-struct ff_iomodel {
-  const struct ff_farm *farm;
-  _Atomic(struct iostate *) cur;
-  pthread_mutex_t switch_lock;
-};
-
-static void
-queues_free(struct ioqueue *q, uint32_t n)
-{
-  if (!q)
-    return;
-  for (uint32_t i = 0; i < n; i++) {
-    if (q[i].heap)
-      pthread_mutex_destroy(&q[i].lock);
-    free(q[i].heap);
-  }
-  free(q);
-}
-
-static struct ioqueue *
-queues_new(const struct qspec *specs, uint32_t n, int same)
-{
-  struct ioqueue *q = calloc(n ? n : 1, sizeof *q);
-
-  if (!q)
-    return NULL;
-  for (uint32_t i = 0; i < n; i++) {
-    const struct qspec *s = same ? specs : &specs[i];
-
-    q[i].depth = s->depth;
-    q[i].service_ns = s->service_ns;
-    q[i].heap = calloc(s->depth, sizeof *q[i].heap);
-    if (!q[i].heap || pthread_mutex_init(&q[i].lock, NULL) != 0) {
-      free(q[i].heap);
-      q[i].heap = NULL;
-      queues_free(q, i);
-      return NULL;
-    }
-  }
-  return q;
-}
-
-static void
-state_free(struct iostate *st)
-{
-  while (st) {
-    struct iostate *older = st->older;
-
-    queues_free(st->gq, st->ngq);
-    queues_free(st->q, st->nq);
-    free(st->devs);
-    ff_profile_free(st->p);
-    free(st);
-    st = older;
-  }
-}
-
-/* A fresh runtime state for p; takes ownership of p (frees it on
- * failure). */
-static struct iostate *
-state_new(const struct ff_farm *farm, struct ff_profile *p, uint64_t origin)
-{
-  struct iostate *st;
-
-  if (!p && !(p = ff_profile_ideal(farm)))
-    return NULL;
-  if (p->ndevs != farm->ndevs || p->fingerprint != farm->fingerprint) {
-    ff_error("profile %s was loaded for another farm (%u devices, this farm "
-             "has %u)",
-             p->name, p->ndevs, farm->ndevs);
-    ff_profile_free(p);
-    return NULL;
-  }
-  st = calloc(1, sizeof *st);
-  if (!st) {
-    ff_profile_free(p);
-    ff_error("out of memory");
-    return NULL;
-  }
-  st->p = p;
-  st->origin = origin;
-  st->devs = calloc(p->ndevs ? p->ndevs : 1, sizeof *st->devs);
-  if (p->global.depth) {
-    st->ngq = p->global.shards;
-    st->gq = queues_new(&p->global, st->ngq, 1);
-  }
-  st->nq = p->nqueues;
-  st->q = queues_new(p->queues, st->nq, 0);
-  if (!st->devs || (p->global.depth && !st->gq) || !st->q) {
-    if (!st->gq)
-      st->ngq = 0;
-    if (!st->q)
-      st->nq = 0;
-    state_free(st);
-    ff_error("out of memory");
-    return NULL;
-  }
-  return st;
-}
-
-struct ff_iomodel *
-ff_iomodel_new(const struct ff_farm *farm, struct ff_profile *p,
-               uint64_t start_ns)
-{
-  struct ff_iomodel *m = calloc(1, sizeof *m);
-  struct iostate *st;
-
-  if (!m) {
-    ff_profile_free(p);
-    ff_error("out of memory");
-    return NULL;
-  }
-  st = state_new(farm, p, start_ns);
-  if (!st || pthread_mutex_init(&m->switch_lock, NULL) != 0) {
-    if (st) {
-      state_free(st);
-      ff_error("cannot initialise a mutex");
-    }
-    free(m);
-    return NULL;
-  }
-  m->farm = farm;
-  atomic_init(&m->cur, st);
-  return m;
-}
-
-void
-ff_iomodel_free(struct ff_iomodel *m)
-{
-  if (!m)
-    return;
-  state_free(atomic_load(&m->cur));
-  pthread_mutex_destroy(&m->switch_lock);
-  free(m);
-}
-
-int
-ff_iomodel_set_profile(struct ff_iomodel *m, struct ff_profile *p,
-                       uint64_t now_ns)
-{
-  struct iostate *st = state_new(m->farm, p, now_ns);
-
-  if (!st)
-    return -1;
-  pthread_mutex_lock(&m->switch_lock);
-  st->older = atomic_load_explicit(&m->cur, memory_order_relaxed);
-  atomic_store_explicit(&m->cur, st, memory_order_release);
-  pthread_mutex_unlock(&m->switch_lock);
-  return 0;
-}
-
-static struct iostate *
-current(struct ff_iomodel *m)
-{
-  return atomic_load_explicit(&m->cur, memory_order_acquire);
-}
-
-/* Take the earliest free slot at or after t; the request leaves the queue
- * at the returned time. */
-static uint64_t
-queue_take(struct ioqueue *q, uint64_t t)
-{
-  uint64_t *h = q->heap, start, end;
-  uint32_t i = 0, n = q->depth;
-
-  pthread_mutex_lock(&q->lock);
-  start = h[0] > t ? h[0] : t;
-  end = start + q->service_ns;
-  for (;;) { /* replace the root by end and sift it down */
-    uint32_t l = 2 * i + 1, r = l + 1, s = i;
-    uint64_t v = end;
-
-    if (l < n && h[l] < v) {
-      s = l;
-      v = h[l];
-    }
-    if (r < n && h[r] < v)
-      s = r;
-    if (s == i)
-      break;
-    h[i] = h[s];
-    i = s;
-  }
-  h[i] = end;
-  pthread_mutex_unlock(&q->lock);
-  return end;
-}
-
-/* A virtual-clock bucket: the request may start at max(t, next free time);
- * its cost moves the next free time on. */
-static uint64_t
-bucket_take(_Atomic uint64_t *next, uint64_t t, uint64_t cost)
-{
-  uint64_t old = atomic_load_explicit(next, memory_order_relaxed), start;
-
-  do
-    start = old > t ? old : t;
-  while (!atomic_compare_exchange_weak_explicit(
-    next, &old, start + cost, memory_order_relaxed, memory_order_relaxed));
-  return start;
-}
-
-static uint64_t
-xfer_ns(uint64_t len, uint64_t bandwidth)
-{
-  unsigned __int128 v = (unsigned __int128)len * 1000000000u / bandwidth;
-
-  return v > MAX_DURATION_NS ? MAX_DURATION_NS : (uint64_t)v;
-}
-
-/* Stall windows are [origin + k*every, origin + k*every + duration) for
- * k >= 1: the first one opens one period after the profile took effect. */
-static uint64_t
-stall_end(uint64_t t, uint64_t origin, uint64_t every, uint64_t dur)
-{
-  uint64_t rel, k;
-
-  if (t < origin)
-    return t;
-  rel = t - origin;
-  k = rel / every;
-  if (k >= 1 && rel - k * every < dur)
-    return origin + k * every + dur;
-  return t;
-}
-
-/* The first request of a device sets the end of spin-up; every request
- * waits for it (in practice: the first pays it, and those arriving while
- * the device spins up wait with it). */
-static uint64_t
-spinup(struct devstate *ds, uint64_t t, uint64_t spin)
-{
-  uint64_t r = atomic_load_explicit(&ds->ready_at, memory_order_relaxed);
-
-  if (r == 0) {
-    uint64_t want = t + spin;
-
-    if (atomic_compare_exchange_strong_explicit(
-          &ds->ready_at, &r, want, memory_order_relaxed, memory_order_relaxed))
-      return want;
-  }
-  return t > r ? t : r;
-}
-
-static uint64_t
-mix64(uint64_t z)
-{
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static int
-in_eio_range(const struct ff_profile *p, const struct devclass *cl,
-             uint64_t off, uint64_t len)
-{
-  uint64_t end = off + len < off ? UINT64_MAX : off + len;
-
-  if (len == 0)
-    return 0;
-  for (uint32_t i = 0; i < cl->range_count; i++) {
-    const struct eio_range *r = &p->ranges[cl->range_first + i];
-    uint64_t rend = r->off + r->len < r->off ? UINT64_MAX : r->off + r->len;
-
-    if (off < rend && r->off < end)
-      return 1;
-  }
-  return 0;
-}
-
-void
-ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
-                  uint64_t off, uint64_t len, uint64_t now_ns,
-                  struct ff_io_decision *out)
-{
-  const struct iostate *st = current(m);
-  const struct ff_profile *p = st->p;
-  const struct devclass *cl;
-  struct devstate *ds;
-  uint64_t rel, n, h, t = now_ns;
-
-  out->done_ns = now_ns;
-  out->error = 0;
-  out->injected = 0;
-  if (dev >= p->ndevs) {
-    out->error = ENODEV;
-    return;
-  }
-  if ((unsigned)op >= FF_OP_COUNT) {
-    out->error = EIO;
-    return;
-  }
-  cl = &p->classes[p->dev_class[dev]];
-  rel = now_ns > st->origin ? now_ns - st->origin : 0;
-  if (rel < cl->appear_at_ns || rel >= cl->vanish_at_ns) {
-    out->error = ENODEV;
-    out->injected = 1;
-    return;
-  }
-
-  ds = &st->devs[dev];
-  n = atomic_fetch_add_explicit(&ds->count, 1, memory_order_relaxed);
-  h = ff_hash4(p->seed, dev, n, (uint64_t)op);
-  if (st->ngq)
-    t = queue_take(&st->gq[dev % st->ngq], t);
-  if (p->dev_queue[dev] != FF_NONE)
-    t = queue_take(&st->q[p->dev_queue[dev]], t);
-  if (cl->bandwidth)
-    t = bucket_take(&ds->bw_next, t, xfer_ns(len, cl->bandwidth));
-  if (cl->iops_cost_ns)
-    t = bucket_take(&ds->iops_next, t, cl->iops_cost_ns);
-  if (cl->stall_every_ns)
-    t = stall_end(t, st->origin, cl->stall_every_ns, cl->stall_dur_ns);
-  if (cl->spinup_ns)
-    t = spinup(ds, t, cl->spinup_ns);
-  t += clamp_ns(dist_quantile(&cl->lat[op], u01(h)));
-  out->done_ns = t;
-
-  if (cl->range_count && in_eio_range(p, cl, off, len)) {
-    out->error = EIO;
-    out->injected = 1;
-  } else if (cl->eio_rate > 0 &&
-             u01(mix64(h ^ 0x9E3779B97F4A7C15ull)) < cl->eio_rate) {
-    out->error = EIO;
-    out->injected = 1;
-  }
-}
-
-int
-ff_iomodel_present(struct ff_iomodel *m, uint32_t dev, uint64_t now_ns)
-{
-  const struct iostate *st = current(m);
-  const struct ff_profile *p = st->p;
-  uint64_t rel = now_ns > st->origin ? now_ns - st->origin : 0;
-
-  if (dev >= p->ndevs)
-    return 0;
-  return rel >= p->classes[p->dev_class[dev]].appear_at_ns;
-}
-
-int
-ff_iomodel_direct_io(struct ff_iomodel *m, uint32_t dev)
-{
-  const struct ff_profile *p = current(m)->p;
-
-  if (dev >= p->ndevs)
-    return 1;
-  return p->classes[p->dev_class[dev]].direct_io;
-}
-
-int
-ff_iomodel_rotational(struct ff_iomodel *m)
-{
-  return current(m)->p->rotational;
-}
-
-const char *
-ff_iomodel_profile_name(struct ff_iomodel *m)
-{
-  return current(m)->p->name;
-}
-
-uint64_t
-ff_iomodel_latency_quantile(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
-                            double q)
-{
-  const struct ff_profile *p = current(m)->p;
-
-  if (dev >= p->ndevs || (unsigned)op >= FF_OP_COUNT)
-    return 0;
-  if (!(q > 0x1p-54))
-    q = 0x1p-54;
-  if (q > 1 - 0x1p-53)
-    q = 1 - 0x1p-53;
-  return clamp_ns(dist_quantile(&p->classes[p->dev_class[dev]].lat[op], q));
 }

@@ -22,6 +22,7 @@ struct ff_sched {
   int run_stop;
 
   uint64_t pending, max_pending; /* under lock */
+  uint64_t seq;                  /* under lock: the next item's arrival */
 
   pthread_t timer;
   pthread_t *workers;
@@ -37,6 +38,13 @@ ff_now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Earlier due first; equal due times in arrival order. */
+static int
+before(const struct ff_sched_item *a, const struct ff_sched_item *b)
+{
+  return a->due_ns < b->due_ns || (a->due_ns == b->due_ns && a->seq < b->seq);
+}
+
 static void
 heap_up(struct ff_sched_item **h, size_t i)
 {
@@ -44,7 +52,7 @@ heap_up(struct ff_sched_item **h, size_t i)
     size_t p = (i - 1) / 2;
     struct ff_sched_item *t;
 
-    if (h[p]->due_ns <= h[i]->due_ns)
+    if (!before(h[i], h[p]))
       break;
     t = h[p];
     h[p] = h[i];
@@ -60,9 +68,9 @@ heap_down(struct ff_sched_item **h, size_t n, size_t i)
     size_t l = 2 * i + 1, r = l + 1, m = i;
     struct ff_sched_item *t;
 
-    if (l < n && h[l]->due_ns < h[m]->due_ns)
+    if (l < n && before(h[l], h[m]))
       m = l;
-    if (r < n && h[r]->due_ns < h[m]->due_ns)
+    if (r < n && before(h[r], h[m]))
       m = r;
     if (m == i)
       return;
@@ -222,6 +230,7 @@ ff_sched_add(struct ff_sched *s, struct ff_sched_item *item)
     s->heap = nh;
     s->alloc = na;
   }
+  item->seq = s->seq++;
   s->heap[s->n] = item;
   heap_up(s->heap, s->n);
   s->n++;

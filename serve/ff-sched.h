@@ -14,6 +14,9 @@
  *   (a second mutex) and wakes the workers.
  * - Worker threads run item->fn(item) with no lock held; fn owns the item
  *   from then on (typically it replies and frees it).
+ * - Items are handed to the workers in due order; items with the same
+ *   due time in the order they were added.  With one worker they also
+ *   run in that order.
  * - ff_sched_stop() runs every item still waiting, at once, in the
  *   calling thread's pool (their deadlines are ignored), then joins the
  *   threads.  No item is lost.
@@ -31,6 +34,7 @@ struct ff_sched_item {
   uint64_t due_ns;                        /* CLOCK_MONOTONIC */
   void (*fn)(struct ff_sched_item *item); /* runs in a worker */
   struct ff_sched_item *next;             /* run queue link, internal */
+  uint64_t seq;                           /* arrival order, internal */
 };
 
 struct ff_sched;

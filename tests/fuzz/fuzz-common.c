@@ -1,7 +1,7 @@
 /* fusefarm fuzz targets: shared checks (see fuzz-common.h). */
 #include "fuzz-common.h"
 #include "ff-error.h"
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-pvlayout.h"
 #include "ff-spec.h"
 

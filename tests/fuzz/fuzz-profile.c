@@ -5,7 +5,7 @@
 #include "fuzz-common.h"
 #include "ff-error.h"
 #include "ff-farm.h"
-#include "ff-profile.h"
+#include "ff-iomodel.h"
 #include "ff-spec.h"
 
 #include <errno.h>
@@ -44,7 +44,7 @@ check_model(const struct ff_farm *farm, struct ff_iomodel *a,
 
   FF_FUZZ_CHECK(ff_iomodel_profile_name(a)[0] != '\0');
   for (unsigned i = 0; i < 96; i++) {
-    uint32_t dev = (uint32_t)((seed + i * 7) % (farm->ndevs + 1));
+    uint32_t dev = (uint32_t)((seed + i * 7) % (ff_farm_ndevs(farm) + 1));
     enum ff_op op = (enum ff_op)((seed + i) % FF_OP_COUNT);
     uint64_t off = (seed * 2654435761u + i * 4096) % (128ull << 20);
     uint64_t len = i % 5 == 0 ? 0 : 512u << (i % 12);
@@ -64,7 +64,7 @@ check_model(const struct ff_farm *farm, struct ff_iomodel *a,
     FF_FUZZ_CHECK(ff_iomodel_present(a, dev, now) ==
                   ff_iomodel_present(b, dev, now));
   }
-  for (uint32_t d = 0; d < farm->ndevs; d++) {
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++) {
     FF_FUZZ_CHECK(ff_iomodel_direct_io(a, d) == 0 ||
                   ff_iomodel_direct_io(a, d) == 1);
     for (int op = 0; op < FF_OP_COUNT; op++)

@@ -8,7 +8,7 @@
  * and against the second build (same spec, same bytes). */
 #include "fuzz-common.h"
 #include "ff-error.h"
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-pvlayout.h"
 #include "ff-spec.h"
 

@@ -43,7 +43,7 @@ typedef int (*block_fn)(struct ff_farm *farm, uint32_t dev, int fd,
 static int
 visit(struct ff_farm *farm, uint32_t dev, int fd, block_fn fn, uint64_t *count)
 {
-  uint64_t size = farm->devs[dev].size;
+  uint64_t size = ff_farm_dev_size(farm, dev);
   off_t pos = 0;
   int64_t n = ff_farm_extents(farm, dev, NULL, 0);
   struct ff_range *r;
@@ -82,12 +82,12 @@ static int
 read_both(struct ff_farm *farm, uint32_t dev, int fd, uint64_t off,
           uint8_t *img, uint8_t *mine, size_t *len)
 {
-  uint64_t size = farm->devs[dev].size;
+  uint64_t size = ff_farm_dev_size(farm, dev);
 
   *len = size - off < BLK ? size - off : BLK;
   if (pread(fd, img, *len, (off_t)off) != (ssize_t)*len) {
     fprintf(stderr, "ff-replay: %s: short read at %llu\n",
-            farm->devs[dev].name, (unsigned long long)off);
+            ff_farm_dev_name(farm, dev), (unsigned long long)off);
     return -1;
   }
   if (ff_farm_read(farm, dev, mine, off, *len) < 0) {
@@ -127,7 +127,7 @@ check_block(struct ff_farm *farm, uint32_t dev, int fd, uint64_t off,
     return -1;
   if (memcmp(img, mine, len)) {
     fprintf(stderr, "ff-replay: %s differs at %llu after reload\n",
-            farm->devs[dev].name, (unsigned long long)off);
+            ff_farm_dev_name(farm, dev), (unsigned long long)off);
     (*count)++;
   }
   return 0;
@@ -137,11 +137,11 @@ static int
 each_device(struct ff_farm *farm, const char *dir, block_fn fn,
             uint64_t *count)
 {
-  for (uint32_t d = 0; d < farm->ndevs; d++) {
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++) {
     char path[4096];
     int fd, r;
 
-    snprintf(path, sizeof path, "%s/%s", dir, farm->devs[d].name);
+    snprintf(path, sizeof path, "%s/%s", dir, ff_farm_dev_name(farm, d));
     fd = open(path, O_RDONLY);
     if (fd < 0) {
       fprintf(stderr, "ff-replay: %s: %s\n", path, strerror(errno));
@@ -168,16 +168,16 @@ main(int argc, char **argv)
   if (!(farm = load(argv[1])) ||
       each_device(farm, argv[2], replay_block, &written) < 0)
     return 1;
-  if (ff_overlay_save(farm->overlay, argv[3], farm->fingerprint) < 0) {
+  if (ff_farm_save_overlay(farm, argv[3]) < 0) {
     fprintf(stderr, "ff-replay: %s\n", ff_errmsg());
     return 1;
   }
-  ff_overlay_stats(farm->overlay, &data, &zero, &bytes);
+  ff_overlay_stats(ff_farm_overlay(farm), &data, &zero, &bytes);
   ff_farm_free(farm);
 
   if (!(again = load(argv[1])))
     return 1;
-  if (ff_overlay_load(again->overlay, argv[3], again->fingerprint) < 0) {
+  if (ff_farm_load_overlay(again, argv[3]) < 0) {
     fprintf(stderr, "ff-replay: %s\n", ff_errmsg());
     return 1;
   }

@@ -2,7 +2,7 @@
  * real disk (lvm2-ondisk-format.md §5.6, copied verbatim: 1541 bytes with
  * the NUL, CRC 0xaf83fd68, at mda offset 3072). */
 #include "ff-crc.h"
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-lvmtext.h"
 #include "ff-pvlayout.h"
 #include "ff-spec.h"

@@ -4,7 +4,7 @@
  * faults, live switching, fraction selection, and a multi-threaded smoke
  * test.  Times are synthetic: the model never reads a clock. */
 #include "ff-farm.h"
-#include "ff-profile.h"
+#include "ff-iomodel.h"
 #include "ff-spec.h"
 #include "ff-test.h"
 
@@ -292,7 +292,7 @@ test_shipped(void **state)
         found |= 1u << w;
     m = ff_iomodel_new(farm, p, T0);
     assert_nonnull_err(m);
-    for (uint32_t d = 0; d < farm->ndevs; d++)
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
       sub(m, d, FF_OP_READ, 0, 65536, T0 + 6 * SEC);
     ff_iomodel_free(m);
   }
@@ -327,7 +327,7 @@ test_shipped(void **state)
     p = ff_profile_load_file(pat, farm);
     assert_nonnull_err(p);
     m = ff_iomodel_new(farm, p, T0);
-    for (uint32_t d = 0; d < farm->ndevs; d++)
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
       if (ff_iomodel_latency_quantile(m, d, FF_OP_READ, 0.5) >= 10 * MS)
         slow++;
     assert_int_equal(slow, 3); /* 1% of 300 */
@@ -1051,7 +1051,7 @@ chosen(const struct ff_farm *farm, const char *text, uint8_t *set)
   struct ff_iomodel *m = model(text, farm);
   unsigned n = 0;
 
-  for (uint32_t d = 0; d < farm->ndevs; d++) {
+  for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++) {
     set[d] = ff_iomodel_latency_quantile(m, d, FF_OP_READ, 0.5) == 100 * MS;
     n += set[d];
   }
@@ -1152,7 +1152,7 @@ test_threads(void **state)
   snprintf(text, sizeof text, busy, 7);
   m = model(text, farm);
   for (unsigned i = 0; i < NT; i++) {
-    w[i] = (struct worker){m, farm->ndevs, i, NULL, 0};
+    w[i] = (struct worker){m, ff_farm_ndevs(farm), i, NULL, 0};
     if (i == 0)
       w[i].swap = load("groups = ({ queue = { depth = 8; service = "
                        "\"10us\"; }; faults = { eio_rate = 0.1; }; });",

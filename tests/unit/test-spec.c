@@ -1,7 +1,7 @@
 /* The farm spec parser: good specs, and a table of bad ones with the
  * message each must give (file:line: key: what was expected). */
 #include "ff-test.h"
-#include "ff-farm.h"
+#include "ff-farm-int.h"
 #include "ff-spec.h"
 
 #include <stdio.h>

@@ -1,0 +1,428 @@
+/* fusefarm: the request engine (ff-server.h).
+ *
+ * Thread model: after ff_server_start nothing in struct ff_server changes
+ * but through objects with their own locking (model, overlay, stats);
+ * save_lock serialises overlay saves (two at once to the same path would
+ * share its PATH.tmp).
+ */
+#include "ff-server.h"
+#include "ff-error.h"
+#include "ff-farm.h"
+#include "ff-iomodel.h"
+#include "ff-overlay.h"
+#include "ff-spec.h"
+#include "ff-stats.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ff_server {
+  struct ff_farm *farm;
+  struct ff_profile *first; /* until ff_server_start hands it to the model */
+  struct ff_iomodel *io;
+  struct ff_stats *stats; /* NULL: not kept */
+  const char **names;     /* names[i]: device i's name */
+  char *save_overlay;
+  pthread_mutex_t save_lock;
+};
+
+static void
+set_fault(enum ff_server_fault *fault, enum ff_server_fault f)
+{
+  if (fault)
+    *fault = f;
+}
+
+struct ff_farm *
+ff_server_load_farm(const char *path, uint64_t devices,
+                    enum ff_server_fault *fault)
+{
+  struct ff_spec *sp;
+  struct ff_farm *farm;
+
+  set_fault(fault, FF_SERVER_OK);
+  sp = path ? ff_spec_load_file(path)
+            : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
+  if (!sp) {
+    set_fault(fault, FF_SERVER_BAD_SPEC);
+    return NULL;
+  }
+  if (devices && ff_spec_scale(sp, devices) < 0) {
+    ff_spec_free(sp);
+    set_fault(fault, FF_SERVER_BAD_DEVICES);
+    return NULL;
+  }
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  if (!farm)
+    set_fault(fault, FF_SERVER_BAD_FARM);
+  return farm;
+}
+
+struct ff_server *
+ff_server_new(const struct ff_server_options *o, enum ff_server_fault *fault)
+{
+  struct ff_server *s;
+  enum ff_server_fault f = FF_SERVER_NO_MEMORY;
+  uint32_t n;
+
+  set_fault(fault, FF_SERVER_OK);
+  s = calloc(1, sizeof *s);
+  if (!s) {
+    set_fault(fault, f);
+    ff_error("out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&s->save_lock, NULL);
+  /* An overlay that cannot be saved is refused before anything else is
+   * loaded, not found at exit with the writes in memory only. */
+  if (o->save_overlay) {
+    if (ff_overlay_save_check(o->save_overlay) < 0) {
+      f = FF_SERVER_BAD_SAVE_OVERLAY;
+      goto fail;
+    }
+    s->save_overlay = strdup(o->save_overlay);
+    if (!s->save_overlay) {
+      ff_error("out of memory");
+      goto fail;
+    }
+  }
+  s->farm = ff_server_load_farm(o->spec, o->devices, &f);
+  if (!s->farm)
+    goto fail;
+  n = ff_farm_ndevs(s->farm);
+  s->first = o->profile ? ff_profile_load_file(o->profile, s->farm)
+                        : ff_profile_ideal(s->farm);
+  if (!s->first) {
+    f = FF_SERVER_BAD_PROFILE;
+    goto fail;
+  }
+  /* The fingerprint is the scaled farm's: an overlay saved with another
+   * device count is refused. */
+  if (o->overlay && ff_farm_load_overlay(s->farm, o->overlay) < 0) {
+    f = FF_SERVER_BAD_OVERLAY;
+    goto fail;
+  }
+  f = FF_SERVER_NO_MEMORY;
+  s->names = calloc(n ? n : 1, sizeof *s->names);
+  if (!s->names) {
+    ff_error("out of memory for %u devices", n);
+    goto fail;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    s->names[i] = ff_farm_dev_name(s->farm, i);
+  if (o->stats && !(s->stats = ff_stats_new(n)))
+    goto fail;
+  return s;
+fail:
+  set_fault(fault, f);
+  ff_server_free(s);
+  return NULL;
+}
+
+int
+ff_server_start(struct ff_server *s, uint64_t now_ns)
+{
+  if (s->io)
+    return ff_error("the server is already started");
+  /* The model owns the profile from here on, even on failure. */
+  s->io = ff_iomodel_new(s->farm, s->first, now_ns);
+  s->first = NULL;
+  return s->io ? 0 : -1;
+}
+
+void
+ff_server_free(struct ff_server *s)
+{
+  if (!s)
+    return;
+  ff_iomodel_free(s->io);
+  ff_profile_free(s->first);
+  ff_stats_free(s->stats);
+  free(s->names);
+  ff_farm_free(s->farm);
+  free(s->save_overlay);
+  pthread_mutex_destroy(&s->save_lock);
+  free(s);
+}
+
+/* ---- requests ------------------------------------------------------------
+ */
+
+const char *
+ff_req_kind_name(enum ff_req_kind k)
+{
+  static const char *const names[] = {
+    [FF_REQ_READ] = "read", [FF_REQ_WRITE] = "write", [FF_REQ_ZERO] = "zero",
+    [FF_REQ_TRIM] = "trim", [FF_REQ_FLUSH] = "flush",
+  };
+
+  return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
+static enum ff_op
+model_op(enum ff_req_kind k)
+{
+  return k == FF_REQ_READ    ? FF_OP_READ
+         : k == FF_REQ_FLUSH ? FF_OP_FLUSH
+                             : FF_OP_WRITE;
+}
+
+int
+ff_server_begin(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
+{
+  struct ff_io_decision dec;
+  uint32_t n = ff_farm_ndevs(s->farm);
+  uint64_t model_len;
+  int rc = 0;
+
+  r->arrival_ns = r->done_ns = now_ns;
+  r->error = r->injected = 0;
+  if (s->stats)
+    ff_stats_inflight_add(s->stats, 1);
+  if (!s->io) {
+    r->error = EINVAL;
+    return ff_error("%s: the server is not started (ff_server_start)",
+                    ff_req_kind_name(r->kind));
+  }
+  if (r->dev >= n || (r->kind != FF_REQ_FLUSH &&
+                      (r->off > ff_farm_dev_size(s->farm, r->dev) ||
+                       r->len > ff_farm_dev_size(s->farm, r->dev) - r->off))) {
+    r->error = EINVAL;
+    if (r->dev >= n)
+      return ff_error("%s on device %u: the farm has %u devices",
+                      ff_req_kind_name(r->kind), r->dev, n);
+    return ff_error("%s %s at %llu length %llu: past the end of the device",
+                    ff_req_kind_name(r->kind), s->names[r->dev],
+                    (unsigned long long)r->off, (unsigned long long)r->len);
+  }
+  /* A trim and a flush transfer nothing: the model sees length 0. */
+  model_len = r->kind == FF_REQ_TRIM || r->kind == FF_REQ_FLUSH ? 0 : r->len;
+  ff_iomodel_submit(s->io, r->dev, model_op(r->kind), r->off, model_len,
+                    now_ns, &dec);
+  r->done_ns = dec.done_ns;
+  r->error = dec.error;
+  r->injected = dec.error ? dec.injected : 0;
+  if (r->error)
+    return 0; /* the model failed it: a failed write does not land */
+  /* Land now; only the reply waits. */
+  if (r->kind == FF_REQ_WRITE)
+    rc = ff_farm_write(s->farm, r->dev, r->wbuf, r->off, r->len);
+  else if (r->kind == FF_REQ_ZERO || r->kind == FF_REQ_TRIM)
+    rc = ff_farm_zero_sparse(s->farm, r->dev, r->off, r->len);
+  if (rc < 0) {
+    r->error = EIO;
+    ff_error_prefix("%s %s at %llu: ", ff_req_kind_name(r->kind),
+                    s->names[r->dev], (unsigned long long)r->off);
+    return -1;
+  }
+  return 0;
+}
+
+int
+ff_server_complete(struct ff_server *s, struct ff_request *r, void *rbuf)
+{
+  if (r->error || r->kind != FF_REQ_READ)
+    return 0;
+  if (ff_farm_read(s->farm, r->dev, rbuf, r->off, r->len) < 0) {
+    r->error = EIO;
+    ff_error_prefix("read %s at %llu: ", s->names[r->dev],
+                    (unsigned long long)r->off);
+    return -1;
+  }
+  return 0;
+}
+
+void
+ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
+{
+  uint64_t stat_len;
+
+  if (!s->stats)
+    return;
+  /* Zero and trim are writes that move no data. */
+  stat_len = r->kind == FF_REQ_READ || r->kind == FF_REQ_WRITE ? r->len : 0;
+  ff_stats_record(s->stats, r->dev, (enum ff_stat_op)model_op(r->kind), r->off,
+                  stat_len,
+                  now_ns > r->arrival_ns ? now_ns - r->arrival_ns : 0,
+                  r->error, r->error && r->injected);
+  ff_stats_inflight_add(s->stats, -1);
+}
+
+/* ---- devices -------------------------------------------------------------
+ */
+
+struct ff_farm *
+ff_server_farm(const struct ff_server *s)
+{
+  return s->farm;
+}
+
+uint32_t
+ff_server_ndevs(const struct ff_server *s)
+{
+  return ff_farm_ndevs(s->farm);
+}
+
+const char *
+ff_server_dev_name(const struct ff_server *s, uint32_t dev)
+{
+  return s->names[dev];
+}
+
+uint64_t
+ff_server_dev_size(const struct ff_server *s, uint32_t dev)
+{
+  return ff_farm_dev_size(s->farm, dev);
+}
+
+int64_t
+ff_server_lookup(const struct ff_server *s, const char *name)
+{
+  return ff_farm_lookup(s->farm, name);
+}
+
+int
+ff_server_present(const struct ff_server *s, uint32_t dev, uint64_t now_ns)
+{
+  return s->io ? ff_iomodel_present(s->io, dev, now_ns) : 0;
+}
+
+int64_t
+ff_server_extents(const struct ff_server *s, uint32_t dev,
+                  struct ff_range **out)
+{
+  return ff_farm_extents_all(s->farm, dev, out);
+}
+
+/* ---- the model -----------------------------------------------------------
+ */
+
+struct ff_iomodel *
+ff_server_model(const struct ff_server *s)
+{
+  return s->io;
+}
+
+const char *
+ff_server_profile_name(const struct ff_server *s)
+{
+  return s->io ? ff_iomodel_profile_name(s->io) : ff_profile_name(s->first);
+}
+
+int
+ff_server_set_profile(struct ff_server *s, const char *path, uint64_t now_ns)
+{
+  struct ff_profile *p;
+
+  if (!s->io)
+    return ff_error("profile %s: the server is not started", path);
+  p = ff_profile_load_file(path, s->farm);
+  if (!p)
+    return -1;
+  return ff_iomodel_set_profile(s->io, p, now_ns); /* takes p */
+}
+
+/* ---- stats ---------------------------------------------------------------
+ */
+
+static int
+stats_off(void)
+{
+  return ff_error("statistics are off");
+}
+
+char *
+ff_server_stats_json(struct ff_server *s, int include_idle, int indent,
+                     int (*keep)(uint32_t dev, void *arg), void *arg)
+{
+  json_t *j;
+  char *text, *out = NULL;
+
+  if (!s->stats) {
+    stats_off();
+    return NULL;
+  }
+  j = ff_stats_json(s->stats, s->names, include_idle);
+  if (!j)
+    return NULL;
+  if (keep) {
+    json_t *devs = json_object_get(j, "devices"), *mine = json_array();
+
+    if (!mine) {
+      json_decref(j);
+      ff_error("out of memory");
+      return NULL;
+    }
+    for (size_t i = 0; i < json_array_size(devs); i++) {
+      json_t *d = json_array_get(devs, i);
+      json_int_t idx = json_integer_value(json_object_get(d, "index"));
+
+      if (idx >= 0 && keep((uint32_t)idx, arg))
+        json_array_append(mine, d);
+    }
+    json_object_set_new(j, "devices", mine);
+  }
+  text = json_dumps(j, indent ? JSON_INDENT(2) : JSON_COMPACT);
+  json_decref(j);
+  if (!text || asprintf(&out, "%s\n", text) < 0) {
+    out = NULL;
+    ff_error("stats snapshot: out of memory");
+  }
+  free(text);
+  return out;
+}
+
+char *
+ff_server_stats_table(struct ff_server *s)
+{
+  if (!s->stats) {
+    stats_off();
+    return NULL;
+  }
+  return ff_stats_text(s->stats, s->names);
+}
+
+int
+ff_server_stats_reset(struct ff_server *s)
+{
+  if (!s->stats)
+    return stats_off();
+  ff_stats_reset(s->stats);
+  return 0;
+}
+
+/* ---- the overlay ---------------------------------------------------------
+ */
+
+int
+ff_server_save_overlay(struct ff_server *s, const char *path)
+{
+  int r, e;
+
+  pthread_mutex_lock(&s->save_lock);
+  r = ff_farm_save_overlay(s->farm, path);
+  e = errno;
+  pthread_mutex_unlock(&s->save_lock);
+  errno = e;
+  return r;
+}
+
+int
+ff_server_save_at_exit(struct ff_server *s)
+{
+  uint64_t data = 0, zero = 0;
+  char why[1024];
+
+  if (!s->save_overlay || ff_server_save_overlay(s, s->save_overlay) == 0)
+    return 0;
+  snprintf(why, sizeof why, "%s", ff_errmsg()); /* ff_error reuses it */
+  ff_overlay_stats(ff_farm_overlay(s->farm), &data, &zero, NULL);
+  return ff_error("%s: the write overlay (%llu blocks written, %llu zeroed) "
+                  "was NOT saved and is lost",
+                  why, (unsigned long long)data, (unsigned long long)zero);
+}

@@ -1,0 +1,207 @@
+/* The timer heap (ff-sched.h): items run in due order, equal due times in
+ * arrival order, never before they are due; ff_sched_stop runs everything
+ * still pending at once; the pending counts.  No test waits on a clock:
+ * they wait for the items themselves (a condition variable). */
+#include "ff-sched.h"
+#include "ff-test.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS  1000000ull
+#define SEC 1000000000ull
+#define N   300
+
+struct item {
+  struct ff_sched_item it; /* first */
+  unsigned id;
+  uint64_t ran_ns;
+};
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  unsigned order[N]; /* ids in the order they ran */
+  unsigned nran;
+} log_ = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void
+ran(struct ff_sched_item *it)
+{
+  struct item *x = (struct item *)it;
+
+  x->ran_ns = ff_now_ns();
+  pthread_mutex_lock(&log_.lock);
+  log_.order[log_.nran++] = x->id;
+  pthread_cond_broadcast(&log_.cond);
+  pthread_mutex_unlock(&log_.lock);
+}
+
+static void
+log_reset(void)
+{
+  pthread_mutex_lock(&log_.lock);
+  log_.nran = 0;
+  pthread_mutex_unlock(&log_.lock);
+}
+
+static void
+wait_for(unsigned n)
+{
+  pthread_mutex_lock(&log_.lock);
+  while (log_.nran < n)
+    pthread_cond_wait(&log_.cond, &log_.lock);
+  pthread_mutex_unlock(&log_.lock);
+}
+
+/* A shuffled permutation of 0..n-1 (fixed seed: the same every run). */
+static void
+shuffle(unsigned *p, unsigned n)
+{
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+
+  for (unsigned i = 0; i < n; i++)
+    p[i] = i;
+  for (unsigned i = n - 1; i > 0; i--) {
+    unsigned j, t;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    j = (unsigned)(x % (i + 1));
+    t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+  }
+}
+
+/* Items due far in the future, added in shuffled order with many equal
+ * due times; stop runs them all at once, in (due, arrival) order. */
+static void
+test_stop_runs_all_in_order(void **state)
+{
+  static struct item items[N];
+  struct ff_sched *s = ff_sched_new(1);
+  uint64_t base = ff_now_ns() + 3600 * SEC, pending, max;
+  unsigned perm[N];
+
+  (void)state;
+  assert_nonnull_err(s);
+  log_reset();
+  shuffle(perm, N);
+  for (unsigned k = 0; k < N; k++) {
+    unsigned i = perm[k];
+
+    /* 10 distinct due times, 30 items each; id = arrival index. */
+    items[k] = (struct item){
+      .it = {.due_ns = base + (uint64_t)(i % 10) * SEC, .fn = ran}, .id = k};
+    assert_ok(ff_sched_add(s, &items[k].it));
+  }
+  ff_sched_counts(s, &pending, &max);
+  assert_int_equal(pending, N);
+  assert_int_equal(max, N);
+  assert_int_equal(log_.nran, 0); /* nothing is due for an hour */
+  ff_sched_stop(s);
+  assert_int_equal(log_.nran, N); /* no item lost */
+  for (unsigned k = 1; k < N; k++) {
+    const struct item *a = &items[log_.order[k - 1]];
+    const struct item *b = &items[log_.order[k]];
+
+    if (a->it.due_ns > b->it.due_ns ||
+        (a->it.due_ns == b->it.due_ns && a->id > b->id))
+      fail_msg("item %u (due +%llu s) ran before item %u (due +%llu s)", a->id,
+               (unsigned long long)((a->it.due_ns - base) / SEC), b->id,
+               (unsigned long long)((b->it.due_ns - base) / SEC));
+  }
+}
+
+/* Items due soon fire by themselves, never early, in due order among
+ * those added before any of them was due. */
+static void
+test_fire_when_due(void **state)
+{
+  static struct item items[N];
+  struct ff_sched *s = ff_sched_new(1);
+  uint64_t base = ff_now_ns() + 200 * MS, all_added, pending, max;
+  unsigned perm[N], checked = 0;
+
+  (void)state;
+  assert_nonnull_err(s);
+  log_reset();
+  shuffle(perm, N);
+  for (unsigned k = 0; k < N; k++) {
+    unsigned i = perm[k];
+
+    items[k] = (struct item){
+      .it = {.due_ns = base + (uint64_t)(i / 3) * 100000, .fn = ran}, .id = k};
+    assert_ok(ff_sched_add(s, &items[k].it));
+  }
+  all_added = ff_now_ns();
+  wait_for(N);
+  for (unsigned k = 0; k < N; k++)
+    if (items[k].ran_ns < items[k].it.due_ns)
+      fail_msg("item %u ran %llu ns before it was due", k,
+               (unsigned long long)(items[k].it.due_ns - items[k].ran_ns));
+  /* Items due after the last add were all in the heap together: they
+   * ran in (due, arrival) order.  (Earlier ones may have been taken
+   * before a later-added, earlier-due item arrived.) */
+  for (unsigned k = 1; k < N; k++) {
+    const struct item *a = &items[log_.order[k - 1]];
+    const struct item *b = &items[log_.order[k]];
+
+    if (a->it.due_ns <= all_added || b->it.due_ns <= all_added)
+      continue;
+    checked++;
+    if (a->it.due_ns > b->it.due_ns ||
+        (a->it.due_ns == b->it.due_ns && a->id > b->id))
+      fail_msg("item %u ran before item %u", a->id, b->id);
+  }
+  assert_true(checked > 0);
+  /* pending drops after an item's fn returns: only the maximum is
+   * settled here. */
+  ff_sched_counts(s, &pending, &max);
+  assert_true(pending <= 1);
+  assert_true(max >= 1 && max <= N);
+  ff_sched_stop(s);
+}
+
+/* Many workers: every item runs exactly once. */
+static void
+test_many_workers(void **state)
+{
+  static struct item items[N];
+  struct ff_sched *s = ff_sched_new(4);
+  uint64_t now = ff_now_ns();
+  unsigned seen[N] = {0};
+
+  (void)state;
+  assert_nonnull_err(s);
+  assert_int_equal(ff_sched_threads(s), 5);
+  log_reset();
+  for (unsigned k = 0; k < N; k++) {
+    items[k] = (struct item){
+      .it = {.due_ns = now + (uint64_t)(k % 7) * MS, .fn = ran}, .id = k};
+    assert_ok(ff_sched_add(s, &items[k].it));
+  }
+  wait_for(N);
+  ff_sched_stop(s);
+  assert_int_equal(log_.nran, N);
+  for (unsigned k = 0; k < N; k++)
+    seen[log_.order[k]]++;
+  for (unsigned k = 0; k < N; k++)
+    if (seen[k] != 1)
+      fail_msg("item %u ran %u times", k, seen[k]);
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_stop_runs_all_in_order),
+    cmocka_unit_test(test_fire_when_due),
+    cmocka_unit_test(test_many_workers),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
