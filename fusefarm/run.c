@@ -676,13 +676,6 @@ write_lvm_conf(struct run *r, const struct config *c)
 /* ---- workloads (ff-workload.c runs them) ----------------------------------
  */
 
-static pid_t
-wenv_spawn(void *ctx, const char *const argv[], const char *out,
-           const char *err)
-{
-  return spawn(ctx, argv, out, err, 1);
-}
-
 /* Each repetition starts cold: no online PVs, no hints, fresh counters. */
 static void
 wenv_cold(void *ctx)
@@ -714,8 +707,16 @@ wenv_progress(void *ctx, const char *line)
 static int
 run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
 {
+  const char *const env[] = {"LVM_SYSTEM_DIR",
+                             r->etc,
+                             "LVM_SUPPRESS_FD_WARNINGS",
+                             "1",
+                             "TZ",
+                             "UTC",
+                             NULL};
   const struct ff_wenv e = {
     .lvm = r->sc->lvm,
+    .env = env,
     .outdir = r->outdir,
     .ndevs = r->fv.ndevs,
     .names = r->fv.names,
@@ -724,12 +725,10 @@ run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
     .first_lv = r->fv.first_lv,
     .no_dm = 1,
     .stop = &stop_requested,
-    .spawn = wenv_spawn,
     .cold = wenv_cold,
     .reads = wenv_reads,
     .say = wenv_say,
     .progress = wenv_progress,
-    .other_child = &r->aio_pid,
     .ctx = r,
   };
 

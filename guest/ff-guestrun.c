@@ -63,13 +63,6 @@ static const char *const lvm_env[] = {"LVM_SYSTEM_DIR",
                                       "UTC",
                                       NULL};
 
-static pid_t
-g_spawn(void *ctx, const char *const argv[], const char *out, const char *err)
-{
-  (void)ctx;
-  return ff_spawn(argv, out, err, lvm_env);
-}
-
 /* Cold start: nothing active, nothing online, no hints. */
 static void
 g_cold(void *ctx)
@@ -335,7 +328,7 @@ main(int argc, char **argv)
         .paths = g.paths,
         .vgs = g.vgs,
         .first_lv = g.first_lv,
-        .spawn = g_spawn,
+        .env = lvm_env,
         .cold = g_cold,
         .say = g_say,
         .ctx = &g,
