@@ -29,6 +29,7 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-report.h"
+#include "ff-runmanifest.h"
 #include "ff-scenario.h"
 #include "ff-sched.h"
 #include "ff-util.h"
@@ -216,51 +217,26 @@ static int
 read_farmview(struct run *r)
 {
   char path[PATH_MAX + 64];
-  json_error_t je;
-  json_t *m, *devs, *vgs, *d;
-  size_t i;
+  struct ff_runmanifest m;
   FILE *f;
   char line[PATH_MAX * 2 + 64];
 
   farmview_free(&r->fv);
   ff_pathf(path, sizeof path, "%s/.fusefarm/manifest.json", r->mnt);
-  m = json_load_file(path, 0, &je);
-  if (!m)
-    return ff_error("%s: %s", path, je.text);
-  devs = json_object_get(m, "devices");
-  vgs = json_object_get(m, "vgs");
-  r->fv.ndevs = (uint32_t)json_array_size(devs);
-  r->fv.names = calloc(r->fv.ndevs + 1, sizeof *r->fv.names);
-  r->fv.loops = calloc(r->fv.ndevs + 1, sizeof *r->fv.loops);
-  r->fv.vg = calloc(r->fv.ndevs + 1, sizeof *r->fv.vg);
-  if (!r->fv.names || !r->fv.loops || !r->fv.vg) {
-    json_decref(m);
+  if (ff_runmanifest_load(&m, path) < 0)
+    return -1;
+  r->fv.loops = calloc(m.ndevs + 1, sizeof *r->fv.loops);
+  if (!r->fv.loops) {
+    ff_runmanifest_release(&m);
     return ff_error("out of memory");
   }
-  json_array_foreach(devs, i, d)
-  {
-    json_t *vg = json_object_get(d, "vg");
-
-    r->fv.names[i] = strdup(json_string_value(json_object_get(d, "name")));
-    if (json_is_string(vg) &&
-        !strcmp(json_string_value(json_object_get(d, "role")), "pv"))
-      r->fv.vg[i] = strdup(json_string_value(vg));
-  }
-  r->fv.nvgs = (uint32_t)json_array_size(vgs);
-  json_array_foreach(vgs, i, d)
-  {
-    json_t *lvs = json_object_get(d, "lvs");
-
-    r->fv.nlvs += (uint32_t)json_array_size(lvs);
-    if (!r->fv.first_lv && json_array_size(lvs) &&
-        !strcmp(json_string_value(json_object_get(d, "damage")), "none") &&
-        asprintf(&r->fv.first_lv, "%s/%s",
-                 json_string_value(json_object_get(d, "name")),
-                 json_string_value(
-                   json_object_get(json_array_get(lvs, 0), "name"))) < 0)
-      r->fv.first_lv = NULL;
-  }
-  json_decref(m);
+  /* The view takes the manifest's arrays. */
+  r->fv.ndevs = m.ndevs;
+  r->fv.names = m.names;
+  r->fv.vg = m.vgs;
+  r->fv.first_lv = m.first_lv;
+  r->fv.nvgs = m.nvgs;
+  r->fv.nlvs = m.nlvs;
 
   ff_pathf(path, sizeof path, "%s/loops", r->state);
   f = fopen(path, "r");
