@@ -26,6 +26,7 @@
  * to `concurrency` lvm processes running and polls for their exit.
  */
 #include "ff-builtin.h"
+#include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-report.h"
@@ -340,37 +341,16 @@ mount_farm(struct run *r, uint64_t devices)
 static int
 set_profile(struct run *r, const char *path)
 {
-  char ctl[PATH_MAX + 32], msg[1024];
-  int fd;
-  ssize_t n;
-
-  ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/profile", r->mnt);
-  fd = open(ctl, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ff_error("%s: %m", ctl);
-  n = write(fd, path, strlen(path));
-  close(fd);
-  if (n < 0) {
-    ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/last-error", r->mnt);
-    ff_first_line(ctl, msg, sizeof msg);
-    return ff_error("profile %s: %s", path, msg);
-  }
+  if (ff_ctl_write(r->mnt, "profile", path) < 0)
+    return ff_error_prefix("profile %s: ", path);
   return 0;
 }
 
 static void
 control(struct run *r, const char *cmd)
 {
-  char ctl[PATH_MAX + 32];
-  int fd;
-
-  ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/control", r->mnt);
-  fd = open(ctl, O_WRONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    if (write(fd, cmd, strlen(cmd)) < 0)
-      fprintf(stderr, "fusefarm run: %s: %s: %m\n", ctl, cmd);
-    close(fd);
-  }
+  if (ff_ctl_write(r->mnt, "control", cmd) < 0)
+    fprintf(stderr, "fusefarm run: %s: %s\n", cmd, ff_errmsg());
 }
 
 /* reads and bytes read since the last reset */
