@@ -22,8 +22,9 @@
  *   are killed, the aio companion stopped, exactly the loops attach
  *   attached are detached, the farm is unmounted, scratch removed.
  *
- * Threads: none; children are processes.  Event-style activation keeps up
- * to `concurrency` lvm processes running and polls for their exit.
+ * Threads: none; children are processes (ff-spawn.h), each waited for by
+ * its own pid.  Event-style activation (ff-workload.c) keeps up to
+ * `concurrency` lvm processes running and starts each arrival on time.
  */
 #include "ff-builtin.h"
 #include "ff-ctl.h"
@@ -134,18 +135,29 @@ progress(struct run *r, const char *fmt, ...)
 /* Run argv (argv[0] found on PATH), stdout and stderr to the given files
  * (NULL: /dev/null), lvm's environment when lvm is set.  Returns the pid,
  * or -1. */
+#define LVM_ENV_LEN 7
+
+/* lvm's environment, as ff-spawn.h pairs: the scratch etc/ (its lvm.conf
+ * and devices file), no fd warnings, times in UTC. */
+static void
+lvm_env(struct run *r, const char *env[LVM_ENV_LEN])
+{
+  env[0] = "LVM_SYSTEM_DIR";
+  env[1] = r->etc;
+  env[2] = "LVM_SUPPRESS_FD_WARNINGS";
+  env[3] = "1";
+  env[4] = "TZ";
+  env[5] = "UTC";
+  env[6] = NULL;
+}
+
 static pid_t
 spawn(struct run *r, const char *const argv[], const char *out,
       const char *err, int lvm)
 {
-  const char *const env[] = {"LVM_SYSTEM_DIR",
-                             r->etc,
-                             "LVM_SUPPRESS_FD_WARNINGS",
-                             "1",
-                             "TZ",
-                             "UTC",
-                             NULL};
+  const char *env[LVM_ENV_LEN];
 
+  lvm_env(r, env);
   return ff_spawn(argv, out, err, lvm ? env : NULL);
 }
 
@@ -663,13 +675,7 @@ wenv_progress(void *ctx, const char *line)
 static int
 run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
 {
-  const char *const env[] = {"LVM_SYSTEM_DIR",
-                             r->etc,
-                             "LVM_SUPPRESS_FD_WARNINGS",
-                             "1",
-                             "TZ",
-                             "UTC",
-                             NULL};
+  const char *env[LVM_ENV_LEN];
   const struct ff_wenv e = {
     .lvm = r->sc->lvm,
     .env = env,
@@ -688,6 +694,7 @@ run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
     .ctx = r,
   };
 
+  lvm_env(r, env);
   return ff_workload_run(&e, w, wl);
 }
 

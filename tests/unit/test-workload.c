@@ -274,6 +274,34 @@ num(json_t *o, const char *key)
   return json_number_value(v);
 }
 
+/* Every present device has its entry: scheduled at its arrival time
+ * (spread * k / n, computed as the workload does), started at or after
+ * it, and queued exactly when k >= queued_from; with in_order, the
+ * pvscans started one after another in arrival order. */
+static void
+check_devices(json_t *wl, uint64_t spread, unsigned queued_from, int in_order)
+{
+  double prev = -1;
+
+  assert_int_equal(json_array_size(json_object_get(wl, "devices")), NPRESENT);
+  for (unsigned k = 0; k < NPRESENT; k++) {
+    char name[8];
+    json_t *d;
+
+    snprintf(name, sizeof name, "pv%u", k);
+    d = device_entry(wl, name);
+    assert_true(num(d, "scheduled") == (double)spread / 1e9 * k / NPRESENT);
+    assert_true(num(d, "start") >= num(d, "scheduled"));
+    assert_true(json_is_boolean(json_object_get(d, "queued")));
+    assert_int_equal(json_is_true(json_object_get(d, "queued")),
+                     k >= queued_from);
+    if (in_order) {
+      assert_true(num(d, "start") > prev);
+      prev = num(d, "start");
+    }
+  }
+}
+
 /* Each vgchange starts after the pvscan that completed its VG ended, and
  * at or after the time it was scheduled (that pvscan's end). */
 static void
@@ -319,17 +347,7 @@ test_arrivals_on_schedule(void **state)
       fail_msg("log line %zu is \"%s\": a pvscan ended before all had "
                "started",
                i, lines[i]);
-  assert_int_equal(json_array_size(json_object_get(wl, "devices")), NPRESENT);
-  for (unsigned k = 0; k < NPRESENT; k++) {
-    char name[8];
-    json_t *d;
-
-    snprintf(name, sizeof name, "pv%u", k);
-    d = device_entry(wl, name);
-    assert_true(num(d, "scheduled") == (double)spread / 1e9 * k / NPRESENT);
-    assert_true(num(d, "start") >= num(d, "scheduled"));
-    assert_false(json_is_true(json_object_get(d, "queued")));
-  }
+  check_devices(wl, spread, NPRESENT, 0);
   check_activations(wl);
   json_decref(wl);
 }
@@ -354,15 +372,7 @@ test_queue_order(void **state)
   assert_int_equal(n, sizeof want / sizeof *want);
   for (size_t i = 0; i < n; i++)
     assert_string_equal(lines[i], want[i]);
-  for (unsigned k = 0; k < NPRESENT; k++) {
-    char name[8];
-    json_t *d;
-
-    snprintf(name, sizeof name, "pv%u", k);
-    d = device_entry(wl, name);
-    assert_true(num(d, "scheduled") == 0);
-    assert_int_equal(json_is_true(json_object_get(d, "queued")), k > 0);
-  }
+  check_devices(wl, 0, 1, 1);
   check_activations(wl);
   json_decref(wl);
 }
@@ -381,24 +391,12 @@ test_spread_queued(void **state)
   char lines[32][64];
   json_t *wl = run_activation(f, &c, 1, spread);
   size_t n = read_log(f, lines, 32);
-  double prev = -1;
 
   assert_int_equal(n, 2 * (NPRESENT + NVG));
   for (size_t i = 0; i < n; i++)
     assert_int_equal(strncmp(lines[i], i % 2 ? "end" : "start", i % 2 ? 3 : 5),
                      0);
-  for (unsigned k = 0; k < NPRESENT; k++) {
-    char name[8];
-    json_t *d;
-
-    snprintf(name, sizeof name, "pv%u", k);
-    d = device_entry(wl, name);
-    assert_true(num(d, "scheduled") == (double)spread / 1e9 * k / NPRESENT);
-    assert_true(num(d, "start") >= num(d, "scheduled"));
-    assert_true(num(d, "start") > prev);
-    prev = num(d, "start");
-    assert_int_equal(json_is_true(json_object_get(d, "queued")), k > 0);
-  }
+  check_devices(wl, spread, 1, 1);
   check_activations(wl);
   json_decref(wl);
 }
