@@ -6,6 +6,7 @@
  * it verbatim (--json) or as the table of ff_stats_text_from_json().  No
  * threads.
  */
+#include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-stats.h"
@@ -130,36 +131,11 @@ drop_idle(json_t *j)
 static int
 send_reset(const char *mnt)
 {
-  char ctl[4096], errpath[4096], msg[1024];
-  ssize_t w, m = 0;
-  int fd, saved;
+  int rc = ff_ctl_write(mnt, "control", "reset\n");
 
-  snprintf(ctl, sizeof ctl, "%s/.fusefarm/control", mnt);
-  fd = open(ctl, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ff_error("reset: %s: %m", ctl);
-  w = write(fd, "reset\n", 6);
-  saved = errno;
-  if (close(fd) < 0 && w == 6) {
-    w = -1;
-    saved = errno;
-  }
-  if (w == 6)
-    return 0;
-  snprintf(errpath, sizeof errpath, "%s/.fusefarm/last-error", mnt);
-  fd = open(errpath, O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    m = read(fd, msg, sizeof msg - 1);
-    close(fd);
-  }
-  msg[m > 0 ? m : 0] = '\0';
-  if (m > 0 && msg[m - 1] == '\n')
-    msg[m - 1] = '\0';
-  if (m > 0)
-    return ff_error("reset: %s", msg);
-  errno = saved;
-  return w < 0 ? ff_error("reset: write %s: %m", ctl)
-               : ff_error("reset: short write to %s", ctl);
+  if (rc < 0)
+    return ff_error_prefix("reset: ");
+  return 0;
 }
 
 int

@@ -22,6 +22,7 @@
 #include "ff-report.h"
 #include "ff-runreport.h"
 #include "ff-scenario.h"
+#include "ff-spawn.h"
 #include "ff-workload.h"
 
 #include <jansson.h>
@@ -236,40 +237,31 @@ build_dir(char *out, size_t outsz)
   return 0;
 }
 
+/* Run a guest script in the foreground (stdio inherited) and wait for it.
+ * While it runs we ignore SIGINT/SIGTERM: a ^C reaches the script, which
+ * ends its own way, and we report how (ff-spawn.h gives the child the
+ * default actions back). */
 static int
 run_script(char **args)
 {
+  const struct ff_spawn o = {.argv = (const char *const *)args,
+                             .inherit_stdio = 1};
   struct sigaction ign = {0}, oldint, oldterm;
-  pid_t pid;
   int st;
 
   ign.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ign, &oldint);
   sigaction(SIGTERM, &ign, &oldterm);
-  pid = fork();
-  if (pid < 0) {
-    fprintf(stderr, "fusefarm vm: fork: %s\n", strerror(errno));
-    return 1;
-  }
-  if (pid == 0) {
-    sigaction(SIGINT, &oldint, NULL);
-    sigaction(SIGTERM, &oldterm, NULL);
-    execvp(args[0], args);
-    fprintf(stderr, "fusefarm vm: %s: %s\n", args[0], strerror(errno));
-    _exit(127);
-  }
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) {
-      fprintf(stderr, "fusefarm vm: waitpid: %s\n", strerror(errno));
-      st = 1 << 8;
-      break;
-    }
+  st = ff_spawn_run(&o);
   sigaction(SIGINT, &oldint, NULL);
   sigaction(SIGTERM, &oldterm, NULL);
-  if (WIFEXITED(st))
-    return WEXITSTATUS(st);
-  fprintf(stderr, "fusefarm vm: %s killed by signal %d\n", args[0],
-          WTERMSIG(st));
+  if (st < 0) {
+    fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
+    return 127;
+  }
+  if (st < 128)
+    return st;
+  fprintf(stderr, "fusefarm vm: %s killed by signal %d\n", args[0], st - 128);
   return 1;
 }
 

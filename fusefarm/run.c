@@ -22,13 +22,16 @@
  *   are killed, the aio companion stopped, exactly the loops attach
  *   attached are detached, the farm is unmounted, scratch removed.
  *
- * Threads: none; children are processes.  Event-style activation keeps up
- * to `concurrency` lvm processes running and polls for their exit.
+ * Threads: none; children are processes (ff-spawn.h), each waited for by
+ * its own pid.  Event-style activation (ff-workload.c) keeps up to
+ * `concurrency` lvm processes running and starts each arrival on time.
  */
 #include "ff-builtin.h"
+#include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-report.h"
+#include "ff-runmanifest.h"
 #include "ff-scenario.h"
 #include "ff-sched.h"
 #include "ff-util.h"
@@ -132,18 +135,29 @@ progress(struct run *r, const char *fmt, ...)
 /* Run argv (argv[0] found on PATH), stdout and stderr to the given files
  * (NULL: /dev/null), lvm's environment when lvm is set.  Returns the pid,
  * or -1. */
+#define LVM_ENV_LEN 7
+
+/* lvm's environment, as ff-spawn.h pairs: the scratch etc/ (its lvm.conf
+ * and devices file), no fd warnings, times in UTC. */
+static void
+lvm_env(struct run *r, const char *env[LVM_ENV_LEN])
+{
+  env[0] = "LVM_SYSTEM_DIR";
+  env[1] = r->etc;
+  env[2] = "LVM_SUPPRESS_FD_WARNINGS";
+  env[3] = "1";
+  env[4] = "TZ";
+  env[5] = "UTC";
+  env[6] = NULL;
+}
+
 static pid_t
 spawn(struct run *r, const char *const argv[], const char *out,
       const char *err, int lvm)
 {
-  const char *const env[] = {"LVM_SYSTEM_DIR",
-                             r->etc,
-                             "LVM_SUPPRESS_FD_WARNINGS",
-                             "1",
-                             "TZ",
-                             "UTC",
-                             NULL};
+  const char *env[LVM_ENV_LEN];
 
+  lvm_env(r, env);
   return ff_spawn(argv, out, err, lvm ? env : NULL);
 }
 
@@ -216,51 +230,26 @@ static int
 read_farmview(struct run *r)
 {
   char path[PATH_MAX + 64];
-  json_error_t je;
-  json_t *m, *devs, *vgs, *d;
-  size_t i;
+  struct ff_runmanifest m;
   FILE *f;
   char line[PATH_MAX * 2 + 64];
 
   farmview_free(&r->fv);
   ff_pathf(path, sizeof path, "%s/.fusefarm/manifest.json", r->mnt);
-  m = json_load_file(path, 0, &je);
-  if (!m)
-    return ff_error("%s: %s", path, je.text);
-  devs = json_object_get(m, "devices");
-  vgs = json_object_get(m, "vgs");
-  r->fv.ndevs = (uint32_t)json_array_size(devs);
-  r->fv.names = calloc(r->fv.ndevs + 1, sizeof *r->fv.names);
-  r->fv.loops = calloc(r->fv.ndevs + 1, sizeof *r->fv.loops);
-  r->fv.vg = calloc(r->fv.ndevs + 1, sizeof *r->fv.vg);
-  if (!r->fv.names || !r->fv.loops || !r->fv.vg) {
-    json_decref(m);
+  if (ff_runmanifest_load(&m, path) < 0)
+    return -1;
+  r->fv.loops = calloc(m.ndevs + 1, sizeof *r->fv.loops);
+  if (!r->fv.loops) {
+    ff_runmanifest_release(&m);
     return ff_error("out of memory");
   }
-  json_array_foreach(devs, i, d)
-  {
-    json_t *vg = json_object_get(d, "vg");
-
-    r->fv.names[i] = strdup(json_string_value(json_object_get(d, "name")));
-    if (json_is_string(vg) &&
-        !strcmp(json_string_value(json_object_get(d, "role")), "pv"))
-      r->fv.vg[i] = strdup(json_string_value(vg));
-  }
-  r->fv.nvgs = (uint32_t)json_array_size(vgs);
-  json_array_foreach(vgs, i, d)
-  {
-    json_t *lvs = json_object_get(d, "lvs");
-
-    r->fv.nlvs += (uint32_t)json_array_size(lvs);
-    if (!r->fv.first_lv && json_array_size(lvs) &&
-        !strcmp(json_string_value(json_object_get(d, "damage")), "none") &&
-        asprintf(&r->fv.first_lv, "%s/%s",
-                 json_string_value(json_object_get(d, "name")),
-                 json_string_value(
-                   json_object_get(json_array_get(lvs, 0), "name"))) < 0)
-      r->fv.first_lv = NULL;
-  }
-  json_decref(m);
+  /* The view takes the manifest's arrays. */
+  r->fv.ndevs = m.ndevs;
+  r->fv.names = m.names;
+  r->fv.vg = m.vgs;
+  r->fv.first_lv = m.first_lv;
+  r->fv.nvgs = m.nvgs;
+  r->fv.nlvs = m.nlvs;
 
   ff_pathf(path, sizeof path, "%s/loops", r->state);
   f = fopen(path, "r");
@@ -364,37 +353,16 @@ mount_farm(struct run *r, uint64_t devices)
 static int
 set_profile(struct run *r, const char *path)
 {
-  char ctl[PATH_MAX + 32], msg[1024];
-  int fd;
-  ssize_t n;
-
-  ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/profile", r->mnt);
-  fd = open(ctl, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ff_error("%s: %m", ctl);
-  n = write(fd, path, strlen(path));
-  close(fd);
-  if (n < 0) {
-    ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/last-error", r->mnt);
-    ff_first_line(ctl, msg, sizeof msg);
-    return ff_error("profile %s: %s", path, msg);
-  }
+  if (ff_ctl_write(r->mnt, "profile", path) < 0)
+    return ff_error_prefix("profile %s: ", path);
   return 0;
 }
 
 static void
 control(struct run *r, const char *cmd)
 {
-  char ctl[PATH_MAX + 32];
-  int fd;
-
-  ff_pathf(ctl, sizeof ctl, "%s/.fusefarm/control", r->mnt);
-  fd = open(ctl, O_WRONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    if (write(fd, cmd, strlen(cmd)) < 0)
-      fprintf(stderr, "fusefarm run: %s: %s: %m\n", ctl, cmd);
-    close(fd);
-  }
+  if (ff_ctl_write(r->mnt, "control", cmd) < 0)
+    fprintf(stderr, "fusefarm run: %s: %s\n", cmd, ff_errmsg());
 }
 
 /* reads and bytes read since the last reset */
@@ -676,13 +644,6 @@ write_lvm_conf(struct run *r, const struct config *c)
 /* ---- workloads (ff-workload.c runs them) ----------------------------------
  */
 
-static pid_t
-wenv_spawn(void *ctx, const char *const argv[], const char *out,
-           const char *err)
-{
-  return spawn(ctx, argv, out, err, 1);
-}
-
 /* Each repetition starts cold: no online PVs, no hints, fresh counters. */
 static void
 wenv_cold(void *ctx)
@@ -714,8 +675,10 @@ wenv_progress(void *ctx, const char *line)
 static int
 run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
 {
+  const char *env[LVM_ENV_LEN];
   const struct ff_wenv e = {
     .lvm = r->sc->lvm,
+    .env = env,
     .outdir = r->outdir,
     .ndevs = r->fv.ndevs,
     .names = r->fv.names,
@@ -724,15 +687,14 @@ run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
     .first_lv = r->fv.first_lv,
     .no_dm = 1,
     .stop = &stop_requested,
-    .spawn = wenv_spawn,
     .cold = wenv_cold,
     .reads = wenv_reads,
     .say = wenv_say,
     .progress = wenv_progress,
-    .other_child = &r->aio_pid,
     .ctx = r,
   };
 
+  lvm_env(r, env);
   return ff_workload_run(&e, w, wl);
 }
 

@@ -31,6 +31,7 @@
  * otherwise.
  */
 #include "ff-error.h"
+#include "ff-runmanifest.h"
 #include "ff-scenario.h"
 #include "ff-workload.h"
 
@@ -62,13 +63,6 @@ static const char *const lvm_env[] = {"LVM_SYSTEM_DIR",
                                       "TZ",
                                       "UTC",
                                       NULL};
-
-static pid_t
-g_spawn(void *ctx, const char *const argv[], const char *out, const char *err)
-{
-  (void)ctx;
-  return ff_spawn(argv, out, err, lvm_env);
-}
 
 /* Cold start: nothing active, nothing online, no hints. */
 static void
@@ -125,53 +119,25 @@ disk_serial(const char *dev, char *buf, size_t len)
 static int
 load_devices(struct guest *g, const char *manifest)
 {
-  json_error_t je;
-  json_t *m = json_load_file(manifest, 0, &je), *devs, *d;
+  struct ff_runmanifest m;
   DIR *dir;
   struct dirent *de;
-  size_t i;
   uint32_t found = 0;
 
-  if (!m)
-    return ff_error("%s:%d: %s", manifest, je.line, je.text);
-  devs = json_object_get(m, "devices");
-  if (!json_is_array(devs)) {
-    json_decref(m);
-    return ff_error("%s: no devices array", manifest);
-  }
-  g->ndevs = (uint32_t)json_array_size(devs);
-  g->names = calloc(g->ndevs + 1, sizeof *g->names);
-  g->paths = calloc(g->ndevs + 1, sizeof *g->paths);
-  g->vgs = calloc(g->ndevs + 1, sizeof *g->vgs);
-  if (!g->names || !g->paths || !g->vgs) {
-    json_decref(m);
+  if (ff_runmanifest_load(&m, manifest) < 0)
+    return -1;
+  g->paths = calloc(m.ndevs + 1, sizeof *g->paths);
+  if (!g->paths) {
+    ff_runmanifest_release(&m);
     return ff_error("out of memory");
   }
-  json_array_foreach(devs, i, d)
-  {
-    const char *vg = json_string_value(json_object_get(d, "vg"));
-    const char *role = json_string_value(json_object_get(d, "role"));
-
-    g->names[i] = strdup(json_string_value(json_object_get(d, "name")));
-    g->vgs[i] = vg && role && !strcmp(role, "pv") ? strdup(vg) : NULL;
-  }
-  /* lvchange's default LV: the first of the first undamaged VG. */
-  json_array_foreach(json_object_get(m, "vgs"), i, d)
-  {
-    const char *vg = json_string_value(json_object_get(d, "name"));
-    const char *dmg = json_string_value(json_object_get(d, "damage"));
-    json_t *lvs = json_object_get(d, "lvs");
-    const char *lv =
-      json_string_value(json_object_get(json_array_get(lvs, 0), "name"));
-
-    g->nvgs++;
-    g->nlvs += (uint32_t)json_array_size(lvs);
-    if (!g->first_lv && vg && lv && dmg && !strcmp(dmg, "none")) {
-      if (asprintf(&g->first_lv, "%s/%s", vg, lv) < 0)
-        g->first_lv = NULL;
-    }
-  }
-  json_decref(m);
+  /* The guest takes the manifest's arrays. */
+  g->ndevs = m.ndevs;
+  g->names = m.names;
+  g->vgs = m.vgs;
+  g->first_lv = m.first_lv;
+  g->nvgs = m.nvgs;
+  g->nlvs = m.nlvs;
 
   dir = opendir("/sys/block");
   if (!dir)
@@ -335,7 +301,7 @@ main(int argc, char **argv)
         .paths = g.paths,
         .vgs = g.vgs,
         .first_lv = g.first_lv,
-        .spawn = g_spawn,
+        .env = lvm_env,
         .cold = g_cold,
         .say = g_say,
         .ctx = &g,

@@ -8,12 +8,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,53 +122,6 @@ ff_iso_now(char *buf, size_t len)
   strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-pid_t
-ff_spawn(const char *const argv[], const char *out, const char *err,
-         const char *const *setenv_list)
-{
-  pid_t pid = fork();
-
-  if (pid < 0)
-    return ff_error("fork: %m");
-  if (pid == 0) {
-    int fo = open(out ? out : "/dev/null",
-                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int fe = open(err ? err : "/dev/null",
-                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int fi = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    struct rlimit rl;
-
-    if (fo < 0 || fe < 0 || fi < 0 || dup2(fi, 0) < 0 || dup2(fo, 1) < 0 ||
-        dup2(fe, 2) < 0)
-      _exit(127);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (setenv_list) {
-      for (size_t i = 0; setenv_list[i] && setenv_list[i + 1]; i += 2)
-        setenv(setenv_list[i], setenv_list[i + 1], 1);
-      if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-      }
-    }
-    execvp(argv[0], (char *const *)argv);
-    fprintf(stderr, "exec %s: %m\n", argv[0]);
-    _exit(127);
-  }
-  return pid;
-}
-
-int
-ff_wait_status(pid_t pid)
-{
-  int st;
-
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR)
-      return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 void
 ff_empty_dir(const char *path)
 {
@@ -210,15 +162,23 @@ ff_median(double *v, size_t n)
 /* ---- one command ---------------------------------------------------------
  */
 
-static pid_t
-start_lvm(const struct ff_wenv *e, const char **argv, const char *tag)
+static int
+start_lvm(const struct ff_wenv *e, const char **argv, const char *tag,
+          struct ff_proc *p)
 {
   char out[PATH_MAX + 64], err[PATH_MAX + 64];
+  struct ff_spawn o = {
+    .argv = argv,
+    .env = e->env,
+    .out = out,
+    .err = err,
+    .raise_nofile = 1,
+  };
 
   argv[0] = e->lvm;
   ff_pathf(out, sizeof out, "%s/%s.out", e->outdir, tag);
   ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-  return e->spawn(e->ctx, argv, out, err);
+  return ff_proc_start(p, &o);
 }
 
 /* One lvm command, timed.  argv[0] is replaced by the scenario's lvm. */
@@ -227,209 +187,293 @@ time_lvm(const struct ff_wenv *e, const char **argv, double *wall,
          const char *tag)
 {
   double t0 = now_s();
-  pid_t pid = start_lvm(e, argv, tag);
-  int rc = pid < 0 ? -1 : ff_wait_status(pid);
+  struct ff_proc p;
+  int rc = start_lvm(e, argv, tag, &p) < 0 ? -1 : ff_proc_wait(&p);
 
   *wall = now_s() - t0;
   return rc;
 }
 
 /* ---- event-style activation ---------------------------------------------
+ *
+ * Each device "arrives" at its scheduled time (all at time 0, or spread
+ * evenly: device i of n at spread * i / n) and gets the pvscan that
+ * lvm2's udev rule (69-dm-lvm.rules) runs; when pvscan says its VG is
+ * complete, the VG gets the vgchange that the rule starts through
+ * systemd-run.  At most `concurrency` commands run at once (udev's
+ * children limit); what is due while every slot is busy waits in a
+ * queue, VGs' vgchanges first, then arrivals in arrival order.
+ *
+ * The loop never blocks on a running command: it sleeps in ppoll() over
+ * the running commands' pidfds until either one of them exits or the
+ * next arrival is due, so arrivals start on schedule however slow the
+ * commands are (when a slot is free), and a command that had to wait is
+ * recorded as queued.  Only the commands it started are waited for.
  */
 
 struct job {
-  pid_t pid;
-  int kind; /* 0 pvscan of device idx, 1 vgchange of VG idx */
+  struct ff_proc p; /* p.pid 0: a free slot */
+  int kind;         /* 0 pvscan of device idx, 1 vgchange of VG idx */
   uint32_t idx;
-  double start;
+  double sched, start; /* seconds from the first arrival */
+  int queued;
 };
 
-/* argv of the next job: a completed VG's vgchange first (as systemd would
- * start it), else the next device's pvscan. */
-static void
-job_argv(const struct ff_wenv *e, struct job *j, const char **argv, char *tag,
-         size_t taglen, char **vgq, uint32_t *vqhead, const uint32_t *order,
-         uint32_t *next, int vg)
-{
-  int a = 0;
+struct activation {
+  const struct ff_wenv *e;
+  const struct ff_workload *w;
+  double t0;
+  uint32_t n, *order;   /* the devices present, in arrival order */
+  uint32_t arrived;     /* order[0..arrived-1] have arrived */
+  uint32_t pv_next;     /* order[pv_next] is the next pvscan to start */
+  uint32_t pv_queued;   /* arrivals before this one that are not started
+                         * yet waited for a slot */
+  char **vgq;           /* complete VGs, in completion order */
+  double *vg_ready;     /* when each was reported complete */
+  uint32_t nvq, vqhead; /* vgq[vqhead..nvq-1] are not started yet */
+  uint32_t vg_queued;
+  struct job *jobs; /* [concurrency] */
+  unsigned running;
+  json_t *devs, *acts;
+  int worst, errors;
+  double last_end;
+};
 
-  argv[a++] = NULL;
-  if (vg) {
+static double
+arrival_time(const struct activation *a, uint32_t k)
+{
+  return (double)a->w->spread_ns / 1e9 * k / a->n;
+}
+
+/* Count the arrivals that are due by now. */
+static void
+arrive(struct activation *a)
+{
+  double now = now_s() - a->t0;
+
+  while (a->arrived < a->n && arrival_time(a, a->arrived) <= now)
+    a->arrived++;
+}
+
+/* Start the next due command in slot j: a completed VG's vgchange first
+ * (as systemd would start it), else the next arrival's pvscan. */
+static int
+start_job(struct activation *a, struct job *j)
+{
+  const struct ff_wenv *e = a->e;
+  const char *argv[16];
+  char tag[64];
+  int n = 0;
+
+  argv[n++] = NULL;
+  if (a->vqhead < a->nvq) {
     j->kind = 1;
-    j->idx = (*vqhead)++;
-    argv[a++] = "vgchange";
-    argv[a++] = "-aay";
-    argv[a++] = "--autoactivation";
-    argv[a++] = "event";
+    j->idx = a->vqhead++;
+    j->sched = a->vg_ready[j->idx];
+    j->queued = j->idx < a->vg_queued;
+    argv[n++] = "vgchange";
+    argv[n++] = "-aay";
+    argv[n++] = "--autoactivation";
+    argv[n++] = "event";
     if (e->no_dm) {
-      argv[a++] = "--driverloaded";
-      argv[a++] = "n";
+      argv[n++] = "--driverloaded";
+      argv[n++] = "n";
     }
-    argv[a++] = vgq[j->idx];
-    ff_pathf(tag, taglen, "vgchange-%u", j->idx);
+    argv[n++] = a->vgq[j->idx];
+    ff_pathf(tag, sizeof tag, "vgchange-%u", j->idx);
   } else {
-    uint32_t d = order[(*next)++];
+    uint32_t k = a->pv_next++;
+    uint32_t d = a->order[k];
 
     j->kind = 0;
     j->idx = d;
-    argv[a++] = "pvscan";
-    argv[a++] = "--cache";
-    argv[a++] = "--listvg";
-    argv[a++] = "--checkcomplete";
-    argv[a++] = "--vgonline";
-    argv[a++] = "--autoactivation";
-    argv[a++] = "event";
-    argv[a++] = "--udevoutput";
-    argv[a++] = e->paths[d];
-    ff_pathf(tag, taglen, "pvscan-%u", d);
+    j->sched = arrival_time(a, k);
+    j->queued = k < a->pv_queued;
+    argv[n++] = "pvscan";
+    argv[n++] = "--cache";
+    argv[n++] = "--listvg";
+    argv[n++] = "--checkcomplete";
+    argv[n++] = "--vgonline";
+    argv[n++] = "--autoactivation";
+    argv[n++] = "event";
+    argv[n++] = "--udevoutput";
+    argv[n++] = e->paths[d];
+    ff_pathf(tag, sizeof tag, "pvscan-%u", d);
   }
-  argv[a] = NULL;
+  argv[n] = NULL;
+  j->start = now_s() - a->t0;
+  if (start_lvm(e, argv, tag, &j->p) < 0)
+    return -1;
+  a->running++;
+  return 0;
 }
 
-/* Each device "arrives" (all at once, or spread evenly over spread_ns)
- * and gets the pvscan that lvm2's udev rule (69-dm-lvm.rules) runs; when
- * pvscan says its VG is complete, the vgchange that the rule starts
- * through systemd-run.  At most `concurrency` commands run at once. */
+/* Record the command of slot j, which exited with status ex. */
+static int
+finish_job(struct activation *a, struct job *j, int ex)
+{
+  const struct ff_wenv *e = a->e;
+  double end = now_s() - a->t0;
+
+  a->last_end = end;
+  a->running--;
+  if (ex > a->worst)
+    a->worst = ex;
+  if (ex)
+    a->errors++;
+  if (j->kind == 0) {
+    static const char key[] = "LVM_VG_NAME_COMPLETE='";
+    char out[PATH_MAX + 64], *text, *p, *q;
+
+    ff_pathf(out, sizeof out, "%s/pvscan-%u.out", e->outdir, j->idx);
+    text = ff_slurp(out, 65536);
+    p = text ? strstr(text, key) : NULL;
+    json_array_append_new(
+      a->devs, json_pack("{s:s, s:s?, s:f, s:f, s:f, s:b, s:i, s:b}", "device",
+                         e->names[j->idx], "vg", e->vgs[j->idx], "scheduled",
+                         j->sched, "start", j->start, "end", end, "queued",
+                         j->queued, "exit", ex, "vg_complete", p != NULL));
+    if (p && (q = strchr(p + strlen(key), '\''))) {
+      char *vg = strndup(p + strlen(key), (size_t)(q - p - strlen(key)));
+
+      if (!vg) {
+        free(text);
+        return ff_error("out of memory");
+      }
+      a->vg_ready[a->nvq] = end;
+      a->vgq[a->nvq++] = vg;
+    }
+    free(text);
+  } else {
+    json_array_append_new(a->acts,
+                          json_pack("{s:s, s:f, s:f, s:f, s:b, s:i}", "vg",
+                                    a->vgq[j->idx], "scheduled", j->sched,
+                                    "start", j->start, "end", end, "queued",
+                                    j->queued, "exit", ex));
+  }
+  return 0;
+}
+
+/* Sleep until a running command exits or the next arrival is due (at
+ * most 200 ms, so that a stop request is seen soon), then reap what
+ * exited. */
+static int
+wait_jobs(struct activation *a, struct pollfd *pfd, unsigned *slot)
+{
+  unsigned np = 0, conc = a->w->concurrency;
+  int nopidfd = 0, r;
+  double wait = 0.2;
+  struct timespec ts;
+
+  for (unsigned k = 0; k < conc; k++) {
+    if (!a->jobs[k].p.pid)
+      continue;
+    if (a->jobs[k].p.pidfd < 0) {
+      nopidfd = 1;
+      continue;
+    }
+    pfd[np].fd = a->jobs[k].p.pidfd;
+    pfd[np].events = POLLIN;
+    pfd[np].revents = 0;
+    slot[np++] = k;
+  }
+  if (a->arrived < a->n) {
+    double due = arrival_time(a, a->arrived) - (now_s() - a->t0);
+
+    wait = due < wait ? due : wait;
+  }
+  if (nopidfd && wait > 0.01)
+    wait = 0.01; /* no pidfd_open: look again soon */
+  if (wait < 0)
+    wait = 0;
+  ts.tv_sec = (time_t)wait;
+  ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+  r = ppoll(pfd, np, &ts, NULL);
+  if (r < 0 && errno != EINTR)
+    return ff_error("ppoll: %m");
+  /* Arrivals that came while every slot was taken wait for one, even if
+   * a slot is freed just below. */
+  arrive(a);
+  if (a->running >= conc)
+    a->pv_queued = a->arrived;
+  for (unsigned k = 0; k < conc; k++) {
+    struct job *j = &a->jobs[k];
+    int done;
+
+    if (!j->p.pid)
+      continue;
+    done = ff_proc_try(&j->p);
+    if (done < 0)
+      return -1;
+    if (done && finish_job(a, j, j->p.status) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 static int
 event_activation(const struct ff_wenv *e, const struct ff_workload *w,
                  double *wall, int *worst, int *errors, json_t *devs,
                  json_t *acts)
 {
-  uint32_t n = 0, *order, next = 0, nvq = 0, vqhead = 0;
-  char **vgq;
-  struct job *jobs;
-  unsigned running = 0;
-  double t0 = now_s(), last_end = t0;
+  struct activation a = {.e = e, .w = w, .devs = devs, .acts = acts};
+  struct pollfd *pfd;
+  unsigned *slot;
   int rc = 0;
 
-  order = calloc(e->ndevs + 1, sizeof *order);
-  vgq = calloc(e->ndevs + 1, sizeof *vgq);
-  jobs = calloc(w->concurrency, sizeof *jobs);
-  if (!order || !vgq || !jobs) {
+  a.order = calloc(e->ndevs + 1, sizeof *a.order);
+  a.vgq = calloc(e->ndevs + 1, sizeof *a.vgq);
+  a.vg_ready = calloc(e->ndevs + 1, sizeof *a.vg_ready);
+  a.jobs = calloc(w->concurrency, sizeof *a.jobs);
+  pfd = calloc(w->concurrency, sizeof *pfd);
+  slot = calloc(w->concurrency, sizeof *slot);
+  if (!a.order || !a.vgq || !a.vg_ready || !a.jobs || !pfd || !slot) {
     rc = ff_error("out of memory");
     goto out;
   }
   for (uint32_t i = 0; i < e->ndevs; i++)
     if (e->paths[i])
-      order[n++] = i;
-  *worst = 0;
-  *errors = 0;
+      a.order[a.n++] = i;
+  a.t0 = now_s();
 
   while (!stopping(e)) {
-    double now = now_s() - t0;
-    int started = 0;
-
-    /* Start what is due, while there is room. */
-    while (running < w->concurrency &&
-           (nvq > vqhead ||
-            (next < n && (w->spread_ns == 0 ||
-                          now >= (double)w->spread_ns / 1e9 * next / n)))) {
-      struct job *j = NULL;
-      char tag[64];
-      const char *argv[16];
-
-      for (unsigned k = 0; k < w->concurrency; k++)
-        if (!jobs[k].pid) {
-          j = &jobs[k];
-          break;
-        }
-      job_argv(e, j, argv, tag, sizeof tag, vgq, &vqhead, order, &next,
-               nvq > vqhead);
-      j->start = now_s() - t0;
-      j->pid = start_lvm(e, argv, tag);
-      if (j->pid < 0) {
-        j->pid = 0;
+    arrive(&a);
+    for (unsigned k = 0; k < w->concurrency && a.running < w->concurrency &&
+                         (a.vqhead < a.nvq || a.pv_next < a.arrived);
+         k++)
+      if (!a.jobs[k].p.pid && start_job(&a, &a.jobs[k]) < 0) {
         rc = -1;
         goto out;
       }
-      running++;
-      started = 1;
-    }
-    if (!running && next >= n && nvq == vqhead)
+    /* What is due and did not get a slot now waits in the queue. */
+    a.pv_queued = a.arrived;
+    a.vg_queued = a.nvq;
+    if (!a.running && a.pv_next >= a.n && a.vqhead >= a.nvq)
       break;
-
-    /* Reap what finished. */
-    {
-      int st;
-      pid_t pid = waitpid(-1, &st, running && !started ? 0 : WNOHANG);
-
-      if (pid < 0 && errno == EINTR)
-        continue;
-      if (pid <= 0) {
-        if (next < n && w->spread_ns) {
-          double due = (double)w->spread_ns / 1e9 * next / n;
-          double wait = due - (now_s() - t0);
-
-          if (wait > 0)
-            usleep(wait > 0.001 ? 1000 : (useconds_t)(wait * 1e6));
-        }
-        continue;
-      }
-      if (e->other_child && pid == *e->other_child) {
-        *e->other_child = 0;
-        continue;
-      }
-      for (unsigned k = 0; k < w->concurrency; k++) {
-        struct job *j = &jobs[k];
-        double end;
-        int ex;
-
-        if (j->pid != pid)
-          continue;
-        end = now_s() - t0;
-        last_end = now_s();
-        ex = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (ex > *worst)
-          *worst = ex;
-        if (ex)
-          (*errors)++;
-        if (j->kind == 0) {
-          char out[PATH_MAX + 64], *text, *p;
-
-          ff_pathf(out, sizeof out, "%s/pvscan-%u.out", e->outdir, j->idx);
-          text = ff_slurp(out, 65536);
-          p = text ? strstr(text, "LVM_VG_NAME_COMPLETE='") : NULL;
-          json_array_append_new(
-            devs, json_pack("{s:s, s:s?, s:f, s:f, s:i, s:b}", "device",
-                            e->names[j->idx], "vg", e->vgs[j->idx], "start",
-                            j->start, "end", end, "exit", ex, "vg_complete",
-                            p != NULL));
-          if (p) {
-            char *q = p + strlen("LVM_VG_NAME_COMPLETE='"),
-                 *e2 = strchr(q, '\'');
-
-            if (e2)
-              vgq[nvq++] = strndup(q, (size_t)(e2 - q));
-          }
-          free(text);
-        } else {
-          json_array_append_new(acts, json_pack("{s:s, s:f, s:f, s:i}", "vg",
-                                                vgq[j->idx], "start", j->start,
-                                                "end", end, "exit", ex));
-        }
-        j->pid = 0;
-        running--;
-        break;
-      }
+    if (wait_jobs(&a, pfd, slot) < 0) {
+      rc = -1;
+      goto out;
     }
     emit(e, 1,
          "    event-activation: %u/%u devices arrived, %u VGs complete, %u "
          "running",
-         next, n, nvq, running);
+         a.arrived, a.n, a.nvq, a.running);
   }
-  *wall = last_end - t0;
+  *wall = a.last_end;
 
 out:
-  for (unsigned k = 0; jobs && k < w->concurrency; k++)
-    if (jobs[k].pid > 0) {
-      kill(jobs[k].pid, SIGKILL);
-      ff_wait_status(jobs[k].pid);
-    }
-  for (uint32_t i = 0; vgq && i < nvq; i++)
-    free(vgq[i]);
-  free(vgq);
-  free(order);
-  free(jobs);
+  for (unsigned k = 0; a.jobs && k < w->concurrency; k++)
+    ff_proc_kill(&a.jobs[k].p);
+  for (uint32_t i = 0; a.vgq && i < a.nvq; i++)
+    free(a.vgq[i]);
+  free(a.vgq);
+  free(a.vg_ready);
+  free(a.order);
+  free(a.jobs);
+  free(pfd);
+  free(slot);
+  *worst = a.worst;
+  *errors = a.errors;
   if (stopping(e) && !rc)
     rc = ff_error("interrupted");
   return rc;

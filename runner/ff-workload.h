@@ -9,15 +9,21 @@
  * "cold" means before a repetition, and where the farm's read counters
  * are, through struct ff_wenv.
  *
- * Threads: none; lvm commands are child processes.  Event-style
- * activation keeps up to `concurrency` of them running and polls for
- * their exit.  Ownership: the caller owns everything ff_wenv points to;
- * ff_workload_run() adds what it measured to the JSON object it is given.
+ * Threads: none; lvm commands are child processes (ff-spawn.h), started
+ * with lvm's environment and RLIMIT_NOFILE raised.  Event-style
+ * activation keeps up to `concurrency` of them running and starts each
+ * device's pvscan at its scheduled arrival time, whatever the running
+ * commands do (a due arrival with no free slot is queued, and recorded
+ * so); it waits only for the commands it started, so the caller's other
+ * children are left alone.  Ownership: the caller owns everything ff_wenv
+ * points to; ff_workload_run() adds what it measured to the JSON object it is
+ * given.
  */
 #ifndef FF_WORKLOAD_H
 #define FF_WORKLOAD_H
 
 #include "ff-scenario.h"
+#include "ff-spawn.h"
 
 #include <jansson.h>
 #include <signal.h>
@@ -34,10 +40,9 @@ struct ff_wenv {
   const char *first_lv; /* "VG/LV" for lvchange, or NULL */
   int no_dm;            /* activation with --driverloaded n */
   volatile sig_atomic_t *stop; /* set by a signal handler: stop soon */
-  /* Start argv with stdout/stderr to out/err (ff_spawn() with the
-   * caller's lvm environment).  Returns the pid or -1 (ff_error set). */
-  pid_t (*spawn)(void *ctx, const char *const argv[], const char *out,
-                 const char *err);
+  /* lvm's environment: "NAME", "VALUE", ..., NULL, set in every lvm
+   * command (ff-spawn.h); NULL: the caller's own. */
+  const char *const *env;
   /* Before each repetition: make the start cold (NULL: nothing). */
   void (*cold)(void *ctx);
   /* After each repetition: the farm's reads and bytes read since the
@@ -47,9 +52,6 @@ struct ff_wenv {
    * rewrites (either NULL: quiet). */
   void (*say)(void *ctx, const char *line);
   void (*progress)(void *ctx, const char *line);
-  /* A child of the caller's that may exit while we reap ours (the aio
-   * companion); set to 0 when we reap it.  NULL: none. */
-  pid_t *other_child;
   void *ctx;
 };
 
@@ -69,18 +71,6 @@ void ff_config_label(const struct ff_scenario *sc, const unsigned *idx,
  * numbers or strings (a profile path by its file name).  NULL: out of
  * memory. */
 json_t *ff_config_settings(const struct ff_scenario *sc, const unsigned *idx);
-
-/* fork + exec argv (argv[0] found on PATH), stdin /dev/null, stdout and
- * stderr to the files out and err (NULL: /dev/null).  setenv is a
- * NULL-terminated list "NAME", "VALUE", ... set in the child, whose
- * RLIMIT_NOFILE is raised to its hard limit when setenv is non-NULL (lvm
- * keeps one fd per PV and silently lists fewer when short).  Returns the
- * pid or -1. */
-pid_t ff_spawn(const char *const argv[], const char *out, const char *err,
-               const char *const *setenv);
-
-/* waitpid through EINTR: the exit status, 128 + signal, or -1. */
-int ff_wait_status(pid_t pid);
 
 /* Remove everything inside path (not path itself). */
 void ff_empty_dir(const char *path);

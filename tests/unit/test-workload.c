@@ -1,0 +1,473 @@
+/* The workload scheduler (ff-workload.c) and process spawning
+ * (ff-spawn.c), against a stub lvm.
+ *
+ * The stub is a shell script written into the test's scratch dir.  Each
+ * command it plays appends "start CMD ARG" to a log, tells the test
+ * through the `events` fifo that it started, and then blocks reading one
+ * line from the `gate` fifo: the test decides when each command ends.  A
+ * pvscan of a device whose path is "NAME=VG" prints
+ * LVM_VG_NAME_COMPLETE='VG' (its VG is complete).  A controller thread
+ * reads the events and releases the gate while the workload runs in the
+ * test's main thread; it gives up after a minute of silence (a workload
+ * that waits for a command it should not wait for would otherwise hang
+ * the test), releases everything and makes the test fail.
+ *
+ * No assertion is about how long anything took: the tests check the
+ * order of starts and ends in the log, which commands were queued, and
+ * the scheduled times the workload computed.
+ */
+#include "ff-spawn.h"
+#include "ff-workload.h"
+#include "ff-test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NDEV     5 /* pv4 is not present: no path */
+#define NPRESENT 4
+#define NVG      2
+
+struct fixture {
+  char dir[PATH_MAX], lvm[PATH_MAX + 8], out[PATH_MAX + 8], log[PATH_MAX + 8];
+  int events, gate; /* held open O_RDWR: no open of the stub's blocks */
+};
+
+/* What the controller thread does. */
+struct controller {
+  struct fixture *f;
+  int one_by_one;     /* release each command as it starts; else release
+                       * everything once all pvscans have started */
+  unsigned expect;    /* starts to see before it is done */
+  long hold_first_ns; /* one_by_one: hold the first command until this
+                       * long after its start was seen */
+  int timed_out;
+  unsigned seen;
+};
+
+static const char stub_text[] =
+  "#!/bin/sh\n"
+  "d='%s'\n"
+  "cmd=$1\n"
+  "for a; do last=$a; done\n"
+  "echo \"start $cmd $last\" >> \"$d/log\"\n"
+  "echo \"start $cmd $last\" > \"$d/events\"\n"
+  "read go < \"$d/gate\"\n"
+  "echo \"end $cmd $last\" >> \"$d/log\"\n"
+  "case \"$cmd:$last\" in\n"
+  "pvscan:*=*) echo \"LVM_VG_NAME_COMPLETE='${last#*=}'\" ;;\n"
+  "esac\n"
+  "exit 0\n";
+
+static int
+setup(void **state)
+{
+  struct fixture *f = calloc(1, sizeof *f);
+  const char *tmp = getenv("TMPDIR");
+  char path[PATH_MAX + 16];
+  FILE *fp;
+
+  assert_non_null(f);
+  snprintf(f->dir, sizeof f->dir, "%s/ff-test-workload.XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  assert_non_null(mkdtemp(f->dir));
+  snprintf(f->lvm, sizeof f->lvm, "%s/lvm", f->dir);
+  snprintf(f->out, sizeof f->out, "%s/out", f->dir);
+  snprintf(f->log, sizeof f->log, "%s/log", f->dir);
+  assert_int_equal(mkdir(f->out, 0755), 0);
+  fp = fopen(f->lvm, "w");
+  assert_non_null(fp);
+  fprintf(fp, stub_text, f->dir);
+  assert_int_equal(fclose(fp), 0);
+  assert_int_equal(chmod(f->lvm, 0755), 0);
+  snprintf(path, sizeof path, "%s/events", f->dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  f->events = open(path, O_RDWR | O_CLOEXEC);
+  assert_true(f->events >= 0);
+  snprintf(path, sizeof path, "%s/gate", f->dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  f->gate = open(path, O_RDWR | O_CLOEXEC);
+  assert_true(f->gate >= 0);
+  *state = f;
+  return 0;
+}
+
+static int
+teardown(void **state)
+{
+  struct fixture *f = *state;
+  const char *names[] = {"lvm", "log", "events", "gate", "spawn.out"};
+  char path[PATH_MAX + 16];
+
+  close(f->events);
+  close(f->gate);
+  ff_empty_dir(f->out);
+  rmdir(f->out);
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    snprintf(path, sizeof path, "%s/%s", f->dir, names[i]);
+    unlink(path);
+  }
+  rmdir(f->dir);
+  free(f);
+  return 0;
+}
+
+static void
+release(struct fixture *f, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++)
+    if (write(f->gate, "go\n", 3) != 3)
+      fail_msg("write gate: %s", strerror(errno));
+}
+
+static void *
+control_thread(void *arg)
+{
+  struct controller *c = arg;
+  unsigned pvscans = 0;
+  char buf[4096];
+  size_t have = 0;
+
+  while (c->seen < c->expect) {
+    struct pollfd p = {.fd = c->f->events, .events = POLLIN};
+    ssize_t n;
+    char *nl;
+
+    if (poll(&p, 1, 60000) <= 0) {
+      c->timed_out = 1;
+      break;
+    }
+    n = read(c->f->events, buf + have, sizeof buf - 1 - have);
+    if (n <= 0)
+      continue;
+    have += (size_t)n;
+    buf[have] = '\0';
+    while ((nl = strchr(buf, '\n'))) {
+      int pv = !strncmp(buf, "start pvscan", 12);
+
+      c->seen++;
+      pvscans += pv;
+      if (c->one_by_one) {
+        if (c->seen == 1 && c->hold_first_ns) {
+          struct timespec t;
+
+          /* Every arrival is due by then: the first command started
+           * at or after the workload's time 0, and the last arrival is
+           * less than the spread after it. */
+          clock_gettime(CLOCK_MONOTONIC, &t);
+          t.tv_nsec += c->hold_first_ns % 1000000000;
+          t.tv_sec += c->hold_first_ns / 1000000000 + t.tv_nsec / 1000000000;
+          t.tv_nsec %= 1000000000;
+          while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) ==
+                 EINTR)
+            ;
+        }
+        release(c->f, 1);
+      } else if (pv && pvscans == NPRESENT) {
+        release(c->f, NPRESENT + NVG);
+      }
+      have -= (size_t)(nl + 1 - buf);
+      memmove(buf, nl + 1, have + 1);
+    }
+  }
+  if (c->timed_out)
+    release(c->f, 64); /* let the workload finish, then fail */
+  return NULL;
+}
+
+/* Run an event-activation workload with the stub under controller c. */
+static json_t *
+run_activation(struct fixture *f, struct controller *c, unsigned concurrency,
+               uint64_t spread_ns)
+{
+  /* ff_wenv's arrays are not const: their strings are the caller's */
+  static char *names[NDEV] = {(char *)"pv0", (char *)"pv1", (char *)"pv2",
+                              (char *)"pv3", (char *)"pv4"};
+  static char *paths[NDEV] = {(char *)"d0", (char *)"d1=vgA", (char *)"d2",
+                              (char *)"d3=vgB", NULL};
+  static char *vgs[NDEV] = {(char *)"vgA", (char *)"vgA", (char *)"vgB",
+                            (char *)"vgB", NULL};
+  const struct ff_workload w = {
+    .name = (char *)"event-activation",
+    .type = FF_W_EVENT_ACTIVATION,
+    .repeat = 1,
+    .concurrency = concurrency,
+    .spread_ns = spread_ns,
+  };
+  const struct ff_wenv e = {
+    .lvm = f->lvm,
+    .outdir = f->out,
+    .ndevs = NDEV,
+    .names = names,
+    .paths = paths,
+    .vgs = vgs,
+  };
+  json_t *wl = json_object();
+  pthread_t th;
+  int rc;
+
+  c->f = f;
+  unlink(f->log);
+  assert_int_equal(pthread_create(&th, NULL, control_thread, c), 0);
+  rc = ff_workload_run(&e, &w, wl);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  if (rc < 0)
+    fail_msg("ff_workload_run: %s", ff_errmsg());
+  if (c->timed_out)
+    fail_msg("the workload stopped starting commands: %u of %u started",
+             c->seen, c->expect);
+  assert_int_equal(
+    json_integer_value(json_object_get(
+      json_array_get(json_object_get(wl, "runs"), 0), "errors")),
+    0);
+  return wl;
+}
+
+/* The log as lines ("start pvscan d0", "end vgchange vgA", ...). */
+static size_t
+read_log(struct fixture *f, char lines[][64], size_t max)
+{
+  FILE *fp = fopen(f->log, "r");
+  size_t n = 0;
+
+  assert_non_null(fp);
+  while (n < max && fgets(lines[n], 64, fp)) {
+    lines[n][strcspn(lines[n], "\n")] = '\0';
+    n++;
+  }
+  fclose(fp);
+  return n;
+}
+
+static json_t *
+device_entry(json_t *wl, const char *name)
+{
+  size_t i;
+  json_t *d;
+
+  json_array_foreach(json_object_get(wl, "devices"), i, d)
+  {
+    if (!strcmp(json_string_value(json_object_get(d, "device")), name))
+      return d;
+  }
+  fail_msg("no devices entry for %s", name);
+  return NULL;
+}
+
+static double
+num(json_t *o, const char *key)
+{
+  json_t *v = json_object_get(o, key);
+
+  if (!json_is_number(v))
+    fail_msg("\"%s\" is missing or not a number", key);
+  return json_number_value(v);
+}
+
+/* Every present device has its entry: scheduled at its arrival time
+ * (spread * k / n, computed as the workload does), started at or after
+ * it, and queued exactly when k >= queued_from; with in_order, the
+ * pvscans started one after another in arrival order. */
+static void
+check_devices(json_t *wl, uint64_t spread, unsigned queued_from, int in_order)
+{
+  double prev = -1;
+
+  assert_int_equal(json_array_size(json_object_get(wl, "devices")), NPRESENT);
+  for (unsigned k = 0; k < NPRESENT; k++) {
+    char name[8];
+    json_t *d;
+
+    snprintf(name, sizeof name, "pv%u", k);
+    d = device_entry(wl, name);
+    assert_true(num(d, "scheduled") == (double)spread / 1e9 * k / NPRESENT);
+    assert_true(num(d, "start") >= num(d, "scheduled"));
+    assert_true(json_is_boolean(json_object_get(d, "queued")));
+    assert_int_equal(json_is_true(json_object_get(d, "queued")),
+                     k >= queued_from);
+    if (in_order) {
+      assert_true(num(d, "start") > prev);
+      prev = num(d, "start");
+    }
+  }
+}
+
+/* Each vgchange starts after the pvscan that completed its VG ended, and
+ * at or after the time it was scheduled (that pvscan's end). */
+static void
+check_activations(json_t *wl)
+{
+  static const char *const last_pv[NVG][2] = {{"vgA", "pv1"}, {"vgB", "pv3"}};
+  json_t *acts = json_object_get(wl, "activations");
+
+  assert_int_equal(json_array_size(acts), NVG);
+  for (size_t k = 0; k < NVG; k++) {
+    json_t *a = NULL, *x;
+    size_t i;
+
+    json_array_foreach(acts, i, x)
+    {
+      if (!strcmp(json_string_value(json_object_get(x, "vg")), last_pv[k][0]))
+        a = x;
+    }
+    assert_non_null(a);
+    assert_true(num(a, "scheduled") ==
+                num(device_entry(wl, last_pv[k][1]), "end"));
+    assert_true(num(a, "start") >= num(a, "scheduled"));
+    assert_true(json_is_boolean(json_object_get(a, "queued")));
+  }
+}
+
+/* Arrivals spread over 200 ms, room for all: every pvscan starts while
+ * every earlier one is still blocked, so all four have started before
+ * any has ended, and none was queued. */
+static void
+test_arrivals_on_schedule(void **state)
+{
+  struct fixture *f = *state;
+  struct controller c = {.expect = NPRESENT};
+  const uint64_t spread = 200000000;
+  char lines[32][64];
+  json_t *wl = run_activation(f, &c, 8, spread);
+  size_t n = read_log(f, lines, 32);
+
+  assert_int_equal(n, 2 * (NPRESENT + NVG));
+  for (size_t i = 0; i < NPRESENT; i++)
+    if (strncmp(lines[i], "start pvscan", 12))
+      fail_msg("log line %zu is \"%s\": a pvscan ended before all had "
+               "started",
+               i, lines[i]);
+  check_devices(wl, spread, NPRESENT, 0);
+  check_activations(wl);
+  json_decref(wl);
+}
+
+/* Concurrency 1, everything arriving at once: one command at a time,
+ * the arrivals in arrival order, a complete VG's vgchange before the
+ * next arrival, and every arrival after the first queued. */
+static void
+test_queue_order(void **state)
+{
+  static const char *const want[] = {
+    "start pvscan d0",   "end pvscan d0",      "start pvscan d1=vgA",
+    "end pvscan d1=vgA", "start vgchange vgA", "end vgchange vgA",
+    "start pvscan d2",   "end pvscan d2",      "start pvscan d3=vgB",
+    "end pvscan d3=vgB", "start vgchange vgB", "end vgchange vgB"};
+  struct fixture *f = *state;
+  struct controller c = {.one_by_one = 1, .expect = NPRESENT + NVG};
+  char lines[32][64];
+  json_t *wl = run_activation(f, &c, 1, 0);
+  size_t n = read_log(f, lines, 32);
+
+  assert_int_equal(n, sizeof want / sizeof *want);
+  for (size_t i = 0; i < n; i++)
+    assert_string_equal(lines[i], want[i]);
+  check_devices(wl, 0, 1, 1);
+  check_activations(wl);
+  json_decref(wl);
+}
+
+/* Concurrency 1, arrivals spread over 200 ms, the first command held
+ * until every arrival is due: the scheduled times are the arrival times
+ * whatever the delay, the later arrivals are queued and start in arrival
+ * order, one at a time. */
+static void
+test_spread_queued(void **state)
+{
+  struct fixture *f = *state;
+  const uint64_t spread = 200000000;
+  struct controller c = {
+    .one_by_one = 1, .expect = NPRESENT + NVG, .hold_first_ns = (long)spread};
+  char lines[32][64];
+  json_t *wl = run_activation(f, &c, 1, spread);
+  size_t n = read_log(f, lines, 32);
+
+  assert_int_equal(n, 2 * (NPRESENT + NVG));
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(strncmp(lines[i], i % 2 ? "end" : "start", i % 2 ? 3 : 5),
+                     0);
+  check_devices(wl, spread, 1, 1);
+  check_activations(wl);
+  json_decref(wl);
+}
+
+/* A child the test started before the workload is still the test's to
+ * reap afterwards: the workload waits only for its own commands. */
+static void
+test_other_children_left_alone(void **state)
+{
+  struct fixture *f = *state;
+  struct controller c = {.expect = NPRESENT};
+  pid_t mine = fork();
+  int st;
+  json_t *wl;
+
+  assert_true(mine >= 0);
+  if (mine == 0)
+    _exit(7);
+  wl = run_activation(f, &c, 8, 0);
+  json_decref(wl);
+  assert_int_equal(waitpid(mine, &st, 0), mine);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 7);
+}
+
+/* ff-spawn itself: environment, output file, exit status, signal,
+ * a command that does not exist, both start paths. */
+static void
+test_spawn(void **state)
+{
+  struct fixture *f = *state;
+  char out[PATH_MAX + 16], *text;
+  const char *env[] = {"FF_TEST_VALUE", "forty two", NULL};
+  const char *echo[] = {"sh", "-c", "echo \"$FF_TEST_VALUE\"; exit 3", NULL};
+  const char *killself[] = {"sh", "-c", "kill -9 $$", NULL};
+  const char *missing[] = {"ff-no-such-command", NULL};
+  struct ff_spawn o = {.argv = echo, .env = env, .out = out};
+
+  snprintf(out, sizeof out, "%s/spawn.out", f->dir);
+  for (int fork_path = 0; fork_path < 2; fork_path++) {
+    o.argv = echo;
+    o.raise_nofile = fork_path;
+    assert_int_equal(ff_spawn_run(&o), 3);
+    text = ff_slurp(out, 100);
+    assert_non_null(text);
+    assert_string_equal(text, "forty two\n");
+    free(text);
+    o.argv = killself;
+    assert_int_equal(ff_spawn_run(&o), 128 + 9);
+  }
+  /* posix_spawn says so; the fork path's child exits 127 */
+  o.argv = missing;
+  o.raise_nofile = 0;
+  assert_int_equal(ff_spawn_run(&o), -1);
+  assert_non_null(strstr(ff_errmsg(), "ff-no-such-command"));
+  o.raise_nofile = 1;
+  assert_int_equal(ff_spawn_run(&o), 127);
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_arrivals_on_schedule, setup,
+                                    teardown),
+    cmocka_unit_test_setup_teardown(test_queue_order, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_spread_queued, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_other_children_left_alone, setup,
+                                    teardown),
+    cmocka_unit_test_setup_teardown(test_spawn, setup, teardown),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
