@@ -29,8 +29,34 @@
 #define FF_PLUGIN_NAME  "nbdkit-fusefarm-plugin.so"
 #define FF_BUILD_MARKER "ff-build-tree"
 
-/* DIR/REL, made canonical when it exists (so messages and the scripts
- * see no "bin/.."). */
+/* path with "." and "dir/.." taken out, in place (for a path that does
+ * not exist, so realpath cannot). */
+static void
+tidy(char *path)
+{
+  char *w = path, *r = path;
+
+  while (*r) {
+    if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || !r[2])) {
+      r += 2;
+    } else if (r[0] == '/' && r[1] == '.' && r[2] == '.' &&
+               (r[3] == '/' || !r[3])) {
+      while (w > path && *--w != '/')
+        ;
+      r += 3;
+    } else if (r[0] == '/' && r[1] == '/') {
+      r++;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  if (w == path)
+    *w++ = '/';
+  *w = '\0';
+}
+
+/* DIR/REL, canonical (so messages and the scripts see no "bin/.."): by
+ * realpath when it exists, else by tidy. */
 static void
 join(char *out, size_t outsz, const char *dir, const char *rel)
 {
@@ -38,10 +64,14 @@ join(char *out, size_t outsz, const char *dir, const char *rel)
 
   if (rel[0] == '/')
     snprintf(tmp, sizeof tmp, "%s", rel);
+  else if (dir[0] == '.' && !dir[1] && getcwd(out, outsz))
+    snprintf(tmp, sizeof tmp, "%s/%s", out, rel);
   else
     snprintf(tmp, sizeof tmp, "%s/%s", dir, rel);
-  if (!realpath(tmp, out) &&
-      snprintf(out, outsz, "%s", tmp) >= (int)outsz)
+  if (realpath(tmp, out))
+    return;
+  tidy(tmp);
+  if (snprintf(out, outsz, "%s", tmp) >= (int)outsz)
     out[0] = '\0'; /* too long: found nowhere */
 }
 
