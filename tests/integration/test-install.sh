@@ -14,7 +14,8 @@
 #     $TMPDIR;
 #   - `fusefarm vm` boots 16 disks (guest/tests/farm16.conf) with the
 #     installed guest scripts, ff-dmcheck and plugin: every dm table
-#     matches the manifest, nothing left running, the run dir in $TMPDIR;
+#     matches the manifest, nothing left running, the run dir in $TMPDIR
+#     (not in a sanitizer build, as test-vm in tests/run.sh);
 #   - a data directory that is not there is a clear error naming it.
 # The guest images build on first use into the default cache
 # (/var/cache/fusefarm/guest, as test-vm.sh: a few minutes once).
@@ -154,6 +155,12 @@ fi
 ff_log "fusefarm run ci-small from the installed tree: $(grep -c . "$s/run.out") lines of table"
 
 # ---- a 16-disk boot from the installed tree -------------------------------------
+# (as tests/run.sh does for test-vm, not in a sanitizer build: minutes of
+# TCG that exercise no more of our code than the pass without)
+if grep -q '^FF_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+  echo "PASS: the installed tree (moved, source and build trees hidden) runs help, man and run ci-small (no boot: sanitizer build)"
+  exit 0
+fi
 rc=0
 inst "$ff" vm "$s/farm16.conf" --nbd-client 0 --timeout 400 --json "$s/boot.json" \
   >"$s/boot.out" 2>&1 || rc=$?
