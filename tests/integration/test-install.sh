@@ -29,7 +29,7 @@ bin=${1:?usage: test-install.sh FUSEFARM}
 bin=$(realpath "$bin")
 src=$(realpath "${FF_SOURCE_DIR:-$here/../..}")
 build=$(realpath "${FF_BUILD_DIR:-$(dirname "$(dirname "$bin")")}")
-ff_require python3 unshare mount cmake man
+ff_require python3 unshare mount cmake man # man: man-db (scripts/deps.sh)
 for t in qemu-system-x86_64 nbdkit cpio debugfs; do
   command -v $t >/dev/null || ff_die "$t missing (scripts/deps.sh installs it)"
 done
