@@ -37,9 +37,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-# Processes a run left behind: their command lines name its run directory
-# (in TMPDIR; without it /tmp, and /var/tmp for the systemd boot).
-runs_re="${TMPDIR:-/tmp}/ff-guest\.|${TMPDIR:-/var/tmp}/ff-systemd\."
+# Every run's directory is in $tmp (fusefarm vm and the guest scripts make
+# theirs in TMPDIR), so a process a run left behind names $tmp in its
+# command line, and other guest runs on the machine are not taken for ours.
+export TMPDIR=$tmp
+runs_re="$tmp/ff-(guest|systemd)\."
 leftovers() { pgrep -f "$runs_re" || true; }
 
 expect() { # expect NAME RC PATTERN -- ARGS...
