@@ -19,6 +19,7 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-paths.h"
 #include "ff-report.h"
 #include "ff-runreport.h"
 #include "ff-scenario.h"
@@ -38,10 +39,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef FF_SOURCE_DIR
-#define FF_SOURCE_DIR "."
-#endif
 
 static const char vm_usage[] =
   "usage: fusefarm vm [SCENARIO|SPEC] [OPTIONS]\n"
@@ -85,8 +82,15 @@ static const char vm_usage[] =
   "  --csv FILE, --svg FILE, --top N\n"
   "                     with workloads: as `fusefarm run`\n"
   "\n"
-  "FF_GUEST_DIR overrides where the guest scripts are (default: the\n"
-  "source tree's guest/).  Exit: 0 pass, 1 failed check or boot, 2 usage.\n";
+  "  --paths            print where the guest scripts, in-guest binaries\n"
+  "                     and nbd plugin are, and exit\n"
+  "\n"
+  "The guest scripts are in DATADIR/guest (FF_GUEST_DIR overrides), the\n"
+  "in-guest binaries in LIBEXECDIR: the installed tree's share/fusefarm\n"
+  "and libexec/fusefarm, or the source and build trees when run from the\n"
+  "build tree; FUSEFARM_DATADIR, FUSEFARM_LIBEXECDIR and FUSEFARM_PLUGIN\n"
+  "override them.  Scratch files go to $TMPDIR (default /tmp).\n"
+  "Exit: 0 pass, 1 failed check or boot, 2 usage.\n";
 
 static int
 write_file(const char *path, const char *text)
@@ -217,26 +221,6 @@ parse_num(const char *s, unsigned long long max, unsigned long long *out)
   return 0;
 }
 
-/* BUILD/fusefarm/fusefarm -> BUILD */
-static int
-build_dir(char *out, size_t outsz)
-{
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  char *s;
-  if (n < 0)
-    return -1;
-  exe[n] = '\0';
-  for (int i = 0; i < 2; i++) {
-    s = strrchr(exe, '/');
-    if (!s)
-      return -1;
-    *s = '\0';
-  }
-  snprintf(out, outsz, "%s", exe);
-  return 0;
-}
-
 /* Run a guest script in the foreground (stdio inherited) and wait for it.
  * While it runs we ignore SIGINT/SIGTERM: a ^C reaches the script, which
  * ends its own way, and we report how (ff-spawn.h gives the child the
@@ -270,8 +254,9 @@ struct vm {
   struct ff_scenario *sc; /* NULL: a plain spec */
   const char *boot, *cache, *timeout, *disks, *nbd, *out, *profile, *lvm;
   int keep;
-  char tmp[32];
-  char script[PATH_MAX + 32], build[PATH_MAX];
+  char tmp[1024]; /* TMPDIR/ff-vm.XXXXXX */
+  char script[PATH_MAX + 32];
+  struct ff_paths paths; /* the program, plugin, in-guest binaries */
   char spec[PATH_MAX + 64];
 };
 
@@ -329,8 +314,14 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
     return 2;
   args[a++] = "bash";
   args[a++] = v->script;
-  args[a++] = "--build";
-  args[a++] = v->build;
+  args[a++] = "--fusefarm";
+  args[a++] = v->paths.exe;
+  args[a++] = "--plugin";
+  args[a++] = v->paths.plugin;
+  if (!strcmp(v->boot, "initramfs")) {
+    args[a++] = "--guest-bin";
+    args[a++] = v->paths.libexecdir;
+  }
   if (v->disks) {
     args[a++] = "--disks";
     args[a++] = v->disks;
@@ -588,6 +579,7 @@ ff_cmd_vm(int argc, char **argv)
     O_SVG,
     O_LVM,
     O_TOP,
+    O_PATHS,
   };
   static const struct option opts[] = {
     {"disks", required_argument, NULL, O_DISKS},
@@ -604,15 +596,17 @@ ff_cmd_vm(int argc, char **argv)
     {"svg", required_argument, NULL, O_SVG},
     {"lvm", required_argument, NULL, O_LVM},
     {"top", required_argument, NULL, O_TOP},
+    {"paths", no_argument, NULL, O_PATHS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   struct vm v = {.boot = "initramfs", .nbd = "2"};
   const char *json = NULL, *csv = NULL, *svg = NULL, *env;
   unsigned long long num, config = 0, top = FF_RUNREPORT_TOP;
-  int c, rc = 2, is_spec = 0, have_config = 0, have_tmp = 0;
+  int c, rc = 2, is_spec = 0, have_config = 0, have_tmp = 0, paths = 0;
   uint64_t *ks = NULL, nk = 0;
   char guest[PATH_MAX], outdir[PATH_MAX], lvmconf[PATH_MAX + 32];
+  char scpath[PATH_MAX + 64];
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -689,6 +683,9 @@ ff_cmd_vm(int argc, char **argv)
     case O_OUT:
       v.out = optarg;
       break;
+    case O_PATHS:
+      paths = 1;
+      break;
     case 'h':
       fputs(vm_usage, stdout);
       return 0;
@@ -703,8 +700,35 @@ ff_cmd_vm(int argc, char **argv)
     return 2;
   }
 
+  /* The program's own files: the guest scripts, in-guest binaries and
+   * plugin (ff-paths.h). */
+  if (ff_paths_find(&v.paths) < 0) {
+    fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
+    return 1;
+  }
+  env = getenv("FF_GUEST_DIR");
+  if (snprintf(guest, sizeof guest, env && *env ? "%s" : "%s/guest",
+               env && *env ? env : v.paths.datadir) >= (int)sizeof guest) {
+    fprintf(stderr, "fusefarm vm: the guest scripts' path is too long\n");
+    return 1;
+  }
+  if (paths) {
+    printf("program     %s\n"
+           "layout      %s\n"
+           "datadir     %s\n"
+           "guest       %s\n"
+           "libexecdir  %s\n"
+           "plugin      %s\n"
+           "tmpdir      %s\n",
+           v.paths.exe, v.paths.from, v.paths.datadir, guest,
+           v.paths.libexecdir, v.paths.plugin, ff_tmpdir());
+    return 0;
+  }
+
   /* A scenario, else a plain spec. */
   if (argc - optind == 1) {
+    argv[optind] =
+      (char *)ff_paths_scenario(argv[optind], scpath, sizeof scpath);
     v.sc = ff_scenario_load_file(argv[optind]);
     if (!v.sc) {
       char *serr = strdup(ff_errmsg());
@@ -773,24 +797,34 @@ ff_cmd_vm(int argc, char **argv)
     fprintf(stderr, "fusefarm vm: note: latency shorthand is not passed to "
                     "the guest's plugin; give a profile file\n");
 
-  env = getenv("FF_GUEST_DIR");
-  snprintf(guest, sizeof guest, "%s",
-           env && *env ? env : FF_SOURCE_DIR "/guest");
   snprintf(v.script, sizeof v.script, "%s/run-%s.sh", guest, v.boot);
   if (access(v.script, R_OK) != 0) {
     fprintf(stderr,
-            "fusefarm vm: %s: %s (set FF_GUEST_DIR to the source tree's "
-            "guest/)\n",
-            v.script, strerror(errno));
+            "fusefarm vm: %s: %s (%s layout of %s; set FUSEFARM_DATADIR to "
+            "the directory holding guest/, or FF_GUEST_DIR)\n",
+            v.script, strerror(errno), v.paths.from, v.paths.exe);
     goto out;
   }
-  if (build_dir(v.build, sizeof v.build) < 0) {
-    fprintf(stderr, "fusefarm vm: cannot find the build directory\n");
+  {
+    char check[PATH_MAX + 32];
+
+    snprintf(check, sizeof check, "%s/ff-dmcheck", v.paths.libexecdir);
+    if (ff_paths_require(&v.paths, v.paths.plugin, "the nbd plugin",
+                         "FUSEFARM_PLUGIN") < 0 ||
+        (!strcmp(v.boot, "initramfs") &&
+         ff_paths_require(&v.paths, check, "the in-guest checker",
+                          "FUSEFARM_LIBEXECDIR") < 0)) {
+      fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
+      goto out;
+    }
+  }
+  if (strlen(ff_tmpdir()) > sizeof v.tmp - 16) {
+    fprintf(stderr, "fusefarm vm: TMPDIR is too long\n");
     goto out;
   }
-  snprintf(v.tmp, sizeof v.tmp, "/tmp/ff-vm.XXXXXX");
+  snprintf(v.tmp, sizeof v.tmp, "%s/ff-vm.XXXXXX", ff_tmpdir());
   if (!mkdtemp(v.tmp)) {
-    fprintf(stderr, "fusefarm vm: mkdtemp: %s\n", strerror(errno));
+    fprintf(stderr, "fusefarm vm: mkdtemp %s: %s\n", v.tmp, strerror(errno));
     goto out;
   }
   have_tmp = 1;

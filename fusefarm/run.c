@@ -30,6 +30,7 @@
 #include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
+#include "ff-paths.h"
 #include "ff-report.h"
 #include "ff-runmanifest.h"
 #include "ff-scenario.h"
@@ -870,7 +871,11 @@ static const char run_usage[] =
   "  --lvm PATH    lvm binary, overriding the scenario's\n"
   "  --keep        keep the scratch directory (lvm output, configs)\n"
   "  --quiet       no progress on stderr\n"
-  "  -h, --help    this text\n";
+  "  -h, --help    this text\n"
+  "\n"
+  "SCENARIO is a file; a bare NAME that is no file here is the installed\n"
+  "configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides where).  The\n"
+  "scratch directory is made in $TMPDIR (default /tmp).\n";
 
 int
 ff_cmd_run(int argc, char **argv)
@@ -890,7 +895,7 @@ ff_cmd_run(int argc, char **argv)
   const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
   const char *lvm = NULL;
   int top = 10, keep = 0, no_svg = 0, c, rc = 1;
-  char svg_default[PATH_MAX];
+  char svg_default[PATH_MAX], scpath[PATH_MAX + 64];
   struct run r = {0};
   json_t *doc = NULL;
   char when[64];
@@ -935,7 +940,8 @@ ff_cmd_run(int argc, char **argv)
     fprintf(stderr, "fusefarm run: too many arguments\n%s", run_usage);
     return 2;
   }
-  r.sc = optind < argc ? ff_scenario_load_file(argv[optind])
+  r.sc = optind < argc ? ff_scenario_load_file(ff_paths_scenario(
+                           argv[optind], scpath, sizeof scpath))
                        : ff_scenario_load_string(ff_scenario_builtin_default,
                                                  "<built-in>", NULL);
   if (!r.sc) {
@@ -974,7 +980,7 @@ ff_cmd_run(int argc, char **argv)
   }
   r.self[n] = '\0';
   {
-    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    const char *tmp = ff_tmpdir();
 
     if (strlen(tmp) > 256) {
       fprintf(stderr, "fusefarm run: TMPDIR is longer than 256 bytes\n");

@@ -8,7 +8,11 @@
 #   --timeout S      kill the guest after S seconds (default 300)
 #   --cache DIR      base image cache (default $FF_GUEST_CACHE, else
 #                    /var/cache/fusefarm/guest)
-#   --build DIR      fusefarm build directory (default ../build)
+#   --build DIR      fusefarm build directory (default ../build): the
+#                    default of the next options
+#   --fusefarm FILE  the fusefarm program (BUILD/fusefarm/fusefarm)
+#   --plugin FILE    the nbd plugin (BUILD/nbd-plugin/*.so)
+#   --guest-bin DIR  where ff-dmcheck and ff-guestrun are (BUILD/guest)
 #   --keep           keep the run directory (serial log, initrd, manifest)
 #   --manifest FILE  give the guest's checker FILE instead of the spec's
 #                    manifest (tests: a wrong manifest must fail)
@@ -38,6 +42,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../build
+ff=""
+plugin=""
+gbin=""
 cache=${FF_GUEST_CACHE:-/var/cache/fusefarm/guest}
 qemu=${FF_QEMU:-qemu-system-x86_64}
 timeout=300
@@ -57,7 +64,7 @@ lvm=""
 
 say() { printf 'run-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -65,6 +72,9 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --fusefarm) ff=$2; shift 2 ;;
+    --plugin) plugin=$2; shift 2 ;;
+    --guest-bin) gbin=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --manifest) manifest=$2; shift 2 ;;
     --append) append=$2; shift 2 ;;
@@ -95,12 +105,13 @@ if [ -n "$lvm" ]; then
     die "--lvm $lvm: not a dynamically linked ELF binary"
 fi
 
-ff=$build/fusefarm/fusefarm
-plugin=$build/nbd-plugin/nbdkit-fusefarm-plugin.so
-check=$build/guest/ff-dmcheck
-grun=$build/guest/ff-guestrun
+ff=${ff:-$build/fusefarm/fusefarm}
+plugin=${plugin:-$build/nbd-plugin/nbdkit-fusefarm-plugin.so}
+gbin=${gbin:-$build/guest}
+check=$gbin/ff-dmcheck
+grun=$gbin/ff-guestrun
 for f in "$ff" "$plugin" "$check" "$grun"; do
-  [ -e "$f" ] || die "$f not built (cmake --build $build)"
+  [ -e "$f" ] || die "$f not found (cmake --build the build tree, or --build/--fusefarm/--plugin)"
 done
 command -v "$qemu" >/dev/null ||
   die "$qemu not found (apt-get install qemu-system-x86)"
@@ -110,7 +121,7 @@ for t in cpio gzip python3; do
 done
 
 . "$here/lib.sh"
-guest_run_dir /tmp/ff-guest.XXXXXX
+guest_run_dir "${TMPDIR:-/tmp}/ff-guest.XXXXXX"
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)

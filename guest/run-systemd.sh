@@ -13,7 +13,10 @@
 #   --timeout S      kill the guest after S seconds (default 900)
 #   --cache DIR      image cache (default $FF_GUEST_CACHE, else
 #                    /var/cache/fusefarm/guest)
-#   --build DIR      fusefarm build directory (default ../build)
+#   --build DIR      fusefarm build directory (default ../build): the
+#                    default of the next options
+#   --fusefarm FILE  the fusefarm program (BUILD/fusefarm/fusefarm)
+#   --plugin FILE    the nbd plugin (BUILD/nbd-plugin/*.so)
 #   --keep           keep the run directory (image copy, logs)
 #   --json FILE      also write the timings as JSON
 #   --devices N      scale the farm to about N devices (the plugin's
@@ -31,6 +34,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../build
+ff=""
+plugin=""
 cache=${FF_GUEST_CACHE:-/var/cache/fusefarm/guest}
 qemu=${FF_QEMU:-qemu-system-x86_64}
 timeout=900
@@ -45,7 +50,7 @@ out=fusefarm-vm-systemd
 
 say() { printf 'run-systemd: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -56,6 +61,8 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --fusefarm) ff=$2; shift 2 ;;
+    --plugin) plugin=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --json) json=$2; shift 2 ;;
     --devices) fdevices=$2; shift 2 ;;
@@ -71,10 +78,10 @@ done
 [ -z "$profile" ] || [ -f "$profile" ] || die "profile $profile: no such file"
 [ -z "$lvmconf" ] || [ -f "$lvmconf" ] || die "lvm.conf $lvmconf: no such file"
 
-ff=$build/fusefarm/fusefarm
-plugin=$build/nbd-plugin/nbdkit-fusefarm-plugin.so
+ff=${ff:-$build/fusefarm/fusefarm}
+plugin=${plugin:-$build/nbd-plugin/nbdkit-fusefarm-plugin.so}
 for f in "$ff" "$plugin"; do
-  [ -e "$f" ] || die "$f not built (cmake --build $build)"
+  [ -e "$f" ] || die "$f not found (cmake --build the build tree, or --build/--fusefarm/--plugin)"
 done
 command -v "$qemu" >/dev/null ||
   die "$qemu not found (apt-get install qemu-system-x86)"
@@ -84,7 +91,8 @@ for t in debugfs python3 base64; do
 done
 
 . "$here/lib.sh"
-guest_run_dir /var/tmp/ff-systemd.XXXXXX
+# the root image copy is large: /var/tmp unless TMPDIR says otherwise
+guest_run_dir "${TMPDIR:-/var/tmp}/ff-systemd.XXXXXX"
 
 # --- prepare -----------------------------------------------------------
 t0=$(now)

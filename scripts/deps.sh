@@ -16,6 +16,8 @@ pkgs=(
   clang libclang-rt-dev llvm
   # nbdkit plugin: build, man page, real NBD clients
   nbdkit nbdkit-plugin-dev perl libnbd-bin python3-libnbd qemu-utils
+  # the installed tree (tests/integration/test-install.sh renders the man pages)
+  man-db
 )
 
 missing=()

@@ -23,21 +23,22 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 # Processes a run started and left behind: its run directory is in their
-# command line (qemu: -initrd, nbdkit: -U).
-leftovers() { pgrep -f '/tmp/ff-guest\.' || true; }
+# command line (qemu: -initrd, nbdkit: -U); it is in TMPDIR (default /tmp).
+runs_re="${TMPDIR:-/tmp}/ff-guest\."
+leftovers() { pgrep -f "$runs_re" || true; }
 
 expect() { # expect NAME RC PATTERN -- ARGS...
   local name=$1 want=$2 pat=$3; shift 4
   local rc=0
   "$run" --build "$build" "$@" >"$tmp/$name.out" 2>&1 || rc=$?
   # a failed run keeps its directory for debugging; not ours to keep
-  sed -n 's|^run-initramfs: kept \(/tmp/ff-guest\.[A-Za-z0-9]*\)$|\1|p' "$tmp/$name.out" | xargs -r rm -rf
+  sed -n 's|^run-initramfs: kept \(/.*/ff-guest\.[A-Za-z0-9]*\)$|\1|p' "$tmp/$name.out" | xargs -r rm -rf
   if [ "$rc" != "$want" ] || ! grep -q -- "$pat" "$tmp/$name.out"; then
     fail "$name: rc $rc (want $want), no \"$pat\" in:"; sed 's/^/  /' "$tmp/$name.out"
   else
     echo "ok   $name: $(grep -m1 -- "$pat" "$tmp/$name.out")"
   fi
-  [ -z "$(leftovers)" ] || { fail "$name: left processes behind:"; pgrep -af '/tmp/ff-guest\.'; }
+  [ -z "$(leftovers)" ] || { fail "$name: left processes behind:"; pgrep -af "$runs_re"; }
 }
 
 expect boot16 0 'verdict: ff-dmcheck: 11 LVs checked, 0 mismatched' -- \

@@ -37,21 +37,25 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-# Processes a run left behind: their command lines name its run directory.
-leftovers() { pgrep -f '/tmp/ff-guest\.|/var/tmp/ff-systemd\.' || true; }
+# Every run's directory is in $tmp (fusefarm vm and the guest scripts make
+# theirs in TMPDIR), so a process a run left behind names $tmp in its
+# command line, and other guest runs on the machine are not taken for ours.
+export TMPDIR=$tmp
+runs_re="$tmp/ff-(guest|systemd)\."
+leftovers() { pgrep -f "$runs_re" || true; }
 
 expect() { # expect NAME RC PATTERN -- ARGS...
   local name=$1 want=$2 pat=$3; shift 4
   local rc=0 t0=$SECONDS
   "$ff" vm "$@" >"$tmp/$name.out" 2>&1 || rc=$?
   # a failed run keeps its directory for debugging; not ours to keep
-  sed -n 's|^run-[a-z]*: kept \(/[a-z/]*tmp/ff-[a-z]*\.[A-Za-z0-9]*\)$|\1|p' "$tmp/$name.out" | xargs -r rm -rf
+  sed -n 's|^run-[a-z]*: kept \(/.*/ff-[a-z]*\.[A-Za-z0-9]*\)$|\1|p' "$tmp/$name.out" | xargs -r rm -rf
   if [ "$rc" != "$want" ] || ! grep -q -- "$pat" "$tmp/$name.out"; then
     fail "$name: rc $rc (want $want), no \"$pat\" in:"; sed 's/^/  /' "$tmp/$name.out"
   else
     echo "ok   $name ($((SECONDS - t0))s): $(grep -m1 -- "$pat" "$tmp/$name.out")"
   fi
-  [ -z "$(leftovers)" ] || { fail "$name: left processes behind:"; pgrep -af '/tmp/ff-guest\.|/var/tmp/ff-systemd\.' | cut -c1-160; }
+  [ -z "$(leftovers)" ] || { fail "$name: left processes behind:"; pgrep -af "$runs_re" | cut -c1-160; }
 }
 
 cat >"$tmp/scenario.conf" <<SC
