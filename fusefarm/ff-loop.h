@@ -147,5 +147,7 @@ int ff_loop_detach(const char *dev, const char *expected_backing);
  * 0 success, 1 runtime failure, 2 bad usage. */
 int ff_cmd_attach(int argc, char **argv);
 int ff_cmd_detach(int argc, char **argv);
+/* `fusefarm fence` (cmd-fence.c): runner/ff-fence.h from the command line. */
+int ff_cmd_fence(int argc, char **argv);
 
 #endif

@@ -289,7 +289,7 @@ add_filter(struct ff_sb *sb, const struct ff_fence *f, const char *name)
 }
 
 struct def {
-  const char *key; /* "section/name" */
+  const char *key;  /* "section/name" */
   const char *text; /* the value as lvm.conf text */
 };
 
@@ -320,7 +320,7 @@ add_settings(struct ff_sb *sb, const struct ff_fence *f, const char *sec,
 }
 
 static const char *const fence_sections[] = {"devices", "activation", "global",
-                                             "backup", "log", NULL};
+                                             "backup",  "log",        NULL};
 
 static int
 is_fence_section(const char *key, size_t n)
@@ -338,14 +338,12 @@ ff_fence_lvm_conf(const struct ff_fence *f)
                                           {"activation/udev_rules", "0"},
                                           {"activation/monitoring", "0"},
                                           {NULL, NULL}};
-  static const struct def global[] = {
-    {"global/use_lvmlockd", "0"},
-    {"global/use_lvmpolld", "0"},
-    {"global/notify_dbus", "0"},
-    {NULL, NULL}};
-  static const struct def backup[] = {{"backup/backup", "0"},
-                                      {"backup/archive", "0"},
+  static const struct def global[] = {{"global/use_lvmlockd", "0"},
+                                      {"global/use_lvmpolld", "0"},
+                                      {"global/notify_dbus", "0"},
                                       {NULL, NULL}};
+  static const struct def backup[] = {
+    {"backup/backup", "0"}, {"backup/archive", "0"}, {NULL, NULL}};
   static const struct def logd[] = {{"log/verbose", "0"},
                                     {"log/syslog", "0"},
                                     {"log/command_names", "0"},

@@ -201,13 +201,15 @@ test_filter_form(void **state)
   }
   gf = strstr(host, "\tglobal_filter = [ ");
   assert_non_null(gf);
-  assert_true(!strncmp(gf,
-                       "\tglobal_filter = [ \"a|^/dev/loop12$|\", "
-                       "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n",
-                       strlen("\tglobal_filter = [ \"a|^/dev/loop12$|\", "
-                              "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n")));
-  assert_non_null(strstr(host, "\tfilter = [ \"a|^/dev/loop12$|\", "
-                               "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n"));
+  assert_true(
+    !strncmp(gf,
+             "\tglobal_filter = [ \"a|^/dev/loop12$|\", "
+             "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n",
+             strlen("\tglobal_filter = [ \"a|^/dev/loop12$|\", "
+                    "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n")));
+  assert_non_null(strstr(host,
+                         "\tfilter = [ \"a|^/dev/loop12$|\", "
+                         "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n"));
   /* Drop the filter lines: the rest is the same text. */
   {
     char *a = strdup(host), *b = strdup(guest);
@@ -230,9 +232,8 @@ test_filter_form(void **state)
   }
   /* An lvm with a devices file, told not to use it, gets the filter too. */
   {
-    struct ff_fence_setting off = {.key = "devices/use_devicesfile",
-                                   .type = FF_FENCE_INT,
-                                   .i = 0};
+    struct ff_fence_setting off = {
+      .key = "devices/use_devicesfile", .type = FF_FENCE_INT, .i = 0};
     char *t;
 
     ff_lvm_caps_for(2, 3, 16, &f.caps);
