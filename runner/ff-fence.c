@@ -188,6 +188,11 @@ check_settings(const struct ff_fence *f, int filter)
       return ff_error("lvm setting '%s': the fence sets it (lvm would see "
                       "devices outside the farm otherwise)",
                       s->key);
+    if (!strcmp(s->key, "devices/use_devicesfile") &&
+        (s->type != FF_FENCE_INT || (s->i != 0 && s->i != 1)))
+      return ff_error("lvm setting 'devices/use_devicesfile': expected 0 "
+                      "(a filter naming the farm's devices) or 1 (the "
+                      "devices file)");
     if ((s->type == FF_FENCE_STR && !s->s) ||
         (s->type == FF_FENCE_LIST && s->nlist && !s->list))
       return ff_error("lvm setting '%s': no value", s->key);

@@ -152,10 +152,11 @@ test_bad_settings(void **state)
     {{.key = "devices/devicesfile", .type = FF_FENCE_STR, .s = "x"}},
     {{.key = "global/locking_dir", .type = FF_FENCE_STR, .s = "/x"}},
     {{.key = "report/x", .type = FF_FENCE_STR, .s = NULL}},
+    {{.key = "devices/use_devicesfile", .type = FF_FENCE_STR, .s = "yes"}},
   };
-  static const char *const expect[] = {"nosection", "with space",
-                                       "devices/devicesfile",
-                                       "global/locking_dir", "report/x"};
+  static const char *const expect[] = {
+    "nosection",          "with space", "devices/devicesfile",
+    "global/locking_dir", "report/x",   "devices/use_devicesfile"};
 
   (void)state;
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
