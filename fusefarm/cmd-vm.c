@@ -19,6 +19,8 @@
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-fence.h"
+#include "ff-file.h"
 #include "ff-paths.h"
 #include "ff-report.h"
 #include "ff-runreport.h"
@@ -129,63 +131,56 @@ materialize(const char *kind, const char *path, const char *dir, char *out,
   return write_file(out, text);
 }
 
-/* lvm.conf of configuration k: every "section/name" axis except the
- * runner's own (fusefarm/...) and devices/use_devicesfile, which only
- * makes sense for the loop farm.  The file is always written (lvm's
- * defaults when the matrix has no lvm.conf keys).  Returns 1 if it holds
- * settings, 0 if not, -1 on error. */
+/* The guest's /etc/lvm/lvm.conf for configuration k (runner/ff-fence.h):
+ * the same text `fusefarm run` gives lvm on the host for this
+ * configuration (the fence plus every "section/name" axis; fusefarm/...
+ * axes are the runner's own).  The guest's disks are all the farm's, so
+ * no device is named: no devices file is needed (lvm uses none when the
+ * file is absent) and the filter form accepts every device.  The guest
+ * runs the lvm2 of the host's distribution: the host's lvm build decides
+ * the form (lvm2 2.03.16 when the host has none).  Returns 1 (the file
+ * holds settings) or -1 on error. */
 static int
 write_lvmconf(const struct ff_scenario *sc, uint64_t k, const char *path)
 {
-  unsigned *idx;
-  FILE *f;
-  int n = 0;
-  static const char *const sections[] = {"devices", "activation", "global",
-                                         "log",     "backup",     "metadata",
-                                         "report",  "allocation"};
+  static struct ff_lvm_caps caps;
+  static int known;
+  struct ff_fence_setting *set = NULL;
+  struct ff_fence f = {0};
+  char title[512], *text;
+  size_t nset;
+  int r = -1;
 
-  idx = calloc(sc->naxes + 1, sizeof *idx);
-  if (!idx)
-    return -1;
-  ff_scenario_config(sc, k, idx);
-  f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "fusefarm vm: %s: %s\n", path, strerror(errno));
-    free(idx);
+  if (!known && ff_lvm_caps_probe(sc->lvm ? sc->lvm : "lvm", NULL, &caps) < 0)
+    ff_lvm_caps_for(2, 3, 16, &caps);
+  known = 1;
+  if (ff_fence_scenario_settings(sc, k, &set, &nset) < 0) {
+    fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
     return -1;
   }
-  fprintf(f, "# fusefarm vm: %s, configuration %llu\n", sc->name,
-          (unsigned long long)k);
-  for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
-    size_t sl = strlen(sections[s]);
-    int open = 0;
-    for (unsigned a = 0; a < sc->naxes; a++) {
-      const struct ff_axis *ax = &sc->axes[a];
-      const struct ff_sval *v = &ax->values[idx[a]];
-      if (strncmp(ax->key, sections[s], sl) || ax->key[sl] != '/' ||
-          !strcmp(ax->key, "devices/use_devicesfile"))
-        continue;
-      if (!open)
-        fprintf(f, "%s {\n", sections[s]);
-      open = 1;
-      if (v->is_str)
-        fprintf(f, "  %s = \"%s\"\n", ax->key + sl + 1, v->s);
-      else
-        fprintf(f, "  %s = %lld\n", ax->key + sl + 1, (long long)v->i);
-      fprintf(stderr, "fusefarm vm: lvm.conf: %s = ", ax->key);
-      if (v->is_str)
-        fprintf(stderr, "\"%s\"\n", v->s);
-      else
-        fprintf(stderr, "%lld\n", (long long)v->i);
-      n++;
-    }
-    if (open)
-      fputs("}\n", f);
+  snprintf(title, sizeof title, "scenario %s, configuration %llu", sc->name,
+           (unsigned long long)k + 1);
+  f.caps = caps;
+  f.settings = set;
+  f.nsettings = nset;
+  f.title = title;
+  text = ff_fence_lvm_conf(&f);
+  if (!text || ff_write_file_atomic(path, text, strlen(text)) < 0) {
+    fprintf(stderr, "fusefarm vm: %s: %s\n", path, ff_errmsg());
+    goto out;
   }
-  free(idx);
-  if (fclose(f) != 0)
-    return -1;
-  return n > 0;
+  for (size_t i = 0; i < nset; i++) {
+    fprintf(stderr, "fusefarm vm: lvm.conf: %s = ", set[i].key);
+    if (set[i].type == FF_FENCE_STR)
+      fprintf(stderr, "\"%s\"\n", set[i].s);
+    else
+      fprintf(stderr, "%lld\n", (long long)set[i].i);
+  }
+  r = 1;
+out:
+  free(text);
+  free(set);
+  return r;
 }
 
 /* The fusefarm/profile value of configuration k, or NULL. */

@@ -142,10 +142,13 @@ int ff_loop_check(const char *dev, const char *expected_backing);
  * the file happens in the kernel when the device is released. */
 int ff_loop_detach(const char *dev, const char *expected_backing);
 
-/* The `fusefarm attach` and `fusefarm detach` subcommands (cmd-attach.c).
+/* The `fusefarm attach` and `fusefarm detach` subcommands (cmd-attach.c,
+ * cmd-detach.c; their internals: attach.h).
  * argv[0] is the subcommand name; the return value is the exit status:
  * 0 success, 1 runtime failure, 2 bad usage. */
 int ff_cmd_attach(int argc, char **argv);
 int ff_cmd_detach(int argc, char **argv);
+/* `fusefarm fence` (cmd-fence.c): runner/ff-fence.h from the command line. */
+int ff_cmd_fence(int argc, char **argv);
 
 #endif

@@ -22,6 +22,8 @@ static const struct command commands[] = {
   {"mount", ff_cmd_mount, "serve the farm over FUSE: one file per device"},
   {"attach", ff_cmd_attach, "attach a mounted farm's files to loop devices"},
   {"detach", ff_cmd_detach, "detach exactly the loop devices attach attached"},
+  {"fence", ff_cmd_fence,
+   "write a private lvm.conf + devices file for given devices"},
   {"profile", ff_cmd_profile, "switch the I/O profile of a mounted farm"},
   {"stats", ff_cmd_stats, "print a mounted farm's I/O statistics"},
   {"run", ff_cmd_run, "run a scenario: time lvm workloads over a matrix"},

@@ -14,10 +14,11 @@
  *   so pvscan --cache, hints, pvs_online and locks never touch the host's.
  *   The farm's FUSE mount lives in that namespace too.
  * - Every lvm command gets LVM_SYSTEM_DIR = the scratch etc/ directory,
- *   whose lvm.conf has use_devicesfile = 1 and a devices file that names
- *   exactly the farm's loops and exists before the first call; with
- *   devices/use_devicesfile = 0 in the matrix, a global_filter accepting
- *   only those loops replaces it.
+ *   written by runner/ff-fence.h: lvm.conf has use_devicesfile = 1 and a
+ *   devices file that names exactly the farm's loops and exists before
+ *   the first call; with devices/use_devicesfile = 0 in the matrix (or an
+ *   lvm without a devices file), a global_filter and filter accepting only
+ *   those loops replace it.
  * - Teardown always runs (normal end, failure, SIGINT/SIGTERM): children
  *   are killed, the aio companion stopped, exactly the loops attach
  *   attached are detached, the farm is unmounted, scratch removed.
@@ -30,6 +31,7 @@
 #include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
+#include "ff-fence.h"
 #include "ff-paths.h"
 #include "ff-report.h"
 #include "ff-runmanifest.h"
@@ -504,7 +506,6 @@ struct config {
   int aio;
   unsigned aio_inflight;
   uint64_t devices;
-  int use_devicesfile;
   char label[1024];
 };
 
@@ -519,7 +520,6 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   c->aio = 0;
   c->aio_inflight = sc->aio_inflight;
   c->devices = sc->devices;
-  c->use_devicesfile = 1;
   for (unsigned a = 0; a < sc->naxes; a++) {
     const struct ff_axis *ax = &sc->axes[a];
     const struct ff_sval *v = &ax->values[c->idx[a]];
@@ -532,114 +532,46 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->aio_inflight = (unsigned)v->i;
     else if (!strcmp(ax->key, "fusefarm/devices"))
       c->devices = (uint64_t)v->i;
-    else if (!strcmp(ax->key, "devices/use_devicesfile"))
-      c->use_devicesfile = !v->is_str && v->i != 0;
   }
   ff_config_label(sc, c->idx, c->label, sizeof c->label);
 }
 
-/* lvm.conf for configuration c: our fencing defaults, then the matrix's
- * lvm settings section by section. */
+/* LVM_SYSTEM_DIR of configuration c (runner/ff-fence.h): the fence, the
+ * matrix's lvm settings, and the loops of the devices file attach wrote
+ * (with their backing files and PVIDs); it exists before the first lvm
+ * call of every configuration.  The same lvm.conf text as the guest's of
+ * `fusefarm vm` for this configuration (in the filter form, where the
+ * loops are named in lvm.conf, all but the filter lines). */
 static int
 write_lvm_conf(struct run *r, const struct config *c)
 {
-  static const char *const sections[] = {"devices", "activation", "global",
-                                         "backup", "log"};
-  const struct ff_scenario *sc = r->sc;
-  char path[PATH_MAX + 32];
-  FILE *f;
+  struct ff_fence_devlist loops = {NULL, 0};
+  struct ff_fence_setting *set = NULL;
+  struct ff_fence f = {0};
+  char path[PATH_MAX + 64], version[192], title[512];
+  size_t nset;
+  int rc = -1;
 
-  ff_pathf(path, sizeof path, "%s/lvm.conf", r->etc);
-  f = fopen(path, "w");
-  if (!f)
-    return ff_error("%s: %m", path);
-  fprintf(f, "# written by fusefarm run for configuration %llu: %s\n",
-          (unsigned long long)c->index + 1, c->label);
-  for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
-    const char *sec = sections[s];
-
-    fprintf(f, "%s {\n", sec);
-    if (!strcmp(sec, "devices")) {
-      fprintf(f,
-              "  use_devicesfile = %d\n  devicesfile = \"system.devices\"\n",
-              c->use_devicesfile);
-      if (!c->use_devicesfile) {
-        /* Without a devices file, a filter that accepts only the farm's
-         * loops keeps lvm off every other device. */
-        fputs("  global_filter = [", f);
-        for (uint32_t i = 0; i < r->fv.ndevs; i++)
-          if (r->fv.loops[i])
-            fprintf(f, " \"a|^%s$|\",", r->fv.loops[i]);
-        fputs(" \"r|.*|\" ]\n", f);
-      }
-      if (!ff_scenario_axis(sc, "devices/obtain_device_list_from_udev"))
-        fputs("  obtain_device_list_from_udev = 0\n", f);
-      if (!ff_scenario_axis(sc, "devices/hints"))
-        fputs("  hints = \"none\"\n", f);
-    } else if (!strcmp(sec, "activation")) {
-      if (!ff_scenario_axis(sc, "activation/udev_sync"))
-        fputs("  udev_sync = 0\n", f);
-      if (!ff_scenario_axis(sc, "activation/udev_rules"))
-        fputs("  udev_rules = 0\n", f);
-      fputs("  monitoring = 0\n", f);
-    } else if (!strcmp(sec, "global")) {
-      fputs("  use_lvmpolld = 0\n  notify_dbus = 0\n"
-            "  locking_dir = \"/run/lock/lvm\"\n",
-            f);
-    } else if (!strcmp(sec, "backup")) {
-      fprintf(f,
-              "  backup = 0\n  archive = 0\n  backup_dir = \"%s/backup\"\n"
-              "  archive_dir = \"%s/archive\"\n",
-              r->scratch, r->scratch);
-    }
-    for (unsigned a = 0; a < sc->naxes; a++) {
-      const struct ff_axis *ax = &sc->axes[a];
-      const struct ff_sval *v = &ax->values[c->idx[a]];
-      size_t n = strlen(sec);
-
-      if (strncmp(ax->key, sec, n) || ax->key[n] != '/' ||
-          !strcmp(ax->key, "devices/use_devicesfile"))
-        continue;
-      if (v->is_str)
-        fprintf(f, "  %s = \"%s\"\n", ax->key + n + 1, v->s);
-      else
-        fprintf(f, "  %s = %lld\n", ax->key + n + 1, (long long)v->i);
-    }
-    fputs("}\n", f);
-  }
-  /* Sections of the matrix we did not write above. */
-  for (unsigned a = 0; a < sc->naxes; a++) {
-    const struct ff_axis *ax = &sc->axes[a];
-    const struct ff_sval *v = &ax->values[c->idx[a]];
-    const char *slash = strchr(ax->key, '/');
-    int known = !strncmp(ax->key, "fusefarm/", 9);
-
-    for (size_t s = 0; s < sizeof sections / sizeof *sections; s++)
-      if ((size_t)(slash - ax->key) == strlen(sections[s]) &&
-          !strncmp(ax->key, sections[s], strlen(sections[s])))
-        known = 1;
-    if (known)
-      continue;
-    fprintf(f, "%.*s {\n", (int)(slash - ax->key), ax->key);
-    if (v->is_str)
-      fprintf(f, "  %s = \"%s\"\n}\n", slash + 1, v->s);
-    else
-      fprintf(f, "  %s = %lld\n}\n", slash + 1, (long long)v->i);
-  }
-  if (fclose(f) != 0)
-    return ff_error("%s: %m", path);
-
-  /* The devices file attach wrote, naming exactly the farm's loops; it
-   * exists before the first lvm call of every configuration. */
-  {
-    char src[PATH_MAX + 64], dst[PATH_MAX + 64];
-
-    ff_pathf(src, sizeof src, "%s/lvm/devices/system.devices", r->state);
-    ff_pathf(dst, sizeof dst, "%s/devices/system.devices", r->etc);
-    if (ff_copy_file(src, dst, 64u << 20) < 0)
-      return -1;
-  }
-  return 0;
+  ff_pathf(version, sizeof version, "LVM version: %s", r->lvm_version);
+  if (ff_lvm_caps_parse(version, &f.caps) < 0)
+    return -1;
+  ff_pathf(path, sizeof path, "%s/lvm/devices/system.devices", r->state);
+  if (ff_fence_read_devices(path, &loops) < 0 ||
+      ff_fence_scenario_settings(r->sc, c->index, &set, &nset) < 0)
+    goto out;
+  ff_pathf(title, sizeof title, "scenario %s, configuration %llu", r->sc->name,
+           (unsigned long long)c->index + 1);
+  f.restrict_devices = 1;
+  f.devs = loops.v;
+  f.ndevs = loops.n;
+  f.settings = set;
+  f.nsettings = nset;
+  f.title = title;
+  rc = ff_fence_write(r->etc, &f);
+out:
+  free(set);
+  ff_fence_devlist_free(&loops);
+  return rc;
 }
 
 /* ---- workloads (ff-workload.c runs them) ----------------------------------

@@ -82,54 +82,45 @@ ff_require() {
 	return 0
 }
 
-# ff__write_lvm_conf DIR SCRATCH: the private lvm.conf.  Only what fencing
-# and a udev-less, dm-less machine need differs from lvm's defaults;
-# use_aio keeps its default (lvm honours it only from lvm.conf).
-#   hints="none"        no /run/lvm/hints reuse (stale hints hide new PVs)
-#   use_devicesfile=1   only devices listed in devices/system.devices
-#   notify_dbus=0, monitoring=0, use_lvmpolld=0
-#                       never talk to the host's lvmdbusd, dmeventd, lvmpolld
-#   backup=0, archive=0 nothing written under the system dir; dirs in scratch
-#   locking_dir         /run/lock/lvm, which ff_lvm bind-mounts from scratch
-ff__write_lvm_conf() {
-	cat >"$1/lvm.conf" <<EOF
-# private lvm.conf written by tests/lib/lvm-env.sh; never the host's
-devices {
-	obtain_device_list_from_udev = 0
-	use_devicesfile = 1
-	devicesfile = "system.devices"
-	hints = "none"
+# ff__fusefarm: the fusefarm binary: $FF_FUSEFARM_BIN, else the build
+# tree's ($FF_BUILD_DIR, which ctest sets for every integration test), else
+# fusefarm on PATH.
+ff__fusefarm() {
+	if [[ -n ${FF_FUSEFARM_BIN:-} ]]; then
+		printf '%s\n' "$FF_FUSEFARM_BIN"
+	elif [[ -n ${FF_BUILD_DIR:-} && -x $FF_BUILD_DIR/fusefarm/fusefarm ]]; then
+		printf '%s\n' "$FF_BUILD_DIR/fusefarm/fusefarm"
+	elif command -v fusefarm >/dev/null 2>&1; then
+		command -v fusefarm
+	else
+		ff_die "lvm-env: no fusefarm binary (set FF_BUILD_DIR to the build tree, or FF_FUSEFARM_BIN)"
+	fi
 }
-log {
-	verbose = 0
-	syslog = 0
-	command_names = 0
-}
-backup {
-	backup = 0
-	backup_dir = "$2/backup"
-	archive = 0
-	archive_dir = "$2/archive"
-}
-global {
-	locking_dir = "/run/lock/lvm"
-	use_lvmlockd = 0
-	use_lvmpolld = 0
-	notify_dbus = 0
-	event_activation = 1
-}
-activation {
-	udev_sync = 0
-	udev_rules = 0
-	monitoring = 0
-}
-EOF
+
+# ff__fence SCRATCH: (re)write SCRATCH/etc/lvm.conf and its devices file
+# with `fusefarm fence` (runner/ff-fence.h, the one place that knows what
+# a fenced lvm.conf holds), naming every loop of SCRATCH/loops.  With
+# FF_FENCE_SCENARIO and FF_FENCE_CONFIG set, that scenario
+# configuration's lvm settings are added.
+ff__fence() {
+	local bin devs=() dev file
+	bin=$(ff__fusefarm) || exit 1
+	while IFS=$'\t' read -r dev file; do
+		[[ -n $dev ]] && devs+=("$dev")
+	done <"$1/loops"
+	local scen=()
+	if [[ -n ${FF_FENCE_SCENARIO:-} ]]; then
+		scen=(--scenario "$FF_FENCE_SCENARIO" --config "${FF_FENCE_CONFIG:-1}")
+	fi
+	"$bin" fence --quiet --dir "$1/etc" "${scen[@]}" -- "${devs[@]}" >/dev/null ||
+		ff_die "lvm-env: fusefarm fence --dir $1/etc failed"
 }
 
 # ff_env_init: create a new private env and make it current.  Creates the
-# scratch dir, $FF_SCRATCH/{etc,run,lock,backup,archive}, lvm.conf and an
-# EMPTY devices file (before any lvm call: without it lvm would scan the
-# whole machine), and installs the EXIT/INT/TERM traps that run
+# scratch dir, $FF_SCRATCH/{etc,run,lock}, and with `fusefarm fence`
+# lvm.conf and an EMPTY devices file (before any lvm call: without it lvm
+# would scan the whole machine).  lvm.conf keeps backups off and their dirs
+# under /run/lvm, which ff_lvm bind-mounts from $FF_SCRATCH/run.  Installs the EXIT/INT/TERM traps that run
 # ff_env_cleanup.  Prints nothing; read $FF_SCRATCH.
 ff_env_init() {
 	ff_require lvm losetup unshare mount mktemp
@@ -149,10 +140,9 @@ ff_env_init() {
 		trap 'exit 129' HUP
 		FF_TRAPS_SET=1
 	fi
-	mkdir -p "$d/etc/devices" "$d/run" "$d/lock" "$d/backup" "$d/archive"
+	mkdir -p "$d/etc/devices" "$d/run" "$d/lock"
 	: >"$d/loops"
-	ff__write_lvm_conf "$d/etc" "$d"
-	: >"$d/etc/devices/system.devices"
+	ff__fence "$d"
 	ff_env_use "$d"
 }
 
@@ -178,13 +168,16 @@ ff_on_cleanup() {
 }
 
 # ff_loop_attach FILE...: attach each FILE to a free loop device (direct I/O
-# off), record it in the current env, add it to the env's devices file, and
-# print the device paths, one per line, in argument order.
+# off), record it in the current env, rewrite the env's devices file (one
+# `fusefarm fence` run for all of them) and print the device paths, one per
+# line, in argument order.
 #
-# Devices-file entries are written directly, one line per device:
+# Devices-file entries name the loops by device:
 #   IDTYPE=devname IDNAME=/dev/loopN DEVNAME=/dev/loopN PVID=.
 # which lvm 2.03.16 accepts (tests/integration/test-lvm-env.sh checks it);
-# this is O(1) per device where `lvm lvmdevices --adddev` is a full lvm run.
+# this is one fusefarm run per call where `lvm lvmdevices --adddev` is a
+# full lvm run per device.  An lvm without a devices file gets a filter
+# naming the same loops instead.
 # Call it as out=$(ff_loop_attach …): its records are files, so the
 # subshell is fine, and a failure still stops the test (a <(…) would not).
 ff_loop_attach() {
@@ -196,10 +189,9 @@ ff_loop_attach() {
 		dev=$(losetup -f --show --direct-io=off -- "$real") ||
 			ff_die "ff_loop_attach: losetup $f failed"
 		printf '%s\t%s\n' "$dev" "$real" >>"$FF_SCRATCH/loops"
-		printf 'IDTYPE=devname IDNAME=%s DEVNAME=%s PVID=.\n' "$dev" "$dev" \
-			>>"$FF_DEVICES_FILE"
 		printf '%s\n' "$dev"
 	done
+	ff__fence "$FF_SCRATCH"
 }
 
 # ff_loop_list: print the current env's loop devices, in attach order.

@@ -1,0 +1,177 @@
+/* fusefarm: the internals of `fusefarm attach` and `fusefarm detach`,
+ * shared by their files:
+ *   attach-common.c   signals, clock, progress bar, mkdir -p, shell words
+ *   attach-state.c    MNT and the state dir; the loops (records) file
+ *   attach-devices.c  MNT/.fusefarm/devices, the farm's device list
+ *   attach-lvmconf.c  the state dir's lvm config (runner/ff-fence.h)
+ *   cmd-attach.c      `fusefarm attach`
+ *   cmd-detach.c      `fusefarm detach`
+ *
+ * State dir (default /run/fusefarm/<MNT's real path, '/' as %2F>/):
+ *   loops                        "<loop dev> <device name> <backing file>"
+ *                                per attached loop, appended and fsync'd
+ *                                right after each attach, so a crash
+ *                                leaves an accurate record
+ *   lvm/lvm.conf                 LVM_SYSTEM_DIR config (ff-fence.h)
+ *   lvm/devices/system.devices   the farm's loops, nothing else
+ * The state dir is locked (flock on the directory) while a command runs.
+ *
+ * Errors: functions return 0/-1 (or an fd / -1) after ff_error().
+ * Ownership: a struct devlist / records owns its strings; free them with
+ * fa_devlist_free / fa_records_free.
+ */
+#ifndef FF_ATTACH_H
+#define FF_ATTACH_H
+
+#include "ff-loop.h"
+#include "ff-util.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define STATE_ROOT   "/run/fusefarm"
+#define DEVICES_LIST ".fusefarm/devices"
+
+/* Per-loop warnings printed before summarizing the rest in one line. */
+#define MAX_WARNINGS 20
+
+/* How long detach keeps retrying loops that are still open elsewhere. */
+#define BUSY_WAIT_MS 3000
+
+/* Descriptors attach needs at most at once (stdio, the loop control
+ * device, the state dir lock, the loops file, one farm file and its loop
+ * node, files it rewrites), with room to spare. */
+#define ATTACH_FDS 16
+
+/* Descriptors lvm needs besides one per device (lvm-env.sh, ff_lvm). */
+#define LVM_SPARE_FDS 64
+
+/* ---- attach-common.c ---- */
+
+/* The signal SIGINT, SIGTERM or SIGHUP that arrived while caught, or 0. */
+extern volatile sig_atomic_t fa_interrupted;
+
+struct signals {
+  struct sigaction old[3];
+};
+
+/* Catch SIGINT, SIGTERM and SIGHUP into fa_interrupted; restore them. */
+void fa_signals_catch(struct signals *s);
+void fa_signals_restore(struct signals *s);
+
+/* CLOCK_MONOTONIC in seconds; sleep ms milliseconds. */
+double fa_now_s(void);
+void fa_sleep_ms(long ms);
+
+/* A progress bar on stderr, drawn only when stderr is a terminal. */
+struct progress {
+  const char *verb;
+  size_t total;
+  int on;
+  double last;
+  int last_pct;
+};
+
+void fa_progress_init(struct progress *p, const char *verb, size_t total,
+                      int quiet);
+void fa_progress_update(struct progress *p, size_t done);
+void fa_progress_end(struct progress *p);
+
+/* mkdir -p with mode for every directory created. */
+int fa_mkdir_p(const char *path, mode_t mode);
+
+/* Append s to sb, shell-quoted only when it needs it (hint lines). */
+void fa_add_shell_word(struct ff_sb *sb, const char *s);
+
+/* ---- attach-state.c ---- */
+
+/* out (PATH_MAX) = a "/" b. */
+int fa_join(char *out, const char *a, const char *b);
+
+/* The absolute path of mount point mnt without looking at mnt itself. */
+int fa_mount_point_path(const char *mnt, char *out);
+
+/* The real path of MNT into out (PATH_MAX); strict = 0 falls back to the
+ * mount point path, then to mnt as written (detach of a dead mount). */
+int fa_resolve_mnt(const char *mnt, int strict, char *out);
+
+/* STATE_ROOT "/" + mnt_real with every byte outside [A-Za-z0-9._+-] as
+ * %XX. */
+int fa_default_state_dir(const char *mnt_real, char *out, size_t len);
+
+/* Lock the state dir; returns the fd holding the lock. */
+int fa_lock_state(const char *state);
+
+/* Create (refusing a foreign non-empty dir) and lock the state dir;
+ * *fresh when it had no loops file yet.  Returns the lock fd. */
+int fa_prepare_state(const char *state, int *fresh);
+
+/* Remove what attach created in the state dir, then the dir. */
+int fa_remove_state(const char *state);
+
+struct record {
+  char dev[FF_LOOP_DEV_LEN];
+  char *name;
+  char *backing;
+  int keep; /* still ours: stays in the loops file */
+};
+
+struct records {
+  struct record *v;
+  size_t n, alloc;
+};
+
+void fa_records_free(struct records *rs);
+int fa_records_add(struct records *rs, const char *dev, const char *name,
+                   const char *backing);
+
+/* Read STATE/loops (a missing file is no record); each line must be
+ * "<loop device> <device name> <backing file>". */
+int fa_read_records(const char *state, struct records *rs);
+
+/* Replace STATE/loops with the records still kept. */
+int fa_rewrite_records(const char *state, const struct records *rs);
+
+/* Append one record to the open loops file and fsync it. */
+int fa_append_record(int fd, const char *path, const char *dev,
+                     const char *name, const char *backing);
+
+/* ---- attach-devices.c ---- */
+
+struct farm_dev {
+  char *name;
+  char *role;
+  char pvid[FF_UUID_LEN + 1]; /* "" when the device is not a PV */
+};
+
+struct devlist {
+  struct farm_dev *v;
+  size_t n;
+};
+
+void fa_devlist_free(struct devlist *l);
+int fa_valid_dev_name(const char *s);
+int fa_valid_pvid(const char *s);
+/* qsort/bsearch order of struct farm_dev pointers by name. */
+int fa_cmp_dev_name(const void *a, const void *b);
+
+/* Read and check MNT/.fusefarm/devices: "<name> <role> <pvid|->" lines. */
+int fa_read_devices_list(const char *mnt, struct devlist *l);
+
+/* --only NAME,...: keep just those devices of l, in l's order. */
+int fa_filter_only(struct devlist *l, const char *only, const char *mnt);
+
+/* ---- attach-lvmconf.c ---- */
+
+/* Write STATE/lvm/lvm.conf and STATE/lvm/devices/system.devices for the
+ * kept records (runner/ff-fence.h), with the PVIDs l gives (NULL: none).
+ * cmd names the command in warnings. */
+int fa_write_lvm_config(const char *state, const struct records *rs,
+                        const struct devlist *l, const char *cmd, int quiet);
+
+/* Rewrite the state dir's lvm config for the records still kept, with the
+ * PVIDs of the devices file attach wrote (detach cannot ask the daemon). */
+int fa_filter_lvm_config(const char *state, const struct records *rs);
+
+#endif

@@ -1,0 +1,421 @@
+/* fusefarm: `fusefarm detach MNT`: detach exactly the loops `fusefarm
+ * attach` recorded (attach.h), and unmount MNT when its daemon is dead.
+ *
+ * Thread model: single-threaded.  SIGINT, SIGTERM and SIGHUP only set a
+ * flag while loops are detached, so an interrupted command still forgets
+ * exactly what it did.
+ */
+#include "attach.h"
+#include "ff-error.h"
+#include "ff-file.h"
+#include <getopt.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char detach_usage[] =
+  "usage: fusefarm detach MNT [--state DIR] [--quiet]\n"
+  "\n"
+  "Detach exactly the loop devices `fusefarm attach MNT` recorded in its\n"
+  "state dir, and nothing else.  A recorded loop is detached only while\n"
+  "the kernel still shows it backed by the recorded file; a loop detached\n"
+  "meanwhile and reused by someone else is left alone, with a warning.\n"
+  "The farm's files are never opened, so this works when the fusefarm\n"
+  "daemon is dead or MNT is no longer mounted.\n"
+  "\n"
+  "A loop still open elsewhere (lvm, a mount, a holder) is retried for a\n"
+  "few seconds; if it stays open it is reported, stays recorded, and the\n"
+  "exit status is 1 (the kernel detaches it by itself at its last close;\n"
+  "run detach again to forget it).  A recorded loop that is no longer\n"
+  "attached (someone ran losetup -d) is reported and forgotten.  When\n"
+  "every loop is detached, the state dir is removed, and if MNT is a\n"
+  "fusefarm mount whose daemon is dead (Transport endpoint is not\n"
+  "connected), MNT is unmounted as well.\n"
+  "\n"
+  "  -s, --state DIR   state dir to use instead of the default\n"
+  "                    (" STATE_ROOT "/<MNT's real path with '/' as %2F>)\n"
+  "  -q, --quiet       no progress or summary on stderr\n"
+  "  -h, --help        this text\n"
+  "\n"
+  "Exit status: 0 success, 1 runtime failure or busy loops, 2 bad usage.\n";
+
+/* ---- detach ----------------------------------------------------------- */
+
+/* Undo the octal escapes (\040 for a blank, ...) of a /proc mountinfo
+ * field, in place. */
+static void
+unescape_mountinfo(char *s)
+{
+  char *o = s;
+
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+        s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    } else {
+      *o++ = *s;
+    }
+  }
+  *o = '\0';
+}
+
+/* The file system type of the topmost mount at path (absolute, no
+ * symlinks) from /proc/self/mountinfo, into type; 1 found, 0 not a mount
+ * point, -1 error.  Never touches path itself (a dead FUSE mount answers
+ * ENOTCONN). */
+static int
+mount_type(const char *path, char *type, size_t len)
+{
+  char *line = NULL;
+  size_t cap = 0;
+  int found = 0;
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+
+  if (!f)
+    return ff_error("open /proc/self/mountinfo: %m");
+  while (getline(&line, &cap, f) >= 0) {
+    char *save = NULL, *field[5], *t, *fstype = NULL;
+    int n = 0;
+
+    for (t = strtok_r(line, " \n", &save); t && n < 5;
+         t = strtok_r(NULL, " \n", &save))
+      field[n++] = t;
+    if (n < 5)
+      continue;
+    /* Optional fields, then "-", then the type. */
+    while ((t = strtok_r(NULL, " \n", &save)) && strcmp(t, "-"))
+      ;
+    if (t)
+      fstype = strtok_r(NULL, " \n", &save);
+    unescape_mountinfo(field[4]);
+    if (fstype && !strcmp(field[4], path)) {
+      snprintf(type, len, "%s", fstype);
+      found = 1; /* keep going: the last one is on top */
+    }
+  }
+  free(line);
+  fclose(f);
+  return found;
+}
+
+/* Is the FUSE mount at path dead (its daemon gone: ENOTCONN)?  statfs
+ * always asks the daemon (stat may be answered from the attribute cache
+ * for a second after it died), so a live but stuck daemon would never
+ * answer: ask from a child and give up after DEAD_PROBE_MS, calling the
+ * mount alive.  1 dead, 0 alive or unknown. */
+#define DEAD_PROBE_MS 2000
+static int
+mount_is_dead(const char *path)
+{
+  int status;
+  pid_t pid, w;
+
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0)
+    return 0;
+  if (pid == 0) {
+    struct statfs sf;
+
+    _exit(statfs(path, &sf) < 0 && errno == ENOTCONN ? 1 : 0);
+  }
+  for (int waited = 0;; waited += 10) {
+    w = waitpid(pid, &status, WNOHANG);
+    if (w == pid)
+      return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+    if (w < 0 && errno != EINTR)
+      return 0;
+    if (waited >= DEAD_PROBE_MS) {
+      kill(pid, SIGKILL); /* a FUSE request wait ends on SIGKILL */
+      waitpid(pid, &status, 0);
+      return 0;
+    }
+    fa_sleep_ms(10);
+  }
+}
+
+/* When MNT is a fusefarm mount whose daemon is dead (the kernel answers
+ * ENOTCONN), nothing can use it again: unmount it, so that `fusefarm
+ * detach` after a crash leaves neither loops nor a dead mount.  Called
+ * once every loop is detached (the loops held its files).  A mount still
+ * held by someone else (an open file, a shell's cwd) is detached lazily.
+ * A live mount is never touched, and MNT itself is only looked at from a
+ * child process (mount_is_dead).  Returns 0 (unmounted, or nothing to do)
+ * or -1 with a message. */
+static int
+unmount_dead(const char *mnt, int quiet)
+{
+  char real[PATH_MAX], type[64];
+  int r;
+
+  if (fa_mount_point_path(mnt, real) < 0)
+    return 0;
+  r = mount_type(real, type, sizeof type);
+  if (r < 0)
+    return -1;
+  if (r == 0 || strcmp(type, "fuse.fusefarm") || !mount_is_dead(real))
+    return 0;
+  if (umount2(real, UMOUNT_NOFOLLOW) == 0) {
+    if (!quiet)
+      fprintf(stderr,
+              "fusefarm detach: unmounted %s (the fusefarm daemon serving "
+              "it was dead)\n",
+              real);
+    return 0;
+  }
+  if (errno == EBUSY && umount2(real, UMOUNT_NOFOLLOW | MNT_DETACH) == 0) {
+    fprintf(stderr,
+            "fusefarm detach: warning: unmounted %s lazily (the fusefarm "
+            "daemon serving it was dead, and something still holds a file "
+            "or directory of it open)\n",
+            real);
+    return 0;
+  }
+  return ff_error("%s: the fusefarm daemon serving it is dead, but it "
+                  "could not be unmounted: %m; unmount it with "
+                  "`fusermount3 -u %s`",
+                  real, real);
+}
+
+int
+ff_cmd_detach(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"state", required_argument, NULL, 's'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *state_opt = NULL, *mnt;
+  char mnt_real[PATH_MAX], state[PATH_MAX];
+  struct records recs = {NULL, 0, 0};
+  struct progress prog;
+  struct signals sigs;
+  size_t ndetached = 0, ngone = 0, nother = 0, nbusy = 0, nerr = 0, done = 0;
+  unsigned char *busy = NULL;
+  int quiet = 0, c, rc = 1, lockfd = -1;
+  struct stat st;
+  double t0, t_pass;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "s:qh", opts, NULL)) != -1) {
+    switch (c) {
+    case 's':
+      state_opt = optarg;
+      break;
+    case 'q':
+      quiet = 1;
+      break;
+    case 'h':
+      fputs(detach_usage, stdout);
+      return 0;
+    default:
+      fputs(detach_usage, stderr);
+      return 2;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, "fusefarm detach: %s\n%s",
+            optind == argc ? "missing MNT" : "too many arguments",
+            detach_usage);
+    return 2;
+  }
+  mnt = argv[optind];
+  if (state_opt && !*state_opt) {
+    fprintf(stderr, "fusefarm detach: --state: empty path\n");
+    return 2;
+  }
+  t0 = fa_now_s();
+
+  if (state_opt) {
+    snprintf(state, sizeof state, "%s", state_opt);
+  } else if (fa_resolve_mnt(mnt, 0, mnt_real) < 0 ||
+             fa_default_state_dir(mnt_real, state, sizeof state) < 0) {
+    fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+    return 1;
+  }
+  if (stat(state, &st) < 0 && errno == ENOENT) {
+    if (!quiet)
+      fprintf(stderr,
+              "fusefarm detach: %s: no state dir: nothing is attached for "
+              "%s\n",
+              state, mnt);
+    if (unmount_dead(mnt, quiet) < 0) {
+      fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+      return 1;
+    }
+    return 0;
+  }
+  lockfd = fa_lock_state(state);
+  if (lockfd < 0 || fa_read_records(state, &recs) < 0) {
+    fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+    goto out;
+  }
+  busy = calloc(recs.n + 1, 1);
+  if (!busy) {
+    fprintf(stderr, "fusefarm detach: out of memory\n");
+    goto out;
+  }
+
+  fa_progress_init(&prog, "detaching", recs.n, quiet);
+  fa_signals_catch(&sigs);
+  for (size_t i = 0; i < recs.n && !fa_interrupted; i++) {
+    struct record *r = &recs.v[i];
+    int s = ff_loop_detach(r->dev, r->backing);
+
+    switch (s) {
+    case FF_LOOP_OK:
+      ndetached++;
+      r->keep = 0;
+      break;
+    case FF_LOOP_UNBOUND:
+      /* Not an error (nothing of ours is left there), but not silent
+       * either: someone detached it, or the machine rebooted. */
+      if (ngone++ < MAX_WARNINGS)
+        fprintf(stderr,
+                "fusefarm detach: warning: %s: %s was no longer attached "
+                "(detached by someone else): nothing to do\n",
+                r->name, r->dev);
+      r->keep = 0;
+      break;
+    case FF_LOOP_OTHER:
+      r->keep = 0;
+      if (nother++ < MAX_WARNINGS)
+        fprintf(stderr,
+                "fusefarm detach: warning: %s: %s; someone else reused it: "
+                "left alone\n",
+                r->name, ff_errmsg());
+      break;
+    case FF_LOOP_BUSY:
+      busy[i] = 1;
+      nbusy++;
+      break;
+    default:
+      if (nerr++ < MAX_WARNINGS)
+        fprintf(stderr, "fusefarm detach: %s: %s\n", r->name, ff_errmsg());
+      break;
+    }
+    done = i + 1;
+    fa_progress_update(&prog, done);
+  }
+  fa_progress_end(&prog);
+  t_pass = fa_now_s() - t0;
+
+  /* Loops still open elsewhere: the kernel detaches them at their last
+   * close (ff-loop.h); give short-lived holders a moment. */
+  for (double end = fa_now_s() + BUSY_WAIT_MS / 1000.0;
+       nbusy && !fa_interrupted && fa_now_s() < end;) {
+    fa_sleep_ms(50);
+    for (size_t i = 0; i < recs.n; i++) {
+      int s;
+
+      if (!busy[i])
+        continue;
+      s = ff_loop_detach(recs.v[i].dev, recs.v[i].backing);
+      if (s == FF_LOOP_BUSY)
+        continue;
+      busy[i] = 0;
+      nbusy--;
+      if (s == FF_LOOP_OK || s == FF_LOOP_UNBOUND) {
+        ndetached++;
+        recs.v[i].keep = 0;
+      } else if (s == FF_LOOP_OTHER) {
+        recs.v[i].keep = 0;
+        if (nother++ < MAX_WARNINGS)
+          fprintf(stderr,
+                  "fusefarm detach: warning: %s: %s; someone else reused "
+                  "it: left alone\n",
+                  recs.v[i].name, ff_errmsg());
+      } else {
+        if (nerr++ < MAX_WARNINGS)
+          fprintf(stderr, "fusefarm detach: %s: %s\n", recs.v[i].name,
+                  ff_errmsg());
+      }
+    }
+  }
+  fa_signals_restore(&sigs);
+
+  if (nbusy || nerr || done < recs.n) {
+    /* Keep exactly the loops that may still be ours. */
+    if (fa_rewrite_records(state, &recs) < 0 ||
+        fa_filter_lvm_config(state, &recs) < 0) {
+      fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+      goto out;
+    }
+  } else if (fa_remove_state(state) < 0) {
+    fprintf(stderr, "fusefarm detach: warning: %s\n", ff_errmsg());
+  }
+
+  if (!quiet) {
+    fprintf(stderr, "detached %zu loop device%s in %.1f s", ndetached,
+            ndetached == 1 ? "" : "s", t_pass);
+    if (ngone)
+      fprintf(stderr, "; %zu %s detached already", ngone,
+              ngone == 1 ? "was" : "were");
+    if (nother)
+      fprintf(stderr, "; %zu reused by someone else were left alone", nother);
+    fputc('\n', stderr);
+  }
+  if (fa_interrupted && done < recs.n)
+    fprintf(stderr,
+            "fusefarm detach: fa_interrupted by signal %d after %zu of %zu "
+            "records; the rest stay recorded in %s/loops\n",
+            (int)fa_interrupted, done, recs.n, state);
+  if (nbusy) {
+    struct ff_sb sb = FF_SB_INIT;
+    size_t shown = 0;
+
+    for (size_t i = 0; i < recs.n; i++)
+      if (busy[i] && shown++ < 20)
+        ff_sb_addf(&sb, "%s%s (%s)", shown > 1 ? ", " : "", recs.v[i].dev,
+                   recs.v[i].name);
+    fprintf(stderr,
+            "fusefarm detach: %zu loop device%s still open elsewhere after "
+            "%.0f s: %s%s\n"
+            "fusefarm detach: %s recorded in %s/loops; the kernel "
+            "detaches %s when the last user (lvm, a mount) closes %s; "
+            "run `fusefarm detach %s%s%s` again then\n",
+            nbusy, nbusy == 1 ? " is" : "s are", BUSY_WAIT_MS / 1000.0,
+            ff_sb_failed(&sb) ? "" : sb.buf, nbusy > 20 ? ", ..." : "",
+            nbusy == 1 ? "it stays" : "they stay", state,
+            nbusy == 1 ? "it" : "them", nbusy == 1 ? "it" : "them", mnt,
+            state_opt ? " --state " : "", state_opt ? state_opt : "");
+    ff_sb_release(&sb);
+  }
+  if (nerr)
+    fprintf(stderr,
+            "fusefarm detach: %zu loop device%s could not be detached; "
+            "they stay recorded in %s/loops\n",
+            nerr, nerr == 1 ? "" : "s", state);
+  if (ngone > MAX_WARNINGS)
+    fprintf(stderr,
+            "fusefarm detach: warning: %zu more recorded loops were no "
+            "longer attached\n",
+            ngone - MAX_WARNINGS);
+  rc = nbusy || nerr || done < recs.n ? 1 : 0;
+  if (rc == 0 && unmount_dead(mnt, quiet) < 0) {
+    fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+    rc = 1;
+  }
+out:
+  if (lockfd >= 0)
+    close(lockfd);
+  free(busy);
+  fa_records_free(&recs);
+  return rc;
+}

@@ -1,0 +1,679 @@
+/* fusefarm: lvm fencing (ff-fence.h).
+ *
+ * What goes into lvm.conf, and why (the union of what attach, run, vm and
+ * tests/lib/lvm-env.sh each needed):
+ *   devices  use_devicesfile = 1, devicesfile = "system.devices": only the
+ *            devices named in LVM_SYSTEM_DIR/devices/system.devices (or,
+ *            without a devices file, global_filter and filter accepting
+ *            exactly the farm's devices);
+ *            obtain_device_list_from_udev = 0: no udev daemon on the host;
+ *            hints = "none": never reuse /run/lvm/hints (stale hints hide
+ *            new PVs)
+ *   activation  udev_sync = 0, udev_rules = 0 (no udev), monitoring = 0
+ *            (never ask dmeventd to watch farm LVs)
+ *   global   locking_dir = "/run/lock/lvm" (a private bind mount),
+ *            use_lvmlockd = 0, use_lvmpolld = 0, notify_dbus = 0 (never
+ *            talk to the host's daemons), event_activation = 1
+ *   backup   backup = 0, archive = 0, their dirs under /run/lvm (a private
+ *            bind mount of the caller's scratch dir): nothing is written
+ *            under /etc/lvm
+ *   log      verbose = 0, syslog = 0, command_names = 0
+ * A setting of the scenario configuration replaces the default of the
+ * same key; the keys that hold the fence itself cannot be set.
+ */
+#include "ff-fence.h"
+
+#include "ff-error.h"
+#include "ff-file.h"
+#include "ff-scenario.h"
+#include "ff-util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- the lvm build ------------------------------------------------------ */
+
+static int
+version_ge(const struct ff_lvm_caps *c, unsigned major, unsigned minor,
+           unsigned patch)
+{
+  if (c->major != major)
+    return c->major > major;
+  if (c->minor != minor)
+    return c->minor > minor;
+  return c->patch >= patch;
+}
+
+void
+ff_lvm_caps_for(unsigned major, unsigned minor, unsigned patch,
+                struct ff_lvm_caps *caps)
+{
+  memset(caps, 0, sizeof *caps);
+  caps->major = major;
+  caps->minor = minor;
+  caps->patch = patch;
+  caps->has_devicesfile = version_ge(caps, 2, 3, 12);
+  caps->has_hints = version_ge(caps, 2, 3, 5);
+}
+
+int
+ff_lvm_caps_parse(const char *text, struct ff_lvm_caps *caps)
+{
+  const char *p = text ? strstr(text, "LVM version:") : NULL;
+  unsigned a, b, c;
+  int n = 0;
+
+  if (!p)
+    return ff_error("lvm version output has no 'LVM version:' line");
+  p += strlen("LVM version:");
+  if (sscanf(p, " %u.%u.%u%n", &a, &b, &c, &n) != 3 || !n)
+    return ff_error("lvm version output: cannot read the version after "
+                    "'LVM version:'");
+  ff_lvm_caps_for(a, b, c, caps);
+  return 0;
+}
+
+int
+ff_lvm_caps_probe(const char *lvm, const char *system_dir,
+                  struct ff_lvm_caps *caps)
+{
+  char buf[8192];
+  size_t len = 0;
+  int pfd[2], status;
+  ssize_t n;
+  pid_t pid;
+
+  if (pipe2(pfd, O_CLOEXEC) < 0)
+    return ff_error("pipe: %m");
+  pid = fork();
+  if (pid < 0) {
+    close(pfd[0]);
+    close(pfd[1]);
+    return ff_error("fork: %m");
+  }
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 2);
+    }
+    dup2(pfd[1], 1);
+    if (system_dir)
+      setenv("LVM_SYSTEM_DIR", system_dir, 1);
+    setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
+    execlp(lvm, lvm, "version", (char *)NULL);
+    _exit(127);
+  }
+  close(pfd[1]);
+  while (len < sizeof buf - 1 &&
+         (n = read(pfd[0], buf + len, sizeof buf - 1 - len)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    len += (size_t)n;
+  }
+  buf[len] = '\0';
+  close(pfd[0]);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  /* `lvm version` exits non-zero without device-mapper; its first line
+   * is all we need. */
+  if (!strstr(buf, "LVM version:"))
+    return ff_error("'%s version' printed no version: is lvm2 installed? "
+                    "(apt-get install lvm2, or --lvm PATH)",
+                    lvm);
+  return ff_lvm_caps_parse(buf, caps);
+}
+
+/* ---- settings --------------------------------------------------------- */
+
+static int
+valid_word(const char *s, size_t n)
+{
+  if (!n)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+          (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return 0;
+  return 1;
+}
+
+static int
+is_runner_key(const char *key)
+{
+  return !strncmp(key, "fusefarm/", 9);
+}
+
+/* Keys whose value is the fence itself. */
+static int
+is_fence_key(const char *key, int filter)
+{
+  static const char *const keys[] = {"devices/devicesfile",
+                                     "global/locking_dir", "backup/backup_dir",
+                                     "backup/archive_dir", NULL};
+
+  for (int i = 0; keys[i]; i++)
+    if (!strcmp(key, keys[i]))
+      return 1;
+  return filter && (!strcmp(key, "devices/filter") ||
+                    !strcmp(key, "devices/global_filter"));
+}
+
+static int
+check_settings(const struct ff_fence *f, int filter)
+{
+  for (size_t i = 0; i < f->nsettings; i++) {
+    const struct ff_fence_setting *s = &f->settings[i];
+    const char *slash = s->key ? strchr(s->key, '/') : NULL;
+
+    if (!slash || !valid_word(s->key, (size_t)(slash - s->key)) ||
+        !valid_word(slash + 1, strlen(slash + 1)))
+      return ff_error("lvm setting '%s': expected \"section/name\" of "
+                      "letters, digits and '_'",
+                      s->key ? s->key : "(null)");
+    if (is_runner_key(s->key))
+      continue;
+    if (is_fence_key(s->key, filter))
+      return ff_error("lvm setting '%s': the fence sets it (lvm would see "
+                      "devices outside the farm otherwise)",
+                      s->key);
+    if (!strcmp(s->key, "devices/use_devicesfile") &&
+        (s->type != FF_FENCE_INT || (s->i != 0 && s->i != 1)))
+      return ff_error("lvm setting 'devices/use_devicesfile': expected 0 "
+                      "(a filter naming the farm's devices) or 1 (the "
+                      "devices file)");
+    if ((s->type == FF_FENCE_STR && !s->s) ||
+        (s->type == FF_FENCE_LIST && s->nlist && !s->list))
+      return ff_error("lvm setting '%s': no value", s->key);
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(f->settings[j].key, s->key))
+        return ff_error("lvm setting '%s': given twice", s->key);
+  }
+  return 0;
+}
+
+static const struct ff_fence_setting *
+find_setting(const struct ff_fence *f, const char *key)
+{
+  for (size_t i = 0; i < f->nsettings; i++)
+    if (!strcmp(f->settings[i].key, key))
+      return &f->settings[i];
+  return NULL;
+}
+
+int
+ff_fence_uses_filter(const struct ff_fence *f)
+{
+  const struct ff_fence_setting *s =
+    find_setting(f, "devices/use_devicesfile");
+
+  return !f->caps.has_devicesfile ||
+         (s && s->type == FF_FENCE_INT && s->i == 0);
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+/* An lvm.conf string: backslash and double quote escaped. */
+static void
+add_string(struct ff_sb *sb, const char *s)
+{
+  ff_sb_add(sb, "\"");
+  for (; *s; s++) {
+    if (*s == '\\' || *s == '"')
+      ff_sb_addn(sb, "\\", 1);
+    ff_sb_addn(sb, s, 1);
+  }
+  ff_sb_add(sb, "\"");
+}
+
+static void
+add_value(struct ff_sb *sb, const struct ff_fence_setting *s)
+{
+  switch (s->type) {
+  case FF_FENCE_INT:
+    ff_sb_addf(sb, "%lld", (long long)s->i);
+    break;
+  case FF_FENCE_STR:
+    add_string(sb, s->s);
+    break;
+  case FF_FENCE_LIST:
+    ff_sb_add(sb, "[");
+    for (size_t i = 0; i < s->nlist; i++) {
+      ff_sb_add(sb, i ? ", " : " ");
+      add_string(sb, s->list[i]);
+    }
+    ff_sb_add(sb, " ]");
+    break;
+  }
+}
+
+/* A filter entry accepting exactly path: "a|^<path, regex-escaped>$|". */
+static void
+add_accept(struct ff_sb *sb, const char *path)
+{
+  struct ff_sb re = FF_SB_INIT;
+
+  ff_sb_add(&re, "a|^");
+  for (const char *p = path; *p; p++) {
+    if (strchr("\\^$.|?*+()[]{}", *p))
+      ff_sb_addn(&re, "\\", 1);
+    ff_sb_addn(&re, p, 1);
+  }
+  ff_sb_add(&re, "$|");
+  if (ff_sb_failed(&re))
+    ff_sb_add(sb, "\"\"");
+  else
+    add_string(sb, re.buf);
+  ff_sb_release(&re);
+}
+
+static void
+add_filter(struct ff_sb *sb, const struct ff_fence *f, const char *name)
+{
+  ff_sb_addf(sb, "\t%s = [ ", name);
+  if (!f->restrict_devices) {
+    ff_sb_add(sb, "\"a|.*|\" ]\n");
+    return;
+  }
+  for (size_t i = 0; i < f->ndevs; i++) {
+    add_accept(sb, f->devs[i].devname);
+    ff_sb_add(sb, ", ");
+  }
+  ff_sb_add(sb, "\"r|.*|\" ]\n");
+}
+
+struct def {
+  const char *key;  /* "section/name" */
+  const char *text; /* the value as lvm.conf text */
+};
+
+static void
+add_defaults(struct ff_sb *sb, const struct ff_fence *f,
+             const struct def *defs)
+{
+  for (; defs->key; defs++)
+    if (!find_setting(f, defs->key))
+      ff_sb_addf(sb, "\t%s = %s\n", strchr(defs->key, '/') + 1, defs->text);
+}
+
+/* The scenario's settings of section sec (length n). */
+static void
+add_settings(struct ff_sb *sb, const struct ff_fence *f, const char *sec,
+             size_t n)
+{
+  for (size_t i = 0; i < f->nsettings; i++) {
+    const struct ff_fence_setting *s = &f->settings[i];
+
+    if (strncmp(s->key, sec, n) || s->key[n] != '/' || is_runner_key(s->key) ||
+        !strcmp(s->key, "devices/use_devicesfile"))
+      continue;
+    ff_sb_addf(sb, "\t%s = ", s->key + n + 1);
+    add_value(sb, s);
+    ff_sb_add(sb, "\n");
+  }
+}
+
+static const char *const fence_sections[] = {"devices", "activation", "global",
+                                             "backup",  "log",        NULL};
+
+static int
+is_fence_section(const char *key, size_t n)
+{
+  for (int i = 0; fence_sections[i]; i++)
+    if (strlen(fence_sections[i]) == n && !strncmp(key, fence_sections[i], n))
+      return 1;
+  return 0;
+}
+
+char *
+ff_fence_lvm_conf(const struct ff_fence *f)
+{
+  static const struct def activation[] = {{"activation/udev_sync", "0"},
+                                          {"activation/udev_rules", "0"},
+                                          {"activation/monitoring", "0"},
+                                          {NULL, NULL}};
+  static const struct def global[] = {{"global/use_lvmlockd", "0"},
+                                      {"global/use_lvmpolld", "0"},
+                                      {"global/notify_dbus", "0"},
+                                      {NULL, NULL}};
+  static const struct def backup[] = {
+    {"backup/backup", "0"}, {"backup/archive", "0"}, {NULL, NULL}};
+  static const struct def logd[] = {{"log/verbose", "0"},
+                                    {"log/syslog", "0"},
+                                    {"log/command_names", "0"},
+                                    {NULL, NULL}};
+  int filter = ff_fence_uses_filter(f);
+  struct ff_sb sb = FF_SB_INIT;
+
+  if (check_settings(f, filter) < 0)
+    return NULL;
+  ff_sb_add(&sb, "# lvm.conf written by fusefarm (runner/ff-fence.c): lvm "
+                 "sees the farm's\n# devices and nothing else of this "
+                 "machine.  Use it as LVM_SYSTEM_DIR=<this\n# dir>, with "
+                 "/run/lvm and /run/lock/lvm private (a mount namespace).\n");
+  if (f->title)
+    ff_sb_addf(&sb, "# %s\n", f->title);
+
+  ff_sb_add(&sb, "devices {\n");
+  if (!filter) {
+    ff_sb_add(&sb, "\tuse_devicesfile = 1\n\tdevicesfile = "
+                   "\"system.devices\"\n");
+  } else {
+    if (f->caps.has_devicesfile)
+      ff_sb_add(&sb, "\tuse_devicesfile = 0\n");
+    add_filter(&sb, f, "global_filter");
+    add_filter(&sb, f, "filter");
+  }
+  if (!find_setting(f, "devices/obtain_device_list_from_udev"))
+    ff_sb_add(&sb, "\tobtain_device_list_from_udev = 0\n");
+  if (f->caps.has_hints && !find_setting(f, "devices/hints"))
+    ff_sb_add(&sb, "\thints = \"none\"\n");
+  add_settings(&sb, f, "devices", 7);
+  ff_sb_add(&sb, "}\nactivation {\n");
+  add_defaults(&sb, f, activation);
+  add_settings(&sb, f, "activation", 10);
+  ff_sb_add(&sb, "}\nglobal {\n\tlocking_dir = \"/run/lock/lvm\"\n");
+  add_defaults(&sb, f, global);
+  if (version_ge(&f->caps, 2, 3, 5) &&
+      !find_setting(f, "global/event_activation"))
+    ff_sb_add(&sb, "\tevent_activation = 1\n");
+  add_settings(&sb, f, "global", 6);
+  ff_sb_add(&sb, "}\nbackup {\n");
+  add_defaults(&sb, f, backup);
+  ff_sb_add(&sb, "\tbackup_dir = \"/run/lvm/backup\"\n"
+                 "\tarchive_dir = \"/run/lvm/archive\"\n");
+  add_settings(&sb, f, "backup", 6);
+  ff_sb_add(&sb, "}\nlog {\n");
+  add_defaults(&sb, f, logd);
+  add_settings(&sb, f, "log", 3);
+  ff_sb_add(&sb, "}\n");
+
+  /* Every other section the settings name, in the order first named. */
+  for (size_t i = 0; i < f->nsettings; i++) {
+    const char *key = f->settings[i].key;
+    size_t n = (size_t)(strchr(key, '/') - key);
+    int seen = is_runner_key(key) || is_fence_section(key, n);
+
+    for (size_t j = 0; !seen && j < i; j++)
+      seen = !strncmp(f->settings[j].key, key, n + 1);
+    if (seen)
+      continue;
+    ff_sb_addf(&sb, "%.*s {\n", (int)n, key);
+    add_settings(&sb, f, key, n);
+    ff_sb_add(&sb, "}\n");
+  }
+  if (ff_sb_failed(&sb)) {
+    ff_sb_release(&sb);
+    ff_error("out of memory");
+    return NULL;
+  }
+  return ff_sb_detach(&sb, NULL);
+}
+
+/* lvm reads IDNAME up to the next blank. */
+static int
+idname_ok(const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char)*s <= ' ' || *s == 0x7f)
+      return 0;
+  return 1;
+}
+
+char *
+ff_fence_devices_file(const struct ff_fence *f)
+{
+  struct ff_sb sb = FF_SB_INIT;
+  int filter = ff_fence_uses_filter(f);
+
+  ff_sb_add(&sb, "# LVM uses devices listed in this file.\n"
+                 "# Written by fusefarm (runner/ff-fence.c): the farm's "
+                 "devices, nothing else.\n"
+                 "VERSION=1.1.1\n");
+  for (size_t i = 0; !filter && f->restrict_devices && i < f->ndevs; i++) {
+    const struct ff_fence_dev *d = &f->devs[i];
+    const char *pvid = d->pvid && *d->pvid ? d->pvid : ".";
+
+    if (!d->devname || !*d->devname || !idname_ok(d->devname)) {
+      ff_sb_release(&sb);
+      ff_error("device '%s': not a device path lvm can name (empty or with "
+               "a blank)",
+               d->devname ? d->devname : "");
+      return NULL;
+    }
+    if (d->backing && *d->backing && idname_ok(d->backing))
+      ff_sb_addf(&sb, "IDTYPE=loop_file IDNAME=%s DEVNAME=%s PVID=%s\n",
+                 d->backing, d->devname, pvid);
+    else
+      ff_sb_addf(&sb, "IDTYPE=devname IDNAME=%s DEVNAME=%s PVID=%s\n",
+                 d->devname, d->devname, pvid);
+  }
+  if (ff_sb_failed(&sb)) {
+    ff_sb_release(&sb);
+    ff_error("out of memory");
+    return NULL;
+  }
+  return ff_sb_detach(&sb, NULL);
+}
+
+int
+ff_fence_write(const char *dir, const struct ff_fence *f)
+{
+  char path[PATH_MAX];
+  char *conf, *devs;
+  int r = -1;
+
+  conf = ff_fence_lvm_conf(f);
+  devs = conf ? ff_fence_devices_file(f) : NULL;
+  if (!conf || !devs)
+    goto out;
+  if (snprintf(path, sizeof path, "%s/devices", dir) >= (int)sizeof path) {
+    ff_error("%s: path too long", dir);
+    goto out;
+  }
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+    ff_error("mkdir %s: %m", dir);
+    goto out;
+  }
+  if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+    ff_error("mkdir %s: %m", path);
+    goto out;
+  }
+  /* The devices file first: lvm.conf turns it on. */
+  snprintf(path, sizeof path, "%s/devices/system.devices", dir);
+  if (ff_write_file_atomic(path, devs, strlen(devs)) < 0)
+    goto out;
+  snprintf(path, sizeof path, "%s/lvm.conf", dir);
+  if (ff_write_file_atomic(path, conf, strlen(conf)) < 0)
+    goto out;
+  r = 0;
+out:
+  free(conf);
+  free(devs);
+  return r;
+}
+
+/* ---- scenario configurations ------------------------------------------ */
+
+int
+ff_fence_scenario_settings(const struct ff_scenario *sc, uint64_t k,
+                           struct ff_fence_setting **out, size_t *n)
+{
+  unsigned *idx = calloc(sc->naxes + 1, sizeof *idx);
+  struct ff_fence_setting *v = calloc(sc->naxes + 1, sizeof *v);
+
+  *out = NULL;
+  *n = 0;
+  if (!idx || !v) {
+    free(idx);
+    free(v);
+    return ff_error("out of memory");
+  }
+  ff_scenario_config(sc, k, idx);
+  for (unsigned a = 0; a < sc->naxes; a++) {
+    const struct ff_axis *ax = &sc->axes[a];
+    const struct ff_sval *sv = &ax->values[idx[a]];
+
+    if (is_runner_key(ax->key))
+      continue;
+    v[*n].key = ax->key;
+    v[*n].type = sv->is_str ? FF_FENCE_STR : FF_FENCE_INT;
+    v[*n].i = sv->i;
+    v[*n].s = sv->s;
+    (*n)++;
+  }
+  free(idx);
+  *out = v;
+  return 0;
+}
+
+/* ---- reading a devices file ------------------------------------------- */
+
+void
+ff_fence_devlist_free(struct ff_fence_devlist *l)
+{
+  for (size_t i = 0; i < l->n; i++) {
+    free((char *)l->v[i].devname);
+    free((char *)l->v[i].backing);
+    free((char *)l->v[i].pvid);
+  }
+  free(l->v);
+  l->v = NULL;
+  l->n = 0;
+}
+
+/* The value of " KEY=" in the blank-separated fields of line, or NULL. */
+static char *
+field(const char *line, const char *key)
+{
+  size_t kl = strlen(key);
+  const char *p = line;
+
+  while (*p) {
+    const char *end;
+
+    while (*p == ' ' || *p == '\t')
+      p++;
+    end = p + strcspn(p, " \t");
+    if ((size_t)(end - p) > kl && !strncmp(p, key, kl) && p[kl] == '=')
+      return strndup(p + kl + 1, (size_t)(end - p) - kl - 1);
+    p = end;
+  }
+  return NULL;
+}
+
+int
+ff_fence_parse_devices(const char *text, const char *name,
+                       struct ff_fence_devlist *out)
+{
+  const char *p = text;
+  unsigned lineno = 0;
+  size_t alloc = 0;
+
+  out->v = NULL;
+  out->n = 0;
+  while (*p) {
+    size_t len = strcspn(p, "\n");
+    char *line = strndup(p, len), *type, *idname, *dev, *pvid;
+    struct ff_fence_dev *d;
+
+    p += len + (p[len] == '\n');
+    lineno++;
+    if (!line)
+      goto oom;
+    if (!line[strspn(line, " \t\r")] || line[0] == '#' ||
+        !strncmp(line, "VERSION=", 8) || !strncmp(line, "SYSTEMID=", 9)) {
+      free(line);
+      continue;
+    }
+    line[strcspn(line, "\r")] = '\0';
+    type = field(line, "IDTYPE");
+    idname = field(line, "IDNAME");
+    dev = field(line, "DEVNAME");
+    pvid = field(line, "PVID");
+    free(line);
+    if (!type || !idname || !dev || !*dev) {
+      free(type);
+      free(idname);
+      free(dev);
+      free(pvid);
+      ff_fence_devlist_free(out);
+      return ff_error("%s:%u: expected 'IDTYPE=... IDNAME=... DEVNAME=... "
+                      "PVID=...'",
+                      name, lineno);
+    }
+    if (out->n == alloc) {
+      size_t na = alloc ? 2 * alloc : 64;
+      struct ff_fence_dev *nv = realloc(out->v, na * sizeof *nv);
+
+      if (!nv) {
+        free(type);
+        free(idname);
+        free(dev);
+        free(pvid);
+        goto oom;
+      }
+      out->v = nv;
+      alloc = na;
+    }
+    d = &out->v[out->n++];
+    d->devname = dev;
+    d->backing = NULL;
+    if (!strcmp(type, "loop_file"))
+      d->backing = idname;
+    else
+      free(idname);
+    free(type);
+    if (pvid && (!strcmp(pvid, ".") || !*pvid)) {
+      free(pvid);
+      pvid = NULL;
+    }
+    d->pvid = pvid;
+  }
+  return 0;
+oom:
+  ff_fence_devlist_free(out);
+  return ff_error("out of memory");
+}
+
+int
+ff_fence_read_devices(const char *path, struct ff_fence_devlist *out)
+{
+  struct ff_sb sb = FF_SB_INIT;
+  char buf[65536];
+  size_t n;
+  FILE *f = fopen(path, "re");
+  int r;
+
+  out->v = NULL;
+  out->n = 0;
+  if (!f)
+    return ff_error("open %s: %m", path);
+  ff_sb_add(&sb, "");
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    ff_sb_addn(&sb, buf, n);
+  if (ferror(f)) {
+    fclose(f);
+    ff_sb_release(&sb);
+    return ff_error("read %s: %m", path);
+  }
+  fclose(f);
+  if (ff_sb_failed(&sb)) {
+    ff_sb_release(&sb);
+    return ff_error("out of memory");
+  }
+  r = ff_fence_parse_devices(sb.buf, path, out);
+  ff_sb_release(&sb);
+  return r;
+}

@@ -1,0 +1,133 @@
+/* fusefarm: lvm fencing, the one place that writes a private lvm.conf and
+ * the devices file that makes lvm see exactly the farm's devices.
+ *
+ * Used by `fusefarm attach` (its state dir), `fusefarm run` (each matrix
+ * configuration), `fusefarm vm` (the guest's /etc/lvm/lvm.conf) and the
+ * test helpers (tests/lib/lvm-env.sh through `fusefarm fence`).
+ *
+ * Inputs: the farm's devices, what the lvm build supports (struct
+ * ff_lvm_caps, read from `lvm version` output) and the lvm settings of one
+ * scenario configuration ("section/key" = int | string | list).
+ * Outputs: lvm.conf text and devices-file text, or, for an lvm build
+ * without a devices file (lvm2 before 2.03.12), lvm.conf with a
+ * devices/global_filter and filter accepting exactly the farm's devices.
+ *
+ * Invariant (the reason for this module): the lvm.conf text depends only
+ * on the settings and the lvm build, never on where it runs.  Device
+ * names go into the devices file; paths in lvm.conf are fixed ones that
+ * every fenced caller makes private with a mount namespace (/run/lvm and
+ * /run/lock/lvm are bind mounts of a scratch directory).  So one scenario
+ * configuration gives a byte-identical lvm.conf on the host and in the
+ * guest.  The one exception is the filter form: there the device names
+ * must be in lvm.conf, and host and guest lvm.conf differ in the two
+ * filter lines only.
+ *
+ * Ownership: the fence holds pointers to the caller's strings (settings,
+ * devices); they must outlive it.  Texts returned are malloc'd, the
+ * caller frees them.  Errors: -1 or NULL after ff_error().
+ */
+#ifndef FF_FENCE_H
+#define FF_FENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ff_scenario;
+
+/* What the lvm build supports. */
+struct ff_lvm_caps {
+  unsigned major, minor, patch; /* 2.03.16 -> 2, 3, 16 */
+  int has_devicesfile;          /* devices/use_devicesfile (>= 2.03.12) */
+  int has_hints;                /* devices/hints (>= 2.03.02) */
+};
+
+/* The capabilities of an lvm build from its `lvm version` output ("  LVM
+ * version:     2.03.16(2) (2022-05-18)" somewhere in text).  0 or -1
+ * (no LVM version line). */
+int ff_lvm_caps_parse(const char *text, struct ff_lvm_caps *caps);
+
+/* Capabilities for version major.minor.patch. */
+void ff_lvm_caps_for(unsigned major, unsigned minor, unsigned patch,
+                     struct ff_lvm_caps *caps);
+
+/* Run `LVM version` (lvm: a path or a name on PATH) with LVM_SYSTEM_DIR
+ * set to system_dir (so the host's /etc/lvm is not read) and parse it. */
+int ff_lvm_caps_probe(const char *lvm, const char *system_dir,
+                      struct ff_lvm_caps *caps);
+
+enum ff_fence_vtype { FF_FENCE_INT, FF_FENCE_STR, FF_FENCE_LIST };
+
+/* One lvm.conf setting. */
+struct ff_fence_setting {
+  const char *key; /* "section/name" */
+  enum ff_fence_vtype type;
+  int64_t i;
+  const char *s;
+  const char *const *list; /* FF_FENCE_LIST: nlist strings */
+  size_t nlist;
+};
+
+/* One device lvm may see.  The devices file names it by its backing file
+ * (IDTYPE=loop_file) when one is given and has no blank, else by its
+ * device name (IDTYPE=devname). */
+struct ff_fence_dev {
+  const char *devname; /* "/dev/loop12" */
+  const char *backing; /* loop's backing file, or NULL */
+  const char *pvid;    /* 32 characters, or NULL / "": unknown */
+};
+
+struct ff_fence {
+  struct ff_lvm_caps caps;
+  /* Devices lvm may see.  restrict_devices = 0: no restriction at all
+   * (a guest, whose every disk is the farm's): no devices file is
+   * needed, and the filter form accepts everything. */
+  int restrict_devices;
+  const struct ff_fence_dev *devs;
+  size_t ndevs;
+  /* The configuration's lvm settings, in order; fusefarm/... keys (the
+   * runner's own) are ignored.  devices/use_devicesfile = 0 asks for the
+   * filter form even where the build has a devices file. */
+  const struct ff_fence_setting *settings;
+  size_t nsettings;
+  const char *title; /* a comment line in lvm.conf, or NULL */
+};
+
+/* The lvm settings of scenario configuration k (fusefarm/... axes left
+ * out), in the matrix's order.  *out is malloc'd (free it; the strings
+ * belong to sc).  0 or -1. */
+int ff_fence_scenario_settings(const struct ff_scenario *sc, uint64_t k,
+                               struct ff_fence_setting **out, size_t *n);
+
+/* 1 if this fence writes a filter instead of using a devices file. */
+int ff_fence_uses_filter(const struct ff_fence *f);
+
+/* lvm.conf text; NULL after ff_error() for a bad key or value. */
+char *ff_fence_lvm_conf(const struct ff_fence *f);
+
+/* devices/system.devices text (the header and one line per device). */
+char *ff_fence_devices_file(const struct ff_fence *f);
+
+/* Write DIR/lvm.conf and DIR/devices/system.devices (creating DIR/devices)
+ * atomically.  In the filter form the devices file is still written, with
+ * no device in it, so a later lvm with a devices file sees nothing by
+ * accident.  0 or -1. */
+int ff_fence_write(const char *dir, const struct ff_fence *f);
+
+/* Devices read back from a devices file (`fusefarm detach` filters the
+ * file attach wrote; `fusefarm run` re-fences from it).  Strings are
+ * owned by the list; ff_fence_devlist_free() releases them. */
+struct ff_fence_devlist {
+  struct ff_fence_dev *v;
+  size_t n;
+};
+
+/* Parse devices-file text: comment, VERSION= and blank lines are skipped;
+ * each "IDTYPE=... IDNAME=... DEVNAME=... PVID=..." line gives one device
+ * (IDTYPE loop_file keeps IDNAME as the backing file).  name is for
+ * messages ("file:line: ...").  0 or -1. */
+int ff_fence_parse_devices(const char *text, const char *name,
+                           struct ff_fence_devlist *out);
+int ff_fence_read_devices(const char *path, struct ff_fence_devlist *out);
+void ff_fence_devlist_free(struct ff_fence_devlist *l);
+
+#endif

@@ -1,0 +1,355 @@
+/* Unit tests for ff-fence: lvm.conf and devices-file text. */
+#include "ff-fence.h"
+#include "ff-scenario.h"
+#include "ff-test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char scenario_text[] =
+  "name = \"t\";\n"
+  "matrix = ( { key = \"devices/hints\"; values = [\"all\", \"none\"]; },\n"
+  "           { key = \"fusefarm/profile\"; values = [\"ideal\"]; },\n"
+  "           { key = \"global/use_aio\"; values = [1, 0]; },\n"
+  "           { key = \"report/compact_output\"; values = [1]; },\n"
+  "           { key = \"fusefarm/devices\"; values = [8]; },\n"
+  "           { key = \"metadata/pvmetadatacopies\"; values = [2]; } );\n"
+  "workloads = ( { type = \"pvs\"; } );\n";
+
+static struct ff_scenario *
+load_scenario(void)
+{
+  struct ff_scenario *sc =
+    ff_scenario_load_string(scenario_text, "test", "/tmp");
+
+  assert_nonnull_err(sc);
+  return sc;
+}
+
+/* lvm.conf of configuration k for a device set, with the build caps. */
+static char *
+conf_for(const struct ff_scenario *sc, uint64_t k, const struct ff_lvm_caps *c,
+         const struct ff_fence_dev *devs, size_t ndevs, int restrict_devices)
+{
+  struct ff_fence_setting *set;
+  size_t nset;
+  struct ff_fence f = {0};
+  char *text;
+
+  assert_ok(ff_fence_scenario_settings(sc, k, &set, &nset));
+  f.caps = *c;
+  f.devs = devs;
+  f.ndevs = ndevs;
+  f.restrict_devices = restrict_devices;
+  f.settings = set;
+  f.nsettings = nset;
+  f.title = "scenario t";
+  text = ff_fence_lvm_conf(&f);
+  assert_nonnull_err(text);
+  free(set);
+  return text;
+}
+
+static const struct ff_fence_dev host_devs[] = {
+  {"/dev/loop12", "/tmp/x/mnt/d0", "abcdefghijklmnopqrstuvwxyz012345"},
+  {"/dev/loop13", "/tmp/x/mnt/d1", NULL},
+};
+
+static void
+test_host_guest_identical(void **state)
+{
+  struct ff_scenario *sc = load_scenario();
+  struct ff_lvm_caps c;
+
+  (void)state;
+  ff_lvm_caps_for(2, 3, 16, &c);
+  for (uint64_t k = 0; k < ff_scenario_nconfigs(sc); k++) {
+    char *host = conf_for(sc, k, &c, host_devs, 2, 1);
+    char *guest = conf_for(sc, k, &c, NULL, 0, 0);
+    char *other = conf_for(sc, k, &c, host_devs + 1, 1, 1);
+
+    assert_string_equal(host, guest);
+    assert_string_equal(host, other);
+    /* No device name in lvm.conf: they are in the devices file. */
+    assert_null(strstr(host, "/dev/loop"));
+    assert_non_null(strstr(host, "\tuse_devicesfile = 1\n"));
+    free(host);
+    free(guest);
+    free(other);
+  }
+  ff_scenario_free(sc);
+}
+
+static void
+test_settings_and_sections(void **state)
+{
+  struct ff_scenario *sc = load_scenario();
+  struct ff_lvm_caps c;
+  char *t0, *t3;
+
+  (void)state;
+  ff_lvm_caps_for(2, 3, 16, &c);
+  t0 = conf_for(sc, 0, &c, NULL, 0, 0);
+  t3 = conf_for(sc, 3, &c, NULL, 0, 0);
+  /* The scenario's hints replace the fence's default. */
+  assert_non_null(strstr(t0, "\thints = \"all\"\n"));
+  assert_null(strstr(t0, "hints = \"none\""));
+  assert_non_null(strstr(t3, "\thints = \"none\"\n"));
+  assert_non_null(strstr(t0, "global {\n"));
+  assert_non_null(strstr(t0, "\tuse_aio = 1\n"));
+  assert_non_null(strstr(t3, "\tuse_aio = 0\n"));
+  /* Sections outside the fence's own are written too. */
+  assert_non_null(strstr(t0, "report {\n\tcompact_output = 1\n}\n"));
+  assert_non_null(strstr(t0, "metadata {\n\tpvmetadatacopies = 2\n}\n"));
+  /* The runner's own axes are not lvm.conf. */
+  assert_null(strstr(t0, "fusefarm/"));
+  assert_null(strstr(t0, "profile"));
+  assert_null(strstr(t0, "\tdevices = 8"));
+  /* The fence itself. */
+  assert_non_null(strstr(t0, "\tobtain_device_list_from_udev = 0\n"));
+  assert_non_null(strstr(t0, "\tudev_sync = 0\n"));
+  assert_non_null(strstr(t0, "\tlocking_dir = \"/run/lock/lvm\"\n"));
+  assert_non_null(strstr(t0, "\tnotify_dbus = 0\n"));
+  assert_non_null(strstr(t0, "\tbackup = 0\n"));
+  free(t0);
+  free(t3);
+  ff_scenario_free(sc);
+}
+
+static void
+test_escaping(void **state)
+{
+  static const char *const list[] = {"a\"b", "c\\d"};
+  struct ff_fence_setting set[] = {
+    {.key = "report/separator", .type = FF_FENCE_STR, .s = "say \"hi\" \\o/"},
+    {.key = "activation/volume_list",
+     .type = FF_FENCE_LIST,
+     .list = list,
+     .nlist = 2},
+    {.key = "global/use_aio", .type = FF_FENCE_INT, .i = -3},
+  };
+  struct ff_fence f = {0};
+  char *t;
+
+  (void)state;
+  ff_lvm_caps_for(2, 3, 16, &f.caps);
+  f.settings = set;
+  f.nsettings = 3;
+  t = ff_fence_lvm_conf(&f);
+  assert_nonnull_err(t);
+  assert_non_null(strstr(t, "\tseparator = \"say \\\"hi\\\" \\\\o/\"\n"));
+  assert_non_null(strstr(t, "\tvolume_list = [ \"a\\\"b\", \"c\\\\d\" ]\n"));
+  assert_non_null(strstr(t, "\tuse_aio = -3\n"));
+  free(t);
+}
+
+static void
+test_bad_settings(void **state)
+{
+  struct ff_fence_setting bad[][1] = {
+    {{.key = "nosection", .type = FF_FENCE_INT}},
+    {{.key = "devices/with space", .type = FF_FENCE_INT}},
+    {{.key = "devices/devicesfile", .type = FF_FENCE_STR, .s = "x"}},
+    {{.key = "global/locking_dir", .type = FF_FENCE_STR, .s = "/x"}},
+    {{.key = "report/x", .type = FF_FENCE_STR, .s = NULL}},
+    {{.key = "devices/use_devicesfile", .type = FF_FENCE_STR, .s = "yes"}},
+  };
+  static const char *const expect[] = {
+    "nosection",          "with space", "devices/devicesfile",
+    "global/locking_dir", "report/x",   "devices/use_devicesfile"};
+
+  (void)state;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ff_fence f = {0};
+
+    ff_lvm_caps_for(2, 3, 16, &f.caps);
+    f.settings = bad[i];
+    f.nsettings = 1;
+    assert_null(ff_fence_lvm_conf(&f));
+    assert_non_null(strstr(ff_errmsg(), expect[i]));
+  }
+}
+
+/* The filter form: accept exactly the given devices (regex-escaped), then
+ * reject everything; host and guest differ in the filter lines only. */
+static void
+test_filter_form(void **state)
+{
+  static const struct ff_fence_dev devs[] = {
+    {"/dev/loop12", NULL, NULL},
+    {"/dev/odd.dev+1", NULL, NULL},
+  };
+  struct ff_scenario *sc = load_scenario();
+  struct ff_lvm_caps c;
+  char *host, *guest, *dfile;
+  const char *gf;
+  struct ff_fence f = {0};
+
+  (void)state;
+  ff_lvm_caps_for(2, 2, 177, &c);
+  assert_false(c.has_devicesfile);
+  host = conf_for(sc, 0, &c, devs, 2, 1);
+  guest = conf_for(sc, 0, &c, NULL, 0, 0);
+  assert_null(strstr(host, "use_devicesfile"));
+  assert_null(strstr(host, "devicesfile"));
+  {
+    struct ff_fence plain = {.caps = c};
+    char *t = ff_fence_lvm_conf(&plain);
+
+    assert_nonnull_err(t);
+    assert_null(strstr(t, "hints")); /* 2.02 has no hints */
+    free(t);
+  }
+  gf = strstr(host, "\tglobal_filter = [ ");
+  assert_non_null(gf);
+  assert_true(
+    !strncmp(gf,
+             "\tglobal_filter = [ \"a|^/dev/loop12$|\", "
+             "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n",
+             strlen("\tglobal_filter = [ \"a|^/dev/loop12$|\", "
+                    "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n")));
+  assert_non_null(strstr(host,
+                         "\tfilter = [ \"a|^/dev/loop12$|\", "
+                         "\"a|^/dev/odd\\\\.dev\\\\+1$|\", \"r|.*|\" ]\n"));
+  /* Drop the filter lines: the rest is the same text. */
+  {
+    char *a = strdup(host), *b = strdup(guest);
+    char *texts[2] = {a, b};
+
+    for (int i = 0; i < 2; i++) {
+      char *p;
+
+      while ((p = strstr(texts[i], "filter = [")) != NULL) {
+        char *bol = p, *eol = strchr(p, '\n');
+
+        while (bol > texts[i] && bol[-1] != '\n')
+          bol--;
+        memmove(bol, eol + 1, strlen(eol + 1) + 1);
+      }
+    }
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+  }
+  /* An lvm with a devices file, told not to use it, gets the filter too. */
+  {
+    struct ff_fence_setting off = {
+      .key = "devices/use_devicesfile", .type = FF_FENCE_INT, .i = 0};
+    char *t;
+
+    ff_lvm_caps_for(2, 3, 16, &f.caps);
+    f.restrict_devices = 1;
+    f.devs = devs;
+    f.ndevs = 1;
+    f.settings = &off;
+    f.nsettings = 1;
+    t = ff_fence_lvm_conf(&f);
+    assert_nonnull_err(t);
+    assert_non_null(strstr(t, "\tuse_devicesfile = 0\n"));
+    assert_non_null(
+      strstr(t, "\tglobal_filter = [ \"a|^/dev/loop12$|\", \"r|.*|\" ]\n"));
+    dfile = ff_fence_devices_file(&f);
+    assert_nonnull_err(dfile);
+    assert_null(strstr(dfile, "IDTYPE"));
+    free(dfile);
+    free(t);
+  }
+  free(host);
+  free(guest);
+  ff_scenario_free(sc);
+}
+
+static void
+test_version_parse(void **state)
+{
+  static const struct {
+    const char *text;
+    unsigned maj, min, pat;
+    int devicesfile;
+  } cases[] = {
+    {"  LVM version:     2.02.177(2) (2017-12-18)\n  Library version: "
+     "1.02.146 (2017-12-18)\n",
+     2, 2, 177, 0},
+    {"  LVM version:     2.03.05(2) (2019-06-15)\n", 2, 3, 5, 0},
+    {"  LVM version:     2.03.12(2) (2021-05-07)\n  Driver version:  4.45.0\n",
+     2, 3, 12, 1},
+    {"  LVM version:     2.03.16(2) (2022-05-18)\n  Library version: "
+     "1.02.185 (2022-05-18)\n  Configuration:   ./configure\n",
+     2, 3, 16, 1},
+  };
+  struct ff_lvm_caps c;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    assert_ok(ff_lvm_caps_parse(cases[i].text, &c));
+    assert_int_equal(c.major, cases[i].maj);
+    assert_int_equal(c.minor, cases[i].min);
+    assert_int_equal(c.patch, cases[i].pat);
+    assert_int_equal(c.has_devicesfile, cases[i].devicesfile);
+  }
+  assert_int_equal(ff_lvm_caps_parse("lvm: command not found\n", &c), -1);
+  assert_non_null(strstr(ff_errmsg(), "LVM version"));
+  assert_int_equal(ff_lvm_caps_parse("  LVM version:  two\n", &c), -1);
+}
+
+static void
+test_devices_file_round_trip(void **state)
+{
+  static const struct ff_fence_dev devs[] = {
+    {"/dev/loop12", "/tmp/x/mnt/d0", "abcdefghijklmnopqrstuvwxyz012345"},
+    {"/dev/loop13", "/tmp/with blank/d1", NULL},
+    {"/dev/loop14", NULL, NULL},
+  };
+  struct ff_fence f = {0};
+  struct ff_fence_devlist l;
+  char *t, *t2;
+
+  (void)state;
+  ff_lvm_caps_for(2, 3, 16, &f.caps);
+  f.restrict_devices = 1;
+  f.devs = devs;
+  f.ndevs = 3;
+  t = ff_fence_devices_file(&f);
+  assert_nonnull_err(t);
+  assert_non_null(strstr(t, "VERSION=1.1.1\n"));
+  assert_non_null(strstr(t, "IDTYPE=loop_file IDNAME=/tmp/x/mnt/d0 "
+                            "DEVNAME=/dev/loop12 "
+                            "PVID=abcdefghijklmnopqrstuvwxyz012345\n"));
+  /* A backing file with a blank cannot be an IDNAME: named by device. */
+  assert_non_null(strstr(t, "IDTYPE=devname IDNAME=/dev/loop13 "
+                            "DEVNAME=/dev/loop13 PVID=.\n"));
+  assert_non_null(strstr(t, "IDTYPE=devname IDNAME=/dev/loop14 "
+                            "DEVNAME=/dev/loop14 PVID=.\n"));
+  assert_ok(ff_fence_parse_devices(t, "t", &l));
+  assert_int_equal(l.n, 3);
+  f.devs = l.v;
+  f.ndevs = l.n;
+  t2 = ff_fence_devices_file(&f);
+  assert_nonnull_err(t2);
+  assert_string_equal(t, t2);
+  ff_fence_devlist_free(&l);
+  free(t);
+  free(t2);
+
+  assert_int_equal(ff_fence_parse_devices("VERSION=1.1.1\nIDTYPE=devname "
+                                          "IDNAME=/dev/loop1\n",
+                                          "sd", &l),
+                   -1);
+  assert_non_null(strstr(ff_errmsg(), "sd:2:"));
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_host_guest_identical),
+    cmocka_unit_test(test_settings_and_sections),
+    cmocka_unit_test(test_escaping),
+    cmocka_unit_test(test_bad_settings),
+    cmocka_unit_test(test_filter_form),
+    cmocka_unit_test(test_version_parse),
+    cmocka_unit_test(test_devices_file_round_trip),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
