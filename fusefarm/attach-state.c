@@ -354,6 +354,8 @@ fa_remove_state(const char *state)
                                       "loops.tmp",
                                       "lvm/lvm.conf",
                                       "lvm/lvm.conf.tmp",
+                                      "lvm/lvmlocal.conf",
+                                      "lvm/lvmlocal.conf.tmp",
                                       "lvm/devices/system.devices",
                                       "lvm/devices/system.devices.tmp",
                                       "lvm/devices/system.devices_new",

@@ -24,6 +24,7 @@ static const char fence_usage[] =
   "Write a private lvm configuration that makes lvm see exactly the\n"
   "devices DEV... and nothing else of this machine:\n"
   "  DIR/lvm.conf                  use it as LVM_SYSTEM_DIR=DIR\n"
+  "  DIR/lvmlocal.conf             what lvm on this host needs besides\n"
   "  DIR/devices/system.devices    one line per DEV (IDTYPE=devname)\n"
   "Where the lvm build has no devices file (lvm2 before 2.03.12), or the\n"
   "scenario sets devices/use_devicesfile = 0, lvm.conf gets a\n"
@@ -31,13 +32,15 @@ static const char fence_usage[] =
   "the devices file lists nothing.  Without DEV, lvm sees no device.\n"
   "Running it again rewrites both files (to add a device, give them all).\n"
   "\n"
-  "lvm.conf turns off udev, hints, backups, dbus, lvmpolld and dmeventd,\n"
-  "and puts locks under /run/lock/lvm and backups under /run/lvm: run lvm\n"
+  "lvmlocal.conf (read after lvm.conf) turns off udev, hints, backups,\n"
+  "dbus, lvmpolld and dmeventd, and puts locks under /run/lock/lvm and\n"
+  "backups under /run/lvm, unless the scenario sets the key: run lvm\n"
   "in a private mount namespace where both are bind mounts of a scratch\n"
-  "directory (tests/lib/lvm-env.sh's ff_lvm does).  Its text depends only\n"
-  "on the scenario configuration and the lvm build, not on DEV (except in\n"
-  "the filter form): `fusefarm run` and the guest of `fusefarm vm` get the\n"
-  "same file for the same configuration.\n"
+  "directory (tests/lib/lvm-env.sh's ff_lvm does).  lvm.conf's text\n"
+  "depends only on the scenario configuration and the lvm build, not on\n"
+  "DEV (except in the filter form): `fusefarm run` and the guest of\n"
+  "`fusefarm vm` get the same lvm.conf for the same configuration; the\n"
+  "guest gets no lvmlocal.conf (its lvm runs as its system would).\n"
   "\n"
   "stdout gets the paths written, one a line; stderr a one-line summary.\n"
   "\n"
@@ -199,7 +202,8 @@ ff_cmd_fence(int argc, char **argv)
     fprintf(stderr, "fusefarm fence: %s\n", ff_errmsg());
     goto out;
   }
-  printf("%s/lvm.conf\n%s/devices/system.devices\n", dir, dir);
+  printf("%s/lvm.conf\n%s/lvmlocal.conf\n%s/devices/system.devices\n", dir,
+         dir, dir);
   if (!quiet)
     fprintf(
       stderr, "fusefarm fence: %zu device%s, lvm %u.%02u.%02u, %s\n", ndevs,

@@ -1,12 +1,15 @@
 /* fusefarm: lvm fencing (ff-fence.h).
  *
- * What goes into lvm.conf, and why (the union of what attach, run, vm and
- * tests/lib/lvm-env.sh each needed):
+ * lvm.conf holds which devices lvm may see and the scenario's settings,
+ * the same text wherever it runs:
  *   devices  use_devicesfile = 1, devicesfile = "system.devices": only the
  *            devices named in LVM_SYSTEM_DIR/devices/system.devices (or,
  *            without a devices file, global_filter and filter accepting
- *            exactly the farm's devices);
- *            obtain_device_list_from_udev = 0: no udev daemon on the host;
+ *            exactly the farm's devices).
+ * lvmlocal.conf (the host only; lvm reads it after lvm.conf) holds what a
+ * fenced lvm on this host needs besides, the union of what attach, run
+ * and tests/lib/lvm-env.sh each needed:
+ *   devices  obtain_device_list_from_udev = 0: no udev daemon on the host;
  *            hints = "none": never reuse /run/lvm/hints (stale hints hide
  *            new PVs)
  *   activation  udev_sync = 0, udev_rules = 0 (no udev), monitoring = 0
@@ -18,8 +21,9 @@
  *            bind mount of the caller's scratch dir): nothing is written
  *            under /etc/lvm
  *   log      verbose = 0, syslog = 0, command_names = 0
- * A setting of the scenario configuration replaces the default of the
- * same key; the keys that hold the fence itself cannot be set.
+ * A setting of the scenario configuration replaces the lvmlocal.conf
+ * default of the same key (the default is left out); the keys that hold
+ * the fence itself cannot be set.
  */
 #include "ff-fence.h"
 
@@ -336,32 +340,38 @@ is_fence_section(const char *key, size_t n)
   return 0;
 }
 
+/* The scenario's settings of section sec (length n), as a whole section
+ * when there are any. */
+static void
+add_section(struct ff_sb *sb, const struct ff_fence *f, const char *sec,
+            size_t n)
+{
+  size_t before = sb->len;
+
+  ff_sb_addf(sb, "%.*s {\n", (int)n, sec);
+  add_settings(sb, f, sec, n);
+  if (sb->len == before + n + 3) { /* nothing set: no section */
+    sb->len = before;
+    if (sb->buf)
+      sb->buf[before] = '\0';
+    return;
+  }
+  ff_sb_add(sb, "}\n");
+}
+
 char *
 ff_fence_lvm_conf(const struct ff_fence *f)
 {
-  static const struct def activation[] = {{"activation/udev_sync", "0"},
-                                          {"activation/udev_rules", "0"},
-                                          {"activation/monitoring", "0"},
-                                          {NULL, NULL}};
-  static const struct def global[] = {{"global/use_lvmlockd", "0"},
-                                      {"global/use_lvmpolld", "0"},
-                                      {"global/notify_dbus", "0"},
-                                      {NULL, NULL}};
-  static const struct def backup[] = {
-    {"backup/backup", "0"}, {"backup/archive", "0"}, {NULL, NULL}};
-  static const struct def logd[] = {{"log/verbose", "0"},
-                                    {"log/syslog", "0"},
-                                    {"log/command_names", "0"},
-                                    {NULL, NULL}};
   int filter = ff_fence_uses_filter(f);
   struct ff_sb sb = FF_SB_INIT;
 
   if (check_settings(f, filter) < 0)
     return NULL;
-  ff_sb_add(&sb, "# lvm.conf written by fusefarm (runner/ff-fence.c): lvm "
-                 "sees the farm's\n# devices and nothing else of this "
-                 "machine.  Use it as LVM_SYSTEM_DIR=<this\n# dir>, with "
-                 "/run/lvm and /run/lock/lvm private (a mount namespace).\n");
+  ff_sb_add(&sb, "# lvm.conf written by fusefarm (runner/ff-fence.c): which "
+                 "devices lvm may\n# see, and the scenario's settings.  The "
+                 "same text on the host and in\n# the guest; what the host "
+                 "needs besides (no udev, private dirs) is\n# lvmlocal.conf "
+                 "beside it.\n");
   if (f->title)
     ff_sb_addf(&sb, "# %s\n", f->title);
 
@@ -375,29 +385,10 @@ ff_fence_lvm_conf(const struct ff_fence *f)
     add_filter(&sb, f, "global_filter");
     add_filter(&sb, f, "filter");
   }
-  if (!find_setting(f, "devices/obtain_device_list_from_udev"))
-    ff_sb_add(&sb, "\tobtain_device_list_from_udev = 0\n");
-  if (f->caps.has_hints && !find_setting(f, "devices/hints"))
-    ff_sb_add(&sb, "\thints = \"none\"\n");
   add_settings(&sb, f, "devices", 7);
-  ff_sb_add(&sb, "}\nactivation {\n");
-  add_defaults(&sb, f, activation);
-  add_settings(&sb, f, "activation", 10);
-  ff_sb_add(&sb, "}\nglobal {\n\tlocking_dir = \"/run/lock/lvm\"\n");
-  add_defaults(&sb, f, global);
-  if (version_ge(&f->caps, 2, 3, 5) &&
-      !find_setting(f, "global/event_activation"))
-    ff_sb_add(&sb, "\tevent_activation = 1\n");
-  add_settings(&sb, f, "global", 6);
-  ff_sb_add(&sb, "}\nbackup {\n");
-  add_defaults(&sb, f, backup);
-  ff_sb_add(&sb, "\tbackup_dir = \"/run/lvm/backup\"\n"
-                 "\tarchive_dir = \"/run/lvm/archive\"\n");
-  add_settings(&sb, f, "backup", 6);
-  ff_sb_add(&sb, "}\nlog {\n");
-  add_defaults(&sb, f, logd);
-  add_settings(&sb, f, "log", 3);
   ff_sb_add(&sb, "}\n");
+  for (int i = 1; fence_sections[i]; i++)
+    add_section(&sb, f, fence_sections[i], strlen(fence_sections[i]));
 
   /* Every other section the settings name, in the order first named. */
   for (size_t i = 0; i < f->nsettings; i++) {
@@ -413,6 +404,71 @@ ff_fence_lvm_conf(const struct ff_fence *f)
     add_settings(&sb, f, key, n);
     ff_sb_add(&sb, "}\n");
   }
+  if (ff_sb_failed(&sb)) {
+    ff_sb_release(&sb);
+    ff_error("out of memory");
+    return NULL;
+  }
+  return ff_sb_detach(&sb, NULL);
+}
+
+char *
+ff_fence_lvmlocal_conf(const struct ff_fence *f)
+{
+  static const struct def devices[] = {
+    {"devices/obtain_device_list_from_udev", "0"}, {NULL, NULL}};
+  static const struct def hints[] = {{"devices/hints", "\"none\""},
+                                     {NULL, NULL}};
+  static const struct def activation[] = {{"activation/udev_sync", "0"},
+                                          {"activation/udev_rules", "0"},
+                                          {"activation/monitoring", "0"},
+                                          {NULL, NULL}};
+  static const struct def global[] = {
+    {"global/locking_dir", "\"/run/lock/lvm\""},
+    {"global/use_lvmlockd", "0"},
+    {"global/use_lvmpolld", "0"},
+    {"global/notify_dbus", "0"},
+    {NULL, NULL}};
+  static const struct def evact[] = {{"global/event_activation", "1"},
+                                     {NULL, NULL}};
+  static const struct def backup[] = {
+    {"backup/backup", "0"},
+    {"backup/archive", "0"},
+    {"backup/backup_dir", "\"/run/lvm/backup\""},
+    {"backup/archive_dir", "\"/run/lvm/archive\""},
+    {NULL, NULL}};
+  static const struct def logd[] = {{"log/verbose", "0"},
+                                    {"log/syslog", "0"},
+                                    {"log/command_names", "0"},
+                                    {NULL, NULL}};
+  struct ff_sb sb = FF_SB_INIT;
+
+  if (check_settings(f, ff_fence_uses_filter(f)) < 0)
+    return NULL;
+  ff_sb_add(&sb, "# lvmlocal.conf written by fusefarm (runner/ff-fence.c): "
+                 "what a fenced lvm\n# on this host needs besides lvm.conf: "
+                 "no udev manages the farm's\n# devices, /run/lvm and "
+                 "/run/lock/lvm are private (a mount namespace),\n# nothing "
+                 "is written under /etc/lvm, no host daemon is asked.  lvm\n"
+                 "# reads it after lvm.conf; a setting the scenario makes is "
+                 "left out\n# here, so the scenario's value holds.  A guest "
+                 "gets none of this:\n# it runs lvm as its own system "
+                 "would.\n");
+  ff_sb_add(&sb, "devices {\n");
+  add_defaults(&sb, f, devices);
+  if (f->caps.has_hints)
+    add_defaults(&sb, f, hints);
+  ff_sb_add(&sb, "}\nactivation {\n");
+  add_defaults(&sb, f, activation);
+  ff_sb_add(&sb, "}\nglobal {\n");
+  add_defaults(&sb, f, global);
+  if (version_ge(&f->caps, 2, 3, 5))
+    add_defaults(&sb, f, evact);
+  ff_sb_add(&sb, "}\nbackup {\n");
+  add_defaults(&sb, f, backup);
+  ff_sb_add(&sb, "}\nlog {\n");
+  add_defaults(&sb, f, logd);
+  ff_sb_add(&sb, "}\n");
   if (ff_sb_failed(&sb)) {
     ff_sb_release(&sb);
     ff_error("out of memory");
@@ -471,12 +527,13 @@ int
 ff_fence_write(const char *dir, const struct ff_fence *f)
 {
   char path[PATH_MAX];
-  char *conf, *devs;
+  char *conf, *local = NULL, *devs = NULL;
   int r = -1;
 
   conf = ff_fence_lvm_conf(f);
-  devs = conf ? ff_fence_devices_file(f) : NULL;
-  if (!conf || !devs)
+  local = conf ? ff_fence_lvmlocal_conf(f) : NULL;
+  devs = local ? ff_fence_devices_file(f) : NULL;
+  if (!conf || !local || !devs)
     goto out;
   if (snprintf(path, sizeof path, "%s/devices", dir) >= (int)sizeof path) {
     ff_error("%s: path too long", dir);
@@ -494,12 +551,16 @@ ff_fence_write(const char *dir, const struct ff_fence *f)
   snprintf(path, sizeof path, "%s/devices/system.devices", dir);
   if (ff_write_file_atomic(path, devs, strlen(devs)) < 0)
     goto out;
+  snprintf(path, sizeof path, "%s/lvmlocal.conf", dir);
+  if (ff_write_file_atomic(path, local, strlen(local)) < 0)
+    goto out;
   snprintf(path, sizeof path, "%s/lvm.conf", dir);
   if (ff_write_file_atomic(path, conf, strlen(conf)) < 0)
     goto out;
   r = 0;
 out:
   free(conf);
+  free(local);
   free(devs);
   return r;
 }

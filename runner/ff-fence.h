@@ -101,16 +101,27 @@ int ff_fence_scenario_settings(const struct ff_scenario *sc, uint64_t k,
 /* 1 if this fence writes a filter instead of using a devices file. */
 int ff_fence_uses_filter(const struct ff_fence *f);
 
-/* lvm.conf text; NULL after ff_error() for a bad key or value. */
+/* lvm.conf text: which devices lvm may see (the devices file, or the
+ * filter) and the scenario's settings, nothing that depends on the
+ * machine; NULL after ff_error() for a bad key or value. */
 char *ff_fence_lvm_conf(const struct ff_fence *f);
+
+/* lvmlocal.conf text: what a fenced lvm on the host needs besides (lvm
+ * reads it after lvm.conf, so it wins): no udev (device list from /dev,
+ * no udev sync or rules), no hints, no monitoring, no host daemons,
+ * locking and backup dirs under the private /run, nothing written under
+ * /etc/lvm, no syslog.  A key the scenario sets is left out here, so the
+ * scenario's value holds.  A guest gets no lvmlocal.conf from us: its lvm
+ * runs with its image's defaults, as on a real system. */
+char *ff_fence_lvmlocal_conf(const struct ff_fence *f);
 
 /* devices/system.devices text (the header and one line per device). */
 char *ff_fence_devices_file(const struct ff_fence *f);
 
-/* Write DIR/lvm.conf and DIR/devices/system.devices (creating DIR/devices)
- * atomically.  In the filter form the devices file is still written, with
- * no device in it, so a later lvm with a devices file sees nothing by
- * accident.  0 or -1. */
+/* Write DIR/lvm.conf, DIR/lvmlocal.conf and DIR/devices/system.devices
+ * (creating DIR/devices) atomically.  In the filter form the devices file is
+ * still written, with no device in it, so a later lvm with a devices file sees
+ * nothing by accident.  0 or -1. */
 int ff_fence_write(const char *dir, const struct ff_fence *f);
 
 /* Devices read back from a devices file (`fusefarm detach` filters the

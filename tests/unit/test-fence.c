@@ -26,10 +26,12 @@ load_scenario(void)
   return sc;
 }
 
-/* lvm.conf of configuration k for a device set, with the build caps. */
+/* lvm.conf (local: lvmlocal.conf) of configuration k for a device set,
+ * with the build caps. */
 static char *
-conf_for(const struct ff_scenario *sc, uint64_t k, const struct ff_lvm_caps *c,
-         const struct ff_fence_dev *devs, size_t ndevs, int restrict_devices)
+text_for(const struct ff_scenario *sc, uint64_t k, const struct ff_lvm_caps *c,
+         const struct ff_fence_dev *devs, size_t ndevs, int restrict_devices,
+         int local)
 {
   struct ff_fence_setting *set;
   size_t nset;
@@ -44,10 +46,17 @@ conf_for(const struct ff_scenario *sc, uint64_t k, const struct ff_lvm_caps *c,
   f.settings = set;
   f.nsettings = nset;
   f.title = "scenario t";
-  text = ff_fence_lvm_conf(&f);
+  text = local ? ff_fence_lvmlocal_conf(&f) : ff_fence_lvm_conf(&f);
   assert_nonnull_err(text);
   free(set);
   return text;
+}
+
+static char *
+conf_for(const struct ff_scenario *sc, uint64_t k, const struct ff_lvm_caps *c,
+         const struct ff_fence_dev *devs, size_t ndevs, int restrict_devices)
+{
+  return text_for(sc, k, c, devs, ndevs, restrict_devices, 0);
 }
 
 static const struct ff_fence_dev host_devs[] = {
@@ -85,32 +94,49 @@ test_settings_and_sections(void **state)
 {
   struct ff_scenario *sc = load_scenario();
   struct ff_lvm_caps c;
-  char *t0, *t3;
+  char *t0, *t3, *l0, *l3;
 
   (void)state;
   ff_lvm_caps_for(2, 3, 16, &c);
   t0 = conf_for(sc, 0, &c, NULL, 0, 0);
   t3 = conf_for(sc, 3, &c, NULL, 0, 0);
-  /* The scenario's hints replace the fence's default. */
+  l0 = text_for(sc, 0, &c, NULL, 0, 0, 1);
+  l3 = text_for(sc, 3, &c, NULL, 0, 0, 1);
+  /* The scenario's hints are lvm.conf's, and replace the host default
+   * of lvmlocal.conf (which lvm reads last), which leaves it out. */
   assert_non_null(strstr(t0, "\thints = \"all\"\n"));
   assert_null(strstr(t0, "hints = \"none\""));
+  assert_null(strstr(l0, "hints"));
   assert_non_null(strstr(t3, "\thints = \"none\"\n"));
+  assert_null(strstr(l3, "hints"));
   assert_non_null(strstr(t0, "global {\n"));
   assert_non_null(strstr(t0, "\tuse_aio = 1\n"));
   assert_non_null(strstr(t3, "\tuse_aio = 0\n"));
-  /* Sections outside the fence's own are written too. */
+  assert_null(strstr(l0, "use_aio"));
+  /* Sections outside the fence's own are written too; a section the
+   * scenario sets nothing in is not. */
   assert_non_null(strstr(t0, "report {\n\tcompact_output = 1\n}\n"));
   assert_non_null(strstr(t0, "metadata {\n\tpvmetadatacopies = 2\n}\n"));
+  assert_null(strstr(t0, "activation {"));
+  assert_null(strstr(t0, "backup {"));
   /* The runner's own axes are not lvm.conf. */
   assert_null(strstr(t0, "fusefarm/"));
   assert_null(strstr(t0, "profile"));
   assert_null(strstr(t0, "\tdevices = 8"));
-  /* The fence itself. */
-  assert_non_null(strstr(t0, "\tobtain_device_list_from_udev = 0\n"));
-  assert_non_null(strstr(t0, "\tudev_sync = 0\n"));
-  assert_non_null(strstr(t0, "\tlocking_dir = \"/run/lock/lvm\"\n"));
-  assert_non_null(strstr(t0, "\tnotify_dbus = 0\n"));
-  assert_non_null(strstr(t0, "\tbackup = 0\n"));
+  /* What the host needs is lvmlocal.conf's, not lvm.conf's (a guest runs
+   * lvm with its own defaults). */
+  assert_non_null(strstr(l0, "\tobtain_device_list_from_udev = 0\n"));
+  assert_non_null(strstr(l0, "\tudev_sync = 0\n"));
+  assert_non_null(strstr(l0, "\tlocking_dir = \"/run/lock/lvm\"\n"));
+  assert_non_null(strstr(l0, "\tnotify_dbus = 0\n"));
+  assert_non_null(strstr(l0, "\tbackup = 0\n"));
+  assert_non_null(strstr(l0, "\tbackup_dir = \"/run/lvm/backup\"\n"));
+  assert_null(strstr(t0, "udev_sync"));
+  assert_null(strstr(t0, "obtain_device_list_from_udev"));
+  assert_null(strstr(t0, "notify_dbus"));
+  assert_null(strstr(t0, "backup_dir"));
+  free(l0);
+  free(l3);
   free(t0);
   free(t3);
   ff_scenario_free(sc);
