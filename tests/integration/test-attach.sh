@@ -147,18 +147,7 @@ ff_on_cleanup test_cleanup
 state_lvm() {
 	(
 		ulimit -Sn "$(ulimit -Hn)"
-		# shellcheck disable=SC2016  # $1, $2, $@ belong to the inner sh
-		exec env LVM_SYSTEM_DIR="$state/lvm" TZ=UTC LVM_SUPPRESS_FD_WARNINGS=1 \
-			unshare -m --propagation private -- /bin/sh -c '
-				set -e
-				if [ ! -d /run/lvm ] || [ ! -d /run/lock/lvm ]; then
-					mount -t tmpfs -o mode=0755 ff-run /run
-					mkdir -p /run/lvm /run/lock/lvm
-				fi
-				mount --bind "$1" /run/lvm
-				mount --bind "$2" /run/lock/lvm
-				shift 2
-				exec lvm "$@"' ff-lvm "$s/run" "$s/lock" "$@"
+		ff_lvm_exec "$state/lvm" "$s/run" "$s/lock" "$@"
 	)
 }
 

@@ -284,20 +284,29 @@ ff_lvm() {
 		if [[ $soft != unlimited ]] && ((soft < nofile)); then
 			ulimit -Sn "$nofile"
 		fi
-		# If the host lacks /run/lvm or /run/lock/lvm, a private tmpfs
-		# over /run supplies the mount points without touching the host.
-		# shellcheck disable=SC2016  # $1, $2, $@ belong to the inner sh
-		exec env LVM_SYSTEM_DIR="$FF_LVM_SYSTEM_DIR" TZ=UTC \
-			LVM_SUPPRESS_FD_WARNINGS=1 \
-			unshare -m --propagation private -- /bin/sh -c '
-				set -e
-				if [ ! -d /run/lvm ] || [ ! -d /run/lock/lvm ]; then
-					mount -t tmpfs -o mode=0755 ff-run /run
-					mkdir -p /run/lvm /run/lock/lvm
-				fi
-				mount --bind "$1" /run/lvm
-				mount --bind "$2" /run/lock/lvm
-				shift 2
-				exec lvm "$@"' ff-lvm "$FF_SCRATCH/run" "$FF_SCRATCH/lock" "$@"
+		ff_lvm_exec "$FF_LVM_SYSTEM_DIR" "$FF_SCRATCH/run" "$FF_SCRATCH/lock" "$@"
 	)
+}
+
+# ff_lvm_exec SYSTEM_DIR RUN LOCK ARGS...: exec lvm ARGS with
+# LVM_SYSTEM_DIR=SYSTEM_DIR in a private mount namespace where /run/lvm
+# and /run/lock/lvm are bind mounts of RUN and LOCK.  The one place the
+# tests enter lvm's fence (ff_lvm; test-attach for attach's own config).
+# If the host lacks /run/lvm or /run/lock/lvm, a private tmpfs over /run
+# supplies the mount points without touching the host.
+ff_lvm_exec() {
+	local sysdir=$1 run=$2 lock=$3
+	shift 3
+	# shellcheck disable=SC2016  # $1, $2, $@ belong to the inner sh
+	exec env LVM_SYSTEM_DIR="$sysdir" TZ=UTC LVM_SUPPRESS_FD_WARNINGS=1 \
+		unshare -m --propagation private -- /bin/sh -c '
+			set -e
+			if [ ! -d /run/lvm ] || [ ! -d /run/lock/lvm ]; then
+				mount -t tmpfs -o mode=0755 ff-run /run
+				mkdir -p /run/lvm /run/lock/lvm
+			fi
+			mount --bind "$1" /run/lvm
+			mount --bind "$2" /run/lock/lvm
+			shift 2
+			exec lvm "$@"' ff-lvm "$run" "$lock" "$@"
 }
