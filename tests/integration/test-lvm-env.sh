@@ -33,9 +33,15 @@ host_state() {
 }
 
 # mounts in the host namespace that involve our scratch dirs or /run/lvm
+# our_mounts: mounts of this test's own world only: anything under its
+# two scratch envs, and lvm's run dirs in this namespace (a leaked bind
+# mount of the fence).  Other farms' and tests' mounts on the machine are
+# not ours to look at.
 our_mounts() {
-	grep -e fusefarm-lvm -e ' /run/lvm ' -e ' /run/lock/lvm ' \
-		/proc/self/mountinfo || true
+	local pats=(-e ' /run/lvm ' -e ' /run/lock/lvm ')
+	[[ -n ${out_env:-} ]] && pats+=(-e " $out_env[/ ]")
+	[[ -n ${in_env:-} ]] && pats+=(-e " $in_env[/ ]")
+	grep "${pats[@]}" /proc/self/mountinfo || true
 }
 
 # loop_backing DEV: the file DEV is attached to, or nothing

@@ -24,25 +24,27 @@ ff_require python3 sha256sum losetup mountpoint
 ff_env_init
 s=$FF_SCRATCH
 
-# nothing of ours left: no fusefarm mount, daemon or runner, no loop over
-# a file of a fusefarm run
+# nothing of ours left: no fusefarm mount, daemon or runner of this test
+# (every run here has TMPDIR=$s and names a file under $s, so its scratch,
+# mount point, loops' backing files and command lines are under $s), no
+# loop over one of its files.  Other farms on the machine are not ours to
+# look at: the test passes beside them.
 leftovers() {
   local bad=0
-  if grep -q ' fuse.fusefarm ' /proc/mounts; then
-    grep ' fuse.fusefarm ' /proc/mounts >&2
+  if grep -F " $s/" /proc/self/mountinfo | grep -q ' fuse.fusefarm '; then
+    grep -F " $s/" /proc/self/mountinfo >&2
     bad=1
   fi
-  if pgrep -f "fusefarm (mount|run) " >/dev/null; then
-    pgrep -af "fusefarm (mount|run) " >&2
+  if pgrep -f "fusefarm (mount|run) .*$s/" >/dev/null; then
+    pgrep -af "fusefarm (mount|run) .*$s/" >&2
     bad=1
   fi
-  if losetup -l -n -O BACK-FILE | grep -q 'fusefarm-run\.'; then
-    losetup -l -n -O NAME,BACK-FILE | grep 'fusefarm-run\.' >&2
+  if losetup -l -n -O BACK-FILE | grep -qF "$s/fusefarm-run."; then
+    losetup -l -n -O NAME,BACK-FILE | grep -F "$s/fusefarm-run." >&2
     bad=1
   fi
   return $bad
 }
-leftovers || ff_die "fusefarm leftovers before the test (not ours: run it alone)"
 
 # ---- a PV outside the farm, as the host would have one ----------------------
 truncate -s 64M "$s/host.img"
@@ -176,12 +178,12 @@ SC
 "$bin" run "$s/slow.conf" --quiet --no-svg >/dev/null 2>"$s/term.err" &
 pid=$!
 for ((i = 0; i < 600; i++)); do
-  pgrep -f "pvscan --cache --listvg" >/dev/null && break
+  pgrep -P "$pid" -f "pvscan --cache --listvg" >/dev/null && break
   sleep 0.1
 done
 # (as before this slow farm: if no pvscan was seen, the run is interrupted
 # wherever it is; it takes minutes at 100 ms per I/O, so it is running)
-pgrep -f "pvscan --cache --listvg" >/dev/null ||
+pgrep -P "$pid" -f "pvscan --cache --listvg" >/dev/null ||
   echo "note: no event-activation pvscan seen in 60 s; interrupting the run where it is"
 kill -TERM "$pid" || ff_die "the run ended before it could be interrupted"
 rc=0
