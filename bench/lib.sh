@@ -12,15 +12,18 @@
 #
 # Fencing and cleanup come from tests/lib/lvm-env.sh: lvm runs with a
 # private config, a devices file naming only our loops and a private
-# /run/lvm.  Every resource a section starts is registered with
-# ff_on_cleanup before it can leak, and the EXIT/INT/TERM traps of
-# lvm-env.sh release it: our tmpfs, our FUSE mounts (loops detached first,
-# through the state dir `fusefarm attach` wrote; the daemon signalled only
-# while its pid is still a fusefarm with our mount point in its arguments),
-# our nbdkit servers (found by their socket, a path in our scratch dir, on
-# their command line), the loops we attached to tmpfs images (recorded
-# with their backing file: a loop reused by someone else meanwhile is left
-# alone).  Nothing else on the machine is touched.
+# /run/lvm.  That config is always written by `fusefarm fence` (this
+# build's; runner/ff-fence.h is the one module that knows what a fenced
+# lvm.conf holds), never by hand here.  Every resource a section starts is
+# registered with ff_on_cleanup before it can leak, and the EXIT/INT/TERM
+# traps of lvm-env.sh release it: our tmpfs, our FUSE mounts (loops
+# detached first, through the state dir `fusefarm attach` wrote; the
+# daemon signalled only while its pid is still a fusefarm with our mount
+# point in its arguments), our nbdkit servers (found by their socket, a
+# path in our scratch dir, on their command line), the loops we attached
+# to tmpfs images (recorded with their backing file: a loop reused by
+# someone else meanwhile is left alone).  Nothing else on the machine is
+# touched.
 #
 # State (globals; set by bl_init and the sections, read them):
 #   BL_TOP BL_BUILD    the tree and the build dir
@@ -42,6 +45,8 @@ bl_init() {
   BL_READRATE=$BL_BUILD/bench/readrate
   BL_PY=/usr/bin/python3
   [[ -x $BL_PY ]] || BL_PY=python3
+  # lvm-env.sh's `fusefarm fence` runs are this build's too.
+  FF_FUSEFARM_BIN=$BL_BIN
   # shellcheck source=../tests/lib/lvm-env.sh
   . "$BL_TOP/tests/lib/lvm-env.sh"
   ff_require python3 fusermount3 mountpoint
@@ -140,24 +145,39 @@ bl__umount_tmpfs() {
 }
 
 # bl_losetup FILE...: attach each FILE to a free loop device, one losetup
-# per file (what a script would do), recorded in the env for cleanup and
-# in its devices file for ff_lvm.  Sets BL_LOOPS (the devices, in order).
+# per file (what a script would do), recorded in the env for cleanup; then
+# fence the env's lvm to the loops recorded there (bl__fence).  Sets
+# BL_LOOPS (the devices, in order).
 bl_losetup() {
   local f dev
   BL_LOOPS=()
   for f in "$@"; do
     dev=$(losetup -f --show --direct-io=off -- "$f") || ff_die "losetup $f failed"
     printf '%s\t%s\n' "$dev" "$f" >>"$FF_SCRATCH/loops"
-    printf 'IDTYPE=devname IDNAME=%s DEVNAME=%s PVID=.\n' "$dev" "$dev" >>"$FF_DEVICES_FILE"
     BL_LOOPS+=("$dev")
   done
+  bl__fence
 }
 
 # bl_losetup_detach: detach the loops of bl_losetup (those still backed by
-# our files) and forget them.
+# our files), forget them, and fence lvm to no device.
 bl_losetup_detach() {
   ff_loop_detach_all
-  : >"$FF_DEVICES_FILE"
+  bl__fence
+}
+
+# bl__fence: rewrite the current env's lvm config ($FF_LVM_SYSTEM_DIR)
+# with `fusefarm fence --dir DIR DEV...`, DEV being every loop recorded
+# in $FF_SCRATCH/loops (none: lvm sees no device).  Only between
+# bl_fuse_umount and bl_fuse_attach: attach writes its own.
+bl__fence() {
+  local dev file
+  local -a devs=()
+  while IFS=$'\t' read -r dev file; do
+    [[ -n $dev ]] && devs+=("$dev")
+  done <"$FF_SCRATCH/loops"
+  "$BL_BIN" fence --quiet --dir "$FF_LVM_SYSTEM_DIR" -- "${devs[@]}" >/dev/null ||
+    ff_die "fusefarm fence --dir $FF_LVM_SYSTEM_DIR failed"
 }
 
 # bl__ours PID COMM ARG: PID is still a process named COMM with ARG among

@@ -12,6 +12,7 @@
 #include "ff-overlay.h"
 #include "ff-spec.h"
 #include "ff-stats.h"
+#include "ff-stats-int.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -341,7 +342,7 @@ ff_server_stats_json(struct ff_server *s, int include_idle, int indent,
                      int (*keep)(uint32_t dev, void *arg), void *arg)
 {
   json_t *j;
-  char *text, *out = NULL;
+  char *out;
 
   if (!s->stats) {
     stats_off();
@@ -367,13 +368,8 @@ ff_server_stats_json(struct ff_server *s, int include_idle, int indent,
     }
     json_object_set_new(j, "devices", mine);
   }
-  text = json_dumps(j, indent ? JSON_INDENT(2) : JSON_COMPACT);
+  out = ff_stats_json_dump(j, indent);
   json_decref(j);
-  if (!text || asprintf(&out, "%s\n", text) < 0) {
-    out = NULL;
-    ff_error("stats snapshot: out of memory");
-  }
-  free(text);
   return out;
 }
 

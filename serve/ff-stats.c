@@ -8,6 +8,7 @@
  */
 #include "ff-stats.h"
 #include "ff-error.h"
+#include "ff-stats-int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -768,6 +769,34 @@ oom:
 }
 
 char *
+ff_stats_json_dump(const json_t *j, int indent)
+{
+  char *text = json_dumps(j, indent ? JSON_INDENT(2) : JSON_COMPACT);
+  char *out = NULL;
+
+  if (!text || asprintf(&out, "%s\n", text) < 0) {
+    out = NULL;
+    ff_error("stats snapshot: out of memory");
+  }
+  free(text);
+  return out;
+}
+
+char *
+ff_stats_json_text(struct ff_stats *s, const char *const *names,
+                   int include_idle, int indent)
+{
+  json_t *j = ff_stats_json(s, names, include_idle);
+  char *text;
+
+  if (!j)
+    return NULL;
+  text = ff_stats_json_dump(j, indent);
+  json_decref(j);
+  return text;
+}
+
+char *
 ff_stats_text(struct ff_stats *s, const char *const *names)
 {
   json_t *j = ff_stats_json(s, names, 0);
@@ -1018,4 +1047,106 @@ fail:
   free(rows);
   free(names);
   return fail_text(errmsg);
+}
+
+/* --- the text table, from a snapshot's JSON text --------------------- */
+
+/* The document at json, parsed and checked to be a stats snapshot. */
+static json_t *
+load_snapshot(const char *json, size_t len, const char *name)
+{
+  json_error_t jerr;
+  const json_t *fmt;
+  json_t *j;
+
+  if (!name)
+    name = "stats json";
+  j = json_loadb(json, len, 0, &jerr);
+  if (!j) {
+    ff_error("%s:%d:%d: not valid JSON: %s", name, jerr.line, jerr.column,
+             jerr.text);
+    return NULL;
+  }
+  fmt = json_object_get(j, "format");
+  if (!json_is_object(j) || !json_is_string(fmt) ||
+      strcmp(json_string_value(fmt), "fusefarm-stats")) {
+    ff_error("%s: not a stats snapshot (\"format\" is not "
+             "\"fusefarm-stats\")",
+             name);
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}
+
+int
+ff_stats_json_text_check(const char *json, size_t len, const char *name)
+{
+  json_t *j = load_snapshot(json, len, name);
+
+  if (!j)
+    return -1;
+  json_decref(j);
+  return 0;
+}
+
+/* Drop devices with no request (the rule of ff_stats_json's
+ * include_idle = 0: reads, writes and flushes all 0).  Anything
+ * malformed is kept for ff_stats_text_from_json to report. */
+static void
+drop_idle(json_t *j)
+{
+  static const char *const keys[] = {"reads", "writes", "flushes"};
+  json_t *devs = json_object_get(j, "devices");
+  size_t i = 0;
+
+  if (!json_is_array(devs))
+    return;
+  while (i < json_array_size(devs)) {
+    json_t *d = json_array_get(devs, i);
+    int idle = json_is_object(d);
+
+    for (size_t k = 0; idle && k < 3; k++) {
+      json_t *v = json_object_get(d, keys[k]);
+
+      idle = json_is_integer(v) && json_integer_value(v) == 0;
+    }
+    if (idle)
+      json_array_remove(devs, i);
+    else
+      i++;
+  }
+}
+
+char *
+ff_stats_text_from_json_text(const char *json, size_t len, const char *name,
+                             int all, struct ff_stats_text_info *info,
+                             char **errmsg)
+{
+  json_t *j;
+  size_t listed;
+  char *text;
+
+  if (errmsg)
+    *errmsg = NULL;
+  j = load_snapshot(json, len, name);
+  if (!j)
+    return fail_text(errmsg);
+  listed = json_array_size(json_object_get(j, "devices"));
+  if (!all)
+    drop_idle(j);
+  text = ff_stats_text_from_json(j, NULL);
+  if (!text) {
+    if (name)
+      ff_error_prefix("%s: ", name);
+    json_decref(j);
+    return fail_text(errmsg);
+  }
+  /* Rendering checked "ndevs": an integer >= 0. */
+  if (info) {
+    info->listed = listed;
+    info->ndevs = (uint64_t)json_integer_value(json_object_get(j, "ndevs"));
+  }
+  json_decref(j);
+  return text;
 }

@@ -56,8 +56,9 @@
  *
  * THREAD MODEL
  *
- * ff_stats_record, ff_stats_inflight_add, ff_stats_reset, ff_stats_json,
- * ff_stats_text and ff_stats_memory may be called concurrently from any
+ * ff_stats_record, ff_stats_inflight_add, ff_stats_reset,
+ * ff_stats_json_text, ff_stats_text and ff_stats_memory may be called
+ * concurrently from any
  * number of threads.  ff_stats_new and ff_stats_free must not race with
  * anything on the same set.
  *
@@ -90,9 +91,11 @@
  *
  * OWNERSHIP
  *
- * The set owns all its memory.  names arrays passed to the renderers are
- * borrowed for the call.  Returned json_t objects and strings belong to
- * the caller (json_decref, free).
+ * The set owns all its memory.  names arrays and JSON texts passed to the
+ * renderers are borrowed for the call.  Returned strings belong to the
+ * caller (free).  The API is text only: no JSON library type appears in
+ * it (the server's json_t snapshot is in ff-stats-int.h, internal to
+ * serve/).
  *
  * ERRORS
  *
@@ -104,8 +107,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <jansson.h>
 
 /* Keep these equal to enum ff_op in ff-profile.h (READ 0, WRITE 1,
  * FLUSH 2): the front ends cast one to the other. */
@@ -156,28 +157,51 @@ void ff_stats_inflight_add(struct ff_stats *s, int delta);
  * gauge itself is left alone); the snapshot's "since" restarts. */
 void ff_stats_reset(struct ff_stats *s);
 
-/* A snapshot as a JSON object (layout: docs/stats.md).  names[i] is
- * device i's name; names == NULL names them "dev<index>".  include_idle:
- * also list devices with no request since the last reset (an idle device
- * is one with reads + writes + flushes == 0).  NULL with ff_error on
- * allocation failure. */
-json_t *ff_stats_json(struct ff_stats *s, const char *const *names,
-                      int include_idle);
+/* A snapshot as JSON text (layout: docs/stats.md), ending in a newline:
+ * one line, or with indent, pretty-printed with two-space indents.
+ * names[i] is device i's name; names == NULL names them "dev<index>".
+ * include_idle: also list devices with no request since the last reset
+ * (an idle device is one with reads + writes + flushes == 0).  Caller
+ * frees.  NULL with ff_error on allocation failure. */
+char *ff_stats_json_text(struct ff_stats *s, const char *const *names,
+                         int include_idle, int indent);
 
 /* The snapshot as a text table: one row per device with I/O (sorted by
  * device index), then a totals row and a line with the in-flight gauge
- * and its maximum.  Exactly ff_stats_text_from_json(ff_stats_json(s,
- * names, 0)).  Caller frees.  NULL with ff_error on allocation failure. */
+ * and its maximum.  Exactly the table ff_stats_text_from_json_text()
+ * renders from ff_stats_json_text(s, names, 0, ...).  Caller frees.  NULL
+ * with ff_error on allocation failure. */
 char *ff_stats_text(struct ff_stats *s, const char *const *names);
 
-/* The text table from a JSON document in the ff_stats_json layout,
- * listing every device the document lists, in its order.  The document
- * is checked first: a missing or mistyped field gives NULL, an ff_error
- * naming the field ("devices[2].latency.read: missing \"p50_ns\"") and,
- * when errmsg is not NULL, *errmsg = a malloc'd copy of that message
- * (caller frees; NULL if even the copy failed).  j == NULL is an error
- * too.  The result is malloc'd; caller frees. */
-char *ff_stats_text_from_json(const json_t *j, char **errmsg);
+/* Checks that the len bytes at json are a stats snapshot: valid JSON
+ * whose "format" is "fusefarm-stats" (the rest is checked when it is
+ * rendered).  name is what the messages call the document (a path;
+ * NULL: "stats json"): "NAME:LINE:COLUMN: not valid JSON: WHAT", "NAME:
+ * not a stats snapshot (\"format\" is not \"fusefarm-stats\")".  0, or
+ * -1 with ff_error. */
+int ff_stats_json_text_check(const char *json, size_t len, const char *name);
+
+/* What ff_stats_text_from_json_text() saw besides the table. */
+struct ff_stats_text_info {
+  size_t listed;  /* devices the document lists, idle ones included */
+  uint64_t ndevs; /* devices the farm has (its "ndevs") */
+};
+
+/* The text table from a snapshot as JSON text (len bytes at json; need
+ * not be NUL-terminated), in the ff_stats_json_text layout.  all: list
+ * every device the document lists, in its order; otherwise leave out the
+ * idle ones (reads, writes and flushes all 0), as ff_stats_text does.
+ * The document is checked first (ff_stats_json_text_check, then every
+ * field): a missing or mistyped field gives NULL, an ff_error naming the
+ * document and the field ("NAME: devices[2].latency.read: missing
+ * \"p50_ns\"") and, when errmsg is not NULL, *errmsg = a malloc'd copy
+ * of that message (caller frees; NULL if even the copy failed).  name:
+ * as for ff_stats_json_text_check.  info, when not NULL, is filled on
+ * success.  The result is malloc'd; caller frees. */
+char *ff_stats_text_from_json_text(const char *json, size_t len,
+                                   const char *name, int all,
+                                   struct ff_stats_text_info *info,
+                                   char **errmsg);
 
 /* Bytes of memory the set holds now (its slots, locks, histograms, logs
  * and hash sets; not malloc's own overhead). */

@@ -1,4 +1,5 @@
-/* fusefarm: unit tests for the I/O statistics (ff-stats.h).
+/* fusefarm: unit tests for the I/O statistics (ff-stats.h; the json_t
+ * snapshot of ff-stats-int.h too).
  *
  * Most tests record a known sequence and read the result back through the
  * JSON snapshot, the interface the front ends and `fusefarm stats` use.
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ff-stats-int.h"
 #include "ff-stats.h"
 
 #define MS    UINT64_C(1000000)
@@ -807,6 +809,123 @@ test_json_malformed(void **state)
   ff_stats_free(s);
 }
 
+/* The text API `fusefarm stats` uses: the snapshot as JSON text and the
+ * table from JSON text, with the document's name in every message. */
+static void
+test_json_text(void **state)
+{
+  struct ff_stats *s = busy_stats();
+  struct ff_stats_text_info info = {0};
+  char *table, *json, *pretty, *text, *exact, *err = NULL;
+  size_t len;
+
+  (void)state;
+  table = ff_stats_text(s, busy_names);
+  assert_nonnull_err(table);
+
+  /* One line, then the same table as ff_stats_text; the idle device is
+   * neither listed nor counted as listed. */
+  json = ff_stats_json_text(s, busy_names, 0, 0);
+  assert_nonnull_err(json);
+  len = strlen(json);
+  assert_true(len > 2 && json[len - 1] == '\n');
+  assert_ptr_equal(strchr(json, '\n'), json + len - 1);
+  assert_int_equal(ff_stats_json_text_check(json, len, "snap.json"), 0);
+  text = ff_stats_text_from_json_text(json, len, "snap.json", 0, &info, &err);
+  if (!text)
+    fail_msg("text_from_json_text: %s", err);
+  assert_null(err);
+  assert_string_equal(text, table);
+  assert_int_equal(info.listed, 5);
+  assert_int_equal(info.ndevs, 6);
+  free(text);
+
+  /* Not NUL-terminated: exactly len bytes. */
+  exact = malloc(len);
+  assert_non_null(exact);
+  memcpy(exact, json, len);
+  text = ff_stats_text_from_json_text(exact, len, "snap.json", 0, NULL, NULL);
+  assert_nonnull_err(text);
+  assert_string_equal(text, table);
+  free(text);
+  free(exact);
+
+  /* Pretty-printed, idle device included: without `all` the idle row is
+   * dropped (the same table again), with it the row is there. */
+  pretty = ff_stats_json_text(s, busy_names, 1, 1);
+  assert_nonnull_err(pretty);
+  assert_non_null(strstr(pretty, "{\n  \""));
+  assert_non_null(strstr(pretty, "\"idle\""));
+  text =
+    ff_stats_text_from_json_text(pretty, strlen(pretty), NULL, 0, &info, NULL);
+  assert_nonnull_err(text);
+  assert_string_equal(text, table);
+  assert_int_equal(info.listed, 6);
+  free(text);
+  text =
+    ff_stats_text_from_json_text(pretty, strlen(pretty), NULL, 1, &info, NULL);
+  assert_nonnull_err(text);
+  assert_non_null(strstr(text, "\nidle "));
+  assert_int_equal(info.listed, 6);
+  assert_int_equal(info.ndevs, 6);
+  free(text);
+
+  free(table);
+  free(json);
+  free(pretty);
+  ff_stats_free(s);
+}
+
+/* Each entry: a document, the name given for it, how the message begins
+ * and what else it holds (jansson words its own part). */
+static const struct {
+  const char *doc, *name, *start, *has;
+} bad_texts[] = {
+  {"{\"format\": ", "snap.json", "snap.json:1:", ": not valid JSON: "},
+  {"", NULL, "stats json:1:", ": not valid JSON: "},
+  {"[1]", "snap.json",
+   "snap.json: not a stats snapshot (\"format\" is not \"fusefarm-stats\")",
+   ""},
+  {"{\"format\": \"fusefarm-run\"}", "s",
+   "s: not a stats snapshot (\"format\" is not \"fusefarm-stats\")", ""},
+  {"{\"format\": \"fusefarm-stats\", \"version\": 2}", "snap.json",
+   "snap.json: stats json: version 2 is not supported (expected 1)", ""},
+  {"{\"format\": \"fusefarm-stats\", \"version\": 2}", NULL,
+   "stats json: version 2 is not supported (expected 1)", ""},
+};
+
+static void
+test_json_text_malformed(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < sizeof bad_texts / sizeof *bad_texts; i++) {
+    const char *doc = bad_texts[i].doc;
+    char *err = (char *)"unset", *text;
+    int check;
+
+    text = ff_stats_text_from_json_text(doc, strlen(doc), bad_texts[i].name, 1,
+                                        NULL, &err);
+    if (text)
+      fail_msg("case %zu was accepted", i);
+    assert_non_null(err);
+    if (strncmp(err, bad_texts[i].start, strlen(bad_texts[i].start)) ||
+        !strstr(err, bad_texts[i].has))
+      fail_msg("case %zu: error \"%s\", expected \"%s...%s...\"", i, err,
+               bad_texts[i].start, bad_texts[i].has);
+    assert_string_equal(err, ff_errmsg());
+    /* The same message from the check, which accepts what it does not
+     * look at (the version). */
+    check = ff_stats_json_text_check(doc, strlen(doc), bad_texts[i].name);
+    if (strstr(bad_texts[i].start, "version")) {
+      assert_int_equal(check, 0);
+    } else {
+      assert_int_equal(check, -1);
+      assert_string_equal(ff_errmsg(), err);
+    }
+    free(err);
+  }
+}
+
 /* --- memory ---------------------------------------------------------- */
 
 static void
@@ -1017,6 +1136,8 @@ main(void)
     cmocka_unit_test(test_reset),
     cmocka_unit_test(test_json_roundtrip),
     cmocka_unit_test(test_json_malformed),
+    cmocka_unit_test(test_json_text),
+    cmocka_unit_test(test_json_text_malformed),
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_threads),
     cmocka_unit_test(test_reset_concurrent),

@@ -1,0 +1,565 @@
+/* fusefarm: the run report as text: a header, one table row per config,
+ * the failures and the slowest units (see ff-runreport.h, docs/report.md).
+ * No threads. */
+#include "ff-runreport.h"
+#include "ff-error.h"
+#include "ff-runreport-int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Columns wide enough for what people see: UTF-8 sequences count once
+ * (the en dash of the ranges). */
+static size_t
+text_width(const char *s)
+{
+  size_t n = 0;
+
+  for (; *s; s++)
+    n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+/* One output line, built in memory so that trailing blanks can go. */
+struct line {
+  char *buf;
+  size_t len, cap;
+  bool failed;
+};
+
+static void
+line_add(struct line *l, const char *s, size_t n)
+{
+  if (l->failed)
+    return;
+  if (l->len + n + 2 > l->cap) {
+    size_t cap = (l->len + n + 2) * 2;
+    char *b = realloc(l->buf, cap);
+
+    if (!b) {
+      l->failed = true;
+      return;
+    }
+    l->buf = b;
+    l->cap = cap;
+  }
+  memcpy(l->buf + l->len, s, n);
+  l->len += n;
+}
+
+static void
+line_pad(struct line *l, size_t n)
+{
+  static const char spaces[] = "                                ";
+
+  while (n) {
+    size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+
+    line_add(l, spaces, k);
+    n -= k;
+  }
+}
+
+/* s in a field of width w, left- or right-aligned. */
+static void
+line_cell(struct line *l, const char *s, size_t w, bool right)
+{
+  size_t tw = text_width(s);
+
+  if (right && tw < w)
+    line_pad(l, w - tw);
+  line_add(l, s, strlen(s));
+  if (!right && tw < w)
+    line_pad(l, w - tw);
+}
+
+static void
+line_end(struct line *l, FILE *out)
+{
+  while (l->len && l->buf[l->len - 1] == ' ')
+    l->len--;
+  if (!l->failed) {
+    l->buf[l->len++] = '\n';
+    fwrite(l->buf, 1, l->len, out);
+  }
+  l->len = 0;
+}
+
+/* The table: row 0 holds the column headers; group[c] is the name shown
+ * above a run of columns with the same group (NULL: none). */
+struct table {
+  size_t ncols, nrows;
+  char **cell; /* [r * ncols + c]; NULL prints as "" */
+  const char **group;
+  bool *right;
+};
+
+static char **
+tcell(struct table *t, size_t r, size_t c)
+{
+  return &t->cell[r * t->ncols + c];
+}
+
+static void
+table_free(struct table *t)
+{
+  if (t->cell)
+    for (size_t i = 0; i < t->ncols * t->nrows; i++)
+      free(t->cell[i]);
+  free(t->cell);
+  free(t->group);
+  free(t->right);
+}
+
+static int
+table_print(const struct table *t, FILE *out)
+{
+  struct line l = {0};
+  size_t *w = calloc(t->ncols, sizeof *w);
+  bool any_group = false;
+
+  if (!w)
+    return ff_rr_oom();
+  for (size_t c = 0; c < t->ncols; c++)
+    for (size_t r = 0; r < t->nrows; r++) {
+      const char *s = t->cell[r * t->ncols + c];
+      size_t tw = s ? text_width(s) : 0;
+
+      if (tw > w[c])
+        w[c] = tw;
+    }
+  /* A group name wider than its columns widens the last of them. */
+  for (size_t a = 0, b; a < t->ncols; a = b) {
+    size_t span = 0;
+
+    for (b = a; b < t->ncols && t->group[b] == t->group[a]; b++)
+      span += w[b] + (b > a ? 2 : 0);
+    if (t->group[a] && text_width(t->group[a]) > span)
+      w[b - 1] += text_width(t->group[a]) - span;
+  }
+  for (size_t c = 0; c < t->ncols; c++)
+    any_group |= t->group[c] != NULL;
+  for (size_t a = 0, b; any_group && a < t->ncols; a = b) {
+    size_t span = 0;
+
+    for (b = a; b < t->ncols && t->group[b] == t->group[a]; b++)
+      span += w[b] + (b > a ? 2 : 0);
+    /* centred over its columns */
+    if (t->group[a])
+      line_pad(&l, (span - text_width(t->group[a])) / 2);
+    line_cell(&l, t->group[a] ? t->group[a] : "",
+              t->group[a] ? span - (span - text_width(t->group[a])) / 2 : span,
+              false);
+    if (b < t->ncols)
+      line_pad(&l, 2);
+  }
+  if (any_group)
+    line_end(&l, out);
+  for (size_t r = 0; r < t->nrows; r++) {
+    for (size_t c = 0; c < t->ncols; c++) {
+      const char *s = t->cell[r * t->ncols + c];
+
+      if (c)
+        line_pad(&l, 2);
+      line_cell(&l, s ? s : "", w[c], t->right[c]);
+    }
+    line_end(&l, out);
+  }
+  free(w);
+  free(l.buf);
+  return l.failed ? ff_rr_oom() : 0;
+}
+
+/* The slowest unit of kind k, or NULL. */
+static const struct ff_rr_unit *
+slowest(const struct ff_rr_workload *w, enum ff_rr_unit_kind k)
+{
+  const struct ff_rr_unit *best = NULL;
+
+  for (size_t i = 0; i < w->nunits; i++) {
+    const struct ff_rr_unit *u = &w->units[i];
+
+    if (u->kind == k && (!best || u->end - u->start > best->end - best->start))
+      best = u;
+  }
+  return best;
+}
+
+/* A workload column group: a workload name, and whether any workload of
+ * that name has repeat > 1, is an event activation, has failures. */
+struct wcol {
+  const char *name;
+  bool range, event, failed;
+};
+
+static struct wcol *
+workload_columns(const struct ff_runreport *rr, size_t *n)
+{
+  const char **names = ff_runreport_workload_names(rr, n);
+  struct wcol *wc;
+
+  if (!names)
+    return NULL;
+  wc = calloc(*n ? *n : 1, sizeof *wc);
+  if (!wc) {
+    free(names);
+    ff_rr_oom();
+    return NULL;
+  }
+  for (size_t k = 0; k < *n; k++) {
+    wc[k].name = names[k];
+    for (size_t i = 0; i < rr->nconfigs; i++) {
+      const struct ff_rr_workload *w =
+        ff_runreport_find_workload(&rr->configs[i], names[k]);
+
+      wc[k].range |= w && w->repeat > 1;
+      wc[k].event |= w && w->event;
+      wc[k].failed |= w && (w->failed_runs || w->failed_units);
+    }
+  }
+  free(names);
+  return wc;
+}
+
+static bool
+same_farm(const struct ff_rr_config *a, const struct ff_rr_config *b)
+{
+  return a->has_farm == b->has_farm &&
+         (!a->has_farm ||
+          (a->devices == b->devices && a->vgs == b->vgs && a->lvs == b->lvs));
+}
+
+/* The last part of a settings key ("global/event_activation" gives
+ * "event_activation"), unless another shown key ends the same. */
+static const char *
+short_key(const struct ff_runreport *rr, size_t k)
+{
+  const char *s = strrchr(rr->keys[k], '/');
+
+  s = s ? s + 1 : rr->keys[k];
+  for (size_t o = 0; o < rr->nkeys; o++) {
+    const char *t = strrchr(rr->keys[o], '/');
+
+    t = t ? t + 1 : rr->keys[o];
+    if (o != k && rr->varying[o] && !strcmp(s, t))
+      return rr->keys[k];
+  }
+  return s;
+}
+
+static char *
+xstrdup(const char *s, bool *failed)
+{
+  char *d = strdup(s);
+
+  if (!d)
+    *failed = true;
+  return d;
+}
+
+static char *
+unit_cell(const struct ff_rr_unit *u, bool *failed)
+{
+  char t[64], *s;
+
+  if (!u)
+    return xstrdup("-", failed);
+  ff_runreport_fmt_secs(u->end - u->start, true, t, sizeof t);
+  if (asprintf(&s, "%s: %s", ff_runreport_unit_name(u), t) < 0) {
+    *failed = true;
+    return NULL;
+  }
+  return s;
+}
+
+/* The median, its range when repeat > 1, and " !" when a run or unit
+ * failed; in a column where some cell has " !", the others end in two
+ * blanks (mark_room) so that the numbers stay aligned. */
+static char *
+median_cell(const struct ff_rr_workload *w, bool mark_room, bool *failed)
+{
+  char m[64], lo[64], hi[64], *s;
+  const char *mark;
+  int r;
+
+  if (!w)
+    return xstrdup(mark_room ? "-  " : "-", failed);
+  mark = w->failed_runs || w->failed_units ? " !" : mark_room ? "  " : "";
+  ff_runreport_fmt_secs(w->median, true, m, sizeof m);
+  if (w->repeat > 1)
+    r = asprintf(&s, "%s (%s\u2013%s)%s", m,
+                 ff_runreport_fmt_secs(w->min, false, lo, sizeof lo),
+                 ff_runreport_fmt_secs(w->max, false, hi, sizeof hi), mark);
+  else
+    r = asprintf(&s, "%s%s", m, mark);
+  if (r < 0) {
+    *failed = true;
+    return NULL;
+  }
+  return s;
+}
+
+static int
+build_table(const struct ff_runreport *rr, struct table *t)
+{
+  size_t nvary = 0, nwc, col = 0;
+  struct wcol *wc;
+  bool setcols, farmcol = false, failed = false;
+
+  for (size_t k = 0; k < rr->nkeys; k++)
+    nvary += rr->varying[k];
+  setcols = nvary >= 1 && nvary <= FF_RUNREPORT_SETTING_COLS;
+  for (size_t i = 1; i < rr->nconfigs; i++)
+    farmcol |= !same_farm(&rr->configs[0], &rr->configs[i]);
+  wc = workload_columns(rr, &nwc);
+  if (!wc)
+    return -1;
+
+  t->ncols = 1 + (setcols ? nvary : 1) + farmcol;
+  for (size_t k = 0; k < nwc; k++)
+    t->ncols += wc[k].event ? 3 : 1;
+  t->nrows = rr->nconfigs + 1;
+  t->cell = calloc(t->ncols * t->nrows, sizeof *t->cell);
+  t->group = calloc(t->ncols, sizeof *t->group);
+  t->right = calloc(t->ncols, sizeof *t->right);
+  if (!t->cell || !t->group || !t->right) {
+    free(wc);
+    return ff_rr_oom();
+  }
+
+  /* config id */
+  *tcell(t, 0, col) = xstrdup("config", &failed);
+  t->right[col] = true;
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    if (asprintf(tcell(t, i + 1, col), "%lld", rr->configs[i].id) < 0)
+      failed = true;
+  col++;
+
+  /* settings that vary, or the labels */
+  if (setcols) {
+    for (size_t k = 0; k < rr->nkeys; k++) {
+      bool numeric = true;
+
+      if (!rr->varying[k])
+        continue;
+      *tcell(t, 0, col) = xstrdup(short_key(rr, k), &failed);
+      for (size_t i = 0; i < rr->nconfigs; i++) {
+        const json_t *v =
+          json_object_get(rr->configs[i].settings, rr->keys[k]);
+        char buf[256];
+
+        numeric &= !v || json_is_number(v) || json_is_boolean(v);
+        ff_rr_value_text(v, buf, sizeof buf);
+        *tcell(t, i + 1, col) = xstrdup(v ? buf : "-", &failed);
+      }
+      t->right[col++] = numeric;
+    }
+  } else {
+    *tcell(t, 0, col) = xstrdup("label", &failed);
+    for (size_t i = 0; i < rr->nconfigs; i++)
+      *tcell(t, i + 1, col) = xstrdup(rr->configs[i].label, &failed);
+    col++;
+  }
+
+  if (farmcol) {
+    *tcell(t, 0, col) = xstrdup("devices", &failed);
+    t->right[col] = true;
+    for (size_t i = 0; i < rr->nconfigs; i++) {
+      const struct ff_rr_config *c = &rr->configs[i];
+
+      if (!c->has_farm)
+        *tcell(t, i + 1, col) = xstrdup("-", &failed);
+      else if (asprintf(tcell(t, i + 1, col), "%lld", c->devices) < 0)
+        failed = true;
+    }
+    col++;
+  }
+
+  for (size_t k = 0; k < nwc; k++) {
+    t->group[col] = wc[k].name;
+    t->right[col] = true;
+    *tcell(t, 0, col) =
+      xstrdup(wc[k].range ? (wc[k].failed ? "median (min\u2013max)  "
+                                          : "median (min\u2013max)")
+                          : (wc[k].failed ? "median  " : "median"),
+              &failed);
+    if (wc[k].event) {
+      t->group[col + 1] = t->group[col + 2] = wc[k].name;
+      t->right[col + 1] = t->right[col + 2] = true;
+      *tcell(t, 0, col + 1) = xstrdup("slowest pvscan", &failed);
+      *tcell(t, 0, col + 2) = xstrdup("slowest vgchange", &failed);
+    }
+    for (size_t i = 0; i < rr->nconfigs; i++) {
+      const struct ff_rr_workload *w =
+        ff_runreport_find_workload(&rr->configs[i], wc[k].name);
+
+      *tcell(t, i + 1, col) = median_cell(w, wc[k].failed, &failed);
+      if (!wc[k].event)
+        continue;
+      *tcell(t, i + 1, col + 1) =
+        unit_cell(w && w->event ? slowest(w, FF_RR_PVSCAN) : NULL, &failed);
+      *tcell(t, i + 1, col + 2) =
+        unit_cell(w && w->event ? slowest(w, FF_RR_VGCHANGE) : NULL, &failed);
+    }
+    col += wc[k].event ? 3 : 1;
+  }
+  free(wc);
+  return failed ? ff_rr_oom() : 0;
+}
+
+static void
+print_header(const struct ff_runreport *rr, FILE *out)
+{
+  const struct ff_rr_config *c0 = &rr->configs[0];
+  bool farm_same = c0->has_farm, first = true;
+  char v[256];
+
+  fprintf(out, "scenario: %s", rr->scenario);
+  if (rr->scenario_file)
+    fprintf(out, " (%s)", rr->scenario_file);
+  fputc('\n', out);
+  if (rr->description && *rr->description)
+    fprintf(out, "  %s\n", rr->description);
+  fprintf(out, "host: kernel %s", rr->kernel);
+  if (rr->cpus > 0)
+    fprintf(out, ", %lld cpu%s", rr->cpus, rr->cpus == 1 ? "" : "s");
+  fprintf(out, ", lvm %s", rr->lvm_version);
+  if (rr->lvm)
+    fprintf(out, " (%s)", rr->lvm);
+  if (rr->device_mapper >= 0)
+    fprintf(out, ", %s",
+            rr->device_mapper ? "device-mapper" : "no device-mapper");
+  if (rr->fusefarm_version)
+    fprintf(out, ", fusefarm %s", rr->fusefarm_version);
+  fputc('\n', out);
+  fprintf(out, "date: %s", rr->started);
+  if (rr->finished)
+    fprintf(out, " to %s", rr->finished);
+  fputc('\n', out);
+  for (size_t i = 1; i < rr->nconfigs; i++)
+    farm_same &= same_farm(c0, &rr->configs[i]);
+  if (farm_same)
+    fprintf(out, "farm: %lld device%s, %lld VG%s, %lld LV%s\n", c0->devices,
+            c0->devices == 1 ? "" : "s", c0->vgs, c0->vgs == 1 ? "" : "s",
+            c0->lvs, c0->lvs == 1 ? "" : "s");
+  for (size_t k = 0; k < rr->nkeys; k++) {
+    if (rr->varying[k])
+      continue;
+    ff_rr_value_text(json_object_get(c0->settings, rr->keys[k]), v, sizeof v);
+    fprintf(out, "%s%s=%s", first ? "every config: " : ", ", rr->keys[k], v);
+    first = false;
+  }
+  if (!first)
+    fputc('\n', out);
+}
+
+/* The line under the table saying what the columns mean, then one line
+ * per workload with failures. */
+static void
+print_footer(const struct ff_runreport *rr, FILE *out)
+{
+  bool range = false, event = false;
+
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      range |= rr->configs[i].workloads[j].repeat > 1;
+      event |= rr->configs[i].workloads[j].event;
+    }
+  fprintf(out, "\nmedian%s: wall time of the workload over its repetitions",
+          range ? " (min\u2013max)" : "");
+  if (event)
+    fputs("; slowest pvscan, vgchange: the longest of the last repetition",
+          out);
+  fputc('\n', out);
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      const struct ff_rr_workload *w = &rr->configs[i].workloads[j];
+
+      if (w->failed_runs)
+        fprintf(out,
+                "! config %lld, %s: %zu of %zu run%s failed (worst exit %lld, "
+                "%lld failed command%s)\n",
+                rr->configs[i].id, w->name, w->failed_runs, w->nruns,
+                w->nruns == 1 ? "" : "s", w->worst_exit, w->errors,
+                w->errors == 1 ? "" : "s");
+      if (w->failed_units)
+        fprintf(out,
+                "! config %lld, %s: %zu of %zu units exited non-zero in the "
+                "last repetition\n",
+                rr->configs[i].id, w->name, w->failed_units, w->nunits);
+    }
+}
+
+static int
+print_blame(const struct ff_runreport *rr, FILE *out, int top)
+{
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      const struct ff_rr_config *c = &rr->configs[i];
+      const struct ff_rr_workload *w = &c->workloads[j];
+      size_t n = (size_t)top < w->nunits ? (size_t)top : w->nunits, dw = 0;
+      char d[64];
+      size_t *idx;
+
+      if (!w->event || !top)
+        continue;
+      fprintf(out,
+              "\nslowest units: config %lld (%s), %s, last repetition: %zu "
+              "of %zu\n",
+              c->id, c->label, w->name, n, w->nunits);
+      if (!n)
+        continue; /* no units at all */
+      idx = ff_runreport_order(w, FF_RR_BY_DURATION);
+      if (!idx)
+        return -1;
+      for (size_t k = 0; k < n; k++) {
+        const struct ff_rr_unit *u = &w->units[idx[k]];
+        size_t tw = text_width(
+          ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d));
+
+        if (tw > dw)
+          dw = tw;
+      }
+      for (size_t k = 0; k < n; k++) {
+        const struct ff_rr_unit *u = &w->units[idx[k]];
+
+        ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d);
+        fprintf(out, "  %*s  %s %s", (int)dw, d,
+                u->kind == FF_RR_PVSCAN ? "pvscan" : "vgchange",
+                ff_runreport_unit_name(u));
+        if (u->kind == FF_RR_PVSCAN && u->vg)
+          fprintf(out, " (%s)", u->vg);
+        if (u->exit)
+          fprintf(out, " exit %lld", u->exit);
+        fputc('\n', out);
+      }
+      free(idx);
+    }
+  return 0;
+}
+
+int
+ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
+{
+  struct table t = {0};
+
+  if (top < 0)
+    return ff_error("run report: top %d: expected a count >= 0", top);
+  print_header(rr, out);
+  fputc('\n', out);
+  if (build_table(rr, &t) < 0 || table_print(&t, out) < 0) {
+    table_free(&t);
+    return -1;
+  }
+  table_free(&t);
+  print_footer(rr, out);
+  if (print_blame(rr, out, top) < 0)
+    return -1;
+  if (rr->nnotes)
+    fputs("\nnotes:\n", out);
+  for (size_t i = 0; i < rr->nnotes; i++)
+    fprintf(out, "- %s\n", rr->notes[i]);
+  if (fflush(out) == EOF || ferror(out))
+    return ff_error("run report: write: %m");
+  return 0;
+}
