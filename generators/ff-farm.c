@@ -11,8 +11,8 @@
 #include "ff-farm-int.h"
 #include "ff-crc.h"
 #include "ff-error.h"
-#include "ff-lvmtext.h"
-#include "ff-pvlayout.h"
+#include "ff-lvmtext-int.h"
+#include "ff-pvlayout-int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
