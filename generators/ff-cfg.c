@@ -1,5 +1,5 @@
-/* fusefarm: helpers for our libconfig formats (see ff-cfg.h). */
-#include "ff-cfg.h"
+/* fusefarm: helpers for our libconfig formats (see ff-cfg-int.h). */
+#include "ff-cfg-int.h"
 #include "ff-error.h"
 #include "ff-util.h"
 

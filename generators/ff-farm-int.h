@@ -1,4 +1,5 @@
-/* fusefarm: the layout of a farm, for generators/ and the unit tests.
+/* fusefarm: the layout of a farm, shared by ff-farm.c (building) and
+ * ff-farm-read.c (reading), for generators/ and the unit tests.
  *
  * Everything else sees struct ff_farm as opaque and uses the accessors of
  * ff-farm.h: a front end that read these fields would tie itself to how
@@ -8,6 +9,10 @@
 #define FF_FARM_INT_H
 
 #include "ff-farm.h"
+
+/* Hash kinds, so every UUID stream is independent (building hashes the
+ * UUIDs, reading hashes a signature's bytes). */
+enum { K_PV = 1, K_VG, K_LV, K_ORPHAN, K_SIG };
 
 /* One metadata write (one seqno).  buf is NULL for a write whose copy is
  * no longer on disk (only its size mattered, for placement). */

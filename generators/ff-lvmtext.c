@@ -1,10 +1,10 @@
-/* fusefarm: VG metadata text serializer (see ff-lvmtext.h).
+/* fusefarm: VG metadata text serializer (see ff-lvmtext-int.h).
  *
  * The order and blank lines follow lvm2 2.03.16's lib/format_text/
  * export.c in raw mode: each outf() is one line, outnl() an empty line,
  * comments dropped except the header's ctime and uname ones.
  */
-#include "ff-lvmtext.h"
+#include "ff-lvmtext-int.h"
 #include "ff-error.h"
 #include "ff-farm-int.h"
 #include "ff-util.h"

@@ -1,5 +1,5 @@
-/* fusefarm: LVM2 PV structures and copy placement (see ff-pvlayout.h). */
-#include "ff-pvlayout.h"
+/* fusefarm: LVM2 PV structures and copy placement (see ff-pvlayout-int.h). */
+#include "ff-pvlayout-int.h"
 #include "ff-crc.h"
 
 #include <string.h>

@@ -6,7 +6,7 @@
  */
 #include "ff-spec.h"
 #include "ff-builtin.h"
-#include "ff-cfg.h"
+#include "ff-cfg-int.h"
 #include "ff-error.h"
 #include "ff-util.h"
 

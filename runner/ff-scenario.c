@@ -1,6 +1,6 @@
 /* fusefarm: scenario parser (see ff-scenario.h, docs/scenario-format.md). */
 #include "ff-scenario.h"
-#include "ff-cfg.h"
+#include "ff-cfg-int.h"
 #include "ff-error.h"
 #include "ff-profile.h"
 #include "ff-util.h"

@@ -12,7 +12,7 @@
  */
 #include "ff-profile-int.h"
 #include "ff-builtin.h"
-#include "ff-cfg.h"
+#include "ff-cfg-int.h"
 #include "ff-error.h"
 #include "ff-util.h"
 
@@ -220,7 +220,7 @@ class_hash(const struct devclass *c)
   return ff_hash4(h, (uint64_t)c->direct_io, 0, 0);
 }
 
-/* ---- parsing (shared helpers in ff-cfg.h) ----------------------------- */
+/* ---- parsing (shared helpers in ff-cfg-int.h) ------------------------- */
 
 struct pctx {
   const char *file;

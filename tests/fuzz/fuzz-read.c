@@ -9,7 +9,7 @@
 #include "fuzz-common.h"
 #include "ff-error.h"
 #include "ff-farm-int.h"
-#include "ff-pvlayout.h"
+#include "ff-pvlayout-int.h"
 #include "ff-spec.h"
 
 #include <stdarg.h>

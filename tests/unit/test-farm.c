@@ -2,7 +2,7 @@
  * the circular buffer when it wraps, and writes through the overlay. */
 #include "ff-crc.h"
 #include "ff-farm-int.h"
-#include "ff-pvlayout.h"
+#include "ff-pvlayout-int.h"
 #include "ff-spec.h"
 #include "ff-test.h"
 

@@ -3,8 +3,8 @@
  * the NUL, CRC 0xaf83fd68, at mda offset 3072). */
 #include "ff-crc.h"
 #include "ff-farm-int.h"
-#include "ff-lvmtext.h"
-#include "ff-pvlayout.h"
+#include "ff-lvmtext-int.h"
+#include "ff-pvlayout-int.h"
 #include "ff-spec.h"
 #include "ff-test.h"
 

@@ -2,7 +2,7 @@
  * lvm2-ondisk-format.md §3.3, §4.2 and §4.3. */
 #include "ff-test.h"
 #include "ff-crc.h"
-#include "ff-pvlayout.h"
+#include "ff-pvlayout-int.h"
 
 #include <string.h>
 

@@ -3,9 +3,12 @@
  * buffer.  Facts: ../shared/docs/lvm2-ondisk-format.md §2-§4.
  *
  * All functions are pure; all integers written are little-endian.
+ *
+ * Internal to generators/ (and its unit and fuzz tests): front ends get
+ * bytes from ff-farm.h, never build these structures themselves.
  */
-#ifndef FF_PVLAYOUT_H
-#define FF_PVLAYOUT_H
+#ifndef FF_PVLAYOUT_INT_H
+#define FF_PVLAYOUT_INT_H
 
 #include <stdint.h>
 

@@ -3,9 +3,12 @@
  * lvm2-ondisk-format.md §5.3).
  *
  * Pure; the result is malloc'd and owned by the caller.
+ *
+ * Internal to generators/ (and its unit tests): it serializes the farm's
+ * own struct ff_vg (ff-farm-int.h).
  */
-#ifndef FF_LVMTEXT_H
-#define FF_LVMTEXT_H
+#ifndef FF_LVMTEXT_INT_H
+#define FF_LVMTEXT_INT_H
 
 #include <stdint.h>
 

@@ -8,9 +8,13 @@
  * Getters return 1 when the key is present and valid (out set), 0 when it
  * is absent (out untouched), -1 on error (ff_error set).  All are pure
  * apart from ff_error's thread-local message.
+ *
+ * Internal: this is the parsers' helper (ff-spec.c here, serve/ff-profile.c
+ * and runner/ff-scenario.c), not an API for front ends; fusefarm/,
+ * nbd-plugin/ and guest/ never include it.
  */
-#ifndef FF_CFG_H
-#define FF_CFG_H
+#ifndef FF_CFG_INT_H
+#define FF_CFG_INT_H
 
 #include <libconfig.h>
 #include <stddef.h>
