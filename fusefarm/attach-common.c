@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +160,21 @@ fa_add_shell_word(struct ff_sb *sb, const char *s)
     else
       ff_sb_addn(sb, s, 1);
   ff_sb_add(sb, "'");
+}
+
+int
+fa_operands(const char *cmd, int argc, char **argv, const char *usage,
+            const char *state_opt, const char **mnt)
+{
+  if (optind != argc - 1) {
+    fprintf(stderr, "fusefarm %s: %s\n%s", cmd,
+            optind == argc ? "missing MNT" : "too many arguments", usage);
+    return 2;
+  }
+  *mnt = argv[optind];
+  if (state_opt && !*state_opt) {
+    fprintf(stderr, "fusefarm %s: --state: empty path\n", cmd);
+    return 2;
+  }
+  return 0;
 }

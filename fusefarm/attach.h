@@ -12,7 +12,7 @@
  *                                per attached loop, appended and fsync'd
  *                                right after each attach, so a crash
  *                                leaves an accurate record
- *   lvm/lvm.conf                 LVM_SYSTEM_DIR config (ff-fence.h)
+ *   lvm/lvm.conf, lvmlocal.conf  LVM_SYSTEM_DIR config (ff-fence.h)
  *   lvm/devices/system.devices   the farm's loops, nothing else
  * The state dir is locked (flock on the directory) while a command runs.
  *
@@ -62,6 +62,12 @@ void fa_signals_restore(struct signals *s);
 
 /* CLOCK_MONOTONIC in seconds; sleep ms milliseconds. */
 double fa_now_s(void);
+
+/* After getopt: exactly one MNT operand, and --state (if given) not
+ * empty.  Else print "fusefarm CMD: why" (and usage) and return 2; 0 and
+ * *mnt set when all is well. */
+int fa_operands(const char *cmd, int argc, char **argv, const char *usage,
+                const char *state_opt, const char **mnt);
 void fa_sleep_ms(long ms);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */

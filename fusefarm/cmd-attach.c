@@ -46,6 +46,7 @@ static const char attach_usage[] =
   "  loops                       \"<loop dev> <device name> <backing file>\"\n"
   "                              per loop attached, written as they are\n"
   "  lvm/lvm.conf                use with LVM_SYSTEM_DIR=DIR/lvm\n"
+  "  lvm/lvmlocal.conf           what lvm on this host needs besides\n"
   "  lvm/devices/system.devices  the farm's loops and nothing else\n"
   "\n"
   "stdout gets the path of the devices file as its last line; stderr gets\n"
@@ -157,17 +158,8 @@ ff_cmd_attach(int argc, char **argv)
       return 2;
     }
   }
-  if (optind != argc - 1) {
-    fprintf(stderr, "fusefarm attach: %s\n%s",
-            optind == argc ? "missing MNT" : "too many arguments",
-            attach_usage);
+  if (fa_operands("attach", argc, argv, attach_usage, state_opt, &mnt))
     return 2;
-  }
-  mnt = argv[optind];
-  if (state_opt && !*state_opt) {
-    fprintf(stderr, "fusefarm attach: --state: empty path\n");
-    return 2;
-  }
   t0 = fa_now_s();
 
   /* Everything that can refuse does so before anything is created. */

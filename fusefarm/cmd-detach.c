@@ -229,17 +229,8 @@ ff_cmd_detach(int argc, char **argv)
       return 2;
     }
   }
-  if (optind != argc - 1) {
-    fprintf(stderr, "fusefarm detach: %s\n%s",
-            optind == argc ? "missing MNT" : "too many arguments",
-            detach_usage);
+  if (fa_operands("detach", argc, argv, detach_usage, state_opt, &mnt))
     return 2;
-  }
-  mnt = argv[optind];
-  if (state_opt && !*state_opt) {
-    fprintf(stderr, "fusefarm detach: --state: empty path\n");
-    return 2;
-  }
   t0 = fa_now_s();
 
   if (state_opt) {

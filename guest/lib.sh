@@ -3,6 +3,21 @@
 # guest/lib.sh: what run-initramfs.sh and run-systemd.sh share.  Source it
 # after defining say() and die() and the variables each function names.
 
+# guest_require FILE... -- TOOL:PACKAGE...: every FILE exists (the
+# program, plugin and in-guest binaries this run uses) and every TOOL is
+# on PATH; else die naming it and what to do.
+guest_require() {
+  local t
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    [ -e "$1" ] || die "$1 not found (cmake --build the build tree, or --build/--fusefarm/--plugin)"
+    shift
+  done
+  [ $# -eq 0 ] || shift
+  for t in "$@"; do
+    command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found (apt-get install ${t#*:})"
+  done
+}
+
 # guest_run_dir TEMPLATE: make the run directory ($run) and install the
 # cleanup that stops every process in $pids (TERM, KILL after 5 s) and
 # removes $run unless $keep is 1.

@@ -110,17 +110,9 @@ plugin=${plugin:-$build/nbd-plugin/nbdkit-fusefarm-plugin.so}
 gbin=${gbin:-$build/guest}
 check=$gbin/ff-dmcheck
 grun=$gbin/ff-guestrun
-for f in "$ff" "$plugin" "$check" "$grun"; do
-  [ -e "$f" ] || die "$f not found (cmake --build the build tree, or --build/--fusefarm/--plugin)"
-done
-command -v "$qemu" >/dev/null ||
-  die "$qemu not found (apt-get install qemu-system-x86)"
-command -v nbdkit >/dev/null || die "nbdkit not found (apt-get install nbdkit)"
-for t in cpio gzip python3; do
-  command -v $t >/dev/null || die "$t not found (apt-get install $t)"
-done
-
 . "$here/lib.sh"
+guest_require "$ff" "$plugin" "$check" "$grun" -- "$qemu:qemu-system-x86" \
+  nbdkit:nbdkit cpio:cpio gzip:gzip python3:python3
 guest_run_dir "${TMPDIR:-/tmp}/ff-guest.XXXXXX"
 
 # --- prepare -----------------------------------------------------------

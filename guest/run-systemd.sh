@@ -80,17 +80,9 @@ done
 
 ff=${ff:-$build/fusefarm/fusefarm}
 plugin=${plugin:-$build/nbd-plugin/nbdkit-fusefarm-plugin.so}
-for f in "$ff" "$plugin"; do
-  [ -e "$f" ] || die "$f not found (cmake --build the build tree, or --build/--fusefarm/--plugin)"
-done
-command -v "$qemu" >/dev/null ||
-  die "$qemu not found (apt-get install qemu-system-x86)"
-command -v nbdkit >/dev/null || die "nbdkit not found (apt-get install nbdkit)"
-for t in debugfs python3 base64; do
-  command -v $t >/dev/null || die "$t not found (apt-get install e2fsprogs python3 coreutils)"
-done
-
 . "$here/lib.sh"
+guest_require "$ff" "$plugin" -- "$qemu:qemu-system-x86" nbdkit:nbdkit \
+  debugfs:e2fsprogs python3:python3 base64:coreutils
 # the root image copy is large: /var/tmp unless TMPDIR says otherwise
 guest_run_dir "${TMPDIR:-/var/tmp}/ff-systemd.XXXXXX"
 
