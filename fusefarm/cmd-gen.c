@@ -199,7 +199,7 @@ ff_cmd_manifest(int argc, char **argv)
   int compact = 0, c, rc = 0;
   uint64_t devices = 0;
   struct ff_farm *farm;
-  json_t *j;
+  char *text;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "cD:h", opts, NULL)) != -1) {
@@ -239,19 +239,18 @@ ff_cmd_manifest(int argc, char **argv)
   farm = ff_cli_load_farm_scaled("manifest", spec, devices);
   if (!farm)
     return 2;
-  j = ff_manifest_json(farm);
-  if (!j) {
+  text = ff_manifest_text(farm, compact ? FF_MANIFEST_COMPACT
+                                        : FF_MANIFEST_INDENTED);
+  if (!text) {
     fprintf(stderr, "fusefarm manifest: %s\n", ff_errmsg());
     rc = 1;
   } else {
-    if (json_dumpf(j, stdout,
-                   compact ? JSON_COMPACT : JSON_INDENT(2) | JSON_COMPACT) <
-          0 ||
-        fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
+    if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF ||
+        fflush(stdout) == EOF) {
       fprintf(stderr, "fusefarm manifest: write: %m\n");
       rc = 1;
     }
-    json_decref(j);
+    free(text);
   }
   ff_farm_free(farm);
   return rc;

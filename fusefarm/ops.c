@@ -355,8 +355,14 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
       ff_sb_add(&sb, "\n");
     }
     return ff_sb_detach(&sb, NULL);
-  case CTL_MANIFEST:
-    return json_text(ff_manifest_json(farm));
+  case CTL_MANIFEST: {
+    char *m = ff_manifest_text(farm, FF_MANIFEST_INDENTED), *t = NULL;
+
+    if (m && asprintf(&t, "%s\n", m) < 0)
+      t = NULL;
+    free(m);
+    return t;
+  }
   case CTL_STATS_JSON:
     return ff_server_stats_json(d->srv, 0, 1, NULL, NULL);
   case CTL_STATS:

@@ -3,6 +3,8 @@
 #include "ff-error.h"
 #include "ff-farm-int.h"
 
+#include <jansson.h>
+
 static json_t *
 uuid_json(const char uuid[FF_UUID_LEN])
 {
@@ -109,8 +111,8 @@ vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
     (json_int_t)vg->fmt.mda_size, "pvs", pvs, "lvs", lvs);
 }
 
-json_t *
-ff_manifest_json(const struct ff_farm *farm)
+static json_t *
+manifest_json(const struct ff_farm *farm)
 {
   json_t *devs = json_array(), *vgs = json_array(), *root;
 
@@ -134,4 +136,21 @@ oom:
   json_decref(vgs);
   ff_error("out of memory building the manifest");
   return NULL;
+}
+
+char *
+ff_manifest_text(const struct ff_farm *farm, enum ff_manifest_form form)
+{
+  json_t *j = manifest_json(farm);
+  char *t;
+
+  if (!j)
+    return NULL;
+  t =
+    json_dumps(j, form == FF_MANIFEST_COMPACT ? JSON_COMPACT
+                                              : JSON_INDENT(2) | JSON_COMPACT);
+  json_decref(j);
+  if (!t)
+    ff_error("manifest: out of memory");
+  return t;
 }

@@ -1,15 +1,19 @@
-/* fusefarm: the farm manifest as JSON (docs/manifest.md).
+/* fusefarm: the farm manifest as JSON text (docs/manifest.md).
  *
- * Returns a new jansson object owned by the caller (json_decref), or NULL
- * with ff_error on allocation failure.  Read-only on the farm.
+ * Read-only on the farm; any number of threads at once.  The text is
+ * malloc'd (the caller frees it), without a trailing newline; NULL with
+ * ff_error on allocation failure.
  */
 #ifndef FF_MANIFEST_H
 #define FF_MANIFEST_H
 
-#include <jansson.h>
-
 struct ff_farm;
 
-json_t *ff_manifest_json(const struct ff_farm *farm);
+enum ff_manifest_form {
+  FF_MANIFEST_INDENTED, /* 2-space indent, one member a line */
+  FF_MANIFEST_COMPACT,  /* one line */
+};
+
+char *ff_manifest_text(const struct ff_farm *farm, enum ff_manifest_form form);
 
 #endif

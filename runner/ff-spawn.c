@@ -2,6 +2,7 @@
 #include "ff-spawn.h"
 
 #include "ff-error.h"
+#include "ff-file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,7 +157,6 @@ start_fork(const struct ff_spawn *o, char **env, pid_t *pid)
       rc = ff_error("fork: %m");
   }
   if (!rc && *pid == 0) {
-    struct rlimit rl;
 
     for (int i = 0; i < 3 && !o->inherit_stdio; i++)
       if (dup2(fd[i], i) < 0)
@@ -167,10 +167,8 @@ start_fork(const struct ff_spawn *o, char **env, pid_t *pid)
       setpgid(0, 0);
     if (o->cwd && chdir(o->cwd) < 0)
       _exit(127);
-    if (o->raise_nofile && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-      rl.rlim_cur = rl.rlim_max;
-      setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    if (o->raise_nofile)
+      ff_nofile_raise(0, "", "", NULL); /* soft to hard; need 0 */
     execvpe(o->argv[0], (char *const *)o->argv, env ? env : environ);
     dprintf(2, "exec %s: %s\n", o->argv[0], strerror(errno));
     _exit(127);
