@@ -157,7 +157,6 @@ start_fork(const struct ff_spawn *o, char **env, pid_t *pid)
       rc = ff_error("fork: %m");
   }
   if (!rc && *pid == 0) {
-
     for (int i = 0; i < 3 && !o->inherit_stdio; i++)
       if (dup2(fd[i], i) < 0)
         _exit(127);
