@@ -847,14 +847,22 @@ ff_cmd_vm(int argc, char **argv)
       doc, "guest",
       json_pack("{s:s, s:o}", "boot", "initramfs", "boots", boots));
     if (json_array_size(json_object_get(doc, "configs"))) {
-      if (ff_report_print(doc, stdout, (int)top) < 0 ||
+      char *text = json_dumps(doc, JSON_COMPACT);
+      struct ff_runreport *rr =
+        text ? ff_runreport_load_text(text, strlen(text), NULL) : NULL;
+
+      if (!text)
+        ff_error("run document: out of memory");
+      if (!rr || ff_report_print(rr, stdout, (int)top) < 0 ||
           (json && json_dump_file(doc, json, JSON_INDENT(2)) < 0) ||
-          (csv && ff_report_csv(doc, csv) < 0) ||
-          (svg && ff_report_svg_top(doc, svg, (int)top) < 0)) {
+          (csv && ff_report_csv(rr, csv) < 0) ||
+          (svg && ff_report_svg_top(rr, svg, (int)top) < 0)) {
         fprintf(stderr, "fusefarm vm: writing the report failed: %s\n",
                 ff_errmsg());
         rc = 1;
       }
+      ff_runreport_free(rr);
+      free(text);
     }
     json_decref(doc);
     goto out;

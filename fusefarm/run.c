@@ -982,16 +982,24 @@ cleanup:
       rc = 1;
     }
     if (!rc) {
+      char *text = json_dumps(doc, JSON_COMPACT);
+      struct ff_runreport *rr =
+        text ? ff_runreport_load_text(text, strlen(text), NULL) : NULL;
+
       if (r.tty && !r.quiet)
         fputs("\r\033[K", stderr);
-      if (ff_report_print(doc, stdout, top) < 0 ||
-          (csv_out && ff_report_csv(doc, csv_out) < 0) ||
-          (svg_out && ff_report_svg_top(doc, svg_out, top) < 0)) {
+      if (!text)
+        ff_error("run document: out of memory");
+      if (!rr || ff_report_print(rr, stdout, top) < 0 ||
+          (csv_out && ff_report_csv(rr, csv_out) < 0) ||
+          (svg_out && ff_report_svg_top(rr, svg_out, top) < 0)) {
         fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
         rc = 1;
       } else if (svg_out && !r.quiet) {
         fprintf(stderr, "fusefarm run: chart written to %s\n", svg_out);
       }
+      ff_runreport_free(rr);
+      free(text);
     }
     json_decref(doc);
   }
