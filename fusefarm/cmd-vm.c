@@ -397,6 +397,19 @@ plan_workloads(const struct ff_scenario *sc)
   return a;
 }
 
+/* Config idx's "settings" object (ff_config_settings() parsed), or NULL
+ * (then json_pack leaves the config out, as for any allocation
+ * failure). */
+static json_t *
+settings_of(const struct ff_scenario *sc, const unsigned *idx)
+{
+  char *text = ff_config_settings(sc, idx);
+  json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+
+  free(text);
+  return j;
+}
+
 /* Configurations that share a profile and a farm size share a boot: the
  * plugin serves both, the guest switches lvm.conf between them.  Fills
  * doc's configs; returns the worst boot status. */
@@ -503,8 +516,8 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
           configs,
           json_pack("{s:I, s:s, s:o, s:{s:s, s:O, s:O, s:O}, s:s, s:b, s:O}",
                     "id", (json_int_t)k + 1, "label", label, "settings",
-                    ff_config_settings(sc, idx), "farm", "spec", v->spec,
-                    "devices", json_object_get(farm, "devices"), "vgs",
+                    settings_of(sc, idx), "farm", "spec", v->spec, "devices",
+                    json_object_get(farm, "devices"), "vgs",
                     json_object_get(farm, "vgs"), "lvs",
                     json_object_get(farm, "lvs"), "profile",
                     prof ? prof : "builtin:ideal", "aio_contention", 0,
