@@ -71,9 +71,6 @@ ff_cmd_report(int argc, char **argv)
   const char *csv = NULL, *svg = NULL, *path;
   int top = FF_RUNREPORT_TOP, c, rc = 0;
   struct ff_runreport *rr;
-  json_error_t jerr;
-  json_t *doc;
-  FILE *f;
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "c:s:t:h", opts, NULL)) != -1) {
@@ -108,32 +105,18 @@ ff_cmd_report(int argc, char **argv)
   }
   path = argv[optind];
 
-  f = fopen(path, "r");
-  if (!f) {
-    fprintf(stderr, "fusefarm report: %s: %m\n", path);
-    return 1;
-  }
-  doc = json_loadf(f, 0, &jerr);
-  fclose(f);
-  if (!doc) {
-    fprintf(stderr, "fusefarm report: %s:%d:%d: not valid JSON: %s\n", path,
-            jerr.line, jerr.column, jerr.text);
-    return 1;
-  }
   /* Check the whole document before printing or writing anything. */
-  rr = ff_runreport_load(doc);
+  rr = ff_runreport_load_file(path);
   if (!rr) {
-    fprintf(stderr, "fusefarm report: %s: %s\n", path, ff_errmsg());
-    json_decref(doc);
+    fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
     return 1;
   }
-  ff_runreport_free(rr);
-  if (ff_report_print(doc, stdout, top) < 0 ||
-      (csv && ff_report_csv(doc, csv) < 0) ||
-      (svg && ff_report_svg_top(doc, svg, top) < 0)) {
+  if (ff_report_print(rr, stdout, top) < 0 ||
+      (csv && ff_report_csv(rr, csv) < 0) ||
+      (svg && ff_report_svg_top(rr, svg, top) < 0)) {
     fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
     rc = 1;
   }
-  json_decref(doc);
+  ff_runreport_free(rr);
   return rc;
 }

@@ -397,6 +397,19 @@ plan_workloads(const struct ff_scenario *sc)
   return a;
 }
 
+/* Config idx's "settings" object (ff_config_settings() parsed), or NULL
+ * (then json_pack leaves the config out, as for any allocation
+ * failure). */
+static json_t *
+settings_of(const struct ff_scenario *sc, const unsigned *idx)
+{
+  char *text = ff_config_settings(sc, idx);
+  json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+
+  free(text);
+  return j;
+}
+
 /* Configurations that share a profile and a farm size share a boot: the
  * plugin serves both, the guest switches lvm.conf between them.  Fills
  * doc's configs; returns the worst boot status. */
@@ -503,8 +516,8 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
           configs,
           json_pack("{s:I, s:s, s:o, s:{s:s, s:O, s:O, s:O}, s:s, s:b, s:O}",
                     "id", (json_int_t)k + 1, "label", label, "settings",
-                    ff_config_settings(sc, idx), "farm", "spec", v->spec,
-                    "devices", json_object_get(farm, "devices"), "vgs",
+                    settings_of(sc, idx), "farm", "spec", v->spec, "devices",
+                    json_object_get(farm, "devices"), "vgs",
                     json_object_get(farm, "vgs"), "lvs",
                     json_object_get(farm, "lvs"), "profile",
                     prof ? prof : "builtin:ideal", "aio_contention", 0,
@@ -847,14 +860,22 @@ ff_cmd_vm(int argc, char **argv)
       doc, "guest",
       json_pack("{s:s, s:o}", "boot", "initramfs", "boots", boots));
     if (json_array_size(json_object_get(doc, "configs"))) {
-      if (ff_report_print(doc, stdout, (int)top) < 0 ||
+      char *text = json_dumps(doc, JSON_COMPACT);
+      struct ff_runreport *rr =
+        text ? ff_runreport_load_text(text, strlen(text), NULL) : NULL;
+
+      if (!text)
+        ff_error("run document: out of memory");
+      if (!rr || ff_report_print(rr, stdout, (int)top) < 0 ||
           (json && json_dump_file(doc, json, JSON_INDENT(2)) < 0) ||
-          (csv && ff_report_csv(doc, csv) < 0) ||
-          (svg && ff_report_svg_top(doc, svg, (int)top) < 0)) {
+          (csv && ff_report_csv(rr, csv) < 0) ||
+          (svg && ff_report_svg_top(rr, svg, (int)top) < 0)) {
         fprintf(stderr, "fusefarm vm: writing the report failed: %s\n",
                 ff_errmsg());
         rc = 1;
       }
+      ff_runreport_free(rr);
+      free(text);
     }
     json_decref(doc);
     goto out;

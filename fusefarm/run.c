@@ -370,7 +370,7 @@ control(struct run *r, const char *cmd)
 
 /* reads and bytes read since the last reset */
 static void
-farm_reads(struct run *r, json_int_t *reads, json_int_t *bytes)
+farm_reads(struct run *r, long long *reads, long long *bytes)
 {
   char path[PATH_MAX + 32];
   json_t *st, *tot;
@@ -588,7 +588,7 @@ wenv_cold(void *ctx)
 }
 
 static void
-wenv_reads(void *ctx, json_int_t *reads, json_int_t *bytes)
+wenv_reads(void *ctx, long long *reads, long long *bytes)
 {
   farm_reads(ctx, reads, bytes);
 }
@@ -605,8 +605,27 @@ wenv_progress(void *ctx, const char *line)
   progress(ctx, "%s", line);
 }
 
+/* Parse text, JSON that the runner library wrote (malloc'd; freed here;
+ * NULL: the library's ff_error stands).  NULL with ff_error on failure. */
+static json_t *
+from_text(char *text, const char *what)
+{
+  json_error_t err;
+  json_t *j;
+
+  if (!text)
+    return NULL;
+  j = json_loads(text, 0, &err);
+  free(text);
+  if (!j)
+    ff_error("%s: %s", what, err.text);
+  return j;
+}
+
+/* Run workload w and append its entry to wls (a workload interrupted
+ * before its first run is left out). */
 static int
-run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
+run_workload(struct run *r, const struct ff_workload *w, json_t *wls)
 {
   const char *env[LVM_ENV_LEN];
   const struct ff_wenv e = {
@@ -627,8 +646,21 @@ run_workload(struct run *r, const struct ff_workload *w, json_t *wl)
     .ctx = r,
   };
 
+  struct ff_wresult *res = ff_wresult_new();
+  json_t *wl;
+  int rc;
+
+  if (!res)
+    return -1;
   lvm_env(r, env);
-  return ff_workload_run(&e, w, wl);
+  rc = ff_workload_run(&e, w, res);
+  if (ff_wresult_nruns(res)) {
+    wl = from_text(ff_wresult_json_text(res), "workload result");
+    if (!wl || json_array_append_new(wls, wl) < 0)
+      rc = -1;
+  }
+  ff_wresult_free(res);
+  return rc;
 }
 
 /* ---- the run ---------------------------------------------------------------
@@ -759,7 +791,12 @@ run_scenario(struct run *r, json_t *doc)
       break;
     }
     json_decref(settings);
-    settings = ff_config_settings(sc, c.idx);
+    settings = from_text(ff_config_settings(sc, c.idx), "config settings");
+    if (!settings) {
+      rc = -1;
+      json_decref(wls);
+      break;
+    }
     cj = json_pack(
       "{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}", "id",
       (json_int_t)k + 1, "label", c.label, "settings", settings, "farm",
@@ -767,15 +804,8 @@ run_scenario(struct run *r, json_t *doc)
       "vgs", (int)r->fv.nvgs, "lvs", (int)r->fv.nlvs, "profile", profile,
       "aio_contention", c.aio, "workloads", wls);
     json_array_append_new(configs, cj);
-    for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
-      json_t *wl = json_object();
-
-      rc = run_workload(r, &sc->workloads[w], wl);
-      /* A workload interrupted before its first run is left out. */
-      if (json_array_size(json_object_get(wl, "runs")))
-        json_array_append(wls, wl);
-      json_decref(wl);
-    }
+    for (unsigned w = 0; w < sc->nworkloads && !rc; w++)
+      rc = run_workload(r, &sc->workloads[w], wls);
     aio_stop(r);
   }
   free(c.idx);
@@ -982,16 +1012,24 @@ cleanup:
       rc = 1;
     }
     if (!rc) {
+      char *text = json_dumps(doc, JSON_COMPACT);
+      struct ff_runreport *rr =
+        text ? ff_runreport_load_text(text, strlen(text), NULL) : NULL;
+
       if (r.tty && !r.quiet)
         fputs("\r\033[K", stderr);
-      if (ff_report_print(doc, stdout, top) < 0 ||
-          (csv_out && ff_report_csv(doc, csv_out) < 0) ||
-          (svg_out && ff_report_svg_top(doc, svg_out, top) < 0)) {
+      if (!text)
+        ff_error("run document: out of memory");
+      if (!rr || ff_report_print(rr, stdout, top) < 0 ||
+          (csv_out && ff_report_csv(rr, csv_out) < 0) ||
+          (svg_out && ff_report_svg_top(rr, svg_out, top) < 0)) {
         fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
         rc = 1;
       } else if (svg_out && !r.quiet) {
         fprintf(stderr, "fusefarm run: chart written to %s\n", svg_out);
       }
+      ff_runreport_free(rr);
+      free(text);
     }
     json_decref(doc);
   }

@@ -292,7 +292,7 @@ main(int argc, char **argv)
     json_array_foreach(json_object_get(plan, "workloads"), i, wj)
     {
       struct ff_workload w;
-      json_t *wl;
+      struct ff_wresult *res;
       const struct ff_wenv e = {
         .lvm = g.lvm,
         .outdir = g.outdir,
@@ -312,14 +312,23 @@ main(int argc, char **argv)
         rc = 1;
         break;
       }
-      wl = json_object();
-      if (ff_workload_run(&e, &w, wl) < 0) {
+      res = ff_wresult_new();
+      if (!res || ff_workload_run(&e, &w, res) < 0) {
         fprintf(stderr, "ff-guestrun: %s: %s\n", w.name, ff_errmsg());
         rc = 1;
       }
-      if (json_array_size(json_object_get(wl, "runs")))
-        json_array_append(wls, wl);
-      json_decref(wl);
+      /* A workload interrupted before its first run is left out. */
+      if (res && ff_wresult_nruns(res)) {
+        char *text = ff_wresult_json_text(res);
+        json_t *wl = text ? json_loads(text, 0, NULL) : NULL;
+
+        free(text);
+        if (!wl || json_array_append_new(wls, wl) < 0) {
+          fprintf(stderr, "ff-guestrun: %s: out of memory\n", w.name);
+          rc = 1;
+        }
+      }
+      ff_wresult_free(res);
     }
     if (rc)
       break;

@@ -612,16 +612,9 @@ out:
 /* --- the API ------------------------------------------------------------ */
 
 int
-ff_report_print(const json_t *run, FILE *out, int top)
+ff_report_print(const struct ff_runreport *rr, FILE *out, int top)
 {
-  struct ff_runreport *rr = ff_runreport_load(run);
-  int r;
-
-  if (!rr)
-    return -1;
-  r = ff_runreport_print(rr, out, top);
-  ff_runreport_free(rr);
-  return r;
+  return ff_runreport_print(rr, out, top);
 }
 
 static int
@@ -642,34 +635,26 @@ write_csv(const char *path, int (*fn)(const struct ff_runreport *, FILE *),
 }
 
 int
-ff_report_csv(const json_t *run, const char *path)
+ff_report_csv(const struct ff_runreport *rr, const char *path)
 {
-  struct ff_runreport *rr = ff_runreport_load(run);
-  char *units = NULL;
+  char *units;
   int r = -1;
 
-  if (!rr)
-    return -1;
   units = ff_runreport_units_csv_path(path);
   if (units && write_csv(path, ff_runreport_csv_runs, rr) == 0 &&
       write_csv(units, ff_runreport_csv_units, rr) == 0)
     r = 0;
   free(units);
-  ff_runreport_free(rr);
   return r;
 }
 
 int
-ff_report_svg_top(const json_t *run, const char *path, int top)
+ff_report_svg_top(const struct ff_runreport *rr, const char *path, int top)
 {
-  struct ff_runreport *rr;
   int r;
 
   if (top < 0)
     return ff_error("svg: top %d: expected a count >= 0", top);
-  rr = ff_runreport_load(run);
-  if (!rr)
-    return -1;
   r = draw_bars(rr, path);
   for (size_t i = 0; i < rr->nconfigs && !r; i++)
     for (size_t j = 0; j < rr->configs[i].nworkloads && !r; j++) {
@@ -683,12 +668,11 @@ ff_report_svg_top(const json_t *run, const char *path, int top)
       r = tp ? draw_timeline(rr, c, w, tp, top) : -1;
       free(tp);
     }
-  ff_runreport_free(rr);
   return r;
 }
 
 int
-ff_report_svg(const json_t *run, const char *path)
+ff_report_svg(const struct ff_runreport *rr, const char *path)
 {
-  return ff_report_svg_top(run, path, FF_RUNREPORT_TOP);
+  return ff_report_svg_top(rr, path, FF_RUNREPORT_TOP);
 }

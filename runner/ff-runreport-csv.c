@@ -76,8 +76,7 @@ ff_runreport_csv_runs(const struct ff_runreport *rr, FILE *out)
         csv_int(out, c->id, false);
         csv_field(out, c->label, false);
         for (size_t k = 0; k < rr->nkeys; k++) {
-          ff_rr_value_text(json_object_get(c->settings, rr->keys[k]), v,
-                           sizeof v);
+          ff_rr_setting_text(c, rr->keys[k], v, sizeof v);
           csv_field(out, v, false);
         }
         csv_field(out, w->name, false);

@@ -7,13 +7,14 @@
 
 #include <stddef.h>
 
-#include <jansson.h>
+#include "ff-runreport.h"
 
 /* Records "run report: out of memory" with ff_error(); returns -1. */
 int ff_rr_oom(void);
 
-/* A settings value as text into buf (len bytes): strings as they are,
- * numbers and booleans as JSON writes them, "" for NULL. */
-void ff_rr_value_text(const json_t *v, char *buf, size_t len);
+/* Config c's setting key as text (ff_rr_setting.text) into buf (len
+ * bytes, cut to fit), "" when c has no such setting. */
+void ff_rr_setting_text(const struct ff_rr_config *c, const char *key,
+                        char *buf, size_t len);
 
 #endif

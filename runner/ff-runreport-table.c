@@ -344,12 +344,12 @@ build_table(const struct ff_runreport *rr, struct table *t)
         continue;
       *tcell(t, 0, col) = xstrdup(short_key(rr, k), &failed);
       for (size_t i = 0; i < rr->nconfigs; i++) {
-        const json_t *v =
-          json_object_get(rr->configs[i].settings, rr->keys[k]);
+        const struct ff_rr_setting *v =
+          ff_runreport_setting(&rr->configs[i], rr->keys[k]);
         char buf[256];
 
-        numeric &= !v || json_is_number(v) || json_is_boolean(v);
-        ff_rr_value_text(v, buf, sizeof buf);
+        numeric &= !v || v->kind != FF_RR_STRING;
+        ff_rr_setting_text(&rr->configs[i], rr->keys[k], buf, sizeof buf);
         *tcell(t, i + 1, col) = xstrdup(v ? buf : "-", &failed);
       }
       t->right[col++] = numeric;
@@ -445,7 +445,7 @@ print_header(const struct ff_runreport *rr, FILE *out)
   for (size_t k = 0; k < rr->nkeys; k++) {
     if (rr->varying[k])
       continue;
-    ff_rr_value_text(json_object_get(c0->settings, rr->keys[k]), v, sizeof v);
+    ff_rr_setting_text(c0, rr->keys[k], v, sizeof v);
     fprintf(out, "%s%s=%s", first ? "every config: " : ", ", rr->keys[k], v);
     first = false;
   }

@@ -6,6 +6,8 @@
 #include "ff-error.h"
 #include "ff-runreport-int.h"
 
+#include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 
 #define PATH_LEN 320
+
+static void value_text(const json_t *v, char *buf, size_t len);
 
 static const char *const workload_types[] = {
   "pvs",
@@ -290,24 +294,46 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
 static int
 load_config(struct ff_rr_config *c, const json_t *cj, const char *path)
 {
-  const json_t *farm, *wls, *v;
+  const json_t *farm, *wls, *v, *settings;
   char p[PATH_LEN];
   const char *key;
   void *it;
 
   if (get_int(cj, path, "id", false, LLONG_MIN, &c->id) < 0 ||
       get_str(cj, path, "label", false, &c->label) < 0 ||
-      get_typed(cj, path, "settings", false, false, &c->settings) < 0)
+      get_typed(cj, path, "settings", false, false, &settings) < 0)
     return -1;
+  if (json_object_size(settings)) {
+    c->settings = calloc(json_object_size(settings), sizeof *c->settings);
+    if (!c->settings)
+      return ff_rr_oom();
+  }
   /* jansson's iterators take a non-const object; they do not change it. */
-  for (it = json_object_iter((json_t *)c->settings); it;
-       it = json_object_iter_next((json_t *)c->settings, it)) {
+  for (it = json_object_iter((json_t *)settings); it;
+       it = json_object_iter_next((json_t *)settings, it)) {
+    struct ff_rr_setting *s = &c->settings[c->nsettings];
+    char text[256];
+
     key = json_object_iter_key(it);
     v = json_object_iter_value(it);
     if (!json_is_number(v) && !json_is_string(v) && !json_is_boolean(v))
       return ff_error("%s.settings[\"%s\"]: expected a number, a string or "
                       "a boolean",
                       path, key);
+    s->key = key;
+    s->kind = json_is_string(v)    ? FF_RR_STRING
+              : json_is_integer(v) ? FF_RR_INTEGER
+              : json_is_real(v)    ? FF_RR_REAL
+                                   : FF_RR_BOOLEAN;
+    if (json_is_string(v)) {
+      s->text = strdup(json_string_value(v));
+    } else {
+      value_text(v, text, sizeof text);
+      s->text = strdup(text);
+    }
+    if (!s->text)
+      return ff_rr_oom();
+    c->nsettings++;
   }
   if (get_typed(cj, path, "farm", true, false, &farm) < 0)
     return -1;
@@ -340,14 +366,16 @@ load_config(struct ff_rr_config *c, const json_t *cj, const char *path)
   return 0;
 }
 
-/* keys[] and varying[]: the union of the settings keys. */
+/* keys[] and varying[]: the union of the settings keys.  A value varies
+ * unless it is equal (as JSON values) in every config of configs, the
+ * document's "configs" array. */
 static int
-collect_keys(struct ff_runreport *rr)
+collect_keys(struct ff_runreport *rr, const json_t *configs)
 {
   size_t cap = 0;
 
   for (size_t i = 0; i < rr->nconfigs; i++)
-    cap += json_object_size(rr->configs[i].settings);
+    cap += rr->configs[i].nsettings;
   if (!cap)
     return 0;
   rr->keys = calloc(cap, sizeof *rr->keys);
@@ -355,26 +383,25 @@ collect_keys(struct ff_runreport *rr)
   if (!rr->keys || !rr->varying)
     return ff_rr_oom();
   for (size_t i = 0; i < rr->nconfigs; i++) {
-    json_t *s = (json_t *)rr->configs[i].settings; /* see load_config */
+    const struct ff_rr_config *c = &rr->configs[i];
 
-    for (void *it = json_object_iter(s); it;
-         it = json_object_iter_next(s, it)) {
-      const char *key = json_object_iter_key(it);
+    for (size_t j = 0; j < c->nsettings; j++) {
       size_t k;
 
       for (k = 0; k < rr->nkeys; k++)
-        if (!strcmp(rr->keys[k], key))
+        if (!strcmp(rr->keys[k], c->settings[j].key))
           break;
       if (k == rr->nkeys)
-        rr->keys[rr->nkeys++] = key;
+        rr->keys[rr->nkeys++] = c->settings[j].key;
     }
   }
   for (size_t k = 0; k < rr->nkeys; k++) {
-    const json_t *first =
-      json_object_get(rr->configs[0].settings, rr->keys[k]);
+    const json_t *first = json_object_get(
+      json_object_get(json_array_get(configs, 0), "settings"), rr->keys[k]);
 
     for (size_t i = 0; i < rr->nconfigs && !rr->varying[k]; i++) {
-      const json_t *v = json_object_get(rr->configs[i].settings, rr->keys[k]);
+      const json_t *v = json_object_get(
+        json_object_get(json_array_get(configs, i), "settings"), rr->keys[k]);
 
       rr->varying[k] = !first || !v || !json_equal(first, v);
     }
@@ -449,24 +476,105 @@ load_top(struct ff_runreport *rr, const json_t *doc)
         return ff_error("%s: id %lld is also configs[%zu]'s", p,
                         rr->configs[i].id, k);
   }
-  return collect_keys(rr);
+  return collect_keys(rr, configs);
 }
 
-struct ff_runreport *
-ff_runreport_load(const json_t *doc)
-{
-  struct ff_runreport *rr = calloc(1, sizeof *rr);
+/* The model and the parsed document its strings point into. */
+struct rr_owner {
+  struct ff_runreport rr; /* first: ff_runreport_free casts back */
+  json_t *doc;
+};
 
-  if (!rr) {
+struct ff_runreport *
+ff_runreport_load_text(const char *json, size_t len, const char *name)
+{
+  struct rr_owner *o;
+  json_error_t jerr;
+
+  if (!json) {
+    ff_error("%s%srun document: no text", name ? name : "", name ? ": " : "");
+    return NULL;
+  }
+  o = calloc(1, sizeof *o);
+  if (!o) {
     ff_rr_oom();
     return NULL;
   }
-  rr->cpus = -1;
-  rr->device_mapper = -1;
-  if (load_top(rr, doc) < 0) {
-    ff_runreport_free(rr);
+  o->rr.cpus = -1;
+  o->rr.device_mapper = -1;
+  o->doc = json_loadb(json, len, 0, &jerr);
+  if (!o->doc) {
+    if (name)
+      ff_error("%s:%d:%d: not valid JSON: %s", name, jerr.line, jerr.column,
+               jerr.text);
+    else
+      ff_error("not valid JSON at line %d, column %d: %s", jerr.line,
+               jerr.column, jerr.text);
+    free(o);
     return NULL;
   }
+  if (load_top(&o->rr, o->doc) < 0) {
+    if (name)
+      ff_error_prefix("%s: ", name);
+    ff_runreport_free(&o->rr);
+    return NULL;
+  }
+  return &o->rr;
+}
+
+/* All of f into *text (malloc'd, *len bytes).  0; -1 with errno set when
+ * reading fails; -2 when out of memory. */
+static int
+read_all(FILE *f, char **text, size_t *len)
+{
+  FILE *mem = open_memstream(text, len);
+  char buf[65536];
+  bool full = false;
+  size_t n;
+  int r = 0;
+
+  if (!mem)
+    return -2;
+  while (!full && (n = fread(buf, 1, sizeof buf, f)) > 0)
+    full = fwrite(buf, 1, n, mem) != n;
+  if (ferror(f)) {
+    if (!errno)
+      errno = EIO;
+    r = -1;
+  }
+  if (fclose(mem) != 0 || full)
+    r = r ? r : -2;
+  if (r) {
+    free(*text);
+    *text = NULL;
+  }
+  return r;
+}
+
+struct ff_runreport *
+ff_runreport_load_file(const char *path)
+{
+  struct ff_runreport *rr;
+  FILE *f = fopen(path, "r");
+  char *text = NULL;
+  size_t len = 0;
+  int r;
+
+  if (!f) {
+    ff_error("%s: %m", path);
+    return NULL;
+  }
+  errno = 0;
+  r = read_all(f, &text, &len);
+  if (r == -1)
+    ff_error("%s: %m", path);
+  else if (r == -2)
+    ff_rr_oom();
+  fclose(f);
+  if (r)
+    return NULL;
+  rr = ff_runreport_load_text(text, len, path);
+  free(text);
   return rr;
 }
 
@@ -483,11 +591,15 @@ ff_runreport_free(struct ff_runreport *rr)
       free(c->workloads[j].units);
     }
     free(c->workloads);
+    for (size_t j = 0; j < c->nsettings; j++)
+      free((char *)c->settings[j].text);
+    free(c->settings);
   }
   free(rr->configs);
   free(rr->notes);
   free(rr->keys);
   free(rr->varying);
+  json_decref(((struct rr_owner *)rr)->doc);
   free(rr);
 }
 
@@ -642,6 +754,15 @@ ff_runreport_find_workload(const struct ff_rr_config *c, const char *name)
   return NULL;
 }
 
+const struct ff_rr_setting *
+ff_runreport_setting(const struct ff_rr_config *c, const char *key)
+{
+  for (size_t i = 0; i < c->nsettings; i++)
+    if (!strcmp(c->settings[i].key, key))
+      return &c->settings[i];
+  return NULL;
+}
+
 const char **
 ff_runreport_workload_names(const struct ff_runreport *rr, size_t *n)
 {
@@ -670,9 +791,9 @@ ff_runreport_workload_names(const struct ff_runreport *rr, size_t *n)
 }
 
 /* A settings value as text: strings as they are, numbers and booleans as
- * JSON writes them. */
-void
-ff_rr_value_text(const json_t *v, char *buf, size_t len)
+ * JSON writes them, "" for NULL. */
+static void
+value_text(const json_t *v, char *buf, size_t len)
 {
   if (!v)
     snprintf(buf, len, "%s", "");
@@ -684,4 +805,13 @@ ff_rr_value_text(const json_t *v, char *buf, size_t len)
     snprintf(buf, len, "%.15g", json_real_value(v));
   else
     snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
+}
+
+void
+ff_rr_setting_text(const struct ff_rr_config *c, const char *key, char *buf,
+                   size_t len)
+{
+  const struct ff_rr_setting *s = ff_runreport_setting(c, key);
+
+  snprintf(buf, len, "%s", s ? s->text : "");
 }

@@ -2,12 +2,13 @@
  *
  * `fusefarm run --json FILE` writes one document per run; `fusefarm
  * report` and the runner itself render it (docs/report.md).  This module
- * holds the part that needs no graphics library: ff_runreport_load()
- * checks the document once and builds a read-only model of it; the text
- * table and the CSV files are printed from the model, and the SVG charts
- * (runner/ff-report.c) are drawn from the same model.
+ * holds the part that needs no graphics library: ff_runreport_load_text()
+ * and ff_runreport_load_file() parse the document, check it once and build
+ * a read-only model of it; the text table and the CSV files are printed
+ * from the model, and the SVG charts (runner/ff-report.c) are drawn from
+ * the same model.
  *
- * INVARIANTS (of a model ff_runreport_load returned)
+ * INVARIANTS (of a model ff_runreport_load_text or _file returned)
  *
  * - Every field a renderer uses was present with its documented type;
  *   optional fields (listed at each member below) are NULL or -1 when
@@ -25,10 +26,10 @@
  *
  * OWNERSHIP
  *
- * The model borrows every string and the settings objects from the
- * json_t it was loaded from: the caller keeps that document alive and
- * unmodified until ff_runreport_free().  Everything else belongs to the
- * model.  Strings the functions below return are malloc'd; caller frees.
+ * The model owns everything it points to (it keeps the parsed document
+ * for its strings) until ff_runreport_free(); the text it was loaded from
+ * is not kept.  Strings the functions below return are malloc'd; caller
+ * frees.
  *
  * ERRORS
  *
@@ -48,8 +49,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-
-#include <jansson.h>
 
 /* The "slowest units" list and the timeline labels default to this. */
 #define FF_RUNREPORT_TOP 10
@@ -98,12 +97,28 @@ struct ff_rr_workload {
   size_t failed_units;
 };
 
+enum ff_rr_value_kind {
+  FF_RR_STRING,
+  FF_RR_INTEGER,
+  FF_RR_REAL,
+  FF_RR_BOOLEAN,
+};
+
+/* One member of a config's "settings" object. */
+struct ff_rr_setting {
+  const char *key;
+  /* the value as text: a string as it is, an integer in decimal, a real
+   * as "%.15g", a boolean as "true" or "false" */
+  const char *text;
+  enum ff_rr_value_kind kind;
+};
+
 struct ff_rr_config {
   long long id;
   const char *label;
-  const json_t *settings; /* an object; values are numbers, strings or
-                           * booleans */
-  bool has_farm;          /* "farm" present: devices, vgs, lvs are set */
+  struct ff_rr_setting *settings; /* in document order */
+  size_t nsettings;
+  bool has_farm; /* "farm" present: devices, vgs, lvs are set */
   long long devices, vgs, lvs;
   struct ff_rr_workload *workloads;
   size_t nworkloads;
@@ -128,12 +143,20 @@ struct ff_runreport {
   size_t nkeys;
 };
 
-/* Check doc and build its model.  NULL with an ff_error naming the first
- * problem (see ERRORS); doc == NULL is an error too.  The model borrows
- * from doc (see OWNERSHIP). */
-struct ff_runreport *ff_runreport_load(const json_t *doc);
+/* Parse the run document json (len bytes, need not be NUL-terminated),
+ * check it and build its model.  NULL with an ff_error naming the first
+ * problem (see ERRORS), prefixed with "name: " when name is not NULL;
+ * text that is not JSON gives "NAME:LINE:COLUMN: not valid JSON: WHY"
+ * ("not valid JSON at line LINE, column COLUMN: WHY" without a name).
+ * json == NULL is an error too. */
+struct ff_runreport *ff_runreport_load_text(const char *json, size_t len,
+                                            const char *name);
 
-/* Frees the model (not the document).  NULL is a no-op. */
+/* ff_runreport_load_text() of the file at path, named by path; a file
+ * that cannot be read gives "PATH: REASON". */
+struct ff_runreport *ff_runreport_load_file(const char *path);
+
+/* Frees the model.  NULL is a no-op. */
 void ff_runreport_free(struct ff_runreport *rr);
 
 /* Print the report to out: a header (scenario, host, dates, settings
@@ -175,10 +198,14 @@ size_t *ff_runreport_order(const struct ff_rr_workload *w,
 
 /* The distinct workload names over all configs, in the order the
  * document first names them: an array of *n strings borrowed from the
- * document (caller frees the array).  NULL with ff_error on allocation
+ * model (caller frees the array).  NULL with ff_error on allocation
  * failure. */
 const char **ff_runreport_workload_names(const struct ff_runreport *rr,
                                          size_t *n);
+
+/* Config c's setting named key, or NULL. */
+const struct ff_rr_setting *ff_runreport_setting(const struct ff_rr_config *c,
+                                                 const char *key);
 
 /* Config c's workload named name, or NULL. */
 const struct ff_rr_workload *

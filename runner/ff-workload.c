@@ -3,6 +3,8 @@
 
 #include "ff-error.h"
 
+#include <jansson.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -590,16 +592,62 @@ summarize(const struct ff_wenv *e, const struct ff_workload *w, json_t *wl,
        nr > 1 ? "s" : "", rd);
 }
 
+struct ff_wresult {
+  json_t *wl; /* the "workloads" entry */
+};
+
+struct ff_wresult *
+ff_wresult_new(void)
+{
+  struct ff_wresult *res = calloc(1, sizeof *res);
+
+  if (res)
+    res->wl = json_object();
+  if (!res || !res->wl) {
+    free(res);
+    ff_error("workload result: out of memory");
+    return NULL;
+  }
+  return res;
+}
+
+void
+ff_wresult_free(struct ff_wresult *res)
+{
+  if (!res)
+    return;
+  json_decref(res->wl);
+  free(res);
+}
+
+size_t
+ff_wresult_nruns(const struct ff_wresult *res)
+{
+  return json_array_size(json_object_get(res->wl, "runs"));
+}
+
+char *
+ff_wresult_json_text(const struct ff_wresult *res)
+{
+  char *text = json_dumps(res->wl, JSON_COMPACT);
+
+  if (!text)
+    ff_error("workload result: out of memory");
+  return text;
+}
+
 int
 ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
-                json_t *wl)
+                struct ff_wresult *res)
 {
-  json_t *runs = json_array(), *devs = NULL, *acts = NULL;
+  json_t *runs = json_array(), *devs = NULL, *acts = NULL, *wl;
   double *walls = calloc(w->repeat, sizeof *walls);
-  json_int_t reads = 0, bytes = 0;
+  long long reads = 0, bytes = 0;
   const char *cmd = "";
   int rc = 0;
 
+  json_object_clear(res->wl);
+  wl = res->wl;
   if (!walls || !runs) {
     free(walls);
     json_decref(runs);
@@ -668,7 +716,7 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
       emit(e, 0, "    %s: exit %d (%s)", w->name, worst, msg);
     }
   }
-  summarize(e, w, wl, runs, walls, cmd, e->reads ? (long long)reads : -1);
+  summarize(e, w, wl, runs, walls, cmd, e->reads ? reads : -1);
   if (e->reads) {
     json_object_set_new(wl, "reads", json_integer(reads));
     json_object_set_new(wl, "bytes_read", json_integer(bytes));
@@ -719,10 +767,11 @@ ff_config_label(const struct ff_scenario *sc, const unsigned *idx, char *buf,
     snprintf(buf, len, "default");
 }
 
-json_t *
+char *
 ff_config_settings(const struct ff_scenario *sc, const unsigned *idx)
 {
   json_t *settings = json_object();
+  char *text;
 
   for (unsigned a = 0; settings && a < sc->naxes; a++) {
     const struct ff_sval *v = &sc->axes[a].values[idx[a]];
@@ -737,5 +786,9 @@ ff_config_settings(const struct ff_scenario *sc, const unsigned *idx)
     json_object_set_new(settings, sc->axes[a].key,
                         v->is_str ? json_string(str) : json_integer(v->i));
   }
-  return settings;
+  text = settings ? json_dumps(settings, JSON_COMPACT) : NULL;
+  json_decref(settings);
+  if (!text)
+    ff_error("config settings: out of memory");
+  return text;
 }

@@ -16,8 +16,9 @@
  * commands do (a due arrival with no free slot is queued, and recorded
  * so); it waits only for the commands it started, so the caller's other
  * children are left alone.  Ownership: the caller owns everything ff_wenv
- * points to; ff_workload_run() adds what it measured to the JSON object it is
- * given.
+ * points to; ff_workload_run() records what it measured in a result object
+ * (struct ff_wresult) the caller made and frees; the caller takes it as
+ * the JSON text of one "workloads" entry of its run document.
  */
 #ifndef FF_WORKLOAD_H
 #define FF_WORKLOAD_H
@@ -25,8 +26,8 @@
 #include "ff-scenario.h"
 #include "ff-spawn.h"
 
-#include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -47,7 +48,7 @@ struct ff_wenv {
   void (*cold)(void *ctx);
   /* After each repetition: the farm's reads and bytes read since the
    * last cold start (NULL: not known; the workload has no "reads"). */
-  void (*reads)(void *ctx, json_int_t *reads, json_int_t *bytes);
+  void (*reads)(void *ctx, long long *reads, long long *bytes);
   /* One finished line for the log, and a progress line that a terminal
    * rewrites (either NULL: quiet). */
   void (*say)(void *ctx, const char *line);
@@ -55,11 +56,33 @@ struct ff_wenv {
   void *ctx;
 };
 
-/* Run workload w (all its repetitions) and fill wl with the members of
- * one "workloads" entry of the run document.  Returns 0, or -1 when it
- * could not go on (ff_error set; what ran is still in wl). */
+/* What one ff_workload_run() measured: the members of one "workloads"
+ * entry of the run document (docs/run-json.md).  Opaque; not shared
+ * between threads. */
+struct ff_wresult;
+
+/* An empty result.  NULL with ff_error: out of memory. */
+struct ff_wresult *ff_wresult_new(void);
+
+/* Frees res.  NULL is a no-op. */
+void ff_wresult_free(struct ff_wresult *res);
+
+/* How many runs (repetitions) res holds: 0 when the workload was
+ * interrupted before its first run, and then the run document leaves the
+ * entry out. */
+size_t ff_wresult_nruns(const struct ff_wresult *res);
+
+/* res as the JSON text of the "workloads" entry, one compact object with
+ * its members in document order (malloc'd; caller frees).  NULL with
+ * ff_error: out of memory. */
+char *ff_wresult_json_text(const struct ff_wresult *res);
+
+/* Run workload w (all its repetitions) and record in res, replacing what
+ * it held, the members of one "workloads" entry of the run document.
+ * Returns 0, or -1 when it could not go on (ff_error set; what ran is
+ * still in res). */
 int ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
-                    json_t *wl);
+                    struct ff_wresult *res);
 
 /* The label of a configuration whose axis value indexes are idx
  * ("use_aio=1 profile=ssd.conf": short keys, paths by their file name),
@@ -67,10 +90,11 @@ int ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
 void ff_config_label(const struct ff_scenario *sc, const unsigned *idx,
                      char *buf, size_t len);
 
-/* Its "settings" object for the run document: full keys, values as
- * numbers or strings (a profile path by its file name).  NULL: out of
+/* Its "settings" object for the run document as compact JSON text: full
+ * keys in axis order, values as numbers or strings (a profile path by its
+ * file name).  malloc'd, caller frees; NULL with ff_error: out of
  * memory. */
-json_t *ff_config_settings(const struct ff_scenario *sc, const unsigned *idx);
+char *ff_config_settings(const struct ff_scenario *sc, const unsigned *idx);
 
 /* Remove everything inside path (not path itself). */
 void ff_empty_dir(const char *path);

@@ -7,6 +7,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 /* Two configs; config 1 has an event activation (repeat 2) whose label
  * needs CSV quoting, config 2 a failed run and a workload config 1 does
@@ -114,6 +117,19 @@ parse(const char *text)
   return j;
 }
 
+/* The model of doc, loaded the way callers do: from its text. */
+static struct ff_runreport *
+load(const json_t *doc)
+{
+  char *text = json_dumps(doc, JSON_COMPACT);
+  struct ff_runreport *rr;
+
+  assert_non_null(text);
+  rr = ff_runreport_load_text(text, strlen(text), NULL);
+  free(text);
+  return rr;
+}
+
 /* Render with fn into a string (caller frees). */
 static char *
 render(const struct ff_runreport *rr, int top,
@@ -136,7 +152,7 @@ static void
 test_tiny_model(void **state)
 {
   json_t *doc = parse(tiny);
-  struct ff_runreport *rr = ff_runreport_load(doc);
+  struct ff_runreport *rr = load(doc);
   const struct ff_rr_workload *ev;
 
   (void)state;
@@ -172,7 +188,7 @@ static void
 test_tiny_text(void **state)
 {
   json_t *doc = parse(tiny);
-  struct ff_runreport *rr = ff_runreport_load(doc);
+  struct ff_runreport *rr = load(doc);
   char *text;
 
   (void)state;
@@ -199,7 +215,7 @@ static void
 test_tiny_csv(void **state)
 {
   json_t *doc = parse(tiny);
-  struct ff_runreport *rr = ff_runreport_load(doc);
+  struct ff_runreport *rr = load(doc);
   char *text;
 
   (void)state;
@@ -322,7 +338,7 @@ test_malformed(void **state)
         json_object_set_new(o, cases[i].key, parse(cases[i].value)), 0);
     else
       assert_int_equal(json_object_del(o, cases[i].key), 0);
-    rr = ff_runreport_load(doc);
+    rr = load(doc);
     if (rr)
       fail_msg("case %zu (%s.%s): loaded", i, cases[i].path, cases[i].key);
     assert_string_equal(ff_errmsg(), cases[i].want);
@@ -390,7 +406,7 @@ test_every_member(void **state)
         json_decref(doc);
         break;
       }
-      rr = ff_runreport_load(doc);
+      rr = load(doc);
       if (!rr) {
         /* a message naming a place: "path: ..." */
         if (!*ff_errmsg() || !strstr(ff_errmsg(), ": "))
@@ -416,14 +432,97 @@ test_every_member(void **state)
 static void
 test_not_a_document(void **state)
 {
-  json_t *a = json_array();
+  static const char cut[] = "{\"format\": \"fusefarm-run\",\n \"version\"";
+  static const char array[] = "[]";
 
   (void)state;
-  assert_null(ff_runreport_load(NULL));
+  assert_null(ff_runreport_load_text(NULL, 0, NULL));
+  assert_string_equal(ff_errmsg(), "run document: no text");
+  assert_null(ff_runreport_load_text(array, strlen(array), NULL));
   assert_string_equal(ff_errmsg(), "run document: expected a JSON object");
-  assert_null(ff_runreport_load(a));
-  assert_string_equal(ff_errmsg(), "run document: expected a JSON object");
-  json_decref(a);
+  assert_null(ff_runreport_load_text(array, strlen(array), "a.json"));
+  assert_string_equal(ff_errmsg(),
+                      "a.json: run document: expected a JSON object");
+  /* The length counts, not a NUL: the first 3 bytes of tiny are cut. */
+  assert_null(ff_runreport_load_text(tiny, 3, "t.json"));
+  assert_true(!strncmp(ff_errmsg(), "t.json:1:3: not valid JSON: ", 28));
+  assert_null(ff_runreport_load_text(cut, strlen(cut), NULL));
+  assert_true(!strncmp(ff_errmsg(), "not valid JSON at line 2, column ", 33));
+  assert_null(ff_runreport_load_file("/nonexistent/run.json"));
+  assert_string_equal(ff_errmsg(),
+                      "/nonexistent/run.json: No such file or directory");
+}
+
+/* A file is named in its errors and loads like its text. */
+static void
+test_load_file(void **state)
+{
+  char path[] = "/tmp/ff-test-runreport-XXXXXX";
+  int fd = mkstemp(path);
+  struct ff_runreport *rr;
+  FILE *f;
+
+  (void)state;
+  assert_true(fd >= 0);
+  f = fdopen(fd, "w");
+  assert_non_null(f);
+  assert_int_equal(
+    fputs("{\"format\": \"fusefarm-run\", \"version\": 2}", f) >= 0, 1);
+  assert_int_equal(fclose(f), 0);
+  assert_null(ff_runreport_load_file(path));
+  assert_true(!strncmp(ff_errmsg(), path, strlen(path)));
+  assert_string_equal(ff_errmsg() + strlen(path),
+                      ": version: 2 is not supported (expected 1)");
+  f = fopen(path, "w");
+  assert_non_null(f);
+  assert_int_equal(fputs(tiny, f) >= 0, 1);
+  assert_int_equal(fclose(f), 0);
+  rr = ff_runreport_load_file(path);
+  assert_nonnull_err(rr);
+  assert_string_equal(rr->scenario, "tiny");
+  assert_int_equal(rr->nconfigs, 2);
+  ff_runreport_free(rr);
+  unlink(path);
+}
+
+/* Settings are (key, text) pairs in document order, with their kind. */
+static void
+test_settings(void **state)
+{
+  json_t *doc = parse(tiny);
+  struct ff_runreport *rr;
+  const struct ff_rr_config *c;
+  const struct ff_rr_setting *st;
+
+  (void)state;
+  json_object_set_new(at(doc, "configs[1].settings"), "x/real",
+                      json_real(0.25));
+  json_object_set_new(at(doc, "configs[1].settings"), "x/bool", json_true());
+  rr = load(doc);
+  json_decref(doc); /* the model keeps what it needs */
+  assert_nonnull_err(rr);
+  c = &rr->configs[0];
+  assert_int_equal(c->nsettings, 2);
+  assert_string_equal(c->settings[0].key, "global/event_activation");
+  assert_string_equal(c->settings[0].text, "1");
+  assert_int_equal(c->settings[0].kind, FF_RR_INTEGER);
+  assert_string_equal(c->settings[1].key, "fusefarm/profile");
+  assert_string_equal(c->settings[1].text, "ideal");
+  assert_int_equal(c->settings[1].kind, FF_RR_STRING);
+  c = &rr->configs[1];
+  assert_int_equal(c->nsettings, 4);
+  st = ff_runreport_setting(c, "x/real");
+  assert_non_null(st);
+  assert_string_equal(st->text, "0.25");
+  assert_int_equal(st->kind, FF_RR_REAL);
+  st = ff_runreport_setting(c, "x/bool");
+  assert_non_null(st);
+  assert_string_equal(st->text, "true");
+  assert_int_equal(st->kind, FF_RR_BOOLEAN);
+  assert_null(ff_runreport_setting(&rr->configs[0], "x/real"));
+  assert_int_equal(rr->nkeys, 4);
+  assert_true(rr->varying[2] && rr->varying[3]);
+  ff_runreport_free(rr);
 }
 
 /* Optional members may be left out; the report then omits them. */
@@ -443,7 +542,7 @@ test_optional_absent(void **state)
   (void)state;
   for (size_t i = 0; i < sizeof drop / sizeof *drop; i++)
     assert_int_equal(json_object_del(at(doc, drop[i][0]), drop[i][1]), 0);
-  rr = ff_runreport_load(doc);
+  rr = load(doc);
   assert_nonnull_err(rr);
   text = render(rr, 10, NULL);
   assert_non_null(strstr(text, "scenario: tiny\nhost: kernel 6.1.0, lvm "
@@ -470,7 +569,7 @@ test_label_column(void **state)
   for (size_t i = 0; i < 4; i++)
     json_object_set_new(at(doc, "configs[1].settings"), keys[i],
                         json_integer((json_int_t)i));
-  rr = ff_runreport_load(doc);
+  rr = load(doc);
   assert_nonnull_err(rr);
   assert_int_equal(rr->nkeys, 6);
   text = render(rr, 0, NULL);
@@ -540,7 +639,7 @@ test_paths(void **state)
           " \"repeat\": 1, \"runs\": [{\"wall\": 1, \"exit\": 0,"
           " \"errors\": 0}], \"min\": 1, \"median\": 1, \"max\": 1,"
           " \"devices\": [], \"activations\": []}"));
-  rr = ff_runreport_load(doc);
+  rr = load(doc);
   assert_nonnull_err(rr);
   p = ff_runreport_timeline_path(&rr->configs[0], &rr->configs[0].workloads[2],
                                  "out/chart.svg");
@@ -548,7 +647,7 @@ test_paths(void **state)
   free(p);
   ff_runreport_free(rr);
   json_array_remove(at(doc, "configs[0].workloads"), 2);
-  rr = ff_runreport_load(doc);
+  rr = load(doc);
   assert_nonnull_err(rr);
   p = ff_runreport_timeline_path(&rr->configs[0], &rr->configs[0].workloads[1],
                                  "chart");
@@ -562,7 +661,7 @@ static void
 test_order(void **state)
 {
   json_t *doc = parse(tiny);
-  struct ff_runreport *rr = ff_runreport_load(doc);
+  struct ff_runreport *rr = load(doc);
   const struct ff_rr_workload *w;
   size_t *idx;
 
@@ -606,16 +705,11 @@ test_samples(void **state)
     fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
   for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
     char path[4096], *text;
-    json_error_t e;
-    json_t *doc;
     struct ff_runreport *rr;
     size_t n = 0;
 
     snprintf(path, sizeof path, "%s/%s", dir, v[i].file);
-    doc = json_load_file(path, 0, &e);
-    if (!doc)
-      fail_msg("%s: %s", path, e.text);
-    rr = ff_runreport_load(doc);
+    rr = ff_runreport_load_file(path);
     assert_nonnull_err(rr);
     assert_int_equal(rr->nconfigs, v[i].configs);
     text = render(rr, 10, ff_runreport_csv_runs);
@@ -636,7 +730,6 @@ test_samples(void **state)
     assert_int_equal(n, v[i].lines);
     free(text);
     ff_runreport_free(rr);
-    json_decref(doc);
   }
 }
 
@@ -650,6 +743,8 @@ main(void)
     cmocka_unit_test(test_malformed),
     cmocka_unit_test(test_every_member),
     cmocka_unit_test(test_not_a_document),
+    cmocka_unit_test(test_load_file),
+    cmocka_unit_test(test_settings),
     cmocka_unit_test(test_optional_absent),
     cmocka_unit_test(test_label_column),
     cmocka_unit_test(test_fmt_secs),

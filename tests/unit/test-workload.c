@@ -212,17 +212,31 @@ run_activation(struct fixture *f, struct controller *c, unsigned concurrency,
     .paths = paths,
     .vgs = vgs,
   };
-  json_t *wl = json_object();
+  struct ff_wresult *res = ff_wresult_new();
+  json_error_t jerr;
+  json_t *wl;
   pthread_t th;
+  char *text;
   int rc;
 
+  assert_non_null(res);
   c->f = f;
   unlink(f->log);
   assert_int_equal(pthread_create(&th, NULL, control_thread, c), 0);
-  rc = ff_workload_run(&e, &w, wl);
+  rc = ff_workload_run(&e, &w, res);
   assert_int_equal(pthread_join(th, NULL), 0);
   if (rc < 0)
     fail_msg("ff_workload_run: %s", ff_errmsg());
+  assert_int_equal(ff_wresult_nruns(res), 1);
+  text = ff_wresult_json_text(res);
+  assert_non_null(text);
+  ff_wresult_free(res);
+  wl = json_loads(text, 0, &jerr);
+  if (!wl)
+    fail_msg("the result is not JSON: %s: %s", jerr.text, text);
+  free(text);
+  assert_string_equal(json_string_value(json_object_get(wl, "name")),
+                      "event-activation");
   if (c->timed_out)
     fail_msg("the workload stopped starting commands: %u of %u started",
              c->seen, c->expect);
