@@ -45,11 +45,14 @@ mapfile -t loops < <(cut -d' ' -f1 "$FF_SCRATCH/map")
 # 1. Median and p99 of 8000 reads on 16 devices.
 python3 "$reads" --threads 16 --reads 500 "${loops[@]:0:16}" >"$s/lat.json"
 python3 - "$s/lat.json" <<'PY' || ff_die "measured latency does not match the profile"
-import json, sys
+import json, os, sys
 lat = sorted(x for v in json.load(open(sys.argv[1]))["latencies"].values() for x in v)
 med, p99 = lat[len(lat) // 2] * 1e3, lat[int(len(lat) * 0.99)] * 1e3
 print(f"{len(lat)} reads: median {med:.2f} ms (profile 5), p99 {p99:.2f} ms (profile 20)")
-sys.exit(0 if abs(med - 5) <= 0.5 and abs(p99 - 20) <= 2 else 1)
+# A wall-clock bound: printed, not judged, under a sanitizer
+# (FF_TIMING_CHECKS=0, tests/run.sh's ASan pass; bench/run measures it).
+sys.exit(0 if (abs(med - 5) <= 0.5 and abs(p99 - 20) <= 2) or
+         os.environ.get("FF_TIMING_CHECKS", "1") == "0" else 1)
 PY
 
 # 2. slow-tail: the slowest devices are the ones the profile chose.
@@ -77,10 +80,11 @@ for depth in 1 64; do
   python3 "$reads" --parallel "${loops[@]:0:10}" >"$s/q$depth.json"
 done
 python3 - "$s/q1.json" "$s/q64.json" <<'PY' || ff_die "the queue does not behave"
-import json, sys
+import json, os, sys
 w1 = json.load(open(sys.argv[1]))["wall"] * 1e3
 w64 = json.load(open(sys.argv[2]))["wall"] * 1e3
 print(f"10 parallel reads: depth 1 {w1:.0f} ms (expect ~200), depth 64 {w64:.0f} ms (expect ~20)")
-sys.exit(0 if 180 <= w1 <= 320 and 18 <= w64 <= 80 else 1)
+sys.exit(0 if (180 <= w1 <= 320 and 18 <= w64 <= 80) or
+         os.environ.get("FF_TIMING_CHECKS", "1") == "0" else 1)
 PY
 echo "PASS: latency and contention seen from outside match the profiles"

@@ -100,25 +100,44 @@ lat = [x for v in json.load(sys.stdin)["latencies"].values() for x in v]
 print(f"{statistics.median(lat) * 1e3:.3f}")'
 }
 
-# wait_profile LO HI: wait (up to 5 s) until reads take LO..HI ms.
-wait_profile() {
-  local i m
-  for ((i = 0; i < 25; i++)); do
-    m=$(median 3 pv0020)
-    if "$py" -c "import sys; sys.exit(0 if $1 <= $m <= $2 else 1)"; then
-      return 0
-    fi
-    sleep 0.2
-  done
-  ff_die "the profile did not switch: reads take $m ms, expected $1..$2"
+# timing_check PYEXPR MESSAGE: a wall-clock bound.  It holds on an idle
+# machine with a normal build; under a sanitizer (FF_TIMING_CHECKS=0,
+# tests/run.sh's ASan pass) the figures are printed and not judged: that
+# pass is for memory errors, and bench/run measures fidelity.
+timing_check() {
+  if "$py" -c "import sys; sys.exit(0 if $1 else 1)"; then
+    return 0
+  fi
+  if [[ ${FF_TIMING_CHECKS:-1} == 0 ]]; then
+    ff_log "not judged (FF_TIMING_CHECKS=0): $2"
+    return 0
+  fi
+  ff_die "$2"
 }
 
+# switches NAME: how many times the plugin has said it switched to
+# profile NAME (its debug line "profile=...: now 'NAME'").
+switches() { grep -c -- ": now '$1'" "$s/nbdkit.log" || true; }
+
+# wait_profile NAME BEFORE LO HI: wait until the plugin says it switched
+# to NAME (more than BEFORE times: an event, not a time), then check that
+# reads take LO..HI ms (a wall-clock check: see timing_check).
+wait_profile() {
+  local i m
+  for ((i = 0; i < 300; i++)); do
+    (($(switches "$1") > $2)) && break
+    sleep 0.1
+  done
+  (($(switches "$1") > $2)) || ff_die "the plugin never switched to profile $1: $(tail -3 "$s/nbdkit.log")"
+  m=$(median 3 pv0020)
+  timing_check "$3 <= $m <= $4" "reads take $m ms after the switch to $1, expected $3..$4"
+}
 # 1. Median and p99 of 4000 reads on 16 exports.
 "$py" "$reads" "$sock" --threads 8 --reads 250 "${exports[@]}" >"$s/lat.json" ||
   ff_die "timed reads failed: $(tail -5 "$s/nbdkit.log")"
 sleep 1.2 # a stats write after the reads
 "$py" - "$s/lat.json" "$s/stats.json" <<'PY' || ff_die "measured latency does not match the profile"
-import json, sys
+import json, os, sys
 lat = sorted(x for v in json.load(open(sys.argv[1]))["latencies"].values() for x in v)
 med, p99 = lat[len(lat) // 2] * 1e3, lat[int(len(lat) * 0.99)] * 1e3
 tot = json.load(open(sys.argv[2]))["totals"]["latency"]["read"]
@@ -130,6 +149,9 @@ print(f"client: {len(lat)} reads, median {med:.2f} ms (profile 5), p99 {p99:.2f}
 tol = 0.10 + 1 / 16
 ok = (abs(med - 5) <= 0.5 and abs(p99 - 20) <= 2 and
       abs(smed - 5) <= 5 * tol and abs(sp99 - 20) <= 20 * tol)
+if not ok and os.environ.get("FF_TIMING_CHECKS", "1") == "0":
+    print("not judged (FF_TIMING_CHECKS=0)")
+    ok = True
 sys.exit(0 if ok and tot["count"] >= len(lat) else 1)
 PY
 t1=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["time"])' "$s/stats.json")
@@ -137,10 +159,10 @@ t1=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["time"])' "$s
 # 2. Edit the file in place: fixed 30 ms.
 sed -i 's/dist = "lognormal"; median = "5ms"; p99 = "20ms";/dist = "fixed"; value = "30ms";/;
         s/lognormal-5ms/fixed-30ms/' "$s/current-target.conf"
-wait_profile 29 33
+wait_profile fixed-30ms "$(switches fixed-30ms)" 29 33
 m=$(median 10 "${exports[@]:0:8}")
 ff_log "after editing the profile: median $m ms (profile 30)"
-"$py" -c "import sys; sys.exit(0 if 27 <= $m <= 33 else 1)" || ff_die "median $m ms, expected 30"
+timing_check "27 <= $m <= 33" "median $m ms, expected 30"
 
 # 3. A broken version: reported, the 30 ms profile stays.
 printf 'name = "broken";\ngroups = ({ read = { dist = "fixed"; value = 3; }; });\n' \
@@ -149,33 +171,39 @@ sleep 2.5
 grep -q "profile=$s/current.conf: $s/current.conf:2: groups.\[0\].read.value.*(keeping profile 'fixed-30ms')" \
   "$s/nbdkit.log" || ff_die "a broken profile was not reported: $(tail -3 "$s/nbdkit.log")"
 m=$(median 5 pv0001)
-"$py" -c "import sys; sys.exit(0 if 27 <= $m <= 33 else 1)" ||
-  ff_die "after a broken profile reads take $m ms, expected the old 30"
+timing_check "27 <= $m <= 33" "after a broken profile reads take $m ms, expected the old 30"
 
 # 4. Retarget the symlink: 1 ms.
+n=$(switches fixed-1ms)
 ln -sfn "$s/fast.conf" "$s/current.conf"
-wait_profile 0.9 1.6
+wait_profile fixed-1ms "$n" 0.9 1.6
 ff_log "after retargeting the symlink: median $(median 20 pv0001 pv0002) ms (profile 1)"
 
 # 5. Contention: one queue for all devices, depth 1 then 64, 20 ms each;
 # ten reads on ten exports at once.
 for depth in 1 64; do
+  n=$(switches "queue-depth-$depth")
   ln -sfn "$s/queue$depth.conf" "$s/current.conf"
-  sleep 2.2
+  wait_profile "queue-depth-$depth" "$n" 0 100000
   "$py" "$reads" "$sock" --threads 10 --reads 1 "${exports[@]:0:10}" >"$s/q$depth.json"
 done
 "$py" - "$s/q1.json" "$s/q64.json" <<'PY' || ff_die "the shared queue does not behave"
-import json, sys
+import json, os, sys
 l1 = sorted(x for v in json.load(open(sys.argv[1]))["latencies"].values() for x in v)
 l64 = sorted(x for v in json.load(open(sys.argv[2]))["latencies"].values() for x in v)
 print(f"10 reads at once: depth 1 slowest {l1[-1] * 1e3:.0f} ms (expect ~200), "
       f"depth 64 slowest {l64[-1] * 1e3:.0f} ms (expect ~20)")
-sys.exit(0 if 170 <= l1[-1] * 1e3 <= 320 and 18 <= l64[-1] * 1e3 <= 80 else 1)
+ok = 170 <= l1[-1] * 1e3 <= 320 and 18 <= l64[-1] * 1e3 <= 80
+if not ok and os.environ.get("FF_TIMING_CHECKS", "1") == "0":
+    print("not judged (FF_TIMING_CHECKS=0)")
+    ok = True
+sys.exit(0 if ok else 1)
 PY
 
 # 6. Faults and rotational.
+n=$(switches faults)
 ln -sfn "$s/faults.conf" "$s/current.conf"
-wait_profile 0 0.9
+wait_profile faults "$n" 0 0.9
 "$py" "$reads" "$sock" --threads 1 --reads 20 --span $((1 << 20)) pv0001 >"$s/in.json"
 "$py" "$reads" "$sock" --threads 1 --reads 20 --offset $((2 << 20)) --span $((1 << 20)) \
   pv0001 >"$s/out.json"
