@@ -14,7 +14,8 @@ ff_atomic_begin(struct ff_atomic *a, const char *path)
   a->fd = -1;
   if ((size_t)snprintf(a->path, sizeof a->path, "%s", path) >=
         sizeof a->path ||
-      (size_t)snprintf(a->tmp, sizeof a->tmp, "%s.tmp", path) >= sizeof a->tmp) {
+      (size_t)snprintf(a->tmp, sizeof a->tmp, "%s.tmp", path) >=
+        sizeof a->tmp) {
     errno = ENAMETOOLONG;
     return ff_error("%s: path too long", path);
   }
