@@ -77,4 +77,9 @@ int ff_cfg_read_error(config_t *cfg, const char *name, const char *what);
 int ff_cfg_load(config_t *cfg, const char *text, const char *name,
                 const char *what);
 
+/* The name a file gives when it names none itself: its base name without
+ * a ".conf" suffix ("dir/ssd.conf" -> "ssd").  malloc'd; NULL if out of
+ * memory. */
+char *ff_cfg_default_name(const char *file);
+
 #endif

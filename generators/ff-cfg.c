@@ -438,3 +438,16 @@ out:
   free(own);
   return r;
 }
+
+char *
+ff_cfg_default_name(const char *file)
+{
+  const char *b = strrchr(file, '/');
+  size_t n;
+
+  b = b ? b + 1 : file;
+  n = strlen(b);
+  if (n > 5 && !strcmp(b + n - 5, ".conf"))
+    n -= 5;
+  return strndup(b, n);
+}

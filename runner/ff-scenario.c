@@ -321,17 +321,8 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
   }
   if (!sc->lvm && !(sc->lvm = strdup("lvm")))
     goto oom;
-  if (!sc->name) {
-    const char *b = strrchr(file, '/');
-    size_t n;
-
-    b = b ? b + 1 : file;
-    n = strlen(b);
-    if (n > 5 && !strcmp(b + n - 5, ".conf"))
-      n -= 5;
-    if (!(sc->name = strndup(b, n)))
-      goto oom;
-  }
+  if (!sc->name && !(sc->name = ff_cfg_default_name(file)))
+    goto oom;
 
   aio = config_setting_get_member(root, "aio_contention");
   if (aio) {

@@ -893,19 +893,6 @@ add_queues(const struct pctx *c, const config_setting_t *g, const char *path,
   return 0;
 }
 
-static char *
-default_name(const char *file)
-{
-  const char *b = strrchr(file, '/');
-  size_t n;
-
-  b = b ? b + 1 : file;
-  n = strlen(b);
-  if (n > 5 && !strcmp(b + n - 5, ".conf"))
-    n -= 5;
-  return strndup(b, n);
-}
-
 static struct ff_profile *
 profile_alloc(const struct ff_farm *farm, const char *name)
 {
@@ -942,7 +929,7 @@ parse_root(struct pctx *c, const config_setting_t *root)
   struct devclass *per_dev = NULL;
   struct ff_profile *p;
   uint8_t *sel = NULL;
-  char *dname = default_name(c->file);
+  char *dname = ff_cfg_default_name(c->file);
   int64_t seed = 0;
   int r;
 
