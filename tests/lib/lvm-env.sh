@@ -48,6 +48,24 @@ ff_log() {
 	printf '%s: %s\n' "${0##*/}" "$*" >&2
 }
 
+# ff_wait_until SECS CMD [ARGS...]: wait until CMD succeeds (a condition
+# about something the test started: a file exists, a counter reached N, a
+# process exited); status 1 if it still fails after SECS seconds.  The one
+# polling loop of the test suite: a test never sleeps a fixed time and
+# assumes something happened; it waits for the thing.  SECS is a give-up
+# limit for a hung test (generous: a loaded machine is slow), never a
+# measurement.  FF_WAIT_SCALE (default 1) multiplies every limit.
+ff_wait_until() {
+	local secs=$1 deadline
+	shift
+	deadline=$(awk -v n="$secs" -v k="${FF_WAIT_SCALE:-1}" -v t="$EPOCHREALTIME" \
+		'BEGIN { printf "%.3f", t + n * k }')
+	until "$@"; do
+		awk -v t="$EPOCHREALTIME" -v d="$deadline" 'BEGIN { exit !(t >= d) }' && return 1
+		sleep 0.02
+	done
+}
+
 # ff__pkg CMD: the Debian (bookworm) package that ships CMD.
 ff__pkg() {
 	case $1 in
