@@ -16,6 +16,8 @@
 #ifndef FF_CFG_INT_H
 #define FF_CFG_INT_H
 
+#include "ff-cfgkind.h"
+
 #include <libconfig.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +37,22 @@ void ff_cfg_join(char *out, size_t len, const char *path, const char *key);
 /* Every member of grp must be named in allowed (NULL-terminated). */
 int ff_cfg_check_keys(const char *file, const config_setting_t *grp,
                       const char *path, const char *const *allowed);
+
+/* ff_cfg_check_keys for the root group of a file that should be of kind
+ * want: when a top-level key is unknown and the file is clearly of
+ * another kind (ff-cfgkind.h), the error says that instead, as "FILE is
+ * a farm spec, not a scenario (serve it with fusefarm mount, ...)". */
+int ff_cfg_check_root(const char *file, const config_setting_t *root,
+                      enum ff_cfg_kind want, const char *const *allowed);
+
+/* The kind a parsed root group looks like, by its top-level keys
+ * (ff-cfgkind.h says when a guess is made). */
+enum ff_cfg_kind ff_cfg_kind_of_root(const config_setting_t *root);
+
+/* The top-level keys of each libconfig kind, NULL-terminated (what the
+ * sniffer knows; each parser checks its own list, and test-cfg checks
+ * that the two agree).  NULL for the JSON kinds. */
+const char *const *ff_cfg_kind_keys(enum ff_cfg_kind kind);
 
 /* An integer in [min, max]. */
 int ff_cfg_int(const char *file, const config_setting_t *grp, const char *path,
@@ -68,8 +86,11 @@ int ff_cfg_bool(const char *file, const config_setting_t *grp,
 int ff_cfg_read_error(config_t *cfg, const char *name, const char *what);
 
 /* Parse text (or, when text is NULL, the file name) into cfg, which the
- * caller has config_init()ed and destroys.  Before libconfig sees it,
- * reject what libconfig 1.5 would silently get wrong: an integer literal
+ * caller has config_init()ed and destroys.  A JSON document of ours (a
+ * run document, a stats snapshot) is refused as such: "NAME is a run
+ * document (JSON), not a WHAT (render it with fusefarm report)", WHAT
+ * being "spec", "profile" or "scenario".  Before libconfig sees the
+ * text, reject what libconfig 1.5 would silently get wrong: an integer literal
  * out of range of its type (a decimal beyond 32 bits without an L suffix
  * is truncated to 32 bits, one beyond 64 bits saturates) and, in a file,
  * a NUL byte (the text would end there).  Messages are "NAME: cannot read

@@ -5,11 +5,15 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MAX_CONFIG_FILE (64u << 20)
+#define PATH_MAX_HINT   4200
 
 /* Report an error on setting s as "file:line: path: message". */
 int
@@ -84,6 +88,231 @@ ff_cfg_check_keys(const char *file, const config_setting_t *grp,
     return ff_cfg_err(file, s, kp, "unknown key (expected one of: %s)", list);
   }
   return 0;
+}
+
+/* ---- which kind of file is this (ff-cfgkind.h) ---------------------- */
+
+/* The top-level keys of each libconfig format: ff-spec.c, ff-profile.c
+ * and ff-scenario.c check their own lists; test-cfg checks these match. */
+static const char *const spec_keys[] = {
+  "seed",   "device_name",   "device_size", "device_hint", "creation_host",
+  "uname",  "creation_time", "lvm_version", "vgs",         "orphans",
+  "blanks", "signatures",    NULL};
+static const char *const profile_keys[] = {"name",  "seed",   "rotational",
+                                           "queue", "groups", NULL};
+static const char *const scenario_keys[] = {
+  "name",           "description", "spec", "farm",   "devices",
+  "profile",        "latency",     "lvm",  "matrix", "workloads",
+  "aio_contention", "attach",      NULL};
+
+static const enum ff_cfg_kind cfg_kinds[] = {FF_CFG_SPEC, FF_CFG_PROFILE,
+                                             FF_CFG_SCENARIO};
+
+const char *const *
+ff_cfg_kind_keys(enum ff_cfg_kind kind)
+{
+  switch (kind) {
+  case FF_CFG_SPEC:
+    return spec_keys;
+  case FF_CFG_PROFILE:
+    return profile_keys;
+  case FF_CFG_SCENARIO:
+    return scenario_keys;
+  default:
+    return NULL;
+  }
+}
+
+static int
+has_key(const char *const *keys, const char *name)
+{
+  for (; *keys; keys++)
+    if (!strcmp(*keys, name))
+      return 1;
+  return 0;
+}
+
+enum ff_cfg_kind
+ff_cfg_kind_of_root(const config_setting_t *root)
+{
+  enum { NK = sizeof cfg_kinds / sizeof *cfg_kinds };
+  unsigned known[NK] = {0}, own[NK] = {0};
+  int n = root ? config_setting_length(root) : 0;
+  enum ff_cfg_kind kind = FF_CFG_UNKNOWN;
+
+  for (int i = 0; i < n; i++) {
+    const char *name =
+      config_setting_name(config_setting_get_elem(root, (unsigned)i));
+    unsigned in = 0, last = 0;
+
+    if (!name)
+      return FF_CFG_UNKNOWN;
+    for (unsigned k = 0; k < NK; k++)
+      if (has_key(ff_cfg_kind_keys(cfg_kinds[k]), name)) {
+        known[k]++;
+        in++;
+        last = k;
+      }
+    if (in == 1)
+      own[last]++;
+  }
+  /* Every key one kind's, and some key that kind's alone. */
+  for (unsigned k = 0; k < NK; k++) {
+    if (!own[k])
+      continue;
+    if (kind != FF_CFG_UNKNOWN || known[k] != (unsigned)n)
+      return FF_CFG_UNKNOWN;
+    kind = cfg_kinds[k];
+  }
+  return kind;
+}
+
+/* A JSON document of ours, by its "format" member. */
+static enum ff_cfg_kind
+json_kind(const char *text, size_t len)
+{
+  json_t *doc = json_loadb(text, len, 0, NULL);
+  const char *format = json_string_value(json_object_get(doc, "format"));
+  enum ff_cfg_kind kind = FF_CFG_UNKNOWN;
+
+  if (format && !strcmp(format, "fusefarm-run"))
+    kind = FF_CFG_RUNDOC;
+  else if (format && !strcmp(format, "fusefarm-stats"))
+    kind = FF_CFG_STATS;
+  json_decref(doc);
+  return kind;
+}
+
+enum ff_cfg_kind
+ff_cfg_kind_of_text(const char *text, size_t len)
+{
+  enum ff_cfg_kind kind = FF_CFG_UNKNOWN;
+  size_t i = 0;
+  config_t cfg;
+  char *copy;
+
+  while (i < len && isspace((unsigned char)text[i]))
+    i++;
+  /* A libconfig file never starts with a brace. */
+  if (i < len && text[i] == '{')
+    return json_kind(text, len);
+  if (memchr(text, '\0', len))
+    return FF_CFG_UNKNOWN;
+  copy = strndup(text, len);
+  if (!copy)
+    return FF_CFG_UNKNOWN;
+  config_init(&cfg);
+  if (config_read_string(&cfg, copy) == CONFIG_TRUE)
+    kind = ff_cfg_kind_of_root(config_root_setting(&cfg));
+  config_destroy(&cfg);
+  free(copy);
+  return kind;
+}
+
+static char *slurp(const char *path, const char *what, size_t *len);
+
+enum ff_cfg_kind
+ff_cfg_kind_of_file(const char *path)
+{
+  enum ff_cfg_kind kind;
+  char *saved = strdup(ff_errmsg()), *text;
+  size_t len;
+
+  text = slurp(path, "file", &len);
+  kind = text ? ff_cfg_kind_of_text(text, len) : FF_CFG_UNKNOWN;
+  free(text);
+  /* Asking is not failing: leave the caller's error as it was. */
+  if (saved) {
+    ff_error("%s", saved);
+    free(saved);
+  }
+  return kind;
+}
+
+const char *
+ff_cfg_kind_name(enum ff_cfg_kind kind)
+{
+  switch (kind) {
+  case FF_CFG_SPEC:
+    return "a farm spec";
+  case FF_CFG_PROFILE:
+    return "a profile";
+  case FF_CFG_SCENARIO:
+    return "a scenario";
+  case FF_CFG_RUNDOC:
+    return "a run document (JSON)";
+  case FF_CFG_STATS:
+    return "a stats snapshot (JSON)";
+  default:
+    return "unknown";
+  }
+}
+
+char *
+ff_cfg_kind_hint(enum ff_cfg_kind have, enum ff_cfg_kind want,
+                 const char *path, char *out, size_t len)
+{
+  out[0] = '\0';
+  switch (have) {
+  case FF_CFG_SPEC:
+    if (want == FF_CFG_SCENARIO)
+      snprintf(out, len,
+               "serve it with fusefarm mount, or name it in a scenario: "
+               "spec = \"%s\";",
+               path);
+    else if (want == FF_CFG_PROFILE)
+      snprintf(out, len,
+               "give it as the farm: fusefarm mount SPEC MNT, "
+               "or the plugin's spec=");
+    else
+      snprintf(out, len, "serve it with fusefarm mount");
+    break;
+  case FF_CFG_PROFILE:
+    if (want == FF_CFG_SCENARIO)
+      snprintf(out, len,
+               "serve a farm with it: fusefarm mount --profile, or name it "
+               "in a scenario: profile = \"%s\";",
+               path);
+    else
+      snprintf(out, len,
+               "give it with --profile, or the plugin's "
+               "profile=");
+    break;
+  case FF_CFG_SCENARIO:
+    if (want == FF_CFG_RUNDOC)
+      snprintf(out, len,
+               "run it with fusefarm run --json FILE, then "
+               "render FILE");
+    else
+      snprintf(out, len, "run it with fusefarm run");
+    break;
+  case FF_CFG_RUNDOC:
+    snprintf(out, len, "render it with fusefarm report");
+    break;
+  case FF_CFG_STATS:
+    snprintf(out, len, "print it with fusefarm stats");
+    break;
+  default:
+    break;
+  }
+  return out;
+}
+
+int
+ff_cfg_check_root(const char *file, const config_setting_t *root,
+                  enum ff_cfg_kind want, const char *const *allowed)
+{
+  enum ff_cfg_kind have;
+  char hint[PATH_MAX_HINT];
+
+  if (ff_cfg_check_keys(file, root, "", allowed) == 0)
+    return 0;
+  have = ff_cfg_kind_of_root(root);
+  if (have == FF_CFG_UNKNOWN || have == want)
+    return -1;
+  return ff_error("%s is %s, not %s (%s)", file, ff_cfg_kind_name(have),
+                  ff_cfg_kind_name(want),
+                  ff_cfg_kind_hint(have, want, file, hint, sizeof hint));
 }
 
 /* Each getter returns 1 when the key is present and valid, 0 when it is
@@ -352,8 +581,6 @@ check_ints(const char *t, size_t n, const char *name)
   return 0;
 }
 
-#define MAX_CONFIG_FILE (64u << 20)
-
 /* The whole file, NUL-terminated; NULL with the error set. */
 static char *
 slurp(const char *path, const char *what, size_t *len)
@@ -426,6 +653,22 @@ ff_cfg_load(config_t *cfg, const char *text, const char *name,
     }
   } else {
     len = strlen(text);
+  }
+  {
+    enum ff_cfg_kind want = !strcmp(what, "spec")      ? FF_CFG_SPEC
+                            : !strcmp(what, "profile") ? FF_CFG_PROFILE
+                                                       : FF_CFG_SCENARIO;
+    size_t i = strspn(text, " \t\r\n");
+    enum ff_cfg_kind have =
+      text[i] == '{' ? ff_cfg_kind_of_text(text, len) : FF_CFG_UNKNOWN;
+    char hint[PATH_MAX_HINT];
+
+    if (have != FF_CFG_UNKNOWN) {
+      ff_error("%s is %s, not %s (%s)", name, ff_cfg_kind_name(have),
+               ff_cfg_kind_name(want),
+               ff_cfg_kind_hint(have, want, name, hint, sizeof hint));
+      goto out;
+    }
   }
   if (check_ints(text, len, name) < 0)
     goto out;

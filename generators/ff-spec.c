@@ -600,7 +600,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     ff_error("out of memory");
     goto fail;
   }
-  if (ff_cfg_check_keys(c->file, root, "", keys) < 0 ||
+  if (ff_cfg_check_root(c->file, root, FF_CFG_SPEC, keys) < 0 ||
       ff_cfg_int(c->file, root, "", "seed", INT64_MIN, INT64_MAX, &seed) < 0 ||
       ff_cfg_str(c->file, root, "", "device_name", &sp->device_name) < 0 ||
       ff_cfg_size(c->file, root, "", "device_size", &sp->device_size) < 0 ||

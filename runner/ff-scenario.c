@@ -260,7 +260,7 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
   sc->aio_inflight = 32;
   if (!(sc->file = strdup(file)))
     goto oom;
-  if (ff_cfg_check_keys(file, root, "", keys) < 0 ||
+  if (ff_cfg_check_root(file, root, FF_CFG_SCENARIO, keys) < 0 ||
       ff_cfg_str(file, root, "", "name", &sc->name) < 0 ||
       ff_cfg_str(file, root, "", "description", &sc->description) < 0 ||
       ff_cfg_int(file, root, "", "devices", 1, 1000000, &devices) < 0 ||

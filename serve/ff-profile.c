@@ -942,7 +942,7 @@ parse_root(struct pctx *c, const config_setting_t *root)
   if (!p)
     return NULL;
   c->p = p;
-  if (ff_cfg_check_keys(c->file, root, "", keys) < 0 ||
+  if (ff_cfg_check_root(c->file, root, FF_CFG_PROFILE, keys) < 0 ||
       ff_cfg_str(c->file, root, "", "name", &p->name) < 0 ||
       ff_cfg_int(c->file, root, "", "seed", INT64_MIN, INT64_MAX, &seed) < 0 ||
       ff_cfg_bool(c->file, root, "", "rotational", &p->rotational) < 0 ||
