@@ -8,6 +8,7 @@
  * exactly what it did.
  */
 #include "attach.h"
+#include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-file.h"
 #include <getopt.h>
@@ -138,8 +139,9 @@ ff_cmd_attach(int argc, char **argv)
   rlim_t hard_nofile = RLIM_INFINITY;
   double t0;
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "s:qh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":s:qh", opts, NULL)) != -1) {
     switch (c) {
     case 's':
       state_opt = optarg;
@@ -154,10 +156,14 @@ ff_cmd_attach(int argc, char **argv)
       fputs(attach_usage, stdout);
       return 0;
     default:
-      fputs(attach_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("attach", c, argv, opts);
     }
   }
+  if (optind == argc)
+    return ff_cli_usage("attach", "missing MNT");
+  if (argc - optind > 1)
+    return ff_cli_usage("attach", "too many arguments (from '%s')",
+                        argv[optind + 1]);
   if (fa_operands("attach", argc, argv, attach_usage, state_opt, &mnt))
     return 2;
   t0 = fa_now_s();

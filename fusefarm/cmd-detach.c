@@ -6,6 +6,7 @@
  * exactly what it did.
  */
 #include "attach.h"
+#include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-file.h"
 #include <getopt.h>
@@ -212,8 +213,9 @@ ff_cmd_detach(int argc, char **argv)
   struct stat st;
   double t0, t_pass;
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "s:qh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":s:qh", opts, NULL)) != -1) {
     switch (c) {
     case 's':
       state_opt = optarg;
@@ -225,10 +227,14 @@ ff_cmd_detach(int argc, char **argv)
       fputs(detach_usage, stdout);
       return 0;
     default:
-      fputs(detach_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("detach", c, argv, opts);
     }
   }
+  if (optind == argc)
+    return ff_cli_usage("detach", "missing MNT");
+  if (argc - optind > 1)
+    return ff_cli_usage("detach", "too many arguments (from '%s')",
+                        argv[optind + 1]);
   if (fa_operands("detach", argc, argv, detach_usage, state_opt, &mnt))
     return 2;
   t0 = fa_now_s();

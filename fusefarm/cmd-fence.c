@@ -5,6 +5,7 @@
  *
  * Thread model: single-threaded.
  */
+#include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-fence.h"
 #include "ff-loop.h"
@@ -12,7 +13,6 @@
 
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,22 +56,6 @@ static const char fence_usage[] =
   "\n"
   "Exit status: 0 success, 1 runtime failure, 2 bad usage or scenario.\n";
 
-static int bad_usage(const char *fmt, ...)
-  __attribute__((format(printf, 1, 2)));
-
-static int
-bad_usage(const char *fmt, ...)
-{
-  va_list ap;
-
-  fputs("fusefarm fence: ", stderr);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputs(" (see fusefarm fence --help)\n", stderr);
-  return 2;
-}
-
 int
 ff_cmd_fence(int argc, char **argv)
 {
@@ -98,7 +82,7 @@ ff_cmd_fence(int argc, char **argv)
 
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "+d:l:s:k:qh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+:d:l:s:k:qh", opts, NULL)) != -1) {
     switch (c) {
     case 'd':
       dir = optarg;
@@ -122,40 +106,32 @@ ff_cmd_fence(int argc, char **argv)
       fputs(fence_usage, stdout);
       return 0;
     default:
-      if (optopt && strchr("dlskV", optopt))
-        return bad_usage("option '%s' needs an argument", argv[optind - 1]);
-      return bad_usage("unknown option '%s'", argv[optind - 1]);
+      return ff_cli_bad_option("fence", c, argv, opts);
     }
   }
   if (!dir)
-    return bad_usage("%s", "--dir DIR is required");
+    return ff_cli_usage("fence", "--dir DIR is required");
   if (lvm && version)
-    return bad_usage("%s", "--lvm and --lvm-version exclude each other");
+    return ff_cli_usage("fence", "--lvm and --lvm-version exclude each other");
   if (!scenario != !config)
-    return bad_usage("%s", "--scenario and --config go together");
-  if (config) {
-    char *end;
-
-    k = strtoull(config, &end, 10);
-    if (*end || end == config || k < 1)
-      return bad_usage("--config '%s': expected a configuration number "
-                       ">= 1",
-                       config);
-  }
+    return ff_cli_usage("fence", "--scenario and --config go together");
+  if (config && ff_cli_number("fence", "--config", config, 1, 1000000, &k))
+    return 2;
   ndevs = (size_t)(argc - optind);
   for (int i = optind; i < argc; i++)
     if (argv[i][0] != '/' || strpbrk(argv[i], " \t\n"))
-      return bad_usage("device '%s': expected an absolute device path "
-                       "without blanks",
-                       argv[i]);
+      return ff_cli_usage("fence",
+                          "device '%s': expected an absolute device path "
+                          "without blanks",
+                          argv[i]);
 
   if (version) {
     unsigned a, b, p;
     char extra;
 
     if (sscanf(version, "%u.%u.%u%c", &a, &b, &p, &extra) != 3)
-      return bad_usage("--lvm-version '%s': expected X.Y.Z (2.03.16)",
-                       version);
+      return ff_cli_usage(
+        "fence", "--lvm-version '%s': expected X.Y.Z (2.03.16)", version);
     ff_lvm_caps_for(a, b, p, &f.caps);
   } else if (ff_lvm_caps_probe(lvm ? lvm : "lvm", dir, &f.caps) < 0) {
     fprintf(stderr, "fusefarm fence: %s\n", ff_errmsg());

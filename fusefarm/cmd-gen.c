@@ -110,8 +110,9 @@ ff_cmd_gen(int argc, char **argv)
   int force = 0, quiet = 0, c, dirfd, rc = 0;
   struct ff_farm *farm;
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "o:fqh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
     switch (c) {
     case 'o':
       out = optarg;
@@ -129,24 +130,23 @@ ff_cmd_gen(int argc, char **argv)
       fputs(gen_usage, stdout);
       return 0;
     default:
-      fputs(gen_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("gen", c, argv, opts);
     }
   }
   if (optind < argc)
     spec = argv[optind++];
-  if (optind < argc || !out) {
-    fprintf(stderr, "fusefarm gen: %s\n%s",
-            !out ? "missing -o DIR" : "too many arguments", gen_usage);
-    return 2;
-  }
+  if (optind < argc)
+    return ff_cli_usage("gen", "too many arguments (from '%s')", argv[optind]);
+  if (!out)
+    return ff_cli_usage("gen", "missing -o DIR");
   farm = ff_cli_load_farm("gen", spec);
   if (!farm)
     return 2;
   if (overlay && ff_farm_load_overlay(farm, overlay) < 0) {
+    /* An input file that is missing, unreadable or invalid. */
     fprintf(stderr, "fusefarm gen: %s\n", ff_errmsg());
     ff_farm_free(farm);
-    return 1;
+    return 2;
   }
   if (mkdir(out, 0755) < 0 && errno != EEXIST) {
     fprintf(stderr, "fusefarm gen: mkdir %s: %m\n", out);
@@ -201,41 +201,33 @@ ff_cmd_manifest(int argc, char **argv)
   struct ff_farm *farm;
   char *text;
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "cD:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":cD:h", opts, NULL)) != -1) {
     switch (c) {
     case 'c':
       compact = 1;
       break;
     case 'D': {
-      char *end;
+      unsigned long long v;
 
-      errno = 0;
-      devices = strtoull(optarg, &end, 10);
-      if (errno || end == optarg || *end || *optarg == '-' || devices < 1 ||
-          devices > 1000000) {
-        fprintf(stderr,
-                "fusefarm manifest: --devices %s: expected 1..1000000\n",
-                optarg);
+      if (ff_cli_number("manifest", "--devices", optarg, 1, 1000000, &v))
         return 2;
-      }
+      devices = v;
       break;
     }
     case 'h':
       fputs(manifest_usage, stdout);
       return 0;
     default:
-      fputs(manifest_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("manifest", c, argv, opts);
     }
   }
   if (optind < argc)
     spec = argv[optind++];
-  if (optind < argc) {
-    fprintf(stderr, "fusefarm manifest: too many arguments\n%s",
-            manifest_usage);
-    return 2;
-  }
+  if (optind < argc)
+    return ff_cli_usage("manifest", "too many arguments (from '%s')",
+                        argv[optind]);
   farm = ff_cli_load_farm_scaled("manifest", spec, devices);
   if (!farm)
     return 2;
@@ -266,24 +258,37 @@ static const char check_usage[] =
 int
 ff_cmd_check(int argc, char **argv)
 {
+  static const struct option opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *spec = NULL;
   struct ff_farm *farm;
   uint64_t lvs = 0;
+  int c;
 
-  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-    fputs(check_usage, stdout);
-    return 0;
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'h':
+      fputs(check_usage, stdout);
+      return 0;
+    default:
+      return ff_cli_bad_option("check", c, argv, opts);
+    }
   }
-  if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-    fputs(check_usage, stderr);
-    return 2;
-  }
-  farm = ff_cli_load_farm("check", argc == 2 ? argv[1] : NULL);
+  if (optind < argc)
+    spec = argv[optind++];
+  if (optind < argc)
+    return ff_cli_usage("check", "too many arguments (from '%s')",
+                        argv[optind]);
+  farm = ff_cli_load_farm("check", spec);
   if (!farm)
     return 2;
   lvs = ff_farm_nlvs(farm);
-  printf("%s: ok: %u devices, %u VGs, %llu LVs\n",
-         argc == 2 ? argv[1] : "<built-in>", ff_farm_ndevs(farm),
-         ff_farm_nvgs(farm), (unsigned long long)lvs);
+  printf("%s: ok: %u devices, %u VGs, %llu LVs\n", spec ? spec : "<built-in>",
+         ff_farm_ndevs(farm), ff_farm_nvgs(farm), (unsigned long long)lvs);
   ff_farm_free(farm);
   return 0;
 }

@@ -55,20 +55,6 @@ static const char mount_usage[] =
   "  -o OPTS                extra FUSE mount options\n"
   "  -h, --help             this text\n";
 
-static int
-parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-  char *end;
-  unsigned long v;
-
-  errno = 0;
-  v = strtoul(s, &end, 10);
-  if (errno || *end || end == s || v < lo || v > hi)
-    return -1;
-  *out = (unsigned)v;
-  return 0;
-}
-
 /* Descriptors the daemon needs at most at once: stdio, /dev/fuse, the
  * log, fuse_daemonize's pipe, an overlay or profile file being read or
  * written, with room to spare.  None is per device or per thread (no
@@ -157,8 +143,6 @@ check_mountpoint(const char *mnt)
   snprintf(up, sizeof up, "%s/..", mnt);
   if (stat(up, &parent) == 0 && parent.st_dev != st.st_dev)
     return ff_error("%s is already a mount point (unmount it first)", mnt);
-  if (access("/dev/fuse", R_OK | W_OK) < 0)
-    return ff_error("/dev/fuse: %m (load the fuse module, install fuse3)");
   return 0;
 }
 
@@ -179,7 +163,7 @@ ff_cmd_mount(int argc, char **argv)
   };
   const char *profile = NULL, *overlay = NULL, *logfile = NULL;
   const char *fuseopts = NULL, *spec = NULL, *mnt, *save_arg = NULL;
-  unsigned threads = 8, reply_threads = 4, devices = 0;
+  unsigned long long threads = 8, reply_threads = 4, devices = 0;
   int foreground = 0, c, rc = 1;
   struct ff_daemon d = {0};
   struct ff_server_options so = {.stats = 1};
@@ -189,8 +173,9 @@ ff_cmd_mount(int argc, char **argv)
   char *save_abs = NULL;
   char realmnt[PATH_MAX];
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "p:fo:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":p:fo:h", opts, NULL)) != -1) {
     switch (c) {
     case 'p':
       profile = optarg;
@@ -205,28 +190,20 @@ ff_cmd_mount(int argc, char **argv)
       save_arg = optarg;
       break;
     case 'T':
-      if (parse_uint(optarg, 1, 64, &threads) < 0) {
-        fprintf(stderr, "fusefarm mount: --threads %s: expected 1..64\n",
-                optarg);
+      if (ff_cli_number("mount", "--threads", optarg, 1, 64, &threads))
         return 2;
-      }
       break;
     case 'R':
-      if (parse_uint(optarg, 1, 64, &reply_threads) < 0) {
-        fprintf(stderr, "fusefarm mount: --reply-threads %s: expected 1..64\n",
-                optarg);
+      if (ff_cli_number("mount", "--reply-threads", optarg, 1, 64,
+                        &reply_threads))
         return 2;
-      }
       break;
     case 'L':
       logfile = optarg;
       break;
     case 'D':
-      if (parse_uint(optarg, 1, 1000000, &devices) < 0) {
-        fprintf(stderr, "fusefarm mount: --devices %s: expected 1..1000000\n",
-                optarg);
+      if (ff_cli_number("mount", "--devices", optarg, 1, 1000000, &devices))
         return 2;
-      }
       break;
     case 'o':
       fuseopts = optarg;
@@ -235,8 +212,7 @@ ff_cmd_mount(int argc, char **argv)
       fputs(mount_usage, stdout);
       return 0;
     default:
-      fputs(mount_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("mount", c, argv, opts);
     }
   }
   if (argc - optind == 2) {
@@ -244,23 +220,27 @@ ff_cmd_mount(int argc, char **argv)
     mnt = argv[optind + 1];
   } else if (argc - optind == 1) {
     mnt = argv[optind];
+  } else if (argc == optind) {
+    return ff_cli_usage("mount", "missing MNT (expected [SPEC] MNT)");
   } else {
-    fprintf(stderr, "fusefarm mount: expected [SPEC] MNT\n%s", mount_usage);
-    return 2;
+    return ff_cli_usage("mount",
+                        "too many arguments (from '%s'; expected [SPEC] MNT)",
+                        argv[optind + 2]);
   }
 
-  /* Everything that can be wrong with the input is found before mount. */
-  if (check_nofile() < 0) {
-    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
-    return 1;
-  }
+  /* Everything that can be wrong with the input is found before mount:
+   * the arguments and input files (2), then the machine (1). */
   if (check_mountpoint(mnt) < 0 || !realpath(mnt, realmnt)) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     return 2;
   }
+  if (check_nofile() < 0) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
+    return 1;
+  }
   if (save_arg && !(save_abs = save_path(save_arg))) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
-    return 2;
+    return 1;
   }
   so.spec = spec;
   so.devices = devices;
@@ -272,10 +252,17 @@ ff_cmd_mount(int argc, char **argv)
     if (fault == FF_SERVER_BAD_SAVE_OVERLAY)
       ff_error_prefix("--save-overlay %s: ", save_arg);
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
-    /* A bad input is a usage error; a bad overlay file or no memory a
-     * runtime failure. */
-    rc =
-      fault == FF_SERVER_BAD_OVERLAY || fault == FF_SERVER_NO_MEMORY ? 1 : 2;
+    /* A bad input (spec, profile, overlay to load) is 2; an output file
+     * that cannot be written (--save-overlay) or no memory 1. */
+    rc = fault == FF_SERVER_BAD_SAVE_OVERLAY || fault == FF_SERVER_NO_MEMORY
+           ? 1
+           : 2;
+    goto out;
+  }
+  if (access("/dev/fuse", R_OK | W_OK) < 0) {
+    fprintf(stderr,
+            "fusefarm mount: /dev/fuse: %m (load the fuse module, install "
+            "fuse3)\n");
     goto out;
   }
   d.mounted_ns = ff_now_ns();
@@ -288,7 +275,7 @@ ff_cmd_mount(int argc, char **argv)
            : ff_is_builtin(spec) ? strdup(spec)
                                  : realpath(spec, NULL);
   d.mountpoint = realmnt;
-  d.fuse_threads = threads;
+  d.fuse_threads = (unsigned)threads;
   if (profile)
     d.profile =
       ff_is_builtin(profile) ? strdup(profile) : realpath(profile, NULL);
@@ -341,14 +328,14 @@ ff_cmd_mount(int argc, char **argv)
       goto out_unmount;
   }
 
-  d.sched = ff_sched_new(reply_threads);
+  d.sched = ff_sched_new((unsigned)reply_threads);
   lc = fuse_loop_cfg_create();
   if (!d.sched || !lc) {
     fprintf(stderr, "fusefarm: %s\n", d.sched ? "out of memory" : ff_errmsg());
     goto out_unmount;
   }
-  fuse_loop_cfg_set_max_threads(lc, threads);
-  fuse_loop_cfg_set_idle_threads(lc, threads);
+  fuse_loop_cfg_set_max_threads(lc, (unsigned)threads);
+  fuse_loop_cfg_set_idle_threads(lc, (unsigned)threads);
   /* 0, -errno, or the signal that ended it (a clean end, too). */
   rc = fuse_session_loop_mt(d.se, lc) < 0 ? 1 : 0;
 

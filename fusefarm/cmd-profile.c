@@ -1,6 +1,8 @@
 /* fusefarm: `fusefarm profile`: show or switch the I/O profile of a
  * mounted farm, through its control files (ff-ctl.h).  No threads. */
 #include "ff-builtin.h"
+#include "ff-cfgkind.h"
+#include "ff-cli.h"
 #include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
@@ -21,18 +23,32 @@ static const char profile_usage[] =
 int
 ff_cmd_profile(int argc, char **argv)
 {
+  static const struct option opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
   char path[PATH_MAX];
   char *text;
-  int rc;
+  int rc, c;
 
-  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-    fputs(profile_usage, stdout);
-    return 0;
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'h':
+      fputs(profile_usage, stdout);
+      return 0;
+    default:
+      return ff_cli_bad_option("profile", c, argv, opts);
+    }
   }
-  if (argc != 2 && argc != 3) {
-    fputs(profile_usage, stderr);
-    return 2;
-  }
+  if (optind == argc)
+    return ff_cli_usage("profile", "missing MNT");
+  if (argc - optind > 2)
+    return ff_cli_usage("profile", "too many arguments (from '%s')",
+                        argv[optind + 2]);
+  argv += optind - 1;
+  argc -= optind - 1;
   if (argc == 2) {
     text = ff_ctl_read(argv[1], "profile", 1u << 20);
     if (!text) {
@@ -49,6 +65,18 @@ ff_cmd_profile(int argc, char **argv)
   else if (!realpath(argv[2], path)) {
     fprintf(stderr, "fusefarm profile: %s: %m\n", argv[2]);
     return 2;
+  } else {
+    enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
+    char hint[PATH_MAX + 128];
+
+    /* Say so here, before the daemon refuses it as "unknown key". */
+    if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_PROFILE) {
+      fprintf(
+        stderr, "fusefarm profile: %s is %s, not a profile (%s)\n", argv[2],
+        ff_cfg_kind_name(kind),
+        ff_cfg_kind_hint(kind, FF_CFG_PROFILE, argv[2], hint, sizeof hint));
+      return 2;
+    }
   }
   rc = ff_ctl_write(argv[1], "profile", path);
   if (rc == FF_CTL_NOFILE) {

@@ -6,6 +6,8 @@
  * The document is checked before anything is printed or written.  No
  * threads.
  */
+#include "ff-cfgkind.h"
+#include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-report.h"
 #include "ff-runreport.h"
@@ -40,23 +42,9 @@ static const char report_usage[] =
   "                     list)\n"
   "  -h, --help         this text\n"
   "\n"
-  "Exit status: 0 success, 1 runtime failure (unreadable or malformed\n"
-  "document, write error), 2 bad usage.\n";
-
-/* N for --top: a whole number from 0 to INT_MAX. */
-static int
-parse_top(const char *s, int *out)
-{
-  char *end;
-  long v;
-
-  errno = 0;
-  v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < 0 || v > INT_MAX)
-    return -1;
-  *out = (int)v;
-  return 0;
-}
+  "Exit status: 0 success, 1 runtime failure (an output file that cannot\n"
+  "be written), 2 bad usage or bad input (a document that is missing,\n"
+  "unreadable or malformed).\n";
 
 int
 ff_cmd_report(int argc, char **argv)
@@ -69,11 +57,13 @@ ff_cmd_report(int argc, char **argv)
     {NULL, 0, NULL, 0},
   };
   const char *csv = NULL, *svg = NULL, *path;
-  int top = FF_RUNREPORT_TOP, c, rc = 0;
+  unsigned long long top = FF_RUNREPORT_TOP;
+  int c, rc = 0;
   struct ff_runreport *rr;
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "c:s:t:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":c:s:t:h", opts, NULL)) != -1) {
     switch (c) {
     case 'c':
       csv = optarg;
@@ -82,38 +72,41 @@ ff_cmd_report(int argc, char **argv)
       svg = optarg;
       break;
     case 't':
-      if (parse_top(optarg, &top) < 0) {
-        fprintf(stderr,
-                "fusefarm report: --top %s: expected a whole number >= 0\n",
-                optarg);
+      if (ff_cli_number("report", "--top", optarg, 0, INT_MAX, &top))
         return 2;
-      }
       break;
     case 'h':
       fputs(report_usage, stdout);
       return 0;
     default:
-      fputs(report_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("report", c, argv, opts);
     }
   }
-  if (optind + 1 != argc) {
-    fprintf(stderr, "fusefarm report: %s\n%s",
-            optind == argc ? "missing FILE.json" : "too many arguments",
-            report_usage);
-    return 2;
-  }
+  if (optind == argc)
+    return ff_cli_usage("report", "missing FILE.json");
+  if (optind + 1 != argc)
+    return ff_cli_usage("report", "too many arguments (from '%s')",
+                        argv[optind + 1]);
   path = argv[optind];
 
-  /* Check the whole document before printing or writing anything. */
+  /* Check the whole document before printing or writing anything: one
+   * that is missing, unreadable or malformed is bad input. */
   rr = ff_runreport_load_file(path);
   if (!rr) {
-    fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
-    return 1;
+    enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
+    char hint[PATH_MAX + 128];
+
+    if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_RUNDOC)
+      fprintf(stderr, "fusefarm report: %s is %s, not a run document (%s)\n",
+              path, ff_cfg_kind_name(kind),
+              ff_cfg_kind_hint(kind, FF_CFG_RUNDOC, path, hint, sizeof hint));
+    else
+      fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
+    return 2;
   }
-  if (ff_report_print(rr, stdout, top) < 0 ||
+  if (ff_report_print(rr, stdout, (int)top) < 0 ||
       (csv && ff_report_csv(rr, csv) < 0) ||
-      (svg && ff_report_svg_top(rr, svg, top) < 0)) {
+      (svg && ff_report_svg_top(rr, svg, (int)top) < 0)) {
     fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
     rc = 1;
   }

@@ -6,6 +6,8 @@
  * it verbatim (--json, once ff_stats_json_text_check() accepts it) or
  * as the table of ff_stats_text_from_json_text().  No threads.
  */
+#include "ff-cfgkind.h"
+#include "ff-cli.h"
 #include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
@@ -40,7 +42,9 @@ static const char stats_usage[] =
   "                \"reset\" to MNT/.fusefarm/control; MNT only)\n"
   "  -h, --help    this text\n"
   "\n"
-  "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n";
+  "Exit status: 0 success, 1 runtime failure (MNT is not a mounted farm),\n"
+  "2 bad usage or bad input (a path that does not exist, a FILE that is\n"
+  "not a stats snapshot).\n";
 
 /* Read all of path: FUSE files may report no size, so read to EOF. */
 static char *
@@ -109,6 +113,21 @@ send_reset(const char *mnt)
   return 0;
 }
 
+/* Say why FILE is no snapshot: it is another of our kinds, or msg. */
+static void
+bad_file(const char *path, const char *msg)
+{
+  enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
+  char hint[4200];
+
+  if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_STATS)
+    fprintf(stderr, "fusefarm stats: %s is %s, not a stats snapshot (%s)\n",
+            path, ff_cfg_kind_name(kind),
+            ff_cfg_kind_hint(kind, FF_CFG_STATS, path, hint, sizeof hint));
+  else
+    fprintf(stderr, "fusefarm stats: %s\n", msg);
+}
+
 int
 ff_cmd_stats(int argc, char **argv)
 {
@@ -126,8 +145,9 @@ ff_cmd_stats(int argc, char **argv)
   struct stat st;
   size_t len;
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "jarh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":jarh", opts, NULL)) != -1) {
     switch (c) {
     case 'j':
       as_json = 1;
@@ -142,20 +162,21 @@ ff_cmd_stats(int argc, char **argv)
       fputs(stats_usage, stdout);
       return 0;
     default:
-      fputs(stats_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("stats", c, argv, opts);
     }
   }
-  if (optind + 1 != argc) {
-    fprintf(stderr, "fusefarm stats: %s\n%s",
-            optind == argc ? "missing MNT or FILE" : "too many arguments",
-            stats_usage);
-    return 2;
-  }
+  if (optind == argc)
+    return ff_cli_usage("stats", "missing MNT or FILE");
+  if (optind + 1 != argc)
+    return ff_cli_usage("stats", "too many arguments (from '%s')",
+                        argv[optind + 1]);
   arg = argv[optind];
+  /* A path that is not there, or a FILE that is not a snapshot, is bad
+   * input (2); a directory that is not a mounted farm a runtime failure
+   * (1): the farm is not there now. */
   if (stat(arg, &st) < 0) {
     fprintf(stderr, "fusefarm stats: %s: %m\n", arg);
-    return 1;
+    return 2;
   }
   is_file = S_ISREG(st.st_mode);
   if (!is_file && !S_ISDIR(st.st_mode)) {
@@ -163,14 +184,13 @@ ff_cmd_stats(int argc, char **argv)
             "fusefarm stats: %s is neither a fusefarm mount nor a stats "
             "file\n",
             arg);
-    return 1;
-  }
-  if (is_file && reset) {
-    fprintf(stderr,
-            "fusefarm stats: --reset needs a mounted farm, not a file (%s)\n",
-            arg);
     return 2;
   }
+  if (is_file && reset)
+    return ff_cli_usage("stats",
+                        "--reset needs a mounted farm, not a file "
+                        "(%s)",
+                        arg);
   if (is_file) {
     snprintf(path, sizeof path, "%s", arg);
   } else {
@@ -187,13 +207,16 @@ ff_cmd_stats(int argc, char **argv)
   buf = slurp(path, &len);
   if (!buf) {
     fprintf(stderr, "fusefarm stats: %s\n", ff_errmsg());
-    return 1;
+    return is_file ? 2 : 1;
   }
   if (as_json) {
     /* Verbatim, but checked: anything else is an error. */
     if (ff_stats_json_text_check(buf, len, path) < 0) {
-      fprintf(stderr, "fusefarm stats: %s\n", ff_errmsg());
-      rc = 1;
+      if (is_file)
+        bad_file(path, ff_errmsg());
+      else
+        fprintf(stderr, "fusefarm stats: %s\n", ff_errmsg());
+      rc = is_file ? 2 : 1;
     } else if (fwrite(buf, 1, len, stdout) != len ||
                (len && buf[len - 1] != '\n' && fputc('\n', stdout) == EOF) ||
                fflush(stdout) == EOF) {
@@ -203,8 +226,11 @@ ff_cmd_stats(int argc, char **argv)
   } else {
     text = ff_stats_text_from_json_text(buf, len, path, all, &info, &err);
     if (!text) {
-      fprintf(stderr, "fusefarm stats: %s\n", err ? err : ff_errmsg());
-      rc = 1;
+      if (is_file)
+        bad_file(path, err ? err : ff_errmsg());
+      else
+        fprintf(stderr, "fusefarm stats: %s\n", err ? err : ff_errmsg());
+      rc = is_file ? 2 : 1;
     } else {
       if (all && info.listed < info.ndevs)
         fprintf(stderr,

@@ -15,6 +15,7 @@
  * we ignore the signal and wait for it.
  */
 #include "ff-builtin.h"
+#include "ff-cfgkind.h"
 #include "ff-cli.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
@@ -92,7 +93,7 @@ static const char vm_usage[] =
   "and libexec/fusefarm, or the source and build trees when run from the\n"
   "build tree; FUSEFARM_DATADIR, FUSEFARM_LIBEXECDIR and FUSEFARM_PLUGIN\n"
   "override them.  Scratch files go to $TMPDIR (default /tmp).\n"
-  "Exit: 0 pass, 1 failed check or boot, 2 usage.\n";
+  "Exit: 0 pass, 1 failed check or boot, 2 bad usage or bad input.\n";
 
 static int
 write_file(const char *path, const char *text)
@@ -202,18 +203,6 @@ config_profile(const struct ff_scenario *sc, uint64_t k)
       p = sc->axes[a].values[idx[a]].s;
   free(idx);
   return p;
-}
-
-static int
-parse_num(const char *s, unsigned long long max, unsigned long long *out)
-{
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || v > max || *s == '-')
-    return -1;
-  *out = v;
-  return 0;
 }
 
 /* Run a guest script in the foreground (stdio inherited) and wait for it.
@@ -616,34 +605,27 @@ ff_cmd_vm(int argc, char **argv)
   char guest[PATH_MAX], outdir[PATH_MAX], lvmconf[PATH_MAX + 32];
   char scpath[PATH_MAX + 64];
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
     case O_DISKS:
-      if (parse_num(optarg, 4096, &num) < 0 || num == 0) {
-        fprintf(stderr, "fusefarm vm: --disks %s: expected 1..4096\n", optarg);
+      if (ff_cli_number("vm", "--disks", optarg, 1, 4096, &num))
         return 2;
-      }
       v.disks = optarg;
       break;
     case O_BOOT:
-      if (strcmp(optarg, "initramfs") && strcmp(optarg, "systemd")) {
-        fprintf(stderr,
-                "fusefarm vm: --boot %s: expected initramfs or systemd\n",
-                optarg);
-        return 2;
-      }
+      if (strcmp(optarg, "initramfs") && strcmp(optarg, "systemd"))
+        return ff_cli_usage("vm", "--boot %s: expected initramfs or systemd",
+                            optarg);
       v.boot = optarg;
       break;
     case O_PROFILE:
       v.profile = optarg;
       break;
     case O_TIMEOUT:
-      if (parse_num(optarg, 86400, &num) < 0 || num == 0) {
-        fprintf(stderr, "fusefarm vm: --timeout %s: expected 1..86400\n",
-                optarg);
+      if (ff_cli_number("vm", "--timeout", optarg, 1, 86400, &num))
         return 2;
-      }
       v.timeout = optarg;
       break;
     case O_CACHE:
@@ -665,27 +647,17 @@ ff_cmd_vm(int argc, char **argv)
       v.lvm = optarg;
       break;
     case O_TOP:
-      if (parse_num(optarg, 100000, &top) < 0) {
-        fprintf(stderr, "fusefarm vm: --top %s: expected a number\n", optarg);
+      if (ff_cli_number("vm", "--top", optarg, 0, 100000, &top))
         return 2;
-      }
       break;
     case O_NBD:
-      if (parse_num(optarg, 64, &num) < 0) {
-        fprintf(stderr, "fusefarm vm: --nbd-client %s: expected 0..64\n",
-                optarg);
+      if (ff_cli_number("vm", "--nbd-client", optarg, 0, 64, &num))
         return 2;
-      }
       v.nbd = optarg;
       break;
     case O_CONFIG:
-      if (parse_num(optarg, 1000000, &config) < 0 || config == 0) {
-        fprintf(stderr,
-                "fusefarm vm: --config %s: expected a configuration "
-                "number, 1 for the first\n",
-                optarg);
+      if (ff_cli_number("vm", "--config", optarg, 1, 1000000, &config))
         return 2;
-      }
       have_config = 1;
       break;
     case O_OUT:
@@ -698,15 +670,14 @@ ff_cmd_vm(int argc, char **argv)
       fputs(vm_usage, stdout);
       return 0;
     default:
-      fputs(vm_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("vm", c, argv, opts);
     }
   }
-  if (argc - optind > 1) {
-    fprintf(stderr, "fusefarm vm: expected at most one SCENARIO or SPEC\n%s",
-            vm_usage);
-    return 2;
-  }
+  if (argc - optind > 1)
+    return ff_cli_usage("vm",
+                        "too many arguments (from '%s'; expected at most "
+                        "one SCENARIO or SPEC)",
+                        argv[optind + 1]);
 
   /* The program's own files: the guest scripts, in-guest binaries and
    * plugin (ff-paths.h). */
@@ -735,10 +706,37 @@ ff_cmd_vm(int argc, char **argv)
 
   /* A scenario, else a plain spec. */
   if (argc - optind == 1) {
+    enum ff_cfg_kind kind;
+
     argv[optind] =
       (char *)ff_paths_scenario(argv[optind], scpath, sizeof scpath);
-    v.sc = ff_scenario_load_file(argv[optind]);
-    if (!v.sc) {
+    kind = ff_cfg_kind_of_file(argv[optind]);
+    if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_SCENARIO &&
+        kind != FF_CFG_SPEC) {
+      char hint[PATH_MAX + 128];
+
+      fprintf(stderr,
+              "fusefarm vm: %s is %s, not a scenario or farm spec "
+              "(%s)\n",
+              argv[optind], ff_cfg_kind_name(kind),
+              ff_cfg_kind_hint(kind, FF_CFG_UNKNOWN, argv[optind], hint,
+                               sizeof hint));
+      return 2;
+    }
+    /* A clear spec or scenario gets its own loader's message alone. */
+    v.sc = kind == FF_CFG_SPEC ? NULL : ff_scenario_load_file(argv[optind]);
+    if (!v.sc && kind == FF_CFG_SCENARIO) {
+      fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
+      return 2;
+    }
+    if (!v.sc && kind == FF_CFG_SPEC) {
+      struct ff_farm *farm = ff_cli_load_farm("vm", argv[optind]);
+
+      if (!farm)
+        return 2;
+      ff_farm_free(farm);
+      is_spec = 1;
+    } else if (!v.sc) {
       char *serr = strdup(ff_errmsg());
       struct ff_farm *farm = ff_cli_load_farm("vm", argv[optind]);
 

@@ -4,7 +4,10 @@
 #include "ff-loop.h"
 #include "ff-report.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct command {
@@ -31,6 +34,79 @@ static const struct command commands[] = {
   {"vm", ff_cmd_vm, "boot a guest over the farm: real dm and nbd activation"},
 };
 
+int
+ff_cli_usage(const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf(stderr, "fusefarm%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry 'fusefarm%s%s --help'.\n", cmd ? " " : "",
+          cmd ? cmd : "");
+  return 2;
+}
+
+int
+ff_cli_bad_option(const char *cmd, int c, char *const *argv,
+                  const struct option *opts)
+{
+  /* getopt_long has moved past a long option it refused, so it is
+   * argv[optind - 1]; a short one may sit inside a cluster (-qx), so it
+   * is named by optopt alone. */
+  const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+  int is_long = arg && !strncmp(arg, "--", 2) && arg[2];
+  int n = is_long ? (int)strcspn(arg, "=") : 0;
+  char also[256] = "";
+  unsigned matches = 0;
+
+  if (c == ':') {
+    if (is_long)
+      return ff_cli_usage(cmd, "option '%.*s' needs an argument", n, arg);
+    return ff_cli_usage(cmd, "option '-%c' needs an argument", optopt);
+  }
+  if (optopt && !is_long)
+    return ff_cli_usage(cmd, "unknown option '-%c'", optopt);
+  if (!is_long) /* a bare "-" or something getopt did not say */
+    return ff_cli_usage(cmd, "unknown option '%s'", arg ? arg : "?");
+  for (const struct option *o = opts; o && o->name; o++) {
+    size_t l = strlen(also);
+
+    if (strncmp(o->name, arg + 2, (size_t)n - 2))
+      continue;
+    if (strlen(o->name) == (size_t)n - 2 && o->has_arg == no_argument &&
+        arg[n] == '=')
+      return ff_cli_usage(cmd, "option '--%s' takes no argument", o->name);
+    snprintf(also + l, sizeof also - l, "%s--%s", matches ? ", " : "",
+             o->name);
+    matches++;
+  }
+  if (matches > 1)
+    return ff_cli_usage(cmd, "ambiguous option '%.*s' (%s)", n, arg, also);
+  return ff_cli_usage(cmd, "unknown option '%.*s'", n, arg);
+}
+
+int
+ff_cli_number(const char *cmd, const char *opt, const char *s,
+              unsigned long long lo, unsigned long long hi,
+              unsigned long long *out)
+{
+  unsigned long long v;
+  char *end;
+
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno || end == s || *end || s[0] < '0' || s[0] > '9' || v < lo ||
+      v > hi)
+    return ff_cli_usage(cmd,
+                        "%s %s: expected a whole number from %llu to "
+                        "%llu",
+                        opt, s, lo, hi);
+  *out = v;
+  return 0;
+}
+
 static void
 usage(FILE *f)
 {
@@ -46,13 +122,29 @@ usage(FILE *f)
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fputs("\n"
-        "Exit status: 0 success, 1 runtime failure, 2 bad usage or spec.\n",
+        "Exit status: 0 success; 1 runtime failure (mounting, attaching,\n"
+        "lvm, I/O, an output file that cannot be written); 2 bad usage or\n"
+        "bad input (an unknown option or bad value; an input file that is\n"
+        "missing, unreadable, invalid or of another kind).\n",
         f);
+}
+
+static void
+list_commands(char *out, size_t len)
+{
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+    size_t l = strlen(out);
+
+    snprintf(out + l, len - l, "%s%s", i ? ", " : "", commands[i].name);
+  }
 }
 
 int
 main(int argc, char **argv)
 {
+  char names[256];
+
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -69,7 +161,12 @@ main(int argc, char **argv)
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (!strcmp(argv[1], commands[i].name))
       return commands[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "fusefarm: unknown command '%s' (see fusefarm --help)\n",
-          argv[1]);
-  return 2;
+  list_commands(names, sizeof names);
+  if (argv[1][0] == '-')
+    return ff_cli_usage(NULL,
+                        "unknown option '%s' (a COMMAND comes first: "
+                        "%s)",
+                        argv[1], names);
+  return ff_cli_usage(NULL, "unknown command '%s' (commands: %s)", argv[1],
+                      names);
 }

@@ -28,6 +28,7 @@
  * `concurrency` lvm processes running and starts each arrival on time.
  */
 #include "ff-builtin.h"
+#include "ff-cli.h"
 #include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
@@ -863,8 +864,9 @@ ff_cmd_run(int argc, char **argv)
   char when[64];
   ssize_t n;
 
+  opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
     case 'j':
       json_out = optarg;
@@ -875,9 +877,14 @@ ff_cmd_run(int argc, char **argv)
     case 's':
       svg_out = optarg;
       break;
-    case 't':
-      top = atoi(optarg);
+    case 't': {
+      unsigned long long v;
+
+      if (ff_cli_number("run", "--top", optarg, 0, 100000, &v))
+        return 2;
+      top = (int)v;
       break;
+    }
     case 'l':
       lvm = optarg;
       break;
@@ -894,14 +901,12 @@ ff_cmd_run(int argc, char **argv)
       fputs(run_usage, stdout);
       return 0;
     default:
-      fputs(run_usage, stderr);
-      return 2;
+      return ff_cli_bad_option("run", c, argv, opts);
     }
   }
-  if (argc - optind > 1) {
-    fprintf(stderr, "fusefarm run: too many arguments\n%s", run_usage);
-    return 2;
-  }
+  if (argc - optind > 1)
+    return ff_cli_usage("run", "too many arguments (from '%s')",
+                        argv[optind + 1]);
   r.sc = optind < argc ? ff_scenario_load_file(ff_paths_scenario(
                            argv[optind], scpath, sizeof scpath))
                        : ff_scenario_load_string(ff_scenario_builtin_default,

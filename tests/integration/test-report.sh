@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test-report.sh: `fusefarm report` on the run documents in tests/data
 # (docs/run-json.md; the outputs are described in docs/report.md):
-#   - usage errors exit 2; an unreadable file, invalid JSON or a document
-#     that is not a run document exit 1; a malformed document exits 1
-#     naming the place (configs[2].workloads[0]: missing "median"),
-#     prints nothing and writes no file;
+#   - usage errors exit 2, and so does bad input: an unreadable file,
+#     invalid JSON, a document that is not a run document (a stats
+#     snapshot is named as such), a malformed document (naming the place:
+#     configs[2].workloads[0]: missing "median"), which prints nothing and
+#     writes no file; an output that cannot be written exits 1;
 #   - the table: header, exact rows of run-sample.json, "-" for workloads
 #     a config did not run, failures, the slowest-units lists (--top) and
 #     the notes;
@@ -276,19 +277,20 @@ $(cat "$tmp/out")"
 ff_log "usage and errors"
 expect_fail 2 "missing FILE.json"
 expect_fail 2 "too many arguments" a.json b.json
-expect_fail 2 "--top x: expected a whole number >= 0" "$data/run-sample.json" --top x
-expect_fail 2 "--top -1: expected a whole number >= 0" "$data/run-sample.json" --top -1
-expect_fail 2 "usage: fusefarm report" "$data/run-sample.json" --bogus
+expect_fail 2 "--top x: expected a whole number from 0 to" "$data/run-sample.json" --top x
+expect_fail 2 "--top -1: expected a whole number from 0 to" "$data/run-sample.json" --top -1
+expect_fail 2 "fusefarm report: unknown option '--bogus'" "$data/run-sample.json" --bogus
 "$bin" report --help >"$tmp/out" || ff_die "report --help failed"
 grep -q "^usage: fusefarm report FILE.json" "$tmp/out" || ff_die "report --help: no usage"
-expect_fail 1 "fusefarm report: $tmp/none.json: No such file or directory" "$tmp/none.json"
+# A document that is missing, unreadable or malformed is bad input: 2.
+expect_fail 2 "fusefarm report: $tmp/none.json: No such file or directory" "$tmp/none.json"
 printf '{"format": "fusefarm-run",' >"$tmp/bad.json"
-expect_fail 1 "fusefarm report: $tmp/bad.json:1:" "$tmp/bad.json"
+expect_fail 2 "fusefarm report: $tmp/bad.json:1:" "$tmp/bad.json"
 grep -qF "not valid JSON" "$tmp/err" || ff_die "invalid JSON: $(cat "$tmp/err")"
 printf '{"format": "fusefarm-stats", "version": 1}\n' >"$tmp/stats.json"
-expect_fail 1 "format: \"fusefarm-stats\" is not \"fusefarm-run\"" "$tmp/stats.json"
+expect_fail 2 "fusefarm report: $tmp/stats.json is a stats snapshot (JSON), not a run document (print it with fusefarm stats)" "$tmp/stats.json"
 check break "$data/run-sample.json" "$tmp/broken.json"
-expect_fail 1 "fusefarm report: $tmp/broken.json: configs[2].workloads[0]: missing \"median\"" \
+expect_fail 2 "fusefarm report: $tmp/broken.json: configs[2].workloads[0]: missing \"median\"" \
   "$tmp/broken.json" --csv "$tmp/broken.csv" --svg "$tmp/broken.svg"
 [[ ! -s $tmp/out ]] || ff_die "malformed document: the table was printed anyway"
 for f in "$tmp"/broken.csv "$tmp"/broken*.svg "$tmp"/broken-devices.csv; do
