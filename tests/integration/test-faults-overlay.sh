@@ -3,8 +3,8 @@
 # (docs/fuse.md, "Faults"):
 #   - `fusefarm mount --save-overlay F` with F in a directory the daemon
 #     may not write (EACCES), on a read-only file system (EROFS) or in no
-#     directory (ENOENT): refused before mounting, exit 2, the message
-#     names F and the reason;
+#     directory (ENOENT): refused before mounting, exit 1 (an output
+#     file that cannot be written), the message names F and the reason;
 #   - "save-overlay PATH" through the control file onto a full file system
 #     (a 64 KiB tmpfs: ENOSPC), a read-only one, an EACCES directory, or a
 #     relative path: the write fails with that errno, last-error and the
@@ -61,7 +61,8 @@ refused() { # WHAT SAVE-PATH REASON
   local rc=0
   timeout "$bound_s" "$s/fusefarm-nodac" mount "$spec" "$s/mnt" --save-overlay "$2" \
     --log "$s/refused.log" 2>"$s/refused.err" || rc=$?
-  ((rc == 2)) || ff_die "$1: mount exit $rc, expected 2: $(cat "$s/refused.err")"
+  # An output file that cannot be written is a runtime failure: 1.
+  ((rc == 1)) || ff_die "$1: mount exit $rc, expected 1: $(cat "$s/refused.err")"
   expect_in "$s/refused.err" "create $2.tmp: $3" "$1"
   ff_is_mounted "$s/mnt" && ff_die "$1: $s/mnt was mounted anyway"
   ff_log "refused ($1): $(cat "$s/refused.err")"
