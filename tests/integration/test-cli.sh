@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# test-cli.sh: bad command lines and bad inputs, for every command
+# (fusefarm/ff-cli.h, README "Exit status"):
+#   - an unknown option exits 2 and names it, with "Try 'fusefarm CMD
+#     --help'."; so do a missing option argument (naming the option), a
+#     bad number (naming option and value), too many arguments, an
+#     unknown command;
+#   - a file of one kind given where another is expected (a farm spec to
+#     run, a scenario to mount, a spec as --profile, a run document as a
+#     spec, ...) is named as what it is, exit 2;
+#   - a missing input file (spec, profile, scenario, overlay, run
+#     document, stats file) exits 2 naming the path;
+#   - a refused command creates nothing: no output dir or file, no fence
+#     dir, no scratch dir in TMPDIR, no mount, no loop device.
+# Needs no lvm, no loop device, no FUSE mount (nothing is mounted).
+#
+# usage: test-cli.sh FUSEFARM
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/../lib/lvm-env.sh
+. "$here/../lib/lvm-env.sh" # ff_die, ff_log only
+
+bin=${1:?usage: test-cli.sh FUSEFARM}
+top=$(cd "${FF_SOURCE_DIR:-$here/../..}" && pwd)
+cfg=$top/configs
+data=$top/tests/data
+
+s=$(mktemp -d "${TMPDIR:-/tmp}/test-cli.XXXXXX")
+trap 'rm -rf "$s"' EXIT
+mkdir "$s/mnt" "$s/tmp"
+cd "$s"
+checked=0
+
+# expect RC TEXT -- ARGS...: `fusefarm ARGS` exits RC and its stderr holds
+# TEXT (and, for a usage error, the --help hint of its command).
+expect() {
+  local want=$1 text=$2 rc=0
+  shift 3
+  TMPDIR=$s/tmp "$bin" "$@" >"$s/stdout" 2>"$s/err" </dev/null || rc=$?
+  ((rc == want)) ||
+    ff_die "fusefarm $*: exit $rc, expected $want: $(head -c 400 "$s/err")"
+  grep -qF -- "$text" "$s/err" ||
+    ff_die "fusefarm $*: stderr lacks '$text': $(head -c 400 "$s/err")"
+  checked=$((checked + 1))
+}
+
+# usage RC TEXT CMD ARGS...: as expect, with "Try 'fusefarm CMD --help'."
+usage() {
+  local want=$1 text=$2
+  shift 2
+  expect "$want" "$text" -- "$@"
+  grep -qxF "Try 'fusefarm $1 --help'." "$s/err" ||
+    ff_die "fusefarm $*: no --help hint: $(head -c 400 "$s/err")"
+}
+
+ff_log "unknown options, for every command"
+commands="gen manifest check mount attach detach fence profile stats vm run report"
+for c in $commands; do
+  usage 2 "fusefarm $c: unknown option '--bogus'" "$c" --bogus
+done
+usage 2 "fusefarm gen: unknown option '-x'" gen -qx -o "$s/out"
+usage 2 "fusefarm profile: unknown option '-z'" profile -z MNT
+expect 2 "fusefarm: unknown option '--bogus'" -- --bogus
+expect 2 "fusefarm: unknown command 'nosuchcmd' (commands: gen, manifest," -- nosuchcmd
+grep -qxF "Try 'fusefarm --help'." "$s/err" || ff_die "nosuchcmd: no --help hint"
+for c in $commands; do
+  grep -qF " $c" "$s/err" || ff_die "nosuchcmd: command $c not listed: $(cat "$s/err")"
+done
+"$bin" --help >"$s/stdout" || ff_die "fusefarm --help failed"
+grep -q "2 bad usage or" "$s/stdout" || ff_die "fusefarm --help states no exit-code rule"
+
+ff_log "option arguments and values"
+usage 2 "fusefarm gen: option '-o' needs an argument" gen -o
+usage 2 "fusefarm manifest: option '--devices' needs an argument" manifest --devices
+usage 2 "fusefarm mount: option '--profile' needs an argument" mount "$s/mnt" --profile
+usage 2 "fusefarm attach: option '--state' needs an argument" attach "$s/mnt" --state
+usage 2 "fusefarm detach: option '--state' needs an argument" detach "$s/mnt" --state
+usage 2 "fusefarm fence: option '--dir' needs an argument" fence --dir
+usage 2 "fusefarm vm: option '--disks' needs an argument" vm --disks
+usage 2 "fusefarm run: option '--json' needs an argument" run --json
+usage 2 "fusefarm report: option '--top' needs an argument" report x.json --top
+usage 2 "fusefarm gen: option '--force' takes no argument" gen --force=1 -o "$s/out"
+usage 2 "fusefarm vm: ambiguous option '--c' (--cache, --config, --csv)" vm --c 1
+usage 2 "fusefarm manifest: --devices -3: expected a whole number from 1 to 1000000" manifest --devices -3
+usage 2 "fusefarm manifest: --devices 2x: expected a whole number" manifest --devices 2x
+usage 2 "fusefarm mount: --threads 0: expected a whole number from 1 to 64" mount --threads 0 "$s/mnt"
+usage 2 "fusefarm mount: --devices abc: expected a whole number" mount --devices abc "$s/mnt"
+usage 2 "fusefarm run: --top abc: expected a whole number" run --top abc
+usage 2 "fusefarm report: --top abc: expected a whole number" report "$data/run-sample.json" --top abc
+usage 2 "fusefarm vm: --timeout 1.5: expected a whole number from 1 to 86400" vm --timeout 1.5
+usage 2 "fusefarm vm: --boot grub: expected initramfs or systemd" vm --boot grub
+usage 2 "fusefarm fence: --config 0: expected a whole number from 1" \
+  fence --dir "$s/fence" --lvm-version 2.03.16 --scenario "$cfg/scenarios/ci-small.conf" --config 0
+
+ff_log "operands"
+usage 2 "fusefarm gen: missing -o DIR" gen
+usage 2 "fusefarm mount: missing MNT" mount
+usage 2 "fusefarm attach: missing MNT" attach
+usage 2 "fusefarm profile: missing MNT" profile
+usage 2 "fusefarm report: missing FILE.json" report
+for c in check manifest run vm attach detach stats report; do
+  usage 2 "fusefarm $c: too many arguments (from 'b'" "$c" a b
+done
+usage 2 "fusefarm gen: too many arguments (from 'b')" gen a b -o "$s/out"
+usage 2 "fusefarm mount: too many arguments (from 'c'" mount a b c
+usage 2 "fusefarm profile: too many arguments (from 'c')" profile a b c
+
+ff_log "a file of another kind"
+smoke=$cfg/smoke.conf ci=$cfg/scenarios/ci-small.conf ssd=$cfg/profiles/ssd.conf
+expect 2 "fusefarm run: $smoke is a farm spec, not a scenario (serve it with fusefarm mount, or name it in a scenario: spec = \"$smoke\";)" -- run "$smoke"
+expect 2 "fusefarm run: $ssd is a profile, not a scenario" -- run "$ssd"
+expect 2 "fusefarm run: $data/run-sample.json is a run document (JSON), not a scenario (render it with fusefarm report)" -- run "$data/run-sample.json"
+expect 2 "fusefarm mount: $ci is a scenario, not a farm spec (run it with fusefarm run)" -- mount "$ci" "$s/mnt"
+expect 2 "fusefarm mount: $smoke is a farm spec, not a profile" -- mount --profile "$smoke" "$s/mnt"
+expect 2 "fusefarm mount: $ssd is a profile, not a farm spec (give it with --profile" -- mount "$ssd" "$s/mnt"
+expect 2 "fusefarm check: $ci is a scenario, not a farm spec" -- check "$ci"
+expect 2 "fusefarm manifest: $ssd is a profile, not a farm spec" -- manifest "$ssd"
+expect 2 "fusefarm gen: $data/run-sample.json is a run document (JSON), not a farm spec" -- gen "$data/run-sample.json" -o "$s/out"
+expect 2 "fusefarm fence: $smoke is a farm spec, not a scenario" -- \
+  fence --dir "$s/fence" --lvm-version 2.03.16 --scenario "$smoke" --config 1
+expect 2 "fusefarm vm: $ssd is a profile, not a scenario or farm spec" -- vm "$ssd"
+expect 2 "fusefarm profile: $smoke is a farm spec, not a profile" -- profile "$s/mnt" "$smoke"
+expect 2 "fusefarm report: $smoke is a farm spec, not a run document" -- report "$smoke" --csv "$s/x.csv"
+expect 2 "fusefarm stats: $smoke is a farm spec, not a stats snapshot" -- stats "$smoke"
+# Not clearly another kind: the plain unknown-key message.
+printf 'seed = 1;\ncolour = "red";\n' >"$s/typo.conf"
+expect 2 "fusefarm check: $s/typo.conf:2: colour: unknown key (expected one of: seed," -- check "$s/typo.conf"
+
+ff_log "missing input files"
+none=$s/none
+expect 2 "fusefarm check: $none.conf: cannot read the spec: No such file or directory" -- check "$none.conf"
+expect 2 "fusefarm manifest: $none.conf: cannot read the spec" -- manifest "$none.conf"
+expect 2 "fusefarm gen: $none.conf: cannot read the spec" -- gen "$none.conf" -o "$s/out"
+expect 2 "$none.ovl: No such file or directory" -- gen "$smoke" -o "$s/out" --overlay "$none.ovl"
+expect 2 "fusefarm mount: $none.conf: cannot read the spec" -- mount "$none.conf" "$s/mnt"
+expect 2 "fusefarm mount: $none.conf: cannot read the profile" -- mount "$smoke" "$s/mnt" --profile "$none.conf"
+expect 2 "$none.ovl: No such file or directory" -- mount "$smoke" "$s/mnt" --overlay "$none.ovl"
+expect 2 "fusefarm run: $none.conf: cannot read the scenario" -- run "$none.conf"
+expect 2 "fusefarm fence: $none.conf: cannot read the scenario" -- \
+  fence --dir "$s/fence" --lvm-version 2.03.16 --scenario "$none.conf" --config 1
+expect 2 "fusefarm vm: $none.conf is neither a scenario" -- vm "$none.conf"
+expect 2 "fusefarm profile: $none.conf: No such file or directory" -- profile "$s/mnt" "$none.conf"
+expect 2 "fusefarm report: $none.json: No such file or directory" -- report "$none.json" --svg "$s/x.svg"
+expect 2 "fusefarm stats: $none: No such file or directory" -- stats "$none"
+
+ff_log "nothing was created"
+for p in "$s/out" "$s/fence" "$s/x.csv" "$s/x.svg" "$none.conf" "$none.ovl"; do
+  [[ ! -e $p ]] || ff_die "a refused command created $p"
+done
+[[ -z $(ls -A "$s/tmp") ]] || ff_die "a refused command left $(ls -A "$s/tmp") in TMPDIR"
+[[ -z $(ls -A "$s/mnt") ]] || ff_die "a refused command left $(ls -A "$s/mnt") in $s/mnt"
+if grep -qF " $s/" /proc/self/mountinfo; then
+  ff_die "a refused command mounted something: $(grep -F " $s/" /proc/self/mountinfo)"
+fi
+if command -v losetup >/dev/null &&
+  losetup -l -n -O BACK-FILE 2>/dev/null | grep -qF "$s/"; then
+  ff_die "a refused command attached a loop device"
+fi
+echo "test-cli: PASS ($checked refused command lines)"
