@@ -67,14 +67,13 @@ ff_cmd_profile(int argc, char **argv)
     return 2;
   } else {
     enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
-    char hint[PATH_MAX + 128];
+    char msg[2 * PATH_MAX + 256];
 
     /* Say so here, before the daemon refuses it as "unknown key". */
     if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_PROFILE) {
       fprintf(
-        stderr, "fusefarm profile: %s is %s, not a profile (%s)\n", argv[2],
-        ff_cfg_kind_name(kind),
-        ff_cfg_kind_hint(kind, FF_CFG_PROFILE, argv[2], hint, sizeof hint));
+        stderr, "fusefarm profile: %s\n",
+        ff_cfg_kind_mismatch(kind, FF_CFG_PROFILE, argv[2], msg, sizeof msg));
       return 2;
     }
   }

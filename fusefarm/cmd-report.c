@@ -94,12 +94,12 @@ ff_cmd_report(int argc, char **argv)
   rr = ff_runreport_load_file(path);
   if (!rr) {
     enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
-    char hint[PATH_MAX + 128];
+    char msg[2 * PATH_MAX + 256];
 
     if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_RUNDOC)
-      fprintf(stderr, "fusefarm report: %s is %s, not a run document (%s)\n",
-              path, ff_cfg_kind_name(kind),
-              ff_cfg_kind_hint(kind, FF_CFG_RUNDOC, path, hint, sizeof hint));
+      fprintf(
+        stderr, "fusefarm report: %s\n",
+        ff_cfg_kind_mismatch(kind, FF_CFG_RUNDOC, path, msg, sizeof msg));
     else
       fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
     return 2;

@@ -118,12 +118,11 @@ static void
 bad_file(const char *path, const char *msg)
 {
   enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
-  char hint[4200];
+  char buf[2 * 4096 + 256];
 
   if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_STATS)
-    fprintf(stderr, "fusefarm stats: %s is %s, not a stats snapshot (%s)\n",
-            path, ff_cfg_kind_name(kind),
-            ff_cfg_kind_hint(kind, FF_CFG_STATS, path, hint, sizeof hint));
+    fprintf(stderr, "fusefarm stats: %s\n",
+            ff_cfg_kind_mismatch(kind, FF_CFG_STATS, path, buf, sizeof buf));
   else
     fprintf(stderr, "fusefarm stats: %s\n", msg);
 }

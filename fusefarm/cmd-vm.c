@@ -713,14 +713,11 @@ ff_cmd_vm(int argc, char **argv)
     kind = ff_cfg_kind_of_file(argv[optind]);
     if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_SCENARIO &&
         kind != FF_CFG_SPEC) {
-      char hint[PATH_MAX + 128];
+      char msg[2 * PATH_MAX + 256];
 
-      fprintf(stderr,
-              "fusefarm vm: %s is %s, not a scenario or farm spec "
-              "(%s)\n",
-              argv[optind], ff_cfg_kind_name(kind),
-              ff_cfg_kind_hint(kind, FF_CFG_UNKNOWN, argv[optind], hint,
-                               sizeof hint));
+      fprintf(stderr, "fusefarm vm: %s\n",
+              ff_cfg_kind_mismatch(kind, FF_CFG_UNKNOWN, argv[optind], msg,
+                                   sizeof msg));
       return 2;
     }
     /* A clear spec or scenario gets its own loader's message alone. */

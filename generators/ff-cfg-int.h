@@ -40,8 +40,9 @@ int ff_cfg_check_keys(const char *file, const config_setting_t *grp,
 
 /* ff_cfg_check_keys for the root group of a file that should be of kind
  * want: when a top-level key is unknown and the file is clearly of
- * another kind (ff-cfgkind.h), the error says that instead, as "FILE is
- * a farm spec, not a scenario (serve it with fusefarm mount, ...)". */
+ * another kind (ff-cfgkind.h), the error says that instead, as "FILE:
+ * this is a farm spec, not a scenario (serve it with fusefarm mount,
+ * ...)" (ff_cfg_kind_mismatch). */
 int ff_cfg_check_root(const char *file, const config_setting_t *root,
                       enum ff_cfg_kind want, const char *const *allowed);
 
@@ -87,9 +88,9 @@ int ff_cfg_read_error(config_t *cfg, const char *name, const char *what);
 
 /* Parse text (or, when text is NULL, the file name) into cfg, which the
  * caller has config_init()ed and destroys.  A JSON document of ours (a
- * run document, a stats snapshot) is refused as such: "NAME is a run
- * document (JSON), not a WHAT (render it with fusefarm report)", WHAT
- * being "spec", "profile" or "scenario".  Before libconfig sees the
+ * run document, a stats snapshot) is refused as such: "NAME: this is a
+ * run document (JSON), not a scenario (render it with fusefarm report)";
+ * WHAT is "spec", "profile" or "scenario".  Before libconfig sees the
  * text, reject what libconfig 1.5 would silently get wrong: an integer literal
  * out of range of its type (a decimal beyond 32 bits without an L suffix
  * is truncated to 32 bits, one beyond 64 bits saturates) and, in a file,

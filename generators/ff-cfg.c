@@ -298,21 +298,36 @@ ff_cfg_kind_hint(enum ff_cfg_kind have, enum ff_cfg_kind want,
   return out;
 }
 
+char *
+ff_cfg_kind_mismatch(enum ff_cfg_kind have, enum ff_cfg_kind want,
+                     const char *path, char *out, size_t len)
+{
+  char hint[PATH_MAX_HINT];
+
+  snprintf(out, len, "%s: this is %s, not %s (%s)", path,
+           ff_cfg_kind_name(have),
+           want == FF_CFG_UNKNOWN  ? "a scenario or farm spec"
+           : want == FF_CFG_RUNDOC ? "a run document"
+           : want == FF_CFG_STATS  ? "a stats snapshot"
+                                   : ff_cfg_kind_name(want),
+           ff_cfg_kind_hint(have, want, path, hint, sizeof hint));
+  return out;
+}
+
 int
 ff_cfg_check_root(const char *file, const config_setting_t *root,
                   enum ff_cfg_kind want, const char *const *allowed)
 {
   enum ff_cfg_kind have;
-  char hint[PATH_MAX_HINT];
+  char msg[2 * PATH_MAX_HINT];
 
   if (ff_cfg_check_keys(file, root, "", allowed) == 0)
     return 0;
   have = ff_cfg_kind_of_root(root);
   if (have == FF_CFG_UNKNOWN || have == want)
     return -1;
-  return ff_error("%s is %s, not %s (%s)", file, ff_cfg_kind_name(have),
-                  ff_cfg_kind_name(want),
-                  ff_cfg_kind_hint(have, want, file, hint, sizeof hint));
+  return ff_error("%s",
+                  ff_cfg_kind_mismatch(have, want, file, msg, sizeof msg));
 }
 
 /* Each getter returns 1 when the key is present and valid, 0 when it is
@@ -661,12 +676,10 @@ ff_cfg_load(config_t *cfg, const char *text, const char *name,
     size_t i = strspn(text, " \t\r\n");
     enum ff_cfg_kind have =
       text[i] == '{' ? ff_cfg_kind_of_text(text, len) : FF_CFG_UNKNOWN;
-    char hint[PATH_MAX_HINT];
+    char msg[2 * PATH_MAX_HINT];
 
     if (have != FF_CFG_UNKNOWN) {
-      ff_error("%s is %s, not %s (%s)", name, ff_cfg_kind_name(have),
-               ff_cfg_kind_name(want),
-               ff_cfg_kind_hint(have, want, name, hint, sizeof hint));
+      ff_error("%s", ff_cfg_kind_mismatch(have, want, name, msg, sizeof msg));
       goto out;
     }
   }

@@ -7,7 +7,8 @@
  * `fusefarm mount`), the loaders say which kind it is instead of
  * "unknown key" (ff_cfg_check_root in ff-cfg-int.h); front ends that
  * take more than one kind (`fusefarm vm`, `fusefarm report`) ask here
- * first.
+ * first.  Messages keep the parsers' form, "FILE: what was wrong":
+ * "run.conf: this is a farm spec, not a scenario (...)".
  *
  * The verdict is a guess made only when it is clear: a libconfig file is
  * of kind K when every top-level key is one of K's and at least one of
@@ -39,6 +40,14 @@ enum ff_cfg_kind ff_cfg_kind_of_file(const char *path);
 /* "a farm spec", "a profile", "a scenario", "a run document (JSON)",
  * "a stats snapshot (JSON)", "unknown". */
 const char *ff_cfg_kind_name(enum ff_cfg_kind kind);
+
+/* The message for a file of kind `have` given where `want` was expected
+ * (FF_CFG_UNKNOWN: a scenario or a farm spec), in the form every parser
+ * message has, "PATH: what": "PATH: this is a farm spec, not a scenario
+ * (serve it with fusefarm mount, or name it in a scenario: spec =
+ * \"PATH\";)".  Writes at most len bytes to out and returns out. */
+char *ff_cfg_kind_mismatch(enum ff_cfg_kind have, enum ff_cfg_kind want,
+                           const char *path, char *out, size_t len);
 
 /* What to do with a file of kind `have` given where `want` was expected,
  * for a message's parentheses: "run it with fusefarm run".  path is

@@ -107,21 +107,21 @@ usage 2 "fusefarm profile: too many arguments (from 'c')" profile a b c
 
 ff_log "a file of another kind"
 smoke=$cfg/smoke.conf ci=$cfg/scenarios/ci-small.conf ssd=$cfg/profiles/ssd.conf
-expect 2 "fusefarm run: $smoke is a farm spec, not a scenario (serve it with fusefarm mount, or name it in a scenario: spec = \"$smoke\";)" -- run "$smoke"
-expect 2 "fusefarm run: $ssd is a profile, not a scenario" -- run "$ssd"
-expect 2 "fusefarm run: $data/run-sample.json is a run document (JSON), not a scenario (render it with fusefarm report)" -- run "$data/run-sample.json"
-expect 2 "fusefarm mount: $ci is a scenario, not a farm spec (run it with fusefarm run)" -- mount "$ci" "$s/mnt"
-expect 2 "fusefarm mount: $smoke is a farm spec, not a profile" -- mount --profile "$smoke" "$s/mnt"
-expect 2 "fusefarm mount: $ssd is a profile, not a farm spec (give it with --profile" -- mount "$ssd" "$s/mnt"
-expect 2 "fusefarm check: $ci is a scenario, not a farm spec" -- check "$ci"
-expect 2 "fusefarm manifest: $ssd is a profile, not a farm spec" -- manifest "$ssd"
-expect 2 "fusefarm gen: $data/run-sample.json is a run document (JSON), not a farm spec" -- gen "$data/run-sample.json" -o "$s/out"
-expect 2 "fusefarm fence: $smoke is a farm spec, not a scenario" -- \
+expect 2 "fusefarm run: $smoke: this is a farm spec, not a scenario (serve it with fusefarm mount, or name it in a scenario: spec = \"$smoke\";)" -- run "$smoke"
+expect 2 "fusefarm run: $ssd: this is a profile, not a scenario" -- run "$ssd"
+expect 2 "fusefarm run: $data/run-sample.json: this is a run document (JSON), not a scenario (render it with fusefarm report)" -- run "$data/run-sample.json"
+expect 2 "fusefarm mount: $ci: this is a scenario, not a farm spec (run it with fusefarm run)" -- mount "$ci" "$s/mnt"
+expect 2 "fusefarm mount: $smoke: this is a farm spec, not a profile" -- mount --profile "$smoke" "$s/mnt"
+expect 2 "fusefarm mount: $ssd: this is a profile, not a farm spec (give it with --profile" -- mount "$ssd" "$s/mnt"
+expect 2 "fusefarm check: $ci: this is a scenario, not a farm spec" -- check "$ci"
+expect 2 "fusefarm manifest: $ssd: this is a profile, not a farm spec" -- manifest "$ssd"
+expect 2 "fusefarm gen: $data/run-sample.json: this is a run document (JSON), not a farm spec" -- gen "$data/run-sample.json" -o "$s/out"
+expect 2 "fusefarm fence: $smoke: this is a farm spec, not a scenario" -- \
   fence --dir "$s/fence" --lvm-version 2.03.16 --scenario "$smoke" --config 1
-expect 2 "fusefarm vm: $ssd is a profile, not a scenario or farm spec" -- vm "$ssd"
-expect 2 "fusefarm profile: $smoke is a farm spec, not a profile" -- profile "$s/mnt" "$smoke"
-expect 2 "fusefarm report: $smoke is a farm spec, not a run document" -- report "$smoke" --csv "$s/x.csv"
-expect 2 "fusefarm stats: $smoke is a farm spec, not a stats snapshot" -- stats "$smoke"
+expect 2 "fusefarm vm: $ssd: this is a profile, not a scenario or farm spec" -- vm "$ssd"
+expect 2 "fusefarm profile: $smoke: this is a farm spec, not a profile" -- profile "$s/mnt" "$smoke"
+expect 2 "fusefarm report: $smoke: this is a farm spec, not a run document" -- report "$smoke" --csv "$s/x.csv"
+expect 2 "fusefarm stats: $smoke: this is a farm spec, not a stats snapshot" -- stats "$smoke"
 # Not clearly another kind: the plain unknown-key message.
 printf 'seed = 1;\ncolour = "red";\n' >"$s/typo.conf"
 expect 2 "fusefarm check: $s/typo.conf:2: colour: unknown key (expected one of: seed," -- check "$s/typo.conf"

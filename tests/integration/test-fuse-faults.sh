@@ -42,7 +42,7 @@ expect_refused "missing mount point" "$s/nowhere" "mount point $s/nowhere: No su
   "$spec" "$s/nowhere"
 : >"$s/file"
 expect_refused "mount point is a file" "$s/file" "is not a directory" -- "$spec" "$s/file"
-expect_refused "a profile as the spec" "$s/mnt" "bad.conf is a profile, not a farm spec" -- "$s/bad.conf" "$s/mnt"
+expect_refused "a profile as the spec" "$s/mnt" "bad.conf: this is a profile, not a farm spec" -- "$s/bad.conf" "$s/mnt"
 printf 'seed = 1;\ncolour = "red";\n' >"$s/badspec.conf"
 expect_refused "bad spec" "$s/mnt" "badspec.conf:2: colour: unknown key" -- "$s/badspec.conf" "$s/mnt"
 pgrep -f "fusefarm mount .*$s" >/dev/null && ff_die "a refused mount left a daemon running"

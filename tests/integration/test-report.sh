@@ -288,7 +288,7 @@ printf '{"format": "fusefarm-run",' >"$tmp/bad.json"
 expect_fail 2 "fusefarm report: $tmp/bad.json:1:" "$tmp/bad.json"
 grep -qF "not valid JSON" "$tmp/err" || ff_die "invalid JSON: $(cat "$tmp/err")"
 printf '{"format": "fusefarm-stats", "version": 1}\n' >"$tmp/stats.json"
-expect_fail 2 "fusefarm report: $tmp/stats.json is a stats snapshot (JSON), not a run document (print it with fusefarm stats)" "$tmp/stats.json"
+expect_fail 2 "fusefarm report: $tmp/stats.json: this is a stats snapshot (JSON), not a run document (print it with fusefarm stats)" "$tmp/stats.json"
 check break "$data/run-sample.json" "$tmp/broken.json"
 expect_fail 2 "fusefarm report: $tmp/broken.json: configs[2].workloads[0]: missing \"median\"" \
   "$tmp/broken.json" --csv "$tmp/broken.csv" --svg "$tmp/broken.svg"

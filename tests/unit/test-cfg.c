@@ -151,27 +151,31 @@ test_loader_messages(void **state)
     const char *text, *want;
   } cases[] = {
     {FF_CFG_SCENARIO, spec,
-     "x.conf is a farm spec, not a scenario (serve it with fusefarm mount, "
+     "x.conf: this is a farm spec, not a scenario (serve it with fusefarm "
+     "mount, "
      "or name it in a scenario: spec = \"x.conf\";)"},
     {FF_CFG_SCENARIO, profile,
-     "x.conf is a profile, not a scenario (serve a farm with it: fusefarm "
+     "x.conf: this is a profile, not a scenario (serve a farm with it: "
+     "fusefarm "
      "mount --profile, or name it in a scenario: profile = \"x.conf\";)"},
     {FF_CFG_SCENARIO, rundoc,
-     "x.conf is a run document (JSON), not a scenario (render it with "
+     "x.conf: this is a run document (JSON), not a scenario (render it with "
      "fusefarm report)"},
     {FF_CFG_SPEC, scenario,
-     "x.conf is a scenario, not a farm spec (run it with fusefarm run)"},
+     "x.conf: this is a scenario, not a farm spec (run it with fusefarm run)"},
     {FF_CFG_SPEC, profile,
-     "x.conf is a profile, not a farm spec (give it with --profile, or the "
+     "x.conf: this is a profile, not a farm spec (give it with --profile, or "
+     "the "
      "plugin's profile=)"},
     {FF_CFG_SPEC, rundoc,
-     "x.conf is a run document (JSON), not a farm spec (render it with "
+     "x.conf: this is a run document (JSON), not a farm spec (render it with "
      "fusefarm report)"},
     {FF_CFG_PROFILE, spec,
-     "x.conf is a farm spec, not a profile (give it as the farm: fusefarm "
+     "x.conf: this is a farm spec, not a profile (give it as the farm: "
+     "fusefarm "
      "mount SPEC MNT, or the plugin's spec=)"},
     {FF_CFG_PROFILE, scenario,
-     "x.conf is a scenario, not a profile (run it with fusefarm run)"},
+     "x.conf: this is a scenario, not a profile (run it with fusefarm run)"},
     /* Not clearly another kind: the plain unknown-key message. */
     {FF_CFG_SCENARIO, "seed = 1;\nvgz = 2;\n",
      "x.conf:1: seed: unknown key (expected one of: name, description, spec, "
