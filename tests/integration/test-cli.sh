@@ -12,7 +12,8 @@
 #     document, stats file) exits 2 naming the path;
 #   - a refused command creates nothing: no output dir or file, no fence
 #     dir, no scratch dir in TMPDIR, no mount, no loop device.
-# Needs no lvm, no loop device, no FUSE mount (nothing is mounted).
+# Needs no lvm, no loop device, no FUSE mount (nothing is mounted);
+# nbdkit for the plugin's spec= and profile=.
 #
 # usage: test-cli.sh FUSEFARM
 set -euo pipefail
@@ -122,6 +123,18 @@ expect 2 "fusefarm vm: $ssd: this is a profile, not a scenario or farm spec" -- 
 expect 2 "fusefarm profile: $smoke: this is a farm spec, not a profile" -- profile "$s/mnt" "$smoke"
 expect 2 "fusefarm report: $smoke: this is a farm spec, not a run document" -- report "$smoke" --csv "$s/x.csv"
 expect 2 "fusefarm stats: $smoke: this is a farm spec, not a stats snapshot" -- stats "$smoke"
+# The nbdkit plugin's spec= and profile= go through the same loaders.
+plugin=${FF_BUILD_DIR:?FF_BUILD_DIR: the build tree}/nbd-plugin/nbdkit-fusefarm-plugin.so
+nbdkit=$FF_BUILD_DIR/nbd-plugin/ff-nbdkit # nbdkit, with ASan preloaded in a sanitizer build
+ff_require nbdkit
+for kv in "spec=$ci|$ci: this is a scenario, not a farm spec" \
+  "profile=$smoke|$smoke: this is a farm spec, not a profile"; do
+  rc=0
+  "$nbdkit" -U - "$plugin" "${kv%%|*}" --run true 2>"$s/err" || rc=$?
+  ((rc != 0)) || ff_die "nbdkit ${kv%%|*}: accepted"
+  grep -qF -- "${kv#*|}" "$s/err" || ff_die "nbdkit ${kv%%|*}: $(cat "$s/err")"
+  checked=$((checked + 1))
+done
 # Not clearly another kind: the plain unknown-key message.
 printf 'seed = 1;\ncolour = "red";\n' >"$s/typo.conf"
 expect 2 "fusefarm check: $s/typo.conf:2: colour: unknown key (expected one of: seed," -- check "$s/typo.conf"
