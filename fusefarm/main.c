@@ -66,18 +66,24 @@ ff_cli_bad_option(const char *cmd, int c, char *const *argv,
       return ff_cli_usage(cmd, "option '%.*s' needs an argument", n, arg);
     return ff_cli_usage(cmd, "option '-%c' needs an argument", optopt);
   }
-  if (optopt && !is_long)
+  if (optopt) {
+    /* A long option given an argument it does not take ("--keep=1"), or
+     * an unknown short option (argv[optind - 1] may then be anything). */
+    for (const struct option *o = opts; is_long && arg[n] == '=' && o->name;
+         o++)
+      if (o->val == optopt && o->has_arg == no_argument &&
+          !strncmp(o->name, arg + 2, (size_t)n - 2))
+        return ff_cli_usage(cmd, "option '--%s' takes no argument", o->name);
     return ff_cli_usage(cmd, "unknown option '-%c'", optopt);
+  }
   if (!is_long) /* a bare "-" or something getopt did not say */
     return ff_cli_usage(cmd, "unknown option '%s'", arg ? arg : "?");
+  /* An unknown long option, or a prefix of several. */
   for (const struct option *o = opts; o && o->name; o++) {
     size_t l = strlen(also);
 
     if (strncmp(o->name, arg + 2, (size_t)n - 2))
       continue;
-    if (strlen(o->name) == (size_t)n - 2 && o->has_arg == no_argument &&
-        arg[n] == '=')
-      return ff_cli_usage(cmd, "option '--%s' takes no argument", o->name);
     snprintf(also + l, sizeof also - l, "%s--%s", matches ? ", " : "",
              o->name);
     matches++;

@@ -60,6 +60,7 @@ for c in $commands; do
   usage 2 "fusefarm $c: unknown option '--bogus'" "$c" --bogus
 done
 usage 2 "fusefarm gen: unknown option '-x'" gen -qx -o "$s/out"
+usage 2 "fusefarm gen: unknown option '-x'" gen --force -xq -o "$s/out"
 usage 2 "fusefarm profile: unknown option '-z'" profile -z MNT
 expect 2 "fusefarm: unknown option '--bogus'" -- --bogus
 expect 2 "fusefarm: unknown command 'nosuchcmd' (commands: gen, manifest," -- nosuchcmd
@@ -81,6 +82,7 @@ usage 2 "fusefarm vm: option '--disks' needs an argument" vm --disks
 usage 2 "fusefarm run: option '--json' needs an argument" run --json
 usage 2 "fusefarm report: option '--top' needs an argument" report x.json --top
 usage 2 "fusefarm gen: option '--force' takes no argument" gen --force=1 -o "$s/out"
+usage 2 "fusefarm stats: option '--reset' takes no argument" stats --re=1 MNT
 usage 2 "fusefarm vm: ambiguous option '--c' (--cache, --config, --csv)" vm --c 1
 usage 2 "fusefarm manifest: --devices -3: expected a whole number from 1 to 1000000" manifest --devices -3
 usage 2 "fusefarm manifest: --devices 2x: expected a whole number" manifest --devices 2x
