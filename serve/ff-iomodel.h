@@ -52,7 +52,7 @@ struct ff_io_decision {
  *   - the request takes the next number n (from 0) of the device's
  *     request counter, an atomic fetch-add: requests are numbered in the
  *     order the model decides them, counted since the profile was
- *     applied; n >= vanish_after (the request after the first
+ *     applied; n >= vanish_after (every request after the device's first
  *     vanish_after) fails with ENODEV at once, injected = 1;
  *   - t = now_ns, then the global queue, then the device's group queue:
  *     start = max(t, earliest free slot), the slot is busy until
