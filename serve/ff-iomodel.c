@@ -23,7 +23,8 @@
 
 /* 32 bytes per device, all updated lock-free. */
 struct devstate {
-  _Atomic uint64_t count;     /* requests so far (the random stream index) */
+  _Atomic uint64_t count;     /* requests so far: the random stream index and
+                                 what vanish_after/eio_after count */
   _Atomic uint64_t ready_at;  /* end of spin-up; 0: not accessed yet */
   _Atomic uint64_t bw_next;   /* bandwidth bucket: next free time */
   _Atomic uint64_t iops_next; /* IOPS bucket: next free time */
@@ -349,8 +350,16 @@ ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
     return;
   }
 
+  /* n numbers the device's requests in decision order (the fetch-add is
+   * the order): the count triggers compare it, and it indexes the random
+   * stream. */
   ds = &st->devs[dev];
   n = atomic_fetch_add_explicit(&ds->count, 1, memory_order_relaxed);
+  if (n >= cl->vanish_after) {
+    out->error = ENODEV;
+    out->injected = 1;
+    return;
+  }
   h = ff_hash4(p->seed, dev, n, (uint64_t)op);
   if (st->ngq)
     t = queue_take(&st->gq[dev % st->ngq], t);
@@ -367,7 +376,10 @@ ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
   t += ff_dist_clamp_ns(ff_dist_quantile(&cl->lat[op], ff_u01(h)));
   out->done_ns = t;
 
-  if (cl->range_count && in_eio_range(p, cl, off, len)) {
+  if (n >= cl->eio_after) {
+    out->error = EIO;
+    out->injected = 1;
+  } else if (cl->range_count && in_eio_range(p, cl, off, len)) {
     out->error = EIO;
     out->injected = 1;
   } else if (cl->eio_rate > 0 &&

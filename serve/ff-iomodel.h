@@ -17,7 +17,8 @@
 struct ff_iomodel;
 
 /* A model for farm, applying p from start_ns on (the time origin of
- * spin-up, stalls, vanish_at and appear_at).  Takes ownership of p, also
+ * spin-up, stalls, vanish_at and appear_at; the request counters of
+ * vanish_after and eio_after start at 0).  Takes ownership of p, also
  * on failure (p is then freed); p == NULL means ff_profile_ideal(farm).
  * The farm must outlive the model.  NULL on error (allocation failure, or
  * p was loaded for another farm). */
@@ -48,6 +49,11 @@ struct ff_io_decision {
  *   - a device not yet present (appear_at) or vanished (vanish_at) fails
  *     with ENODEV at once (done_ns = now_ns, injected = 1), touching no
  *     other state;
+ *   - the request takes the next number n (from 0) of the device's
+ *     request counter, an atomic fetch-add: requests are numbered in the
+ *     order the model decides them, counted since the profile was
+ *     applied; n >= vanish_after (every request after the device's first
+ *     vanish_after) fails with ENODEV at once, injected = 1;
  *   - t = now_ns, then the global queue, then the device's group queue:
  *     start = max(t, earliest free slot), the slot is busy until
  *     start + service, t = start + service;
@@ -59,8 +65,9 @@ struct ff_io_decision {
  *   - spin-up: the device's first request adds the spin-up time, and
  *     requests arriving while it spins up wait for its end too;
  *   - t += a sample of the op's latency distribution: done_ns = t;
- *   - faults: EIO when [off, off + len) overlaps an eio range, or with
- *     probability eio_rate; such requests still take their time.
+ *   - faults: EIO when n >= eio_after, when [off, off + len) overlaps an
+ *     eio range, or with probability eio_rate; such requests still take
+ *     their time.
  * dev must be < farm->ndevs (otherwise ENODEV, injected = 0). */
 void ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
                        uint64_t off, uint64_t len, uint64_t now_ns,

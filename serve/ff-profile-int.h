@@ -32,6 +32,7 @@ struct dist {
 };
 
 #define FF_MAX_DURATION_NS 1000000000000000000ull /* 10^18 ns, ~31 years */
+#define FF_MAX_COUNT       1000000000000000000ll  /* vanish_after, eio_after */
 #define FF_DIST_SAMPLE_CAP 3600e9 /* 1 h, so a sample always fits */
 
 /* The q quantile of d in ns (unclamped; may be negative or infinite). */
@@ -72,6 +73,11 @@ struct devclass {
   uint32_t range_count;
   uint64_t appear_at_ns;
   uint64_t vanish_at_ns; /* UINT64_MAX: never */
+  /* Count triggers: the device's requests since the profile was applied,
+   * numbered from 0 in the model's decision order; request n fails when
+   * n >= the value (UINT64_MAX: never). */
+  uint64_t vanish_after; /* ENODEV at once */
+  uint64_t eio_after;    /* EIO, after the request's time */
   int direct_io;
 };
 

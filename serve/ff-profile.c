@@ -169,6 +169,8 @@ class_defaults(struct devclass *c)
   for (int op = 0; op < FF_OP_COUNT; op++)
     c->lat[op].kind = DIST_FIXED;
   c->vanish_at_ns = UINT64_MAX;
+  c->vanish_after = UINT64_MAX;
+  c->eio_after = UINT64_MAX;
   c->direct_io = 1;
 }
 
@@ -191,7 +193,9 @@ class_equal(const struct devclass *x, const struct devclass *y)
          x->range_first == y->range_first &&
          x->range_count == y->range_count &&
          x->appear_at_ns == y->appear_at_ns &&
-         x->vanish_at_ns == y->vanish_at_ns && x->direct_io == y->direct_io;
+         x->vanish_at_ns == y->vanish_at_ns &&
+         x->vanish_after == y->vanish_after && x->eio_after == y->eio_after &&
+         x->direct_io == y->direct_io;
 }
 
 static uint64_t
@@ -217,7 +221,7 @@ class_hash(const struct devclass *c)
   h = ff_hash4(h, c->bandwidth, c->iops_cost_ns, dbits(c->eio_rate));
   h = ff_hash4(h, ((uint64_t)c->range_first << 32) | c->range_count,
                c->appear_at_ns, c->vanish_at_ns);
-  return ff_hash4(h, (uint64_t)c->direct_io, 0, 0);
+  return ff_hash4(h, (uint64_t)c->direct_io, c->vanish_after, c->eio_after);
 }
 
 /* ---- parsing (shared helpers in ff-cfg-int.h) ------------------------- */
@@ -246,6 +250,19 @@ get_duration(const struct pctx *c, const config_setting_t *grp,
   if (ff_parse_duration(config_setting_get_string(s), out) < 0)
     return ff_cfg_err(c->file, s, kp, "%s", ff_errmsg());
   return 1;
+}
+
+/* A request count (vanish_after, eio_after): an integer from 0 to 10^18. */
+static int
+get_count(const struct pctx *c, const config_setting_t *grp, const char *path,
+          const char *key, uint64_t *out)
+{
+  int64_t v;
+  int r = ff_cfg_int(c->file, grp, path, key, 0, FF_MAX_COUNT, &v);
+
+  if (r == 1)
+    *out = (uint64_t)v;
+  return r;
 }
 
 /* A required member: its absence is an error naming path.key. */
@@ -518,6 +535,8 @@ enum {
   SET_EIO_RANGES = 1 << 10,
   SET_VANISH = 1 << 11,
   SET_APPEAR = 1 << 12,
+  SET_VANISH_AFTER = 1 << 13,
+  SET_EIO_AFTER = 1 << 14,
 };
 
 struct pgroup {
@@ -531,8 +550,9 @@ static int
 parse_faults(const struct pctx *c, const config_setting_t *grp,
              const char *path, struct pgroup *pg)
 {
-  static const char *const keys[] = {"eio_rate", "eio_ranges", "vanish_at",
-                                     "appear_at", NULL};
+  static const char *const keys[] = {"eio_rate",  "eio_ranges",   "vanish_at",
+                                     "appear_at", "vanish_after", "eio_after",
+                                     NULL};
   const config_setting_t *g = NULL, *rl;
   char kp[256], rp[256];
   int r = get_group(c, grp, path, "faults",
@@ -553,6 +573,12 @@ parse_faults(const struct pctx *c, const config_setting_t *grp,
   if ((r = get_duration(c, g, kp, "appear_at", &pg->v.appear_at_ns)) < 0)
     return -1;
   pg->set |= r ? SET_APPEAR : 0;
+  if ((r = get_count(c, g, kp, "vanish_after", &pg->v.vanish_after)) < 0)
+    return -1;
+  pg->set |= r ? SET_VANISH_AFTER : 0;
+  if ((r = get_count(c, g, kp, "eio_after", &pg->v.eio_after)) < 0)
+    return -1;
+  pg->set |= r ? SET_EIO_AFTER : 0;
 
   rl = config_setting_get_member(g, "eio_ranges");
   if (!rl)
@@ -824,6 +850,10 @@ apply_group(struct devclass *d, const struct pgroup *pg)
     d->vanish_at_ns = v->vanish_at_ns;
   if (pg->set & SET_APPEAR)
     d->appear_at_ns = v->appear_at_ns;
+  if (pg->set & SET_VANISH_AFTER)
+    d->vanish_after = v->vanish_after;
+  if (pg->set & SET_EIO_AFTER)
+    d->eio_after = v->eio_after;
 }
 
 /* Give each device a class, sharing one class among equal settings. */

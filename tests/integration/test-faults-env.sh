@@ -26,7 +26,7 @@ bin=${1:?usage: test-faults-env.sh FUSEFARM}
 ff_require python3 fusermount3 losetup unshare mount mknod pgrep timeout
 ff_env_init
 s=$FF_SCRATCH
-bound_s=10
+bound_s=60 # give-up limit for a hang, never a measurement (times are reported)
 
 cat >"$s/farm.conf" <<'CONF'
 seed = 7; device_size = "16M";

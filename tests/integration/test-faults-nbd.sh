@@ -2,11 +2,11 @@
 # nbdkit with the fusefarm plugin dies or cannot save (docs/nbd.md,
 # "Faults"):
 #   - kill -9 in the middle of `nbdcopy` and of `qemu-img convert` of an
-#     export: the client fails within seconds with an error, no nbdkit is
-#     left, and save-overlay= wrote nothing (no file, no torn file);
-#   - SIGTERM in the middle of a copy: the client fails, nbdkit exits
-#     within seconds and saves the overlay whole (a new server with
-#     overlay= serves the written bytes);
+#     export: the client fails with an error, no nbdkit is left, and
+#     save-overlay= wrote nothing (no file, no torn file);
+#   - SIGTERM in the middle of a copy: the client fails, nbdkit exits and
+#     saves the overlay whole (a new server with overlay= serves the
+#     written bytes);
 #   - kill -9 in the middle of that save: the previous overlay file stays
 #     as it was (or the new one is whole); what is left at FILE.tmp is
 #     refused by overlay= as truncated;
@@ -16,6 +16,9 @@
 #     failed, naming the file; the previous file is intact;
 #   - ulimit -n below what the exports need: refused before listening;
 #   - save-overlay= on a read-only file system: refused before listening.
+# "In the middle of a copy" is an event: the server's stats file shows
+# the copy's first read answered.  Nothing waits a fixed time; $bound_s
+# is only the give-up limit for a hang (times are reported, not judged).
 # usage: test-faults-nbd.sh FUSEFARM
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +34,8 @@ ff_require nbdkit nbdcopy qemu-img cmp mount umount timeout
 [[ -f $plugin && -x $nbdkit ]] || ff_die "$plugin or $nbdkit: not built (cmake --build)"
 ff_env_init # scratch dir and cleanup trap only
 s=$FF_SCRATCH
-bound_s=10
+bound_s=60 # give-up limit for a hang, never a measurement
+asan=$("$nbdkit" --ff-asan) # the preloaded ASan runtime, "" in other builds
 [[ -n $bin ]] # the farm is served by the plugin; fusefarm itself is not needed
 
 cat >"$s/farm.conf" <<'CONF'
@@ -54,26 +58,45 @@ kill_ours() {
 }
 ff_on_cleanup kill_ours
 
+# listening NAME WRAPPER: nbdkit NAME wrote its pidfile (it listens);
+# fails the test if it died first.
+listening() {
+  [[ -s $s/$1.pid ]] && return 0
+  ff_alive "$2" || ff_die "nbdkit ($1) did not start: $(cat "$s/$1.err")"
+  return 1
+}
+
 # serve NAME KEY=VALUE...: start nbdkit in the background on $s/NAME.sock
 # and wait until it listens; sets $pid (nbdkit's) and $wrapper (the
 # process whose exit status is nbdkit's: a bash waiting for it, so that
-# killing nbdkit prints no "Killed" job notice here).
+# killing nbdkit prints no "Killed" job notice here).  Its stats file,
+# $s/NAME.stats, is rewritten every 20 ms.
 serve() {
-  local name=$1 i
+  local name=$1
   shift
   rm -f "$s/$name.pid"
   # shellcheck disable=SC2016  # $0, $@ belong to the inner bash
   bash -c '"$@" </dev/null >/dev/null 2>"$0" & wait $!' "$s/$name.err" \
-    "$nbdkit" -f -U "$s/$name.sock" -P "$s/$name.pid" "$plugin" spec="$s/farm.conf" "$@" \
-    2>/dev/null &
+    "$nbdkit" -f -U "$s/$name.sock" -P "$s/$name.pid" "$plugin" spec="$s/farm.conf" \
+    stats="$s/$name.stats" stats-interval=20ms "$@" 2>/dev/null &
   wrapper=$!
-  for ((i = 0; i < 200; i++)); do
-    [[ -s $s/$name.pid ]] && break
-    ff_alive "$wrapper" || ff_die "nbdkit ($name) did not start: $(cat "$s/$name.err")"
-    sleep 0.05
-  done
+  ff_wait_until "$bound_s" listening "$name" "$wrapper" ||
+    ff_die "nbdkit ($name): no pidfile after ${bound_s}s"
   pid=$(cat "$s/$name.pid")
   pids+=("$pid")
+}
+
+# stat_of NAME DEV KEY: DEV's KEY (reads, bytes_written, ...) in nbdkit
+# NAME's latest stats file (written whole: FILE.tmp, then a rename).
+stat_of() {
+  python3 - "$s/$1.stats" "$2" "$3" <<'PY'
+import json, sys
+d = [d for d in json.load(open(sys.argv[1]))["devices"] if d["name"] == sys.argv[2]]
+print(d[0][sys.argv[3]] if d else 0)
+PY
+}
+stat_at_least() { # NAME DEV KEY N
+  (($(stat_of "$1" "$2" "$3") >= $4))
 }
 uri() { # NAME EXPORT
   printf 'nbd+unix:///%s?socket=%s' "$2" "$s/$1.sock"
@@ -94,11 +117,29 @@ client_dies_with() {
   ff_log "$what: client exit $rc after $(ff_ms_since "$t0") ms: $(tr '\r' '\n' <"$s/client.err" | grep -v '^ *$' | tail -1)"
 }
 
-# mid_copy NAME: wait until a copy is under way (nbdkit answered a read:
-# with 300 ms per read, the first one has been waited for).
-mid_copy() {
-  sleep 1
+# written NAME DEV BYTES: wait until NAME's stats hold BYTES written to
+# DEV (a snapshot taken after the write), and print DEV's reads in it.
+written() {
+  ff_wait_until "$bound_s" stat_at_least "$1" "$2" bytes_written "$3" ||
+    ff_die "nbdkit ($1): $2 shows $(stat_of "$1" "$2" bytes_written) bytes written, expected $3"
+  stat_of "$1" "$2" reads
+}
+
+# copying NAME DEV CLIENT-PID READS0: DEV has answered a read since READS0
+# while the client still runs; fails the test if the client or nbdkit
+# ended first.
+copying() {
+  stat_at_least "$1" "$2" reads $(($4 + 1)) && return 0
+  ff_alive "$3" || ff_die "the client ended before its first read was answered: $(cat "$s/client.err")"
   ff_alive "$pid" || ff_die "nbdkit died by itself: $(cat "$s/$1.err")"
+  return 1
+}
+
+# mid_copy NAME DEV CLIENT-PID READS0: wait until the copy is under way:
+# nbdkit answered its first read of DEV (300 ms each: more are to come).
+mid_copy() {
+  ff_wait_until "$bound_s" copying "$@" ||
+    ff_die "nbdkit ($1): no read of $2 answered in ${bound_s}s"
 }
 
 # ---- kill -9 in the middle of nbdcopy and of qemu-img convert -------------------
@@ -106,25 +147,30 @@ head -c 64M /dev/urandom >"$s/data"
 serve k1 profile="$s/slow.conf" save-overlay="$s/k1.ovl"
 nbdcopy "$s/data" "$(uri k1 pv0001)" || ff_die "writing 64 MiB to pv0001 failed: $(cat "$s/k1.err")"
 nbdcopy --no-extents "$(uri k1 pv0000)" "$s/copy.img" 2>"$s/client.err" &
-mid_copy k1
-client_dies_with k1 $! KILL "kill -9 mid-nbdcopy"
+cpid=$!
+mid_copy k1 pv0000 "$cpid" 0
+client_dies_with k1 "$cpid" KILL "kill -9 mid-nbdcopy"
 grep -qiE "failed|error" "$s/client.err" || ff_die "nbdcopy printed no error: $(cat "$s/client.err")"
 [[ ! -e $s/k1.ovl && ! -e $s/k1.ovl.tmp ]] || ff_die "kill -9 left an overlay file: $(ls "$s"/k1.ovl*)"
 
 serve k2 profile="$s/slow.conf"
 nbdcopy "$s/data" "$(uri k2 pv0001)" || ff_die "writing 64 MiB to pv0001 failed: $(cat "$s/k2.err")"
 # One request at a time: 32 reads of 2 MiB at 300 ms each.
+reads0=$(written k2 pv0001 $((64 << 20)))
 qemu-img convert -m 1 -f raw -O raw "$(uri k2 pv0001)" "$s/convert.img" 2>"$s/client.err" &
-mid_copy k2
-client_dies_with k2 $! KILL "kill -9 mid-qemu-img-convert"
+cpid=$!
+mid_copy k2 pv0001 "$cpid" "$reads0"
+client_dies_with k2 "$cpid" KILL "kill -9 mid-qemu-img-convert"
 grep -qiE "error|failed" "$s/client.err" || ff_die "qemu-img printed no error: $(cat "$s/client.err")"
 
 # ---- SIGTERM in the middle of a copy: the overlay saved whole --------------------
 serve t1 profile="$s/slow.conf" save-overlay="$s/t1.ovl"
 nbdcopy "$s/data" "$(uri t1 pv0001)" || ff_die "writing 64 MiB to pv0001 failed: $(cat "$s/t1.err")"
+reads0=$(written t1 pv0001 $((64 << 20)))
 qemu-img convert -m 1 -f raw -O raw "$(uri t1 pv0001)" "$s/convert.img" 2>"$s/client.err" &
-mid_copy t1
-client_dies_with t1 $! TERM "SIGTERM mid-qemu-img-convert"
+cpid=$!
+mid_copy t1 pv0001 "$cpid" "$reads0"
+client_dies_with t1 "$cpid" TERM "SIGTERM mid-qemu-img-convert"
 [[ -s $s/t1.ovl && ! -e $s/t1.ovl.tmp ]] || ff_die "SIGTERM: no overlay saved: $(cat "$s/t1.err")"
 serve r1 overlay="$s/t1.ovl"
 nbdcopy "$(uri r1 pv0001)" "$s/pv0001.copy" || ff_die "serving the saved overlay failed: $(cat "$s/r1.err")"
@@ -145,15 +191,15 @@ cp "$s/torn.ovl" "$s/old.ovl"
 head -c 192M /dev/urandom >"$s/big"
 serve o2 overlay="$s/torn.ovl" save-overlay="$s/torn.ovl"
 nbdcopy "$s/big" "$(uri o2 pv0001)" || ff_die "big write failed"
+# saving: 1 MiB of the new file is written, wherever the save writes it
+# (or nbdkit is gone: the save ended before we saw it).
+saving() {
+  (($(stat -c %s "$s/torn.ovl.tmp" 2>/dev/null || echo 0) > (1 << 20))) ||
+    (($(stat -c %s "$s/torn.ovl" 2>/dev/null || echo 0) > (1 << 20))) ||
+    ! ff_alive "$pid"
+}
 kill -TERM "$pid"
-# Kill once 1 MiB of the new file is written, wherever the save writes it
-# (or when nbdkit is gone).
-for ((i = 0; i < 2000; i++)); do
-  (($(stat -c %s "$s/torn.ovl.tmp" 2>/dev/null || echo 0) > (1 << 20))) && break
-  (($(stat -c %s "$s/torn.ovl" 2>/dev/null || echo 0) > (1 << 20))) && break
-  ff_alive "$pid" || break
-  sleep 0.005
-done
+ff_wait_until "$bound_s" saving || ff_die "no save under way ${bound_s}s after SIGTERM"
 kill -9 "$pid" 2>/dev/null || true
 ff_wait_exit "$pid" "$bound_s" || ff_die "nbdkit survived kill -9"
 wait "$wrapper" || true
@@ -204,18 +250,25 @@ serve f1 save-overlay="$s/small-fs/full.ovl"
 nbdcopy "$s/small" "$(uri f1 pv0000)" || ff_die "small write failed"
 head -c 1M "$s/big" | nbdcopy - "$(uri f1 pv0001)" || ff_die "1 MiB write failed"
 kill -TERM "$pid"
-if ! ff_wait_exit "$pid" "$bound_s"; then
+if [[ -n $asan ]]; then
   # In a sanitizer build nbdkit (not instrumented) gets ASan by LD_PRELOAD,
   # and ASan initializes late, inside libp11-kit's constructor, while
   # newlocale holds glibc's __libc_setlocale_lock: the lock's count is left
   # corrupted, and once anything has formatted a strerror() message (here
   # the failed save's), libp11-kit's destructor deadlocks in freelocale at
   # exit, after .cleanup has finished.  Not the plugin's doing (the plain
-  # build exits at once); everything else is still checked.
-  [[ -n $("$nbdkit" --ff-asan) ]] ||
-    ff_die "nbdkit did not exit on SIGTERM with a failing save"
-  ff_log "note: ASan-preloaded nbdkit stuck in exit (libp11-kit destructor): killed"
-  kill -9 "$pid"
+  # build exits at once): wait for the save's message (the end of
+  # .cleanup), then a stuck exit is that deadlock; everything else is
+  # still checked.
+  ff_wait_until "$bound_s" grep -qF "save-overlay=$s/small-fs/full.ovl:" "$s/f1.err" ||
+    ff_die "no message for the failed save ${bound_s}s after SIGTERM: $(cat "$s/f1.err")"
+  if ! ff_wait_exit "$pid" 5; then
+    ff_log "note: ASan-preloaded nbdkit stuck in exit (libp11-kit destructor): killed"
+    kill -9 "$pid"
+  fi
+else
+  ff_wait_exit "$pid" "$bound_s" ||
+    ff_die "nbdkit did not exit on SIGTERM with a failing save (still running after ${bound_s}s)"
 fi
 rc=0
 wait "$wrapper" || rc=$?
@@ -247,15 +300,27 @@ done
 mkdir -p "$s/ro-dir"
 mount -t tmpfs -o ro,size=64k tmpfs "$s/ro-dir"
 rc=0
-timeout "$bound_s" "$nbdkit" -U - "$plugin" spec="$s/farm.conf" save-overlay="$s/ro-dir/x.ovl" \
-  --run true 2>"$s/ro.err" || rc=$?
-umount "$s/ro-dir"
-if [[ $rc == 124 && -n $("$nbdkit" --ff-asan) ]]; then
+"$nbdkit" -U - "$plugin" spec="$s/farm.conf" save-overlay="$s/ro-dir/x.ovl" \
+  --run true 2>"$s/ro.err" &
+ro_pid=$!
+pids+=("$ro_pid")
+if [[ -n $asan ]]; then
   # the ASan-preloaded nbdkit deadlock at exit after a strerror() message
-  # (above): the refusal itself is checked by its message below
-  ff_log "note: ASan-preloaded nbdkit stuck in exit after refusing: killed by timeout"
-else
-  [[ $rc != 0 && $rc != 124 ]] || ff_die "save-overlay= on a read-only fs: nbdkit exit $rc (want a refusal)"
+  # (above): once the refusal is logged, a stuck exit is that deadlock;
+  # the refusal itself is checked by its message below
+  ff_wait_until "$bound_s" grep -q "Read-only file system" "$s/ro.err" ||
+    ff_die "save-overlay= on a read-only fs: no refusal after ${bound_s}s: $(cat "$s/ro.err")"
+  if ! ff_wait_exit "$ro_pid" 5; then
+    ff_log "note: ASan-preloaded nbdkit stuck in exit after refusing: killed"
+    kill -9 "$ro_pid"
+  fi
+fi
+ff_wait_exit "$ro_pid" "$bound_s" ||
+  ff_die "save-overlay= on a read-only fs: nbdkit still running after ${bound_s}s"
+wait "$ro_pid" || rc=$?
+umount "$s/ro-dir"
+if [[ -z $asan ]]; then
+  ((rc != 0)) || ff_die "save-overlay= on a read-only fs: nbdkit exit $rc (want a refusal)"
 fi
 grep -qF "save-overlay=$s/ro-dir/x.ovl:" "$s/ro.err" && grep -q "Read-only file system" "$s/ro.err" ||
   ff_die "save-overlay= on a read-only fs: no clear error: $(cat "$s/ro.err")"

@@ -31,7 +31,7 @@ spec=$here/../../configs/smoke.conf
 ff_require python3 fusermount3 setpriv mount umount cmp dd truncate
 ff_env_init # scratch dir and cleanup trap; no lvm here
 s=$FF_SCRATCH
-bound_s=10
+bound_s=60 # give-up limit for a hang, never a measurement (times are reported)
 
 # The daemon without the capabilities that let root write anywhere.
 cat >"$s/fusefarm-nodac" <<EOF

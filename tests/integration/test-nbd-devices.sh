@@ -128,11 +128,13 @@ dd if="$s/block" of="$FF_MNT/$w" bs=4096 seek=1024 conv=notrunc status=none ||
 cp "$s/$w.nbd" "$s/$w.want"
 dd if="$s/block" of="$s/$w.want" bs=4096 seek=1024 conv=notrunc status=none
 cmp "$FF_MNT/$w" "$s/$w.want" || ff_die "the FUSE write did not land"
-ff_fuse_cleanup "$FF_MNT"
-for ((i = 0; i < 50; i++)); do
-  kill -0 "$FF_DAEMON_PID" 2>/dev/null || break
-  sleep 0.1
-done
+# Unmount, then wait for the daemon to exit: it saves the overlay on its
+# way out.
+daemon_gone() {
+  ! ff_alive "$FF_DAEMON_PID"
+}
+fusermount3 -u "$FF_MNT" || ff_die "fusermount3 -u $FF_MNT failed"
+ff_wait_until 60 daemon_gone || ff_die "the daemon still runs 60 s after its unmount"
 [[ -s $s/fuse.ovl ]] || ff_die "fusefarm mount --save-overlay wrote nothing at exit"
 
 # 3. shard=K/M splits the scaled farm.

@@ -50,7 +50,7 @@ for d in json.load(open(sys.argv[1]))["devices"]:
 nbdkit_pid=
 fuse_pids=()
 teardown() {
-  local n p i
+  local n p
   ff_loop_detach_all # loops hold the nbdfuse files open
   for n in "${names[@]}"; do
     if mountpoint -q "$s/fuse/$n"; then
@@ -59,26 +59,28 @@ teardown() {
   done
   for p in "${fuse_pids[@]}" $nbdkit_pid; do
     kill "$p" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$p" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$p" 2>/dev/null || true
+    ff_wait_until 30 gone "$p" || kill -9 "$p" 2>/dev/null || true
   done
   fuse_pids=()
   nbdkit_pid=
 }
 ff_on_cleanup teardown
 
+# gone PID: PID (a child of this shell, or not) has exited.
+gone() {
+  ! ff_alive "$1"
+}
+
+# ready FILE PID WHAT: FILE exists; fails the test if PID died first.
+ready() {
+  [[ -s $1 ]] && return 0
+  ff_alive "$2" || ff_die "$3 died before it was ready"
+  return 1
+}
+
 # wait_pidfile FILE PID WHAT: until FILE exists, or PID died.
 wait_pidfile() {
-  local i
-  for ((i = 0; i < 100; i++)); do
-    [[ -s $1 ]] && return 0
-    kill -0 "$2" 2>/dev/null || ff_die "$3 died before it was ready"
-    sleep 0.1
-  done
-  ff_die "$3: not ready after 10 s"
+  ff_wait_until 60 ready "$@" || ff_die "$3: not ready after 60 s"
 }
 
 "$nbdkit" -f -U "$sock" -P "$s/nbdkit.pid" --threads 1 "$plugin" \
@@ -128,12 +130,19 @@ read -r v1 t1 c1 <<<"$(sed -n 1p "$s/after")"
 read -r v2 c2 <<<"$(sed -n 2p "$s/after")"
 [[ $v1 == multi && $t1 == overnbd && $c1 == 2 && $v2 == one && $c2 == 2 ]] ||
   ff_die "lvm does not read back its writes: $(cat "$s/after")"
-sleep 0.5
-"$py" - "$s/stats.json" <<'PY' || ff_die "the plugin's stats miss lvm's I/O"
+# stats_show_io: the plugin's stats file (rewritten every 0.2 s) counts
+# lvm's reads and writes.
+stats_show_io() {
+  "$py" - "$s/stats.json" <<'PY'
 import json, sys
-st = json.load(open(sys.argv[1]))
-t = st["totals"]
+t = json.load(open(sys.argv[1]))["totals"]
 print(f"plugin stats: {t['reads']} reads, {t['writes']} writes from lvm over NBD")
 sys.exit(0 if t["reads"] > 0 and t["writes"] > 0 else 1)
 PY
+}
+ff_wait_until 60 stats_show_io >"$s/stats.out" || {
+  tail -1 "$s/stats.out" >&2
+  ff_die "the plugin's stats miss lvm's I/O"
+}
+tail -1 "$s/stats.out"
 echo "PASS: real lvm over NBD sees the manifest's farm and its own writes"

@@ -27,18 +27,22 @@ m=3
 "$bin" manifest "$spec" >"$s/manifest.json"
 "$bin" gen -q "$spec" -o "$s/img"
 
+# gone PID: our child PID has exited (reaped or a zombie).
+gone() {
+  local st
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+  [[ ${st%% *} == Z ]]
+}
+
 pids=()
 stop_servers() {
-  local p i
+  local p
   for p in "${pids[@]}"; do
     kill "$p" 2>/dev/null || true
   done
   for p in "${pids[@]}"; do
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$p" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$p" 2>/dev/null || true
+    ff_wait_until 30 gone "$p" || kill -9 "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
   done
   pids=()
 }
@@ -60,13 +64,14 @@ for ((k = 0; k < m; k++)); do
     spec="$spec" shard="$k/$m" stats="$s/stats$k.json" 2>"$s/nbdkit$k.err" &
   pids+=("$!")
 done
+# listening K: shard K wrote its pidfile; fails the test if it died first.
+listening() {
+  [[ -s $s/nbdkit$1.pid ]] && return 0
+  gone "${pids[$1]}" && ff_die "shard $1/$m did not start: $(cat "$s/nbdkit$1.err")"
+  return 1
+}
 for ((k = 0; k < m; k++)); do
-  for ((i = 0; i < 100; i++)); do
-    [[ -s $s/nbdkit$k.pid ]] && break
-    kill -0 "${pids[k]}" 2>/dev/null || ff_die "shard $k/$m did not start: $(cat "$s/nbdkit$k.err")"
-    sleep 0.1
-  done
-  [[ -s $s/nbdkit$k.pid ]] || ff_die "shard $k/$m: no pidfile after 10 s"
+  ff_wait_until 60 listening "$k" || ff_die "shard $k/$m: no pidfile after 60 s"
 done
 "$nbdkit" -U - "$plugin" spec="$spec" --run 'nbdinfo --list --json "$uri"' >"$s/one.json" ||
   ff_die "a single server did not list the farm"
@@ -109,8 +114,8 @@ name=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["exports"][
 if nbdinfo "nbd://127.0.0.1:${ports[0]}/$name" >/dev/null 2>"$s/foreign.err"; then
   ff_die "shard 0 served $name of shard 1"
 fi
-sleep 0.2
-grep -q "export '$name' (device [0-9]*) is served by shard 1/$m, not by this server (shard=0/$m)" \
+# The client has its answer; the server's log line may follow it.
+ff_wait_until 60 grep -q "export '$name' (device [0-9]*) is served by shard 1/$m, not by this server (shard=0/$m)" \
   "$s/nbdkit0.err" || ff_die "unclear refusal: $(cat "$s/nbdkit0.err" "$s/foreign.err")"
 
 stop_servers

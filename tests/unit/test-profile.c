@@ -461,7 +461,21 @@ test_bad(void **state)
     {"groups = ({ faults = { vanish_at = 30; }; });",
      {"groups.[0].faults.vanish_at: expected a duration string", NULL}},
     {"groups = ({ faults = { crash = true; }; });",
-     {"groups.[0].faults.crash: unknown key", NULL}},
+     {"groups.[0].faults.crash: unknown key", "vanish_after, eio_after"}},
+    {"groups = ({\n faults = { vanish_after = -1; }; });",
+     {"t.conf:2: groups.[0].faults.vanish_after: -1 is out of range",
+      "expected 0 to 1000000000000000000"}},
+    {"groups = ({ faults = { vanish_after = 1000000000000000001L; }; });",
+     {"groups.[0].faults.vanish_after: 1000000000000000001 is out of range",
+      NULL}},
+    {"groups = ({ faults = { vanish_after = \"10\"; }; });",
+     {"groups.[0].faults.vanish_after: expected an integer", NULL}},
+    {"groups = ({ faults = { vanish_after = 2.5; }; });",
+     {"groups.[0].faults.vanish_after: expected an integer", NULL}},
+    {"groups = ({ faults = { eio_after = -5; }; });",
+     {"groups.[0].faults.eio_after: -5 is out of range", NULL}},
+    {"groups = ({ faults = { eio_after = true; }; });",
+     {"groups.[0].faults.eio_after: expected an integer", NULL}},
     {"groups = ({ read = { dist = \"fixed\"; value = \"1ms\"; }; },\n"
      "          { devices = \"nope\"; });",
      {"t.conf:2: groups.[1].devices: no device 'nope'", NULL}},
@@ -916,6 +930,142 @@ test_vanish_appear(void **state)
   ff_farm_free(farm);
 }
 
+/* vanish_after and eio_after count each device's requests from the
+ * profile's application, in decision order: request N succeeds, N+1
+ * fails. */
+static void
+test_vanish_after(void **state)
+{
+  static const char text[] =
+    "groups = ({ read = { dist = \"fixed\"; value = \"1ms\"; };\n"
+    "            write = { dist = \"fixed\"; value = \"2ms\"; }; },\n"
+    "  { devices = \"pv0000\"; faults = { vanish_after = 0; }; },\n"
+    "  { devices = \"pv0001\"; faults = { vanish_after = 3; }; },\n"
+    "  { devices = \"pv0002\"; faults = { eio_after = 2; }; },\n"
+    "  { devices = \"pv0003\";\n"
+    "    faults = { eio_after = 1; vanish_after = 2; appear_at = \"5s\"; "
+    "}; });";
+  struct ff_farm *farm = farm_n(5, 1);
+  struct ff_iomodel *m = model(text, farm);
+  struct ff_io_decision d;
+  uint64_t now = T0 + SEC;
+
+  (void)state;
+  /* 0: vanished from its first request */
+  d = sub(m, 0, FF_OP_READ, 0, 512, now);
+  assert_int_equal(d.error, ENODEV);
+  assert_int_equal(d.injected, 1);
+  assert_int_equal(d.done_ns, now);
+  assert_int_equal(ff_iomodel_present(m, 0, now), 1);
+  /* 1: three requests of any kind answered, then ENODEV at once */
+  assert_int_equal(sub(m, 1, FF_OP_READ, 0, 512, now).error, 0);
+  assert_int_equal(sub(m, 1, FF_OP_WRITE, 0, 512, now).error, 0);
+  assert_int_equal(sub(m, 4, FF_OP_READ, 0, 512, now).error, 0); /* apart */
+  d = sub(m, 1, FF_OP_FLUSH, 0, 0, now);
+  assert_int_equal(d.error, 0);
+  assert_int_equal(d.done_ns, now);
+  for (int i = 0; i < 3; i++) {
+    d = sub(m, 1, (enum ff_op)i, 0, 512, now + (uint64_t)i);
+    assert_int_equal(d.error, ENODEV);
+    assert_int_equal(d.injected, 1);
+    assert_int_equal(d.done_ns, now + (uint64_t)i);
+  }
+  /* 2: two answered, then EIO after the request's time */
+  assert_int_equal(sub(m, 2, FF_OP_READ, 0, 512, now).error, 0);
+  assert_int_equal(sub(m, 2, FF_OP_READ, 0, 512, now).error, 0);
+  for (int i = 0; i < 3; i++) {
+    d = sub(m, 2, FF_OP_WRITE, 0, 512, now);
+    assert_int_equal(d.error, EIO);
+    assert_int_equal(d.injected, 1);
+    assert_int_equal(d.done_ns, now + 2 * MS);
+  }
+  /* 3: requests refused before appear_at do not count */
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(sub(m, 3, FF_OP_READ, 0, 512, T0 + SEC).error, ENODEV);
+  assert_int_equal(sub(m, 3, FF_OP_READ, 0, 512, T0 + 5 * SEC).error, 0);
+  assert_int_equal(sub(m, 3, FF_OP_READ, 0, 512, T0 + 5 * SEC).error, EIO);
+  assert_int_equal(sub(m, 3, FF_OP_READ, 0, 512, T0 + 5 * SEC).error, ENODEV);
+  /* 4: no count trigger */
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(sub(m, 4, FF_OP_READ, 0, 512, now).error, 0);
+
+  /* A profile switch restarts the counts: 1 answers three more. */
+  assert_ok(ff_iomodel_set_profile(m, load(text, farm), now + SEC));
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(sub(m, 1, FF_OP_READ, 0, 512, now + SEC).error, 0);
+  assert_int_equal(sub(m, 1, FF_OP_READ, 0, 512, now + SEC).error, ENODEV);
+  ff_iomodel_free(m);
+
+  /* Each key merges on its own; a later group can lift a count. */
+  m = model("groups = ({ faults = { vanish_after = 1; eio_after = 0; }; },\n"
+            "  { devices = \"pv0001\"; faults = { vanish_after = 2; }; },\n"
+            "  { devices = \"pv0002\";\n"
+            "    faults = { vanish_after = 1000000000000000000L; }; });",
+            farm);
+  assert_int_equal(sub(m, 0, FF_OP_READ, 0, 512, now).error, EIO);
+  assert_int_equal(sub(m, 0, FF_OP_READ, 0, 512, now).error, ENODEV);
+  assert_int_equal(sub(m, 1, FF_OP_READ, 0, 512, now).error, EIO);
+  assert_int_equal(sub(m, 1, FF_OP_READ, 0, 512, now).error, EIO);
+  assert_int_equal(sub(m, 1, FF_OP_READ, 0, 512, now).error, ENODEV);
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(sub(m, 2, FF_OP_READ, 0, 512, now).error, EIO);
+  ff_iomodel_free(m);
+  ff_farm_free(farm);
+}
+
+/* Concurrent submitters: exactly vanish_after requests are answered. */
+struct counter {
+  struct ff_iomodel *m;
+  unsigned ok, enodev, other;
+};
+
+static void *
+counter_run(void *arg)
+{
+  struct counter *c = arg;
+
+  for (unsigned i = 0; i < 20000; i++) {
+    struct ff_io_decision d;
+
+    ff_iomodel_submit(c->m, 0, FF_OP_READ, 0, 4096, T0 + i, &d);
+    if (d.error == 0)
+      c->ok++;
+    else if (d.error == ENODEV && d.injected)
+      c->enodev++;
+    else
+      c->other++;
+  }
+  return NULL;
+}
+
+static void
+test_count_race(void **state)
+{
+  enum { NT = 8 };
+  struct ff_farm *farm = farm_n(2, 1);
+  struct ff_iomodel *m =
+    model("groups = ({ faults = { vanish_after = 77777; }; });", farm);
+  struct counter c[NT];
+  pthread_t th[NT];
+  unsigned ok = 0, enodev = 0;
+
+  (void)state;
+  for (unsigned i = 0; i < NT; i++) {
+    c[i] = (struct counter){m, 0, 0, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, counter_run, &c[i]), 0);
+  }
+  for (unsigned i = 0; i < NT; i++) {
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+    assert_int_equal(c[i].other, 0);
+    ok += c[i].ok;
+    enodev += c[i].enodev;
+  }
+  assert_int_equal(ok, 77777);
+  assert_int_equal(enodev, NT * 20000 - 77777);
+  ff_iomodel_free(m);
+  ff_farm_free(farm);
+}
+
 static void
 test_eio_ranges(void **state)
 {
@@ -1182,6 +1332,7 @@ main(void)
     cmocka_unit_test(test_spinup),        cmocka_unit_test(test_vanish_appear),
     cmocka_unit_test(test_eio_ranges),    cmocka_unit_test(test_eio_rate),
     cmocka_unit_test(test_live_switch),   cmocka_unit_test(test_fraction),
+    cmocka_unit_test(test_vanish_after),  cmocka_unit_test(test_count_race),
     cmocka_unit_test(test_threads),
   };
 

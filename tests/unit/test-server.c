@@ -185,6 +185,46 @@ test_failed_write_does_not_land(void **state)
   ff_server_free(s);
 }
 
+/* vanish_after: the device's first N requests are answered, the next
+ * fail with ENODEV at once, do not land, and count as injected. */
+static void
+test_vanish_after(void **state)
+{
+  struct ff_server *s = server("groups = ({ devices = \"pv0001\";\n"
+                               "  read = { dist = \"fixed\"; value = \"2ms\"; "
+                               "};\n"
+                               "  faults = { vanish_after = 2; }; });\n",
+                               1);
+  uint8_t w[4096], r[4096];
+  struct ff_request q;
+  json_t *j;
+
+  (void)state;
+  memset(w, 0xcd, sizeof w);
+  q = run(s, FF_REQ_READ, 1, 0, sizeof r, NULL, r, T0);
+  assert_int_equal(q.error, 0);
+  assert_int_equal(q.done_ns, T0 + 2 * MS);
+  q = run(s, FF_REQ_WRITE, 1, 8192, sizeof w, w, NULL, T0 + SEC);
+  assert_int_equal(q.error, 0);
+  q = run(s, FF_REQ_WRITE, 1, 16384, sizeof w, w, NULL, T0 + 2 * SEC);
+  assert_int_equal(q.error, ENODEV);
+  assert_int_equal(q.injected, 1);
+  assert_int_equal(q.done_ns, T0 + 2 * SEC);
+  q = run(s, FF_REQ_READ, 1, 8192, sizeof r, NULL, r, T0 + 3 * SEC);
+  assert_int_equal(q.error, ENODEV);
+  assert_ok(ff_farm_read(ff_server_farm(s), 1, r, 8192, sizeof r));
+  assert_memory_equal(r, w, sizeof w); /* the second request landed */
+  assert_ok(ff_farm_read(ff_server_farm(s), 1, r, 16384, sizeof r));
+  assert_true(all_bytes(r, sizeof r, 0)); /* the third did not */
+  j = stats(s);
+  assert_int_equal(total(j, "reads"), 2);
+  assert_int_equal(total(j, "writes"), 2);
+  assert_int_equal(total(j, "errors"), 2);
+  assert_int_equal(total(j, "errors_injected"), 2);
+  json_decref(j);
+  ff_server_free(s);
+}
+
 /* ---- zero and trim --------------------------------------------------------
  */
 
@@ -482,6 +522,7 @@ main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_failed_write_does_not_land),
+    cmocka_unit_test(test_vanish_after),
     cmocka_unit_test(test_zero_trim_through_model),
     cmocka_unit_test(test_read_sees_acknowledged_write),
     cmocka_unit_test(test_inflight),
