@@ -30,6 +30,10 @@ CHECK:
   slowest PROFILE.json   the devices with the largest median decided
                          latency are exactly those the profile (the
                          control file profile.json) made slowest
+  stats STATS.json       the plugin's stats file counted every read of
+                         the window, and its read p50 and p99 (of end -
+                         arrival) are at least the decided ones, give or
+                         take the histogram's 1/16
 Exit status: 0 the check holds, 1 it does not (why on stdout), 2 usage.
 """
 import json
@@ -206,6 +210,21 @@ def check_slowest(reads, lines, profile):
         fail(f"the slowest decided devices are {sorted(got)}")
 
 
+def check_stats(reads, lines, stats_file):
+    mine = common(reads, lines)
+    tot = json.load(open(stats_file))["totals"]["latency"]["read"]
+    dec = [decided(ln) for ln in mine if ln["kind"] == "read"]
+    out, ok = [], tot["count"] >= len(dec)
+    for q, key in ((0.5, "p50_ns"), (0.99, "p99_ns")):
+        d = quantile(dec, q)
+        ok &= tot[key] >= d * 15 / 16
+        out.append(f"{key[:3]} {tot[key] / MS:.3f} ms >= decided {d / MS:.3f}")
+    print(f"stats file: {tot['count']} reads (window {len(dec)}), "
+          f"{', '.join(out)} (less 1/16)")
+    if not ok:
+        fail("the stats file does not agree with the trace")
+
+
 def main():
     a = sys.argv[1:]
     mp = None
@@ -229,6 +248,8 @@ def main():
         check_queue(reads, lines, int(args[0]), float(args[1]))
     elif check == "slowest" and len(args) == 1:
         check_slowest(reads, lines, args[0])
+    elif check == "stats" and len(args) == 1:
+        check_stats(reads, lines, args[0])
     else:
         print(f"trace-check.py: bad check {' '.join(a[2:])}\n{__doc__}",
               file=sys.stderr)
