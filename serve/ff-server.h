@@ -83,11 +83,11 @@ struct ff_server;
 struct ff_farm *ff_server_load_farm(const char *path, uint64_t devices,
                                     enum ff_server_fault *fault);
 
-/* Build a server: check save_overlay can be written, load and scale the
- * farm, load the profile, load the overlay, make the stats, create (or
- * truncate) the trace file.  The model
- * is not running yet: call ff_server_start.  NULL on error, with *fault
- * (may be NULL) saying which input was wrong. */
+/* Build a server: check save_overlay can be written, create (or
+ * truncate) the trace file, load and scale the farm, load the profile,
+ * load the overlay, make the stats.  The model is not running yet: call
+ * ff_server_start.  NULL on error, with *fault (may be NULL) saying which
+ * input was wrong. */
 struct ff_server *ff_server_new(const struct ff_server_options *o,
                                 enum ff_server_fault *fault);
 
@@ -157,7 +157,8 @@ void ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns);
  * in end order.  A test and diagnostic feature: each line is written
  * with one write(2) under a mutex as the request ends, so a reader sees
  * every ended request without any flush, at the cost of a system call
- * per request.  A failed write stops the trace (ff_server_trace_check). */
+ * per request.  A failed write cuts the file back to its whole lines and
+ * stops the trace (ff_server_trace_check). */
 
 /* 0, or -1 with the message "PATH: write: <why> (N requests not
  * traced)" when a write failed.  Also 0 without a trace. */
