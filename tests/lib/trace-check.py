@@ -165,7 +165,10 @@ def check_queue(reads, lines, depth, service_ms):
     if depth == 1:
         # One slot: each request leaves service after the later of its
         # arrival and the previous one's leaving, in the order they took
-        # the queue (done order).
+        # the queue (done order).  That is arrival order but for requests
+        # arriving within a thread switch of each other: arrival_ns is
+        # read before the queue is taken, so a preempted thread can take
+        # it after a later arrival (counted, not judged).
         prev, waited = 0, 0
         for ln in q:
             want = max(ln["arrival"], prev) + svc
@@ -175,10 +178,12 @@ def check_queue(reads, lines, depth, service_ms):
             waited += prev > ln["arrival"]
             prev = ln["done"]
         span = (q[-1]["done"] - q[0]["arrival"]) / MS
+        inv = sum(a["arrival"] > b["arrival"] for a, b in zip(q, q[1:]))
         print(f"depth 1: {len(q)} requests served one at a time, each "
               f"exactly {service_ms:g} ms after the later of its arrival and "
-              f"the one before; {waited} waited; first arrival to last done "
-              f"{span:.1f} ms (>= {len(q) * service_ms:g})")
+              f"the one before; {waited} waited; {inv} served before an "
+              f"earlier arrival; first arrival to last done {span:.1f} ms "
+              f"(>= {len(q) * service_ms:g})")
     elif depth >= len(q):
         bad = [ln for ln in q if decided(ln) != svc]
         if bad:
