@@ -150,10 +150,12 @@ ff_wait_until 60 stats_has 'st["totals"]["latency"]["read"]["count"] >= 4000' ||
 checked "the stats file" "$s/lat.json" stats "$s/stats.json"
 t1=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["time"])' "$s/stats.json")
 
-# 2. Edit the file in place: fixed 30 ms.
+# 2. Edit the file in place: fixed 30 ms.  (Count the switches before
+# the edit: the plugin may see it at once.)
+n=$(switches fixed-30ms)
 sed -i 's/dist = "lognormal"; median = "5ms"; p99 = "20ms";/dist = "fixed"; value = "30ms";/;
         s/lognormal-5ms/fixed-30ms/' "$s/current-target.conf"
-wait_profile fixed-30ms "$(switches fixed-30ms)" 30
+wait_profile fixed-30ms "$n" 30
 timed "$s/30ms.json" --threads 8 --reads 10 "${exports[@]:0:8}"
 checked "after editing the profile" "$s/30ms.json" fixed 30
 
