@@ -3,6 +3,7 @@
 # from the daemon's request trace (--trace, docs/stats.md), and O_DIRECT
 # reads of the loop devices timed from outside (tests/lib/timed-reads.py)
 # that are never faster than those decisions (tests/lib/trace-check.py):
+#   - a --trace path that cannot be created: exit 2, nothing mounted;
 #   - a seeded lognormal profile (median 5 ms, p99 20 ms): the median and
 #     p99 of the decided latencies (done - arrival) are the profile's
 #     within a binomial bound; every reply went out at or after its done
@@ -60,6 +61,17 @@ checked() {
   python3 "$check" "$trace" "$r" --map "$FF_SCRATCH/map" "$@" ||
     ff_die "$what: the trace does not show what the profile says"
 }
+
+# 0. A trace file that cannot be created: exit 2 naming the option, and
+# nothing mounted.
+mkdir -p "$s/bad"
+ff_on_cleanup "if ff_is_mounted '$s/bad'; then fusermount3 -u '$s/bad'; fi"
+rc=0
+"$bin" mount "$s/farm.conf" "$s/bad" --trace "$s/nodir/trace" 2>"$s/bad.err" || rc=$?
+((rc == 2)) || ff_die "mount --trace into a missing directory: exit $rc, expected 2"
+grep -qF -- "--trace: $s/nodir/trace: No such file or directory" "$s/bad.err" ||
+  ff_die "unclear refusal of a bad --trace: $(cat "$s/bad.err")"
+! ff_is_mounted "$s/bad" || ff_die "mounted despite a bad --trace"
 
 ff_fuse_mount "$bin" "$s/farm.conf" "$s/mnt" --profile "$s/lognormal.conf" --trace "$trace"
 ff_fuse_attach
