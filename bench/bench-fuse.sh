@@ -9,6 +9,8 @@
 #      0-latency run: its first read of every device is parallel, 64 at a
 #      time, the rest are serial): ratio; readrate's latencies under fixed
 #      1 ms and lognormal 5/20 ms profiles against the configured values.
+#      A shared queue (20 ms service): 10 reads released at once, wall
+#      time with depth 1 (model: 10 x 20 ms) and depth 64 (model: 20 ms).
 #   3. Delayed reads in flight: aio-flood puts 5 reads on each of
 #      min(N, 2000) files at once under a fixed 2 s latency; the daemon's
 #      delayed_max and thread count.
@@ -37,6 +39,8 @@ printf '  pvs over farm loops (latency 0)      %8.3f s   ratio farm/tmpfs %.2f\n
 printf '  pvs with 1 ms per read               %8.3f s   (lvm read %s blocks)\n' "$BL_T_1MS" "$BL_READS"
 printf '  ideal from lvm'"'"'s read schedule       %8.3f s   (%s rounds of 1 ms); ratio %.2f\n' \
   "$BL_IDEAL" "$BL_ROUNDS" "$(bl_calc "$BL_T_1MS / $BL_IDEAL")"
+printf '  queue 20 ms, %s reads at once        %8.1f ms depth 1 (model %d), %.1f ms depth 64 (model 20)\n' \
+  "$BL_QN" "$BL_Q1_MS" $((BL_QN * 20)) "$BL_Q64_MS"
 printf '  delayed reads in flight (max)        %8s     daemon threads %s\n' "$BL_DELAYED_MAX" "$BL_THREADS"
 printf '  %s\n' "$BL_FLOOD_LINE"
 printf '  daemon RSS, 10,000 x 1 TiB devices   %8.1f MiB idle, %.1f MiB after reading 128 KiB of each\n' \

@@ -9,6 +9,10 @@
 #   2. The same copies through the plugin with a fixed 1 ms read latency
 #      against the ideal profile: ratio, and the reads per export the
 #      stats file counted (each costs 1 ms, up to nbdcopy's parallelism).
+#   3. Latency fidelity as a libnbd client sees it: p50 and p99 under a
+#      lognormal 5/20 ms profile against the configured values; 10 reads
+#      on 10 connections released at once through a shared queue (20 ms
+#      service), wall time with depth 1 (model 200 ms) and 64 (20 ms).
 # Prints its summary, then the rows as bench/run prints them.  The
 # measurements are bench/lib.sh's (bl_section_nbdcopy), which bench/run
 # shares.
@@ -42,5 +46,11 @@ print(f"{'fusefarm, 1 ms per read vs ideal':42} {'ideal':>9} {'1 ms':>9} {'ratio
 print(f"{'  sparse':42} {ff_s:8.2f}s {ms_s:8.2f}s {ms_s / ff_s:6.2f}x   ({rs / n:.1f} reads/export)")
 print(f"{'  full':42} {ff_f:8.2f}s {ms_f:8.2f}s {ms_f / ff_f:6.2f}x   ({rf / n:.1f} reads/export)")
 PY
+printf '%-42s %9s %9s %7s\n' "latency as a libnbd client sees it" measured model ratio
+row() { printf '  %-40s %7.2fms %7.0fms %6.2fx\n' "$1" "$2" "$3" "$(bl_calc "$2 / $3")"; }
+row "lognormal 5/20 ms: p50" "$BL_NBD_LN_P50" 5
+row "lognormal 5/20 ms: p99" "$BL_NBD_LN_P99" 20
+row "queue depth 1, $BL_NBD_QN reads at once" "$BL_NBD_Q1_MS" $((BL_NBD_QN * 20))
+row "queue depth 64, $BL_NBD_QN reads at once" "$BL_NBD_Q64_MS" 20
 printf '\n'
 bl_report --meta "date=$(date -u +%FT%TZ)" --meta "kernel=$(uname -r)" --meta "cpus=$(nproc)"

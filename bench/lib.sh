@@ -342,6 +342,27 @@ groups = ({ devices = "all";
             read = { dist = "lognormal"; median = "$2"; p99 = "$3"; }; });
 CONF
 }
+# bl_profile_queue FILE DEPTH SERVICE: one queue shared by every device.
+bl_profile_queue() {
+  cat >"$1" <<CONF
+name = "queue-depth-$2";
+queue = { depth = $2; service = "$3"; };
+groups = ({ devices = "all"; });
+CONF
+}
+
+# bl__no_errors FILE: die unless every read of a nbd-timed-reads.py run
+# succeeded (a failed read is fast and would pass for a faithful one).
+bl__no_errors() {
+  [[ $(bl_jget "$1" 'sum(len(v) for v in d["errors"].values())') == 0 ]] ||
+    ff_die "$1: reads failed: $(bl_jget "$1" 'd["errors"]')"
+}
+
+# bl__pct FILE Q: the Q-quantile (nearest rank), in ms, of every latency
+# a tests/lib/*timed-reads.py run recorded.
+bl__pct() {
+  bl_jget "$1" "(lambda v: v[max(0, int(-(-len(v) * $2 // 1)) - 1)] * 1e3)(sorted(x for l in d['latencies'].values() for x in l))"
+}
 
 # bl_core_spec N FILE: the farm bench-core measures (N devices of 1 TiB:
 # 80% of them in one-PV VGs, 20% in two-PV striped VGs), so that the
@@ -481,6 +502,19 @@ PY
   "$BL_BIN" profile "$BL_MNT" "$s/lognormal.conf" >/dev/null
   "$rr" -r -n "$lat" -t "$files" "${fl[@]}" >"$s/lat-lognormal.json"
 
+  # The model serves a depth-1 queue one at a time (the tests check its
+  # decisions exactly); here the wall time a client sees.
+  local qn=$((files < 10 ? files : 10)) depth
+  bl_log "loops: $qn reads released at once through a shared queue of depth 1, then 64 (20 ms)"
+  for depth in 1 64; do
+    bl_profile_queue "$s/queue$depth.conf" "$depth" 20ms
+    "$BL_BIN" profile "$BL_MNT" "$s/queue$depth.conf" >/dev/null
+    "$BL_PY" "$BL_TOP/tests/lib/timed-reads.py" --parallel "${fl[@]:0:qn}" >"$s/queue$depth.json"
+  done
+  BL_Q1_MS=$(bl_jget "$s/queue1.json" 'd["wall"] * 1e3')
+  BL_Q64_MS=$(bl_jget "$s/queue64.json" 'd["wall"] * 1e3')
+  BL_QN=$qn
+
   local k=$((flood_files * flood))
   bl_log "loops: $k delayed reads in flight ($flood_files files x $flood, $flood_lat)"
   "$BL_BIN" profile "$BL_MNT" "$s/flood.conf" >/dev/null
@@ -537,6 +571,10 @@ PY
     "same, $((lat * files)) reads"
   bl_row lat.pvs "pvs at 1 ms/read vs lvm's schedule" "$BL_T_1MS" s "$BL_IDEAL" s \
     "median of $(((pvs + 1) / 2)); B: ideal pvs + $BL_ROUNDS x 1 ms"
+  bl_row queue.d1 "queue depth 1, 20 ms: $qn reads at once, wall vs model" \
+    "$BL_Q1_MS" ms "$((qn * 20))" ms "timed-reads.py --parallel, $qn farm loops; B: $qn x 20 ms"
+  bl_row queue.d64 "queue depth 64, 20 ms: $qn reads at once, wall vs model" \
+    "$BL_Q64_MS" ms 20 ms "the same; B: one service time"
   bl_row inflight.wall "in flight: K reads at latency L, wall vs L" \
     "$BL_FLOOD_WALL" s "$(bl_lat_s "$flood_lat")" s \
     "aio-flood $flood x $flood_files files, K=$k, $BL_THREADS threads"
@@ -702,6 +740,33 @@ CONF
   BL_NBD_READS_FULL=$(($(bl_jget "$s/nbd-1ms.json" 'd["totals"]["reads"]') - BL_NBD_READS_SPARSE))
   rm -rf "$s/nbd-img"
 
+  # Latency fidelity seen by a libnbd client (the tests check the model's
+  # decisions; this is the wall clock): lognormal 5/20 ms, then 10 reads
+  # on 10 connections released at once through a shared queue.
+  local ln=$((n < 16 ? n : 16)) qn=$((n < 10 ? n : 10)) depth
+  local timed=$BL_TOP/tests/lib/nbd-timed-reads.py
+  bl_log "nbd: lognormal 5/20 ms, $ln exports x 250 reads (libnbd, 8 threads)"
+  bl_profile_lognormal "$s/nbd-lognormal.conf" 5ms 20ms
+  bl_serve "$s/nbd-ln.sock" "$BL_PLUGIN" spec="$s/nbd.conf" profile="$s/nbd-lognormal.conf"
+  "$BL_PY" "$timed" "$s/nbd-ln.sock" --threads 8 --reads 250 --span $((1 << 20)) \
+    "${names[@]:0:ln}" >"$s/nbd-ln.json" || ff_die "nbd-timed-reads.py failed"
+  bl__no_errors "$s/nbd-ln.json"
+  bl_stop_servers
+  BL_NBD_LN_P50=$(bl__pct "$s/nbd-ln.json" 0.5)
+  BL_NBD_LN_P99=$(bl__pct "$s/nbd-ln.json" 0.99)
+  bl_log "nbd: $qn reads released at once through a shared queue of depth 1, then 64 (20 ms)"
+  for depth in 1 64; do
+    bl_profile_queue "$s/nbd-q$depth.conf" "$depth" 20ms
+    bl_serve "$s/nbd-q$depth.sock" "$BL_PLUGIN" spec="$s/nbd.conf" profile="$s/nbd-q$depth.conf"
+    "$BL_PY" "$timed" "$s/nbd-q$depth.sock" --threads "$qn" --reads 1 --span $((1 << 20)) \
+      "${names[@]:0:qn}" >"$s/nbd-q$depth.json" || ff_die "nbd-timed-reads.py failed"
+    bl__no_errors "$s/nbd-q$depth.json"
+    bl_stop_servers
+  done
+  BL_NBD_Q1_MS=$(bl_jget "$s/nbd-q1.json" 'd["wall"] * 1e3')
+  BL_NBD_Q64_MS=$(bl_jget "$s/nbd-q64.json" 'd["wall"] * 1e3')
+  BL_NBD_QN=$qn
+
   local p="nbdcopy x $n exports of $size"
   bl_row nbd.sparse "nbdcopy sparse: fusefarm vs memory plugin" \
     "$BL_NBD_FF_SPARSE" s "$BL_NBD_MEM_SPARSE" s "$p, block status"
@@ -713,6 +778,14 @@ CONF
   bl_row nbd.lat.full "nbdcopy full at 1 ms/read vs ideal" \
     "$BL_NBD_1MS_FULL" s "$BL_NBD_FF_FULL" s \
     "$p; $(bl_calc "$BL_NBD_READS_FULL / $n") reads/export"
+  bl_row nbd.lognormal.p50 "nbd lognormal 5/20 ms: read p50 vs configured" \
+    "$BL_NBD_LN_P50" ms 5 ms "nbd-timed-reads.py, $ln exports x 250, 8 threads"
+  bl_row nbd.lognormal.p99 "nbd lognormal 5/20 ms: read p99 vs configured" \
+    "$BL_NBD_LN_P99" ms 20 ms "the same $((ln * 250)) reads"
+  bl_row nbd.queue.d1 "nbd queue depth 1, 20 ms: $qn reads at once, wall vs model" \
+    "$BL_NBD_Q1_MS" ms "$((qn * 20))" ms "nbd-timed-reads.py, $qn connections; B: $qn x 20 ms"
+  bl_row nbd.queue.d64 "nbd queue depth 64, 20 ms: $qn reads at once, wall vs model" \
+    "$BL_NBD_Q64_MS" ms 20 ms "the same; B: one service time"
 }
 
 # bl__copy_all URI-FORMAT [NBDCOPY-ARGS]: seconds to nbdcopy every export

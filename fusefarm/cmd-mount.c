@@ -52,6 +52,9 @@ static const char mount_usage[] =
   "                         shape (every group's count scaled)\n"
   "      --log FILE         where the daemon's messages go once in the\n"
   "                         background (default: discarded)\n"
+  "      --trace FILE       write one line per request there: arrival,\n"
+  "                         the model's done time, reply (docs/stats.md;\n"
+  "                         a test and diagnostic feature)\n"
   "  -o OPTS                extra FUSE mount options\n"
   "  -h, --help             this text\n";
 
@@ -158,11 +161,13 @@ ff_cmd_mount(int argc, char **argv)
     {"reply-threads", required_argument, NULL, 'R'},
     {"log", required_argument, NULL, 'L'},
     {"devices", required_argument, NULL, 'D'},
+    {"trace", required_argument, NULL, 'A'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   const char *profile = NULL, *overlay = NULL, *logfile = NULL;
   const char *fuseopts = NULL, *spec = NULL, *mnt, *save_arg = NULL;
+  const char *trace = NULL;
   unsigned long long threads = 8, reply_threads = 4, devices = 0;
   int foreground = 0, c, rc = 1;
   struct ff_daemon d = {0};
@@ -204,6 +209,9 @@ ff_cmd_mount(int argc, char **argv)
     case 'D':
       if (ff_cli_number("mount", "--devices", optarg, 1, 1000000, &devices))
         return 2;
+      break;
+    case 'A':
+      trace = optarg;
       break;
     case 'o':
       fuseopts = optarg;
@@ -247,14 +255,18 @@ ff_cmd_mount(int argc, char **argv)
   so.profile = profile;
   so.overlay = overlay;
   so.save_overlay = save_abs;
+  so.trace = trace; /* opened now: the daemon's chdir("/") does not matter */
   d.srv = ff_server_new(&so, &fault);
   if (!d.srv) {
     if (fault == FF_SERVER_BAD_SAVE_OVERLAY)
       ff_error_prefix("--save-overlay %s: ", save_arg);
+    else if (fault == FF_SERVER_BAD_TRACE)
+      ff_error_prefix("--trace: ");
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
     /* A bad input (spec, profile, overlay to load) is 2; an output file
-     * that cannot be written (--save-overlay) or no memory 1. */
-    rc = fault == FF_SERVER_BAD_SAVE_OVERLAY || fault == FF_SERVER_NO_MEMORY
+     * that cannot be written (--save-overlay, --trace) or no memory 1. */
+    rc = fault == FF_SERVER_BAD_SAVE_OVERLAY || fault == FF_SERVER_BAD_TRACE ||
+             fault == FF_SERVER_NO_MEMORY
            ? 1
            : 2;
     goto out;
@@ -350,6 +362,10 @@ out_unmount:
   /* On failure say plainly that the writes are lost. */
   if (ff_server_save_at_exit(d.srv) < 0) {
     fprintf(stderr, "fusefarm: %s with this daemon\n", ff_errmsg());
+    rc = 1;
+  }
+  if (ff_server_trace_check(d.srv) < 0) {
+    fprintf(stderr, "fusefarm: --trace: %s\n", ff_errmsg());
     rc = 1;
   }
 out_signals:

@@ -92,6 +92,7 @@ static const char *shard_arg;   /* as given, for messages */
 static unsigned scale_devices;  /* devices=N; 0: as the spec says */
 static char *overlay_path;      /* load at start */
 static char *save_overlay_path; /* save at exit */
+static char *trace_path;        /* trace=FILE: a line per request */
 
 /* ---- the farm (.config_complete, .get_ready) -------------------------- */
 
@@ -268,9 +269,11 @@ ff_config(const char *key, const char *value)
     return set_once(key, value, &overlay_path, true);
   if (!strcmp(key, "save-overlay"))
     return set_once(key, value, &save_overlay_path, false);
+  if (!strcmp(key, "trace"))
+    return set_once(key, value, &trace_path, false);
   nbdkit_error("unknown parameter '%s=%s' (expected spec, profile, stats, "
-               "stats-interval, devices, shard, overlay or save-overlay; "
-               "see nbdkit fusefarm --help)",
+               "stats-interval, devices, shard, overlay, save-overlay or "
+               "trace; see nbdkit fusefarm --help)",
                key, value);
   return -1;
 }
@@ -320,6 +323,9 @@ report_fault(enum ff_server_fault f)
   switch (f) {
   case FF_SERVER_BAD_SAVE_OVERLAY:
     nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
+    break;
+  case FF_SERVER_BAD_TRACE:
+    nbdkit_error("trace: %s", ff_errmsg());
     break;
   case FF_SERVER_BAD_SPEC:
     nbdkit_error("spec=%s: %s", what, ff_errmsg());
@@ -372,6 +378,7 @@ ff_config_complete(void)
     .overlay = overlay_path,
     .save_overlay = save_overlay_path,
     .stats = 1,
+    .trace = trace_path,
   };
   enum ff_server_fault fault;
   uint32_t ndevs;
@@ -596,6 +603,8 @@ ff_cleanup(void)
     nbdkit_error("%s", ff_errmsg());
   if (ff_server_save_at_exit(srv) < 0)
     nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
+  if (ff_server_trace_check(srv) < 0)
+    nbdkit_error("trace: %s", ff_errmsg());
 }
 
 static void
@@ -609,6 +618,7 @@ ff_unload(void)
   free(stats_path);
   free(overlay_path);
   free(save_overlay_path);
+  free(trace_path);
 }
 
 static void
@@ -906,7 +916,8 @@ out:
   "                     shape, as fusefarm mount --devices N does\n"          \
   "shard=K/M            serve only the devices whose index is K mod M\n"      \
   "overlay=FILE         load a saved write overlay at start\n"                \
-  "save-overlay=FILE    save the write overlay there at exit"
+  "save-overlay=FILE    save the write overlay there at exit\n"               \
+  "trace=FILE           write one line per request there (docs/stats.md)"
 
 static struct nbdkit_plugin plugin = {
   .name = "fusefarm",

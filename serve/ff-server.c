@@ -1,9 +1,11 @@
 /* fusefarm: the request engine (ff-server.h).
  *
  * Thread model: after ff_server_start nothing in struct ff_server changes
- * but through objects with their own locking (model, overlay, stats);
- * save_lock serialises overlay saves (two at once to the same path would
- * share its PATH.tmp).
+ * but through objects with their own locking (model, overlay, stats) and
+ * the atomic request counter; save_lock serialises overlay saves (two at
+ * once to the same path would share its PATH.tmp); trace_lock guards the
+ * trace's fd and counters (one write(2) per line under it, so lines never
+ * interleave).
  */
 #include "ff-server.h"
 #include "ff-error.h"
@@ -15,11 +17,14 @@
 #include "ff-stats-int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ff_server {
   struct ff_farm *farm;
@@ -29,7 +34,20 @@ struct ff_server {
   const char **names;     /* names[i]: device i's name */
   char *save_overlay;
   pthread_mutex_t save_lock;
+  _Atomic uint64_t seq; /* the next request's sequence number */
+  /* The request trace (ff-server.h); trace_fd -1: none, or stopped. */
+  int tracing; /* options.trace was set (never changes after new) */
+  pthread_mutex_t trace_lock;
+  int trace_fd;
+  char *trace_path;
+  uint64_t trace_size; /* bytes of whole lines written */
+  int trace_errno;     /* why a write failed; 0: none did */
+  uint64_t trace_lost; /* requests not traced since */
 };
+
+#define TRACE_HEADER                                                          \
+  "# fusefarm trace v1: seq dev name kind off len arrival_ns done_ns end_ns " \
+  "error injected\n"
 
 static void
 set_fault(enum ff_server_fault *fault, enum ff_server_fault f)
@@ -64,6 +82,102 @@ ff_server_load_farm(const char *path, uint64_t devices,
   return farm;
 }
 
+/* write(2) all of buf: 0, or -1 with errno (a short write is retried, so
+ * the real reason, ENOSPC or EFBIG, comes out). */
+static int
+write_all(int fd, const char *buf, size_t n)
+{
+  while (n) {
+    ssize_t w = write(fd, buf, n);
+
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return w < 0 ? -1 : (errno = EIO, -1);
+    buf += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Create (truncate) the trace file and write its header. */
+static int
+trace_open(struct ff_server *s, const char *path)
+{
+  size_t n = sizeof TRACE_HEADER - 1;
+
+  s->trace_fd =
+    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (s->trace_fd < 0)
+    return ff_error("%s: %m", path);
+  if (write_all(s->trace_fd, TRACE_HEADER, n) < 0) {
+    ff_error("%s: write: %m", path);
+    close(s->trace_fd);
+    s->trace_fd = -1;
+    return -1;
+  }
+  s->tracing = 1;
+  s->trace_size = n;
+  s->trace_path = strdup(path);
+  if (!s->trace_path)
+    return ff_error("out of memory");
+  return 0;
+}
+
+/* One line for r, which ended at end_ns.  A failed write stops the trace
+ * (a file with a hole in it would mislead its reader): the file is cut
+ * back to its whole lines, and this line and every later one are counted
+ * as lost. */
+static void
+trace_line(struct ff_server *s, const struct ff_request *r, uint64_t end_ns)
+{
+  char line[512];
+  int n;
+
+  n = snprintf(line, sizeof line,
+               "%llu %u %s %s %llu %llu %llu %llu %llu %d %d\n",
+               (unsigned long long)r->seq, r->dev,
+               r->dev < ff_farm_ndevs(s->farm) ? s->names[r->dev] : "-",
+               ff_req_kind_name(r->kind), (unsigned long long)r->off,
+               (unsigned long long)r->len, (unsigned long long)r->arrival_ns,
+               (unsigned long long)r->done_ns, (unsigned long long)end_ns,
+               r->error, r->error ? r->injected : 0);
+  if (n < 0 || (size_t)n >= sizeof line) { /* names are < 128 bytes */
+    n = 0;
+    errno = EOVERFLOW;
+  }
+  pthread_mutex_lock(&s->trace_lock);
+  if (s->trace_fd < 0) {
+    s->trace_lost++;
+  } else if (!n || write_all(s->trace_fd, line, (size_t)n) < 0) {
+    s->trace_errno = errno;
+    s->trace_lost++;
+    (void)!ftruncate(s->trace_fd, (off_t)s->trace_size);
+    close(s->trace_fd);
+    s->trace_fd = -1;
+  } else {
+    s->trace_size += (uint64_t)n;
+  }
+  pthread_mutex_unlock(&s->trace_lock);
+}
+
+int
+ff_server_trace_check(struct ff_server *s)
+{
+  int e;
+  uint64_t lost;
+
+  pthread_mutex_lock(&s->trace_lock);
+  e = s->trace_errno;
+  lost = s->trace_lost;
+  pthread_mutex_unlock(&s->trace_lock);
+  if (!e)
+    return 0;
+  errno = e;
+  return ff_error("%s: write: %m (%llu requests not traced)", s->trace_path,
+                  (unsigned long long)lost);
+}
+
 struct ff_server *
 ff_server_new(const struct ff_server_options *o, enum ff_server_fault *fault)
 {
@@ -79,6 +193,8 @@ ff_server_new(const struct ff_server_options *o, enum ff_server_fault *fault)
     return NULL;
   }
   pthread_mutex_init(&s->save_lock, NULL);
+  pthread_mutex_init(&s->trace_lock, NULL);
+  s->trace_fd = -1;
   /* An overlay that cannot be saved is refused before anything else is
    * loaded, not found at exit with the writes in memory only. */
   if (o->save_overlay) {
@@ -91,6 +207,10 @@ ff_server_new(const struct ff_server_options *o, enum ff_server_fault *fault)
       ff_error("out of memory");
       goto fail;
     }
+  }
+  if (o->trace && trace_open(s, o->trace) < 0) {
+    f = FF_SERVER_BAD_TRACE;
+    goto fail;
   }
   s->farm = ff_server_load_farm(o->spec, o->devices, &f);
   if (!s->farm)
@@ -148,6 +268,10 @@ ff_server_free(struct ff_server *s)
   ff_farm_free(s->farm);
   free(s->save_overlay);
   pthread_mutex_destroy(&s->save_lock);
+  if (s->trace_fd >= 0)
+    close(s->trace_fd);
+  free(s->trace_path);
+  pthread_mutex_destroy(&s->trace_lock);
   free(s);
 }
 
@@ -181,6 +305,7 @@ ff_server_begin(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
   uint64_t model_len;
   int rc = 0;
 
+  r->seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
   r->arrival_ns = r->done_ns = now_ns;
   r->error = r->injected = 0;
   if (s->stats)
@@ -243,6 +368,8 @@ ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
 {
   uint64_t stat_len;
 
+  if (s->tracing)
+    trace_line(s, r, now_ns);
   if (!s->stats)
     return;
   /* Zero and trim are writes that move no data. */

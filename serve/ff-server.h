@@ -56,6 +56,7 @@ struct ff_server_options {
   const char *overlay;      /* load this saved overlay, or NULL */
   const char *save_overlay; /* save here at exit (checked by new), or NULL */
   int stats;                /* keep statistics */
+  const char *trace;        /* append a line per request there, or NULL */
 };
 
 /* What ff_server_new found wrong, so a front end can name its own
@@ -68,6 +69,7 @@ enum ff_server_fault {
   FF_SERVER_BAD_FARM,    /* the spec parsed but its farm cannot be built */
   FF_SERVER_BAD_PROFILE,
   FF_SERVER_BAD_OVERLAY,
+  FF_SERVER_BAD_TRACE, /* the trace file cannot be created */
   FF_SERVER_NO_MEMORY,
 };
 
@@ -81,10 +83,11 @@ struct ff_server;
 struct ff_farm *ff_server_load_farm(const char *path, uint64_t devices,
                                     enum ff_server_fault *fault);
 
-/* Build a server: check save_overlay can be written, load and scale the
- * farm, load the profile, load the overlay, make the stats.  The model
- * is not running yet: call ff_server_start.  NULL on error, with *fault
- * (may be NULL) saying which input was wrong. */
+/* Build a server: check save_overlay can be written, create (or
+ * truncate) the trace file, load and scale the farm, load the profile,
+ * load the overlay, make the stats.  The model is not running yet: call
+ * ff_server_start.  NULL on error, with *fault (may be NULL) saying which
+ * input was wrong. */
 struct ff_server *ff_server_new(const struct ff_server_options *o,
                                 enum ff_server_fault *fault);
 
@@ -118,6 +121,7 @@ struct ff_request {
   const void *wbuf; /* a write's bytes, read during begin only */
   /* Set by begin; error may be set by the front end before complete
    * (it gave up waiting: complete then does nothing). */
+  uint64_t seq; /* 0, 1, 2, ...: the order of begin calls */
   uint64_t arrival_ns;
   uint64_t done_ns; /* answer at this CLOCK_MONOTONIC time (>= arrival) */
   int error;        /* 0 or an errno (EIO, ENODEV, EINVAL, ...) */
@@ -137,8 +141,28 @@ int ff_server_begin(struct ff_server *s, struct ff_request *r,
  * when the read failed. */
 int ff_server_complete(struct ff_server *s, struct ff_request *r, void *rbuf);
 
-/* Step 3, when the reply goes out (now_ns): stats. */
+/* Step 3, when the reply goes out (now_ns): stats, and the trace line. */
 void ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns);
+
+/* ---- the request trace ---------------------------------------------------
+ * With options.trace set, ff_server_end writes one line per request to
+ * that file (docs/stats.md, "The request trace"), after a header line
+ * starting with '#':
+ *
+ *   seq dev name kind off len arrival_ns done_ns end_ns error injected
+ *
+ * seq is the order of begin calls; arrival_ns, done_ns (the model's
+ * decision) and end_ns (ff_server_end's now_ns: the reply has gone out)
+ * are CLOCK_MONOTONIC; error is an errno number (0: none).  Lines appear
+ * in end order.  A test and diagnostic feature: each line is written
+ * with one write(2) under a mutex as the request ends, so a reader sees
+ * every ended request without any flush, at the cost of a system call
+ * per request.  A failed write cuts the file back to its whole lines and
+ * stops the trace (ff_server_trace_check). */
+
+/* 0, or -1 with the message "PATH: write: <why> (N requests not
+ * traced)" when a write failed.  Also 0 without a trace. */
+int ff_server_trace_check(struct ff_server *s);
 
 /* ---- devices -------------------------------------------------------------
  */

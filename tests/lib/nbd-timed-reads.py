@@ -4,12 +4,18 @@
 usage: nbd-timed-reads.py SOCKET [--threads N] [--reads R] [--size B]
                           [--span S] [--offset O] EXPORT...
 
-Each of N threads takes the exports round robin, opens one connection per
-export and issues R reads of B bytes per export, one at a time, at
-random B-aligned offsets in [O, O + S).  Prints JSON:
+Each of N threads takes the exports round robin and opens one connection
+per export; once every thread has connected all of its exports, they
+start together (a barrier) and issue R reads of B bytes per export, one
+at a time, at random B-aligned offsets in [O, O + S).  So with one export
+per thread and R = 1, all the reads are issued at once.  Prints JSON:
   {"latencies": {export: [seconds, ...]}, "errors": {export: [errno name,
-   ...]}, "wall": seconds}
-A read that fails is timed too, and its errno name listed.
+   ...]}, "wall": seconds, "reads": [[export, offset, start_ns, end_ns],
+   ...], "t0_ns": ns, "t1_ns": ns}
+A read that fails is timed too, and its errno name listed.  start_ns and
+end_ns are CLOCK_MONOTONIC, the plugin's clock (to match a read with its
+line in the plugin's trace=); the reads lie within [t0_ns, t1_ns]; "wall"
+is from the barrier to the last reply.
 Needs Debian's /usr/bin/python3 (python3-libnbd).
 """
 import argparse
@@ -34,38 +40,62 @@ def main():
     a = ap.parse_args()
     lat = {e: [] for e in a.exports}
     errs = {e: [] for e in a.exports}
+    rec = {e: [] for e in a.exports}
     failures = []
+    nthreads = min(a.threads, len(a.exports))
+    barrier = threading.Barrier(nthreads + 1)
 
     def worker(k):
+        hs = []
         try:
-            rnd = random.Random(k)
             for e in a.exports[k::a.threads]:
                 h = nbd.NBD()
                 h.set_export_name(e)
                 h.connect_unix(a.socket)
+                hs.append((e, h))
+        except Exception as ex:  # reported by the main thread
+            failures.append(f"thread {k}: {ex}")
+            barrier.abort()
+            return
+        try:
+            barrier.wait()
+            rnd = random.Random(k)
+            for e, h in hs:
                 for _ in range(a.reads):
                     off = a.offset + rnd.randrange(0, a.span // a.size) * a.size
-                    t = time.perf_counter()
+                    t = time.monotonic_ns()
                     try:
                         h.pread(a.size, off)
                     except nbd.Error as ex:
                         errs[e].append(errno.errorcode.get(ex.errnum, str(ex.errnum)))
-                    lat[e].append(time.perf_counter() - t)
+                    u = time.monotonic_ns()
+                    lat[e].append((u - t) / 1e9)
+                    rec[e].append([e, off, t, u])
+            for _, h in hs:
                 h.shutdown()
-        except Exception as ex:  # reported by the main thread
+        except threading.BrokenBarrierError:
+            pass  # another thread could not connect: it says why
+        except Exception as ex:
             failures.append(f"thread {k}: {ex}")
 
-    t0 = time.perf_counter()
-    ts = [threading.Thread(target=worker, args=(k,))
-          for k in range(min(a.threads, len(a.exports)))]
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(nthreads)]
+    t0_ns = time.monotonic_ns()
     for t in ts:
         t.start()
+    try:
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        pass
+    t0 = time.perf_counter()
     for t in ts:
         t.join()
     wall = time.perf_counter() - t0
+    t1_ns = time.monotonic_ns()
     if failures:
         raise SystemExit("\n".join(failures))
-    print(json.dumps({"latencies": lat, "errors": errs, "wall": wall}))
+    reads = [r for e in a.exports for r in rec[e]]
+    print(json.dumps({"latencies": lat, "errors": errs, "wall": wall,
+                      "reads": reads, "t0_ns": t0_ns, "t1_ns": t1_ns}))
 
 
 if __name__ == "__main__":

@@ -5,11 +5,18 @@ usage: timed-reads.py [--threads N] [--reads R] [--size B] [--parallel] DEV...
 
 Default: R reads of B bytes per device, each at a random 4 KiB-aligned
 offset in the first 64 MiB, issued by N threads (devices shared out round
-robin), one at a time per thread.  Prints JSON: {"latencies": {dev:
-[seconds, ...]}, "wall": seconds}.
+robin), one at a time per thread.  Prints JSON:
+  {"latencies": {dev: [seconds, ...]}, "wall": seconds,
+   "reads": [[dev, offset, start_ns, end_ns], ...],
+   "t0_ns": ns, "t1_ns": ns}
+start_ns and end_ns are CLOCK_MONOTONIC (the daemon's clock, so a read
+can be matched with its line in the daemon's --trace: start_ns <= its
+arrival_ns and end_ns >= its done_ns); every read of the run started at
+or after t0_ns and ended at or before t1_ns.
 
---parallel: one read of B bytes at offset 0 of every DEV, all started at
-once (one thread each); prints the wall time of the batch.
+--parallel: one read of B bytes at offset 0 of every DEV, all released at
+once behind a barrier (one thread each, every file already open); "wall"
+is the batch's wall time.
 """
 import argparse
 import json
@@ -20,10 +27,12 @@ import threading
 import time
 
 
-def read_once(fd, buf, off):
-    t = time.perf_counter()
+def read_once(fd, buf, off, rec):
+    t = time.monotonic_ns()
     os.preadv(fd, [buf], off)
-    return time.perf_counter() - t
+    u = time.monotonic_ns()
+    rec.append((off, t, u))
+    return (u - t) / 1e9
 
 
 def main():
@@ -36,6 +45,8 @@ def main():
     a = ap.parse_args()
     fds = {d: os.open(d, os.O_RDONLY | os.O_DIRECT) for d in a.devs}
     lat = {d: [] for d in a.devs}
+    rec = {d: [] for d in a.devs}
+    t0_ns = time.monotonic_ns()
 
     if a.parallel:
         barrier = threading.Barrier(len(a.devs) + 1)
@@ -43,7 +54,7 @@ def main():
         def one(d):
             buf = mmap.mmap(-1, a.size)
             barrier.wait()
-            lat[d].append(read_once(fds[d], buf, 0))
+            lat[d].append(read_once(fds[d], buf, 0, rec[d]))
 
         ts = [threading.Thread(target=one, args=(d,)) for d in a.devs]
         for t in ts:
@@ -61,7 +72,7 @@ def main():
             for d in mine:
                 for _ in range(a.reads):
                     off = rnd.randrange(0, (64 << 20) // 4096) * 4096
-                    lat[d].append(read_once(fds[d], buf, off))
+                    lat[d].append(read_once(fds[d], buf, off, rec[d]))
 
         t0 = time.perf_counter()
         ts = [threading.Thread(target=worker, args=(k,))
@@ -71,7 +82,10 @@ def main():
         for t in ts:
             t.join()
         wall = time.perf_counter() - t0
-    print(json.dumps({"latencies": lat, "wall": wall}))
+    t1_ns = time.monotonic_ns()
+    reads = [[d, off, t, u] for d in a.devs for off, t, u in rec[d]]
+    print(json.dumps({"latencies": lat, "wall": wall, "reads": reads,
+                      "t0_ns": t0_ns, "t1_ns": t1_ns}))
 
 
 if __name__ == "__main__":
