@@ -47,12 +47,10 @@ PY
 echo "save-overlay $s/saved.ovl" >"$FF_MNT/.fusefarm/control"
 [[ -s $s/saved.ovl ]] || ff_die "save-overlay wrote nothing"
 
-# Unmount (the daemon saves at exit too), then mount again from the save.
+# Unmount (the daemon saves at exit too; ff_fuse_cleanup waits for its
+# exit, so the save is complete), then mount again from the save.
 ff_fuse_cleanup "$FF_MNT"
-for ((i = 0; i < 50; i++)); do
-  kill -0 "$FF_DAEMON_PID" 2>/dev/null || break
-  sleep 0.1
-done
+ff_gone "$FF_DAEMON_PID" || ff_die "the daemon did not exit after the unmount"
 [[ -s $s/at-exit.ovl ]] || ff_die "--save-overlay wrote nothing at exit"
 cmp "$s/saved.ovl" "$s/at-exit.ovl" || ff_die "the two saves differ"
 
