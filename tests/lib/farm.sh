@@ -88,8 +88,8 @@ ff_fuse_cleanup() {
   fi
   if [[ -n ${FF_DAEMON_PID:-} ]]; then
     if ! ff_wait_exit "$FF_DAEMON_PID" "${FF_FUSE_EXIT_WAIT:-120}"; then
-      printf 'ff_fuse_cleanup: daemon %s still running %s s after the unmount: kill -9\n' \
-        "$FF_DAEMON_PID" "${FF_FUSE_EXIT_WAIT:-120}" >&2
+      printf 'ff_fuse_cleanup: daemon %s still running %s s after the unmount: kill -9; mount namespaces still holding %s:\n%s\n' \
+        "$FF_DAEMON_PID" "${FF_FUSE_EXIT_WAIT:-120}" "$mnt" "$(ff_mount_holders "$mnt")" >&2
       kill -9 "$FF_DAEMON_PID" 2>/dev/null || true
     fi
   fi
@@ -98,6 +98,25 @@ ff_fuse_cleanup() {
     fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null ||
       printf 'ff_fuse_cleanup: could not unmount %s\n' "$mnt" >&2
   fi
+}
+
+# ff_mount_holders MNT: after MNT was unmounted here, the processes (one
+# "PID mnt:[NS] COMMAND" line per mount namespace) whose mount namespace
+# still holds a copy of it.  A namespace made while MNT was mounted (any
+# `unshare -m`, ours or another program's) copies every mount, and the
+# kernel keeps the FUSE connection, and so the daemon, until the last
+# copy goes: the usual reason a daemon outlives its unmount.
+ff_mount_holders() {
+  local d p ns seen=" "
+  d=$(realpath -m -- "$1")
+  for p in /proc/[0-9]*; do
+    ns=$(readlink "$p/ns/mnt" 2>/dev/null) || continue
+    [[ $seen == *" $ns "* ]] && continue
+    awk -v d="$d" '{ gsub(/\\040/, " ", $5) } $5 == d { f = 1 } END { exit !f }' \
+      "$p/mountinfo" 2>/dev/null || continue
+    seen+="$ns "
+    printf '%s %s %s\n' "${p#/proc/}" "$ns" "$(tr '\0' ' ' <"$p/cmdline" | cut -c1-100)"
+  done
 }
 
 # ff_fuse_attach [ATTACH-ARGS...]: `fusefarm attach` the mount into the
