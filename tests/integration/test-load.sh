@@ -105,7 +105,8 @@ unmount_checked() {
   ff_wait_until 120 unmount_quietly ||
     ff_die "cannot unmount $FF_MNT: $(fusermount3 -u "$FF_MNT" 2>&1)"
   t0=$(date +%s.%N)
-  ff_wait_exit "$FF_DAEMON_PID" 300 || ff_die "the daemon still runs 300 s after the unmount"
+  ff_wait_exit "$FF_DAEMON_PID" 300 ||
+    ff_die "the daemon still runs 300 s after the unmount; namespaces holding $FF_MNT: $(ff_mount_holders "$FF_MNT")"
   ff_log "the daemon exited $(elapsed "$t0") s after the unmount"
   if grep -Eq 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$s/daemon.log"; then
     head -40 "$s/daemon.log" >&2
