@@ -149,7 +149,8 @@ PY
 cmp -s "$s/table.txt" "$s/report.txt" || ff_die "fusefarm report renders differently from the run"
 
 # ---- host safety ----------------------------------------------------------------
-if grep -rlF -e "$hostloop" -e hostvg "$kept/out" "$kept/etc" 2>/dev/null; then
+# Whole words: the host's /dev/loop1 is not the farm's /dev/loop10.
+if grep -rlwF -e "$hostloop" -e hostvg "$kept/out" "$kept/etc" 2>/dev/null; then
   ff_die "the run's lvm output names the host PV"
 fi
 [[ $(sha256sum <"$hostloop") == "$hostsum" ]] || ff_die "the host PV's bytes changed"
@@ -209,11 +210,19 @@ workloads = ( { type = "event-activation"; concurrency = 4; } );
 SC
 "$bin" run "$s/gated.conf" --lvm "$s/gatelvm" --quiet --no-svg >/dev/null 2>"$s/term.err" &
 pid=$!
-# If the test fails before the signal, the blocked pvscan is released
-# (the fifo opened read-write never blocks) and the run stopped.
-ff_on_cleanup "{ exec 9<>'$s/release'; echo go >&9; exec 9>&-; kill $pid; } 2>/dev/null"
-gate_or_end() { [[ -s $s/gate.pid ]] || ! ff_alive "$pid"; }
-run_ended() { ! ff_alive "$pid"; }
+# If the test fails before the run is reaped, the blocked pvscan is
+# released (the fifo opened read-write never blocks) and the run stopped
+# (only while $pid is still our unreaped child: never a reused pid).
+gated_pid=$pid
+gated_cleanup() {
+  [[ -n $gated_pid ]] || return 0
+  { exec 9<>"$s/release"; echo go >&9; exec 9>&-; } 2>/dev/null
+  kill "$gated_pid" 2>/dev/null
+  ff_wait_until 120 ff_gone "$gated_pid" || kill -9 "$gated_pid" 2>/dev/null
+  wait "$gated_pid" 2>/dev/null
+}
+ff_on_cleanup gated_cleanup
+gate_or_end() { [[ -s $s/gate.pid ]] || ff_gone "$pid"; }
 ff_wait_until 600 gate_or_end ||
   ff_die "no event-activation pvscan started in 600 s: $(cat "$s/term.err")"
 [[ -s $s/gate.pid ]] || ff_die "the run ended before event activation: $(cat "$s/term.err")"
@@ -222,9 +231,10 @@ gpid=$(cat "$s/gate.pid")
   ff_die "the blocked pvscan $gpid is not a child of the run $pid"
 ff_log "event activation holds pvscan $gpid (the run's child); sending SIGTERM to the run"
 kill -TERM "$pid" || ff_die "the run ended with its first pvscan blocked"
-ff_wait_until 300 run_ended || ff_die "the run still runs 300 s after SIGTERM"
+ff_wait_exit "$pid" 300 || ff_die "the run still runs 300 s after SIGTERM"
 rc=0
 wait "$pid" || rc=$?
+gated_pid=
 ((rc == 1)) || ff_die "an interrupted run exited $rc, expected 1"
 grep -q interrupted "$s/term.err" || ff_die "no 'interrupted' in: $(cat "$s/term.err")"
 ! ff_alive "$gpid" || ff_die "the interrupted run left its pvscan $gpid running"
