@@ -5,6 +5,12 @@
  * It then mounts, detaches into the background unless -f, starts the
  * scheduler threads (after the fork: threads do not survive it) and
  * serves until unmounted or signalled, then saves the overlay if asked.
+ *
+ * Threads here: besides libfuse's workers and the scheduler's (ops.c has
+ * the thread model), one watcher blocks in poll() on the daemon's mount
+ * table, all signals blocked, and sends SIGTERM to the main thread when
+ * the farm's mount is gone from it; it shares nothing else (its mount ID
+ * is set before it starts) and is joined before the exit path runs.
  */
 #include "ff-builtin.h"
 #include "ff-cli.h"
