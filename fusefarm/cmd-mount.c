@@ -5,6 +5,12 @@
  * It then mounts, detaches into the background unless -f, starts the
  * scheduler threads (after the fork: threads do not survive it) and
  * serves until unmounted or signalled, then saves the overlay if asked.
+ *
+ * Threads here: besides libfuse's workers and the scheduler's (ops.c has
+ * the thread model), one watcher blocks in poll() on the daemon's mount
+ * table, all signals blocked, and sends SIGTERM to the main thread when
+ * the farm's mount is gone from it; it shares nothing else (its mount ID
+ * is set before it starts) and is joined before the exit path runs.
  */
 #include "ff-builtin.h"
 #include "ff-cli.h"
@@ -20,6 +26,9 @@
 #include <fuse_lowlevel.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,16 +119,24 @@ save_path(const char *path)
 static void
 release_mount(struct fuse_session *se, const char *mnt)
 {
-  int p[2];
+  int p[2], err;
 
-  if (umount2(mnt, UMOUNT_NOFOLLOW) == 0 || errno != EBUSY)
-    return; /* unmounted; or already (fusermount3 -u); or not ours to do */
-  fprintf(stderr,
-          "fusefarm: %s is busy (loop devices or open files hold it): left "
-          "mounted without a daemon, so every access fails at once "
-          "(Transport endpoint is not connected); `fusefarm detach %s` "
-          "detaches the loops and unmounts it\n",
-          mnt, mnt);
+  if (umount2(mnt, UMOUNT_NOFOLLOW) == 0)
+    return;
+  err = errno;
+  /* EINVAL: unmounted here already (fusermount3 -u).  If a copy of the
+   * mount lives on in another mount namespace (see the watcher below),
+   * the connection is still up and libfuse would try, and fail loudly,
+   * to unmount it again: the same abort ends it for the copies. */
+  if (err != EBUSY && err != EINVAL)
+    return; /* not ours to do */
+  if (err == EBUSY)
+    fprintf(stderr,
+            "fusefarm: %s is busy (loop devices or open files hold it): left "
+            "mounted without a daemon, so every access fails at once "
+            "(Transport endpoint is not connected); `fusefarm detach %s` "
+            "detaches the loops and unmounts it\n",
+            mnt, mnt);
   /* Closing /dev/fuse aborts the connection.  A pipe whose reader is gone
    * takes the fd's place: libfuse polls it, sees POLLERR ("connection
    * already severed") and closes it without its lazy unmount. */
@@ -131,6 +148,140 @@ release_mount(struct fuse_session *se, const char *mnt)
   if (dup2(p[1], fuse_session_fd(se)) < 0)
     fprintf(stderr, "fusefarm: dup2: %m (unmounting lazily instead)\n");
   close(p[1]);
+}
+
+/* ---- unmounted here means done ------------------------------------------
+ *
+ * The kernel ends a FUSE connection (and so the session loop) when the
+ * last copy of the mount goes.  A mount namespace made while the farm was
+ * mounted (any `unshare -m` on the machine: an lvm call fenced by the
+ * tests, a chroot builder) holds such a copy, so after `fusermount3 -u`
+ * the daemon would wait for processes it does not know: seen as a daemon
+ * exiting tens of seconds, or minutes, after its unmount.  The watcher
+ * thread waits for mount-table changes in the daemon's own namespace
+ * (POLLPRI on /proc/self/mountinfo: an event per change, no timer) and,
+ * once the farm's mount is gone from it, ends the session as SIGTERM does
+ * (the same exit path: pending replies answered, overlay saved). */
+struct mount_watch {
+  char id[32];     /* the farm mount's mount ID, "" if not found */
+  int fd, stop[2]; /* /proc/self/mountinfo; a pipe that ends the watch */
+  pthread_t thread, main;
+  int running;
+};
+
+/* Whether mount w->id (fstype fuse.fusefarm) is in the table (1, or 0);
+ * with mnt non-NULL, find it first: the newest fuse.fusefarm mount on
+ * mnt.  -1: the table could not be read whole. */
+static int
+watch_scan(struct mount_watch *w, const char *mnt)
+{
+  static char buf[1 << 20];
+  size_t used = 0;
+  ssize_t n;
+  int found = 0;
+
+  if (lseek(w->fd, 0, SEEK_SET) < 0)
+    return -1;
+  while (used < sizeof buf - 1 &&
+         (n = read(w->fd, buf + used, sizeof buf - 1 - used)) > 0)
+    used += (size_t)n;
+  if (used == sizeof buf - 1)
+    return -1; /* a table this big is not read in part: no decision */
+  buf[used] = '\0';
+  for (char *line = buf, *nl; line && *line; line = nl) {
+    char id[32], point[PATH_MAX], *dash;
+
+    if ((nl = strchr(line, '\n')))
+      *nl++ = '\0';
+    dash = strstr(line, " - fuse.fusefarm ");
+    if (!dash || sscanf(line, "%31s %*s %*s %*s %4095s", id, point) != 2)
+      continue;
+    if (mnt) {
+      /* mountinfo escapes space, tab, newline and backslash as \ooo */
+      char plain[PATH_MAX];
+      size_t k = 0;
+
+      for (const char *c = point; *c && k < sizeof plain - 1; c++) {
+        unsigned o;
+
+        if (c[0] == '\\' && sscanf(c + 1, "%3o", &o) == 1) {
+          plain[k++] = (char)o;
+          c += 3;
+        } else {
+          plain[k++] = *c;
+        }
+      }
+      plain[k] = '\0';
+      if (!strcmp(plain, mnt))
+        snprintf(w->id, sizeof w->id, "%s", id);
+    } else if (!strcmp(id, w->id)) {
+      found = 1;
+    }
+  }
+  return mnt ? (w->id[0] ? 1 : 0) : found;
+}
+
+static void *
+watch_main(void *arg)
+{
+  struct mount_watch *w = arg;
+  sigset_t all;
+
+  /* Signals for the process are the main thread's business. */
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  for (;;) {
+    struct pollfd p[2] = {{.fd = w->fd, .events = POLLPRI},
+                          {.fd = w->stop[0], .events = POLLIN}};
+
+    if (poll(p, 2, -1) < 0 && errno != EINTR)
+      return NULL;
+    if (p[1].revents)
+      return NULL;
+    if ((p[0].revents & (POLLPRI | POLLERR)) && watch_scan(w, NULL) == 0) {
+      pthread_kill(w->main, SIGTERM);
+      return NULL;
+    }
+  }
+}
+
+/* Start watching mnt (best effort: without it the daemon still ends
+ * when the last copy of the mount goes). */
+static void
+watch_start(struct mount_watch *w, const char *mnt)
+{
+  w->running = 0;
+  w->fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  if (w->fd < 0)
+    return;
+  if (watch_scan(w, mnt) != 1 || pipe2(w->stop, O_CLOEXEC) < 0) {
+    close(w->fd);
+    return;
+  }
+  w->main = pthread_self();
+  if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+    close(w->stop[0]);
+    close(w->stop[1]);
+    close(w->fd);
+    return;
+  }
+  w->running = 1;
+}
+
+/* Stop the watcher before anything else of the exit path (release_mount
+ * changes the mount table; the signal handlers go later). */
+static void
+watch_stop(struct mount_watch *w)
+{
+  if (!w->running)
+    return;
+  if (write(w->stop[1], "x", 1) < 0)
+    pthread_cancel(w->thread);
+  pthread_join(w->thread, NULL);
+  close(w->stop[0]);
+  close(w->stop[1]);
+  close(w->fd);
+  w->running = 0;
 }
 
 static int
@@ -177,6 +328,7 @@ ff_cmd_mount(int argc, char **argv)
   struct fuse_loop_config *lc = NULL;
   char *save_abs = NULL;
   char realmnt[PATH_MAX];
+  struct mount_watch watch = {.running = 0};
 
   opterr = 0;
   optind = 1;
@@ -348,8 +500,10 @@ ff_cmd_mount(int argc, char **argv)
   }
   fuse_loop_cfg_set_max_threads(lc, (unsigned)threads);
   fuse_loop_cfg_set_idle_threads(lc, (unsigned)threads);
+  watch_start(&watch, realmnt);
   /* 0, -errno, or the signal that ended it (a clean end, too). */
   rc = fuse_session_loop_mt(d.se, lc) < 0 ? 1 : 0;
+  watch_stop(&watch);
 
 out_unmount:
   /* Answer whatever is still waiting while the kernel may still take the

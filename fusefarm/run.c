@@ -49,6 +49,7 @@
 #include <limits.h>
 #include <linux/aio_abi.h>
 #include <math.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -285,14 +286,34 @@ unmount_farm(struct run *r)
   run_wait(r, detach, NULL, NULL, 0);
   if (umount2(r->mnt, 0) < 0 && umount2(r->mnt, MNT_DETACH) < 0)
     fprintf(stderr, "fusefarm run: unmount %s: %m\n", r->mnt);
-  /* The daemon ends when its mount goes; make sure of it. */
-  for (int i = 0; i < 100 && r->daemon_pid > 0; i++) {
-    if (kill(r->daemon_pid, 0) < 0)
-      break;
-    usleep(50000);
+  /* The daemon ends when its mount goes: wait for that exit (its pidfd;
+   * a loaded machine may take many seconds), so that nothing of the run
+   * outlives it; only a daemon still there after a minute is killed. */
+  if (r->daemon_pid > 0) {
+    struct pollfd p = {
+      .fd = (int)syscall(SYS_pidfd_open, r->daemon_pid, 0),
+      .events = POLLIN,
+    };
+
+    if (p.fd < 0 && errno != ESRCH) {
+      kill(r->daemon_pid, SIGKILL);
+    } else if (p.fd >= 0) {
+      int n;
+
+      do
+        n = poll(&p, 1, 60000);
+      while (n < 0 && errno == EINTR);
+      if (n == 0) {
+        fprintf(stderr,
+                "fusefarm run: daemon %d still there 60 s after "
+                "the unmount: killed\n",
+                (int)r->daemon_pid);
+        kill(r->daemon_pid, SIGKILL);
+        poll(&p, 1, 10000);
+      }
+      close(p.fd);
+    }
   }
-  if (r->daemon_pid > 0)
-    kill(r->daemon_pid, SIGKILL);
   r->mounted = 0;
   r->daemon_pid = 0;
 }

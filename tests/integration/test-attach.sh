@@ -46,10 +46,11 @@ holder=
 # FF_ATTACH_FARM=fake (default): the "mount" is a directory of `fusefarm
 # gen` images plus a .fusefarm/devices written from the manifest.
 # FF_ATTACH_FARM=fuse: `fusefarm mount` serves the farm; the held-back
-# device is hidden by a profile (appear_at) until farm_add_device.
+# device is hidden by a profile (an appear_at far beyond any test) until
+# farm_add_device switches to a profile without it: the device appears
+# on that event, not after a time.
 farm_mode=${FF_ATTACH_FARM:-fake}
 daemon_pid=
-appear_s=20 # fuse mode: long enough for mount + first attach on a slow box
 
 # farm_setup HELD: serve $spec at $mnt, listing every device but HELD.
 farm_setup() {
@@ -62,8 +63,8 @@ farm_setup() {
 	fuse)
 		ff_require fusermount3
 		mkdir -p "$mnt"
-		printf 'groups = ( { devices = ["%s"]; faults = { appear_at = "%ds"; }; } );\n' \
-			"$1" "$appear_s" >"$s/appear.conf"
+		printf 'groups = ( { devices = ["%s"]; faults = { appear_at = "1000000s"; }; } );\n' \
+			"$1" >"$s/appear.conf"
 		"$bin" mount "$spec" "$mnt" --profile "$s/appear.conf" --log "$s/daemon.log" ||
 			ff_die "fusefarm mount failed"
 		daemon_pid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
@@ -81,12 +82,10 @@ farm_add_device() {
 	case $farm_mode in
 	fake) awk -v n="$1" '$1 == n' "$s/devices.all" >>"$mnt/.fusefarm/devices" ;;
 	fuse)
-		local i
-		for ((i = 0; i < 10 * (appear_s + 10); i++)); do
-			grep -q "^$1 " "$mnt/.fusefarm/devices" && return 0
-			sleep 0.1
-		done
-		ff_die "farm_add_device: $1 never appeared in $mnt/.fusefarm/devices"
+		"$bin" profile "$mnt" builtin:ideal >/dev/null ||
+			ff_die "farm_add_device: profile switch failed"
+		grep -q "^$1 " "$mnt/.fusefarm/devices" ||
+			ff_die "farm_add_device: $1 is not listed after the profile switch"
 		;;
 	esac
 }
@@ -98,14 +97,14 @@ farm_stop() {
 	fake) rm -rf -- "$mnt" ;;
 	fuse)
 		kill -9 "$daemon_pid"
-		while kill -0 "$daemon_pid" 2>/dev/null; do sleep 0.05; done
+		ff_wait_exit "$daemon_pid" 120 || ff_die "farm_stop: daemon $daemon_pid survived kill -9"
 		;;
 	esac
 }
 
 # farm_teardown: after our loops are detached.
 farm_teardown() {
-	if [[ $farm_mode == fuse ]] && grep -qF " $mnt fuse" /proc/mounts; then
+	if [[ $farm_mode == fuse ]] && ff_is_mounted "$mnt"; then
 		[[ -z $daemon_pid ]] || kill "$daemon_pid" 2>/dev/null || true
 		fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" || true
 	fi

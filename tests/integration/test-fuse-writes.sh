@@ -3,7 +3,9 @@
 # lvm metadata writes (pvchange --addtag, lvcreate, vgchange --addtag)
 # survive, the overlay saved through the control file (and by
 # --save-overlay at exit) reloads into a new mount with the same bytes,
-# and lvm sees its changes after the remount.
+# and lvm sees its changes after the remount.  The daemon ends on
+# `fusermount3 -u` although another mount namespace holds a copy of the
+# mount.
 # usage: test-fuse-writes.sh FUSEFARM
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,11 +50,24 @@ echo "save-overlay $s/saved.ovl" >"$FF_MNT/.fusefarm/control"
 [[ -s $s/saved.ovl ]] || ff_die "save-overlay wrote nothing"
 
 # Unmount (the daemon saves at exit too), then mount again from the save.
-ff_fuse_cleanup "$FF_MNT"
-for ((i = 0; i < 50; i++)); do
-  kill -0 "$FF_DAEMON_PID" 2>/dev/null || break
-  sleep 0.1
-done
+# A mount namespace made now holds a copy of the mount, as any `unshare
+# -m` on the machine would (a fenced lvm call, a chroot builder): the
+# kernel keeps the connection up for it, yet the daemon must end on its
+# unmount.  The holder is ours, released right after.
+mkfifo "$s/hold"
+exec {hold}<>"$s/hold"
+unshare -m --propagation private sh -c "read -r _ <'$s/hold'" &
+holder=$!
+ff_on_cleanup "{ exec 9<>'$s/hold'; echo go >&9; exec 9>&-; wait $holder; } 2>/dev/null"
+holds_copy() { grep -qF " $FF_MNT " "/proc/$holder/mountinfo"; }
+ff_wait_until 60 holds_copy || ff_die "the holder's namespace has no copy of $FF_MNT"
+"$bin" detach "$FF_MNT" --state "$FF_STATE" --quiet || ff_die "detach failed"
+fusermount3 -u "$FF_MNT" || ff_die "fusermount3 -u failed"
+ff_wait_exit "$FF_DAEMON_PID" 120 ||
+  ff_die "the daemon still runs 120 s after its unmount (a copy of the mount is in the namespace of $holder)"
+echo go >&"$hold"
+wait "$holder"
+exec {hold}>&-
 [[ -s $s/at-exit.ovl ]] || ff_die "--save-overlay wrote nothing at exit"
 cmp "$s/saved.ovl" "$s/at-exit.ovl" || ff_die "the two saves differ"
 

@@ -10,11 +10,12 @@
 #   b. 10,000 reads in flight at once: with a fixed 1 s read latency,
 #      one O_DIRECT read per device, all submitted with Linux aio before
 #      the first completes (tests/tools/ff-aio-reads.c).  On the FUSE
-#      files the daemon holds all 10,000 at once (stats inflight_max) and
-#      the batch takes about one latency (under 2), not 10,000; through
-#      the loops the kernel starts a loop worker per blocked read, the
-#      daemon sees most of them at once and the batch takes a few
-#      latencies (under 10).
+#      files the daemon holds all 10,000 at once (stats inflight_max);
+#      through the loops the kernel starts a loop worker per blocked
+#      read and the daemon holds more at once than it has FUSE threads.
+#      Every read waits its whole latency.  The batch times are printed
+#      (about one latency on the files, a few through the loops), not
+#      judged; 100 latencies is the hang limit (one at a time: 10,000).
 #   c. Writers hammering one overlay through two paths at once: 4 write
 #      through loop devices (O_DIRECT), 4 through NBD (nbdkit's file
 #      plugin serving the FUSE files themselves, so both paths reach the
@@ -75,21 +76,11 @@ aio_free=$(($(cat /proc/sys/fs/aio-max-nr) - $(cat /proc/sys/fs/aio-nr)))
 ((aio_free >= n)) ||
   ff_die "fs.aio-max-nr leaves $aio_free aio slots free, $n needed"
 
-# ctl_read NAME: the control file .fusefarm/NAME on stdout, its file kept
-# open for 0.2 s after the last read.  In the sanitizer build, closing a
-# control file the moment its last chunk arrives can abort the daemon:
-# the daemon frees the file's snapshot at release, while the thread that
-# sent that chunk may not yet have returned from ASan's writev
-# interceptor, which checks the buffer after the syscall (a false
-# heap-use-after-free; docs/testing.md).  Holding the file open a moment
-# keeps the release after that check.
+# ctl_read NAME: the control file .fusefarm/NAME on stdout.  (The daemon
+# replies to a control-file read from a copy the request owns, so a
+# reader may close the file the moment its last chunk arrives.)
 ctl_read() {
-  "$py" -c '
-import sys, time
-with open(sys.argv[1], "rb") as f:
-    data = f.read()
-    time.sleep(0.2)
-sys.stdout.buffer.write(data)' "$FF_MNT/.fusefarm/$1"
+  cat "$FF_MNT/.fusefarm/$1"
 }
 
 # mount_farm ARGS...: mount the farm at $s/mnt at $n devices (ff_fuse_mount
@@ -108,18 +99,15 @@ mount_farm() {
 # unmount_checked: unmount (retrying while the kernel still releases
 # the loops' files), wait for the daemon to exit, and fail on any
 # sanitizer report in its log (a sanitizer build reports leaks at exit).
+unmount_quietly() { fusermount3 -u "$FF_MNT" 2>/dev/null || ! ff_is_mounted "$FF_MNT"; }
 unmount_checked() {
-  local i
-  for ((i = 0; i < 50; i++)); do
-    fusermount3 -u "$FF_MNT" 2>/dev/null && break
-    sleep 0.1
-  done
-  mountpoint -q "$FF_MNT" && ff_die "cannot unmount $FF_MNT"
-  for ((i = 0; i < 600; i++)); do
-    kill -0 "$FF_DAEMON_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -0 "$FF_DAEMON_PID" 2>/dev/null && ff_die "the daemon did not exit 60 s after the unmount"
+  local t0
+  ff_wait_until 120 unmount_quietly ||
+    ff_die "cannot unmount $FF_MNT: $(fusermount3 -u "$FF_MNT" 2>&1)"
+  t0=$(date +%s.%N)
+  ff_wait_exit "$FF_DAEMON_PID" 300 ||
+    ff_die "the daemon still runs 300 s after the unmount; namespaces holding $FF_MNT: $(ff_mount_holders "$FF_MNT")"
+  ff_log "the daemon exited $(elapsed "$t0") s after the unmount"
   if grep -Eq 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$s/daemon.log"; then
     head -40 "$s/daemon.log" >&2
     ff_die "the daemon reported errors (above, $s/daemon.log)"
@@ -255,7 +243,8 @@ import json, sys
 s, n, lat = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) / 1e3
 ok = True
 info = json.load(open(f"{s}/info.json"))
-for what, limit in (("files", 2), ("loops", 10)):
+hang = 100  # latencies; one at a time would be n, 12 sleeping threads n/12
+for what in ("files", "loops"):
     r = json.load(open(f"{s}/{what}.json"))
     st = json.load(open(f"{s}/{what}-stats.json"))
     print(f"{n} aio reads on the {what}, {lat * 1e3:.0f} ms each: "
@@ -263,15 +252,23 @@ for what, limit in (("files", 2), ("loops", 10)):
           f"= {r['wall_s'] / lat:.1f} x the latency (one at a time: {n} x); "
           f"first {r['lat_min_s']:.3f} s, median {r['lat_p50_s']:.3f} s; "
           f"the daemon held {st['inflight_max']} at once")
-    # Serial would take n x lat, the daemon's 12 threads sleeping n/12 x.
+    # Every read was held its whole latency (a lower bound: load only
+    # adds to it).  In flight together: on the files all n at once; via
+    # the loops more than the daemon's FUSE threads could hold if they
+    # slept.  Wall time is printed, not judged (bench/run measures it);
+    # the hang limit is far below the n/threads latencies that sleeping
+    # threads would need.
     if r["n"] != n or r["errors"] or r["lat_min_s"] < lat * 0.99:
         print(f"{what}: {r}")
         ok = False
-    if r["wall_s"] > limit * lat:
-        print(f"{what}: {r['wall_s']:.2f} s is more than {limit} latencies")
+    if r["wall_s"] > hang * lat:
+        print(f"{what}: {r['wall_s']:.2f} s is more than {hang} latencies: hung")
         ok = False
     if what == "files" and st["inflight_max"] < n:
         print(f"files: only {st['inflight_max']} reads were in flight at once")
+        ok = False
+    if what == "loops" and st["inflight_max"] <= info["fuse_threads"]:
+        print(f"loops: only {st['inflight_max']} reads were in flight at once")
         ok = False
 print(f"daemon: {info['fuse_threads']} FUSE threads, {info['sched_threads']} "
       f"scheduler threads, {info['delayed_max']} delayed replies at most")

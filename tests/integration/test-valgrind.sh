@@ -53,7 +53,7 @@ VG_PID=
 # vg_mount NAME ARGS...: start `fusefarm mount -f SPEC MNT ARGS` under
 # valgrind in the background (log $s/NAME.vg.log) and wait for the mount.
 vg_mount() {
-  local name=$1 i
+  local name=$1
   shift
   # shellcheck disable=SC2034  # FF_FUSEFARM, FF_DAEMON_PID: read by farm.sh
   FF_FUSEFARM=$bin
@@ -69,23 +69,34 @@ vg_mount() {
   VG_PID=$!
   # shellcheck disable=SC2034
   FF_DAEMON_PID=$VG_PID
-  for ((i = 0; i < 600; i++)); do
-    [[ -e $FF_MNT/.fusefarm/info.json ]] && return 0
-    kill -0 "$VG_PID" 2>/dev/null || break
-    sleep 0.1
-  done
+  ff_wait_until 300 vg_mounted_or_dead
+  [[ -e $FF_MNT/.fusefarm/info.json ]] && return 0
   cat "$s/$name.out" "$s/$name.vg.log" >&2 || true
-  ff_die "$name: the daemon under valgrind did not mount in 60 s"
+  if ff_alive "$VG_PID"; then
+    ff_die "$name: the daemon under valgrind did not mount in 300 s"
+  fi
+  ff_die "$name: the daemon under valgrind exited before mounting"
+}
+
+# vg_mounted_or_dead: the daemon under valgrind serves its control files,
+# or it is gone.
+vg_mounted_or_dead() {
+  [[ -e $FF_MNT/.fusefarm/info.json ]] || ! ff_alive "$VG_PID"
+}
+
+# unmount_quietly MNT: one fusermount3 -u, no message (for ff_wait_until).
+unmount_quietly() {
+  fusermount3 -u "$1" 2>/dev/null
 }
 
 # vg_end NAME: detach, unmount, and require a clean valgrind exit.
 vg_end() {
-  local name=$1 rc=0 i
+  local name=$1 rc=0
   "$bin" detach "$FF_MNT" --state "$FF_STATE" --quiet || ff_die "$name: detach failed"
-  for ((i = 0; i < 50; i++)); do
-    fusermount3 -u "$FF_MNT" 2>/dev/null && break
-    sleep 0.1
-  done
+  # The kernel lets go of the detached loops' files asynchronously: until
+  # then the mount is busy.
+  ff_wait_until 60 unmount_quietly "$FF_MNT" ||
+    ff_die "$name: cannot unmount $FF_MNT: $(fusermount3 -u "$FF_MNT" 2>&1)"
   wait "$VG_PID" || rc=$?
   VG_PID=
   if ((rc != 0)) || grep -q 'ERROR SUMMARY: [1-9]' "$s/$name.vg.log"; then

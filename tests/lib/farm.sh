@@ -75,24 +75,48 @@ ff_fuse_mount() {
 }
 
 # ff_fuse_cleanup MNT: detach, unmount, stop the daemon (idempotent).
+# After the unmount the daemon answers what is pending, saves its overlay
+# (--save-overlay) and exits: that exit is waited for (a loaded machine
+# may take tens of seconds, and a daemon killed early loses its save);
+# kill -9 only ends a daemon still there after FF_FUSE_EXIT_WAIT seconds
+# (default 120), a hang.
 ff_fuse_cleanup() {
-  local mnt=$1 i
+  local mnt=$1
   "$FF_FUSEFARM" detach "$mnt" --state "$FF_STATE" --quiet 2>/dev/null || true
   if ff_is_mounted "$mnt"; then
     fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true
   fi
   if [[ -n ${FF_DAEMON_PID:-} ]]; then
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$FF_DAEMON_PID" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$FF_DAEMON_PID" 2>/dev/null || true
+    if ! ff_wait_exit "$FF_DAEMON_PID" "${FF_FUSE_EXIT_WAIT:-120}"; then
+      printf 'ff_fuse_cleanup: daemon %s still running %s s after the unmount: kill -9; mount namespaces still holding %s:\n%s\n' \
+        "$FF_DAEMON_PID" "${FF_FUSE_EXIT_WAIT:-120}" "$mnt" "$(ff_mount_holders "$mnt")" >&2
+      kill -9 "$FF_DAEMON_PID" 2>/dev/null || true
+    fi
   fi
   # A daemon that died first leaves the mount behind until unmounted.
   if ff_is_mounted "$mnt"; then
     fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null ||
       printf 'ff_fuse_cleanup: could not unmount %s\n' "$mnt" >&2
   fi
+}
+
+# ff_mount_holders MNT: after MNT was unmounted here, the processes (one
+# "PID mnt:[NS] COMMAND" line per mount namespace) whose mount namespace
+# still holds a copy of it.  A namespace made while MNT was mounted (any
+# `unshare -m`, ours or another program's) copies every mount, and the
+# kernel keeps the FUSE connection, and so the daemon, until the last
+# copy goes: the usual reason a daemon outlives its unmount.
+ff_mount_holders() {
+  local d p ns seen=" "
+  d=$(realpath -m -- "$1")
+  for p in /proc/[0-9]*; do
+    ns=$(readlink "$p/ns/mnt" 2>/dev/null) || continue
+    [[ $seen == *" $ns "* ]] && continue
+    awk -v d="$d" '{ gsub(/\\040/, " ", $5) } $5 == d { f = 1 } END { exit !f }' \
+      "$p/mountinfo" 2>/dev/null || continue
+    seen+="$ns "
+    printf '%s %s %s\n' "${p#/proc/}" "$ns" "$(tr '\0' ' ' <"$p/cmdline" | cut -c1-100)"
+  done
 }
 
 # ff_fuse_attach [ATTACH-ARGS...]: `fusefarm attach` the mount into the
@@ -137,15 +161,16 @@ ff_alive() {
   [[ ${st%% *} != Z ]]
 }
 
-# ff_wait_exit PID SECS: wait up to SECS seconds for PID (any process) to
-# have exited (ff_alive); status 1 if it is still running.
-ff_wait_exit() {
-  local i
-  for ((i = 0; i < $2 * 20; i++)); do
-    ff_alive "$1" || return 0
-    sleep 0.05
-  done
+# ff_gone PID: has PID exited?  (not ff_alive; for ff_wait_until)
+ff_gone() {
   ! ff_alive "$1"
+}
+
+# ff_wait_exit PID SECS: wait up to SECS seconds (a give-up limit, through
+# ff_wait_until) for PID (any process, not only a child) to have exited
+# (ff_alive); status 1 if it is still running.
+ff_wait_exit() {
+  ff_wait_until "$2" ff_gone "$1"
 }
 
 # ff_fuse_reads: reads the daemon at $FF_MNT has answered so far.
@@ -155,16 +180,19 @@ print(sum(d["reads"] for d in json.load(open(sys.argv[1]))["devices"]))' \
     "$FF_MNT/.fusefarm/stats.json"
 }
 
-# ff_wait_reads N SECS: wait up to SECS seconds until the daemon at $FF_MNT
-# has answered N reads (to act in the middle of an lvm scan); fails the
-# test otherwise.
+# ff__reads_reached N: has the daemon at $FF_MNT answered N reads?
+ff__reads_reached() {
+  local n
+  n=$(ff_fuse_reads 2>/dev/null) || return 1
+  ((n >= $1))
+}
+
+# ff_wait_reads N SECS: wait up to SECS seconds (a give-up limit, through
+# ff_wait_until) until the daemon at $FF_MNT has answered N reads (to act
+# in the middle of an lvm scan); fails the test otherwise.
 ff_wait_reads() {
-  local i
-  for ((i = 0; i < $2 * 20; i++)); do
-    (($(ff_fuse_reads) >= $1)) && return 0
-    sleep 0.05
-  done
-  ff_die "the daemon answered $(ff_fuse_reads) reads in $2 s, expected $1"
+  ff_wait_until "$2" ff__reads_reached "$1" ||
+    ff_die "the daemon answered $(ff_fuse_reads) reads in $2 s, expected $1"
 }
 
 # ff_loops_still_ours LOOPS-FILE: the loops recorded in LOOPS-FILE
