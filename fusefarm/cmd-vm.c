@@ -87,6 +87,10 @@ static const char vm_usage[] =
   "\n"
   "  --paths            print where the guest scripts, in-guest binaries\n"
   "                     and nbd plugin are, and exit\n"
+  "  --prepare          build (first run: downloads Debian packages) or\n"
+  "                     check the cached guest images, print their sizes\n"
+  "                     and what they downloaded, and exit; both images,\n"
+  "                     or the one of --boot; --cache picks the cache\n"
   "\n"
   "The guest scripts are in DATADIR/guest (FF_GUEST_DIR overrides), the\n"
   "in-guest binaries in LIBEXECDIR: the installed tree's share/fusefarm\n"
@@ -231,6 +235,41 @@ run_script(char **args)
     return st;
   fprintf(stderr, "fusefarm vm: %s killed by signal %d\n", args[0], st - 128);
   return 1;
+}
+
+/* --prepare: guest/prepare.sh builds or checks the cached images (both,
+ * or boot's) in cache (NULL: its default) and reports their sizes. */
+static int
+prepare_images(const char *guest, const char *boot, const char *cache,
+               int nargs)
+{
+  char script[PATH_MAX + 32];
+  const char *args[8];
+  int a = 0, st;
+
+  if (nargs) {
+    fprintf(stderr, "fusefarm vm: --prepare takes no SCENARIO or SPEC\n");
+    return 2;
+  }
+  snprintf(script, sizeof script, "%s/prepare.sh", guest);
+  if (access(script, R_OK) != 0) {
+    fprintf(stderr,
+            "fusefarm vm: %s: %s (set FUSEFARM_DATADIR to the directory "
+            "holding guest/, or FF_GUEST_DIR)\n",
+            script, strerror(errno));
+    return 1;
+  }
+  args[a++] = "bash";
+  args[a++] = script;
+  if (boot) {
+    args[a++] = "--boot";
+    args[a++] = boot;
+  }
+  if (cache)
+    args[a++] = cache;
+  args[a] = NULL;
+  st = run_script((char **)args);
+  return st == 0 ? 0 : st == 2 ? 2 : 1;
 }
 
 /* What one invocation needs across boots. */
@@ -577,6 +616,7 @@ ff_cmd_vm(int argc, char **argv)
     O_LVM,
     O_TOP,
     O_PATHS,
+    O_PREPARE,
   };
   static const struct option opts[] = {
     {"disks", required_argument, NULL, O_DISKS},
@@ -594,6 +634,7 @@ ff_cmd_vm(int argc, char **argv)
     {"lvm", required_argument, NULL, O_LVM},
     {"top", required_argument, NULL, O_TOP},
     {"paths", no_argument, NULL, O_PATHS},
+    {"prepare", no_argument, NULL, O_PREPARE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -601,6 +642,7 @@ ff_cmd_vm(int argc, char **argv)
   const char *json = NULL, *csv = NULL, *svg = NULL, *env;
   unsigned long long num, config = 0, top = FF_RUNREPORT_TOP;
   int c, rc = 2, is_spec = 0, have_config = 0, have_tmp = 0, paths = 0;
+  int prepare = 0, boot_set = 0;
   uint64_t *ks = NULL, nk = 0;
   char guest[PATH_MAX], outdir[PATH_MAX], lvmconf[PATH_MAX + 32];
   char scpath[PATH_MAX + 64];
@@ -619,6 +661,7 @@ ff_cmd_vm(int argc, char **argv)
         return ff_cli_usage("vm", "--boot %s: expected initramfs or systemd",
                             optarg);
       v.boot = optarg;
+      boot_set = 1;
       break;
     case O_PROFILE:
       v.profile = optarg;
@@ -666,6 +709,9 @@ ff_cmd_vm(int argc, char **argv)
     case O_PATHS:
       paths = 1;
       break;
+    case O_PREPARE:
+      prepare = 1;
+      break;
     case 'h':
       fputs(vm_usage, stdout);
       return 0;
@@ -703,6 +749,9 @@ ff_cmd_vm(int argc, char **argv)
            v.paths.libexecdir, v.paths.plugin, ff_tmpdir());
     return 0;
   }
+  if (prepare)
+    return prepare_images(guest, boot_set ? v.boot : NULL, v.cache,
+                          argc - optind);
 
   /* A scenario, else a plain spec. */
   if (argc - optind == 1) {

@@ -9,6 +9,7 @@
 #                  host's own for the ones every Debian 12 has), the
 #                  modules the guest needs, an ordered insmod list
 #   versions       the packages and versions it was built from
+#   download       "PACKAGES BYTES": what building it downloaded
 # <key> names the kernel and package versions (plus a hash of this script),
 # so a second run with the same versions does nothing.  A new build keeps
 # the newest older base and removes the rest (FF_GUEST_KEEP_OLD=1 keeps
@@ -16,13 +17,17 @@
 # (/init, ff-dmcheck, the manifest) is a second cpio that run-initramfs.sh
 # appends: the kernel unpacks concatenated archives in order.
 #
-# Prints the directory on stdout; progress goes to stderr.
+# Prints the directory on stdout; progress (each package fetched, the
+# download's total, the image's size, the time taken) goes to stderr.
 # Needs: apt-get, dpkg-deb, cpio, gzip, kmod (depmod, modprobe), ldd.
 set -euo pipefail
 
 CACHE_DIR=${1:-/var/cache/fusefarm/guest}
 say() { printf 'build-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh" # guest_mib, guest_disk_usage
+t0=$(date +%s)
 
 for t in apt-get apt-cache dpkg-deb cpio gzip depmod modprobe ldd sha256sum; do
   command -v "$t" >/dev/null || die "$t not found (install: apt-get install apt dpkg cpio gzip kmod libc-bin coreutils)"
@@ -62,7 +67,7 @@ KEY=${KEY//[:\/+~]/_}
 OUT="$CACHE_DIR/$KEY"
 
 if [ -f "$OUT/base.cpio.gz" ] && [ -f "$OUT/vmlinuz" ]; then
-  say "cached: $OUT"
+  say "cached: $OUT ($(guest_disk_usage "$OUT"))"
   echo "$OUT"
   exit 0
 fi
@@ -80,10 +85,13 @@ if ! download; then
   apt-get update >&2 || die "apt-get update failed"
   download || die "apt-get download $PKGS failed"
 fi
+ndebs=0 dbytes=0
 for d in "$WORK"/debs/*.deb; do
   say "fetched $(basename "$d") ($(du -h "$d" | cut -f1))"
+  ndebs=$((ndebs + 1)) dbytes=$((dbytes + $(stat -c %s "$d")))
   dpkg-deb -x "$d" "$WORK/x"
 done
+say "downloaded $ndebs packages, $(guest_mib "$dbytes"), in $(($(date +%s) - t0))s"
 
 X=$WORK/x R=$WORK/root
 # Debian 12 is merged-/usr: put everything under usr/ and link the rest.
@@ -154,6 +162,7 @@ cp "$X/boot/vmlinuz-$KVER" "$OUT.tmp/vmlinuz"
 mv "$WORK/base.cpio.gz" "$OUT.tmp/"
 printf '%s' "$VERSIONS" >"$OUT.tmp/versions"
 echo "$KVER" >"$OUT.tmp/kernel-version"
+echo "$ndebs $dbytes" >"$OUT.tmp/download"
 rm -rf "$OUT"
 mv "$OUT.tmp" "$OUT"
 # Prune: besides this one, keep the newest older base (a run started just
@@ -166,5 +175,5 @@ if [ "${FF_GUEST_KEEP_OLD:-0}" != 1 ]; then
     kept=1
   done
 fi
-say "built $OUT (initramfs $(du -h "$OUT/base.cpio.gz" | cut -f1))"
+say "built $OUT in $(($(date +%s) - t0))s: initramfs $(guest_disk_usage "$OUT/base.cpio.gz"), kernel $(guest_disk_usage "$OUT/vmlinuz")"
 echo "$OUT"

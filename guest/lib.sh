@@ -1,7 +1,29 @@
 # shellcheck shell=bash
 #
-# guest/lib.sh: what run-initramfs.sh and run-systemd.sh share.  Source it
-# after defining say() and die() and the variables each function names.
+# guest/lib.sh: what run-initramfs.sh and run-systemd.sh share, and the
+# size and time reports of the image builds (build-initramfs.sh,
+# build-rootfs.sh, prepare.sh).  Source it after defining say() and die()
+# and the variables each function names.  The image builds' cache keys
+# hash their own scripts, not this file: only reporting belongs here.
+
+# guest_mib BYTES: BYTES in MiB, one decimal ("23.4 MiB").
+guest_mib() {
+  awk -v b="${1:-0}" 'BEGIN { printf "%.1f MiB", b / 1048576 }'
+}
+
+# guest_disk_usage PATH: the space PATH takes on disk (sparse files count
+# what they allocate), in MiB.
+guest_disk_usage() {
+  guest_mib "$(du -s --block-size=1 "$1" 2>/dev/null | cut -f1)"
+}
+
+# guest_download_text DIR: what building the image in DIR downloaded, from
+# its "download" file ("PACKAGES BYTES"): "N packages, X MiB".
+guest_download_text() {
+  local n b
+  read -r n b 2>/dev/null <"$1/download" || { echo "not recorded"; return 0; }
+  echo "$n packages, $(guest_mib "$b")"
+}
 
 # guest_require FILE... -- TOOL:PACKAGE...: every FILE exists (the
 # program, plugin and in-guest binaries this run uses) and every TOOL is

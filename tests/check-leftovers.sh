@@ -1,45 +1,52 @@
 #!/usr/bin/env bash
 # check-leftovers.sh: did the tests leave anything behind?
 #
-# usage: tests/check-leftovers.sh snapshot FILE
-#        tests/check-leftovers.sh compare FILE
+# usage: FF_LEFTOVER_SCOPE=DIR [FF_LEFTOVER_TAG=TAG] \
+#          tests/check-leftovers.sh snapshot FILE | compare FILE
 #
-# snapshot records what is on the machine now; compare (after the tests)
-# lists everything that is there now and was not then, and exits 1 if
-# there is any.  tests/run.sh runs it around each ctest pass
-# (docs/testing.md).  What is looked at:
-#   loop    every attached loop device, with its backing file
-#   mount   every mount in this mount namespace (fuse.fusefarm and any
-#           other type), with its type and source
-#   proc    qemu-system-*, nbdkit and fusefarm processes, and any process
-#           carrying FF_LEFTOVER_TAG=<tag> in its environment (see below)
-#   state   /run/fusefarm/* (fusefarm attach's default state dirs)
+# A test sees only its own world (docs/testing.md "Own world"), and so
+# does this check: it fails only on what the tests created, so it passes
+# on a machine where other people's farms, loops, mounts and qemus come
+# and go.  What belongs to the tests:
+#   loop    an attached loop device whose backing file is under the scope
+#   mount   a mount whose mount point (or source) is under the scope
+#   proc    a process whose environment carries FF_LEFTOVER_TAG=TAG (every
+#           process a test starts inherits it, daemons included), whose
+#           command line names the scope, or whose working directory is
+#           under it
+#   state   a fusefarm attach state dir under the scope (a "loops" file
+#           beside an "lvm" directory: attach ran and detach did not), or
+#           a /run/fusefarm/* state dir named after a mount point under
+#           the scope (the tests always pass --state; this catches one
+#           that did not)
+# FF_LEFTOVER_SCOPE is the tests' TMPDIR (tests/run.sh makes a fresh one
+# and gives it to ctest, so every scratch dir, mount point and loop
+# backing file is under it) and FF_LEFTOVER_TAG a word their environment
+# carries (run.sh sets both).
+#
+# snapshot records what is there now; compare (after the tests) lists what
+# is new.  A new item of the tests fails the check, with the command that
+# would remove it.  A new item that is not the tests' (a qemu, loop, mount
+# or fusefarm process of someone else on the machine) is listed as
+# information, the first 5 of them, and never fails it, on any machine.
 # An item is identified by what would make it a different one (a loop
 # device by its number and backing file, a process by its pid and start
 # time), so an item that went away and came back as something else counts
 # as new.  compare waits up to FF_LEFTOVER_WAIT seconds (default 10) for
-# new items to go away (a daemon still saving its overlay after an
-# unmount) before it reports them.
+# the tests' new items to go away (a daemon still saving its overlay after
+# an unmount) before it reports them.
 #
-# Telling the tests' leftovers from other users of the machine:
-#   FF_LEFTOVER_SCOPE=DIR  the tests' TMPDIR; an item is the tests' when
-#                          its path (loop backing file, mount point, the
-#                          mount point a state dir is named after) is
-#                          under DIR, or a process's command line names DIR
-#   FF_LEFTOVER_TAG=TAG    a value the tests' environment carried; a
-#                          process whose environment has it is the tests'
-# tests/run.sh sets both for ctest.  Each new item is listed as "[tests]"
-# or "[unknown]".  By default every new item is a failure (a CI machine
-# runs nothing else).  With FF_LEFTOVER_SHARED=1 (a machine shared with
-# other people's tests) only "[tests]" items fail; the others are listed
-# and ignored.
+# A loop whose FUSE mount was lazily unmounted shows a backing file of
+# "/NAME" and cannot be told apart by its path; the daemon serving it
+# still runs and carries the tag, so the check fails on that.
 #
 # Needs python3 and root (other users' /proc/PID/environ).  Exit status:
-# 0 nothing new, 1 leftovers, 2 bad usage.
+# 0 nothing of the tests' left, 1 leftovers, 2 bad usage (also: no
+# FF_LEFTOVER_SCOPE).
 set -euo pipefail
 
 usage() {
-  echo "usage: ${0##*/} snapshot FILE | compare FILE" >&2
+  echo "usage: FF_LEFTOVER_SCOPE=DIR ${0##*/} snapshot FILE | compare FILE" >&2
   exit 2
 }
 (($# == 2)) || usage
@@ -47,6 +54,10 @@ case $1 in
 snapshot | compare) ;;
 *) usage ;;
 esac
+[[ ${FF_LEFTOVER_SCOPE:-} == /?* ]] || {
+  echo "${0##*/}: FF_LEFTOVER_SCOPE: expected the tests' TMPDIR (an absolute path), got \"${FF_LEFTOVER_SCOPE:-}\"" >&2
+  exit 2
+}
 command -v python3 >/dev/null ||
   { echo "${0##*/}: python3: command not found (apt-get install python3)" >&2; exit 1; }
 
@@ -58,11 +69,14 @@ import sys
 import time
 
 mode, path = sys.argv[1], sys.argv[2]
-scope = os.environ.get("FF_LEFTOVER_SCOPE", "").rstrip("/")
+scope = os.path.realpath(os.environ["FF_LEFTOVER_SCOPE"]).rstrip("/")
 tag = os.environ.get("FF_LEFTOVER_TAG", "")
-shared = os.environ.get("FF_LEFTOVER_SHARED", "0") == "1"
 wait = float(os.environ.get("FF_LEFTOVER_WAIT", "10"))
 PROC_NAMES = ("nbdkit", "fusefarm", "ff-nbdkit")
+STATE_DEPTH = 4  # scope/<test scratch>/<...>/state
+if "FF_LEFTOVER_SHARED" in os.environ:
+    print("check-leftovers: note: FF_LEFTOVER_SHARED is gone: only the tests' "
+          "items ever fail the check", file=sys.stderr)
 
 
 def read(p, mode="r"):
@@ -74,7 +88,18 @@ def read(p, mode="r"):
 
 
 def under(p):
-    return bool(scope) and (p == scope or p.startswith(scope + "/"))
+    return p == scope or p.startswith(scope + "/")
+
+
+def names_scope(args):
+    """Does a command line name the scope (not a longer sibling of it)?"""
+    i = args.find(scope)
+    while i >= 0:
+        j = i + len(scope)
+        if j == len(args) or args[j] in "/ '\"":
+            return True
+        i = args.find(scope, i + 1)
+    return False
 
 
 def unescape(s):
@@ -95,31 +120,52 @@ def ancestors():
     return pids
 
 
+def state_dirs(mounts):
+    """Attach state dirs under the scope, never entering a mount (a FUSE
+    mount whose daemon hangs would block the walk)."""
+    found = []
+    base = scope.count("/")
+    for top, dirs, files in os.walk(scope):
+        if "loops" in files and "lvm" in dirs:
+            found.append(top)
+        if top.count("/") - base >= STATE_DEPTH:
+            dirs[:] = []
+        dirs[:] = [d for d in dirs if os.path.join(top, d) not in mounts]
+    return found
+
+
 def scan():
     items = {}
 
-    for bf in glob.glob("/sys/block/loop*/loop/backing_file"):
-        dev = bf.split("/")[3]
-        f = read(bf)
-        if f is None:
+    # One open per loop device (a glob would list each one's directory:
+    # slow with 10,000 loop devices on a loaded machine).
+    for dev in os.listdir("/sys/block"):
+        if not dev.startswith("loop"):
             continue
+        f = read(f"/sys/block/{dev}/loop/backing_file")
+        if f is None:
+            continue  # not attached
         f = f.rstrip("\n")
         back = f[:-len(" (deleted)")] if f.endswith(" (deleted)") else f
         items[f"loop {dev} {f}"] = {
             "kind": "loop", "what": f"/dev/{dev} -> {f}", "ours": under(back),
             "undo": f"losetup -d /dev/{dev}"}
 
+    mounts = set()
     for line in (read("/proc/self/mountinfo") or "").splitlines():
         left, _, right = line.partition(" - ")
         f, r = left.split(), right.split()
         mnt = unescape(f[4])
+        mounts.add(mnt)
         fstype, src = r[0], unescape(r[1]) if len(r) > 1 else ""
         items[f"mount {f[0]} {mnt}"] = {
-            "kind": "mount", "what": f"{mnt} ({fstype}, {src})", "ours": under(mnt),
+            "kind": "mount", "what": f"{mnt} ({fstype}, {src})",
+            "ours": under(mnt) or under(src),
             "undo": (f"fusermount3 -u {mnt}" if fstype.startswith("fuse")
                      else f"umount {mnt}")}
 
     skip = ancestors()
+    needle = f"FF_LEFTOVER_TAG={tag}".encode()
     for d in glob.glob("/proc/[0-9]*"):
         pid = int(d[6:])
         if pid in skip:
@@ -130,24 +176,33 @@ def scan():
         comm = stat[stat.index("(") + 1:stat.rindex(")")]
         start = stat.rsplit(")", 1)[1].split()[19]
         raw = read(f"{d}/cmdline", "rb") or b""
+        if not raw:
+            continue  # a kernel thread or a process already gone
         args = raw.replace(b"\0", b" ").decode(errors="replace").strip()
         env = (read(f"{d}/environ", "rb") or b"").split(b"\0")
-        tagged = bool(tag) and f"FF_LEFTOVER_TAG={tag}".encode() in env
+        tagged = bool(tag) and needle in env
+        try:
+            cwd = os.readlink(f"{d}/cwd")
+        except OSError:
+            cwd = ""
+        ours = tagged or names_scope(args) or under(cwd)
         named = comm.startswith("qemu-system") or comm in PROC_NAMES
-        if not (named or tagged):
+        if not (named or ours):
             continue
-        if not args:
-            continue  # a kernel thread or a process already gone
         items[f"proc {pid} {start}"] = {
             "kind": "proc", "what": f"pid {pid} ({comm}): {args[:200]}",
-            "ours": tagged or (bool(scope) and scope in args),
-            "undo": f"kill {pid}"}
+            "ours": ours, "undo": f"kill {pid}"}
 
     for s in glob.glob("/run/fusefarm/*"):
         name = os.path.basename(s)
-        items[f"state {name}"] = {
+        items[f"state {s}"] = {
             "kind": "state", "what": s, "ours": under(name.replace("%2F", "/")),
             "undo": f"fusefarm detach {name.replace('%2F', '/')} (or rm -r {s})"}
+    if os.path.isdir(scope):
+        for s in state_dirs(mounts):
+            items[f"state {s}"] = {
+                "kind": "state", "what": f"{s} (attach state, not detached)",
+                "ours": True, "undo": f"fusefarm detach MNT --state {s}"}
     return items
 
 
@@ -158,9 +213,11 @@ if mode == "snapshot":
     counts = {}
     for v in items.values():
         counts[v["kind"]] = counts.get(v["kind"], 0) + 1
+    ours = sum(v["ours"] for v in items.values())
     print(f"check-leftovers: snapshot of {counts.get('loop', 0)} loop devices, "
           f"{counts.get('mount', 0)} mounts, {counts.get('proc', 0)} qemu/nbdkit/"
-          f"fusefarm processes, {counts.get('state', 0)} /run/fusefarm dirs -> {path}")
+          f"fusefarm processes, {counts.get('state', 0)} state dirs "
+          f"({ours} in the tests' scope {scope}) -> {path}")
     sys.exit(0)
 
 try:
@@ -171,36 +228,28 @@ except (OSError, ValueError) as e:
 deadline = time.monotonic() + wait
 while True:
     new = {k: v for k, v in scan().items() if k not in before}
-    failing = {k: v for k, v in new.items() if v["ours"] or not shared}
+    failing = {k: v for k, v in new.items() if v["ours"]}
     if not failing or time.monotonic() >= deadline:
         break
     time.sleep(0.5)
 
-ignored = 0
-for k in sorted(new, key=lambda k: (new[k]["kind"], k)):
-    v = new[k]
-    mark = "[tests]" if v["ours"] else "[unknown]"
-    if k not in failing:
-        # Someone else's, on a shared machine: a few are named, not all.
-        ignored += 1
-        if ignored > 5:
-            continue
-    verdict = "" if k in failing else " (ignored: FF_LEFTOVER_SHARED=1)"
-    print(f"check-leftovers: new {v['kind']}: {mark} {v['what']}{verdict}",
+others = sorted((k for k in new if k not in failing),
+                key=lambda k: (new[k]["kind"], k))
+for k in sorted(failing, key=lambda k: (failing[k]["kind"], k)):
+    print(f"check-leftovers: new {failing[k]['kind']}: {failing[k]['what']}",
           file=sys.stderr)
-if ignored > 5:
-    print(f"check-leftovers: ... and {ignored - 5} more new item(s) not the "
-          f"tests' (ignored: FF_LEFTOVER_SHARED=1)", file=sys.stderr)
+for k in others[:5]:
+    print(f"check-leftovers: (not the tests', ignored) new {new[k]['kind']}: "
+          f"{new[k]['what']}", file=sys.stderr)
+if len(others) > 5:
+    print(f"check-leftovers: (not the tests', ignored) ... and {len(others) - 5} "
+          f"more", file=sys.stderr)
 if failing:
-    print(f"check-leftovers: FAIL: {len(failing)} new item(s) after the tests "
-          f"(waited {wait:g} s); to clean up:", file=sys.stderr)
+    print(f"check-leftovers: FAIL: the tests left {len(failing)} item(s) behind "
+          f"(scope {scope}, waited {wait:g} s); to clean up:", file=sys.stderr)
     for k in sorted(failing):
         print(f"  {failing[k]['undo']}", file=sys.stderr)
-    if not shared and any(not v["ours"] for v in failing.values()):
-        print("check-leftovers: items marked [unknown] may belong to someone "
-              "else on this machine: FF_LEFTOVER_SHARED=1 ignores them",
-              file=sys.stderr)
     sys.exit(1)
-print(f"check-leftovers: nothing left behind ({len(new)} new item(s) not the "
-      f"tests')" if new else "check-leftovers: nothing left behind")
+print(f"check-leftovers: nothing of the tests' left behind (scope {scope}"
+      + (f"; {len(others)} new item(s) of others ignored)" if others else ")"))
 PY

@@ -6,27 +6,24 @@
 # test once more; last a short libFuzzer run of the parsers and the read
 # path.  Run as root: the integration tests attach loop devices.
 #
-# Every pass runs, whatever the one before it did; at the end one summary
-# (pass, what, result, time) and the exit status: 0 only if every pass
-# passed.
+# Every pass runs, whatever the one before it did; at the end one summary:
+# per pass its result and wall time, the guest image step (the ctest
+# fixture guest/images) and every test that failed, with their times;
+# the exit status is 0 only if every pass passed.
 #
-# Around each ctest pass tests/check-leftovers.sh takes a snapshot of the
-# machine's loop devices, mounts, qemu/nbdkit/fusefarm processes and
-# /run/fusefarm state dirs, and fails the pass if the tests left anything
-# new behind.  ctest runs with TMPDIR set to a directory of its own
-# (every test's scratch dir is under it) and FF_LEFTOVER_TAG in its
-# environment, so leftovers are attributed to the tests.  By default only
-# what the tests created counts (FF_LEFTOVER_SHARED=1: other people's
-# farms, loops and mounts on the same machine are listed and ignored);
-# CI, where nothing else runs, sets FF_LEFTOVER_SHARED=0 and fails on
-# anything new (docs/testing.md).
+# The tests see only their own world (docs/testing.md): ctest runs with
+# TMPDIR set to a directory of its own (every test's scratch dir, mount
+# point and loop backing file is under it) and FF_LEFTOVER_TAG in its
+# environment (every process a test starts carries it).  Around each
+# ctest pass tests/check-leftovers.sh takes a snapshot and fails the pass
+# if the tests left anything of theirs behind; loops, mounts and
+# processes of other users of the machine are listed, never failed on.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 
 scripts/deps.sh || exit 1
 
-export FF_LEFTOVER_SHARED=${FF_LEFTOVER_SHARED:-1}
 # The tests' TMPDIR, and the tag their processes carry.
 scope=$(mktemp -d "${TMPDIR:-/tmp}/ff-ci.XXXXXX") || exit 1
 export FF_LEFTOVER_SCOPE=$scope
@@ -34,32 +31,79 @@ export FF_LEFTOVER_TAG=${scope##*/}
 
 summary=()
 failed=0
+# What a ctest pass adds to its summary lines (ctest_checked writes it).
+details=$scope/pass-details
+npasses=0
 
-# pass NAME WHAT CMD...: run one pass, record its result and time.
+# pass NAME WHAT CMD...: run one pass, record its result and time, and the
+# details its ctest run left in $details.
 pass() {
-  local name=$1 what=$2 rc t0 t1
+  local name=$1 what=$2 rc t0 t1 result=pass
   shift 2
   echo "== $name: $what"
+  : >"$details"
+  npasses=$((npasses + 1))
   t0=$(date +%s)
   "$@"
   rc=$?
   t1=$(date +%s)
-  if ((rc == 0)); then
-    summary+=("$(printf '%-6s %-58s %-6s %5d s' "$name" "$what" pass $((t1 - t0)))")
-  else
-    summary+=("$(printf '%-6s %-58s %-6s %5d s' "$name" "$what" "FAIL" $((t1 - t0)))")
+  if ((rc != 0)); then
+    result=FAIL
     failed=$((failed + 1))
   fi
+  summary+=("$(printf '%-6s %-58s %-6s %5d s' "$name" "$what" "$result" $((t1 - t0)))")
+  while IFS= read -r line; do summary+=("$line"); done <"$details"
+}
+
+# ctest_details JUNIT: the summary's lines for one ctest run, from its
+# JUnit file: the guest image fixture (result, time), then each test that
+# did not pass (failed, timed out, not run because a fixture failed,
+# skipped), with its time.
+ctest_details() {
+  python3 - "$1" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+try:
+    cases = ET.parse(sys.argv[1]).getroot().iter("testcase")
+except (OSError, ET.ParseError) as e:
+    print(f"         (no per-test results: {e})")
+    sys.exit(0)
+fixture, bad, n = [], [], 0
+for c in cases:
+    n += 1
+    name, t, st = c.get("name"), float(c.get("time") or 0), c.get("status")
+    why = ""
+    for tag in ("failure", "skipped"):
+        e = c.find(tag)
+        if e is not None:
+            why = e.get("message") or ""
+    res = {"run": "pass", "fail": "FAIL", "disabled": "disabled"}.get(st, st)
+    if st == "notrun":
+        res = "skipped" if "SKIP_RETURN_CODE" in why or "Skipped" in why else "NOT RUN"
+    line = f"         {res:<8} {name:<50} {t:7.1f} s" + (f"  ({why})" if why and res != "FAIL" else "")
+    if name == "guest/images":  # the fixture: always listed
+        fixture.append(line + "  (the guest images, built or checked)")
+    elif st != "run":
+        bad.append(line)
+print("\n".join(fixture + bad + [f"         {n} tests, {len(bad)} not passed"]))
+PY
 }
 
 # ctest_checked BUILD_DIR [CTEST_ARGS...]: ctest in BUILD_DIR between a
-# leftover snapshot and its comparison; fails if either fails.
+# leftover snapshot and its comparison; fails if either fails.  Its
+# per-test results go to $details for the summary.
 ctest_checked() {
   local dir=$1 rc=0
   shift
   tests/check-leftovers.sh snapshot "$dir/leftovers.snapshot" || return 1
-  (cd "$dir" && TMPDIR=$scope ctest --output-on-failure "$@") || rc=$?
-  tests/check-leftovers.sh compare "$dir/leftovers.snapshot" || rc=1
+  rm -f "$dir/ctest-junit.xml"
+  (cd "$dir" && TMPDIR=$scope ctest --output-on-failure \
+    --output-junit "$dir/ctest-junit.xml" "$@") || rc=$?
+  ctest_details "$dir/ctest-junit.xml" >>"$details"
+  if ! tests/check-leftovers.sh compare "$dir/leftovers.snapshot"; then
+    rc=1
+    echo "         FAIL     the leftover check (tests/check-leftovers.sh, above)" >>"$details"
+  fi
   return $rc
 }
 
@@ -95,7 +139,7 @@ asan_pass() (
   # is for memory errors, and sanitized code is several times slower.
   export FF_TIMING_CHECKS=0
   build_and_test "$top/build-asan" -DFF_WERROR=ON -DFF_SANITIZE=ON \
-    -DCMAKE_BUILD_TYPE=Debug -- -E 'integration/test-(vm|install)$'
+    -DCMAKE_BUILD_TYPE=Debug -- -E '^(integration/test-(vm|install)|guest/images)$'
 )
 pass asan "ASan+UBSan build; every test but the guest boots" asan_pass
 
@@ -107,9 +151,9 @@ echo "== summary"
 printf '%-6s %-58s %-6s %7s\n' pass what result time
 printf '%s\n' "${summary[@]}"
 if ((failed)); then
-  echo "tests/run.sh: $failed of ${#summary[@]} passes failed (scratch kept: $scope)"
+  echo "tests/run.sh: $failed of $npasses passes failed (scratch kept: $scope)"
   exit 1
 fi
 # Nothing was left (the checks passed): the scratch root goes too.
 rm -rf --one-file-system -- "$scope"
-echo "tests/run.sh: all ${#summary[@]} passes passed"
+echo "tests/run.sh: all $npasses passes passed"

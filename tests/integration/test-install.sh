@@ -17,8 +17,10 @@
 #     matches the manifest, nothing left running, the run dir in $TMPDIR
 #     (not in a sanitizer build, as test-vm in tests/run.sh);
 #   - a data directory that is not there is a clear error naming it.
-# The guest images build on first use into the default cache
-# (/var/cache/fusefarm/guest, as test-vm.sh: a few minutes once).
+# The guest images are built or checked before this test by the ctest
+# fixture guest/images (`fusefarm vm --prepare`, default cache
+# /var/cache/fusefarm/guest), as for test-vm.sh; run by hand, the boot
+# builds them on first use.
 # usage: test-install.sh FUSEFARM  (FF_BUILD_DIR, FF_SOURCE_DIR: the trees)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

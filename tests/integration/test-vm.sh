@@ -1,7 +1,11 @@
 #!/bin/bash
-# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG; the first
-# run downloads the guest's Debian packages into the default cache,
-# /var/cache/fusefarm/guest, ~1 min; later runs ~4 min on 2 cores):
+# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~4 min on
+# 2 cores).  The guest images are not this test's time: ctest builds or
+# checks them first in the fixture guest/images (`fusefarm vm --prepare`:
+# the first time ~100 MiB of Debian packages into the default cache
+# /var/cache/fusefarm/guest and 2-17 min of builds, depending on the
+# machine's load; seconds once cached).  Run by hand without the fixture,
+# the first boot builds them:
 #   1. a scenario's workloads in the guest: 4 configurations (2 profiles,
 #      so 2 boots, x 2 lvm.conf settings) of 16 disks, every workload with
 #      real dm, run by the host's lvm binary copied into the guest
