@@ -135,9 +135,6 @@ pass build "warnings as errors; every test" \
 asan_pass() (
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  # Wall-clock bounds of the latency tests are not judged here: this pass
-  # is for memory errors, and sanitized code is several times slower.
-  export FF_TIMING_CHECKS=0
   build_and_test "$top/build-asan" -DFF_WERROR=ON -DFF_SANITIZE=ON \
     -DCMAKE_BUILD_TYPE=Debug -- -E '^(integration/test-(vm|install)|guest/images)$'
 )
