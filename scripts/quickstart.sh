@@ -56,5 +56,5 @@ if [[ -d $out ]]; then
 fi
 echo "quickstart: the binary is $bin; to run it as \`fusefarm\`:"
 echo "  export PATH=$top/build/fusefarm:\$PATH"
-echo "  or install it: cmake --install $top/build   (to /usr/local; README, Install)"
+echo "  or install it: cmake --install $top/build   (under CMAKE_INSTALL_PREFIX, /usr/local by default; README, Install)"
 exit "$rc"
