@@ -279,19 +279,24 @@ print_key(const struct ff_runreport *rr, size_t k, FILE *out)
         if (f->npairs != npairs)
           fprintf(out, "; %zu pair%s", f->npairs, f->npairs == 1 ? "" : "s");
         fputs(")\n", out);
-      } else if (f->judgement == FF_RR_MIXED) {
-        char lo[32];
-
-        ff_runreport_fmt_ratio(f->rmin, lo, sizeof lo);
-        lo[strlen(lo) - 1] = '\0';
-        fprintf(out,
-                "    %s %s\u2013%s: depends on the other settings (within "
-                "noise in some pairs, or both ways; ",
-                f->workload, lo, ff_runreport_fmt_ratio(f->rmax, r, sizeof r));
-        print_range(out, f->lo, f->hi);
-        fputs(")\n", out);
       }
     }
+    m = 0;
+    for (size_t e = 0; e < n; e++)
+      if (fx[e].judgement == FF_RR_MIXED) {
+        char lo[32];
+
+        ff_runreport_fmt_ratio(fx[e].rmin, lo, sizeof lo);
+        lo[strlen(lo) - 1] = '\0';
+        fprintf(out, "%s%s %s\u2013%s",
+                m++ ? ", "
+                    : "    not the same in every pair (noise in "
+                      "some, or both ways): ",
+                fx[e].workload, lo,
+                ff_runreport_fmt_ratio(fx[e].rmax, r, sizeof r));
+      }
+    if (m)
+      fputc('\n', out);
     m = 0;
     for (size_t e = 0; e < n; e++)
       if (fx[e].judgement == FF_RR_NOISE)

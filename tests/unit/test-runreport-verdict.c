@@ -369,14 +369,85 @@ test_many_and_none(void **state)
   json_decref(doc);
 }
 
+/* Two pairs that disagree (noise in one, a result in the other): the
+ * effect is neither, and is listed as such, with the pairs' range. */
+static void
+test_mixed(void **state)
+{
+  const char *dir = getenv("FF_TEST_DATA");
+  char path[4096], *text;
+  json_t *doc, *configs;
+  json_error_t e;
+  struct ff_runreport *rr;
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+
+  (void)state;
+  assert_non_null(dir);
+  snprintf(path, sizeof path, "%s/verdict-noise.json", dir);
+  doc = json_load_file(path, 0, &e);
+  assert_non_null(doc);
+  configs = json_object_get(doc, "configs");
+  /* configs 3 and 4: 1 and 2 again under another profile, where
+   * use_aio=0 triples pvs */
+  for (size_t i = 0; i < 2; i++) {
+    json_t *c = json_deep_copy(json_array_get(configs, i));
+    json_t *pvs = json_array_get(json_object_get(c, "workloads"), 0);
+
+    json_object_set_new(
+      json_object_get(json_array_get(configs, i), "settings"),
+      "fusefarm/profile", json_string("ideal"));
+    json_object_set_new(c, "id", json_integer((json_int_t)i + 3));
+    json_object_set_new(json_object_get(c, "settings"), "fusefarm/profile",
+                        json_string("slow"));
+    if (i == 1) {
+      json_t *runs = json_object_get(pvs, "runs");
+
+      for (size_t r = 0; r < json_array_size(runs); r++) {
+        json_t *run = json_array_get(runs, r);
+
+        json_object_set_new(
+          run, "wall",
+          json_real(3 * json_real_value(json_object_get(run, "wall"))));
+      }
+      json_object_set_new(pvs, "min", json_real(1.56));
+      json_object_set_new(pvs, "median", json_real(1.62));
+      json_object_set_new(pvs, "max", json_real(1.74));
+    }
+    json_array_append_new(configs, c);
+  }
+  text = json_dumps(doc, 0);
+  rr = ff_runreport_load_text(text, strlen(text), "mixed");
+  free(text);
+  assert_nonnull_err(rr);
+  fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
+  assert_non_null(fx);
+  assert_int_equal(npairs, 2);
+  assert_string_equal(fx[0].workload, "pvs");
+  assert_int_equal(fx[0].judgement, FF_RR_MIXED);
+  assert_near(fx[0].rmin, 0.54 / 0.53);
+  assert_near(fx[0].rmax, 1.62 / 0.53);
+  assert_int_equal(fx[1].judgement, FF_RR_NOISE);
+  free(fx);
+  text = verdict(rr);
+  assert_non_null(strstr(text, "- use_aio=0 vs 1 (2 pairs of configs "
+                               "differing only in it):\n"
+                               "    not the same in every pair (noise in "
+                               "some, or both ways): pvs 1.02\u20133.1x\n"
+                               "    within noise: "));
+  free(text);
+  ff_runreport_free(rr);
+  json_decref(doc);
+}
+
 int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_ratio),         cmocka_unit_test(test_fmt_ratio),
-    cmocka_unit_test(test_clear),         cmocka_unit_test(test_noise),
-    cmocka_unit_test(test_single),        cmocka_unit_test(test_pairs),
-    cmocka_unit_test(test_many_and_none),
+    cmocka_unit_test(test_ratio),  cmocka_unit_test(test_fmt_ratio),
+    cmocka_unit_test(test_clear),  cmocka_unit_test(test_noise),
+    cmocka_unit_test(test_single), cmocka_unit_test(test_pairs),
+    cmocka_unit_test(test_mixed),  cmocka_unit_test(test_many_and_none),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
