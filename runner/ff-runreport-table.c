@@ -437,6 +437,11 @@ print_header(const struct ff_runreport *rr, FILE *out)
   if (rr->finished)
     fprintf(out, " to %s", rr->finished);
   fputc('\n', out);
+  if (rr->error)
+    fprintf(out,
+            "stopped early: %s (what ran before the stop is below; the "
+            "rest did not run)\n",
+            rr->error);
   for (size_t i = 1; i < rr->nconfigs; i++)
     farm_same &= same_farm(c0, &rr->configs[i]);
   if (farm_same)

@@ -129,6 +129,7 @@ struct ff_runreport {
   const char *scenario_file, *description; /* optional: NULL */
   const char *started;
   const char *finished; /* optional: NULL */
+  const char *error;    /* optional: NULL; set when the run stopped early */
   const char *kernel, *lvm_version;
   const char *lvm, *fusefarm_version; /* optional: NULL */
   long long cpus;                     /* optional: -1 */

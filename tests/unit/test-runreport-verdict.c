@@ -354,6 +354,21 @@ test_many_and_none(void **state)
   free(text);
   ff_runreport_free(rr);
 
+  /* a run that stopped early says so under its date */
+  json_object_set_new(doc, "error", json_string("interrupted"));
+  text = json_dumps(doc, 0);
+  rr = ff_runreport_load_text(text, strlen(text), "stopped");
+  free(text);
+  assert_nonnull_err(rr);
+  assert_string_equal(rr->error, "interrupted");
+  text = report(rr);
+  assert_non_null(strstr(text, "\nstopped early: interrupted (what ran "
+                               "before the stop is below; the rest did "
+                               "not run)\n"));
+  free(text);
+  ff_runreport_free(rr);
+  json_object_del(doc, "error");
+
   /* one config, pvs only */
   while (json_array_size(configs) > 1)
     json_array_remove(configs, 1);

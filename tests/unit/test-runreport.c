@@ -289,6 +289,7 @@ test_malformed(void **state)
     {"", "version", "2", "version: 2 is not supported (expected 1)"},
     {"", "started", "7", "started: expected a string"},
     {"", "finished", "7", "finished: expected a string or null"},
+    {"", "error", "7", "error: expected a string or null"},
     {"", "notes", "[\"x\", 1]", "notes[1]: expected a string"},
     {"host", "kernel", NULL, "host: missing \"kernel\""},
     {"host", "cpus", "0", "host.cpus: expected an integer >= 1"},
