@@ -837,7 +837,7 @@ static const char run_usage[] =
   "                    [--svg FILE | --no-svg] [--top N] [--lvm PATH]\n"
   "                    [--keep] [--quiet]\n"
   "\n"
-  "Run a scenario (docs/scenario-format.md; default: the built-in one, 500\n"
+  "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
   "the farm, then for every configuration of the matrix time each workload\n"
   "with real lvm commands, fenced off the host's disks (private lvm.conf, a\n"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, and run the
-# main job: `fusefarm run` on its built-in default scenario (500 virtual
-# PVs in 425 VGs served over FUSE and loop devices; pvs, pvscan --cache,
+# main job: `fusefarm run` on its built-in default scenario (400 virtual
+# PVs in 340 VGs served over FUSE and loop devices; pvs, pvscan --cache,
 # event-style vs direct activation and 5 x lvchange, each 3 times, with
 # use_aio on and off, on an ideal farm and under 1 ms of latency), then
 # print the table and its verdict.  The run takes 2-3 minutes on an idle
