@@ -5,8 +5,10 @@
  * configuration of the matrix writes a private lvm.conf, switches the I/O
  * profile, optionally starts the aio companion, and times each workload
  * with real lvm commands.  The result is the run document
- * (docs/run-json.md), printed as a table and optionally written as JSON,
- * CSV and SVG (ff-report.h).
+ * (docs/run-json.md), printed as a table with its verdict; the document,
+ * the same report as text and the charts go into one run directory
+ * (./fusefarm-run-NAME-YYYYmmdd-HHMMSS/ or --out DIR), and --json, --csv,
+ * --svg FILE write them to paths of their own instead (ff-report.h).
  *
  * Safety (the reason most of this file exists):
  * - The runner enters a private mount namespace before anything else:
@@ -41,6 +43,7 @@
 #include "ff-util.h"
 #include "ff-workload.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -834,22 +837,47 @@ run_scenario(struct run *r, json_t *doc)
   return rc;
 }
 
+/* The printed report, also as a file of the run directory. */
+static int
+write_text_report(const struct ff_runreport *rr, const char *path, int top)
+{
+  FILE *f = fopen(path, "w");
+
+  if (!f)
+    return ff_error("open %s: %m", path);
+  if (ff_report_print(rr, f, top) < 0) {
+    fclose(f);
+    return -1;
+  }
+  if (fclose(f) != 0)
+    return ff_error("write %s: %m", path);
+  return 0;
+}
+
 static const char run_usage[] =
-  "usage: fusefarm run [SCENARIO] [--json FILE] [--csv FILE] [--svg FILE]\n"
-  "                    [--top N] [--lvm PATH] [--keep] [--quiet]\n"
+  "usage: fusefarm run [SCENARIO] [--out DIR] [--json FILE] [--csv FILE]\n"
+  "                    [--svg FILE | --no-svg] [--top N] [--lvm PATH]\n"
+  "                    [--keep] [--quiet]\n"
   "\n"
-  "Run a scenario (docs/scenario-format.md; default: the built-in one, 1000\n"
-  "devices, a small matrix, every workload): mount and attach the farm,\n"
-  "then for every configuration of the matrix time each workload with real\n"
-  "lvm commands, fenced off the host's disks (private lvm.conf, a devices\n"
-  "file naming only the farm's loops, private /run/lvm).  Prints a table;\n"
-  "the run document (docs/run-json.md) can be written as JSON, CSV, SVG.\n"
-  "`fusefarm report FILE` renders a saved JSON again.\n"
+  "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
+  "devices, use_aio x latency, every workload 3 times): mount and attach\n"
+  "the farm, then for every configuration of the matrix time each workload\n"
+  "with real lvm commands, fenced off the host's disks (private lvm.conf, a\n"
+  "devices file naming only the farm's loops, private /run/lvm).  Prints a\n"
+  "table and its verdict (docs/report.md).\n"
   "\n"
-  "  --json FILE   write the run document\n"
+  "Every output goes into one run directory, named at the start and the\n"
+  "end: ./fusefarm-run-NAME-YYYYmmdd-HHMMSS/ (a new one, never an existing\n"
+  "one), or --out DIR.  It holds run.json (the run document,\n"
+  "docs/run-json.md: `fusefarm report DIR/run.json` prints the report\n"
+  "again), report.txt (what was printed), run.svg (bar chart) and\n"
+  "run-timeline-<config>.svg (one per event activation).\n"
+  "\n"
+  "  --out DIR     the run directory: made if missing, else it must be empty\n"
+  "  --json FILE   write the run document to FILE instead\n"
   "  --csv FILE    one row per run (and FILE-devices.csv for activation)\n"
-  "  --svg FILE    bar chart (and a timeline per event-activation config);\n"
-  "                default ./fusefarm-run-NAME.svg\n"
+  "  --svg FILE    bar chart to FILE instead (and a timeline per\n"
+  "                event-activation config next to it)\n"
   "  --no-svg      write no chart\n"
   "  --top N       slowest units listed per config (default 10)\n"
   "  --lvm PATH    lvm binary, overriding the scenario's\n"
@@ -857,9 +885,132 @@ static const char run_usage[] =
   "  --quiet       no progress on stderr\n"
   "  -h, --help    this text\n"
   "\n"
-  "SCENARIO is a file; a bare NAME that is no file here is the installed\n"
-  "configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides where).  The\n"
-  "scratch directory is made in $TMPDIR (default /tmp).\n";
+  "With --json and --svg (or --no-svg) and no --out, no run directory is\n"
+  "made.  SCENARIO is a file; a bare NAME that is no file here is the\n"
+  "installed configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides\n"
+  "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
+  "Exit status: 0 success, 1 runtime failure, 2 bad usage or input.\n";
+
+/* --out DIR given: refuse, before anything runs, one that is not a
+ * directory or not empty (a run directory holds one run).  Returns 0, or
+ * 2 after printing why. */
+static int
+check_out_dir(const char *dir)
+{
+  struct stat st;
+  DIR *d;
+  struct dirent *e;
+  int used = 0;
+
+  if (!*dir) {
+    fprintf(stderr, "fusefarm run: --out: expected a directory name\n");
+    return 2;
+  }
+  if (stat(dir, &st) < 0)
+    return 0; /* made later; a failure then is reported there */
+  if (!S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "fusefarm run: --out %s: exists and is not a directory\n",
+            dir);
+    return 2;
+  }
+  d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "fusefarm run: --out %s: %m\n", dir);
+    return 2;
+  }
+  while (!used && (e = readdir(d)))
+    used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  if (used) {
+    fprintf(stderr,
+            "fusefarm run: --out %s: exists and is not empty (a run "
+            "directory holds one run: name a new or an empty one)\n",
+            dir);
+    return 2;
+  }
+  return 0;
+}
+
+/* Make the run directory into out (PATH_MAX): --out DIR, or a new
+ * ./fusefarm-run-NAME-YYYYmmdd-HHMMSS (then -2, -3, ... if that exists).
+ * *made: whether this call created it.  -1 with ff_error. */
+static int
+make_out_dir(const char *given, const char *name, char *out, int *made)
+{
+  char base[PATH_MAX], stamp[32], clean[64];
+  time_t now = time(NULL);
+  struct tm tm;
+  size_t i;
+
+  *made = 0;
+  if (given) {
+    if (mkdir(given, 0755) == 0)
+      *made = 1;
+    else if (errno == ENOENT)
+      return ff_error("--out %s: cannot create it: %m (its parent must "
+                      "exist)",
+                      given);
+    else if (errno != EEXIST)
+      return ff_error("--out %s: cannot create it: %m", given);
+    if (!realpath(given, out))
+      return ff_error("--out %s: %m", given);
+    return 0;
+  }
+  /* the scenario's name, as a file name */
+  for (i = 0; name[i] && i < sizeof clean - 1; i++)
+    clean[i] = isalnum((unsigned char)name[i]) || strchr("._-", name[i])
+                 ? name[i]
+                 : '_';
+  clean[i] = '\0';
+  localtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  ff_pathf(base, sizeof base, "fusefarm-run-%s-%s", clean, stamp);
+  for (int k = 1; k < 100; k++) {
+    char dir[PATH_MAX + 16];
+
+    if (k == 1)
+      ff_pathf(dir, sizeof dir, "%s", base);
+    else
+      ff_pathf(dir, sizeof dir, "%s-%d", base, k);
+    if (mkdir(dir, 0755) == 0) {
+      *made = 1;
+      if (!realpath(dir, out))
+        return ff_error("%s: %m", dir);
+      return 0;
+    }
+    if (errno != EEXIST) {
+      char cwd[PATH_MAX];
+
+      return ff_error("cannot create the run directory %s in %s: %m "
+                      "(--out DIR names another)",
+                      dir, getcwd(cwd, sizeof cwd) ? cwd : ".");
+    }
+  }
+  return ff_error("%s: 99 run directories of that name exist already", base);
+}
+
+/* "run.json report.txt run.svg ...": the names in dir, sorted. */
+static void
+list_dir(const char *dir, char *buf, size_t len)
+{
+  struct dirent **names;
+  int n = scandir(dir, &names, NULL, alphasort);
+  size_t used = 0;
+
+  buf[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    if (names[i]->d_name[0] != '.' && used + 1 < len) {
+      int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                       names[i]->d_name);
+
+      used = w < 0 ? used : used + (size_t)w;
+      used = used < len ? used : len - 1;
+    }
+    free(names[i]);
+  }
+  if (n >= 0)
+    free(names);
+}
 
 int
 ff_cmd_run(int argc, char **argv)
@@ -874,12 +1025,15 @@ ff_cmd_run(int argc, char **argv)
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"no-svg", no_argument, NULL, 'n'},
+    {"out", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0},
   };
   const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
-  const char *lvm = NULL;
-  int top = 10, keep = 0, no_svg = 0, c, rc = 1;
-  char svg_default[PATH_MAX], scpath[PATH_MAX + 64];
+  const char *lvm = NULL, *out_given = NULL;
+  int top = 10, keep = 0, no_svg = 0, c, rc = 1, want_dir, made_dir = 0;
+  char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
+  char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
+  char txt_path[PATH_MAX + 16] = "";
   struct run r = {0};
   json_t *doc = NULL;
   char when[64];
@@ -915,6 +1069,9 @@ ff_cmd_run(int argc, char **argv)
     case 'n':
       no_svg = 1;
       break;
+    case 'o':
+      out_given = optarg;
+      break;
     case 'q':
       r.quiet = 1;
       break;
@@ -936,10 +1093,17 @@ ff_cmd_run(int argc, char **argv)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     return 2;
   }
-  if (!svg_out && !no_svg) {
-    ff_pathf(svg_default, sizeof svg_default, "fusefarm-run-%s.svg",
-             r.sc->name);
-    svg_out = svg_default;
+  if (svg_out && no_svg) {
+    fprintf(stderr, "fusefarm run: --svg and --no-svg: give one\n%s",
+            run_usage);
+    ff_scenario_free(r.sc);
+    return 2;
+  }
+  /* The run directory takes whatever has no path of its own. */
+  want_dir = out_given || !json_out || (!svg_out && !no_svg);
+  if (out_given && check_out_dir(out_given) != 0) {
+    ff_scenario_free(r.sc);
+    return 2;
   }
   if (lvm) {
     free(r.sc->lvm);
@@ -967,6 +1131,22 @@ ff_cmd_run(int argc, char **argv)
     goto out;
   }
   r.self[n] = '\0';
+  if (want_dir) {
+    if (make_out_dir(out_given, r.sc->name, out_dir, &made_dir) < 0) {
+      fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+      goto out;
+    }
+    if (!json_out) {
+      ff_pathf(json_default, sizeof json_default, "%s/run.json", out_dir);
+      json_out = json_default;
+    }
+    if (!svg_out && !no_svg) {
+      ff_pathf(svg_default, sizeof svg_default, "%s/run.svg", out_dir);
+      svg_out = svg_default;
+    }
+    ff_pathf(txt_path, sizeof txt_path, "%s/report.txt", out_dir);
+    say(&r, "run directory: %s", out_dir);
+  }
   {
     const char *tmp = ff_tmpdir();
 
@@ -1047,17 +1227,31 @@ cleanup:
       if (!text)
         ff_error("run document: out of memory");
       if (!rr || ff_report_print(rr, stdout, top) < 0 ||
+          (txt_path[0] && write_text_report(rr, txt_path, top) < 0) ||
           (csv_out && ff_report_csv(rr, csv_out) < 0) ||
           (svg_out && ff_report_svg_top(rr, svg_out, top) < 0)) {
         fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
         rc = 1;
-      } else if (svg_out && !r.quiet) {
+      } else if (svg_out && !r.quiet && !out_dir[0]) {
         fprintf(stderr, "fusefarm run: chart written to %s\n", svg_out);
       }
       ff_runreport_free(rr);
       free(text);
     }
     json_decref(doc);
+  }
+  if (out_dir[0]) {
+    char files[2048];
+
+    list_dir(out_dir, files, sizeof files);
+    if (files[0])
+      fprintf(stderr,
+              "fusefarm run: %s in %s/: %s\n"
+              "fusefarm run: `fusefarm report %s` prints the report again\n",
+              rc ? "what the failed run left" : "results", out_dir, files,
+              json_out);
+    else if (made_dir)
+      rmdir(out_dir); /* the run wrote nothing: leave no empty directory */
   }
   if (keep) {
     fprintf(stderr, "fusefarm run: kept %s\n", r.scratch);

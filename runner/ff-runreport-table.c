@@ -1,5 +1,6 @@
 /* fusefarm: the run report as text: a header, one table row per config,
- * the failures and the slowest units (see ff-runreport.h, docs/report.md).
+ * the definitions, the failures, the verdict (ff-runreport-verdict.c) and
+ * the slowest units (see ff-runreport.h, docs/report.md).
  * No threads. */
 #include "ff-runreport.h"
 #include "ff-error.h"
@@ -231,8 +232,8 @@ same_farm(const struct ff_rr_config *a, const struct ff_rr_config *b)
 
 /* The last part of a settings key ("global/event_activation" gives
  * "event_activation"), unless another shown key ends the same. */
-static const char *
-short_key(const struct ff_runreport *rr, size_t k)
+const char *
+ff_rr_short_key(const struct ff_runreport *rr, size_t k)
 {
   const char *s = strrchr(rr->keys[k], '/');
 
@@ -342,7 +343,7 @@ build_table(const struct ff_runreport *rr, struct table *t)
 
       if (!rr->varying[k])
         continue;
-      *tcell(t, 0, col) = xstrdup(short_key(rr, k), &failed);
+      *tcell(t, 0, col) = xstrdup(ff_rr_short_key(rr, k), &failed);
       for (size_t i = 0; i < rr->nconfigs; i++) {
         const struct ff_rr_setting *v =
           ff_runreport_setting(&rr->configs[i], rr->keys[k]);
@@ -436,6 +437,11 @@ print_header(const struct ff_runreport *rr, FILE *out)
   if (rr->finished)
     fprintf(out, " to %s", rr->finished);
   fputc('\n', out);
+  if (rr->error)
+    fprintf(out,
+            "stopped early: %s (what ran before the stop is below; the "
+            "rest did not run)\n",
+            rr->error);
   for (size_t i = 1; i < rr->nconfigs; i++)
     farm_same &= same_farm(c0, &rr->configs[i]);
   if (farm_same)
@@ -453,24 +459,13 @@ print_header(const struct ff_runreport *rr, FILE *out)
     fputc('\n', out);
 }
 
-/* The line under the table saying what the columns mean, then one line
- * per workload with failures. */
+/* The lines under the table: what its terms mean, then one line per
+ * workload with failures. */
 static void
 print_footer(const struct ff_runreport *rr, FILE *out)
 {
-  bool range = false, event = false;
-
-  for (size_t i = 0; i < rr->nconfigs; i++)
-    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
-      range |= rr->configs[i].workloads[j].repeat > 1;
-      event |= rr->configs[i].workloads[j].event;
-    }
-  fprintf(out, "\nmedian%s: wall time of the workload over its repetitions",
-          range ? " (min\u2013max)" : "");
-  if (event)
-    fputs("; slowest pvscan, vgchange: the longest of the last repetition",
-          out);
   fputc('\n', out);
+  ff_rr_print_definitions(rr, out);
   for (size_t i = 0; i < rr->nconfigs; i++)
     for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
       const struct ff_rr_workload *w = &rr->configs[i].workloads[j];
@@ -553,7 +548,8 @@ ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
   }
   table_free(&t);
   print_footer(rr, out);
-  if (print_blame(rr, out, top) < 0)
+  fputc('\n', out);
+  if (ff_runreport_print_verdict(rr, out) < 0 || print_blame(rr, out, top) < 0)
     return -1;
   if (rr->nnotes)
     fputs("\nnotes:\n", out);

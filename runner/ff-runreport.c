@@ -432,7 +432,8 @@ load_top(struct ff_runreport *rr, const json_t *doc)
       get_str(scen, "scenario", "file", true, &rr->scenario_file) < 0 ||
       get_str(scen, "scenario", "description", true, &rr->description) < 0 ||
       get_str(doc, "", "started", false, &rr->started) < 0 ||
-      get_str(doc, "", "finished", true, &rr->finished) < 0)
+      get_str(doc, "", "finished", true, &rr->finished) < 0 ||
+      get_str(doc, "", "error", true, &rr->error) < 0)
     return -1;
   if (get_typed(doc, "", "host", false, false, &host) < 0 ||
       get_str(host, "host", "kernel", false, &rr->kernel) < 0 ||

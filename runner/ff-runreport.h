@@ -129,6 +129,7 @@ struct ff_runreport {
   const char *scenario_file, *description; /* optional: NULL */
   const char *started;
   const char *finished; /* optional: NULL */
+  const char *error;    /* optional: NULL; set when the run stopped early */
   const char *kernel, *lvm_version;
   const char *lvm, *fusefarm_version; /* optional: NULL */
   long long cpus;                     /* optional: -1 */
@@ -163,11 +164,84 @@ void ff_runreport_free(struct ff_runreport *rr);
  * common to every config), the table (one row per config, one column
  * group per workload name: median wall time with min–max when repeat >
  * 1; for event activation also the slowest pvscan and vgchange of the
- * last repetition), failed runs, then per event-activation workload the
+ * last repetition), the definitions of its terms (repetitions, units,
+ * built-in profiles), failed runs, the verdict
+ * (ff_runreport_print_verdict), then per event-activation workload the
  * `top` slowest units (no such lists when top is 0), then the notes.  UTF-8
  * (the ranges use an en dash).  -1 with ff_error if top < 0 or writing fails.
  */
 int ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top);
+
+/* ---- the verdict (ff-runreport-verdict.c, docs/report.md) -------------
+ *
+ * Printed under the table by ff_runreport_print(), so `fusefarm run` and
+ * `fusefarm report` say the same: the biggest ratios of median wall
+ * times, each with its uncertainty from the repetitions, and a
+ * difference smaller than the repetitions' spread marked as noise. */
+
+enum ff_rr_judgement {
+  FF_RR_CLEAR,      /* the two sides' min-max ranges do not overlap */
+  FF_RR_NOISE,      /* they overlap: within the repetitions' spread */
+  FF_RR_ONE_SAMPLE, /* a side has a single run: no spread, not judged */
+  FF_RR_MIXED,      /* (an effect over several pairs) clear in some
+                     * pairs or directions, not in others */
+  FF_RR_FAILED,     /* a side has a failed run: its times are not the
+                     * workload's, not judged */
+};
+
+/* a's wall time against b's: ratio = median_a / median_b, lo = min_a /
+ * max_b, hi = max_a / min_b (so lo <= ratio <= hi); CLEAR when lo > 1 or
+ * hi < 1, NOISE otherwise, ONE_SAMPLE when a or b has fewer than 2
+ * runs, FAILED (before all else) when a or b has a failed run or unit
+ * (the table's "!"). */
+struct ff_rr_ratio {
+  double ratio, lo, hi;
+  size_t nruns_a, nruns_b;
+  enum ff_rr_judgement judgement;
+};
+
+/* Compare a to b into *out.  -1 with ff_error when a time of b is 0
+ * (no ratio). */
+int ff_runreport_ratio(const struct ff_rr_workload *a,
+                       const struct ff_rr_workload *b,
+                       struct ff_rr_ratio *out);
+
+/* What one value of a matrix key does to one workload: over the npairs
+ * pairs of configs that differ only in that key (one with the key's
+ * first value in the document, the base, one with this value), ratio
+ * is the geometric mean of the pairs' ratios (value / base), lo and hi
+ * the smallest lo and largest hi of the pairs, rmin and rmax the
+ * smallest and largest pair ratio; judgement is the pairs' common one
+ * (FAILED, else ONE_SAMPLE, if any pair has it; MIXED when they differ,
+ * or are CLEAR in both directions). */
+struct ff_rr_effect {
+  const char *workload;
+  size_t npairs;
+  double ratio, lo, hi, rmin, rmax;
+  enum ff_rr_judgement judgement;
+};
+
+/* The effects of value `value` of settings key `key` against the key's
+ * base value: one per workload name that both configs of at least one
+ * pair ran (with a ratio), in the order of ff_runreport_workload_names().
+ * *n of them, malloc'd (caller frees; NULL with *n == 0 when there are
+ * none).  *npairs: how many pairs of configs differ only in key.  NULL
+ * with ff_error on allocation failure (then *n is (size_t)-1). */
+struct ff_rr_effect *ff_runreport_effects(const struct ff_runreport *rr,
+                                          const char *key, const char *value,
+                                          size_t *n, size_t *npairs);
+
+/* Print the verdict to out: "verdict (...):" then, for every config that
+ * ran both, event activation against direct activation (every config up
+ * to 4 of them, else the smallest and the largest ratio), then for every
+ * varying settings key and each of its values other than the base, the
+ * effects (ff_runreport_effects), clear ones biggest first, one a line,
+ * then those within noise and those not judged on one line each.  -1
+ * with ff_error on allocation failure. */
+int ff_runreport_print_verdict(const struct ff_runreport *rr, FILE *out);
+
+/* A ratio for people: "96x", "3.1x", "1.02x", "0.004x". */
+char *ff_runreport_fmt_ratio(double r, char *buf, size_t len);
 
 /* The runs CSV (RFC 4180 quoting, LF line ends, header line first): one row
  * per run, columns scenario, config_id, config_label, then one per keys[]

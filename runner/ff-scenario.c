@@ -14,20 +14,25 @@
 
 const char ff_scenario_builtin_default[] =
   "# The built-in default scenario (`fusefarm run` with no argument):\n"
-  "# 1000 devices like a SAN host (850 VGs, 50 orphans), every workload,\n"
-  "# with and without libaio, on an ideal farm and under 1 ms of latency.\n"
+  "# 400 devices with the shape of a SAN host (builtin:default-1000 at\n"
+  "# 40%: 340 VGs, 20 orphans), every workload 3 times so that the\n"
+  "# verdict can tell a result from noise, with and without libaio, on\n"
+  "# an ideal farm and under 1 ms of latency (docs/results.md: what it\n"
+  "# measures; about 2-3 minutes on an idle 2-core machine).\n"
   "name = \"default\";\n"
-  "description = \"1000 devices: scans, event-style vs direct activation, "
-  "lvchange; use_aio x latency\";\n"
+  "description = \"400 devices: scans, event-style vs direct activation, "
+  "lvchange; use_aio x latency; 3 repetitions each\";\n"
   "spec = \"builtin:default-1000\";\n"
+  "devices = 400;\n"
   "matrix = ( { key = \"global/use_aio\"; values = [1, 0]; },\n"
   "           { key = \"fusefarm/profile\"; values = [\"ideal\", "
   "\"builtin:fixed-1ms\"]; } );\n"
   "workloads = ( { type = \"pvs\"; repeat = 3; },\n"
-  "              { type = \"pvscan-cache\"; },\n"
-  "              { type = \"event-activation\"; concurrency = 64; },\n"
-  "              { type = \"direct-activation\"; },\n"
-  "              { type = \"lvchange\"; count = 10; } );\n";
+  "              { type = \"pvscan-cache\"; repeat = 3; },\n"
+  "              { type = \"event-activation\"; concurrency = 64; "
+  "repeat = 3; },\n"
+  "              { type = \"direct-activation\"; repeat = 3; },\n"
+  "              { type = \"lvchange\"; count = 5; repeat = 3; } );\n";
 
 static const char *const wtype_names[FF_W_COUNT] = {
   [FF_W_PVS] = "pvs",

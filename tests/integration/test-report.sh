@@ -9,6 +9,10 @@
 #   - the table: header, exact rows of run-sample.json, "-" for workloads
 #     a config did not run, failures, the slowest-units lists (--top) and
 #     the notes;
+#   - the verdict under it (tests/data/verdict-*.json): a clear ratio with
+#     its min-max, differences within the spread called noise, single
+#     samples not judged, a failed run not judged; the definitions of
+#     the terms (repetitions, units, ideal);
 #   - the CSV files: header, one row per run (the walls of the document),
 #     one row per pvscan and vgchange in OUT-devices.csv;
 #   - the SVG files parse as XML (python3's xml.etree); the bar chart has
@@ -32,7 +36,7 @@ ff_require python3
 if ! command -v rsvg-convert >/dev/null 2>&1; then
   ff_die "rsvg-convert: command not found; SKIP is not allowed: install librsvg2-bin (apt-get install librsvg2-bin)"
 fi
-[[ -r $data/run-sample.json && -r $data/run-event.json ]] ||
+[[ -r $data/run-sample.json && -r $data/run-event.json && -r $data/verdict-clear.json ]] ||
   ff_die "no sample documents in $data"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-report.XXXXXX")
@@ -300,7 +304,7 @@ done
 # ---- run-sample.json: no event activation -------------------------------
 ff_log "run-sample.json"
 report "$data/run-sample.json" --csv "$tmp/s.csv" --svg "$tmp/s.svg"
-has_line "scenario: short-commands (/work/main/configs/scenarios/short-commands.conf)"
+has_line "scenario: short-commands"
 has_line "host: kernel 6.18.44-fc-v857, 2 cpus, lvm 2.03.16(2) (2022-05-18) (/sbin/lvm), no device-mapper, fusefarm 0.1.0"
 has_line "date: 2026-11-30T21:02:11Z to 2026-11-30T21:09:47Z"
 has_line "every config: fusefarm/profile=ssd"
@@ -310,9 +314,13 @@ has_line "     3        0                             1  0.452 s (0.449–0.452)
 has_line "     4        0                             0  0.157 s (0.156–0.162)  0.703 s (0.691–0.713)  1.70 s (1.65–1.77)"
 has_line "! config 3, lvchange: 1 of 5 runs failed (worst exit 5, 1 failed command)"
 has_line "- aio contention: 64 io_submit threads while use_aio=1"
+has_line "median (min–max): wall time of the workload over its repetitions (3 to 5)"
+has_line "- use_aio=0 vs 1 (2 pairs of configs differing only in it):"
+has_line "    pvs 0.73x (min–max 0.70–0.78x)"
+has_line "    a run failed, not judged: lvchange 0.73x"
 n=$(grep -c '^ *[0-9][0-9]*  ' "$tmp/out")
 ((n == 4)) || ff_die "run-sample.json: $n table rows, expected 4"
-if grep -q "slowest" "$tmp/out"; then
+if grep -q "^slowest units\|slowest pvscan" "$tmp/out"; then
   ff_die "run-sample.json has no event activation, but the table shows slowest units"
 fi
 check csv "$data/run-sample.json" "$tmp/s.csv" "$tmp/s-devices.csv"
@@ -320,6 +328,26 @@ check csv "$data/run-sample.json" "$tmp/s.csv" "$tmp/s-devices.csv"
 rsvg-convert "$tmp/s.svg" -o "$tmp/s.png" || ff_die "rsvg-convert s.svg failed"
 check bars "$data/run-sample.json" "$tmp/s.svg" "$tmp/s.png"
 ls "$tmp"/s-timeline-* >/dev/null 2>&1 && ff_die "timelines drawn for a run without event activation"
+
+# ---- the verdict ------------------------------------------------------------
+ff_log "verdict-*.json"
+report "$data/verdict-clear.json"
+has_line "verdict (ratios of median wall times; min–max: fastest against slowest repetitions; overlapping ranges are noise):"
+has_line "- event-activation = 44x direct-activation in config 1 (3 repetitions each, min–max 41–48x)"
+has_line "- profile=builtin:fixed-1ms vs ideal (1 pair of configs differing only in it):"
+has_line "    pvs 3.1x (min–max 3.0–3.3x)"
+has_line "units of event-activation: 4 = 3 pvscans (one per device) + 1 vgchange (one per VG the pvscans completed), config 1, last repetition"
+has_line "ideal: the profile with no latency: every request is answered at once"
+has_line "median (min–max): wall time of the workload over its 3 repetitions (middle, fastest, slowest); slowest pvscan, vgchange: the longest of the last repetition"
+report "$data/verdict-noise.json"
+has_line "- event-activation vs direct-activation in config 1: 0.96x, within noise (min–max 0.83–1.24x)"
+has_line "    within noise: pvs 1.02x, event-activation 1.02x, direct-activation 1.01x"
+grep -q "^    [a-z-]* [0-9.]*x (min" "$tmp/out" &&
+  ff_die "verdict-noise.json: a difference within the spread is shown as a result"
+report "$data/verdict-single.json"
+has_line "- event-activation = 44x direct-activation in config 1 (1 sample, no spread: not judged)"
+has_line "    1 sample, no spread: not judged: pvs 3.1x, direct-activation 3.0x, event-activation 1.33x"
+has_line "median: wall time of the workload, 1 repetition each (no spread); slowest pvscan, vgchange: the longest of the last repetition"
 
 # ---- run-event.json: event activation in configs 1 and 2 -----------------
 ff_log "run-event.json"

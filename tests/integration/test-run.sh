@@ -208,7 +208,8 @@ spec = "$top/configs/mixed-1000.conf";
 devices = 50;
 workloads = ( { type = "event-activation"; concurrency = 4; } );
 SC
-"$bin" run "$s/gated.conf" --lvm "$s/gatelvm" --quiet --no-svg >/dev/null 2>"$s/term.err" &
+"$bin" run "$s/gated.conf" --lvm "$s/gatelvm" --quiet --no-svg --out "$s/term-run" \
+  >/dev/null 2>"$s/term.err" &
 pid=$!
 # If the test fails before the run is reaped, the blocked pvscan is
 # released (the fifo opened read-write never blocks) and the run stopped
@@ -238,5 +239,11 @@ gated_pid=
 ((rc == 1)) || ff_die "an interrupted run exited $rc, expected 1"
 grep -q interrupted "$s/term.err" || ff_die "no 'interrupted' in: $(cat "$s/term.err")"
 ! ff_alive "$gpid" || ff_die "the interrupted run left its pvscan $gpid running"
+# The run directory keeps the document of the interrupted run.
+python3 - "$s/term-run/run.json" <<'PY' || ff_die "the interrupted run's run.json does not say so"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+sys.exit(0 if "interrupted" in doc.get("error", "") else 1)
+PY
 leftovers || ff_die "an interrupted run left something behind"
 echo "PASS: fusefarm run measures, reports, stays off the host, cleans up"

@@ -1,0 +1,469 @@
+/* ff-runreport-verdict: the verdict under the run report's table
+ * (docs/report.md): ratios of medians with their min-max from the
+ * repetitions, noise, single samples, failed runs, the effect of a matrix
+ * key over several pairs of configs.  The documents are tests/data/
+ * verdict-clear.json (ratios clear of the spread), verdict-noise.json
+ * (differences within it) and verdict-single.json (one repetition each),
+ * and run-sample.json (two keys, two pairs each, a failed run). */
+#include "ff-test.h"
+#include "ff-runreport.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+static struct ff_runreport *
+load_data(const char *name)
+{
+  const char *dir = getenv("FF_TEST_DATA");
+  char path[4096];
+  struct ff_runreport *rr;
+
+  if (!dir)
+    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  rr = ff_runreport_load_file(path);
+  assert_nonnull_err(rr);
+  return rr;
+}
+
+static char *
+verdict(const struct ff_runreport *rr)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+
+  assert_non_null(f);
+  assert_ok(ff_runreport_print_verdict(rr, f));
+  assert_int_equal(fclose(f), 0);
+  return buf;
+}
+
+static char *
+report(const struct ff_runreport *rr)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+
+  assert_non_null(f);
+  assert_ok(ff_runreport_print(rr, f, 0));
+  assert_int_equal(fclose(f), 0);
+  return buf;
+}
+
+static struct ff_rr_workload
+wl(const char *name, size_t nruns, double min, double median, double max)
+{
+  struct ff_rr_workload w = {0};
+
+  w.name = name;
+  w.type = "pvs";
+  w.repeat = (long long)nruns;
+  w.nruns = nruns;
+  w.min = min;
+  w.median = median;
+  w.max = max;
+  return w;
+}
+
+#define assert_near(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+/* ratio = median/median, lo = min_a/max_b, hi = max_a/min_b; judged by
+ * whether the ranges overlap. */
+static void
+test_ratio(void **state)
+{
+  struct ff_rr_workload ev = wl("ev", 3, 9.0, 9.3, 9.6);
+  struct ff_rr_workload dir = wl("dir", 3, 0.20, 0.21, 0.22);
+  struct ff_rr_workload near = wl("near", 3, 8.0, 9.0, 9.2);
+  struct ff_rr_workload touch = wl("touch", 3, 9.6, 9.8, 10.0);
+  struct ff_rr_workload one = wl("one", 1, 0.3, 0.3, 0.3);
+  struct ff_rr_workload zero = wl("zero", 2, 0, 0.1, 0.2);
+  struct ff_rr_ratio r;
+
+  (void)state;
+  assert_ok(ff_runreport_ratio(&ev, &dir, &r));
+  assert_near(r.ratio, 9.3 / 0.21);
+  assert_near(r.lo, 9.0 / 0.22);
+  assert_near(r.hi, 9.6 / 0.20);
+  assert_int_equal(r.nruns_a, 3);
+  assert_int_equal(r.nruns_b, 3);
+  assert_int_equal(r.judgement, FF_RR_CLEAR);
+  /* the other way round: clear too, below 1 */
+  assert_ok(ff_runreport_ratio(&dir, &ev, &r));
+  assert_true(r.hi < 1);
+  assert_int_equal(r.judgement, FF_RR_CLEAR);
+  /* overlapping ranges: noise, whatever the medians say */
+  assert_ok(ff_runreport_ratio(&ev, &near, &r));
+  assert_true(r.ratio > 1 && r.lo < 1 && r.hi > 1);
+  assert_int_equal(r.judgement, FF_RR_NOISE);
+  /* ranges that touch (min of one = max of the other) overlap */
+  assert_ok(ff_runreport_ratio(&touch, &ev, &r));
+  assert_near(r.lo, 1.0);
+  assert_int_equal(r.judgement, FF_RR_NOISE);
+  /* one run on either side: not judged */
+  assert_ok(ff_runreport_ratio(&one, &dir, &r));
+  assert_int_equal(r.judgement, FF_RR_ONE_SAMPLE);
+  assert_ok(ff_runreport_ratio(&dir, &one, &r));
+  assert_int_equal(r.judgement, FF_RR_ONE_SAMPLE);
+  /* a failed run or unit: not judged, before anything else */
+  one.failed_runs = 1;
+  assert_ok(ff_runreport_ratio(&one, &dir, &r));
+  assert_int_equal(r.judgement, FF_RR_FAILED);
+  ev.failed_units = 2;
+  assert_ok(ff_runreport_ratio(&dir, &ev, &r));
+  assert_int_equal(r.judgement, FF_RR_FAILED);
+  /* no ratio to a time of 0 */
+  assert_int_equal(ff_runreport_ratio(&dir, &zero, &r), -1);
+  assert_non_null(strstr(ff_errmsg(), "zero: a wall time of 0 s"));
+}
+
+static void
+test_fmt_ratio(void **state)
+{
+  static const struct {
+    double r;
+    const char *want;
+  } cases[] = {
+    {96.4, "96x"},  {10.0, "10x"},     {9.96, "10x"},   {3.14, "3.1x"},
+    {2.0, "2.0x"},  {1.994, "1.99x"},  {1.02, "1.02x"}, {0.98, "0.98x"},
+    {0.1, "0.10x"}, {0.004, "0.004x"},
+  };
+  char buf[32];
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    assert_string_equal(ff_runreport_fmt_ratio(cases[i].r, buf, sizeof buf),
+                        cases[i].want);
+}
+
+/* verdict-clear.json: event activation far above direct activation, and
+ * 1 ms per I/O slower than ideal beyond the spread. */
+static void
+test_clear(void **state)
+{
+  struct ff_runreport *rr = load_data("verdict-clear.json");
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  char *text;
+
+  (void)state;
+  fx = ff_runreport_effects(rr, "fusefarm/profile", "builtin:fixed-1ms", &n,
+                            &npairs);
+  assert_non_null(fx);
+  assert_int_equal(n, 3);
+  assert_int_equal(npairs, 1);
+  assert_string_equal(fx[0].workload, "pvs");
+  assert_near(fx[0].ratio, 0.97 / 0.31);
+  assert_near(fx[0].lo, 0.95 / 0.32);
+  assert_near(fx[0].hi, 1.00 / 0.30);
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(fx[i].judgement, FF_RR_CLEAR);
+    assert_int_equal(fx[i].npairs, 1);
+  }
+  free(fx);
+  /* the base value against itself, or a value no config has: nothing */
+  assert_null(
+    ff_runreport_effects(rr, "fusefarm/profile", "ideal", &n, &npairs));
+  assert_int_equal(n, 0);
+  assert_null(
+    ff_runreport_effects(rr, "fusefarm/profile", "builtin:none", &n, &npairs));
+  assert_int_equal(n, 0);
+
+  text = verdict(rr);
+  assert_string_equal(
+    text, "verdict (ratios of median wall times; min\u2013max: fastest "
+          "against slowest repetitions; overlapping ranges are noise):\n"
+          "- event-activation = 44x direct-activation in config 1 (3 "
+          "repetitions each, min\u2013max 41\u201348x)\n"
+          "- event-activation = 20x direct-activation in config 2 (3 "
+          "repetitions each, min\u2013max 18\u201321x)\n"
+          "- profile=builtin:fixed-1ms vs ideal (1 pair of configs "
+          "differing only in it):\n"
+          "    pvs 3.1x (min\u2013max 3.0\u20133.3x)\n"
+          "    direct-activation 3.0x (min\u2013max 2.7\u20133.3x)\n"
+          "    event-activation 1.33x (min\u2013max 1.25\u20131.42x)\n");
+  free(text);
+
+  /* The report prints it under the table, after the definitions. */
+  text = report(rr);
+  assert_non_null(
+    strstr(text, "\nmedian (min\u2013max): wall time of the workload over "
+                 "its 3 repetitions (middle, fastest, slowest); slowest "
+                 "pvscan, vgchange: the longest of the last repetition\n"
+                 "units of event-activation: 4 = 3 pvscans (one per "
+                 "device) + 1 vgchange (one per VG the pvscans completed), "
+                 "config 1, last repetition\n"
+                 "ideal: the profile with no latency: every request is "
+                 "answered at once\n"
+                 "builtin:fixed-1ms: every read and write takes 1 ms\n"
+                 "\nverdict ("));
+  free(text);
+  ff_runreport_free(rr);
+}
+
+/* verdict-noise.json: every difference is inside the repetitions'
+ * spread, and is said to be noise, not a result. */
+static void
+test_noise(void **state)
+{
+  struct ff_runreport *rr = load_data("verdict-noise.json");
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  char *text;
+
+  (void)state;
+  fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
+  assert_non_null(fx);
+  assert_int_equal(n, 3);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(fx[i].judgement, FF_RR_NOISE);
+  free(fx);
+  text = verdict(rr);
+  assert_string_equal(
+    text, "verdict (ratios of median wall times; min\u2013max: fastest "
+          "against slowest repetitions; overlapping ranges are noise):\n"
+          "- event-activation vs direct-activation in config 1: 0.96x, "
+          "within noise (min\u2013max 0.83\u20131.24x)\n"
+          "- event-activation vs direct-activation in config 2: 0.97x, "
+          "within noise (min\u2013max 0.84\u20131.14x)\n"
+          "- use_aio=0 vs 1 (1 pair of configs differing only in it):\n"
+          "    within noise: pvs 1.02x, event-activation 1.02x, "
+          "direct-activation 1.01x\n");
+  free(text);
+  ff_runreport_free(rr);
+}
+
+/* verdict-single.json: one repetition each: ratios shown, not judged. */
+static void
+test_single(void **state)
+{
+  struct ff_runreport *rr = load_data("verdict-single.json");
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  char *text;
+
+  (void)state;
+  fx = ff_runreport_effects(rr, "fusefarm/profile", "builtin:fixed-1ms", &n,
+                            &npairs);
+  assert_non_null(fx);
+  assert_int_equal(n, 3);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(fx[i].judgement, FF_RR_ONE_SAMPLE);
+  free(fx);
+  text = verdict(rr);
+  assert_string_equal(
+    text, "verdict (ratios of median wall times; min\u2013max: fastest "
+          "against slowest repetitions; overlapping ranges are noise):\n"
+          "- event-activation = 44x direct-activation in config 1 (1 "
+          "sample, no spread: not judged)\n"
+          "- event-activation = 20x direct-activation in config 2 (1 "
+          "sample, no spread: not judged)\n"
+          "- profile=builtin:fixed-1ms vs ideal (1 pair of configs "
+          "differing only in it):\n"
+          "    1 sample, no spread: not judged: pvs 3.1x, "
+          "direct-activation 3.0x, event-activation 1.33x\n");
+  free(text);
+  text = report(rr);
+  assert_non_null(strstr(text, "\nmedian: wall time of the workload, 1 "
+                               "repetition each (no spread)"));
+  free(text);
+  ff_runreport_free(rr);
+}
+
+/* run-sample.json: a key's effect over two pairs of configs is the
+ * geometric mean of the pairs' ratios, with the widest min-max; a failed
+ * run in one pair is not judged. */
+static void
+test_pairs(void **state)
+{
+  struct ff_runreport *rr = load_data("run-sample.json");
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  double r1, r2;
+
+  (void)state;
+  fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
+  assert_non_null(fx);
+  assert_int_equal(npairs, 2);
+  assert_int_equal(n, 3);
+  /* pvs: configs 3/1 and 4/2 */
+  assert_string_equal(fx[0].workload, "pvs");
+  assert_int_equal(fx[0].npairs, 2);
+  r1 = rr->configs[2].workloads[0].median / rr->configs[0].workloads[0].median;
+  r2 = rr->configs[3].workloads[0].median / rr->configs[1].workloads[0].median;
+  assert_near(fx[0].ratio, sqrt(r1 * r2));
+  assert_near(fx[0].rmin, r1 < r2 ? r1 : r2);
+  assert_near(fx[0].rmax, r1 > r2 ? r1 : r2);
+  assert_near(
+    fx[0].lo,
+    fmin(rr->configs[2].workloads[0].min / rr->configs[0].workloads[0].max,
+         rr->configs[3].workloads[0].min / rr->configs[1].workloads[0].max));
+  assert_int_equal(fx[0].judgement, FF_RR_CLEAR);
+  /* lvchange: config 3's failed run */
+  assert_string_equal(fx[2].workload, "lvchange");
+  assert_int_equal(fx[2].judgement, FF_RR_FAILED);
+  free(fx);
+  ff_runreport_free(rr);
+}
+
+/* More than 4 configs with both activations: the smallest and the
+ * largest ratio only; a single config with neither: nothing to compare. */
+static void
+test_many_and_none(void **state)
+{
+  const char *dir = getenv("FF_TEST_DATA");
+  char path[4096], *text, *p;
+  json_t *doc, *configs, *c0;
+  json_error_t e;
+  struct ff_runreport *rr;
+  int lines = 0;
+
+  (void)state;
+  assert_non_null(dir);
+  snprintf(path, sizeof path, "%s/verdict-clear.json", dir);
+  doc = json_load_file(path, 0, &e);
+  assert_non_null(doc);
+  configs = json_object_get(doc, "configs");
+  c0 = json_array_get(configs, 0);
+  for (int i = 3; i <= 6; i++) {
+    json_t *c = json_deep_copy(c0);
+    char v[32];
+
+    json_object_set_new(c, "id", json_integer(i));
+    snprintf(v, sizeof v, "p%d", i);
+    json_object_set_new(json_object_get(c, "settings"), "fusefarm/profile",
+                        json_string(v));
+    json_array_append_new(configs, c);
+  }
+  text = json_dumps(doc, 0);
+  rr = ff_runreport_load_text(text, strlen(text), "many");
+  free(text);
+  assert_nonnull_err(rr);
+  text = verdict(rr);
+  assert_non_null(strstr(text, "- event against direct activation in 6 "
+                               "configs; the smallest and the largest:\n"));
+  for (p = text; (p = strstr(p, "\n- event-activation = ")); p++)
+    lines++;
+  assert_int_equal(lines, 2);
+  assert_non_null(strstr(text, "direct-activation in config 2 ("));
+  free(text);
+  ff_runreport_free(rr);
+
+  /* a run that stopped early says so under its date */
+  json_object_set_new(doc, "error", json_string("interrupted"));
+  text = json_dumps(doc, 0);
+  rr = ff_runreport_load_text(text, strlen(text), "stopped");
+  free(text);
+  assert_nonnull_err(rr);
+  assert_string_equal(rr->error, "interrupted");
+  text = report(rr);
+  assert_non_null(strstr(text, "\nstopped early: interrupted (what ran "
+                               "before the stop is below; the rest did "
+                               "not run)\n"));
+  free(text);
+  ff_runreport_free(rr);
+  json_object_del(doc, "error");
+
+  /* one config, pvs only */
+  while (json_array_size(configs) > 1)
+    json_array_remove(configs, 1);
+  json_array_remove(json_object_get(c0, "workloads"), 2);
+  text = json_dumps(doc, 0);
+  rr = ff_runreport_load_text(text, strlen(text), "one");
+  free(text);
+  assert_nonnull_err(rr);
+  text = verdict(rr);
+  assert_non_null(strstr(text, "\n- nothing to compare: "));
+  free(text);
+  ff_runreport_free(rr);
+  json_decref(doc);
+}
+
+/* Two pairs that disagree (noise in one, a result in the other): the
+ * effect is neither, and is listed as such, with the pairs' range. */
+static void
+test_mixed(void **state)
+{
+  const char *dir = getenv("FF_TEST_DATA");
+  char path[4096], *text;
+  json_t *doc, *configs;
+  json_error_t e;
+  struct ff_runreport *rr;
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+
+  (void)state;
+  assert_non_null(dir);
+  snprintf(path, sizeof path, "%s/verdict-noise.json", dir);
+  doc = json_load_file(path, 0, &e);
+  assert_non_null(doc);
+  configs = json_object_get(doc, "configs");
+  /* configs 3 and 4: 1 and 2 again under another profile, where
+   * use_aio=0 triples pvs */
+  for (size_t i = 0; i < 2; i++) {
+    json_t *c = json_deep_copy(json_array_get(configs, i));
+    json_t *pvs = json_array_get(json_object_get(c, "workloads"), 0);
+
+    json_object_set_new(
+      json_object_get(json_array_get(configs, i), "settings"),
+      "fusefarm/profile", json_string("ideal"));
+    json_object_set_new(c, "id", json_integer((json_int_t)i + 3));
+    json_object_set_new(json_object_get(c, "settings"), "fusefarm/profile",
+                        json_string("slow"));
+    if (i == 1) {
+      json_t *runs = json_object_get(pvs, "runs");
+
+      for (size_t r = 0; r < json_array_size(runs); r++) {
+        json_t *run = json_array_get(runs, r);
+
+        json_object_set_new(
+          run, "wall",
+          json_real(3 * json_real_value(json_object_get(run, "wall"))));
+      }
+      json_object_set_new(pvs, "min", json_real(1.56));
+      json_object_set_new(pvs, "median", json_real(1.62));
+      json_object_set_new(pvs, "max", json_real(1.74));
+    }
+    json_array_append_new(configs, c);
+  }
+  text = json_dumps(doc, 0);
+  rr = ff_runreport_load_text(text, strlen(text), "mixed");
+  free(text);
+  assert_nonnull_err(rr);
+  fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
+  assert_non_null(fx);
+  assert_int_equal(npairs, 2);
+  assert_string_equal(fx[0].workload, "pvs");
+  assert_int_equal(fx[0].judgement, FF_RR_MIXED);
+  assert_near(fx[0].rmin, 0.54 / 0.53);
+  assert_near(fx[0].rmax, 1.62 / 0.53);
+  assert_int_equal(fx[1].judgement, FF_RR_NOISE);
+  free(fx);
+  text = verdict(rr);
+  assert_non_null(strstr(text, "- use_aio=0 vs 1 (2 pairs of configs "
+                               "differing only in it):\n"
+                               "    not the same in every pair (noise in "
+                               "some, or both ways): pvs 1.02\u20133.1x\n"
+                               "    within noise: "));
+  free(text);
+  ff_runreport_free(rr);
+  json_decref(doc);
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_ratio),  cmocka_unit_test(test_fmt_ratio),
+    cmocka_unit_test(test_clear),  cmocka_unit_test(test_noise),
+    cmocka_unit_test(test_single), cmocka_unit_test(test_pairs),
+    cmocka_unit_test(test_mixed),  cmocka_unit_test(test_many_and_none),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
