@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, and run the
-# main job: `fusefarm run` on its built-in default scenario (400 virtual
-# PVs in 340 VGs served over FUSE and loop devices; pvs, pvscan --cache,
+# main job: `fusefarm run` on its built-in default scenario (160 virtual
+# PVs in 136 VGs served over FUSE and loop devices; pvs, pvscan --cache,
 # event-style vs direct activation and 5 x lvchange, each 3 times, with
 # use_aio on and off, on an ideal farm and under 1 ms of latency), then
-# print the table and its verdict.  The run takes 2-3 minutes on an idle
+# print the table and its verdict.  The run takes about 2.5 minutes on an idle
 # 2-core machine (the first build adds 2-4 minutes; deps.sh, on a fresh
 # machine, the time apt-get takes).  The host's own disks are never
 # scanned.  Run as root.
