@@ -85,7 +85,10 @@ for c in cases:
         fixture.append(line + "  (the guest images, built or checked)")
     elif st != "run":
         bad.append(line)
-print("\n".join(fixture + bad + [f"         {n} tests, {len(bad)} not passed"]))
+from collections import Counter
+count = Counter(l.split()[0] for l in bad)
+tail = ", ".join(f"{v} {k.lower()}" for k, v in sorted(count.items()))
+print("\n".join(fixture + bad + [f"         {n} tests: {n - len(bad)} passed" + (f", {tail}" if tail else "")]))
 PY
 }
 
