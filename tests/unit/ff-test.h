@@ -3,10 +3,14 @@
 #ifndef FF_TEST_H
 #define FF_TEST_H
 
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "ff-error.h"
@@ -22,6 +26,59 @@
     if (!(ptr))                                                               \
       fail_msg("%s is NULL: %s", #ptr, ff_errmsg());                          \
   } while (0)
+
+/* The source tree: $FF_SOURCE_DIR (ctest sets it), else the tree this
+ * file was compiled from. */
+static inline const char *
+ff_test_srcdir(void)
+{
+  static char buf[4096];
+  const char *s = getenv("FF_SOURCE_DIR");
+  char *p;
+
+  if (s && *s)
+    return s;
+  snprintf(buf, sizeof buf, "%s", __FILE__);
+  p = strstr(buf, "/tests/unit/");
+  if (p)
+    *p = '\0';
+  return buf;
+}
+
+/* A test group's scratch directory: dir (n bytes) becomes a new
+ * ${TMPDIR:-/tmp}/ff-test-NAME.XXXXXX (the suite's TMPDIR is the scope
+ * its leftover check watches).  0 or -1 with a message on stderr. */
+static inline int
+ff_test_mkscratch(char *dir, size_t n, const char *name)
+{
+  const char *t = getenv("TMPDIR");
+
+  if ((size_t)snprintf(dir, n, "%s/ff-test-%s.XXXXXX", t && *t ? t : "/tmp",
+                       name) >= n ||
+      !mkdtemp(dir)) {
+    fprintf(stderr, "scratch dir %s: %m\n", dir);
+    return -1;
+  }
+  return 0;
+}
+
+static inline int
+ff_test_rm_entry(const char *path, const struct stat *st, int flag,
+                 struct FTW *ftw)
+{
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+/* Remove a scratch directory and everything under it (no shell, no
+ * following of symlinks).  0 or -1. */
+static inline int
+ff_test_rmtree(const char *dir)
+{
+  return nftw(dir, ff_test_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* Build a farm from spec text, failing the test with the core's message
  * when the spec or the farm is rejected. */

@@ -27,19 +27,14 @@ static int
 setup(void **state)
 {
   (void)state;
-  snprintf(dir, sizeof dir, "%s/ff-attach-test.XXXXXX",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  return mkdtemp(dir) ? 0 : -1;
+  return ff_test_mkscratch(dir, sizeof dir, "attach-state");
 }
 
 static int
 teardown(void **state)
 {
-  char cmd[300];
-
   (void)state;
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return ff_test_rmtree(dir);
 }
 
 static void

@@ -13,22 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *
-srcdir(void)
-{
-  const char *s = getenv("FF_SOURCE_DIR");
-  static char buf[4096];
-  char *p;
-
-  if (s)
-    return s;
-  snprintf(buf, sizeof buf, "%s", __FILE__);
-  p = strstr(buf, "/tests/unit/");
-  if (p)
-    *p = '\0';
-  return buf;
-}
-
 static void
 test_kind_of_text(void **state)
 {
@@ -99,7 +83,7 @@ test_shipped_files(void **state)
     char path[4200];
     enum ff_cfg_kind got;
 
-    snprintf(path, sizeof path, "%s/%s", srcdir(), files[i].path);
+    snprintf(path, sizeof path, "%s/%s", ff_test_srcdir(), files[i].path);
     got = ff_cfg_kind_of_file(path);
     if (got != files[i].want)
       fail_msg("%s: got %s, want %s", files[i].path, ff_cfg_kind_name(got),

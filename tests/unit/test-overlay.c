@@ -11,12 +11,7 @@
  * through atomics and a mutex-guarded message because cmocka's asserts
  * are not thread-safe, and the main thread asserts after joining them.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "ff-test.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +44,9 @@
  * ff_overlay_foreach batch. */
 static const uint64_t sizes[NDEV] = {16 * B, 10 * B + 1536, 200 * B, 3 * B};
 
-static char tmpdir[] = "/tmp/test-overlay.XXXXXX";
+/* Under /tmp, not $TMPDIR: a save runs as nobody, which must reach the
+ * directory, and the suite's TMPDIR is private (0700). */
+static char tmpdir[] = "/tmp/ff-test-overlay.XXXXXX";
 
 /* --- base and helpers ---------------------------------------------- */
 
@@ -137,12 +134,6 @@ new_overlay(void)
     fail_msg("ff_overlay_new: %s", ff_errmsg());
   return ov;
 }
-
-#define assert_ok(expr)                                                       \
-  do {                                                                        \
-    if ((expr) != 0)                                                          \
-      fail_msg("%s failed: %s", #expr, ff_errmsg());                          \
-  } while (0)
 
 /* The call failed and the message contains sub, is lowercase and has no
  * full stop. */
@@ -1508,15 +1499,6 @@ test_large_zero(void **state)
 /* --- main ---------------------------------------------------------- */
 
 static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
-static int
 group_setup(void **state)
 {
   (void)state;
@@ -1532,7 +1514,7 @@ static int
 group_teardown(void **state)
 {
   (void)state;
-  return nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  return ff_test_rmtree(tmpdir);
 }
 
 int

@@ -7,22 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *
-srcdir(void)
-{
-  const char *s = getenv("FF_SOURCE_DIR");
-  static char buf[4096];
-  char *p;
-
-  if (s)
-    return s;
-  snprintf(buf, sizeof buf, "%s", __FILE__);
-  p = strstr(buf, "/tests/unit/");
-  if (p)
-    *p = '\0';
-  return buf;
-}
-
 static void
 test_shipped(void **state)
 {
@@ -35,8 +19,8 @@ test_shipped(void **state)
     char path[4200];
     struct ff_scenario *sc;
 
-    snprintf(path, sizeof path, "%s/configs/scenarios/%s.conf", srcdir(),
-             names[i]);
+    snprintf(path, sizeof path, "%s/configs/scenarios/%s.conf",
+             ff_test_srcdir(), names[i]);
     sc = ff_scenario_load_file(path);
     assert_nonnull_err(sc);
     assert_string_equal(sc->name, names[i]);

@@ -499,22 +499,15 @@ test_save_at_exit(void **state)
 static int
 setup(void **state)
 {
-  const char *t = getenv("TMPDIR");
-
   (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "%s/ff-test-server.XXXXXX",
-           t && *t ? t : "/tmp");
-  return mkdtemp(tmpdir) ? 0 : -1;
+  return ff_test_mkscratch(tmpdir, sizeof tmpdir, "server");
 }
 
 static int
 teardown(void **state)
 {
-  char cmd[sizeof tmpdir + 16];
-
   (void)state;
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
+  return ff_test_rmtree(tmpdir);
 }
 
 int
