@@ -233,6 +233,48 @@ key_name(const struct ff_runreport *rr, const char *key)
 }
 
 /* One line per value of a varying key other than its base. */
+/* The effects that are not clear, one line per judgement: its label,
+ * then each workload with its ratio (or, for mixed, its min–max). */
+struct effect_group {
+  enum ff_rr_judgement judgement;
+  const char *label;
+};
+
+static const struct effect_group groups[] = {
+  {FF_RR_MIXED, "not the same in every pair (noise in some, or both ways)"},
+  {FF_RR_NOISE, "within noise"},
+  {FF_RR_ONE_SAMPLE, "1 sample, no spread: not judged"},
+  {FF_RR_FAILED, "a run failed, not judged"},
+};
+
+static void
+print_group(FILE *out, const struct ff_rr_effect *fx, size_t n,
+            const struct effect_group *g)
+{
+  size_t m = 0;
+  char r[32], lo[32];
+
+  for (size_t e = 0; e < n; e++) {
+    if (fx[e].judgement != g->judgement)
+      continue;
+    if (m++)
+      fputs(", ", out);
+    else
+      fprintf(out, "    %s: ", g->label);
+    fputs(fx[e].workload, out);
+    if (g->judgement == FF_RR_MIXED) {
+      ff_runreport_fmt_ratio(fx[e].rmin, lo, sizeof lo);
+      lo[strlen(lo) - 1] = '\0';
+      fprintf(out, " %s\u2013%s", lo,
+              ff_runreport_fmt_ratio(fx[e].rmax, r, sizeof r));
+    } else {
+      fprintf(out, " %s", ff_runreport_fmt_ratio(fx[e].ratio, r, sizeof r));
+    }
+  }
+  if (m)
+    fputc('\n', out);
+}
+
 static int
 print_key(const struct ff_runreport *rr, size_t k, FILE *out)
 {
@@ -246,7 +288,7 @@ print_key(const struct ff_runreport *rr, size_t k, FILE *out)
   for (size_t i = 0; i < rr->nconfigs; i++) {
     const struct ff_rr_setting *s = ff_runreport_setting(&rr->configs[i], key);
     struct ff_rr_effect *fx;
-    size_t n, npairs, m;
+    size_t n, npairs;
     bool dup = false;
     char r[32];
 
@@ -281,47 +323,8 @@ print_key(const struct ff_runreport *rr, size_t k, FILE *out)
         fputs(")\n", out);
       }
     }
-    m = 0;
-    for (size_t e = 0; e < n; e++)
-      if (fx[e].judgement == FF_RR_MIXED) {
-        char lo[32];
-
-        ff_runreport_fmt_ratio(fx[e].rmin, lo, sizeof lo);
-        lo[strlen(lo) - 1] = '\0';
-        fprintf(out, "%s%s %s\u2013%s",
-                m++ ? ", "
-                    : "    not the same in every pair (noise in "
-                      "some, or both ways): ",
-                fx[e].workload, lo,
-                ff_runreport_fmt_ratio(fx[e].rmax, r, sizeof r));
-      }
-    if (m)
-      fputc('\n', out);
-    m = 0;
-    for (size_t e = 0; e < n; e++)
-      if (fx[e].judgement == FF_RR_NOISE)
-        fprintf(out, "%s%s %s",
-                m++ ? ", " : "    within noise: ", fx[e].workload,
-                ff_runreport_fmt_ratio(fx[e].ratio, r, sizeof r));
-    if (m)
-      fputc('\n', out);
-    m = 0;
-    for (size_t e = 0; e < n; e++)
-      if (fx[e].judgement == FF_RR_ONE_SAMPLE)
-        fprintf(
-          out, "%s%s %s",
-          m++ ? ", " : "    1 sample, no spread: not judged: ", fx[e].workload,
-          ff_runreport_fmt_ratio(fx[e].ratio, r, sizeof r));
-    if (m)
-      fputc('\n', out);
-    m = 0;
-    for (size_t e = 0; e < n; e++)
-      if (fx[e].judgement == FF_RR_FAILED)
-        fprintf(out, "%s%s %s",
-                m++ ? ", " : "    a run failed, not judged: ", fx[e].workload,
-                ff_runreport_fmt_ratio(fx[e].ratio, r, sizeof r));
-    if (m)
-      fputc('\n', out);
+    for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
+      print_group(out, fx, n, &groups[g]);
     free(fx);
   }
   free(seen);
