@@ -58,7 +58,7 @@ pass() {
 # ctest_details JUNIT: the summary's lines for one ctest run, from its
 # JUnit file: the guest image fixture (result, time), then each test that
 # did not pass (failed, timed out, not run because a fixture failed,
-# skipped), with its time.
+# skipped), with its time; last the count of each result.
 ctest_details() {
   python3 - "$1" <<'PY'
 import sys
@@ -68,7 +68,7 @@ try:
 except (OSError, ET.ParseError) as e:
     print(f"         (no per-test results: {e})")
     sys.exit(0)
-fixture, bad, n = [], [], 0
+fixture, bad, n, count = [], [], 0, {}
 for c in cases:
     n += 1
     name, t, st = c.get("name"), float(c.get("time") or 0), c.get("status")
@@ -80,12 +80,15 @@ for c in cases:
     res = {"run": "pass", "fail": "FAIL", "disabled": "disabled"}.get(st, st)
     if st == "notrun":
         res = "skipped" if "SKIP_RETURN_CODE" in why or "Skipped" in why else "NOT RUN"
+    count[res] = count.get(res, 0) + 1
     line = f"         {res:<8} {name:<50} {t:7.1f} s" + (f"  ({why})" if why and res != "FAIL" else "")
     if name == "guest/images":  # the fixture: always listed
         fixture.append(line + "  (the guest images, built or checked)")
     elif st != "run":
         bad.append(line)
-print("\n".join(fixture + bad + [f"         {n} tests, {len(bad)} not passed"]))
+words = {"pass": "passed", "FAIL": "failed"}
+tally = ", ".join(f"{v} {words.get(k, k.lower())}" for k, v in sorted(count.items(), key=lambda kv: kv[0] != "pass"))
+print("\n".join(fixture + bad + [f"         {n} tests: {tally}"]))
 PY
 }
 

@@ -50,6 +50,30 @@ CONF
 
 # Every nbdkit this test started, killed at exit whatever happened.
 pids=()
+# nbdkit_exits PID ERRFILE TEXT WHAT: nbdkit PID (told to stop, or
+# refusing to start) exits in bounded time.  In a sanitizer build nbdkit
+# (not instrumented) gets ASan by LD_PRELOAD, and ASan initializes late,
+# inside libp11-kit's constructor, while newlocale holds glibc's
+# __libc_setlocale_lock: the lock's count is left corrupted, and once
+# anything has formatted a strerror() message, libp11-kit's destructor
+# deadlocks in freelocale at exit, after .cleanup has finished.  Not the
+# plugin's doing (the plain build exits at once).  So there: wait for TEXT
+# in ERRFILE (the message that ends nbdkit's work), then a stuck exit is
+# that deadlock and is killed; everything else is still checked.
+nbdkit_exits() {
+  local pid=$1 err=$2 text=$3 what=$4
+  if [[ -z $asan ]]; then
+    ff_wait_exit "$pid" "$bound_s" || ff_die "$what: nbdkit still running after ${bound_s}s"
+    return 0
+  fi
+  ff_wait_until "$bound_s" grep -qF -- "$text" "$err" ||
+    ff_die "$what: no '$text' after ${bound_s}s: $(cat "$err")"
+  if ! ff_wait_exit "$pid" 5; then
+    ff_log "note: ASan-preloaded nbdkit stuck in exit (libp11-kit destructor): killed"
+    kill -9 "$pid"
+  fi
+}
+
 kill_ours() {
   local p
   for p in "${pids[@]}"; do
@@ -250,26 +274,7 @@ serve f1 save-overlay="$s/small-fs/full.ovl"
 nbdcopy "$s/small" "$(uri f1 pv0000)" || ff_die "small write failed"
 head -c 1M "$s/big" | nbdcopy - "$(uri f1 pv0001)" || ff_die "1 MiB write failed"
 kill -TERM "$pid"
-if [[ -n $asan ]]; then
-  # In a sanitizer build nbdkit (not instrumented) gets ASan by LD_PRELOAD,
-  # and ASan initializes late, inside libp11-kit's constructor, while
-  # newlocale holds glibc's __libc_setlocale_lock: the lock's count is left
-  # corrupted, and once anything has formatted a strerror() message (here
-  # the failed save's), libp11-kit's destructor deadlocks in freelocale at
-  # exit, after .cleanup has finished.  Not the plugin's doing (the plain
-  # build exits at once): wait for the save's message (the end of
-  # .cleanup), then a stuck exit is that deadlock; everything else is
-  # still checked.
-  ff_wait_until "$bound_s" grep -qF "save-overlay=$s/small-fs/full.ovl:" "$s/f1.err" ||
-    ff_die "no message for the failed save ${bound_s}s after SIGTERM: $(cat "$s/f1.err")"
-  if ! ff_wait_exit "$pid" 5; then
-    ff_log "note: ASan-preloaded nbdkit stuck in exit (libp11-kit destructor): killed"
-    kill -9 "$pid"
-  fi
-else
-  ff_wait_exit "$pid" "$bound_s" ||
-    ff_die "nbdkit did not exit on SIGTERM with a failing save (still running after ${bound_s}s)"
-fi
+nbdkit_exits "$pid" "$s/f1.err" "save-overlay=$s/small-fs/full.ovl:" "SIGTERM with a failing save"
 rc=0
 wait "$wrapper" || rc=$?
 grep -qF "save-overlay=$s/small-fs/full.ovl: save overlay $s/small-fs/full.ovl: write $s/small-fs/full.ovl.tmp: No space left on device" \
@@ -304,19 +309,7 @@ rc=0
   --run true 2>"$s/ro.err" &
 ro_pid=$!
 pids+=("$ro_pid")
-if [[ -n $asan ]]; then
-  # the ASan-preloaded nbdkit deadlock at exit after a strerror() message
-  # (above): once the refusal is logged, a stuck exit is that deadlock;
-  # the refusal itself is checked by its message below
-  ff_wait_until "$bound_s" grep -q "Read-only file system" "$s/ro.err" ||
-    ff_die "save-overlay= on a read-only fs: no refusal after ${bound_s}s: $(cat "$s/ro.err")"
-  if ! ff_wait_exit "$ro_pid" 5; then
-    ff_log "note: ASan-preloaded nbdkit stuck in exit after refusing: killed"
-    kill -9 "$ro_pid"
-  fi
-fi
-ff_wait_exit "$ro_pid" "$bound_s" ||
-  ff_die "save-overlay= on a read-only fs: nbdkit still running after ${bound_s}s"
+nbdkit_exits "$ro_pid" "$s/ro.err" "Read-only file system" "save-overlay= on a read-only fs"
 wait "$ro_pid" || rc=$?
 umount "$s/ro-dir"
 if [[ -z $asan ]]; then
