@@ -1188,7 +1188,7 @@ ff_expect_judge(const struct ff_expect *e, const struct ff_runreport *rr,
     }
     v = eval(&j, e->root, out, &err);
     fclose(out);
-    if (err || j.skip || (!j.reason && seen_before(used, nused, neval, &j))) {
+    if (err || j.skip || seen_before(used, nused, neval, &j)) {
       free(text);
       free(j.reason);
       json_decref(j.values);

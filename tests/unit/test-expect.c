@@ -352,6 +352,12 @@ test_judge_unjudged(void **state)
                          "'lvchange' in config 2 of the run: 1 of 3 runs "
                          "failed (worst exit 5"));
   json_decref(j);
+  /* qualified onto the failed config: one evaluation, not judged */
+  j = judge("lvchange[use_aio=1] < 1", rr, NULL, &st[0]);
+  assert_nonnull_err(j);
+  assert_int_equal(st[0], FF_EXPECT_UNJUDGED);
+  assert_int_equal(nevals(j), 1);
+  json_decref(j);
   /* qualified away from the failed config: judged */
   j = judge("lvchange[use_aio=0] < 1", rr, NULL, &st[0]);
   assert_int_equal(st[0], FF_EXPECT_HOLDS);
