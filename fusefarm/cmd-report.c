@@ -9,11 +9,13 @@
 #include "ff-cfgkind.h"
 #include "ff-cli.h"
 #include "ff-error.h"
+#include "ff-expect.h"
 #include "ff-report.h"
 #include "ff-runreport.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 static const char report_usage[] =
   "usage: fusefarm report FILE.json [--csv OUT.csv] [--svg OUT.svg] "
   "[--top N]\n"
+  "                       [--expect EXPR]... [--baseline RUN.json]\n"
   "\n"
   "Render a run document written by `fusefarm run --json FILE.json`\n"
   "without running anything: print the table the run printed (one row\n"
@@ -40,11 +43,74 @@ static const char report_usage[] =
   "  -t, --top N        list the N slowest units of each event activation\n"
   "                     and label them in its timeline (default 10; 0: no\n"
   "                     list)\n"
+  "  -e, --expect EXPR  judge EXPR over the run's median wall times, as\n"
+  "                     `fusefarm run --expect` does (docs/bisect.md):\n"
+  "                     exit 0 when every EXPR holds, 1 when one fails,\n"
+  "                     125 when one cannot be judged (a failed or\n"
+  "                     missing workload); replaces the verdict the run\n"
+  "                     stored\n"
+  "  -b, --baseline RUN.json  the run that baseline.WORKLOAD names\n"
   "  -h, --help         this text\n"
   "\n"
   "Exit status: 0 success, 1 runtime failure (an output file that cannot\n"
   "be written), 2 bad usage or bad input (a document that is missing,\n"
-  "unreadable or malformed).\n";
+  "unreadable or malformed; an EXPR that does not parse or names what the\n"
+  "run does not have); with --expect, 0, 1 or 125 as above.\n";
+
+/* Load a run document for `what`, printing why when it is not one. */
+static struct ff_runreport *
+load_doc(const char *what, const char *path)
+{
+  struct ff_runreport *rr = ff_runreport_load_file(path);
+
+  if (!rr) {
+    enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
+    char msg[2 * PATH_MAX + 256];
+
+    if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_RUNDOC)
+      fprintf(
+        stderr, "fusefarm report: %s%s\n", what,
+        ff_cfg_kind_mismatch(kind, FF_CFG_RUNDOC, path, msg, sizeof msg));
+    else
+      fprintf(stderr, "fusefarm report: %s%s\n", what, ff_errmsg());
+  }
+  return rr;
+}
+
+/* Judge ex[] over rr and replace rr by the model of its document with
+ * the new "expect" array.  The exit status of the expressions; -1 (after
+ * printing why) when one does not fit the run. */
+static int
+judge(const char *path, struct ff_runreport **rr,
+      const struct ff_runreport *base, struct ff_expect **ex, size_t n)
+{
+  json_error_t jerr;
+  json_t *doc = json_load_file(path, 0, &jerr);
+  struct ff_runreport *again = NULL;
+  char *text = NULL;
+  int rc;
+
+  if (!doc) {
+    fprintf(stderr, "fusefarm report: %s: %s\n", path, jerr.text);
+    return -1;
+  }
+  rc = ff_expect_judge_all(ex, n, *rr, base, doc);
+  if (rc >= 0) {
+    text = json_dumps(doc, JSON_COMPACT);
+    again = text ? ff_runreport_load_text(text, strlen(text), path) : NULL;
+    if (!again)
+      rc = -1;
+  }
+  if (rc < 0)
+    fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
+  else {
+    ff_runreport_free(*rr);
+    *rr = again;
+  }
+  free(text);
+  json_decref(doc);
+  return rc;
+}
 
 int
 ff_cmd_report(int argc, char **argv)
@@ -53,17 +119,21 @@ ff_cmd_report(int argc, char **argv)
     {"csv", required_argument, NULL, 'c'},
     {"svg", required_argument, NULL, 's'},
     {"top", required_argument, NULL, 't'},
+    {"expect", required_argument, NULL, 'e'},
+    {"baseline", required_argument, NULL, 'b'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  const char *csv = NULL, *svg = NULL, *path;
+  const char *csv = NULL, *svg = NULL, *path, *baseline = NULL;
   unsigned long long top = FF_RUNREPORT_TOP;
-  int c, rc = 0;
-  struct ff_runreport *rr;
+  int c, rc = 0, verdict = 0;
+  struct ff_runreport *rr = NULL, *base = NULL;
+  struct ff_expect **ex = NULL;
+  size_t nex = 0;
 
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":c:s:t:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":c:s:t:e:b:h", opts, NULL)) != -1) {
     switch (c) {
     case 'c':
       csv = optarg;
@@ -72,44 +142,87 @@ ff_cmd_report(int argc, char **argv)
       svg = optarg;
       break;
     case 't':
-      if (ff_cli_number("report", "--top", optarg, 0, INT_MAX, &top))
-        return 2;
+      if (ff_cli_number("report", "--top", optarg, 0, INT_MAX, &top)) {
+        rc = 2;
+        goto out;
+      }
+      break;
+    case 'e': {
+      struct ff_expect **more = realloc(ex, (nex + 1) * sizeof *ex);
+
+      if (!more) {
+        fprintf(stderr, "fusefarm report: out of memory\n");
+        rc = 1;
+        goto out;
+      }
+      ex = more;
+      ex[nex] = ff_expect_parse(optarg);
+      if (!ex[nex]) {
+        ff_expect_print_error(stderr, "report", optarg);
+        rc = 2;
+        goto out;
+      }
+      nex++;
+      break;
+    }
+    case 'b':
+      baseline = optarg;
       break;
     case 'h':
       fputs(report_usage, stdout);
-      return 0;
+      goto out;
     default:
-      return ff_cli_bad_option("report", c, argv, opts);
+      rc = ff_cli_bad_option("report", c, argv, opts);
+      goto out;
     }
   }
-  if (optind == argc)
-    return ff_cli_usage("report", "missing FILE.json");
-  if (optind + 1 != argc)
-    return ff_cli_usage("report", "too many arguments (from '%s')",
-                        argv[optind + 1]);
+  rc = 2;
+  if (optind == argc) {
+    ff_cli_usage("report", "missing FILE.json");
+    goto out;
+  }
+  if (optind + 1 != argc) {
+    ff_cli_usage("report", "too many arguments (from '%s')", argv[optind + 1]);
+    goto out;
+  }
+  if (baseline && !nex) {
+    ff_cli_usage("report", "--baseline is for --expect: give an EXPR");
+    goto out;
+  }
+  for (size_t i = 0; i < nex; i++)
+    if (!baseline && ff_expect_uses_baseline(ex[i])) {
+      ff_cli_usage("report",
+                   "--expect '%s' names the baseline: give "
+                   "--baseline RUN.json",
+                   ff_expect_text(ex[i]));
+      goto out;
+    }
   path = argv[optind];
 
   /* Check the whole document before printing or writing anything: one
-   * that is missing, unreadable or malformed is bad input. */
-  rr = ff_runreport_load_file(path);
-  if (!rr) {
-    enum ff_cfg_kind kind = ff_cfg_kind_of_file(path);
-    char msg[2 * PATH_MAX + 256];
-
-    if (kind != FF_CFG_UNKNOWN && kind != FF_CFG_RUNDOC)
-      fprintf(
-        stderr, "fusefarm report: %s\n",
-        ff_cfg_kind_mismatch(kind, FF_CFG_RUNDOC, path, msg, sizeof msg));
-    else
-      fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
-    return 2;
-  }
+   * that is missing, unreadable or malformed is bad input; so is an
+   * expression that does not fit it. */
+  rr = load_doc("", path);
+  if (!rr)
+    goto out;
+  if (baseline && !(base = load_doc("--baseline: ", baseline)))
+    goto out;
+  if (nex && (verdict = judge(path, &rr, base, ex, nex)) < 0)
+    goto out;
+  rc = 0;
   if (ff_report_print(rr, stdout, (int)top) < 0 ||
       (csv && ff_report_csv(rr, csv) < 0) ||
       (svg && ff_report_svg_top(rr, svg, (int)top) < 0)) {
     fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
     rc = 1;
+  } else {
+    rc = verdict;
   }
+out:
+  for (size_t i = 0; i < nex; i++)
+    ff_expect_free(ex[i]);
+  free(ex);
   ff_runreport_free(rr);
+  ff_runreport_free(base);
   return rc;
 }

@@ -34,6 +34,7 @@
 #include "ff-ctl.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
+#include "ff-expect.h"
 #include "ff-fence.h"
 #include "ff-paths.h"
 #include "ff-report.h"
@@ -837,6 +838,24 @@ run_scenario(struct run *r, json_t *doc)
   return rc;
 }
 
+/* --expect: judge ex[] over the finished run's document and add its
+ * "expect" array (ff-expect.h).  0, 1 or 125; -1 with ff_error. */
+static int
+judge_run(json_t *doc, struct ff_expect *const *ex, size_t nex,
+          const struct ff_runreport *base)
+{
+  char *text = json_dumps(doc, JSON_COMPACT);
+  struct ff_runreport *rr =
+    text ? ff_runreport_load_text(text, strlen(text), "run document") : NULL;
+  int rc = rr ? ff_expect_judge_all(ex, nex, rr, base, doc) : -1;
+
+  if (!text)
+    ff_error("run document: out of memory");
+  ff_runreport_free(rr);
+  free(text);
+  return rc;
+}
+
 /* The printed report, also as a file of the run directory. */
 static int
 write_text_report(const struct ff_runreport *rr, const char *path, int top)
@@ -857,7 +876,8 @@ write_text_report(const struct ff_runreport *rr, const char *path, int top)
 static const char run_usage[] =
   "usage: fusefarm run [SCENARIO] [--out DIR] [--json FILE] [--csv FILE]\n"
   "                    [--svg FILE | --no-svg] [--top N] [--lvm PATH]\n"
-  "                    [--keep] [--quiet]\n"
+  "                    [--keep] [--quiet] [--expect EXPR]...\n"
+  "                    [--baseline RUN.json]\n"
   "\n"
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
@@ -883,13 +903,21 @@ static const char run_usage[] =
   "  --lvm PATH    lvm binary, overriding the scenario's\n"
   "  --keep        keep the scratch directory (lvm output, configs)\n"
   "  --quiet       no progress on stderr\n"
+  "  --expect EXPR judge EXPR over the run's median wall times for `git\n"
+  "                bisect run` (docs/bisect.md), e.g.\n"
+  "                'event-activation < 10 * direct-activation': exit 0 when\n"
+  "                every EXPR holds, 1 when one fails, 125 when the build\n"
+  "                or the farm could not run what it needs\n"
+  "  --baseline RUN.json  the run that baseline.WORKLOAD names\n"
   "  -h, --help    this text\n"
   "\n"
   "With --json and --svg (or --no-svg) and no --out, no run directory is\n"
   "made.  SCENARIO is a file; a bare NAME that is no file here is the\n"
   "installed configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides\n"
   "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
-  "Exit status: 0 success, 1 runtime failure, 2 bad usage or input.\n";
+  "Exit status: 0 success, 1 runtime failure, 2 bad usage or input\n"
+  "(checked before anything runs, EXPR included); with --expect: 0 holds,\n"
+  "1 fails, 125 could not judge (any runtime failure), 2 bad input.\n";
 
 /* --out DIR given: refuse, before anything runs, one that is not a
  * directory or not empty (a run directory holds one run).  Returns 0, or
@@ -1026,11 +1054,18 @@ ff_cmd_run(int argc, char **argv)
     {"help", no_argument, NULL, 'h'},
     {"no-svg", no_argument, NULL, 'n'},
     {"out", required_argument, NULL, 'o'},
+    {"expect", required_argument, NULL, 'e'},
+    {"baseline", required_argument, NULL, 'b'},
     {NULL, 0, NULL, 0},
   };
+  struct ff_expect *ex[32];
+  size_t nex = 0;
+  const char *baseline = NULL;
+  struct ff_runreport *base = NULL;
+  int verdict = 0;
   const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
   const char *lvm = NULL, *out_given = NULL;
-  int top = 10, keep = 0, no_svg = 0, c, rc = 1, want_dir, made_dir = 0;
+  int top = 10, keep = 0, no_svg = 0, c, rc = 2, want_dir, made_dir = 0;
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
   char txt_path[PATH_MAX + 16] = "";
@@ -1056,7 +1091,7 @@ ff_cmd_run(int argc, char **argv)
       unsigned long long v;
 
       if (ff_cli_number("run", "--top", optarg, 0, 100000, &v))
-        return 2;
+        goto out_expect;
       top = (int)v;
       break;
     }
@@ -1075,39 +1110,81 @@ ff_cmd_run(int argc, char **argv)
     case 'q':
       r.quiet = 1;
       break;
+    case 'e':
+      if (nex == sizeof ex / sizeof *ex) {
+        ff_cli_usage("run", "more than %zu --expect", sizeof ex / sizeof *ex);
+        goto out_expect;
+      }
+      ex[nex] = ff_expect_parse(optarg);
+      if (!ex[nex]) {
+        ff_expect_print_error(stderr, "run", optarg);
+        goto out_expect;
+      }
+      nex++;
+      break;
+    case 'b':
+      baseline = optarg;
+      break;
     case 'h':
       fputs(run_usage, stdout);
-      return 0;
+      rc = 0;
+      goto out_expect;
     default:
-      return ff_cli_bad_option("run", c, argv, opts);
+      ff_cli_bad_option("run", c, argv, opts);
+      goto out_expect;
     }
   }
-  if (argc - optind > 1)
-    return ff_cli_usage("run", "too many arguments (from '%s')",
-                        argv[optind + 1]);
+  rc = 2;
+  if (argc - optind > 1) {
+    ff_cli_usage("run", "too many arguments (from '%s')", argv[optind + 1]);
+    goto out_expect;
+  }
+  if (baseline && !nex) {
+    ff_cli_usage("run", "--baseline is for --expect: give an EXPR");
+    goto out_expect;
+  }
+  if (baseline && !(base = ff_runreport_load_file(baseline))) {
+    fprintf(stderr, "fusefarm run: --baseline: %s\n", ff_errmsg());
+    goto out_expect;
+  }
   r.sc = optind < argc ? ff_scenario_load_file(ff_paths_scenario(
                            argv[optind], scpath, sizeof scpath))
                        : ff_scenario_load_string(ff_scenario_builtin_default,
                                                  "<built-in>", NULL);
   if (!r.sc) {
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
-    return 2;
-  }
-  if (svg_out && no_svg) {
-    fprintf(stderr, "fusefarm run: --svg and --no-svg: give one\n%s",
-            run_usage);
-    ff_scenario_free(r.sc);
-    return 2;
-  }
-  /* The run directory takes whatever has no path of its own. */
-  want_dir = out_given || !json_out || (!svg_out && !no_svg);
-  if (out_given && check_out_dir(out_given) != 0) {
-    ff_scenario_free(r.sc);
-    return 2;
+    goto out_expect;
   }
   if (lvm) {
     free(r.sc->lvm);
     r.sc->lvm = strdup(lvm);
+  }
+  if (nex) {
+    /* Every name and qualifier must fit what the scenario will run. */
+    struct ff_runreport *skel = ff_expect_skeleton(r.sc);
+    json_t *scratch = json_object();
+    int k =
+      skel && scratch ? ff_expect_judge_all(ex, nex, skel, base, scratch) : -1;
+
+    ff_runreport_free(skel);
+    json_decref(scratch);
+    if (k < 0) {
+      fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+      goto out;
+    }
+  }
+  rc = 1;
+  if (svg_out && no_svg) {
+    fprintf(stderr, "fusefarm run: --svg and --no-svg: give one\n%s",
+            run_usage);
+    rc = 2;
+    goto out;
+  }
+  /* The run directory takes whatever has no path of its own. */
+  want_dir = out_given || !json_out || (!svg_out && !no_svg);
+  if (out_given && check_out_dir(out_given) != 0) {
+    rc = 2;
+    goto out;
   }
   r.tty = isatty(STDERR_FILENO);
 
@@ -1213,6 +1290,10 @@ cleanup:
   unmount_farm(&r);
   farmview_free(&r.fv);
   if (doc) {
+    if (!rc && nex && (verdict = judge_run(doc, ex, nex, base)) < 0) {
+      fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+      rc = 2;
+    }
     if (json_out && json_dump_file(doc, json_out, JSON_INDENT(1)) < 0) {
       fprintf(stderr, "fusefarm run: cannot write %s\n", json_out);
       rc = 1;
@@ -1261,5 +1342,18 @@ cleanup:
   }
 out:
   ff_scenario_free(r.sc);
+  /* --expect: the verdict is the exit status; a run that failed is
+   * "could not judge" (git bisect skips the commit), bad input stays 2. */
+  if (nex && rc == 1) {
+    fprintf(stderr, "fusefarm run: --expect: not judged: the run failed "
+                    "(exit 125)\n");
+    rc = 125;
+  } else if (nex && rc == 0) {
+    rc = verdict;
+  }
+out_expect:
+  for (size_t i = 0; i < nex; i++)
+    ff_expect_free(ex[i]);
+  ff_runreport_free(base);
   return rc;
 }

@@ -555,6 +555,8 @@ ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
     fputs("\nnotes:\n", out);
   for (size_t i = 0; i < rr->nnotes; i++)
     fprintf(out, "- %s\n", rr->notes[i]);
+  if (ff_runreport_print_expect(rr, out) < 0)
+    return -1;
   if (fflush(out) == EOF || ferror(out))
     return ff_error("run report: write: %m");
   return 0;

@@ -543,3 +543,46 @@ ff_runreport_print_verdict(const struct ff_runreport *rr, FILE *out)
   free(body);
   return rc;
 }
+
+int
+ff_runreport_print_expect(const struct ff_runreport *rr, FILE *out)
+{
+  int worst = 0;
+
+  if (!rr->nexpect)
+    return 0;
+  for (size_t i = 0; i < rr->nexpect; i++) {
+    int st = !strcmp(rr->expect[i].result, "holds")   ? 0
+             : !strcmp(rr->expect[i].result, "fails") ? 1
+                                                      : 125;
+
+    worst = st == 125 || worst == 125 ? 125 : st > worst ? st : worst;
+  }
+  fprintf(out, "\nexpect (exit %d: %s):\n", worst,
+          worst == 0   ? "every expression holds"
+          : worst == 1 ? "an expression fails"
+                       : "an expression could not be judged; git bisect "
+                         "skips this commit");
+  for (size_t i = 0; i < rr->nexpect; i++) {
+    const struct ff_rr_expect *x = &rr->expect[i];
+
+    fprintf(out, "- %-10s  %s", x->result, x->expression);
+    if (x->nevals == 1) {
+      const struct ff_rr_expect_eval *v = &x->evals[0];
+
+      fprintf(out, ": %s\n", v->holds < 0 ? v->reason : v->text);
+      continue;
+    }
+    fputc('\n', out);
+    for (size_t k = 0; k < x->nevals; k++) {
+      const struct ff_rr_expect_eval *v = &x->evals[k];
+
+      fprintf(out, "    [%lld] %s: %s%s\n", v->config, v->label,
+              v->holds < 0 ? "not judged: " : "",
+              v->holds < 0 ? v->reason : v->text);
+    }
+  }
+  if (ferror(out))
+    return ff_error("writing the report: %m");
+  return 0;
+}

@@ -409,6 +409,65 @@ collect_keys(struct ff_runreport *rr, const json_t *configs)
   return 0;
 }
 
+/* The optional "expect" array (--expect, ff-expect.h). */
+static int
+load_expect(struct ff_runreport *rr, const json_t *doc)
+{
+  const json_t *arr;
+  char p[PATH_LEN], q[PATH_LEN];
+
+  if (get_typed(doc, "", "expect", true, true, &arr) < 0 || !arr)
+    return 0;
+  rr->nexpect = json_array_size(arr);
+  if (!rr->nexpect)
+    return 0;
+  rr->expect = calloc(rr->nexpect, sizeof *rr->expect);
+  if (!rr->expect)
+    return ff_rr_oom();
+  for (size_t i = 0; i < rr->nexpect; i++) {
+    struct ff_rr_expect *x = &rr->expect[i];
+    const json_t *e = element(arr, i, "", "expect", p), *evs;
+
+    if (!e || get_str(e, p, "expression", false, &x->expression) < 0 ||
+        get_str(e, p, "result", false, &x->result) < 0 ||
+        get_typed(e, p, "evaluations", false, true, &evs) < 0)
+      return -1;
+    if (strcmp(x->result, "holds") && strcmp(x->result, "fails") &&
+        strcmp(x->result, "not judged"))
+      return ff_error("%s.result: \"%s\" is not \"holds\", \"fails\" or "
+                      "\"not judged\"",
+                      p, x->result);
+    x->nevals = json_array_size(evs);
+    if (!x->nevals)
+      return ff_error("%s.evaluations: empty", p);
+    x->evals = calloc(x->nevals, sizeof *x->evals);
+    if (!x->evals)
+      return ff_rr_oom();
+    for (size_t k = 0; k < x->nevals; k++) {
+      struct ff_rr_expect_eval *v = &x->evals[k];
+      const json_t *ej = element(evs, k, p, "evaluations", q);
+      const json_t *h;
+
+      if (!ej || get_int(ej, q, "config", false, LLONG_MIN, &v->config) < 0 ||
+          get_str(ej, q, "label", false, &v->label) < 0 ||
+          get_str(ej, q, "text", true, &v->text) < 0 ||
+          get_str(ej, q, "reason", true, &v->reason) < 0)
+        return -1;
+      h = json_object_get(ej, "holds");
+      if (!h)
+        return missing(q, "holds");
+      if (!json_is_boolean(h) && !json_is_null(h))
+        return mistyped(q, "holds", "true, false or null");
+      v->holds = json_is_null(h) ? -1 : json_is_true(h);
+      if (v->holds < 0 && !v->reason)
+        return ff_error("%s: not judged (holds null) without a \"reason\"", q);
+      if (v->holds >= 0 && !v->text)
+        return missing(q, "text");
+    }
+  }
+  return 0;
+}
+
 static int
 load_top(struct ff_runreport *rr, const json_t *doc)
 {
@@ -477,6 +536,8 @@ load_top(struct ff_runreport *rr, const json_t *doc)
         return ff_error("%s: id %lld is also configs[%zu]'s", p,
                         rr->configs[i].id, k);
   }
+  if (load_expect(rr, doc) < 0)
+    return -1;
   return collect_keys(rr, configs);
 }
 
@@ -596,6 +657,9 @@ ff_runreport_free(struct ff_runreport *rr)
       free((char *)c->settings[j].text);
     free(c->settings);
   }
+  for (size_t i = 0; i < rr->nexpect; i++)
+    free(rr->expect[i].evals);
+  free(rr->expect);
   free(rr->configs);
   free(rr->notes);
   free(rr->keys);

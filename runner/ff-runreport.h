@@ -124,6 +124,24 @@ struct ff_rr_config {
   size_t nworkloads;
 };
 
+/* One evaluation of an --expect expression (ff-expect.h): in config
+ * `config` (label), the expression with its values substituted (text;
+ * NULL when not judged), holds 1 or 0, or -1 when not judged (then
+ * reason says why). */
+struct ff_rr_expect_eval {
+  long long config;
+  const char *label, *text, *reason;
+  int holds;
+};
+
+/* An "expect" entry: the expression, its result ("holds", "fails", "not
+ * judged") and its evaluations (at least one). */
+struct ff_rr_expect {
+  const char *expression, *result;
+  struct ff_rr_expect_eval *evals;
+  size_t nevals;
+};
+
 struct ff_runreport {
   const char *scenario;
   const char *scenario_file, *description; /* optional: NULL */
@@ -142,6 +160,8 @@ struct ff_runreport {
   bool *varying;     /* keys[k] differs between configs or is missing
                       * from one */
   size_t nkeys;
+  struct ff_rr_expect *expect; /* optional: nexpect == 0 */
+  size_t nexpect;
 };
 
 /* Parse the run document json (len bytes, need not be NUL-terminated),
@@ -239,6 +259,13 @@ struct ff_rr_effect *ff_runreport_effects(const struct ff_runreport *rr,
  * then those within noise and those not judged on one line each.  -1
  * with ff_error on allocation failure. */
 int ff_runreport_print_verdict(const struct ff_runreport *rr, FILE *out);
+
+/* Print the --expect verdicts the document holds (docs/report.md):
+ * "expect (exit N: ...):" then one line per expression, its result and,
+ * for one evaluation, the expression with its values substituted; for
+ * several, one line per evaluation under it.  Nothing when the document
+ * has none.  -1 with ff_error if writing fails. */
+int ff_runreport_print_expect(const struct ff_runreport *rr, FILE *out);
 
 /* A ratio for people: "96x", "3.1x", "1.02x", "0.004x". */
 char *ff_runreport_fmt_ratio(double r, char *buf, size_t len);

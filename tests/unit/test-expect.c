@@ -1,0 +1,605 @@
+/* ff-expect: --expect expressions (ff-expect.h, docs/bisect.md): the
+ * grammar, parse errors naming their column, evaluation over run
+ * documents loaded from JSON text (the values substituted, every
+ * configuration, qualifiers, the baseline), what cannot be judged (a
+ * failed or missing workload: 125) against what is bad input (a name the
+ * run does not have: an error), the exit status, the skeleton of a
+ * scenario, and the "expect" array read back and printed. */
+#include "ff-test.h"
+#include "ff-expect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+/* A workload entry: runs with the given walls (exit 5 when fail[i]). */
+static char *
+wl_json(const char *name, const char *type, double median, int nfail)
+{
+  char *s;
+  int r = asprintf(
+    &s,
+    "{\"name\":\"%s\",\"type\":\"%s\",\"repeat\":3,\"runs\":["
+    "{\"wall\":%g,\"exit\":%d,\"errors\":%d},{\"wall\":%g,\"exit\":0,"
+    "\"errors\":0},{\"wall\":%g,\"exit\":0,\"errors\":0}],"
+    "\"min\":%g,\"median\":%g,\"max\":%g%s}",
+    name, type, median, nfail ? 5 : 0, nfail ? 1 : 0, median, median, median,
+    median, median,
+    strcmp(type, "event-activation") ? ""
+                                     : ",\"devices\":[],\"activations\":[]");
+
+  assert_true(r > 0);
+  return s;
+}
+
+/* A run document: configs given as (settings JSON, workloads JSON). */
+static struct ff_runreport *
+doc(const char *extra, size_t n, const char *const *settings, char *const *wls)
+{
+  char *text = NULL, *cfgs = strdup("");
+  struct ff_runreport *rr;
+
+  for (size_t i = 0; i < n; i++) {
+    char *c;
+
+    assert_true(asprintf(&c,
+                         "%s%s{\"id\":%zu,\"label\":\"c%zu\",\"settings\":%s,"
+                         "\"workloads\":[%s]}",
+                         cfgs, i ? "," : "", i + 1, i + 1, settings[i],
+                         wls[i]) > 0);
+    free(cfgs);
+    cfgs = c;
+  }
+  assert_true(asprintf(&text,
+                       "{\"format\":\"fusefarm-run\",\"version\":1,"
+                       "\"scenario\":{\"name\":\"t\"},\"started\":\"now\","
+                       "\"host\":{\"kernel\":\"k\",\"lvm_version\":\"v\"}%s,"
+                       "\"configs\":[%s]}",
+                       extra, cfgs) > 0);
+  rr = ff_runreport_load_text(text, strlen(text), "doc");
+  assert_nonnull_err(rr);
+  free(text);
+  free(cfgs);
+  return rr;
+}
+
+/* Two configs, use_aio 0 and 1: event-activation 43.1 and 20 s, direct
+ * activation 0.82 and 1 s; lvchange failed once in config 2. */
+static struct ff_runreport *
+aio_doc(const char *extra)
+{
+  const char *settings[] = {"{\"global/use_aio\":0,\"fusefarm/profile\":"
+                            "\"ideal\"}",
+                            "{\"global/use_aio\":1,\"fusefarm/profile\":"
+                            "\"ideal\"}"};
+  char *w[2], *ev, *dir, *lc;
+  struct ff_runreport *rr;
+
+  ev = wl_json("event-activation", "event-activation", 43.1, 0);
+  dir = wl_json("direct-activation", "direct-activation", 0.82, 0);
+  lc = wl_json("lvchange", "lvchange", 0.085, 0);
+  assert_true(asprintf(&w[0], "%s,%s,%s", ev, dir, lc) > 0);
+  free(ev);
+  free(dir);
+  free(lc);
+  ev = wl_json("event-activation", "event-activation", 20, 0);
+  dir = wl_json("direct-activation", "direct-activation", 1, 0);
+  lc = wl_json("lvchange", "lvchange", 0.115, 1);
+  assert_true(asprintf(&w[1], "%s,%s,%s", ev, dir, lc) > 0);
+  free(ev);
+  free(dir);
+  free(lc);
+  rr = doc(extra, 2, settings, w);
+  free(w[0]);
+  free(w[1]);
+  return rr;
+}
+
+static void
+test_parse_ok(void **state)
+{
+  static const char *const good[] = {
+    "event-activation < 10 * direct-activation",
+    "pvs<1",
+    "pvs <= 500ms",
+    "pvs > 2us and vgs >= 0.5min",
+    "(pvs < 1 or vgs < 1) and lvs < 1",
+    "2 * (pvs + vgs) / 3 - -1 < lvs",
+    "event-activation[use_aio=0] < event-activation[use_aio=1, "
+    "profile=ideal]",
+    "lvchange <= 1.2 * baseline",
+    "baseline < lvchange[use_aio=1]",
+    "lvchange <= 1.2 * baseline.lvchange[global/use_aio=1]",
+    ".5 < pvs",
+  };
+
+  (void)state;
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    struct ff_expect *e = ff_expect_parse(good[i]);
+
+    if (!e)
+      fail_msg("'%s' was refused: %s", good[i], ff_errmsg());
+    assert_string_equal(ff_expect_text(e), good[i]);
+    assert_int_equal(ff_expect_uses_baseline(e),
+                     strstr(good[i], "baseline") != NULL);
+    ff_expect_free(e);
+  }
+}
+
+/* Every error names the column where it is. */
+static void
+test_parse_errors(void **state)
+{
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+    {"event-activation < < 3",
+     "at column 20: expected a number or a workload name, got '<'"},
+    {"", "at column 1: empty"},
+    {"pvs", "at column 4: expected <, <=, > or >=, got the end"},
+    {"pvs + 3", "at column 8: expected <, <=, > or >=, got the end"},
+    {"pvs == 3", "at column 5: '==' is not allowed"},
+    {"pvs != 3", "at column 5: '!=' is not allowed"},
+    {"pvs < 1 < 2", "at column 9: comparisons do not chain"},
+    {"pvs < 3xs", "at column 8: unknown unit 'xs' (s, ms, us or min)"},
+    {"pvs < 3.4.5", "at column 10: '.' after a number"},
+    {"(pvs < 1", "at column 9: expected ')', got the end"},
+    {"pvs < 1)", "at column 8: unmatched ')'"},
+    {"3 < (pvs < 1)", "at column 5: expected a number, got a comparison"},
+    {"pvs < 1 and 3", "at column 14: expected <, <=, > or >=, got the end"},
+    {"pvs and vgs < 1", "at column 5: expected <, <=, > or >=, got 'and'"},
+    {"pvs < 1 pvs", "at column 9: expected 'and', 'or' or the end, got 'pvs'"},
+    {"pvs < 2 $", "at column 9: unexpected '$'"},
+    {"pvs[use_aio=1 < 2", "at column 4: '[' without its ']'"},
+    {"pvs[use_aio 1] < 2", "at column 13: expected '=' after 'use_aio'"},
+    {"pvs[=1] < 2", "at column 5: expected a settings key"},
+    {"pvs[a=] < 2", "at column 7: expected a value for 'a'"},
+    {"pvs[a=1,a=2] < 2", "at column 9: 'a' is qualified twice"},
+    {"baseline < baseline", "at column 1: a bare 'baseline' needs one "
+                            "workload on the other side"},
+    {"baseline < pvs + vgs", "at column 1: a bare 'baseline' needs one"},
+    {"baseline. < 2", "at column 11: expected a workload name after "
+                      "'baseline.', got '<'"},
+    {"baseline[a=1] < pvs", "at column 9: a bare 'baseline' takes the "
+                            "qualifier of the other side"},
+  };
+
+  (void)state;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ff_expect *e = ff_expect_parse(bad[i].text);
+
+    if (e)
+      fail_msg("'%s' was accepted", bad[i].text);
+    if (strncmp(ff_errmsg(), bad[i].msg, strlen(bad[i].msg)))
+      fail_msg("'%s': got \"%s\", want \"%s...\"", bad[i].text, ff_errmsg(),
+               bad[i].msg);
+  }
+}
+
+/* Judge text over rr (and base): the entry, its status in *st. */
+static json_t *
+judge(const char *text, const struct ff_runreport *rr,
+      const struct ff_runreport *base, enum ff_expect_status *st)
+{
+  struct ff_expect *e = ff_expect_parse(text);
+  json_t *j;
+
+  assert_nonnull_err(e);
+  j = ff_expect_judge(e, rr, base, st);
+  ff_expect_free(e);
+  return j;
+}
+
+static const char *
+eval_str(const json_t *entry, size_t i, const char *key)
+{
+  return json_string_value(json_object_get(
+    json_array_get(json_object_get(entry, "evaluations"), i), key));
+}
+
+static size_t
+nevals(const json_t *entry)
+{
+  return json_array_size(json_object_get(entry, "evaluations"));
+}
+
+static void
+test_judge_values(void **state)
+{
+  struct ff_runreport *rr = aio_doc("");
+  enum ff_expect_status st;
+  json_t *j;
+
+  (void)state;
+  /* the example, in both configurations: fails in the first */
+  j = judge("event-activation < 10 * direct-activation", rr, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  assert_string_equal(json_string_value(json_object_get(j, "result")),
+                      "fails");
+  assert_int_equal(nevals(j), 2);
+  assert_string_equal(eval_str(j, 0, "text"),
+                      "43.1 s < 10 * 0.820 s = 8.20 s: false");
+  assert_string_equal(eval_str(j, 0, "label"), "c1");
+  assert_string_equal(eval_str(j, 1, "text"),
+                      "20.0 s < 10 * 1.00 s = 10.0 s: false");
+  assert_true(json_is_false(json_object_get(
+    json_array_get(json_object_get(j, "evaluations"), 0), "holds")));
+  /* values by term */
+  assert_true(
+    json_real_value(json_object_get(
+      json_object_get(json_array_get(json_object_get(j, "evaluations"), 0),
+                      "values"),
+      "direct-activation")) == 0.82);
+  json_decref(j);
+
+  j = judge("event-activation < 100 * direct-activation", rr, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  json_decref(j);
+  /* holds in one configuration only: fails */
+  j = judge("event-activation < 30s", rr, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  assert_string_equal(eval_str(j, 1, "text"), "20.0 s < 30s: true");
+  json_decref(j);
+  /* units: 43.1 s is 0.7183 min */
+  j = judge("event-activation < 0.72min and direct-activation > 800ms", rr,
+            NULL, &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  json_decref(j);
+  /* or, parentheses, arithmetic */
+  j = judge("(event-activation < 1 or direct-activation < 1.5) and "
+            "(event-activation - direct-activation) / 2 > 9",
+            rr, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  json_decref(j);
+  ff_runreport_free(rr);
+}
+
+/* A qualifier picks the configuration beside the current one; an
+ * evaluation that resolves to the same configurations is not repeated. */
+static void
+test_judge_qualifiers(void **state)
+{
+  struct ff_runreport *rr = aio_doc("");
+  enum ff_expect_status st;
+  json_t *j;
+
+  (void)state;
+  j = judge("event-activation[use_aio=1] < event-activation[use_aio=0]", rr,
+            NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_int_equal(nevals(j), 1);
+  assert_string_equal(eval_str(j, 0, "text"), "20.0 s < 43.1 s: true");
+  json_decref(j);
+  /* the whole key, and a key that does not vary */
+  j = judge("direct-activation[global/use_aio=0, profile=ideal] < "
+            "direct-activation",
+            rr, NULL, &st);
+  assert_nonnull_err(j);
+  /* config 1 against itself (false), config 1 against 2 (true) */
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  assert_int_equal(nevals(j), 2);
+  json_decref(j);
+  /* bad input: a setting, a value, a workload the run does not have */
+  assert_null(judge("pvs < 1", rr, NULL, &st));
+  assert_string_equal(ff_errmsg(),
+                      "at column 1: the run has no workload 'pvs' (its "
+                      "workloads: event-activation, direct-activation, "
+                      "lvchange)");
+  assert_null(judge("lvchange[use_aoi=1] < 1", rr, NULL, &st));
+  assert_non_null(strstr(ff_errmsg(), "at column 10: the run has no setting "
+                                      "'use_aoi' (its settings: "
+                                      "global/use_aio, fusefarm/profile)"));
+  assert_null(judge("lvchange[use_aio=2] < 1", rr, NULL, &st));
+  assert_string_equal(ff_errmsg(), "at column 10: no configuration of the "
+                                   "run has global/use_aio=2");
+  ff_runreport_free(rr);
+
+  /* two configurations with the same settings: say so */
+  {
+    const char *settings[] = {"{\"a\":0}", "{\"a\":0}", "{\"a\":1}"};
+    char *w = wl_json("pvs", "pvs", 1, 0);
+    char *ws[] = {w, w, w};
+
+    rr = doc("", 3, settings, ws);
+    free(w);
+    assert_null(judge("pvs[a=0] < 2", rr, NULL, &st));
+    assert_non_null(strstr(ff_errmsg(), "2 configurations of the run match "
+                                        "'pvs[a=0]'"));
+    ff_runreport_free(rr);
+  }
+  /* keys that end the same: a short key is ambiguous */
+  {
+    const char *settings[] = {"{\"x/k\":0,\"y/k\":0}",
+                              "{\"x/k\":1,\"y/k\":1}"};
+    char *w = wl_json("pvs", "pvs", 1, 0);
+    char *ws[] = {w, w};
+
+    rr = doc("", 2, settings, ws);
+    free(w);
+    assert_null(judge("pvs[k=0] < 2", rr, NULL, &st));
+    assert_non_null(strstr(ff_errmsg(), "'k' is ambiguous: x/k and y/k"));
+    j = judge("pvs[x/k=0] < 2", rr, NULL, &st);
+    assert_nonnull_err(j);
+    json_decref(j);
+    ff_runreport_free(rr);
+  }
+}
+
+/* A failed or missing workload cannot be judged (125); a name no run has
+ * is bad input unless the run stopped early. */
+static void
+test_judge_unjudged(void **state)
+{
+  struct ff_runreport *rr = aio_doc(""), *stopped;
+  enum ff_expect_status st[3];
+  json_t *j;
+
+  (void)state;
+  j = judge("lvchange < 1", rr, NULL, &st[0]);
+  assert_nonnull_err(j);
+  assert_int_equal(st[0], FF_EXPECT_UNJUDGED);
+  assert_string_equal(json_string_value(json_object_get(j, "result")),
+                      "not judged");
+  assert_string_equal(eval_str(j, 0, "text"), "0.085 s < 1: true");
+  assert_null(eval_str(j, 1, "text"));
+  assert_true(json_is_null(json_object_get(
+    json_array_get(json_object_get(j, "evaluations"), 1), "holds")));
+  assert_non_null(strstr(eval_str(j, 1, "reason"),
+                         "'lvchange' in config 2 of the run: 1 of 3 runs "
+                         "failed (worst exit 5"));
+  json_decref(j);
+  /* qualified onto the failed config: one evaluation, not judged */
+  j = judge("lvchange[use_aio=1] < 1", rr, NULL, &st[0]);
+  assert_nonnull_err(j);
+  assert_int_equal(st[0], FF_EXPECT_UNJUDGED);
+  assert_int_equal(nevals(j), 1);
+  json_decref(j);
+  /* qualified away from the failed config: judged */
+  j = judge("lvchange[use_aio=0] < 1", rr, NULL, &st[0]);
+  assert_int_equal(st[0], FF_EXPECT_HOLDS);
+  json_decref(j);
+  ff_runreport_free(rr);
+
+  /* the run stopped before lvchange ran: not judged, not an error */
+  {
+    const char *settings[] = {"{}"};
+    char *w = wl_json("pvs", "pvs", 1, 0);
+    char *ws[] = {w};
+
+    stopped = doc(",\"error\":\"interrupted\"", 1, settings, ws);
+    rr = doc("", 1, settings, ws);
+    free(w);
+  }
+  j = judge("lvchange < 1", stopped, NULL, &st[0]);
+  assert_nonnull_err(j);
+  assert_int_equal(st[0], FF_EXPECT_UNJUDGED);
+  assert_non_null(strstr(eval_str(j, 0, "reason"),
+                         "the run stopped early (interrupted) before any "
+                         "'lvchange' ran"));
+  json_decref(j);
+  assert_null(judge("lvchange < 1", rr, NULL, &st[0]));
+  /* division by a time of 0: not judged */
+  j = judge("pvs / (pvs - pvs) < 1", rr, NULL, &st[0]);
+  assert_nonnull_err(j);
+  assert_int_equal(st[0], FF_EXPECT_UNJUDGED);
+  json_decref(j);
+  ff_runreport_free(rr);
+  ff_runreport_free(stopped);
+
+  /* the exit status: unjudged wins, then fails */
+  st[0] = FF_EXPECT_HOLDS;
+  st[1] = FF_EXPECT_HOLDS;
+  st[2] = FF_EXPECT_HOLDS;
+  assert_int_equal(ff_expect_exit(st, 3), 0);
+  assert_int_equal(ff_expect_exit(st, 0), 0);
+  st[1] = FF_EXPECT_FAILS;
+  assert_int_equal(ff_expect_exit(st, 3), 1);
+  st[2] = FF_EXPECT_UNJUDGED;
+  assert_int_equal(ff_expect_exit(st, 3), 125);
+  st[1] = FF_EXPECT_HOLDS;
+  assert_int_equal(ff_expect_exit(st, 3), 125);
+}
+
+static void
+test_judge_baseline(void **state)
+{
+  struct ff_runreport *rr = aio_doc(""), *one, *two;
+  enum ff_expect_status st;
+  json_t *j;
+
+  (void)state;
+  {
+    const char *settings[] = {"{}"};
+    char *w = wl_json("event-activation", "event-activation", 30, 0);
+    char *ws[] = {w};
+
+    one = doc("", 1, settings, ws);
+    free(w);
+  }
+  /* a baseline of one configuration stands beside every configuration */
+  j = judge("event-activation <= 1.2 * baseline", rr, one, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  assert_string_equal(eval_str(j, 0, "text"),
+                      "43.1 s <= 1.2 * 30.0 s = 36.0 s: false");
+  assert_string_equal(eval_str(j, 1, "text"),
+                      "20.0 s <= 1.2 * 30.0 s = 36.0 s: true");
+  assert_non_null(json_object_get(
+    json_object_get(json_array_get(json_object_get(j, "evaluations"), 0),
+                    "values"),
+    "baseline.event-activation"));
+  json_decref(j);
+  /* none given */
+  assert_null(judge("event-activation < baseline", rr, NULL, &st));
+  assert_non_null(strstr(ff_errmsg(), "needs --baseline RUN.json"));
+  /* a workload the baseline has not */
+  assert_null(judge("lvchange < baseline", rr, one, &st));
+  assert_non_null(
+    strstr(ff_errmsg(), "the baseline run has no workload 'lvchange'"));
+  /* the baseline the same run: the same settings match, config by
+   * config; baseline's failed lvchange is not judged */
+  two = aio_doc("");
+  j = judge("direct-activation <= baseline.direct-activation", rr, two, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_int_equal(nevals(j), 2);
+  assert_string_equal(eval_str(j, 1, "text"), "1.00 s <= 1.00 s: true");
+  json_decref(j);
+  j = judge("1 > baseline.lvchange[use_aio=1]", rr, two, &st);
+  assert_int_equal(st, FF_EXPECT_UNJUDGED);
+  assert_non_null(strstr(eval_str(j, 0, "reason"), "of the baseline run"));
+  json_decref(j);
+  ff_runreport_free(two);
+  ff_runreport_free(one);
+  ff_runreport_free(rr);
+}
+
+/* The skeleton of a scenario: its configurations and workloads. */
+static void
+test_skeleton(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "name = \"s\";\n"
+    "matrix = ({ key = \"global/use_aio\"; values = [0, 1]; },\n"
+    "          { key = \"fusefarm/profile\"; values = [\"ideal\", "
+    "\"x/hdd.conf\"]; });\n"
+    "workloads = ({ type = \"pvs\"; }, { type = \"event-activation\"; },\n"
+    "             { type = \"lvchange\"; name = \"lc\"; });\n",
+    "t", "/b");
+  struct ff_runreport *skel;
+  enum ff_expect_status st;
+  json_t *j;
+
+  (void)state;
+  assert_nonnull_err(sc);
+  skel = ff_expect_skeleton(sc);
+  assert_nonnull_err(skel);
+  assert_int_equal(skel->nconfigs, 4);
+  j = judge("lc[use_aio=1, profile=hdd.conf] < pvs + event-activation", skel,
+            NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  json_decref(j);
+  assert_null(judge("lvchange < 1", skel, NULL, &st));
+  assert_string_equal(ff_errmsg(),
+                      "at column 1: the scenario has no workload 'lvchange' "
+                      "(its workloads: pvs, event-activation, lc)");
+  assert_null(judge("pvs[profile=ssd.conf] < 1", skel, NULL, &st));
+  assert_non_null(strstr(ff_errmsg(), "no configuration of the scenario has "
+                                      "fusefarm/profile=ssd.conf"));
+  ff_runreport_free(skel);
+  ff_scenario_free(sc);
+}
+
+/* judge_all writes "expect"; the model reads it back; the report prints
+ * it. */
+static void
+test_round_trip(void **state)
+{
+  struct ff_runreport *rr = aio_doc(""), *again;
+  struct ff_expect *ex[2];
+  json_t *d = json_object();
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f;
+
+  (void)state;
+  ex[0] = ff_expect_parse("event-activation[use_aio=1] < 30s");
+  ex[1] = ff_expect_parse("lvchange < 1");
+  assert_nonnull_err(ex[0]);
+  assert_nonnull_err(ex[1]);
+  assert_int_equal(ff_expect_judge_all(ex, 1, rr, NULL, d), 0);
+  assert_int_equal(ff_expect_judge_all(ex, 2, rr, NULL, d), 125);
+  assert_int_equal(json_array_size(json_object_get(d, "expect")), 2);
+  /* a bad one names its expression */
+  {
+    struct ff_expect *bad = ff_expect_parse("nope < 1");
+
+    assert_int_equal(ff_expect_judge_all(&bad, 1, rr, NULL, d), -1);
+    assert_non_null(strstr(ff_errmsg(), "--expect 'nope < 1': at column 1"));
+    ff_expect_free(bad);
+  }
+  /* into a whole document */
+  {
+    json_t *e = json_incref(json_object_get(d, "expect"));
+    char *head, *arr = json_dumps(e, 0);
+
+    assert_non_null(arr);
+    assert_true(asprintf(&head, ",\"expect\":%s", arr) > 0);
+    free(arr);
+    json_decref(e);
+    again = NULL;
+    {
+      const char *settings[] = {"{}"};
+      char *w = wl_json("pvs", "pvs", 1, 0);
+      char *ws[] = {w};
+
+      again = doc(head, 1, settings, ws);
+      free(w);
+    }
+    free(head);
+  }
+  assert_int_equal(again->nexpect, 2);
+  assert_string_equal(again->expect[0].result, "holds");
+  assert_string_equal(again->expect[1].result, "not judged");
+  assert_int_equal(again->expect[1].nevals, 2);
+  assert_int_equal(again->expect[1].evals[1].holds, -1);
+  f = open_memstream(&out, &len);
+  assert_ok(ff_runreport_print_expect(again, f));
+  fclose(f);
+  assert_non_null(strstr(out, "expect (exit 125: "));
+  assert_non_null(strstr(out, "- holds       event-activation[use_aio=1] < "
+                              "30s: 20.0 s < 30s: true\n"));
+  assert_non_null(strstr(out, "- not judged  lvchange < 1\n"
+                              "    [1] c1: 0.085 s < 1: true\n"
+                              "    [2] c2: not judged: 'lvchange' in "));
+  free(out);
+  ff_runreport_free(again);
+  /* a malformed "expect" is an error naming where */
+  {
+    const char *settings[] = {"{}"};
+    char *w = wl_json("pvs", "pvs", 1, 0);
+    char *t;
+    struct ff_runreport *x;
+
+    assert_true(asprintf(&t,
+                         "{\"format\":\"fusefarm-run\",\"version\":1,"
+                         "\"scenario\":{\"name\":\"t\"},\"started\":\"s\","
+                         "\"host\":{\"kernel\":\"k\",\"lvm_version\":\"v\"},"
+                         "\"expect\":[{\"expression\":\"a < 1\",\"result\":"
+                         "\"maybe\",\"evaluations\":[]}],"
+                         "\"configs\":[{\"id\":1,\"label\":\"l\",\"settings\":"
+                         "%s,\"workloads\":[%s]}]}",
+                         settings[0], w) > 0);
+    x = ff_runreport_load_text(t, strlen(t), NULL);
+    assert_null(x);
+    assert_non_null(strstr(ff_errmsg(), "expect[0].result: \"maybe\""));
+    free(t);
+    free(w);
+  }
+  ff_expect_free(ex[0]);
+  ff_expect_free(ex[1]);
+  json_decref(d);
+  ff_runreport_free(rr);
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_parse_ok),
+    cmocka_unit_test(test_parse_errors),
+    cmocka_unit_test(test_judge_values),
+    cmocka_unit_test(test_judge_qualifiers),
+    cmocka_unit_test(test_judge_unjudged),
+    cmocka_unit_test(test_judge_baseline),
+    cmocka_unit_test(test_skeleton),
+    cmocka_unit_test(test_round_trip),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
