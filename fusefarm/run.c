@@ -567,6 +567,52 @@ dev_json(struct run *r)
                    "hint_fallbacks", (json_int_t)r->hint_fallbacks);
 }
 
+/* The report's notes on what /dev held and which fence ran: one line per
+ * run of configurations that had the same, "configs 1-3: ...". */
+static void
+dev_notes(json_t *configs, json_t *notes)
+{
+  size_t n = json_array_size(configs), first = 0;
+  char prev[512] = "", cur[512];
+
+  for (size_t i = 0; i <= n; i++) {
+    cur[0] = '\0';
+    if (i < n) {
+      json_t *c = json_array_get(configs, i), *d = json_object_get(c, "dev");
+      const char *fence = json_string_value(json_object_get(c, "fence"));
+
+      if (json_is_true(json_object_get(d, "private")))
+        ff_pathf(
+          cur, sizeof cur,
+          "/dev was private: %lld farm devices named as '%s'%s, %lld basic "
+          "nodes, nothing of the host's; fence %s",
+          (long long)json_integer_value(json_object_get(d, "farm_nodes")),
+          json_string_value(json_object_get(d, "naming")),
+          json_integer_value(json_object_get(d, "hint_fallbacks"))
+            ? " (hints outside /dev: /dev/NAME)"
+            : "",
+          (long long)json_integer_value(json_object_get(d, "basic_nodes")),
+          fence ? fence : "?");
+      else
+        ff_pathf(cur, sizeof cur,
+                 "/dev was the host's (no private /dev: %s); fence %s",
+                 json_string_value(json_object_get(d, "error")),
+                 fence ? fence : "?");
+    }
+    if (i > 0 && strcmp(cur, prev)) {
+      char line[640];
+
+      if (first + 1 == i)
+        ff_pathf(line, sizeof line, "config %zu: %s", first + 1, prev);
+      else
+        ff_pathf(line, sizeof line, "configs %zu-%zu: %s", first + 1, i, prev);
+      json_array_append_new(notes, json_string(line));
+      first = i;
+    }
+    memcpy(prev, cur, sizeof prev);
+  }
+}
+
 /* Write path to the daemon's profile control file. */
 static int
 set_profile(struct run *r, const char *path)
@@ -1057,6 +1103,7 @@ run_scenario(struct run *r, json_t *doc)
     aio_stop(r);
   }
   free(c.idx);
+  dev_notes(configs, notes);
   return rc;
 }
 
