@@ -15,7 +15,9 @@
 #   - a run that cannot make its private /dev refuses fence none (exit 1,
 #     clear message, nothing left behind) but runs fenced by a devices file
 #     on the host's /dev, and says so;
-#   - the loop devices: a run's teardown leaves no loop it created.
+#   - loop devices: attach records the ones it created (not those it
+#     reused: those stay after detach); attach --new-loops creates one per
+#     device and detach deletes them, a held one only once it is closed.
 # What lvm saw is recorded by an lvm wrapper (--lvm) that runs inside the
 # run's namespace: on each `pvs` it lists /dev, runs lvmdiskscan and keeps
 # the lvm.conf and hints in force.
@@ -254,4 +256,71 @@ ok = (c["fence"] == "devicesfile" and c["dev"]["private"] is False
       and c["dev"]["error"] and all(r["exit"] == 0 for w in c["workloads"] for r in w["runs"]))
 sys.exit(0 if ok else 1)
 PY
-echo "PASS: the run's lvm sees the farm's devices only, named as their hints, with every fence"
+# ---- loop devices: detach deletes those attach created, only those ------------
+# The host has thousands of free loop devices: attach reuses them (none
+# created), and --new-loops creates one per device (LOOP_CTL_ADD), which
+# detach deletes.  A loop device's entry is "ours" only through the
+# records of our state dir.
+sysloops() { ls /sys/block | grep '^loop' | sort; }
+bound_here() { # LOOP: bound to a file of this test's scratch dir?
+  local b
+  b=$(cat "/sys/block/${1#/dev/}/loop/backing_file" 2>/dev/null) || return 1
+  [[ $b == "$s/"* ]]
+}
+ff_fuse_mount "$bin" "$top/configs/mixed-1000.conf" "$s/mnt" --devices 12
+sysloops >"$s/loops-before"
+"$FF_FUSEFARM" attach "$FF_MNT" --state "$FF_STATE" --quiet >/dev/null ||
+  ff_die "attach failed"
+nrec=$(wc -l <"$FF_STATE/loops")
+((nrec > 0)) || ff_die "attach recorded no loop"
+# created: exactly the recorded loops that did not exist before
+while read -r dev _; do
+  if grep -qx "${dev#/dev/}" "$s/loops-before"; then
+    ! grep -qx "$dev" "$FF_STATE/created" 2>/dev/null ||
+      ff_die "$dev existed before attach but is recorded as created"
+    echo "$dev" >>"$s/reused"
+  else
+    grep -qx "$dev" "$FF_STATE/created" ||
+      ff_die "$dev did not exist before attach but is not recorded as created"
+  fi
+done <"$FF_STATE/loops"
+"$FF_FUSEFARM" detach "$FF_MNT" --state "$FF_STATE" --quiet || ff_die "detach failed"
+if [[ -s $s/reused ]]; then
+  while read -r dev; do
+    [[ -e /sys/block/${dev#/dev/} ]] || ff_die "detach deleted $dev, a loop device attach reused"
+  done <"$s/reused"
+fi
+ff_log "attach reused $(wc -l <"$s/reused" 2>/dev/null || echo 0) of $nrec free loop devices; detach kept them"
+
+"$FF_FUSEFARM" attach "$FF_MNT" --state "$FF_STATE" --new-loops --quiet >/dev/null ||
+  ff_die "attach --new-loops failed"
+cp "$FF_STATE/created" "$s/created"
+(($(wc -l <"$s/created") == nrec)) ||
+  ff_die "attach --new-loops recorded $(wc -l <"$s/created") created loops of $nrec"
+while read -r dev; do
+  ! grep -qx "${dev#/dev/}" "$s/loops-before" || ff_die "--new-loops reused $dev"
+  bound_here "$dev" || ff_die "$dev (created) does not carry a farm file"
+done <"$s/created"
+# one created loop held open: detach cannot finish it (busy, exit 1), keeps
+# its record, and deletes it once it is closed and detach runs again
+held=$(head -1 "$s/created")
+exec 8<"$held"
+rc=0
+"$FF_FUSEFARM" detach "$FF_MNT" --state "$FF_STATE" --quiet 2>"$s/busy.err" || rc=$?
+((rc == 1)) || ff_die "detach with $held held open exited $rc, expected 1"
+grep -qx "$held" "$FF_STATE/created" || ff_die "the held loop $held lost its created record"
+(($(wc -l <"$FF_STATE/created") == 1)) || ff_die "created keeps more than the held loop"
+exec 8<&-
+"$FF_FUSEFARM" detach "$FF_MNT" --state "$FF_STATE" --quiet ||
+  ff_die "detach after closing $held failed"
+# every loop attach created is gone (or, should the kernel have handed its
+# number to someone else meanwhile, carries none of our files)
+while read -r dev; do
+  if [[ -e /sys/block/${dev#/dev/} ]] && ! bound_here "$dev"; then
+    b=$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null || true)
+    [[ -n $b ]] || ff_die "detach left $dev, which attach created (unbound)"
+  fi
+done <"$s/created"
+[[ ! -e $FF_STATE ]] || ff_die "detach left the state dir"
+ff_log "attach --new-loops created $nrec loop devices; detach deleted them"
+echo "PASS: the run's lvm sees the farm's devices only, named as their hints, with every fence; detach deletes the loops attach created"
