@@ -403,6 +403,28 @@ fa_append_created(int fd, const char *path, const char *dev)
   return 0;
 }
 
+void
+fa_journal(const char *what, const char *dev, const char *backing)
+{
+  static int warned;
+  const char *path = getenv("FUSEFARM_LOOP_JOURNAL");
+  char line[PATH_MAX + 64];
+  int fd, n;
+
+  if (!path || !*path)
+    return;
+  n = snprintf(line, sizeof line, "%s %s %s\n", what, dev,
+               backing ? backing : "-");
+  if (n < 0 || (size_t)n >= sizeof line)
+    return;
+  fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if ((fd < 0 || write(fd, line, (size_t)n) != n) && !warned++)
+    fprintf(stderr, "fusefarm: warning: FUSEFARM_LOOP_JOURNAL %s: %s\n", path,
+            strerror(errno));
+  if (fd >= 0)
+    close(fd);
+}
+
 /* Append one record and make it durable before the next attach. */
 int
 fa_append_record(int fd, const char *path, const char *dev, const char *name,

@@ -153,6 +153,14 @@ int fa_rewrite_created(const char *state, const struct records *rs,
                        const struct ff_loop_seen *created);
 /* Append "<dev>" to the open created file and fsync it. */
 int fa_append_created(int fd, const char *path, const char *dev);
+/* With FUSEFARM_LOOP_JOURNAL=FILE in the environment, append
+ * "<what> <dev> <backing>" to FILE (one write, O_APPEND): what is
+ * "created" (attach made the loop device) or "deleted" / "left" (detach
+ * deleted it, or found it someone else's).  tests/check-leftovers.sh
+ * reads it to tell the loop devices a test pass created from everyone
+ * else's.  Best effort: a journal that cannot be written is warned about
+ * once, never an error. */
+void fa_journal(const char *what, const char *dev, const char *backing);
 /* Append one record to the open loops file and fsync it. */
 int fa_append_record(int fd, const char *path, const char *dev,
                      const char *name, const char *backing);

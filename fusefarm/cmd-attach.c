@@ -356,6 +356,8 @@ ff_cmd_attach(int argc, char **argv)
       failed = 1;
       break;
     }
+    if (!ff_loop_seen_has(&seen, lp->nr))
+      fa_journal("created", lp->dev, lp->backing);
     /* bound now: it is not created again by a later GET_FREE */
     if (ff_loop_seen_add(&seen, lp->nr) < 0) {
       failed = 1;

@@ -85,11 +85,14 @@ remove_created(struct removal *rm, const struct record *r)
   switch (ff_loop_remove(rm->ctl, nr)) {
   case FF_LOOP_OK:
     rm->nremoved++;
+    fa_journal("deleted", r->dev, r->backing);
     break;
   case FF_LOOP_UNBOUND:
+    fa_journal("deleted", r->dev, r->backing);
     break;
   default:
     rm->nleft++;
+    fa_journal("left", r->dev, r->backing);
     break;
   }
 }

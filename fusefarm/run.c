@@ -15,15 +15,22 @@
  *   /run/lvm and /run/lock/lvm are bind mounts of its scratch directory,
  *   so pvscan --cache, hints, pvs_online and locks never touch the host's.
  *   The farm's FUSE mount lives in that namespace too.
+ * - Once the farm is attached, /dev in that namespace is a private one
+ *   (runner/ff-privdev.h): the basic nodes and the farm's devices only,
+ *   named as the PVs' metadata hints say.  lvm sees N disks and nothing
+ *   of the host's; it is unmounted while mount, attach and detach run.
  * - Every lvm command gets LVM_SYSTEM_DIR = the scratch etc/ directory,
- *   written by runner/ff-fence.h: lvm.conf has use_devicesfile = 1 and a
- *   devices file that names exactly the farm's loops and exists before
- *   the first call; with devices/use_devicesfile = 0 in the matrix (or an
- *   lvm without a devices file), a global_filter and filter accepting only
- *   those loops replace it.
+ *   written by runner/ff-fence.h with the configuration's fence: none
+ *   (the default, allowed only with the private /dev: lvm.conf holds the
+ *   scenario's settings alone), devicesfile (a devices file that names
+ *   exactly the farm's devices and exists before the first call; with
+ *   devices/use_devicesfile = 0, or an lvm without a devices file, the
+ *   filter form) or filter (a global_filter and filter accepting only
+ *   those devices).
  * - Teardown always runs (normal end, failure, SIGINT/SIGTERM): children
- *   are killed, the aio companion stopped, exactly the loops attach
- *   attached are detached, the farm is unmounted, scratch removed.
+ *   are killed, the aio companion stopped, the private /dev unmounted,
+ *   exactly the loops attach attached are detached (and the loop devices
+ *   it created deleted), the farm is unmounted, scratch removed.
  *
  * Threads: none; children are processes (ff-spawn.h), each waited for by
  * its own pid.  Event-style activation (ff-workload.c) keeps up to
@@ -1132,9 +1139,11 @@ static const char run_usage[] =
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
   "the farm, then for every configuration of the matrix time each workload\n"
-  "with real lvm commands, fenced off the host's disks (private lvm.conf, a\n"
-  "devices file naming only the farm's loops, private /run/lvm).  Prints a\n"
-  "table and its verdict (docs/report.md).\n"
+  "with real lvm commands, kept off the host's disks: a private /dev that\n"
+  "holds the farm's devices only (named as their PV metadata says), a\n"
+  "private lvm.conf and /run/lvm, and the scenario's fence (default none;\n"
+  "devicesfile or filter).  Prints a table and its verdict\n"
+  "(docs/report.md).\n"
   "\n"
   "Every output goes into one run directory, named at the start and the\n"
   "end: ./fusefarm-run-NAME-YYYYmmdd-HHMMSS/ (a new one, never an existing\n"
