@@ -320,6 +320,111 @@ fa_rewrite_records(const char *state, const struct records *rs)
   return r;
 }
 
+int
+fa_read_created(const char *state, struct ff_loop_seen *created)
+{
+  char path[PATH_MAX], *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  FILE *f;
+  int r = 0;
+
+  created->bits = NULL;
+  created->nbits = 0;
+  if (fa_join(path, state, "created") < 0)
+    return -1;
+  f = fopen(path, "re");
+  if (!f)
+    return errno == ENOENT ? 0 : ff_error("open %s: %m", path);
+  while (r == 0 && (n = getline(&line, &cap, f)) >= 0) {
+    int nr;
+
+    if (n > 0 && line[n - 1] == '\n')
+      line[--n] = '\0';
+    if (n == 0)
+      continue;
+    nr = ff_loop_number(line);
+    if (nr < 0)
+      r = ff_error("%s: '%s' is not a loop device; fix or remove the line "
+                   "by hand",
+                   path, line);
+    else
+      r = ff_loop_seen_add(created, nr);
+  }
+  free(line);
+  fclose(f);
+  if (r < 0)
+    ff_loop_seen_free(created);
+  return r;
+}
+
+int
+fa_rewrite_created(const char *state, const struct records *rs,
+                   const struct ff_loop_seen *created)
+{
+  struct ff_sb sb = FF_SB_INIT;
+  char path[PATH_MAX];
+  int r;
+
+  if (fa_join(path, state, "created") < 0)
+    return -1;
+  ff_sb_add(&sb, "");
+  for (size_t i = 0; i < rs->n; i++)
+    if (rs->v[i].keep &&
+        ff_loop_seen_has(created, ff_loop_number(rs->v[i].dev)))
+      ff_sb_addf(&sb, "%s\n", rs->v[i].dev);
+  if (ff_sb_failed(&sb)) {
+    ff_sb_release(&sb);
+    return ff_error("out of memory");
+  }
+  if (sb.len == 0) {
+    ff_sb_release(&sb);
+    if (unlink(path) < 0 && errno != ENOENT)
+      return ff_error("remove %s: %m", path);
+    return 0;
+  }
+  r = ff_write_file_atomic(path, sb.buf, sb.len);
+  ff_sb_release(&sb);
+  return r;
+}
+
+int
+fa_append_created(int fd, const char *path, const char *dev)
+{
+  char line[FF_LOOP_DEV_LEN + 2];
+  int len = snprintf(line, sizeof line, "%s\n", dev);
+
+  if (len < 0 || (size_t)len >= sizeof line)
+    return ff_error("%s: loop device name too long", dev);
+  if (write(fd, line, (size_t)len) != len)
+    return ff_error("write %s: %m", path);
+  if (fsync(fd) < 0)
+    return ff_error("fsync %s: %m", path);
+  return 0;
+}
+
+void
+fa_journal(const char *what, const char *dev, const char *backing)
+{
+  static int warned;
+  const char *path = getenv("FUSEFARM_LOOP_JOURNAL");
+  char line[PATH_MAX + 64];
+  int fd, n;
+
+  if (!path || !*path)
+    return;
+  n = snprintf(line, sizeof line, "%s %s %s\n", what, dev,
+               backing ? backing : "-");
+  if (n < 0 || (size_t)n >= sizeof line)
+    return;
+  fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if ((fd < 0 || write(fd, line, (size_t)n) != n) && !warned++)
+    fprintf(stderr, "fusefarm: warning: FUSEFARM_LOOP_JOURNAL %s: %s\n", path,
+            strerror(errno));
+  if (fd >= 0)
+    close(fd);
+}
+
 /* Append one record and make it durable before the next attach. */
 int
 fa_append_record(int fd, const char *path, const char *dev, const char *name,
@@ -352,6 +457,8 @@ fa_remove_state(const char *state)
 {
   static const char *const files[] = {"loops",
                                       "loops.tmp",
+                                      "created",
+                                      "created.tmp",
                                       "lvm/lvm.conf",
                                       "lvm/lvm.conf.tmp",
                                       "lvm/lvmlocal.conf",

@@ -12,6 +12,11 @@
  *                                per attached loop, appended and fsync'd
  *                                right after each attach, so a crash
  *                                leaves an accurate record
+ *   created                      "<loop dev>" per loop device attach
+ *                                created (LOOP_CTL_GET_FREE made it: it
+ *                                did not exist when attach began), written
+ *                                before its record; detach deletes exactly
+ *                                these once detached (ff_loop_remove)
  *   lvm/lvm.conf, lvmlocal.conf  LVM_SYSTEM_DIR config (ff-fence.h)
  *   lvm/devices/system.devices   the farm's loops, nothing else
  * The state dir is locked (flock on the directory) while a command runs.
@@ -139,6 +144,23 @@ int fa_read_records(const char *state, struct records *rs);
 /* Replace STATE/loops with the records still kept. */
 int fa_rewrite_records(const char *state, const struct records *rs);
 
+/* STATE/created (a missing file: none) into *created, a set of loop
+ * numbers (ff-loop.h). */
+int fa_read_created(const char *state, struct ff_loop_seen *created);
+/* Replace STATE/created with the created loops of the records still
+ * kept (none left: the file is removed). */
+int fa_rewrite_created(const char *state, const struct records *rs,
+                       const struct ff_loop_seen *created);
+/* Append "<dev>" to the open created file and fsync it. */
+int fa_append_created(int fd, const char *path, const char *dev);
+/* With FUSEFARM_LOOP_JOURNAL=FILE in the environment, append
+ * "<what> <dev> <backing>" to FILE (one write, O_APPEND): what is
+ * "created" (attach made the loop device) or "deleted" / "left" (detach
+ * deleted it, or found it someone else's).  tests/check-leftovers.sh
+ * reads it to tell the loop devices a test pass created from everyone
+ * else's.  Best effort: a journal that cannot be written is warned about
+ * once, never an error. */
+void fa_journal(const char *what, const char *dev, const char *backing);
 /* Append one record to the open loops file and fsync it. */
 int fa_append_record(int fd, const char *path, const char *dev,
                      const char *name, const char *backing);

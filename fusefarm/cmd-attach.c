@@ -31,14 +31,18 @@
 #include <unistd.h>
 
 static const char attach_usage[] =
-  "usage: fusefarm attach MNT [--state DIR] [--only NAME,...] [--quiet]\n"
+  "usage: fusefarm attach MNT [--state DIR] [--only NAME,...] [--new-loops]\n"
+  "                       [--quiet]\n"
   "\n"
   "Attach a loop device to every farm device file of the fusefarm mount\n"
   "MNT (the devices listed in MNT/.fusefarm/devices) that is not attached\n"
   "yet, and write an lvm config that sees exactly those loop devices.\n"
   "Attaching is incremental: devices that appeared since the last attach\n"
   "of MNT are attached, the others are left as they are.  Free loop\n"
-  "devices are reused; none is ever deleted.  Loops have no autoclear, no\n"
+  "devices are reused (--new-loops: new ones are created instead); one\n"
+  "that had to be created is recorded, and `fusefarm detach` deletes it\n"
+  "again, so the kernel's loop devices stay as attach found them.  Loops\n"
+  "have no autoclear, no\n"
   "partition scan and direct I/O off; a device file that cannot be opened\n"
   "for writing is attached read-only.\n"
   "\n"
@@ -46,6 +50,7 @@ static const char attach_usage[] =
   "%2F>) holds:\n"
   "  loops                       \"<loop dev> <device name> <backing file>\"\n"
   "                              per loop attached, written as they are\n"
+  "  created                     the loop devices attach created\n"
   "  lvm/lvm.conf                use with LVM_SYSTEM_DIR=DIR/lvm\n"
   "  lvm/lvmlocal.conf           what lvm on this host needs besides\n"
   "  lvm/devices/system.devices  the farm's loops and nothing else\n"
@@ -64,6 +69,8 @@ static const char attach_usage[] =
   "\n"
   "  -s, --state DIR      state dir to use instead of the default\n"
   "      --only NAME,...  attach only these devices\n"
+  "      --new-loops      create a new loop device for each (detach deletes\n"
+  "                       them) instead of reusing free ones\n"
   "  -q, --quiet          no progress, summary or hint on stderr (the\n"
   "                       devices file path is still printed)\n"
   "  -h, --help           this text\n"
@@ -118,6 +125,7 @@ ff_cmd_attach(int argc, char **argv)
   static const struct option opts[] = {
     {"state", required_argument, NULL, 's'},
     {"only", required_argument, NULL, 'O'},
+    {"new-loops", no_argument, NULL, 'N'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -134,6 +142,9 @@ ff_cmd_attach(int argc, char **argv)
   size_t *todo = NULL, ntodo = 0, nattached = 0, nlive = 0, ndropped = 0;
   size_t nreused = 0;
   int quiet = 0, c, rc = 1, ctl = -1, lockfd = -1, loopsfd = -1;
+  int createdfd = -1, new_loops = 0;
+  char createdpath[PATH_MAX];
+  struct ff_loop_seen seen = {NULL, 0}, created = {NULL, 0};
   int failed = 0, caught_sigs = 0, fresh = 0;
   size_t ngone = 0;
   rlim_t hard_nofile = RLIM_INFINITY;
@@ -148,6 +159,9 @@ ff_cmd_attach(int argc, char **argv)
       break;
     case 'O':
       only = optarg;
+      break;
+    case 'N':
+      new_loops = 1;
       break;
     case 'q':
       quiet = 1;
@@ -244,7 +258,10 @@ ff_cmd_attach(int argc, char **argv)
             "fusefarm attach: warning: %zu more recorded loops are no "
             "longer attached: forgetting them\n",
             ngone - MAX_WARNINGS);
-  if (ndropped && fa_rewrite_records(state, &recs) < 0)
+  if (fa_read_created(state, &created) < 0)
+    goto fail;
+  if (ndropped && (fa_rewrite_records(state, &recs) < 0 ||
+                   fa_rewrite_created(state, &recs, &created) < 0))
     goto fail;
 
   /* The devices file must exist before any lvm call (an absent one makes
@@ -284,6 +301,18 @@ ff_cmd_attach(int argc, char **argv)
     ff_error("open %s: %m", loops);
     goto fail;
   }
+  /* Which loop devices exist before we ask for any: one that
+   * LOOP_CTL_GET_FREE hands back outside this set was created for us, and
+   * detach deletes it again. */
+  if (fa_join(createdpath, state, "created") < 0 ||
+      ff_loop_seen_load(&seen) < 0)
+    goto fail;
+  createdfd =
+    open(createdpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (createdfd < 0) {
+    ff_error("open %s: %m", createdpath);
+    goto fail;
+  }
   fa_progress_init(&prog, "attaching", ntodo, quiet);
   fa_signals_catch(&sigs);
   caught_sigs = 1;
@@ -299,7 +328,8 @@ ff_cmd_attach(int argc, char **argv)
       failed = 1;
       break;
     }
-    if (ff_loop_attach(ctl, path, lp) < 0) {
+    if ((new_loops ? ff_loop_attach_new(ctl, path, lp)
+                   : ff_loop_attach(ctl, path, lp)) < 0) {
       int e = errno;
 
       snprintf(why, sizeof why, "%s", ff_errmsg());
@@ -315,10 +345,21 @@ ff_cmd_attach(int argc, char **argv)
       failed = 1;
       break;
     }
-    if (fa_append_record(loopsfd, loops, lp->dev, d->name, lp->backing) < 0 ||
+    if ((!ff_loop_seen_has(&seen, lp->nr) &&
+         fa_append_created(createdfd, createdpath, lp->dev) < 0) ||
+        fa_append_record(loopsfd, loops, lp->dev, d->name, lp->backing) < 0 ||
         fa_records_add(&recs, lp->dev, d->name, lp->backing) < 0) {
       /* Recording failed: do not leave an unrecorded loop behind. */
-      ff_loop_detach(lp->dev, lp->backing);
+      if (ff_loop_detach(lp->dev, lp->backing) == FF_LOOP_OK &&
+          !ff_loop_seen_has(&seen, lp->nr))
+        ff_loop_remove(ctl, lp->nr);
+      failed = 1;
+      break;
+    }
+    if (!ff_loop_seen_has(&seen, lp->nr))
+      fa_journal("created", lp->dev, lp->backing);
+    /* bound now: it is not created again by a later GET_FREE */
+    if (ff_loop_seen_add(&seen, lp->nr) < 0) {
       failed = 1;
       break;
     }
@@ -396,6 +437,10 @@ out:
     fprintf(stderr, "fusefarm attach: warning: %s\n", ff_errmsg());
   if (loopsfd >= 0)
     close(loopsfd);
+  if (createdfd >= 0)
+    close(createdfd);
+  ff_loop_seen_free(&seen);
+  ff_loop_seen_free(&created);
   if (lockfd >= 0)
     close(lockfd);
   if (ctl >= 0)

@@ -47,6 +47,11 @@ static const char detach_usage[] =
   "fusefarm mount whose daemon is dead (Transport endpoint is not\n"
   "connected), MNT is unmounted as well.\n"
   "\n"
+  "A loop device that attach created (it did not exist before: the\n"
+  "kernel keeps every loop device ever made) is deleted once detached;\n"
+  "one attach reused stays, free, and one that someone else has taken or\n"
+  "opened again in between is left in place.\n"
+  "\n"
   "  -s, --state DIR   state dir to use instead of the default\n"
   "                    (" STATE_ROOT "/<MNT's real path with '/' as %2F>)\n"
   "  -q, --quiet       no progress or summary on stderr\n"
@@ -55,6 +60,42 @@ static const char detach_usage[] =
   "Exit status: 0 success, 1 runtime failure or busy loops, 2 bad usage.\n";
 
 /* ---- detach ----------------------------------------------------------- */
+
+/* Loop devices attach created, deleted once detached (ff_loop_remove). */
+struct removal {
+  struct ff_loop_seen created; /* STATE/created */
+  int ctl;                     /* /dev/loop-control, or -1 */
+  size_t nremoved, nleft;
+};
+
+/* Record r is detached (or was no longer attached): delete its loop
+ * device if attach created it.  One bound or opened again meanwhile is
+ * someone else's now: left in place, not an error. */
+static void
+remove_created(struct removal *rm, const struct record *r)
+{
+  int nr = ff_loop_number(r->dev);
+
+  if (!ff_loop_seen_has(&rm->created, nr))
+    return;
+  if (rm->ctl < 0) {
+    rm->nleft++;
+    return;
+  }
+  switch (ff_loop_remove(rm->ctl, nr)) {
+  case FF_LOOP_OK:
+    rm->nremoved++;
+    fa_journal("deleted", r->dev, r->backing);
+    break;
+  case FF_LOOP_UNBOUND:
+    fa_journal("deleted", r->dev, r->backing);
+    break;
+  default:
+    rm->nleft++;
+    fa_journal("left", r->dev, r->backing);
+    break;
+  }
+}
 
 /* Undo the octal escapes (\040 for a blank, ...) of a /proc mountinfo
  * field, in place. */
@@ -205,6 +246,7 @@ ff_cmd_detach(int argc, char **argv)
   const char *state_opt = NULL, *mnt;
   char mnt_real[PATH_MAX], state[PATH_MAX];
   struct records recs = {NULL, 0, 0};
+  struct removal rm = {{NULL, 0}, -1, 0, 0};
   struct progress prog;
   struct signals sigs;
   size_t ndetached = 0, ngone = 0, nother = 0, nbusy = 0, nerr = 0, done = 0;
@@ -259,7 +301,8 @@ ff_cmd_detach(int argc, char **argv)
     return 0;
   }
   lockfd = fa_lock_state(state);
-  if (lockfd < 0 || fa_read_records(state, &recs) < 0) {
+  if (lockfd < 0 || fa_read_records(state, &recs) < 0 ||
+      fa_read_created(state, &rm.created) < 0) {
     fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
     goto out;
   }
@@ -269,6 +312,14 @@ ff_cmd_detach(int argc, char **argv)
     goto out;
   }
 
+  if (rm.created.nbits) {
+    rm.ctl = ff_loop_control_open();
+    if (rm.ctl < 0)
+      fprintf(stderr,
+              "fusefarm detach: warning: %s: the loop devices attach "
+              "created stay in place\n",
+              ff_errmsg());
+  }
   fa_progress_init(&prog, "detaching", recs.n, quiet);
   fa_signals_catch(&sigs);
   for (size_t i = 0; i < recs.n && !fa_interrupted; i++) {
@@ -279,6 +330,7 @@ ff_cmd_detach(int argc, char **argv)
     case FF_LOOP_OK:
       ndetached++;
       r->keep = 0;
+      remove_created(&rm, r);
       break;
     case FF_LOOP_UNBOUND:
       /* Not an error (nothing of ours is left there), but not silent
@@ -289,6 +341,7 @@ ff_cmd_detach(int argc, char **argv)
                 "(detached by someone else): nothing to do\n",
                 r->name, r->dev);
       r->keep = 0;
+      remove_created(&rm, r);
       break;
     case FF_LOOP_OTHER:
       r->keep = 0;
@@ -331,6 +384,7 @@ ff_cmd_detach(int argc, char **argv)
       if (s == FF_LOOP_OK || s == FF_LOOP_UNBOUND) {
         ndetached++;
         recs.v[i].keep = 0;
+        remove_created(&rm, &recs.v[i]);
       } else if (s == FF_LOOP_OTHER) {
         recs.v[i].keep = 0;
         if (nother++ < MAX_WARNINGS)
@@ -350,6 +404,7 @@ ff_cmd_detach(int argc, char **argv)
   if (nbusy || nerr || done < recs.n) {
     /* Keep exactly the loops that may still be ours. */
     if (fa_rewrite_records(state, &recs) < 0 ||
+        fa_rewrite_created(state, &recs, &rm.created) < 0 ||
         fa_filter_lvm_config(state, &recs) < 0) {
       fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
       goto out;
@@ -366,6 +421,11 @@ ff_cmd_detach(int argc, char **argv)
               ngone == 1 ? "was" : "were");
     if (nother)
       fprintf(stderr, "; %zu reused by someone else were left alone", nother);
+    if (rm.nremoved || rm.nleft)
+      fprintf(stderr, "; deleted %zu loop device%s attach created",
+              rm.nremoved, rm.nremoved == 1 ? "" : "s");
+    if (rm.nleft)
+      fprintf(stderr, " (%zu in use again, left in place)", rm.nleft);
     fputc('\n', stderr);
   }
   if (fa_interrupted && done < recs.n)
@@ -410,6 +470,9 @@ ff_cmd_detach(int argc, char **argv)
     rc = 1;
   }
 out:
+  if (rm.ctl >= 0)
+    close(rm.ctl);
+  ff_loop_seen_free(&rm.created);
   if (lockfd >= 0)
     close(lockfd);
   free(busy);

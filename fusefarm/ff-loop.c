@@ -5,6 +5,7 @@
 #include "ff-loop.h"
 #include "ff-error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <sys/resource.h>
 #include <fcntl.h>
@@ -377,8 +378,23 @@ open_loop_node(int nr, const char *dev, int flags)
   }
 }
 
+static int attach_impl(int ctl, const char *path, int new_dev,
+                       struct ff_loop *out);
+
 int
 ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
+{
+  return attach_impl(ctl, path, 0, out);
+}
+
+int
+ff_loop_attach_new(int ctl, const char *path, struct ff_loop *out)
+{
+  return attach_impl(ctl, path, 1, out);
+}
+
+static int
+attach_impl(int ctl, const char *path, int new_dev, struct ff_loop *out)
 {
   struct loop_config cfg;
   struct stat st;
@@ -416,9 +432,10 @@ ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
   for (int tries = 0; tries < ATTACH_TRIES; tries++) {
     int nr, lfd;
 
-    nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+    nr = ioctl(ctl, new_dev ? LOOP_CTL_ADD : LOOP_CTL_GET_FREE, -1);
     if (nr < 0) {
-      ERR_KEEP("LOOP_CTL_GET_FREE on " LOOP_CONTROL ": %m");
+      ERR_KEEP("%s on " LOOP_CONTROL ": %m",
+               new_dev ? "LOOP_CTL_ADD" : "LOOP_CTL_GET_FREE");
       goto out;
     }
     snprintf(out->dev, sizeof out->dev, "/dev/loop%d", nr);
@@ -504,4 +521,102 @@ ff_loop_attach_file(const char *path, char *dev_out, size_t len)
   }
   free(lp);
   return r < 0 ? -1 : 0;
+}
+
+/* ---- which loop devices exist, and deleting the ones we made ---------- */
+
+int
+ff_loop_seen_add(struct ff_loop_seen *s, int nr)
+{
+  if (nr < 0)
+    return 0;
+  if ((size_t)nr >= s->nbits) {
+    size_t nb = s->nbits ? s->nbits : 1024;
+    unsigned char *b;
+
+    while (nb <= (size_t)nr)
+      nb *= 2;
+    b = realloc(s->bits, nb / 8);
+    if (!b)
+      return ff_error("out of memory");
+    memset(b + s->nbits / 8, 0, (nb - s->nbits) / 8);
+    s->bits = b;
+    s->nbits = nb;
+  }
+  s->bits[nr / 8] |= (unsigned char)(1u << (nr % 8));
+  return 0;
+}
+
+int
+ff_loop_seen_has(const struct ff_loop_seen *s, int nr)
+{
+  return nr >= 0 && (size_t)nr < s->nbits &&
+         (s->bits[nr / 8] & (1u << (nr % 8))) != 0;
+}
+
+void
+ff_loop_seen_free(struct ff_loop_seen *s)
+{
+  free(s->bits);
+  s->bits = NULL;
+  s->nbits = 0;
+}
+
+int
+ff_loop_seen_load(struct ff_loop_seen *s)
+{
+  DIR *d = opendir("/sys/block");
+  struct dirent *e;
+
+  s->bits = NULL;
+  s->nbits = 0;
+  if (!d)
+    return ff_error("open /sys/block: %m");
+  while ((e = readdir(d))) {
+    int nr = strncmp(e->d_name, "loop", 4) ? -1 : ff_loop_number(e->d_name);
+
+    if (nr >= 0 && ff_loop_seen_add(s, nr) < 0) {
+      closedir(d);
+      ff_loop_seen_free(s);
+      return -1;
+    }
+  }
+  closedir(d);
+  return 0;
+}
+
+int
+ff_loop_remove(int ctl, int nr)
+{
+  int own = -1, r = -1;
+
+  if (ctl < 0) {
+    own = ff_loop_control_open();
+    if (own < 0)
+      return -1;
+    ctl = own;
+  }
+  /* Right after a detach the kernel may still be releasing the device
+   * (a work queue): look a few times before calling it someone else's. */
+  for (int i = 0; i < 5; i++) {
+    if (ioctl(ctl, LOOP_CTL_REMOVE, nr) == 0) {
+      r = FF_LOOP_OK;
+      break;
+    }
+    if (errno == ENODEV || errno == ENXIO) {
+      r = FF_LOOP_UNBOUND;
+      break;
+    }
+    if (errno != EBUSY) {
+      ERR_KEEP("LOOP_CTL_REMOVE loop%d: %m", nr);
+      break;
+    }
+    r = FF_LOOP_BUSY;
+    sleep_ms(1);
+  }
+  if (r == FF_LOOP_BUSY)
+    ff_error("loop%d is in use again (someone else's now): left in place", nr);
+  if (own >= 0)
+    close(own);
+  return r;
 }

@@ -8,9 +8,13 @@
  *     63 bytes).
  *     It stays attached after the process exits.
  *   - Free loop devices are reused (LOOP_CTL_GET_FREE picks an unbound one
- *     before creating a new one): creating a loop device costs ~2 ms but
- *     deleting one ~47 ms (PLATFORM-NOTES.md), so nothing here ever
- *     deletes a loop device.
+ *     before creating a new one).  The kernel keeps every loop device ever
+ *     created, and old lvm walks /sys/dev/block/7:N/holders of each, so
+ *     `fusefarm detach` deletes (LOOP_CTL_REMOVE) the loop devices its
+ *     attach created, and only those: ff_loop_seen tells a created device
+ *     from a reused one (it did not exist when attach began), and
+ *     ff_loop_remove leaves a device alone that someone has bound or
+ *     opened again meanwhile (EBUSY).
  *   - A loop device is detached only after checking, while holding it
  *     open, that it still carries the file the caller attached: the
  *     machine is shared and a loop number we once used may since have
@@ -104,12 +108,41 @@ int ff_loop_control_open(void);
  * errno is the open's errno (ENOTCONN: the FUSE daemon is dead). */
 int ff_loop_attach(int ctl, const char *path, struct ff_loop *out);
 
+/* ff_loop_attach on a loop device created for it (LOOP_CTL_ADD of the
+ * lowest unused number) instead of a free one: for a caller that wants
+ * its loops to be new ones (`fusefarm attach --new-loops`). */
+int ff_loop_attach_new(int ctl, const char *path, struct ff_loop *out);
+
 /* ff_loop_attach with its own control fd, for callers that want only the
  * device name: writes "/dev/loopN" into dev_out (len >= FF_LOOP_DEV_LEN
  * is always enough).  Returns 0 or -1.  To detach it later, pass the
  * file's absolute path without symlinks as expected_backing (or use
  * ff_loop_attach, which returns the exact string). */
 int ff_loop_attach_file(const char *path, char *dev_out, size_t len);
+
+/* The loop devices that exist (/sys/block/loopN), as a set of numbers:
+ * loaded once before attaching, it tells a device LOOP_CTL_GET_FREE
+ * created (not in the set) from an existing unbound one it handed back.
+ * Owned by the struct; ff_loop_seen_free releases it. */
+struct ff_loop_seen {
+  unsigned char *bits;
+  size_t nbits;
+};
+
+/* Fill s with every loop device of /sys/block now.  0 or -1. */
+int ff_loop_seen_load(struct ff_loop_seen *s);
+/* 1 if nr is in s, else 0. */
+int ff_loop_seen_has(const struct ff_loop_seen *s, int nr);
+/* Add nr to s.  0 or -1 (out of memory). */
+int ff_loop_seen_add(struct ff_loop_seen *s, int nr);
+void ff_loop_seen_free(struct ff_loop_seen *s);
+
+/* Delete loop device nr (LOOP_CTL_REMOVE on ctl, or on a control fd of
+ * its own when ctl < 0).  Returns FF_LOOP_OK (deleted), FF_LOOP_UNBOUND
+ * (no such device: nothing to do), FF_LOOP_BUSY (bound or open again,
+ * someone else's now: left alone, not an error), or -1.  Call it only for
+ * a device this program created and has detached. */
+int ff_loop_remove(int ctl, int nr);
 
 /* Parse dev ("/dev/loopN" or "loopN") into N.  Returns N or -1. */
 int ff_loop_number(const char *dev);

@@ -15,15 +15,22 @@
  *   /run/lvm and /run/lock/lvm are bind mounts of its scratch directory,
  *   so pvscan --cache, hints, pvs_online and locks never touch the host's.
  *   The farm's FUSE mount lives in that namespace too.
+ * - Once the farm is attached, /dev in that namespace is a private one
+ *   (runner/ff-privdev.h): the basic nodes and the farm's devices only,
+ *   named as the PVs' metadata hints say.  lvm sees N disks and nothing
+ *   of the host's; it is unmounted while mount, attach and detach run.
  * - Every lvm command gets LVM_SYSTEM_DIR = the scratch etc/ directory,
- *   written by runner/ff-fence.h: lvm.conf has use_devicesfile = 1 and a
- *   devices file that names exactly the farm's loops and exists before
- *   the first call; with devices/use_devicesfile = 0 in the matrix (or an
- *   lvm without a devices file), a global_filter and filter accepting only
- *   those loops replace it.
+ *   written by runner/ff-fence.h with the configuration's fence: none
+ *   (the default, allowed only with the private /dev: lvm.conf holds the
+ *   scenario's settings alone), devicesfile (a devices file that names
+ *   exactly the farm's devices and exists before the first call; with
+ *   devices/use_devicesfile = 0, or an lvm without a devices file, the
+ *   filter form) or filter (a global_filter and filter accepting only
+ *   those devices).
  * - Teardown always runs (normal end, failure, SIGINT/SIGTERM): children
- *   are killed, the aio companion stopped, exactly the loops attach
- *   attached are detached, the farm is unmounted, scratch removed.
+ *   are killed, the aio companion stopped, the private /dev unmounted,
+ *   exactly the loops attach attached are detached (and the loop devices
+ *   it created deleted), the farm is unmounted, scratch removed.
  *
  * Threads: none; children are processes (ff-spawn.h), each waited for by
  * its own pid.  Event-style activation (ff-workload.c) keeps up to
@@ -37,10 +44,12 @@
 #include "ff-expect.h"
 #include "ff-fence.h"
 #include "ff-paths.h"
+#include "ff-privdev.h"
 #include "ff-report.h"
 #include "ff-runmanifest.h"
 #include "ff-scenario.h"
 #include "ff-sched.h"
+#include "ff-spec.h"
 #include "ff-util.h"
 #include "ff-workload.h"
 
@@ -82,6 +91,8 @@ struct farmview {
   uint32_t ndevs;
   char **names; /* [ndevs] */
   char **loops; /* [ndevs] loop device, NULL when not attached */
+  char **paths; /* [ndevs] the node lvm sees: in the private /dev, or the
+                   loop (NULL when not attached) */
   char **vg;    /* [ndevs] VG of a PV, NULL otherwise */
   uint32_t nvgs, nlvs;
   char *first_lv; /* "VG/LV" or NULL */
@@ -100,6 +111,13 @@ struct run {
   struct farmview fv;
   pid_t aio_pid;
   char lvm_version[128];
+  /* the private /dev (ff-privdev.h) */
+  enum ff_devnames devnames;
+  int privdev_up;          /* mounted over /dev now */
+  int privdev_failed;      /* could not be made: fence none is refused */
+  unsigned hint_fallbacks; /* hints outside /dev: named /dev/NAME */
+  struct ff_privdev_info pd;
+  char privdev_err[512];
 };
 
 static void say(struct run *r, const char *fmt, ...)
@@ -226,10 +244,13 @@ farmview_free(struct farmview *fv)
   for (uint32_t i = 0; i < fv->ndevs; i++) {
     free(fv->names[i]);
     free(fv->loops[i]);
+    if (fv->paths)
+      free(fv->paths[i]);
     free(fv->vg[i]);
   }
   free(fv->names);
   free(fv->loops);
+  free(fv->paths);
   free(fv->vg);
   free(fv->first_lv);
   memset(fv, 0, sizeof *fv);
@@ -248,7 +269,11 @@ read_farmview(struct run *r)
   if (ff_runmanifest_load(&m, path) < 0)
     return -1;
   r->fv.loops = calloc(m.ndevs + 1, sizeof *r->fv.loops);
-  if (!r->fv.loops) {
+  r->fv.paths = calloc(m.ndevs + 1, sizeof *r->fv.paths);
+  if (!r->fv.loops || !r->fv.paths) {
+    free(r->fv.loops);
+    free(r->fv.paths);
+    r->fv.loops = r->fv.paths = NULL;
     ff_runmanifest_release(&m);
     return ff_error("out of memory");
   }
@@ -272,12 +297,17 @@ read_farmview(struct run *r)
     for (uint32_t k = 0; k < r->fv.ndevs; k++)
       if (r->fv.names[k] && !strcmp(r->fv.names[k], name)) {
         free(r->fv.loops[k]);
+        free(r->fv.paths[k]);
         r->fv.loops[k] = strdup(dev);
+        r->fv.paths[k] = strdup(dev);
       }
   }
   fclose(f);
   return 0;
 }
+
+static void privdev_down(struct run *r);
+static int privdev_up(struct run *r);
 
 static void
 unmount_farm(struct run *r)
@@ -287,6 +317,7 @@ unmount_farm(struct run *r)
 
   if (!r->mounted)
     return;
+  privdev_down(r); /* detach names the loops of the host's /dev */
   run_wait(r, detach, NULL, NULL, 0);
   if (umount2(r->mnt, 0) < 0 && umount2(r->mnt, MNT_DETACH) < 0)
     fprintf(stderr, "fusefarm run: unmount %s: %m\n", r->mnt);
@@ -375,7 +406,219 @@ mount_farm(struct run *r, uint64_t devices)
     return -1;
   say(r, "farm: %u devices, %u VGs, %u LVs attached", r->fv.ndevs, r->fv.nvgs,
       r->fv.nlvs);
+  return privdev_up(r);
+}
+
+/* ---- the private /dev (runner/ff-privdev.h) ------------------------------
+ */
+
+static void
+privdev_down(struct run *r)
+{
+  if (!r->privdev_up)
+    return;
+  if (ff_privdev_umount() < 0)
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+  r->privdev_up = 0;
+  for (uint32_t k = 0; k < r->fv.ndevs; k++) {
+    free(r->fv.paths[k]);
+    r->fv.paths[k] = r->fv.loops[k] ? strdup(r->fv.loops[k]) : NULL;
+  }
+}
+
+/* Whether any configuration runs without a fence. */
+static int
+any_fence_none(const struct ff_scenario *sc)
+{
+  const struct ff_axis *ax = ff_scenario_axis(sc, "fusefarm/fence");
+
+  if (!ax)
+    return !strcmp(sc->fence, "none");
+  for (unsigned i = 0; i < ax->nvalues; i++)
+    if (!strcmp(ax->values[i].s, "none"))
+      return 1;
   return 0;
+}
+
+/* The spec's device_hint format ("/dev/%s"): the path the PVs' metadata
+ * names, which the farm-named nodes follow.  malloc'd, or NULL. */
+static char *
+spec_hint_format(struct run *r)
+{
+  struct ff_spec *sp =
+    r->sc->spec ? ff_spec_load_file(r->sc->spec)
+                : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
+  char *fmt = sp && sp->device_hint ? strdup(sp->device_hint) : NULL;
+
+  ff_spec_free(sp);
+  return fmt;
+}
+
+/* Cover /dev with the private one: the basic nodes and the attached
+ * farm's devices, named as the scenario says; fv.paths then name them.
+ * A failure is fatal only for a run that has a configuration without a
+ * fence (it would see the host's /dev); the others run on the host's
+ * /dev, fenced, and the run document says so. */
+static int
+privdev_make(struct run *r)
+{
+  struct ff_privdev_node *nodes;
+  char **paths, **links;
+  char *fmt = NULL;
+  size_t n = 0;
+  int rc = -1;
+
+  if (ff_devnames_parse(r->sc->dev_names, &r->devnames) < 0)
+    return ff_error("dev_names '%s': unknown", r->sc->dev_names);
+  nodes = calloc(r->fv.ndevs + 1, sizeof *nodes);
+  paths = calloc(r->fv.ndevs + 1, sizeof *paths);
+  links = calloc(r->fv.ndevs + 1, sizeof *links);
+  if (!nodes || !paths || !links) {
+    ff_error("out of memory");
+    goto out;
+  }
+  if (r->devnames == FF_DEVNAMES_FARM && !(fmt = spec_hint_format(r))) {
+    ff_error("the farm spec's device_hint: %s", ff_errmsg());
+    goto out;
+  }
+  r->hint_fallbacks = 0;
+  for (uint32_t k = 0; k < r->fv.ndevs; k++) {
+    char p[PATH_MAX];
+    int fallback;
+
+    if (!r->fv.loops[k])
+      continue;
+    if (ff_privdev_path(r->devnames, fmt, r->fv.names[k], r->fv.loops[k],
+                        (uint32_t)n, p, sizeof p, &fallback) < 0)
+      goto out;
+    r->hint_fallbacks += (unsigned)fallback;
+    paths[k] = strdup(p);
+    if (!paths[k]) {
+      ff_error("out of memory");
+      goto out;
+    }
+    if (r->devnames == FF_DEVNAMES_DISK) {
+      char l[PATH_MAX];
+
+      ff_pathf(l, sizeof l, "/dev/disk/by-id/scsi-0FUSEFARM_%s",
+               r->fv.names[k]);
+      if (!(links[k] = strdup(l))) {
+        ff_error("out of memory");
+        goto out;
+      }
+    }
+    nodes[n].path = paths[k];
+    nodes[n].loop = r->fv.loops[k];
+    nodes[n].link = links[k];
+    n++;
+  }
+  if (ff_privdev_mount(nodes, n, &r->pd) < 0)
+    goto out;
+  r->privdev_up = 1;
+  for (uint32_t k = 0; k < r->fv.ndevs; k++) {
+    free(r->fv.paths[k]);
+    r->fv.paths[k] = paths[k];
+    paths[k] = NULL;
+  }
+  rc = 0;
+out:
+  for (uint32_t k = 0; paths && links && k < r->fv.ndevs; k++) {
+    free(paths[k]);
+    free(links[k]);
+  }
+  free(paths);
+  free(links);
+  free(nodes);
+  free(fmt);
+  return rc;
+}
+
+static int
+privdev_up(struct run *r)
+{
+  r->privdev_failed = 0;
+  r->privdev_err[0] = '\0';
+  if (getenv("FUSEFARM_TEST_NO_PRIVATE_DEV"))
+    ff_error("FUSEFARM_TEST_NO_PRIVATE_DEV is set (a test of the refusal)");
+  else if (privdev_make(r) == 0) {
+    say(r, "private /dev: %zu farm devices named as '%s'%s, %u basic nodes",
+        r->pd.nnodes, ff_devnames_name(r->devnames),
+        r->hint_fallbacks ? " (hints outside /dev: /dev/NAME)" : "",
+        r->pd.nbasic);
+    return 0;
+  }
+  r->privdev_failed = 1;
+  ff_pathf(r->privdev_err, sizeof r->privdev_err, "%s", ff_errmsg());
+  if (any_fence_none(r->sc))
+    return ff_error("no private /dev (%s): refusing fence none, which "
+                    "would let lvm see the host's disks (set fence = "
+                    "\"devicesfile\" or \"filter\" to run on the host's "
+                    "/dev)",
+                    r->privdev_err);
+  say(r, "no private /dev (%s): lvm sees the host's /dev, fenced",
+      r->privdev_err);
+  return 0;
+}
+
+/* The run document's description of /dev for this configuration. */
+static json_t *
+dev_json(struct run *r)
+{
+  if (!r->privdev_up)
+    return json_pack("{s:b, s:s, s:s}", "private", 0, "naming", "loop",
+                     "error", r->privdev_err[0] ? r->privdev_err : "");
+  return json_pack("{s:b, s:s, s:I, s:I, s:I, s:b, s:b, s:I}", "private", 1,
+                   "naming", ff_devnames_name(r->devnames), "farm_nodes",
+                   (json_int_t)r->pd.nnodes, "basic_nodes",
+                   (json_int_t)r->pd.nbasic, "links", (json_int_t)r->pd.nlinks,
+                   "dm_control", r->pd.dm_control, "devpts", r->pd.devpts,
+                   "hint_fallbacks", (json_int_t)r->hint_fallbacks);
+}
+
+/* The report's notes on what /dev held and which fence ran: one line per
+ * run of configurations that had the same, "configs 1-3: ...". */
+static void
+dev_notes(json_t *configs, json_t *notes)
+{
+  size_t n = json_array_size(configs), first = 0;
+  char prev[512] = "", cur[512];
+
+  for (size_t i = 0; i <= n; i++) {
+    cur[0] = '\0';
+    if (i < n) {
+      json_t *c = json_array_get(configs, i), *d = json_object_get(c, "dev");
+      const char *fence = json_string_value(json_object_get(c, "fence"));
+
+      if (json_is_true(json_object_get(d, "private")))
+        ff_pathf(
+          cur, sizeof cur,
+          "/dev was private: %lld farm devices named as '%s'%s, %lld basic "
+          "nodes, nothing of the host's; fence %s",
+          (long long)json_integer_value(json_object_get(d, "farm_nodes")),
+          json_string_value(json_object_get(d, "naming")),
+          json_integer_value(json_object_get(d, "hint_fallbacks"))
+            ? " (hints outside /dev: /dev/NAME)"
+            : "",
+          (long long)json_integer_value(json_object_get(d, "basic_nodes")),
+          fence ? fence : "?");
+      else
+        ff_pathf(cur, sizeof cur,
+                 "/dev was the host's (no private /dev: %s); fence %s",
+                 json_string_value(json_object_get(d, "error")),
+                 fence ? fence : "?");
+    }
+    if (i > 0 && strcmp(cur, prev)) {
+      char line[640];
+
+      if (first + 1 == i)
+        ff_pathf(line, sizeof line, "config %zu: %s", first + 1, prev);
+      else
+        ff_pathf(line, sizeof line, "configs %zu-%zu: %s", first + 1, i, prev);
+      json_array_append_new(notes, json_string(line));
+      first = i;
+    }
+    memcpy(prev, cur, sizeof prev);
+  }
 }
 
 /* Write path to the daemon's profile control file. */
@@ -455,8 +698,8 @@ aio_companion(struct run *r, long want, unsigned inflight)
     for (;;)
       pause();
   for (uint32_t i = 0; i < r->fv.ndevs; i++)
-    if (r->fv.loops[i] &&
-        (fds[nfd] = open(r->fv.loops[i], O_RDONLY | O_DIRECT)) >= 0)
+    if (r->fv.paths[i] &&
+        (fds[nfd] = open(r->fv.paths[i], O_RDONLY | O_DIRECT)) >= 0)
       nfd++;
   if (!nfd)
     for (;;)
@@ -532,6 +775,7 @@ struct config {
   int aio;
   unsigned aio_inflight;
   uint64_t devices;
+  const char *fence; /* "none", "devicesfile", "filter" */
   char label[1024];
 };
 
@@ -546,6 +790,7 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   c->aio = 0;
   c->aio_inflight = sc->aio_inflight;
   c->devices = sc->devices;
+  c->fence = sc->fence;
   for (unsigned a = 0; a < sc->naxes; a++) {
     const struct ff_axis *ax = &sc->axes[a];
     const struct ff_sval *v = &ax->values[c->idx[a]];
@@ -558,8 +803,31 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->aio_inflight = (unsigned)v->i;
     else if (!strcmp(ax->key, "fusefarm/devices"))
       c->devices = (uint64_t)v->i;
+    else if (!strcmp(ax->key, "fusefarm/fence"))
+      c->fence = v->s;
   }
   ff_config_label(sc, c->idx, c->label, sizeof c->label);
+}
+
+/* The devices file attach wrote names the loops of the host's /dev: name
+ * each as lvm sees it now (its node in the private /dev), in the devices
+ * file's DEVNAME and in a filter alike. */
+static int
+fence_devnames(struct run *r, struct ff_fence_devlist *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    for (uint32_t k = 0; k < r->fv.ndevs; k++)
+      if (r->fv.loops[k] && r->fv.paths[k] && l->v[i].devname &&
+          !strcmp(l->v[i].devname, r->fv.loops[k])) {
+        char *p = strdup(r->fv.paths[k]);
+
+        if (!p)
+          return ff_error("out of memory");
+        free((char *)l->v[i].devname);
+        l->v[i].devname = p;
+        break;
+      }
+  return 0;
 }
 
 /* LVM_SYSTEM_DIR of configuration c (runner/ff-fence.h): the fence, the
@@ -581,8 +849,14 @@ write_lvm_conf(struct run *r, const struct config *c)
   ff_pathf(version, sizeof version, "LVM version: %s", r->lvm_version);
   if (ff_lvm_caps_parse(version, &f.caps) < 0)
     return -1;
+  if (ff_fence_mode_parse(c->fence, &f.mode) < 0)
+    return -1;
+  if (f.mode == FF_FENCE_MODE_NONE && !r->privdev_up)
+    return ff_error("fence none without a private /dev: refused (lvm would "
+                    "see the host's disks)");
   ff_pathf(path, sizeof path, "%s/lvm/devices/system.devices", r->state);
   if (ff_fence_read_devices(path, &loops) < 0 ||
+      fence_devnames(r, &loops) < 0 ||
       ff_fence_scenario_settings(r->sc, c->index, &set, &nset) < 0)
     goto out;
   ff_pathf(title, sizeof title, "scenario %s, configuration %llu", r->sc->name,
@@ -660,7 +934,7 @@ run_workload(struct run *r, const struct ff_workload *w, json_t *wls)
     .outdir = r->outdir,
     .ndevs = r->fv.ndevs,
     .names = r->fv.names,
-    .paths = r->fv.loops,
+    .paths = r->fv.paths,
     .vgs = r->fv.vg,
     .first_lv = r->fv.first_lv,
     .no_dm = 1,
@@ -829,12 +1103,15 @@ run_scenario(struct run *r, json_t *doc)
       "spec", sc->spec ? sc->spec : "<built-in>", "devices", (int)r->fv.ndevs,
       "vgs", (int)r->fv.nvgs, "lvs", (int)r->fv.nlvs, "profile", profile,
       "aio_contention", c.aio, "workloads", wls);
+    json_object_set_new(cj, "fence", json_string(c.fence));
+    json_object_set_new(cj, "dev", dev_json(r));
     json_array_append_new(configs, cj);
     for (unsigned w = 0; w < sc->nworkloads && !rc; w++)
       rc = run_workload(r, &sc->workloads[w], wls);
     aio_stop(r);
   }
   free(c.idx);
+  dev_notes(configs, notes);
   return rc;
 }
 
@@ -882,9 +1159,11 @@ static const char run_usage[] =
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
   "the farm, then for every configuration of the matrix time each workload\n"
-  "with real lvm commands, fenced off the host's disks (private lvm.conf, a\n"
-  "devices file naming only the farm's loops, private /run/lvm).  Prints a\n"
-  "table and its verdict (docs/report.md).\n"
+  "with real lvm commands, kept off the host's disks: a private /dev that\n"
+  "holds the farm's devices only (named as their PV metadata says), a\n"
+  "private lvm.conf and /run/lvm, and the scenario's fence (default none;\n"
+  "devicesfile or filter).  Prints a table and its verdict\n"
+  "(docs/report.md).\n"
   "\n"
   "Every output goes into one run directory, named at the start and the\n"
   "end: ./fusefarm-run-NAME-YYYYmmdd-HHMMSS/ (a new one, never an existing\n"

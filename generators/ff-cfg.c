@@ -103,7 +103,8 @@ static const char *const profile_keys[] = {"name",  "seed",   "rotational",
 static const char *const scenario_keys[] = {
   "name",           "description", "spec", "farm",   "devices",
   "profile",        "latency",     "lvm",  "matrix", "workloads",
-  "aio_contention", "attach",      NULL};
+  "aio_contention", "attach",      "fence", "dev_names",
+  NULL};
 
 static const enum ff_cfg_kind cfg_kinds[] = {FF_CFG_SPEC, FF_CFG_PROFILE,
                                              FF_CFG_SCENARIO};

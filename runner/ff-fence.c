@@ -216,12 +216,41 @@ find_setting(const struct ff_fence *f, const char *key)
   return NULL;
 }
 
+/* ---- the fence mode ----------------------------------------------------- */
+
+int
+ff_fence_mode_parse(const char *s, enum ff_fence_mode *out)
+{
+  if (!strcmp(s, "none"))
+    *out = FF_FENCE_MODE_NONE;
+  else if (!strcmp(s, "devicesfile"))
+    *out = FF_FENCE_MODE_DEVICESFILE;
+  else if (!strcmp(s, "filter"))
+    *out = FF_FENCE_MODE_FILTER;
+  else
+    return ff_error("unknown fence '%s' (expected none, devicesfile or "
+                    "filter)",
+                    s);
+  return 0;
+}
+
+/* No fence at all: lvm.conf without a devices file or filter. */
+static int
+fence_none(const struct ff_fence *f)
+{
+  return f->mode == FF_FENCE_MODE_NONE;
+}
+
 int
 ff_fence_uses_filter(const struct ff_fence *f)
 {
   const struct ff_fence_setting *s =
     find_setting(f, "devices/use_devicesfile");
 
+  if (fence_none(f))
+    return 0;
+  if (f->mode == FF_FENCE_MODE_FILTER)
+    return 1;
   return !f->caps.has_devicesfile ||
          (s && s->type == FF_FENCE_INT && s->i == 0);
 }
@@ -320,7 +349,7 @@ add_settings(struct ff_sb *sb, const struct ff_fence *f, const char *sec,
     const struct ff_fence_setting *s = &f->settings[i];
 
     if (strncmp(s->key, sec, n) || s->key[n] != '/' || is_runner_key(s->key) ||
-        !strcmp(s->key, "devices/use_devicesfile"))
+        (!fence_none(f) && !strcmp(s->key, "devices/use_devicesfile")))
       continue;
     ff_sb_addf(sb, "\t%s = ", s->key + n + 1);
     add_value(sb, s);
@@ -376,7 +405,9 @@ ff_fence_lvm_conf(const struct ff_fence *f)
     ff_sb_addf(&sb, "# %s\n", f->title);
 
   ff_sb_add(&sb, "devices {\n");
-  if (!filter) {
+  if (fence_none(f)) {
+    /* the scenario's settings alone (use_devicesfile included) */
+  } else if (!filter) {
     ff_sb_add(&sb, "\tuse_devicesfile = 1\n\tdevicesfile = "
                    "\"system.devices\"\n");
   } else {
@@ -456,8 +487,8 @@ ff_fence_lvmlocal_conf(const struct ff_fence *f)
                  "would.\n");
   ff_sb_add(&sb, "devices {\n");
   add_defaults(&sb, f, devices);
-  if (f->caps.has_hints)
-    add_defaults(&sb, f, hints);
+  if (f->caps.has_hints && !fence_none(f))
+    add_defaults(&sb, f, hints); /* fence none: lvm's own hints, as shipped */
   ff_sb_add(&sb, "}\nactivation {\n");
   add_defaults(&sb, f, activation);
   ff_sb_add(&sb, "}\nglobal {\n");

@@ -76,8 +76,25 @@ struct ff_fence_dev {
   const char *pvid;    /* 32 characters, or NULL / "": unknown */
 };
 
+/* Which fence: AUTO (0) is the devices file where the build has one and
+ * the settings do not turn it off, else the filter.  NONE writes neither:
+ * lvm.conf holds the scenario's settings alone, as the reporter's own
+ * would; only a caller whose lvm sees nothing but farm devices (the
+ * runner's private /dev, ff-privdev.h) may ask for it.  DEVICESFILE is
+ * AUTO; FILTER is the filter form whatever the build has. */
+enum ff_fence_mode {
+  FF_FENCE_AUTO = 0,
+  FF_FENCE_MODE_NONE,
+  FF_FENCE_MODE_DEVICESFILE,
+  FF_FENCE_MODE_FILTER,
+};
+
+/* "none", "devicesfile", "filter" -> *out; 0 or -1. */
+int ff_fence_mode_parse(const char *s, enum ff_fence_mode *out);
+
 struct ff_fence {
   struct ff_lvm_caps caps;
+  enum ff_fence_mode mode;
   /* Devices lvm may see.  restrict_devices = 0: no restriction at all
    * (a guest, whose every disk is the farm's): no devices file is
    * needed, and the filter form accepts everything. */

@@ -103,11 +103,12 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       strcmp(ax->key, "fusefarm/profile") &&
       strcmp(ax->key, "fusefarm/aio_contention") &&
       strcmp(ax->key, "fusefarm/aio_inflight") &&
-      strcmp(ax->key, "fusefarm/devices"))
+      strcmp(ax->key, "fusefarm/devices") && strcmp(ax->key, "fusefarm/fence"))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
                       "unknown runner setting '%s' (expected "
                       "fusefarm/profile, fusefarm/aio_contention, "
-                      "fusefarm/aio_inflight or fusefarm/devices)",
+                      "fusefarm/aio_inflight, fusefarm/devices or "
+                      "fusefarm/fence)",
                       ax->key);
   vals = config_setting_get_member(g, "values");
   ff_cfg_join(kp, sizeof kp, path, "values");
@@ -155,10 +156,14 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         (!strcmp(ax->key, "fusefarm/devices") && (v->is_str || v->i < 1)) ||
         (!strcmp(ax->key, "fusefarm/aio_inflight") &&
          (v->is_str || v->i < 0 || v->i > 65536)) ||
-        (!strcmp(ax->key, "fusefarm/profile") && !v->is_str))
+        (!strcmp(ax->key, "fusefarm/profile") && !v->is_str) ||
+        (!strcmp(ax->key, "fusefarm/fence") &&
+         (!v->is_str || !ff_scenario_fence_valid(v->s))))
       return ff_cfg_err(
         file, e, kp, "value %u does not fit %s (expected %s)", i, ax->key,
-        !strcmp(ax->key, "fusefarm/profile")   ? "a profile path or \"ideal\""
+        !strcmp(ax->key, "fusefarm/fence")
+          ? "\"none\", \"devicesfile\" or \"filter\""
+        : !strcmp(ax->key, "fusefarm/profile") ? "a profile path or \"ideal\""
         : !strcmp(ax->key, "fusefarm/devices") ? "a device count >= 1"
         : !strcmp(ax->key, "fusefarm/aio_inflight") ? "a read count 0..65536"
                                                     : "0 or 1");
@@ -245,13 +250,48 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
   return 0;
 }
 
+/* fence (default "none") and dev_names (default "farm"): what lvm sees
+ * and how it is kept off the host's disks (ff-privdev.h, ff-fence.h). */
+static int
+parse_dev_keys(const char *file, const config_setting_t *root,
+               struct ff_scenario *sc)
+{
+  if (ff_cfg_str(file, root, "", "fence", &sc->fence) < 0 ||
+      ff_cfg_str(file, root, "", "dev_names", &sc->dev_names) < 0)
+    return -1;
+  if (!sc->fence && !(sc->fence = strdup("none")))
+    return ff_error("out of memory");
+  if (!sc->dev_names && !(sc->dev_names = strdup("farm")))
+    return ff_error("out of memory");
+  if (!ff_scenario_fence_valid(sc->fence))
+    return ff_cfg_err(file, config_setting_get_member(root, "fence"), "fence",
+                      "unknown fence '%s' (expected \"none\": the private "
+                      "/dev alone, \"devicesfile\" or \"filter\")",
+                      sc->fence);
+  if (strcmp(sc->dev_names, "farm") && strcmp(sc->dev_names, "loop") &&
+      strcmp(sc->dev_names, "disk"))
+    return ff_cfg_err(file, config_setting_get_member(root, "dev_names"),
+                      "dev_names",
+                      "unknown naming '%s' (expected \"farm\": as the "
+                      "PVs' device hints say, \"loop\" or \"disk\")",
+                      sc->dev_names);
+  return 0;
+}
+
+int
+ff_scenario_fence_valid(const char *s)
+{
+  return s && (!strcmp(s, "none") || !strcmp(s, "devicesfile") ||
+               !strcmp(s, "filter"));
+}
+
 static struct ff_scenario *
 parse_root(const char *file, const config_setting_t *root, const char *basedir)
 {
   static const char *const keys[] = {
-    "name",           "description", "spec", "farm",   "devices",
-    "profile",        "latency",     "lvm",  "matrix", "workloads",
-    "aio_contention", "attach",      NULL};
+    "name",           "description", "spec",  "farm",      "devices",
+    "profile",        "latency",     "lvm",   "matrix",    "workloads",
+    "aio_contention", "attach",      "fence", "dev_names", NULL};
   struct ff_scenario *sc = calloc(1, sizeof *sc);
   const config_setting_t *m, *w, *aio;
   char *s = NULL;
@@ -299,6 +339,8 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
                sc->attach);
     goto fail;
   }
+  if (parse_dev_keys(file, root, sc) < 0)
+    goto fail;
   if (ff_cfg_str(file, root, "", "profile", &s) < 0)
     goto fail;
   if (s) {
@@ -508,6 +550,8 @@ ff_scenario_free(struct ff_scenario *sc)
   free(sc->spec);
   free(sc->farm);
   free(sc->attach);
+  free(sc->fence);
+  free(sc->dev_names);
   free(sc->profile);
   free(sc->lvm);
   free(sc);

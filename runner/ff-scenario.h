@@ -49,8 +49,9 @@ struct ff_sval {
  * ...), or the runner's own: fusefarm/profile (a profile path or
  * "ideal"), fusefarm/aio_contention (0 or 1), fusefarm/aio_inflight (the
  * companion's reads in flight), fusefarm/devices (scale the
- * farm to this many devices). devices/use_devicesfile = 0 replaces the
- * devices file by a global_filter that accepts only the farm's loops. */
+ * farm to this many devices), fusefarm/fence ("none", "devicesfile",
+ * "filter").  devices/use_devicesfile = 0 replaces the devices file by a
+ * global_filter that accepts only the farm's devices. */
 struct ff_axis {
   char *key;
   unsigned nvalues;
@@ -71,6 +72,10 @@ struct ff_scenario {
   double aio_share;      /* fusefarm/aio_contention: share of the free
                             aio-max-nr the companion reserves (0.98) */
   unsigned aio_inflight; /* reads it keeps in flight (32) */
+  char *fence;           /* "none" (default: the private /dev alone),
+                            "devicesfile" or "filter"; fusefarm/fence overrides */
+  char *dev_names;       /* the farm's nodes in the private /dev: "farm"
+                            (default: as the PVs' hints say), "loop", "disk" */
   unsigned naxes;
   struct ff_axis *axes;
   unsigned nworkloads;
@@ -93,6 +98,9 @@ uint64_t ff_scenario_nconfigs(const struct ff_scenario *sc);
  * axis varies slowest).  idx has naxes entries. */
 void ff_scenario_config(const struct ff_scenario *sc, uint64_t k,
                         unsigned *idx);
+
+/* 1 if s is a fence the runner knows: none, devicesfile, filter. */
+int ff_scenario_fence_valid(const char *s);
 
 /* The axis named key, or NULL. */
 const struct ff_axis *ff_scenario_axis(const struct ff_scenario *sc,

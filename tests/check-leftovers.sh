@@ -14,6 +14,13 @@
 #           process a test starts inherits it, daemons included), whose
 #           command line names the scope, or whose working directory is
 #           under it
+#   created a loop device that `fusefarm attach` created for a backing
+#           file under the scope (its FUSEFARM_LOOP_JOURNAL says so) and
+#           that still exists, unbound, after the pass: detach deletes the
+#           loop devices attach created, so the kernel's loop devices stay
+#           as the pass found them.  run.sh sets FUSEFARM_LOOP_JOURNAL for
+#           the tests; without it this kind is not checked.  Loop devices
+#           others created are never looked at
 #   state   a fusefarm attach state dir under the scope (a "loops" file
 #           beside an "lvm" directory: attach ran and detach did not), or
 #           a /run/fusefarm/* state dir named after a mount point under
@@ -150,6 +157,30 @@ def scan():
         items[f"loop {dev} {f}"] = {
             "kind": "loop", "what": f"/dev/{dev} -> {f}", "ours": under(back),
             "undo": f"losetup -d /dev/{dev}"}
+
+    # Loop devices a pass's attach created and detach has not deleted
+    # (nor found someone else's since: "left").
+    journal = os.environ.get("FUSEFARM_LOOP_JOURNAL", "")
+    created = {}
+    for line in (read(journal) or "").splitlines() if journal else []:
+        what, _, rest = line.partition(" ")
+        dev, _, back = rest.partition(" ")
+        if what == "created" and under(back):
+            created[dev] = back
+        elif what in ("deleted", "left"):
+            created.pop(dev, None)
+    for dev, back in created.items():
+        name = os.path.basename(dev)
+        if not os.path.exists(f"/sys/block/{name}"):
+            continue
+        if read(f"/sys/block/{name}/loop/backing_file") is not None:
+            continue  # bound: the loop check above judges it
+        items[f"created {dev} {back}"] = {
+            "kind": "created", "ours": True,
+            "what": f"{dev} (attach created it for {back}; still there, unbound)",
+            "undo": "python3 -c \"import fcntl, os; fcntl.ioctl(os.open("
+                    f"'/dev/loop-control', os.O_RDWR), 0x4C81, {name[4:]})\""
+                    "  # LOOP_CTL_REMOVE"}
 
     mounts = set()
     for line in (read("/proc/self/mountinfo") or "").splitlines():

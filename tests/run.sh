@@ -28,6 +28,9 @@ scripts/deps.sh || exit 1
 scope=$(mktemp -d "${TMPDIR:-/tmp}/ff-ci.XXXXXX") || exit 1
 export FF_LEFTOVER_SCOPE=$scope
 export FF_LEFTOVER_TAG=${scope##*/}
+# attach journals the loop devices it creates: check-leftovers fails a pass
+# that leaves one of them behind (detach deletes them).
+export FUSEFARM_LOOP_JOURNAL=$scope/loop-journal
 
 summary=()
 failed=0

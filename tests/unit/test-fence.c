@@ -285,6 +285,79 @@ test_filter_form(void **state)
   ff_scenario_free(sc);
 }
 
+/* The fence modes: none writes neither a devices file setting nor a
+ * filter (the scenario's own settings, devices/filter included, pass
+ * through; lvm's own hints); filter gives the filter form even on a
+ * build with a devices file; devicesfile is the default form. */
+static void
+test_fence_modes(void **state)
+{
+  static const struct ff_fence_dev devs[] = {{"/dev/pv0001", NULL, NULL}};
+  static const char *const flt[] = {"a|.*|"};
+  struct ff_fence_setting own[] = {
+    {.key = "devices/filter", .type = FF_FENCE_LIST, .list = flt, .nlist = 1},
+    {.key = "devices/use_devicesfile", .type = FF_FENCE_INT, .i = 0},
+  };
+  struct ff_fence f = {0};
+  enum ff_fence_mode m;
+  char *t, *local;
+
+  (void)state;
+  assert_ok(ff_fence_mode_parse("none", &m));
+  assert_int_equal(m, FF_FENCE_MODE_NONE);
+  assert_ok(ff_fence_mode_parse("filter", &m));
+  assert_int_equal(m, FF_FENCE_MODE_FILTER);
+  assert_ok(ff_fence_mode_parse("devicesfile", &m));
+  assert_int_equal(m, FF_FENCE_MODE_DEVICESFILE);
+  assert_int_equal(ff_fence_mode_parse("udev", &m), -1);
+  assert_non_null(strstr(ff_errmsg(), "unknown fence 'udev'"));
+
+  ff_lvm_caps_for(2, 3, 16, &f.caps);
+  f.restrict_devices = 1;
+  f.devs = devs;
+  f.ndevs = 1;
+
+  f.mode = FF_FENCE_MODE_NONE;
+  t = ff_fence_lvm_conf(&f);
+  local = ff_fence_lvmlocal_conf(&f);
+  assert_nonnull_err(t);
+  assert_nonnull_err(local);
+  assert_false(ff_fence_uses_filter(&f));
+  assert_null(strstr(t, "devicesfile"));
+  assert_null(strstr(t, "filter"));
+  assert_null(strstr(local, "hints"));
+  free(t);
+  free(local);
+  f.settings = own;
+  f.nsettings = 2;
+  t = ff_fence_lvm_conf(&f);
+  assert_nonnull_err(t);
+  assert_non_null(strstr(t, "\tfilter = [ \"a|.*|\" ]\n"));
+  assert_non_null(strstr(t, "\tuse_devicesfile = 0\n"));
+  assert_null(strstr(t, "global_filter"));
+  free(t);
+  f.settings = NULL;
+  f.nsettings = 0;
+
+  f.mode = FF_FENCE_MODE_FILTER;
+  t = ff_fence_lvm_conf(&f);
+  local = ff_fence_lvmlocal_conf(&f);
+  assert_nonnull_err(t);
+  assert_true(ff_fence_uses_filter(&f));
+  assert_non_null(
+    strstr(t, "\tglobal_filter = [ \"a|^/dev/pv0001$|\", \"r|.*|\" ]\n"));
+  assert_non_null(strstr(local, "hints = \"none\""));
+  free(t);
+  free(local);
+
+  f.mode = FF_FENCE_MODE_DEVICESFILE;
+  t = ff_fence_lvm_conf(&f);
+  assert_nonnull_err(t);
+  assert_non_null(strstr(t, "\tuse_devicesfile = 1\n"));
+  assert_null(strstr(t, "filter"));
+  free(t);
+}
+
 static void
 test_version_parse(void **state)
 {
@@ -373,6 +446,7 @@ main(void)
     cmocka_unit_test(test_escaping),
     cmocka_unit_test(test_bad_settings),
     cmocka_unit_test(test_filter_form),
+    cmocka_unit_test(test_fence_modes),
     cmocka_unit_test(test_version_parse),
     cmocka_unit_test(test_devices_file_round_trip),
   };

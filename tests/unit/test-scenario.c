@@ -55,6 +55,9 @@ test_builtin_and_matrix(void **state)
   assert_non_null(ff_scenario_axis(sc, "global/use_aio"));
   assert_null(ff_scenario_axis(sc, "global/nope"));
   assert_string_equal(sc->lvm, "lvm");
+  /* no fence beyond the runner's private /dev, named as the hints say */
+  assert_string_equal(sc->fence, "none");
+  assert_string_equal(sc->dev_names, "farm");
   assert_int_equal(sc->workloads[0].type, FF_W_PVS);
   assert_int_equal(sc->workloads[0].repeat, 3);
   assert_int_equal(sc->workloads[2].type, FF_W_EVENT_ACTIVATION);
@@ -106,6 +109,14 @@ static const struct {
   {"workloads = ({ type = \"fsck\"; });", "workloads.[0].type",
    "unknown workload 'fsck'"},
   {"workloads = ({ });", "workloads.[0].type", "missing"},
+  {"fence = \"lvmetad\"; workloads = ({ type = \"pvs\"; });", "t:1: fence",
+   "unknown fence 'lvmetad'"},
+  {"fence = 0; workloads = ({ type = \"pvs\"; });", "t:1: fence", "string"},
+  {"dev_names = \"nvme\"; workloads = ({ type = \"pvs\"; });",
+   "t:1: dev_names", "unknown naming 'nvme'"},
+  {"matrix = ({ key = \"fusefarm/fence\"; values = [\"udev\"]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "matrix.[0].values", "does not fit fusefarm/fence"},
   {"workloads = ({ type = \"pvs\"; repeat = 0; });", "workloads.[0].repeat",
    "out of range"},
   {"workloads = ({ type = \"pvs\"; concurrency = 4; });",
@@ -158,6 +169,29 @@ static const struct {
 };
 
 static void
+test_fence_keys(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "fence = \"filter\"; dev_names = \"disk\";\n"
+    "matrix = ({ key = \"fusefarm/fence\";\n"
+    "            values = [\"none\", \"devicesfile\", \"filter\"]; });\n"
+    "workloads = ({ type = \"pvs\"; });",
+    "t", "/b");
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_string_equal(sc->fence, "filter");
+  assert_string_equal(sc->dev_names, "disk");
+  assert_int_equal(ff_scenario_nconfigs(sc), 3);
+  assert_string_equal(ff_scenario_axis(sc, "fusefarm/fence")->values[1].s,
+                      "devicesfile");
+  assert_true(ff_scenario_fence_valid("none"));
+  assert_false(ff_scenario_fence_valid("None"));
+  assert_false(ff_scenario_fence_valid(NULL));
+  ff_scenario_free(sc);
+}
+
+static void
 test_bad(void **state)
 {
   (void)state;
@@ -203,6 +237,7 @@ main(void)
     cmocka_unit_test(test_shipped),
     cmocka_unit_test(test_builtin_and_matrix),
     cmocka_unit_test(test_paths_and_values),
+    cmocka_unit_test(test_fence_keys),
     cmocka_unit_test(test_bad),
   };
 
