@@ -97,19 +97,28 @@ ff_first_line(const char *path, char *buf, size_t len)
   free(s);
 }
 
-/* One of lvm's warnings, not what made the command fail. */
+/* One of lvm's warnings or notices, not what made the command fail:
+ * warnings, unknown or deprecated settings, leaked fds, and the notices
+ * devices-file and hint code print on their way ("Devices file /dev/x is
+ * excluded: ...", "PVID ... last written to ...", "VG x not using quick
+ * activation", also as pvscan[PID] says it). */
 static int
 lvm_warning(const char *line, size_t n)
 {
-  static const char *const pfx[] = {
-    "WARNING:",         "Configuration setting \"",
-    "File descriptor ", "Please remove the lvm.conf",
-    "DEPRECATED",       NULL};
+  static const char *const pfx[] = {"WARNING:",
+                                    "Configuration setting \"",
+                                    "File descriptor ",
+                                    "Please remove the lvm.conf",
+                                    "DEPRECATED",
+                                    "Devices file ",
+                                    "PVID ",
+                                    NULL};
+  static const char quick[] = " not using quick activation";
 
   for (int i = 0; pfx[i]; i++)
     if (n >= strlen(pfx[i]) && !strncmp(line, pfx[i], strlen(pfx[i])))
       return 1;
-  return 0;
+  return memmem(line, n, quick, strlen(quick)) != NULL;
 }
 
 void

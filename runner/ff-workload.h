@@ -111,7 +111,9 @@ const char *ff_event_command(int d, int no_dm);
 /* The line of an lvm command's stderr text that says what failed, into
  * buf: the first line that is not one of lvm's warnings (`WARNING: ...`,
  * `Configuration setting "..." unknown.`, `File descriptor ... leaked`,
- * deprecation notices), leading blanks dropped; the first line when all
+ * deprecation notices, the devices-file and hint notices `Devices file
+ * ... is excluded ...`, `PVID ... last written to ...`, `VG ... not using
+ * quick activation`), leading blanks dropped; the first line when all
  * are warnings; "(no message)" for an empty text. */
 void ff_lvm_error_line(const char *text, char *buf, size_t len);
 

@@ -561,6 +561,12 @@ test_error_line(void **state)
     {"  WARNING: only a warning\n", "WARNING: only a warning"},
     {"", "(no message)"},
     {"\n\n  io_setup failed\n", "io_setup failed"},
+    {"  WARNING: Activation disabled. No device-mapper interaction will be "
+     "attempted.\n  Devices file /dev/loop383 is excluded: device is an md "
+     "component.\n  PVID x1 last written to /dev/sd0002\n  pvscan[12] VG "
+     "vg0002 "
+     "not using quick activation.\n  Volume group \"ffnovg\" not found\n",
+     "Volume group \"ffnovg\" not found"},
   };
   char buf[256];
 
