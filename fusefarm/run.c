@@ -1031,7 +1031,8 @@ static const char run_usage[] =
   "made.  SCENARIO is a file; a bare NAME that is no file here is the\n"
   "installed configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides\n"
   "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
-  "Exit status: 0 success, 1 runtime failure, 2 bad usage or input.\n";
+  "Exit status: 0 success, 1 runtime failure (also: a timed lvm command\n"
+  "failed; the last line names which), 2 bad usage or input.\n";
 
 /* --out DIR given: refuse, before anything runs, one that is not a
  * directory or not empty (a run directory holds one run).  Returns 0, or
