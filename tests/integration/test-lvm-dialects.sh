@@ -199,7 +199,7 @@ for m in re.finditer(r'"a\|\^(/dev/[^$]*)\$\|"', gf.group(1) if gf else ""):
     farm.add(os.path.realpath(m.group(1).replace("\\\\", "")))
 if len(farm) != n:
     bad.append(f"{len(farm)} farm devices in the fence, expected {n}")
-opened, seen = {}, 0
+opened, seen, farm_opened = {}, 0, set()
 for f in os.listdir(f"{d}/strace"):
     for line in open(f"{d}/strace/{f}", errors="replace"):
         m = re.search(r'open(?:at)?\((?:AT_FDCWD, |\d+, )?"(/dev/[^"]*)"', line)
@@ -213,11 +213,14 @@ for f in os.listdir(f"{d}/strace"):
             continue
         if stat.S_ISBLK(st.st_mode) and p not in farm:
             opened.setdefault(p, f)
+        elif p in farm:
+            farm_opened.add(p)
 if opened:
     bad.append(f"lvm opened {len(opened)} block devices outside the farm: "
                + ", ".join(f"{p} ({f})" for p, f in sorted(opened.items())[:10]))
-if not seen:
-    bad.append("strace saw no /dev open at all: the trace is not working")
+if not seen or len(farm_opened) != n:
+    bad.append(f"the traces show {len(farm_opened)} of {n} farm devices opened: "
+               "the trace is not working")
 if os.path.realpath(hostloop) in opened:
     bad.append("lvm opened the foreign PV")
 for b in bad[:20]:
