@@ -158,14 +158,18 @@ else:
                 bad.append(f"command: {ev['command']}")
         acts = ev["activations"]
         vgs = sorted(a["vg"] for a in acts)
-        if len(vgs) != c["farm"]["vgs"] or len(set(vgs)) != len(vgs):
+        # Every VG activated; once, but with lvmetad: 2.02 has no
+        # vgs_online guard, so every pvscan that finds its VG complete in
+        # lvmetad activates it (again).
+        if len(set(vgs)) != c["farm"]["vgs"] or (dialect != "lvmetad" and len(set(vgs)) != len(vgs)):
             bad.append(f"{len(vgs)} activations for {c['farm']['vgs']} VGs: {vgs}")
         if any(a["exit"] for a in acts):
             bad.append("an activation failed")
         if len(ev["devices"]) != n:
             bad.append(f"{len(ev['devices'])} device records of {n}")
         print(f"  {version} {dialect}: event activation median {ev['median']:.3f} s, "
-              f"direct {wl['direct-activation']['median']:.3f} s, {n} devices, {len(vgs)} VGs")
+              f"direct {wl['direct-activation']['median']:.3f} s, {n} devices, "
+              f"{len(set(vgs))} VGs activated ({len(vgs)} activations)")
 if wl.get("direct-activation") is None or wl.get("pvs") is None:
     bad.append("direct-activation or pvs missing")
 # Settings this build does not know: left out, and said so.
