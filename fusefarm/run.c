@@ -632,12 +632,6 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   ff_config_label(sc, c->idx, c->label, sizeof c->label);
 }
 
-/* LVM_SYSTEM_DIR of configuration c (runner/ff-fence.h): the fence, the
- * matrix's lvm settings, and the loops of the devices file attach wrote
- * (with their backing files and PVIDs); it exists before the first lvm
- * call of every configuration.  The same lvm.conf text as the guest's of
- * `fusefarm vm` for this configuration (in the filter form, where the
- * loops are named in lvm.conf, all but the filter lines). */
 /* Append text to notes unless an equal note is there already. */
 static void
 note_once(json_t *notes, const char *text)
@@ -653,6 +647,12 @@ note_once(json_t *notes, const char *text)
   json_array_append_new(notes, json_string(text));
 }
 
+/* LVM_SYSTEM_DIR of configuration c (runner/ff-fence.h): the fence, the
+ * matrix's lvm settings, and the loops of the devices file attach wrote
+ * (with their backing files and PVIDs); it exists before the first lvm
+ * call of every configuration.  The same lvm.conf text as the guest's of
+ * `fusefarm vm` for this configuration (in the filter form, where the
+ * loops are named in lvm.conf, all but the filter lines). */
 static int
 write_lvm_conf(struct run *r, const struct config *c, json_t *notes)
 {
@@ -932,7 +932,10 @@ run_scenario(struct run *r, json_t *doc)
       json_decref(wls);
       break;
     }
+    /* A build that needs lvmetad and cannot start one stops the run here
+     * (2.02 would quietly scan without it, in another dialect). */
     if (set_profile(r, profile) < 0 || write_lvm_conf(r, &c, notes) < 0 ||
+        (r->dialect == FF_DIALECT_LVMETAD && lvmetad_start(r) < 0) ||
         (c.aio && aio_start(r, c.aio_inflight) < 0)) {
       rc = -1;
       json_decref(settings);
@@ -1386,7 +1389,7 @@ cleanup:
   }
   /* A timed lvm command that failed makes the run a failure: its numbers
    * time an error path, not the work asked for. */
-  if (!rc && r.failed) {
+  if (r.failed) {
     fprintf(stderr, "fusefarm run: %lld lvm command%s failed: %s\n", r.failed,
             r.failed == 1 ? "" : "s",
             ff_sb_failed(&r.failures) || !r.failures.buf ? "(out of memory)"

@@ -271,6 +271,19 @@ for b in $builds; do
     find "$dir/strace" -type f -delete # the next run's commands trace here
   done
   fail_check "$s/b$i-0"
+  if [[ $version == 2.02.* ]]; then
+    # use_lvmetad = 1 and no lvmetad beside the lvm: the run stops with a
+    # clear error instead of running 2.02 without it (another dialect).
+    dir=$s/b$i-nolvmetad rc=0
+    mkdir -p "$dir"
+    wrapper "$dir" "$b"
+    rm -f "$dir/lvmetad"
+    sed "s|$s/b$i-0/|$dir/|g" "$s/b$i-0/dialect.conf" | sed 's/values = \[0\]/values = [1]/' >"$dir/dialect.conf"
+    "$bin" run "$dir/dialect.conf" --lvm "$dir/lvm" --out "$dir/run" --no-svg \
+      --quiet >/dev/null 2>"$dir/run.err" || rc=$?
+    ((rc == 1)) && grep -q "uses lvmetad, but $dir/lvmetad" "$dir/run.err" ||
+      ff_die "2.02 with use_lvmetad=1 and no lvmetad: exit $rc: $(cat "$dir/run.err")"
+  fi
 done
 ((failed == 0)) || ff_die "a build ran out of its dialect or off the fence (above)"
 echo "PASS: every lvm build ran its own dialect, activated every VG, opened only farm devices"
