@@ -118,6 +118,13 @@ struct run {
   unsigned hint_fallbacks; /* hints outside /dev: named /dev/NAME */
   struct ff_privdev_info pd;
   char privdev_err[512];
+  /* The lvm build's dialect in the current configuration (ff-fence.h);
+   * with FF_DIALECT_LVMETAD the runner's own lvmetad serves it. */
+  enum ff_lvm_dialect dialect;
+  struct ff_proc lvmetad;
+  /* Failed timed lvm commands so far, and the summary line's text. */
+  long long failed;
+  struct ff_sb failures;
 };
 
 static void say(struct run *r, const char *fmt, ...)
@@ -765,6 +772,70 @@ aio_stop(struct run *r)
   r->aio_pid = 0;
 }
 
+/* ---- lvmetad (2.02.x with global/use_lvmetad = 1) ------------------------
+ *
+ * What lvm2-lvmetad.service ran (lvmetad -f), with its socket and pid file
+ * in the private /run/lvm, where the lvm commands of the namespace look
+ * for it.  Each repetition starts cold (wenv_cold empties /run/lvm), so it
+ * is restarted then: an empty cache, as at boot.  Stopped (killed and
+ * reaped) at the end of each configuration and in every teardown path.
+ */
+
+#define LVMETAD_SOCKET "/run/lvm/lvmetad.socket"
+
+static void
+lvmetad_stop(struct run *r)
+{
+  if (!r->lvmetad.pid)
+    return; /* none of ours runs (never touch a host lvmetad's socket) */
+  ff_proc_kill(&r->lvmetad);
+  unlink(LVMETAD_SOCKET);
+}
+
+static int
+lvmetad_start(struct run *r)
+{
+  char bin[PATH_MAX + 16];
+  const char *lvm = r->sc->lvm, *slash = strrchr(lvm, '/');
+  const char *argv[] = {
+    bin, "-f", "-s", LVMETAD_SOCKET, "-p", "/run/lvm/lvmetad.pid", NULL};
+  char err[PATH_MAX + 32];
+  const char *env[LVM_ENV_LEN];
+  struct ff_spawn o = {.argv = argv, .err = err, .env = env};
+  struct stat st;
+
+  lvmetad_stop(r);
+  lvm_env(r, env);
+  if (slash)
+    ff_pathf(bin, sizeof bin, "%.*s/lvmetad", (int)(slash - lvm), lvm);
+  else
+    ff_pathf(bin, sizeof bin, "lvmetad");
+  if (slash && access(bin, X_OK) < 0)
+    return ff_error("global/use_lvmetad = 1: lvm %s uses lvmetad, but %s: "
+                    "%m (an lvm2 build with --enable-lvmetad has it)",
+                    r->lvm_version, bin);
+  ff_pathf(err, sizeof err, "%s/lvmetad.err", r->scratch);
+  if (ff_proc_start(&r->lvmetad, &o) < 0)
+    return -1;
+  /* Ready when its socket exists; give up when it exits, or after 30 s. */
+  for (int i = 0; i < 3000; i++) {
+    int done = ff_proc_try(&r->lvmetad);
+
+    if (stat(LVMETAD_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode))
+      return 0;
+    if (done != 0) {
+      char msg[512];
+
+      ff_first_line(err, msg, sizeof msg);
+      return ff_error("%s exited (status %d) before making %s: %s", bin,
+                      r->lvmetad.status, LVMETAD_SOCKET, msg);
+    }
+    usleep(10000);
+  }
+  lvmetad_stop(r);
+  return ff_error("%s made no %s in 30 s", bin, LVMETAD_SOCKET);
+}
+
 /* ---- configurations ------------------------------------------------------
  */
 
@@ -830,6 +901,21 @@ fence_devnames(struct run *r, struct ff_fence_devlist *l)
   return 0;
 }
 
+/* Append text to notes unless an equal note is there already. */
+static void
+note_once(json_t *notes, const char *text)
+{
+  size_t i;
+  json_t *n;
+
+  json_array_foreach(notes, i, n)
+  {
+    if (!strcmp(json_string_value(n), text))
+      return;
+  }
+  json_array_append_new(notes, json_string(text));
+}
+
 /* LVM_SYSTEM_DIR of configuration c (runner/ff-fence.h): the fence, the
  * matrix's lvm settings, and the loops of the devices file attach wrote
  * (with their backing files and PVIDs); it exists before the first lvm
@@ -837,12 +923,13 @@ fence_devnames(struct run *r, struct ff_fence_devlist *l)
  * `fusefarm vm` for this configuration (in the filter form, where the
  * loops are named in lvm.conf, all but the filter lines). */
 static int
-write_lvm_conf(struct run *r, const struct config *c)
+write_lvm_conf(struct run *r, const struct config *c, json_t *notes)
 {
   struct ff_fence_devlist loops = {NULL, 0};
   struct ff_fence_setting *set = NULL;
   struct ff_fence f = {0};
   char path[PATH_MAX + 64], version[192], title[512];
+  char *left = NULL;
   size_t nset;
   int rc = -1;
 
@@ -868,7 +955,26 @@ write_lvm_conf(struct run *r, const struct config *c)
   f.nsettings = nset;
   f.title = title;
   rc = ff_fence_write(r->etc, &f);
+  r->dialect = ff_fence_dialect(&f);
+  left = rc == 0 ? ff_fence_left_out(&f) : NULL;
+  if (rc == 0 && !left)
+    rc = -1;
+  if (left && left[0]) {
+    char note[2048];
+
+    ff_pathf(note, sizeof note,
+             "lvm %s does not know these settings; they were left out of its "
+             "lvm.conf: %s",
+             r->lvm_version, left);
+    note_once(notes, note);
+    say(r, "  %s", note);
+  }
+  if (rc == 0 && ff_fence_uses_filter(&f))
+    note_once(notes, "fence: a global_filter and filter accepting only the "
+                     "farm's devices (this lvm has no devices file, or the "
+                     "configuration turned it off)");
 out:
+  free(left);
   free(set);
   ff_fence_devlist_free(&loops);
   return rc;
@@ -883,8 +989,13 @@ wenv_cold(void *ctx)
 {
   struct run *r = ctx;
 
+  lvmetad_stop(r);
   ff_empty_dir(r->rundir);
   control(r, "reset");
+  /* A fresh lvmetad: an empty cache, as at boot.  If it cannot start, the
+   * pvscans fail and say so. */
+  if (r->dialect == FF_DIALECT_LVMETAD && lvmetad_start(r) < 0)
+    say(r, "  lvmetad: %s", ff_errmsg());
 }
 
 static void
@@ -925,7 +1036,8 @@ from_text(char *text, const char *what)
 /* Run workload w and append its entry to wls (a workload interrupted
  * before its first run is left out). */
 static int
-run_workload(struct run *r, const struct ff_workload *w, json_t *wls)
+run_workload(struct run *r, const struct config *c,
+             const struct ff_workload *w, json_t *wls)
 {
   const char *env[LVM_ENV_LEN];
   const struct ff_wenv e = {
@@ -938,6 +1050,7 @@ run_workload(struct run *r, const struct ff_workload *w, json_t *wls)
     .vgs = r->fv.vg,
     .first_lv = r->fv.first_lv,
     .no_dm = 1,
+    .dialect = r->dialect,
     .stop = &stop_requested,
     .cold = wenv_cold,
     .reads = wenv_reads,
@@ -954,6 +1067,17 @@ run_workload(struct run *r, const struct ff_workload *w, json_t *wls)
     return -1;
   lvm_env(r, env);
   rc = ff_workload_run(&e, w, res);
+  {
+    const char *msg;
+    long long nf = ff_wresult_failed(res, &msg);
+
+    if (nf > 0) {
+      r->failed += nf;
+      ff_sb_addf(&r->failures, "%sconfig %llu (%s) %s: %lld failed (%s)",
+                 r->failures.len ? "; " : "", (unsigned long long)c->index + 1,
+                 c->label, w->name, nf, msg[0] ? msg : "(no message)");
+    }
+  }
   if (ff_wresult_nruns(res)) {
     wl = from_text(ff_wresult_json_text(res), "workload result");
     if (!wl || json_array_append_new(wls, wl) < 0)
@@ -1083,7 +1207,10 @@ run_scenario(struct run *r, json_t *doc)
       json_decref(wls);
       break;
     }
-    if (set_profile(r, profile) < 0 || write_lvm_conf(r, &c) < 0 ||
+    /* A build that needs lvmetad and cannot start one stops the run here
+     * (2.02 would quietly scan without it, in another dialect). */
+    if (set_profile(r, profile) < 0 || write_lvm_conf(r, &c, notes) < 0 ||
+        (r->dialect == FF_DIALECT_LVMETAD && lvmetad_start(r) < 0) ||
         (c.aio && aio_start(r, c.aio_inflight) < 0)) {
       rc = -1;
       json_decref(settings);
@@ -1106,9 +1233,27 @@ run_scenario(struct run *r, json_t *doc)
     json_object_set_new(cj, "fence", json_string(c.fence));
     json_object_set_new(cj, "dev", dev_json(r));
     json_array_append_new(configs, cj);
-    for (unsigned w = 0; w < sc->nworkloads && !rc; w++)
-      rc = run_workload(r, &sc->workloads[w], wls);
+    for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
+      const struct ff_workload *wk = &sc->workloads[w];
+
+      if (wk->type == FF_W_EVENT_ACTIVATION && r->dialect == FF_DIALECT_NONE) {
+        char note[1024];
+
+        ff_pathf(note, sizeof note,
+                 "config %llu (%s), %s: not applicable, left out: lvm %s "
+                 "with use_lvmetad=0 ran no pvscan from udev (its boot "
+                 "activation was vgchange -aay, lvm2-activation.service: "
+                 "the direct-activation workload); global/use_lvmetad=1 "
+                 "runs it with lvmetad",
+                 (unsigned long long)k + 1, c.label, wk->name, r->lvm_version);
+        json_array_append_new(notes, json_string(note));
+        say(r, "  %s", note);
+        continue;
+      }
+      rc = run_workload(r, &c, wk, wls);
+    }
     aio_stop(r);
+    lvmetad_stop(r);
   }
   free(c.idx);
   dev_notes(configs, notes);
@@ -1194,9 +1339,10 @@ static const char run_usage[] =
   "made.  SCENARIO is a file; a bare NAME that is no file here is the\n"
   "installed configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides\n"
   "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
-  "Exit status: 0 success, 1 runtime failure, 2 bad usage or input\n"
-  "(checked before anything runs, EXPR included); with --expect: 0 holds,\n"
-  "1 fails, 125 could not judge (any runtime failure), 2 bad input.\n";
+  "Exit status: 0 success, 1 runtime failure (also: a timed lvm command\n"
+  "failed; the last line names which), 2 bad usage or input (checked\n"
+  "before anything runs, EXPR included); with --expect: 0 holds, 1 fails,\n"
+  "125 could not judge (any runtime failure), 2 bad input.\n";
 
 /* --out DIR given: refuse, before anything runs, one that is not a
  * directory or not empty (a run directory holds one run).  Returns 0, or
@@ -1566,6 +1712,7 @@ ff_cmd_run(int argc, char **argv)
 
 cleanup:
   aio_stop(&r);
+  lvmetad_stop(&r);
   unmount_farm(&r);
   farmview_free(&r.fv);
   if (doc) {
@@ -1600,6 +1747,16 @@ cleanup:
     }
     json_decref(doc);
   }
+  /* A timed lvm command that failed makes the run a failure: its numbers
+   * time an error path, not the work asked for. */
+  if (r.failed) {
+    fprintf(stderr, "fusefarm run: %lld lvm command%s failed: %s\n", r.failed,
+            r.failed == 1 ? "" : "s",
+            ff_sb_failed(&r.failures) || !r.failures.buf ? "(out of memory)"
+                                                         : r.failures.buf);
+    rc = 1;
+  }
+  ff_sb_release(&r.failures);
   if (out_dir[0]) {
     char files[2048];
 

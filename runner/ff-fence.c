@@ -16,14 +16,19 @@
  *            (never ask dmeventd to watch farm LVs)
  *   global   locking_dir = "/run/lock/lvm" (a private bind mount),
  *            use_lvmlockd = 0, use_lvmpolld = 0, notify_dbus = 0 (never
- *            talk to the host's daemons), event_activation = 1
+ *            talk to the host's daemons), event_activation = 1 (2.03.01+),
+ *            use_lvmetad = 0 (2.02.x: no lvmetad unless the scenario
+ *            asks for one)
  *   backup   backup = 0, archive = 0, their dirs under /run/lvm (a private
  *            bind mount of the caller's scratch dir): nothing is written
  *            under /etc/lvm
  *   log      verbose = 0, syslog = 0, command_names = 0
  * A setting of the scenario configuration replaces the lvmlocal.conf
  * default of the same key (the default is left out); the keys that hold
- * the fence itself cannot be set.
+ * the fence itself cannot be set.  A key the lvm build does not know
+ * (lvm_keys[] below: introduced later, or removed) is written in neither
+ * file (2.02 prints 'Configuration setting "..." unknown.' for each), and
+ * ff_fence_left_out() names the scenario's ones for the report.
  */
 #include "ff-fence.h"
 
@@ -64,7 +69,130 @@ ff_lvm_caps_for(unsigned major, unsigned minor, unsigned patch,
   caps->minor = minor;
   caps->patch = patch;
   caps->has_devicesfile = version_ge(caps, 2, 3, 12);
-  caps->has_hints = version_ge(caps, 2, 3, 5);
+  caps->has_hints = version_ge(caps, 2, 3, 2);
+}
+
+unsigned
+ff_lvm_caps_version(const struct ff_lvm_caps *caps)
+{
+  return FF_LVM_V(caps->major, caps->minor, caps->patch);
+}
+
+/* ---- dialects ------------------------------------------------------------
+ *
+ * What each lvm2 version's own udev rule and systemd units ran when a PV
+ * appeared (lvm2 tree, per release tag):
+ *   2.02.x        udev/69-dm-lvm-metad.rules.in: with lvmetad, SYSTEMD_WANTS
+ *                 lvm2-pvscan@$major:$minor.service; scripts/
+ *                 lvm2_pvscan_systemd_red_hat@.service.in: ExecStart=lvm
+ *                 pvscan --cache --activate ay %i, beside
+ *                 lvm2_lvmetad_systemd_red_hat.service.in: ExecStart=lvmetad
+ *                 -f.  Without lvmetad the rule runs no pvscan and boot
+ *                 activation is lvm2-activation*.service: vgchange -aay.
+ *   2.03.00-13    69-dm-lvm-metad.rules.in (lvmetad gone): the same
+ *                 lvm2-pvscan@ unit (scripts/lvm2-pvscan.service.in from
+ *                 2.03.02): pvscan --cache --activate ay %i, which
+ *                 activates the VG it completes itself.
+ *   2.03.14       udev/69-dm-lvm.rules.in: IMPORT{program}=lvm pvscan
+ *                 --cache --listvg --checkcomplete --vgonline --udevoutput
+ *                 DEVNAME; a complete VG gets systemd-run lvm vgchange -aay
+ *                 --nohints VG.
+ *   2.03.15+      the same with --autoactivation event on both commands
+ *                 (tools/args.h has autoactivation_ARG from 2.03.15).
+ */
+static const struct {
+  unsigned from; /* first version of the range */
+  enum ff_lvm_dialect d;
+} dialects[] = {
+  {FF_LVM_V(2, 3, 15), FF_DIALECT_EVENT},
+  {FF_LVM_V(2, 3, 14), FF_DIALECT_EVENT_2_03_14},
+  {FF_LVM_V(2, 3, 0), FF_DIALECT_PVSCAN_AY},
+  {0, FF_DIALECT_LVMETAD}, /* 2.02.x: FF_DIALECT_NONE without lvmetad */
+};
+
+const char *
+ff_lvm_dialect_name(enum ff_lvm_dialect d)
+{
+  switch (d) {
+  case FF_DIALECT_EVENT:
+    return "event";
+  case FF_DIALECT_EVENT_2_03_14:
+    return "event-2.03.14";
+  case FF_DIALECT_PVSCAN_AY:
+    return "pvscan-activate";
+  case FF_DIALECT_LVMETAD:
+    return "lvmetad";
+  case FF_DIALECT_NONE:
+    return "none";
+  }
+  return "?";
+}
+
+enum ff_lvm_dialect
+ff_lvm_dialect_for(const struct ff_lvm_caps *caps, int use_lvmetad)
+{
+  unsigned v = ff_lvm_caps_version(caps);
+  size_t i = 0;
+
+  while (v < dialects[i].from)
+    i++;
+  if (dialects[i].d == FF_DIALECT_LVMETAD && !use_lvmetad)
+    return FF_DIALECT_NONE;
+  return dialects[i].d;
+}
+
+/* lvm.conf keys by the version that introduced them and the one that
+ * removed them (0: still there), from lib/config/config_settings.h of
+ * each tag (its vsn() and deprecated-since fields): the keys the fence
+ * writes itself and those configs/scenarios set.  A key not listed is
+ * assumed known. */
+static const struct {
+  const char *key;
+  unsigned since, removed;
+  const char *why_since, *why_removed;
+} lvm_keys[] = {
+  {"devices/obtain_device_list_from_udev", FF_LVM_V(2, 2, 85), 0,
+   "since 2.02.85", NULL},
+  {"devices/global_filter", FF_LVM_V(2, 2, 98), 0, "since 2.02.98", NULL},
+  {"devices/hints", FF_LVM_V(2, 3, 2), 0, "since 2.03.02", NULL},
+  {"devices/use_devicesfile", FF_LVM_V(2, 3, 12), 0, "since 2.03.12", NULL},
+  {"devices/devicesfile", FF_LVM_V(2, 3, 12), 0, "since 2.03.12", NULL},
+  {"devices/search_for_devnames", FF_LVM_V(2, 3, 12), 0, "since 2.03.12",
+   NULL},
+  {"activation/udev_sync", FF_LVM_V(2, 2, 51), 0, "since 2.02.51", NULL},
+  {"activation/udev_rules", FF_LVM_V(2, 2, 57), 0, "since 2.02.57", NULL},
+  {"activation/monitoring", FF_LVM_V(2, 2, 63), 0, "since 2.02.63", NULL},
+  {"global/use_lvmetad", FF_LVM_V(2, 2, 93), FF_LVM_V(2, 3, 0),
+   "since 2.02.93", "removed in 2.03.00"},
+  {"global/use_lvmpolld", FF_LVM_V(2, 2, 120), 0, "since 2.02.120", NULL},
+  {"global/use_lvmlockd", FF_LVM_V(2, 2, 124), 0, "since 2.02.124", NULL},
+  {"global/notify_dbus", FF_LVM_V(2, 2, 145), 0, "since 2.02.145", NULL},
+  {"global/use_aio", FF_LVM_V(2, 2, 183), 0, "since 2.02.183", NULL},
+  {"global/event_activation", FF_LVM_V(2, 3, 1), 0, "since 2.03.01", NULL},
+};
+
+int
+ff_lvm_key_known(const struct ff_lvm_caps *caps, const char *key,
+                 const char **why)
+{
+  unsigned v = ff_lvm_caps_version(caps);
+
+  for (size_t i = 0; i < sizeof lvm_keys / sizeof *lvm_keys; i++) {
+    if (strcmp(lvm_keys[i].key, key))
+      continue;
+    if (v < lvm_keys[i].since) {
+      if (why)
+        *why = lvm_keys[i].why_since;
+      return 0;
+    }
+    if (lvm_keys[i].removed && v >= lvm_keys[i].removed) {
+      if (why)
+        *why = lvm_keys[i].why_removed;
+      return 0;
+    }
+    return 1;
+  }
+  return 1;
 }
 
 int
@@ -255,6 +383,47 @@ ff_fence_uses_filter(const struct ff_fence *f)
          (s && s->type == FF_FENCE_INT && s->i == 0);
 }
 
+enum ff_lvm_dialect
+ff_fence_dialect(const struct ff_fence *f)
+{
+  const struct ff_fence_setting *s = find_setting(f, "global/use_lvmetad");
+
+  return ff_lvm_dialect_for(&f->caps,
+                            s && s->type == FF_FENCE_INT && s->i != 0);
+}
+
+/* A scenario setting that lvm.conf holds: not the runner's, not the
+ * fence's switch, and known to the build. */
+static int
+written(const struct ff_fence *f, const struct ff_fence_setting *s)
+{
+  return !is_runner_key(s->key) &&
+         (fence_none(f) || strcmp(s->key, "devices/use_devicesfile") != 0) &&
+         ff_lvm_key_known(&f->caps, s->key, NULL);
+}
+
+char *
+ff_fence_left_out(const struct ff_fence *f)
+{
+  struct ff_sb sb = FF_SB_INIT;
+
+  ff_sb_add(&sb, "");
+  for (size_t i = 0; i < f->nsettings; i++) {
+    const char *why = NULL;
+
+    if (is_runner_key(f->settings[i].key) ||
+        ff_lvm_key_known(&f->caps, f->settings[i].key, &why))
+      continue;
+    ff_sb_addf(&sb, "%s%s (%s)", sb.len ? ", " : "", f->settings[i].key, why);
+  }
+  if (ff_sb_failed(&sb)) {
+    ff_sb_release(&sb);
+    ff_error("out of memory");
+    return NULL;
+  }
+  return ff_sb_detach(&sb, NULL);
+}
+
 /* ---- text ------------------------------------------------------------- */
 
 /* An lvm.conf string: backslash and double quote escaped. */
@@ -336,7 +505,8 @@ add_defaults(struct ff_sb *sb, const struct ff_fence *f,
              const struct def *defs)
 {
   for (; defs->key; defs++)
-    if (!find_setting(f, defs->key))
+    if (!find_setting(f, defs->key) &&
+        ff_lvm_key_known(&f->caps, defs->key, NULL))
       ff_sb_addf(sb, "\t%s = %s\n", strchr(defs->key, '/') + 1, defs->text);
 }
 
@@ -348,8 +518,7 @@ add_settings(struct ff_sb *sb, const struct ff_fence *f, const char *sec,
   for (size_t i = 0; i < f->nsettings; i++) {
     const struct ff_fence_setting *s = &f->settings[i];
 
-    if (strncmp(s->key, sec, n) || s->key[n] != '/' || is_runner_key(s->key) ||
-        (!fence_none(f) && !strcmp(s->key, "devices/use_devicesfile")))
+    if (strncmp(s->key, sec, n) || s->key[n] != '/' || !written(f, s))
       continue;
     ff_sb_addf(sb, "\t%s = ", s->key + n + 1);
     add_value(sb, s);
@@ -425,10 +594,11 @@ ff_fence_lvm_conf(const struct ff_fence *f)
   for (size_t i = 0; i < f->nsettings; i++) {
     const char *key = f->settings[i].key;
     size_t n = (size_t)(strchr(key, '/') - key);
-    int seen = is_runner_key(key) || is_fence_section(key, n);
+    int seen = !written(f, &f->settings[i]) || is_fence_section(key, n);
 
     for (size_t j = 0; !seen && j < i; j++)
-      seen = !strncmp(f->settings[j].key, key, n + 1);
+      seen = written(f, &f->settings[j]) &&
+             !strncmp(f->settings[j].key, key, n + 1);
     if (seen)
       continue;
     ff_sb_addf(&sb, "%.*s {\n", (int)n, key);
@@ -461,6 +631,7 @@ ff_fence_lvmlocal_conf(const struct ff_fence *f)
     {"global/notify_dbus", "0"},
     {NULL, NULL}};
   static const struct def evact[] = {{"global/event_activation", "1"},
+                                     {"global/use_lvmetad", "0"},
                                      {NULL, NULL}};
   static const struct def backup[] = {
     {"backup/backup", "0"},
@@ -493,8 +664,7 @@ ff_fence_lvmlocal_conf(const struct ff_fence *f)
   add_defaults(&sb, f, activation);
   ff_sb_add(&sb, "}\nglobal {\n");
   add_defaults(&sb, f, global);
-  if (version_ge(&f->caps, 2, 3, 5))
-    add_defaults(&sb, f, evact);
+  add_defaults(&sb, f, evact);
   ff_sb_add(&sb, "}\nbackup {\n");
   add_defaults(&sb, f, backup);
   ff_sb_add(&sb, "}\nlog {\n");

@@ -41,6 +41,54 @@ struct ff_lvm_caps {
   int has_hints;                /* devices/hints (>= 2.03.02) */
 };
 
+/* An lvm version as one number, for comparisons: FF_LVM_V(2, 3, 12). */
+#define FF_LVM_V(a, b, c) ((a)*1000000u + (b)*1000u + (c))
+
+/* caps' version as FF_LVM_V() gives it. */
+unsigned ff_lvm_caps_version(const struct ff_lvm_caps *caps);
+
+/* How a build's own udev rule and systemd units ran event activation at
+ * boot (the runner's event-activation workload runs it the same way;
+ * the table is in ff-fence.c, with what each version's files ran). */
+enum ff_lvm_dialect {
+  /* 2.03.15+: 69-dm-lvm.rules runs `pvscan --cache --listvg
+   * --checkcomplete --vgonline --autoactivation event --udevoutput DEV`
+   * per device, then `vgchange -aay --autoactivation event VG` per
+   * complete VG (systemd-run).  0: the default of a zeroed ff_wenv. */
+  FF_DIALECT_EVENT = 0,
+  /* 2.03.14: the same rule without --autoactivation (first version of
+   * 69-dm-lvm.rules); the VG's command is `vgchange -aay --nohints VG`. */
+  FF_DIALECT_EVENT_2_03_14,
+  /* 2.03.00-2.03.13: 69-dm-lvm-metad.rules wants
+   * lvm2-pvscan@MAJ:MIN.service, which runs `pvscan --cache --activate ay
+   * MAJ:MIN`; that pvscan activates the VG itself when it completes it. */
+  FF_DIALECT_PVSCAN_AY,
+  /* 2.02.x with global/use_lvmetad = 1: lvm2-lvmetad.service runs
+   * `lvmetad -f`, lvm2-pvscan@MAJ:MIN.service `pvscan --cache --activate
+   * ay MAJ:MIN` (the lvmetad cache decides when a VG is complete). */
+  FF_DIALECT_LVMETAD,
+  /* 2.02.x with global/use_lvmetad = 0: the udev rule runs no pvscan;
+   * boot activation was `vgchange -aay` (lvm2-activation*.service), so
+   * event activation does not apply. */
+  FF_DIALECT_NONE,
+};
+
+/* "event", "event-2.03.14", "pvscan-activate", "lvmetad", "none". */
+const char *ff_lvm_dialect_name(enum ff_lvm_dialect d);
+
+/* The dialect of a build; use_lvmetad (global/use_lvmetad of the
+ * configuration, 0 when not set) matters for 2.02.x only. */
+enum ff_lvm_dialect ff_lvm_dialect_for(const struct ff_lvm_caps *caps,
+                                       int use_lvmetad);
+
+/* Whether the build knows lvm.conf key ("section/name"): 0 when the key
+ * came in a later version or was removed before this one (then *why, if
+ * why is given, says which: "since 2.03.12", "removed in 2.03.00"), 1
+ * otherwise, including keys the table does not list (ff-fence.c: the keys
+ * the fence writes and the scenarios of configs/ use). */
+int ff_lvm_key_known(const struct ff_lvm_caps *caps, const char *key,
+                     const char **why);
+
 /* The capabilities of an lvm build from its `lvm version` output ("  LVM
  * version:     2.03.16(2) (2022-05-18)" somewhere in text).  0 or -1
  * (no LVM version line). */
@@ -118,9 +166,19 @@ int ff_fence_scenario_settings(const struct ff_scenario *sc, uint64_t k,
 /* 1 if this fence writes a filter instead of using a devices file. */
 int ff_fence_uses_filter(const struct ff_fence *f);
 
+/* The dialect of this fence's build with its settings (global/use_lvmetad
+ * counts on 2.02.x builds only). */
+enum ff_lvm_dialect ff_fence_dialect(const struct ff_fence *f);
+
+/* The settings this build does not know, which lvm.conf leaves out: ""
+ * when none, else "global/use_aio (since 2.02.183), ..." (malloc'd,
+ * caller frees; NULL after ff_error: out of memory). */
+char *ff_fence_left_out(const struct ff_fence *f);
+
 /* lvm.conf text: which devices lvm may see (the devices file, or the
- * filter) and the scenario's settings, nothing that depends on the
- * machine; NULL after ff_error() for a bad key or value. */
+ * filter) and the scenario's settings the build knows (ff_lvm_key_known;
+ * the others are left out, ff_fence_left_out() names them), nothing that
+ * depends on the machine; NULL after ff_error() for a bad key or value. */
 char *ff_fence_lvm_conf(const struct ff_fence *f);
 
 /* lvmlocal.conf text: what a fenced lvm on the host needs besides (lvm
@@ -128,7 +186,9 @@ char *ff_fence_lvm_conf(const struct ff_fence *f);
  * no udev sync or rules), no hints, no monitoring, no host daemons,
  * locking and backup dirs under the private /run, nothing written under
  * /etc/lvm, no syslog.  A key the scenario sets is left out here, so the
- * scenario's value holds.  A guest gets no lvmlocal.conf from us: its lvm
+ * scenario's value holds, and so is a key the build does not know (2.02
+ * warns about each unknown one).  On 2.02.x it also sets use_lvmetad = 0
+ * unless the scenario sets it.  A guest gets no lvmlocal.conf from us: its lvm
  * runs with its image's defaults, as on a real system. */
 char *ff_fence_lvmlocal_conf(const struct ff_fence *f);
 

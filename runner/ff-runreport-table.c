@@ -477,6 +477,8 @@ print_footer(const struct ff_runreport *rr, FILE *out)
                 rr->configs[i].id, w->name, w->failed_runs, w->nruns,
                 w->nruns == 1 ? "" : "s", w->worst_exit, w->errors,
                 w->errors == 1 ? "" : "s");
+      if (w->failed_runs && w->message)
+        fprintf(out, "!   first error: %s\n", w->message);
       if (w->failed_units)
         fprintf(out,
                 "! config %lld, %s: %zu of %zu units exited non-zero in the "

@@ -278,10 +278,13 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
 
     if (!e || get_secs(e, p, "wall", &r->wall) < 0 ||
         get_int(e, p, "exit", false, LLONG_MIN, &r->exit) < 0 ||
-        get_int(e, p, "errors", false, 0, &r->errors) < 0)
+        get_int(e, p, "errors", false, 0, &r->errors) < 0 ||
+        get_str(e, p, "message", true, &r->message) < 0)
       return -1;
     if (r->exit != 0 || r->errors > 0)
       w->failed_runs++;
+    if (r->message && !w->message)
+      w->message = r->message;
     if (r->exit > w->worst_exit)
       w->worst_exit = r->exit;
     w->errors += r->errors;

@@ -76,6 +76,7 @@ struct ff_rr_unit {
 struct ff_rr_run {
   double wall;
   long long exit, errors;
+  const char *message; /* the first failed command's error line, or NULL */
 };
 
 struct ff_rr_workload {
@@ -95,6 +96,7 @@ struct ff_rr_workload {
   size_t failed_runs;
   long long worst_exit, errors;
   size_t failed_units;
+  const char *message; /* the first run's "message", or NULL */
 };
 
 enum ff_rr_value_kind {

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +94,69 @@ ff_first_line(const char *path, char *buf, size_t len)
   ff_pathf(buf, len, "%s", s && *s ? s : "(no message)");
   if ((nl = strchr(buf, '\n')))
     *nl = '\0';
+  free(s);
+}
+
+/* One of lvm's warnings or notices, not what made the command fail:
+ * warnings, unknown or deprecated settings, leaked fds, and the notices
+ * devices-file and hint code print on their way ("Devices file /dev/x is
+ * excluded: ...", "PVID ... last written to ...", "VG x not using quick
+ * activation", also as pvscan[PID] says it). */
+static int
+lvm_warning(const char *line, size_t n)
+{
+  static const char *const pfx[] = {"WARNING:",
+                                    "Configuration setting \"",
+                                    "File descriptor ",
+                                    "Please remove the lvm.conf",
+                                    "DEPRECATED",
+                                    "Devices file ",
+                                    "PVID ",
+                                    NULL};
+  static const char quick[] = " not using quick activation";
+
+  for (int i = 0; pfx[i]; i++)
+    if (n >= strlen(pfx[i]) && !strncmp(line, pfx[i], strlen(pfx[i])))
+      return 1;
+  return memmem(line, n, quick, strlen(quick)) != NULL;
+}
+
+void
+ff_lvm_error_line(const char *text, char *buf, size_t len)
+{
+  const char *p = text ? text : "", *first = NULL;
+  size_t firstn = 0;
+
+  while (*p) {
+    size_t n;
+
+    while (*p == ' ' || *p == '\t')
+      p++;
+    n = strcspn(p, "\n");
+    if (n && !first) {
+      first = p;
+      firstn = n;
+    }
+    if (n && !lvm_warning(p, n)) {
+      first = p;
+      firstn = n;
+      break;
+    }
+    p += n + (p[n] == '\n');
+  }
+  if (!first)
+    ff_pathf(buf, len, "(no message)");
+  else
+    ff_pathf(buf, len, "%.*s", (int)(firstn < 1000 ? firstn : 1000), first);
+}
+
+/* The error line of an lvm command's stderr file. */
+static void
+error_line_of(const char *path, char *buf, size_t len)
+{
+  char *s = ff_slurp(path, 65536);
+
+  ff_lvm_error_line(s, buf, len);
   free(s);
 }
 
@@ -213,6 +278,101 @@ time_lvm(const struct ff_wenv *e, const char **argv, double *wall,
  * recorded as queued.  Only the commands it started are waited for.
  */
 
+int
+ff_event_device_argv(int d, int no_dm, const char *dev, const char *devno,
+                     const char **argv)
+{
+  int n = 1;
+
+  argv[0] = NULL;
+  switch (d) {
+  case FF_DIALECT_EVENT:
+  case FF_DIALECT_EVENT_2_03_14:
+    argv[n++] = "pvscan";
+    argv[n++] = "--cache";
+    argv[n++] = "--listvg";
+    argv[n++] = "--checkcomplete";
+    argv[n++] = "--vgonline";
+    if (d == FF_DIALECT_EVENT) {
+      argv[n++] = "--autoactivation";
+      argv[n++] = "event";
+    }
+    argv[n++] = "--udevoutput";
+    argv[n++] = dev;
+    break;
+  case FF_DIALECT_PVSCAN_AY:
+  case FF_DIALECT_LVMETAD:
+    argv[n++] = "pvscan";
+    argv[n++] = "--cache";
+    argv[n++] = "--activate";
+    argv[n++] = "ay";
+    if (no_dm) {
+      argv[n++] = "--driverloaded";
+      argv[n++] = "n";
+    }
+    argv[n++] = devno;
+    break;
+  default:
+    return 0;
+  }
+  argv[n] = NULL;
+  return n - 1;
+}
+
+int
+ff_event_vg_argv(int d, int no_dm, const char *vg, const char **argv)
+{
+  int n = 1;
+
+  argv[0] = NULL;
+  if (d != FF_DIALECT_EVENT && d != FF_DIALECT_EVENT_2_03_14)
+    return 0;
+  argv[n++] = "vgchange";
+  argv[n++] = "-aay";
+  if (d == FF_DIALECT_EVENT) {
+    argv[n++] = "--autoactivation";
+    argv[n++] = "event";
+  } else {
+    argv[n++] = "--nohints";
+  }
+  if (no_dm) {
+    argv[n++] = "--driverloaded";
+    argv[n++] = "n";
+  }
+  argv[n++] = vg;
+  argv[n] = NULL;
+  return n - 1;
+}
+
+const char *
+ff_event_command(int d, int no_dm)
+{
+  switch (d) {
+  case FF_DIALECT_EVENT:
+    return no_dm ? "lvm pvscan --cache --listvg --checkcomplete --vgonline "
+                   "--autoactivation event --udevoutput DEV; lvm vgchange "
+                   "-aay --autoactivation event --driverloaded n VG"
+                 : "lvm pvscan --cache --listvg --checkcomplete --vgonline "
+                   "--autoactivation event --udevoutput DEV; lvm vgchange "
+                   "-aay --autoactivation event VG";
+  case FF_DIALECT_EVENT_2_03_14:
+    return no_dm ? "lvm pvscan --cache --listvg --checkcomplete --vgonline "
+                   "--udevoutput DEV; lvm vgchange -aay --nohints "
+                   "--driverloaded n VG"
+                 : "lvm pvscan --cache --listvg --checkcomplete --vgonline "
+                   "--udevoutput DEV; lvm vgchange -aay --nohints VG";
+  case FF_DIALECT_PVSCAN_AY:
+    return no_dm ? "lvm pvscan --cache --activate ay --driverloaded n MAJ:MIN"
+                 : "lvm pvscan --cache --activate ay MAJ:MIN";
+  case FF_DIALECT_LVMETAD:
+    return no_dm ? "lvmetad; lvm pvscan --cache --activate ay --driverloaded "
+                   "n MAJ:MIN"
+                 : "lvmetad; lvm pvscan --cache --activate ay MAJ:MIN";
+  default:
+    return "(none: this lvm ran no event activation)";
+  }
+}
+
 struct job {
   struct ff_proc p; /* p.pid 0: a free slot */
   int kind;         /* 0 pvscan of device idx, 1 vgchange of VG idx */
@@ -239,6 +399,7 @@ struct activation {
   json_t *devs, *acts;
   int worst, errors;
   double last_end;
+  char msg[512]; /* the first failed command's error line */
 };
 
 static double
@@ -264,50 +425,72 @@ start_job(struct activation *a, struct job *j)
 {
   const struct ff_wenv *e = a->e;
   const char *argv[16];
-  char tag[64];
-  int n = 0;
+  char tag[64], devno[32] = "";
 
-  argv[n++] = NULL;
   if (a->vqhead < a->nvq) {
     j->kind = 1;
     j->idx = a->vqhead++;
     j->sched = a->vg_ready[j->idx];
     j->queued = j->idx < a->vg_queued;
-    argv[n++] = "vgchange";
-    argv[n++] = "-aay";
-    argv[n++] = "--autoactivation";
-    argv[n++] = "event";
-    if (e->no_dm) {
-      argv[n++] = "--driverloaded";
-      argv[n++] = "n";
-    }
-    argv[n++] = a->vgq[j->idx];
+    ff_event_vg_argv(e->dialect, e->no_dm, a->vgq[j->idx], argv);
     ff_pathf(tag, sizeof tag, "vgchange-%u", j->idx);
   } else {
     uint32_t k = a->pv_next++;
     uint32_t d = a->order[k];
+    struct stat st;
 
     j->kind = 0;
     j->idx = d;
     j->sched = arrival_time(a, k);
     j->queued = k < a->pv_queued;
-    argv[n++] = "pvscan";
-    argv[n++] = "--cache";
-    argv[n++] = "--listvg";
-    argv[n++] = "--checkcomplete";
-    argv[n++] = "--vgonline";
-    argv[n++] = "--autoactivation";
-    argv[n++] = "event";
-    argv[n++] = "--udevoutput";
-    argv[n++] = e->paths[d];
+    /* lvm2-pvscan@MAJ:MIN.service names the device by its number. */
+    if (stat(e->paths[d], &st) == 0 && S_ISBLK(st.st_mode))
+      snprintf(devno, sizeof devno, "%u:%u", major(st.st_rdev),
+               minor(st.st_rdev));
+    else if (e->dialect == FF_DIALECT_PVSCAN_AY ||
+             e->dialect == FF_DIALECT_LVMETAD)
+      return ff_error("%s: not a block device (%m)", e->paths[d]);
+    ff_event_device_argv(e->dialect, e->no_dm, e->paths[d], devno, argv);
     ff_pathf(tag, sizeof tag, "pvscan-%u", d);
   }
-  argv[n] = NULL;
   j->start = now_s() - a->t0;
   if (start_lvm(e, argv, tag, &j->p) < 0)
     return -1;
   a->running++;
   return 0;
+}
+
+/* The VGs a pvscan --activate ay activated, from its stdout ("  1 logical
+ * volume(s) in volume group "vg0" now active"): appended to a->acts as
+ * activations that ran inside the pvscan of slot j.  Returns how many. */
+static int
+pvscan_activations(struct activation *a, struct job *j, const char *text,
+                   double end, int ex)
+{
+  static const char key[] = "in volume group \"";
+  const char *p = text;
+  int n = 0;
+
+  while (p && (p = strstr(p, key))) {
+    const char *vg = p + strlen(key), *q = strchr(vg, '"');
+
+    if (!q)
+      break;
+    if (!strncmp(q, "\" now active", 12)) {
+      char *name = strndup(vg, (size_t)(q - vg));
+
+      if (!name)
+        return ff_error("out of memory");
+      json_array_append_new(
+        a->acts, json_pack("{s:s, s:f, s:f, s:f, s:b, s:i}", "vg", name,
+                           "scheduled", j->start, "start", j->start, "end",
+                           end, "queued", j->queued, "exit", ex));
+      free(name);
+      n++;
+    }
+    p = q;
+  }
+  return n;
 }
 
 /* Record the command of slot j, which exited with status ex. */
@@ -316,25 +499,45 @@ finish_job(struct activation *a, struct job *j, int ex)
 {
   const struct ff_wenv *e = a->e;
   double end = now_s() - a->t0;
+  char tag[64];
 
   a->last_end = end;
   a->running--;
   if (ex > a->worst)
     a->worst = ex;
-  if (ex)
+  ff_pathf(tag, sizeof tag, "%s-%u", j->kind ? "vgchange" : "pvscan", j->idx);
+  if (ex) {
     a->errors++;
+    if (!a->msg[0]) {
+      char err[PATH_MAX + 64];
+
+      ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
+      error_line_of(err, a->msg, sizeof a->msg);
+    }
+  }
   if (j->kind == 0) {
     static const char key[] = "LVM_VG_NAME_COMPLETE='";
-    char out[PATH_MAX + 64], *text, *p, *q;
+    char out[PATH_MAX + 64], *text, *p = NULL, *q;
+    int complete;
 
-    ff_pathf(out, sizeof out, "%s/pvscan-%u.out", e->outdir, j->idx);
+    ff_pathf(out, sizeof out, "%s/%s.out", e->outdir, tag);
     text = ff_slurp(out, 65536);
-    p = text ? strstr(text, key) : NULL;
+    if (e->dialect == FF_DIALECT_EVENT ||
+        e->dialect == FF_DIALECT_EVENT_2_03_14) {
+      p = text ? strstr(text, key) : NULL;
+      complete = p != NULL;
+    } else {
+      complete = pvscan_activations(a, j, text, end, ex);
+      if (complete < 0) {
+        free(text);
+        return -1;
+      }
+    }
     json_array_append_new(
       a->devs, json_pack("{s:s, s:s?, s:f, s:f, s:f, s:b, s:i, s:b}", "device",
                          e->names[j->idx], "vg", e->vgs[j->idx], "scheduled",
                          j->sched, "start", j->start, "end", end, "queued",
-                         j->queued, "exit", ex, "vg_complete", p != NULL));
+                         j->queued, "exit", ex, "vg_complete", complete > 0));
     if (p && (q = strchr(p + strlen(key), '\''))) {
       char *vg = strndup(p + strlen(key), (size_t)(q - p - strlen(key)));
 
@@ -416,7 +619,7 @@ wait_jobs(struct activation *a, struct pollfd *pfd, unsigned *slot)
 static int
 event_activation(const struct ff_wenv *e, const struct ff_workload *w,
                  double *wall, int *worst, int *errors, json_t *devs,
-                 json_t *acts)
+                 json_t *acts, char *msg, size_t msglen)
 {
   struct activation a = {.e = e, .w = w, .devs = devs, .acts = acts};
   struct pollfd *pfd;
@@ -476,6 +679,7 @@ out:
   free(slot);
   *worst = a.worst;
   *errors = a.errors;
+  ff_pathf(msg, msglen, "%s", a.msg);
   if (stopping(e) && !rc)
     rc = ff_error("interrupted");
   return rc;
@@ -527,7 +731,7 @@ simple_command(const struct ff_wenv *e, enum ff_wtype t, const char **argv,
 static int
 lvchange_runs(const struct ff_wenv *e, const struct ff_workload *w,
               const char *tag, json_t *run, double *wall, int *worst,
-              int *errors)
+              int *errors, char *msg, size_t msglen)
 {
   const char *lv = w->lv ? w->lv : e->first_lv;
   json_t *cmds;
@@ -553,8 +757,12 @@ lvchange_runs(const struct ff_wenv *e, const struct ff_workload *w,
     *wall += t;
     if (ex > *worst)
       *worst = ex;
-    if (ex)
-      (*errors)++;
+    if (ex && !(*errors)++) {
+      char err[PATH_MAX + 64];
+
+      ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
+      error_line_of(err, msg, msglen);
+    }
     json_array_append_new(cmds, json_real(t));
   }
   json_object_set_new(run, "commands", cmds);
@@ -620,6 +828,26 @@ ff_wresult_free(struct ff_wresult *res)
   free(res);
 }
 
+long long
+ff_wresult_failed(const struct ff_wresult *res, const char **message)
+{
+  json_t *runs = json_object_get(res->wl, "runs"), *run;
+  long long n = 0;
+  size_t i;
+
+  if (message)
+    *message = "";
+  json_array_foreach(runs, i, run)
+  {
+    const char *m = json_string_value(json_object_get(run, "message"));
+
+    n += json_integer_value(json_object_get(run, "errors"));
+    if (message && m && !**message)
+      *message = m;
+  }
+  return n;
+}
+
 size_t
 ff_wresult_nruns(const struct ff_wresult *res)
 {
@@ -653,11 +881,18 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     json_decref(runs);
     return ff_error("out of memory");
   }
+  if (w->type == FF_W_EVENT_ACTIVATION && e->dialect == FF_DIALECT_NONE) {
+    free(walls);
+    json_decref(runs);
+    return ff_error("workload %s: this lvm ran no event activation (2.02 "
+                    "without lvmetad)",
+                    w->name);
+  }
   for (unsigned rep = 0; rep < w->repeat && !rc; rep++) {
     double wall = 0;
     int worst = 0, errors = 0;
     json_t *run;
-    char tag[64];
+    char tag[64], msg[512] = "";
 
     if (stopping(e)) {
       rc = ff_error("interrupted");
@@ -674,21 +909,17 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     case FF_W_LVCHANGE:
       cmd = e->no_dm ? "lvm lvchange -ay --driverloaded n VG/LV"
                      : "lvm lvchange -ay VG/LV";
-      rc = lvchange_runs(e, w, tag, run, &wall, &worst, &errors);
+      rc =
+        lvchange_runs(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
       break;
     case FF_W_EVENT_ACTIVATION:
-      cmd = e->no_dm ? "lvm pvscan --cache --listvg --checkcomplete "
-                       "--vgonline --autoactivation event --udevoutput DEV; "
-                       "lvm vgchange -aay --autoactivation event "
-                       "--driverloaded n VG"
-                     : "lvm pvscan --cache --listvg --checkcomplete "
-                       "--vgonline --autoactivation event --udevoutput DEV; "
-                       "lvm vgchange -aay --autoactivation event VG";
+      cmd = ff_event_command(e->dialect, e->no_dm);
       json_decref(devs);
       json_decref(acts);
       devs = json_array();
       acts = json_array();
-      rc = event_activation(e, w, &wall, &worst, &errors, devs, acts);
+      rc = event_activation(e, w, &wall, &worst, &errors, devs, acts, msg,
+                            sizeof msg);
       break;
     default: {
       const char *argv[8];
@@ -696,8 +927,14 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
       simple_command(e, w->type, argv, &cmd);
       worst = time_lvm(e, argv, &wall, tag);
       errors = worst != 0;
-      if (worst < 0)
+      if (worst < 0) {
         rc = -1;
+      } else if (worst > 0) {
+        char err[PATH_MAX + 64];
+
+        ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
+        error_line_of(err, msg, sizeof msg);
+      }
       break;
     }
     }
@@ -706,15 +943,14 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     json_object_set_new(run, "wall", json_real(wall));
     json_object_set_new(run, "exit", json_integer(worst));
     json_object_set_new(run, "errors", json_integer(errors));
+    /* What the first failed command said (not lvm's warnings). */
+    if (errors && msg[0])
+      json_object_set_new(run, "message", json_string(msg));
     json_array_append_new(runs, run);
     walls[rep] = wall;
-    if (worst > 0 && !rc) {
-      char err[PATH_MAX + 64], msg[512];
-
-      ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-      ff_first_line(err, msg, sizeof msg);
-      emit(e, 0, "    %s: exit %d (%s)", w->name, worst, msg);
-    }
+    if (errors && !rc)
+      emit(e, 0, "    %s: %d failed command%s, exit %d (%s)", w->name, errors,
+           errors == 1 ? "" : "s", worst, msg[0] ? msg : "(no message)");
   }
   summarize(e, w, wl, runs, walls, cmd, e->reads ? reads : -1);
   if (e->reads) {

@@ -23,6 +23,7 @@
 #ifndef FF_WORKLOAD_H
 #define FF_WORKLOAD_H
 
+#include "ff-fence.h"
 #include "ff-scenario.h"
 #include "ff-spawn.h"
 
@@ -40,6 +41,9 @@ struct ff_wenv {
   char **vgs;           /* [ndevs] VG of a PV, NULL otherwise */
   const char *first_lv; /* "VG/LV" for lvchange, or NULL */
   int no_dm;            /* activation with --driverloaded n */
+  /* How event activation runs (enum ff_lvm_dialect, ff-fence.h): as the
+   * lvm build's own udev rule and systemd units did.  0: 2.03.15+. */
+  int dialect;
   volatile sig_atomic_t *stop; /* set by a signal handler: stop soon */
   /* lvm's environment: "NAME", "VALUE", ..., NULL, set in every lvm
    * command (ff-spawn.h); NULL: the caller's own. */
@@ -64,6 +68,12 @@ struct ff_wresult;
 /* An empty result.  NULL with ff_error: out of memory. */
 struct ff_wresult *ff_wresult_new(void);
 
+/* The failed commands of all of res's runs, and (message non-NULL) the
+ * error line of the first one (ff_lvm_error_line; "" when none failed;
+ * the string belongs to res). */
+long long ff_wresult_failed(const struct ff_wresult *res,
+                            const char **message);
+
 /* Frees res.  NULL is a no-op. */
 void ff_wresult_free(struct ff_wresult *res);
 
@@ -83,6 +93,29 @@ char *ff_wresult_json_text(const struct ff_wresult *res);
  * still in res). */
 int ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
                     struct ff_wresult *res);
+
+/* Event activation's commands in dialect d (enum ff_lvm_dialect):
+ * argv[1..] of the command a device's arrival runs (dev: its path,
+ * devno: "MAJ:MIN"), and of the command a complete VG gets (0 when the
+ * dialect runs none: the device's pvscan activates the VG itself).
+ * argv[0] is left NULL for the caller's lvm; argv has room for 16.
+ * Returns the number of entries set before the terminating NULL, 0 for
+ * none (FF_DIALECT_NONE has neither). */
+int ff_event_device_argv(int d, int no_dm, const char *dev, const char *devno,
+                         const char **argv);
+int ff_event_vg_argv(int d, int no_dm, const char *vg, const char **argv);
+
+/* The "command" member of an event-activation workload in dialect d. */
+const char *ff_event_command(int d, int no_dm);
+
+/* The line of an lvm command's stderr text that says what failed, into
+ * buf: the first line that is not one of lvm's warnings (`WARNING: ...`,
+ * `Configuration setting "..." unknown.`, `File descriptor ... leaked`,
+ * deprecation notices, the devices-file and hint notices `Devices file
+ * ... is excluded ...`, `PVID ... last written to ...`, `VG ... not using
+ * quick activation`), leading blanks dropped; the first line when all
+ * are warnings; "(no message)" for an empty text. */
+void ff_lvm_error_line(const char *text, char *buf, size_t len);
 
 /* The label of a configuration whose axis value indexes are idx
  * ("use_aio=1 profile=ssd.conf": short keys, paths by their file name),

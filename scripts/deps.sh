@@ -9,7 +9,7 @@ pkgs=(
   cmake make gcc pkg-config libconfig-dev libjansson-dev libcmocka-dev
   libfuse3-dev fuse3 libdevmapper-dev libcairo2-dev
   # integration tests: real lvm2, loop devices, signature checkers
-  lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind
+  lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind strace
   # the guest tier (guest/, docs/guest.md)
   qemu-system-x86 cpio kmod busybox-static mmdebstrap e2fsprogs
   # the short fuzz run (tests/fuzz/run.sh): clang, libFuzzer, symbolizer

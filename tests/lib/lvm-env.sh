@@ -75,6 +75,7 @@ ff__pkg() {
 	hexdump) echo bsdextrautils ;;
 	cmp | diff) echo diffutils ;;
 	xxd) echo xxd ;;
+	strace) echo strace ;;
 	python3) echo python3 ;;
 	jq) echo jq ;;
 	mktemp | truncate | od | dd | cat | sort | stat | timeout | realpath | env) echo coreutils ;;

@@ -3,6 +3,7 @@
 #include "ff-scenario.h"
 #include "ff-test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -437,6 +438,170 @@ test_devices_file_round_trip(void **state)
   assert_non_null(strstr(ff_errmsg(), "sd:2:"));
 }
 
+/* Version ranges -> dialect, as each version's udev rule and units ran
+ * event activation; use_lvmetad counts on 2.02 only. */
+static void
+test_dialect_table(void **state)
+{
+  static const struct {
+    unsigned a, b, c;
+    int lvmetad;
+    enum ff_lvm_dialect d;
+  } cases[] = {
+    {2, 2, 177, 0, FF_DIALECT_NONE},
+    {2, 2, 177, 1, FF_DIALECT_LVMETAD},
+    {2, 2, 187, 1, FF_DIALECT_LVMETAD},
+    {2, 3, 0, 0, FF_DIALECT_PVSCAN_AY},
+    {2, 3, 5, 1, FF_DIALECT_PVSCAN_AY},
+    {2, 3, 12, 0, FF_DIALECT_PVSCAN_AY},
+    {2, 3, 13, 0, FF_DIALECT_PVSCAN_AY},
+    {2, 3, 14, 0, FF_DIALECT_EVENT_2_03_14},
+    {2, 3, 15, 0, FF_DIALECT_EVENT},
+    {2, 3, 16, 1, FF_DIALECT_EVENT},
+    {2, 3, 39, 0, FF_DIALECT_EVENT},
+    {3, 0, 0, 0, FF_DIALECT_EVENT},
+  };
+  struct ff_lvm_caps c;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ff_lvm_caps_for(cases[i].a, cases[i].b, cases[i].c, &c);
+    assert_int_equal(ff_lvm_dialect_for(&c, cases[i].lvmetad), cases[i].d);
+  }
+  assert_string_equal(ff_lvm_dialect_name(FF_DIALECT_PVSCAN_AY),
+                      "pvscan-activate");
+  /* The fence reads use_lvmetad from the configuration's settings. */
+  {
+    struct ff_fence_setting on = {
+      .key = "global/use_lvmetad", .type = FF_FENCE_INT, .i = 1};
+    struct ff_fence f = {0};
+
+    ff_lvm_caps_for(2, 2, 177, &f.caps);
+    assert_int_equal(ff_fence_dialect(&f), FF_DIALECT_NONE);
+    f.settings = &on;
+    f.nsettings = 1;
+    assert_int_equal(ff_fence_dialect(&f), FF_DIALECT_LVMETAD);
+    ff_lvm_caps_for(2, 3, 5, &f.caps);
+    assert_int_equal(ff_fence_dialect(&f), FF_DIALECT_PVSCAN_AY);
+  }
+}
+
+static void
+test_key_versions(void **state)
+{
+  static const struct {
+    unsigned a, b, c;
+    const char *key;
+    int known;
+    const char *why;
+  } cases[] = {
+    {2, 2, 180, "global/use_aio", 0, "since 2.02.183"},
+    {2, 2, 183, "global/use_aio", 1, NULL},
+    {2, 3, 11, "devices/use_devicesfile", 0, "since 2.03.12"},
+    {2, 3, 12, "devices/use_devicesfile", 1, NULL},
+    {2, 3, 1, "devices/hints", 0, "since 2.03.02"},
+    {2, 3, 2, "devices/hints", 1, NULL},
+    {2, 3, 0, "global/event_activation", 0, "since 2.03.01"},
+    {2, 2, 177, "global/use_lvmetad", 1, NULL},
+    {2, 3, 0, "global/use_lvmetad", 0, "removed in 2.03.00"},
+    {2, 2, 177, "report/compact_output", 1, NULL}, /* not in the table */
+  };
+  struct ff_lvm_caps c;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *why = NULL;
+
+    ff_lvm_caps_for(cases[i].a, cases[i].b, cases[i].c, &c);
+    assert_int_equal(ff_lvm_key_known(&c, cases[i].key, &why), cases[i].known);
+    if (cases[i].why)
+      assert_string_equal(why, cases[i].why);
+  }
+}
+
+/* Keys the build does not know are in neither file, and are named. */
+static void
+test_unknown_keys_left_out(void **state)
+{
+  static const char *const never_2_02[] = {
+    "hints",       "event_activation", "use_devicesfile",
+    "devicesfile", "use_aio",          NULL};
+  struct ff_fence_setting set[] = {
+    {.key = "global/use_aio", .type = FF_FENCE_INT, .i = 0},
+    {.key = "devices/hints", .type = FF_FENCE_STR, .s = "none"},
+    {.key = "devices/use_devicesfile", .type = FF_FENCE_INT, .i = 1},
+    {.key = "report/compact_output", .type = FF_FENCE_INT, .i = 1},
+    {.key = "global/use_lvmetad", .type = FF_FENCE_INT, .i = 0},
+  };
+  static const struct ff_fence_dev devs[] = {{"/dev/loop12", NULL, NULL}};
+  struct ff_fence f = {.restrict_devices = 1, .devs = devs, .ndevs = 1};
+  char *conf, *local, *left;
+
+  (void)state;
+  f.settings = set;
+  f.nsettings = sizeof set / sizeof *set;
+  ff_lvm_caps_for(2, 2, 177, &f.caps);
+  conf = ff_fence_lvm_conf(&f);
+  local = ff_fence_lvmlocal_conf(&f);
+  left = ff_fence_left_out(&f);
+  assert_nonnull_err(conf);
+  assert_nonnull_err(local);
+  assert_nonnull_err(left);
+  for (int i = 0; never_2_02[i]; i++) {
+    char key[64];
+
+    snprintf(key, sizeof key, "\t%s = ", never_2_02[i]);
+    if (strstr(conf, key) || strstr(local, key))
+      fail_msg("2.02.177 got '%s':\n%s\n%s", never_2_02[i], conf, local);
+  }
+  assert_non_null(strstr(conf, "\tglobal_filter = [ \"a|^/dev/loop12$|\""));
+  assert_non_null(strstr(conf, "\tcompact_output = 1\n"));
+  assert_non_null(strstr(conf, "\tuse_lvmetad = 0\n"));
+  assert_null(strstr(local, "use_lvmetad")); /* the scenario's holds */
+  assert_string_equal(left, "global/use_aio (since 2.02.183), devices/hints "
+                            "(since 2.03.02), devices/use_devicesfile (since "
+                            "2.03.12)");
+  free(conf);
+  free(local);
+  free(left);
+
+  /* Without the scenario's use_lvmetad, 2.02 gets use_lvmetad = 0. */
+  f.nsettings = 1;
+  local = ff_fence_lvmlocal_conf(&f);
+  assert_nonnull_err(local);
+  assert_non_null(strstr(local, "\tuse_lvmetad = 0\n"));
+  free(local);
+
+  /* 2.03.05: hints and event_activation known, no devices file,
+   * use_lvmetad removed. */
+  f.nsettings = sizeof set / sizeof *set;
+  ff_lvm_caps_for(2, 3, 5, &f.caps);
+  conf = ff_fence_lvm_conf(&f);
+  local = ff_fence_lvmlocal_conf(&f);
+  left = ff_fence_left_out(&f);
+  assert_nonnull_err(conf);
+  assert_nonnull_err(local);
+  assert_null(strstr(conf, "use_devicesfile"));
+  assert_null(strstr(conf, "use_lvmetad"));
+  assert_null(strstr(local, "use_lvmetad"));
+  assert_non_null(strstr(conf, "\thints = \"none\"\n"));
+  assert_non_null(strstr(conf, "\tuse_aio = 0\n"));
+  assert_non_null(strstr(local, "\tevent_activation = 1\n"));
+  assert_string_equal(left, "devices/use_devicesfile (since 2.03.12), "
+                            "global/use_lvmetad (removed in 2.03.00)");
+  free(conf);
+  free(local);
+  free(left);
+
+  /* 2.03.16 knows them all (but use_lvmetad). */
+  f.nsettings = 4;
+  ff_lvm_caps_for(2, 3, 16, &f.caps);
+  left = ff_fence_left_out(&f);
+  assert_nonnull_err(left);
+  assert_string_equal(left, "");
+  free(left);
+}
+
 int
 main(void)
 {
@@ -449,6 +614,9 @@ main(void)
     cmocka_unit_test(test_fence_modes),
     cmocka_unit_test(test_version_parse),
     cmocka_unit_test(test_devices_file_round_trip),
+    cmocka_unit_test(test_dialect_table),
+    cmocka_unit_test(test_key_versions),
+    cmocka_unit_test(test_unknown_keys_left_out),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

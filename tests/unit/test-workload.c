@@ -106,7 +106,8 @@ static int
 teardown(void **state)
 {
   struct fixture *f = *state;
-  const char *names[] = {"lvm", "log", "events", "gate", "spawn.out"};
+  const char *names[] = {"lvm",  "log",       "events",
+                         "gate", "spawn.out", "lvm-fail"};
   char path[PATH_MAX + 16];
 
   close(f->events);
@@ -470,6 +471,160 @@ test_spawn(void **state)
   assert_int_equal(ff_spawn_run(&o), 127);
 }
 
+/* argv[1..] joined with blanks. */
+static void
+joined(const char **argv, int n, char *buf, size_t len)
+{
+  size_t used = 0;
+
+  buf[0] = '\0';
+  assert_null(argv[0]);
+  for (int i = 1; i <= n; i++) {
+    assert_non_null(argv[i]);
+    used += (size_t)snprintf(buf + used, len - used, "%s%s", i > 1 ? " " : "",
+                             argv[i]);
+    assert_true(used < len);
+  }
+  assert_null(argv[n + 1]);
+}
+
+/* Each dialect runs what that lvm's own udev rule and units ran. */
+static void
+test_dialect_argv(void **state)
+{
+  static const struct {
+    int d, no_dm;
+    const char *dev, *vg; /* vg NULL: no separate VG command */
+  } cases[] = {
+    {FF_DIALECT_EVENT, 1,
+     "pvscan --cache --listvg --checkcomplete --vgonline --autoactivation "
+     "event --udevoutput /dev/loop7",
+     "vgchange -aay --autoactivation event --driverloaded n vg1"},
+    {FF_DIALECT_EVENT, 0,
+     "pvscan --cache --listvg --checkcomplete --vgonline --autoactivation "
+     "event --udevoutput /dev/loop7",
+     "vgchange -aay --autoactivation event vg1"},
+    {FF_DIALECT_EVENT_2_03_14, 1,
+     "pvscan --cache --listvg --checkcomplete --vgonline --udevoutput "
+     "/dev/loop7",
+     "vgchange -aay --nohints --driverloaded n vg1"},
+    {FF_DIALECT_PVSCAN_AY, 1,
+     "pvscan --cache --activate ay --driverloaded n 7:12", NULL},
+    {FF_DIALECT_PVSCAN_AY, 0, "pvscan --cache --activate ay 7:12", NULL},
+    {FF_DIALECT_LVMETAD, 1,
+     "pvscan --cache --activate ay --driverloaded n 7:12", NULL},
+  };
+  const char *argv[16];
+  char buf[512];
+  int n;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    n = ff_event_device_argv(cases[i].d, cases[i].no_dm, "/dev/loop7", "7:12",
+                             argv);
+    assert_true(n > 0);
+    joined(argv, n, buf, sizeof buf);
+    assert_string_equal(buf, cases[i].dev);
+    n = ff_event_vg_argv(cases[i].d, cases[i].no_dm, "vg1", argv);
+    if (!cases[i].vg) {
+      assert_int_equal(n, 0);
+      continue;
+    }
+    joined(argv, n, buf, sizeof buf);
+    assert_string_equal(buf, cases[i].vg);
+  }
+  assert_int_equal(
+    ff_event_device_argv(FF_DIALECT_NONE, 1, "/dev/loop7", "7:12", argv), 0);
+  assert_int_equal(ff_event_vg_argv(FF_DIALECT_NONE, 1, "vg1", argv), 0);
+  assert_non_null(strstr(ff_event_command(FF_DIALECT_PVSCAN_AY, 1),
+                         "pvscan --cache --activate ay"));
+  assert_null(strstr(ff_event_command(FF_DIALECT_PVSCAN_AY, 1), "--listvg"));
+  assert_non_null(strstr(ff_event_command(FF_DIALECT_LVMETAD, 0), "lvmetad"));
+}
+
+/* The line that says what failed, not lvm's warnings before it. */
+static void
+test_error_line(void **state)
+{
+  static const char *const cases[][2] = {
+    {"  Configuration setting \"devices/use_devicesfile\" unknown.\n"
+     "  Configuration setting \"devices/hints\" unknown.\n"
+     "  Volume group \"vg9\" not found\n"
+     "  Cannot process volume group vg9\n",
+     "Volume group \"vg9\" not found"},
+    {"  WARNING: Failed to connect to lvmetad. Falling back to device "
+     "scanning.\npvscan: unrecognized option '--listvg'\n",
+     "pvscan: unrecognized option '--listvg'"},
+    {"File descriptor 5 (/dev/null) leaked on lvm invocation.\n"
+     "  /dev/loop3: open failed: No such device\n",
+     "/dev/loop3: open failed: No such device"},
+    {"  WARNING: only a warning\n", "WARNING: only a warning"},
+    {"", "(no message)"},
+    {"\n\n  io_setup failed\n", "io_setup failed"},
+    {"  WARNING: Activation disabled. No device-mapper interaction will be "
+     "attempted.\n  Devices file /dev/loop383 is excluded: device is an md "
+     "component.\n  PVID x1 last written to /dev/sd0002\n  pvscan[12] VG "
+     "vg0002 "
+     "not using quick activation.\n  Volume group \"ffnovg\" not found\n",
+     "Volume group \"ffnovg\" not found"},
+  };
+  char buf[256];
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ff_lvm_error_line(cases[i][0], buf, sizeof buf);
+    assert_string_equal(buf, cases[i][1]);
+  }
+  ff_lvm_error_line(NULL, buf, sizeof buf);
+  assert_string_equal(buf, "(no message)");
+}
+
+/* A failing command: the run counts it and keeps its real error line. */
+static void
+test_failed_command_message(void **state)
+{
+  struct fixture *f = *state;
+  const struct ff_workload w = {
+    .name = (char *)"pvs",
+    .type = FF_W_PVS,
+    .repeat = 2,
+  };
+  char lvm[PATH_MAX + 16], *text;
+  const char *msg;
+  struct ff_wenv e = {.outdir = f->out};
+  struct ff_wresult *res = ff_wresult_new();
+  json_t *wl, *run;
+  FILE *fp;
+
+  snprintf(lvm, sizeof lvm, "%s/lvm-fail", f->dir);
+  fp = fopen(lvm, "w");
+  assert_non_null(fp);
+  fputs("#!/bin/sh\n"
+        "echo '  Configuration setting \"devices/hints\" unknown.' >&2\n"
+        "echo \"  Failed to find device for physical volume $1\" >&2\n"
+        "exit 5\n",
+        fp);
+  assert_int_equal(fclose(fp), 0);
+  assert_int_equal(chmod(lvm, 0755), 0);
+  e.lvm = lvm;
+  assert_non_null(res);
+  assert_int_equal(ff_workload_run(&e, &w, res), 0);
+  assert_int_equal(ff_wresult_failed(res, &msg), 2);
+  assert_string_equal(msg, "Failed to find device for physical volume pvs");
+  text = ff_wresult_json_text(res);
+  assert_non_null(text);
+  wl = json_loads(text, 0, NULL);
+  assert_non_null(wl);
+  run = json_array_get(json_object_get(wl, "runs"), 1);
+  assert_int_equal(json_integer_value(json_object_get(run, "exit")), 5);
+  assert_int_equal(json_integer_value(json_object_get(run, "errors")), 1);
+  assert_string_equal(json_string_value(json_object_get(run, "message")),
+                      "Failed to find device for physical volume pvs");
+  json_decref(wl);
+  free(text);
+  ff_wresult_free(res);
+}
+
 int
 main(void)
 {
@@ -481,6 +636,10 @@ main(void)
     cmocka_unit_test_setup_teardown(test_other_children_left_alone, setup,
                                     teardown),
     cmocka_unit_test_setup_teardown(test_spawn, setup, teardown),
+    cmocka_unit_test(test_dialect_argv),
+    cmocka_unit_test(test_error_line),
+    cmocka_unit_test_setup_teardown(test_failed_command_message, setup,
+                                    teardown),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
