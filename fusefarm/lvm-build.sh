@@ -163,46 +163,71 @@ if complete && [ "$force" = 0 ]; then
 	exit 0
 fi
 
-# --- configure flags, per version range -------------------------------------
+# --- configure flags --------------------------------------------------------
 # VERSION reads "2.02.177(2)-git (2017-12-18)" or "2.03.39(2) (2025-..)".
-vmaj=0 vmin=0 vpat=0
-if [[ $version =~ ^([0-9]+)\.([0-9]+)\.([0-9]+) ]]; then
-	vmaj=${BASH_REMATCH[1]} vmin=$((10#${BASH_REMATCH[2]})) vpat=$((10#${BASH_REMATCH[3]}))
-else
+if [[ ! $version =~ ^([0-9]+)\.([0-9]+)\.([0-9]+) ]]; then
 	die_usage "$ref ($commit): VERSION '$version' is not an lvm2 version"
 fi
-vnum=$((vmaj * 10000 + vmin * 1000 + vpat))
 
-# The one place that knows which flags which lvm2 needs (docs/lvm-builds.md
-# explains each).  Unknown --enable/--disable/--with options are only a
-# warning to an autoconf configure, but we pass each where it exists.
-lvm_flags() {
-	local prefix=$1
-	# Installed under the cache; the programs find their own libraries
-	# (libdevmapper of the same tree) through the rpath, never Debian's.
-	flags=(--prefix="$prefix" --exec-prefix="$prefix" --libdir="$prefix/lib"
-		--with-usrlibdir="$prefix/lib" --with-usrsbindir="$prefix/sbin"
-		--with-udev-prefix="$prefix" --with-systemdsystemunitdir="$prefix/lib/systemd/system"
-		--with-tmpfilesdir="$prefix/lib/tmpfiles.d")
-	# No daemons required: no udev synchronisation or rules, no dmeventd,
-	# no lvmpolld, no lock managers, no cluster mirror daemon.
-	flags+=(--disable-udev_sync --disable-udev_rules --disable-dmeventd
-		--disable-lvmpolld --disable-lvmlockd-sanlock --disable-lvmlockd-dlm
-		--disable-cmirrord)
-	# Fewer build dependencies, nothing the farm measures: no interactive
-	# shell, no selinux labels, no translations.
-	flags+=(--disable-readline --disable-selinux --disable-nls)
-	if [ "$vnum" -lt 23000 ]; then
-		# 2.02: build lvmetad so a runner can start a private one; it
-		# is not used unless lvm.conf says use_lvmetad=1.
-		flags+=(--enable-lvmetad --with-clvmd=none --with-cluster=none)
-	else
-		# 2.03: log to stderr/syslog, never link libsystemd.
-		flags+=(--disable-systemd-journal --disable-app-machineid
-			--disable-notify-dbus)
-	fi
-	# gcc 10+ defaults to -fno-common; trees before ~2.03.10 define
-	# globals in headers (multiple definition at link time).
+# The one place that knows which configure flags an lvm2 build gets, and
+# why (docs/lvm-builds.md has the same list).  An option goes to configure
+# only when that tree's `configure --help` knows it, so one list serves
+# 2.02.177 to today and every commit between (a bisect lands anywhere):
+# options come and go (lvmetad left in 2.03.00, systemd-journal came after
+# 2.03.12), and an autoconf configure would only warn about an unknown one.
+# The options it did not know are recorded in build.json.
+lvm_flags() { # PREFIX CONFIGURE_HELP_FILE
+	local prefix=$1 help=$2
+	flags=()
+	unknown=()
+	want() {
+		local o n
+		for o; do
+			n=${o%%=*}
+			n=${n#--}
+			n=${n#enable-} n=${n#disable-} n=${n#with-} n=${n#without-}
+			if grep -qE -- "--(enable|disable|with|without)-$n([^a-z0-9_-]|$)" "$help"; then
+				flags+=("$o")
+			else
+				unknown+=("$o")
+			fi
+		done
+	}
+	# Installed under the cache, libraries in PREFIX/lib; the rpath
+	# (ldflags below) makes lvm load the libdevmapper of its own tree,
+	# never Debian's.
+	flags+=(--prefix="$prefix" --exec-prefix="$prefix" --libdir="$prefix/lib")
+	want --with-usrlibdir="$prefix/lib" --with-usrsbindir="$prefix/sbin"
+	# Whatever `make install` would put outside the prefix goes inside it.
+	want --with-udev-prefix="$prefix" \
+		--with-systemdsystemunitdir="$prefix/lib/systemd/system" \
+		--with-tmpfilesdir="$prefix/lib/tmpfiles.d"
+	# No daemon is required: no udev synchronisation or rules (the farm
+	# has no udev; a runner gives --noudevsync semantics for free), no
+	# dmeventd (monitoring), no lvmpolld (pvmove/convert polling), no
+	# lock managers, no cluster mirror daemon, no D-Bus service.
+	want --disable-udev_sync --disable-udev_rules \
+		--disable-udev-systemd-background-jobs --disable-dmeventd \
+		--disable-lvmpolld --disable-lvmlockd-sanlock --disable-lvmlockd-dlm \
+		--disable-lvmlockd-idm --disable-cmirrord --disable-dbus-service \
+		--disable-notify-dbus
+	# 2.02: clvmd and its cluster locking off (the configure default
+	# for these trees too; said so that it is not a surprise).
+	want --with-clvmd=none --with-cluster=none
+	# 2.02: build lvmetad so a runner can start a private one (its
+	# socket is LVM_LVMETAD_SOCKET); lvm uses it only when lvm.conf says
+	# global/use_lvmetad=1, so it is never required.
+	want --enable-lvmetad
+	# Later 2.03: log to stderr/syslog, never link libsystemd (journal,
+	# machine-id as system id): builds the same with or without
+	# libsystemd-dev installed.
+	want --disable-systemd-journal --disable-app-machineid
+	# Fewer build dependencies, nothing the farm measures: no
+	# interactive shell, no selinux labels, no translations.
+	want --disable-readline --disable-selinux --disable-nls
+	# gcc 10+ defaults to -fno-common: a tree written for older gcc that
+	# defines a global in a header fails to link ("multiple definition
+	# of ..."); -fcommon is the old default and harmless for newer trees.
 	cflags="-O2 -g -fcommon"
 	ldflags="-Wl,-rpath,$prefix/lib"
 }
@@ -216,7 +241,6 @@ cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-lvm_flags "$dest"
 start=$(date +%s)
 say "building $ref ($commit, $version) in $tmp; log: $log"
 
@@ -250,6 +274,10 @@ run_step() { # NAME CMD...
 }
 cd "$tmp/src" || die "cannot enter $tmp/src"
 [ -x configure ] || fail_build "configure (no configure script at this commit)"
+./configure --help >"$tmp/configure.help" 2>>"$log" ||
+	fail_build "configure --help"
+lvm_flags "$dest" "$tmp/configure.help"
+[ ${#unknown[@]} = 0 ] || echo "# configure does not know: ${unknown[*]}" >>"$log"
 run_step configure env CFLAGS="$cflags" LDFLAGS="$ldflags" ./configure "${flags[@]}" ||
 	fail_build configure
 run_step make make -j"$jobs" || fail_build make
@@ -276,6 +304,13 @@ json_str() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
 	printf '  "configure": ['
 	sep=
 	for f in "${flags[@]}"; do
+		printf '%s"%s"' "$sep" "$(json_str "$f")"
+		sep=', '
+	done
+	printf '],\n'
+	printf '  "configure_unknown": ['
+	sep=
+	for f in "${unknown[@]}"; do
 		printf '%s"%s"' "$sep" "$(json_str "$f")"
 		sep=', '
 	done

@@ -156,6 +156,11 @@ echo "int main(void) { return 0; }" >"$t/tools/lvm.c"
 # says so in $FAKE_GATE.in and waits for a line on it.
 cat >"$t/configure" <<'EOF'
 #!/bin/sh
+if [ "$1" = --help ]; then
+  echo "  --disable-udev_sync     disable udev synchronisation"
+  echo "  --with-udev-prefix=PFX  udev prefix"
+  exit 0
+fi
 prefix=
 for a; do
   case $a in --prefix=*) prefix=${a#--prefix=} ;; esac
@@ -185,6 +190,7 @@ good=$(git -C "$t" rev-parse HEAD)
 git -C "$t" checkout -q -b broken
 cat >"$t/configure" <<'EOF'
 #!/bin/sh
+[ "$1" = --help ] && exit 0
 echo "checking for io_setup in -laio... no"
 echo "configure: error: libaio could not be found" >&2
 exit 1
@@ -259,7 +265,13 @@ for k in '"ref": "v2_03_99"' "\"commit\": \"$good\"" '"lvm_version": "LVM versio
   '"--disable-udev_sync"' '"wall_seconds"'; do
   grep -qF -- "$k" "$c/$good/build.json" || ff_die "build.json lacks $k: $(cat "$c/$good/build.json")"
 done
+# The options this configure does not list are recorded, not passed.
+grep -q '"configure_unknown": \[.*"--enable-lvmetad"' "$c/$good/build.json" ||
+  ff_die "build.json does not record --enable-lvmetad as unknown: $(cat "$c/$good/build.json")"
 grep -q "checking for a fake lvm2... yes" "$c/$good/build.log" || ff_die "build.log lacks configure's output"
+grep -q '^### configure:.*--disable-udev_sync' "$c/$good/build.log" &&
+  ! grep -q '^### configure:.*--enable-lvmetad' "$c/$good/build.log" ||
+  ff_die "configure got an option its --help does not list: $(grep '^### configure' "$c/$good/build.log")"
 [ "$(count)" = 1 ] || ff_die "configure ran $(count) times, expected 1"
 git -C "$t" status --porcelain | cmp -s - "$s/status.before" || ff_die "the build wrote into the tree: $(git -C "$t" status --porcelain)"
 [ "$(git -C "$t" rev-parse HEAD)" = "$head_before" ] || ff_die "the build moved the tree's HEAD"
