@@ -98,7 +98,7 @@ is_url() {
 if [ -z "$gitsrc" ]; then
 	gitdir=$(git rev-parse --absolute-git-dir 2>/dev/null) ||
 		die_usage "no lvm2 git tree: give --git DIR|URL or set FF_LVM_GIT (the current directory is not a git tree)"
-	gitsrc=.
+	gitsrc=$(pwd -P)
 elif is_url "$gitsrc"; then
 	# A URL is cloned into the cache's own bare repository, one per URL.
 	key=$(printf '%s' "$gitsrc" | sha1sum | cut -c1-12)
@@ -123,6 +123,7 @@ else
 	[ -d "$gitsrc" ] || die_usage "--git $gitsrc: no such directory"
 	gitdir=$(git -C "$gitsrc" rev-parse --absolute-git-dir 2>/dev/null) ||
 		die_usage "--git $gitsrc: not a git tree"
+	gitsrc=$(cd "$gitsrc" && pwd -P)
 fi
 G() { git --git-dir="$gitdir" "$@"; }
 
@@ -162,6 +163,9 @@ if complete && [ "$force" = 0 ]; then
 	printf '%s\n' "$lvm"
 	exit 0
 fi
+# Holding the lock, no other build of this commit runs: a build directory
+# of it is what a killed build left behind.
+rm -rf "$cache/.build-$commit".*
 
 # --- configure flags --------------------------------------------------------
 # VERSION reads "2.02.177(2)-git (2017-12-18)" or "2.03.39(2) (2025-..)".

@@ -10,8 +10,9 @@
 #   - a build prints only the lvm path on stdout, writes build.json and
 #     build.log, never writes the user's tree; a second call is a cache
 #     hit (same path, configure not run again, build.json not rewritten);
-#     --force builds again; abbreviated commits, branches, FF_LVM_GIT and
-#     a file:// URL (cloned into the cache) all resolve;
+#     --force builds again (and removes what a killed build left);
+#     abbreviated commits, branches, FF_LVM_GIT and a file:// URL (cloned
+#     into the cache) all resolve;
 #   - two builds of one commit at once: the second waits for the first
 #     (its configure held on a fifo until the second says it waits), the
 #     build runs once, both print the same path;
@@ -292,7 +293,9 @@ FF_LVM_GIT=$t FF_LVM_CACHE=$c run 0 -- v2_03_99
 [ "$(count)" = 1 ] || ff_die "a cache hit ran configure ($(count) runs)"
 [ "$(stat -c %Y.%Z "$c/$good/build.json")" = "$m0" ] &&
   [ "$(stat -c %i "$c/$good/build.json")" = "$i0" ] || ff_die "a cache hit rewrote build.json"
+mkdir "$c/.build-$good.killed" # what a killed build leaves
 run 0 -- v2_03_99 --git "$t" --cache "$c" --force --quiet
+[ ! -e "$c/.build-$good.killed" ] || ff_die "a build left a killed build's directory"
 [ "$(cat "$s/out")" = "$lvm" ] || ff_die "--force: '$(cat "$s/out")'"
 [ ! -s "$s/err" ] || ff_die "--quiet printed: $(cat "$s/err")"
 [ "$(count)" = 2 ] || ff_die "--force did not build again ($(count) runs)"
