@@ -256,7 +256,7 @@ run 125 -- badmake --git "$t" --cache "$c" --quiet
 has "make failed for badmake"
 has "fake compile error"
 [ ! -e "$c/$(git -C "$t" rev-parse badmake)" ] || ff_die "a failed build left an install"
-ls -A "$c" | grep -q '^\.build-' && ff_die "a failed build left its build directory: $(ls -a "$c")"
+! compgen -G "$c/.build-*" >/dev/null || ff_die "a failed build left its build directory: $(ls -a "$c")"
 
 ff_log "a build: only the lvm path on stdout, build.json, the tree untouched"
 run 0 -- v2_03_99 --git "$t" --cache "$c"
