@@ -37,14 +37,16 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${1:?usage: test-lvm-build.sh FUSEFARM [--real]}
 mode=${2:-fake}
 case $bin in /*) ;; */*) bin=$PWD/$bin ;; esac
-ff_require git flock mkfifo
+ff_require git flock mkfifo setsid
 
 s=$(mktemp -d "${TMPDIR:-/tmp}/test-lvm-build.XXXXXX")
 bg=()
 cleanup() {
   local p
+  # The background builds run in sessions of their own (setsid): kill
+  # each whole group, configure held on the fifo included.
   for p in "${bg[@]}"; do
-    kill "$p" 2>/dev/null || true
+    kill -- "-$p" 2>/dev/null || true
   done
   rm -rf "$s"
 }
@@ -311,12 +313,12 @@ has "unknown REF 'nosuch'"
 ff_log "two builds of one commit at once: one builds, the other waits"
 rm -f "$FAKE_COUNT"
 mkfifo "$s/gate"
-FAKE_GATE=$s/gate "$bin" lvm-build v2_03_99 --git "$t" --cache "$s/cache3" \
+FAKE_GATE=$s/gate setsid "$bin" lvm-build v2_03_99 --git "$t" --cache "$s/cache3" \
   >"$s/out1" 2>"$s/err1" </dev/null &
 bg+=($!)
 p1=$!
 ff_wait_until 120 test -e "$s/gate.in" || ff_die "the first build never reached configure: $(cat "$s/err1")"
-"$bin" lvm-build v2_03_99 --git "$t" --cache "$s/cache3" >"$s/out2" 2>"$s/err2" </dev/null &
+setsid "$bin" lvm-build v2_03_99 --git "$t" --cache "$s/cache3" >"$s/out2" 2>"$s/err2" </dev/null &
 bg+=($!)
 p2=$!
 ff_wait_until 120 grep -q "another build of $good is running" "$s/err2" ||
