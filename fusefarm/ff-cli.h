@@ -48,6 +48,8 @@ struct ff_farm;
 int ff_cmd_gen(int argc, char **argv);
 int ff_cmd_manifest(int argc, char **argv);
 int ff_cmd_check(int argc, char **argv);
+/* fusefarm/cmd-lvm-build.c; exits 125 when the lvm2 tree does not build */
+int ff_cmd_lvm_build(int argc, char **argv);
 
 /* Load the spec at path (NULL: the built-in default) and build its farm
  * with the one farm loader (ff_server_load_farm); on failure print

@@ -32,6 +32,8 @@ static const struct command commands[] = {
   {"run", ff_cmd_run, "run a scenario: time lvm workloads over a matrix"},
   {"report", ff_cmd_report, "render a saved run (table, CSV, SVG)"},
   {"vm", ff_cmd_vm, "boot a guest over the farm: real dm and nbd activation"},
+  {"lvm-build", ff_cmd_lvm_build,
+   "build lvm2 at a git ref into a cache; print its lvm"},
 };
 
 int

@@ -18,6 +18,9 @@ pkgs=(
   nbdkit nbdkit-plugin-dev perl libnbd-bin python3-libnbd qemu-utils
   # the installed tree (tests/integration/test-install.sh renders the man pages)
   man-db
+  # fusefarm lvm-build (docs/lvm-builds.md): lvm2 from its git tree; the
+  # configure script is in the tree, so no autoconf
+  git libaio-dev libblkid-dev xz-utils
 )
 
 missing=()
