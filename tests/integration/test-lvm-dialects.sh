@@ -49,10 +49,7 @@ for b in $builds; do
 done
 
 # ---- a PV outside the farm, as the host would have one ----------------------
-truncate -s 64M "$s/host.img"
-hostloop=$(ff_loop_attach "$s/host.img")
-ff_lvm pvcreate -q "$hostloop" >/dev/null 2>&1 || ff_die "pvcreate on the foreign PV failed"
-ff_lvm vgcreate -q ffforeignvg "$hostloop" >/dev/null 2>&1 || ff_die "vgcreate failed"
+hostloop=$(ff_foreign_pv "$s/host.img" ffforeignvg)
 
 export TMPDIR=$s
 

@@ -35,28 +35,8 @@ ff_require python3 losetup mountpoint find
 ff_env_init
 s=$FF_SCRATCH
 
-leftovers() {
-  local bad=0
-  if grep -F " $s/" /proc/self/mountinfo | grep -q ' fuse.fusefarm '; then
-    grep -F " $s/" /proc/self/mountinfo >&2
-    bad=1
-  fi
-  if pgrep -f "fusefarm (mount|run) .*$s/" >/dev/null; then
-    pgrep -af "fusefarm (mount|run) .*$s/" >&2
-    bad=1
-  fi
-  if losetup -l -n -O BACK-FILE | grep -qF "$s/fusefarm-run."; then
-    losetup -l -n -O NAME,BACK-FILE | grep -F "$s/fusefarm-run." >&2
-    bad=1
-  fi
-  return $bad
-}
-
 # ---- a PV outside the farm, as the host would have one ----------------------
-truncate -s 64M "$s/host.img"
-hostloop=$(ff_loop_attach "$s/host.img")
-ff_lvm pvcreate -q "$hostloop" >/dev/null 2>&1 || ff_die "pvcreate on the host PV failed"
-ff_lvm vgcreate -q hostvg "$hostloop" >/dev/null 2>&1 || ff_die "vgcreate failed"
+hostloop=$(ff_foreign_pv "$s/host.img" hostvg)
 
 # ---- the wrapper: what lvm sees inside the run ----------------------------------
 reallvm=$(command -v lvm)
@@ -102,7 +82,7 @@ export TMPDIR=$s
   { cat "$s/run.err" >&2; ff_die "fusefarm run failed"; }
 kept=$(sed -n 's/^fusefarm run: kept //p' "$s/run.err")
 [[ -d $kept ]] || ff_die "no kept scratch dir in: $(cat "$s/run.err")"
-leftovers || ff_die "the run left something behind"
+ff_run_leftovers "$s" || ff_die "the run left something behind"
 cat "$s/table.txt"
 
 python3 - "$s/run.json" "$s/calls" "$kept" "$hostloop" <<'PY' || ff_die "lvm did not see exactly the farm's devices"
@@ -203,7 +183,7 @@ SC
 "$bin" run "$s/disk.conf" --lvm "$s/seelvm" --json "$s/disk.json" --no-svg \
   --quiet >/dev/null 2>"$s/disk.err" ||
   { cat "$s/disk.err" >&2; ff_die "the dev_names = disk run failed"; }
-leftovers || ff_die "the disk-named run left something behind"
+ff_run_leftovers "$s" || ff_die "the disk-named run left something behind"
 python3 - "$s/disk.json" "$s/calls" <<'PY' || ff_die "dev_names = disk: wrong names"
 import glob, json, os, re, string, sys
 doc = json.load(open(sys.argv[1]))
@@ -243,12 +223,12 @@ FUSEFARM_TEST_NO_PRIVATE_DEV=1 "$bin" run "$s/none.conf" --json "$s/none.json" \
   --no-svg --quiet >/dev/null 2>"$s/none.err" || rc=$?
 ((rc == 1)) || ff_die "fence none without a private /dev exited $rc, expected 1: $(cat "$s/none.err")"
 grep -q "refusing fence none" "$s/none.err" || ff_die "no refusal message: $(cat "$s/none.err")"
-leftovers || ff_die "the refused run left something behind"
+ff_run_leftovers "$s" || ff_die "the refused run left something behind"
 sed 's/^workloads/fence = "devicesfile";\nworkloads/' "$s/none.conf" >"$s/df.conf"
 FUSEFARM_TEST_NO_PRIVATE_DEV=1 "$bin" run "$s/df.conf" --json "$s/df.json" \
   --no-svg --quiet >/dev/null 2>"$s/df.err" ||
   { cat "$s/df.err" >&2; ff_die "a devicesfile-fenced run without a private /dev failed"; }
-leftovers || ff_die "the host-/dev run left something behind"
+ff_run_leftovers "$s" || ff_die "the host-/dev run left something behind"
 python3 - "$s/df.json" <<'PY' || ff_die "the run document does not say /dev was the host's"
 import json, sys
 c = json.load(open(sys.argv[1]))["configs"][0]

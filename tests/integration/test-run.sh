@@ -27,33 +27,8 @@ ff_require python3 sha256sum losetup mountpoint
 ff_env_init
 s=$FF_SCRATCH
 
-# nothing of ours left: no fusefarm mount, daemon or runner of this test
-# (every run here has TMPDIR=$s and names a file under $s, so its scratch,
-# mount point, loops' backing files and command lines are under $s), no
-# loop over one of its files.  Other farms on the machine are not ours to
-# look at: the test passes beside them.
-leftovers() {
-  local bad=0
-  if grep -F " $s/" /proc/self/mountinfo | grep -q ' fuse.fusefarm '; then
-    grep -F " $s/" /proc/self/mountinfo >&2
-    bad=1
-  fi
-  if pgrep -f "fusefarm (mount|run) .*$s/" >/dev/null; then
-    pgrep -af "fusefarm (mount|run) .*$s/" >&2
-    bad=1
-  fi
-  if losetup -l -n -O BACK-FILE | grep -qF "$s/fusefarm-run."; then
-    losetup -l -n -O NAME,BACK-FILE | grep -F "$s/fusefarm-run." >&2
-    bad=1
-  fi
-  return $bad
-}
-
 # ---- a PV outside the farm, as the host would have one ----------------------
-truncate -s 64M "$s/host.img"
-hostloop=$(ff_loop_attach "$s/host.img")
-ff_lvm pvcreate -q "$hostloop" >/dev/null 2>&1 || ff_die "pvcreate on the host PV failed"
-ff_lvm vgcreate -q hostvg "$hostloop" >/dev/null 2>&1 || ff_die "vgcreate failed"
+hostloop=$(ff_foreign_pv "$s/host.img" hostvg)
 blockdev --flushbufs "$hostloop"
 hostsum=$(sha256sum <"$hostloop")
 hostrun() { find /run/lvm /run/lock/lvm -printf '%p %s %T@\n' 2>/dev/null | sort; }
@@ -66,7 +41,7 @@ export TMPDIR=$s
   { cat "$s/run.err" >&2; ff_die "fusefarm run failed"; }
 kept=$(sed -n 's/^fusefarm run: kept //p' "$s/run.err")
 [[ -d $kept ]] || ff_die "no kept scratch dir in: $(cat "$s/run.err")"
-leftovers || ff_die "the run left something behind"
+ff_run_leftovers "$s" || ff_die "the run left something behind"
 cat "$s/table.txt"
 
 python3 - "$s/run.json" <<'PY' || ff_die "the run document is incomplete or out of order"
@@ -171,7 +146,7 @@ SH
 chmod +x "$s/badlvm"
 "$bin" run "$top/configs/scenarios/ci-small.conf" --lvm "$s/badlvm" --quiet --no-svg \
   --json "$s/bad.json" >/dev/null 2>"$s/bad.err" || true
-leftovers || ff_die "a run with failing lvm commands left something behind"
+ff_run_leftovers "$s" || ff_die "a run with failing lvm commands left something behind"
 python3 - "$s/bad.json" <<'PY' || ff_die "failed commands are not recorded"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -245,5 +220,5 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 sys.exit(0 if "interrupted" in doc.get("error", "") else 1)
 PY
-leftovers || ff_die "an interrupted run left something behind"
+ff_run_leftovers "$s" || ff_die "an interrupted run left something behind"
 echo "PASS: fusefarm run measures, reports, stays off the host, cleans up"

@@ -212,3 +212,36 @@ ff_loops_still_ours() {
     esac
   done <"$1"
 }
+
+# ff_foreign_pv IMG VG: a PV with its VG VG on a loop over a 64 MiB file
+# IMG: what the host would have beside the farm (tests that lvm never sees
+# it).  Prints the loop device.
+ff_foreign_pv() {
+	local loop
+	truncate -s 64M "$1"
+	loop=$(ff_loop_attach "$1")
+	ff_lvm pvcreate -q "$loop" >/dev/null 2>&1 || ff_die "pvcreate on the foreign PV $loop failed"
+	ff_lvm vgcreate -q "$2" "$loop" >/dev/null 2>&1 || ff_die "vgcreate $2 on $loop failed"
+	printf '%s\n' "$loop"
+}
+
+# ff_run_leftovers DIR: fails (listing them) if a `fusefarm run` whose
+# TMPDIR and files are under DIR left anything behind: a fusefarm mount, a
+# daemon or runner, a loop over one of its files.  Other farms on the
+# machine are not looked at: the caller passes beside them.
+ff_run_leftovers() {
+	local d=$1 bad=0
+	if grep -F " $d/" /proc/self/mountinfo | grep -q ' fuse.fusefarm '; then
+		grep -F " $d/" /proc/self/mountinfo >&2
+		bad=1
+	fi
+	if pgrep -f "fusefarm (mount|run) .*$d/" >/dev/null; then
+		pgrep -af "fusefarm (mount|run) .*$d/" >&2
+		bad=1
+	fi
+	if losetup -l -n -O BACK-FILE | grep -qF "$d/fusefarm-run."; then
+		losetup -l -n -O NAME,BACK-FILE | grep -F "$d/fusefarm-run." >&2
+		bad=1
+	fi
+	return $bad
+}
