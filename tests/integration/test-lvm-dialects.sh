@@ -54,7 +54,10 @@ hostloop=$(ff_foreign_pv "$s/host.img" ffforeignvg)
 export TMPDIR=$s
 
 # wrapper DIR REAL: DIR/lvm logs its arguments to DIR/cmds.log and runs
-# REAL under strace, one trace file per command in DIR/strace/; DIR/lvmetad
+# REAL under strace (-yy: each opened block device with its MAJ:MIN), one
+# trace file per command in DIR/strace/; on its first call in a run it
+# records the run's loops (MAJ:MIN and backing file, from sysfs: the
+# farm's files under this test's scratch) in DIR/farm-loops; DIR/lvmetad
 # is REAL's lvmetad, where the runner looks for it (beside its lvm).
 wrapper() {
   local dir=$1 real=$2
@@ -62,7 +65,12 @@ wrapper() {
   cat >"$dir/lvm" <<SH
 #!/bin/sh
 printf '%s\n' "\$*" >>"$dir/cmds.log"
-exec strace -f -qq --seccomp-bpf -e trace=open,openat -o "$dir/strace/lvm.\$\$" "$real" "\$@"
+if [ ! -s "$dir/farm-loops" ]; then
+  for f in \$(grep -lF "$s/fusefarm-run." /sys/block/loop*/loop/backing_file); do
+    echo "\$(cat "\${f%/loop/backing_file}/dev") \$(cat "\$f")"
+  done >"$dir/farm-loops"
+fi
+exec strace -f -qq -yy --seccomp-bpf -e trace=open,openat -o "$dir/strace/lvm.\$\$" "$real" "\$@"
 SH
   chmod +x "$dir/lvm"
   if [[ -x ${real%/*}/lvmetad ]]; then
@@ -73,17 +81,23 @@ SH
 # run_scenario DIR LVMETAD_VALUES: the dialect scenario with the wrapper of
 # DIR; the run directory is DIR/run, the kept scratch DIR/kept.
 run_scenario() {
-  local dir=$1 values=$2 rc=0
+  local dir=$1 values=$2 where=${3:-private} rc=0 fence=none
+  local env=()
+  if [[ $where == host ]]; then
+    env=(FUSEFARM_TEST_NO_PRIVATE_DEV=1)
+    fence=devicesfile # the filter form before 2.03.12
+  fi
   cat >"$dir/dialect.conf" <<SC
 name = "dialects";
 spec = "$top/configs/mixed-1000.conf";
+fence = "$fence";
 devices = 8;
 matrix = ( { key = "global/use_lvmetad"; values = [$values]; } );
 workloads = ( { type = "event-activation"; concurrency = 4; },
               { type = "direct-activation"; },
               { type = "pvs"; } );
 SC
-  "$bin" run "$dir/dialect.conf" --lvm "$dir/lvm" --out "$dir/run" --no-svg \
+  env "${env[@]}" "$bin" run "$dir/dialect.conf" --lvm "$dir/lvm" --out "$dir/run" --no-svg \
     --keep --quiet >"$dir/table.txt" 2>"$dir/run.err" || rc=$?
   kept=$(sed -n 's/^fusefarm run: kept //p' "$dir/run.err")
   [[ -n $kept && -d $kept ]] || ff_die "no kept scratch dir in: $(cat "$dir/run.err")"
@@ -187,42 +201,34 @@ for f in os.listdir(f"{d}/kept/out"):
         bad.append(f"{f}: {t.strip().splitlines()[0]}")
     if hostloop in re.findall(r"/dev/loop\d+", t) or "ffforeignvg" in t:
         bad.append(f"{f} names the foreign PV")
-# What lvm opened: every block device a farm loop.  The farm's loops are
-# those the runner's fence named: the devices file, or (a build without
-# one) the global_filter's accept entries.
-farm = set()
-for line in open(f"{d}/kept/etc/devices/system.devices"):
-    m = re.search(r"DEVNAME=(\S+)", line)
-    if m:
-        farm.add(os.path.realpath(m.group(1)))
-gf = re.search(r"^\s*global_filter = \[(.*)\]$", conf, re.M)
-for m in re.finditer(r'"a\|\^(/dev/[^$]*)\$\|"', gf.group(1) if gf else ""):
-    farm.add(os.path.realpath(m.group(1).replace("\\\\", "")))
+# What lvm opened: every block device a farm loop, told by its MAJ:MIN
+# (lvm names them in the runner's private /dev, which this process does
+# not see).  The farm's loops: those the wrapper found bound to the run's
+# files.
+farm = {line.split()[0] for line in open(f"{d}/farm-loops") if line.strip()}
 if len(farm) != n:
-    bad.append(f"{len(farm)} farm devices in the fence, expected {n}")
+    bad.append(f"{len(farm)} loops over the run's files, expected {n}")
+st = os.stat(hostloop)
+host = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
 opened, seen, farm_opened = {}, 0, set()
 for f in os.listdir(f"{d}/strace"):
     for line in open(f"{d}/strace/{f}", errors="replace"):
-        m = re.search(r'open(?:at)?\((?:AT_FDCWD, |\d+, )?"(/dev/[^"]*)"', line)
+        m = re.search(r'open(?:at)?\((?:[^,"]*, )?"(/dev/[^"]*)".*= \d+<.*<block (\d+:\d+)>>', line)
         if not m:
+            seen += '"/dev/' in line
             continue
         seen += 1
-        p = os.path.realpath(m.group(1))
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        if stat.S_ISBLK(st.st_mode) and p not in farm:
-            opened.setdefault(p, f)
-        elif p in farm:
-            farm_opened.add(p)
+        if m.group(2) in farm:
+            farm_opened.add(m.group(2))
+        else:
+            opened.setdefault(f"{m.group(1)} ({m.group(2)})", f)
 if opened:
     bad.append(f"lvm opened {len(opened)} block devices outside the farm: "
                + ", ".join(f"{p} ({f})" for p, f in sorted(opened.items())[:10]))
 if not seen or len(farm_opened) != n:
     bad.append(f"the traces show {len(farm_opened)} of {n} farm devices opened: "
                "the trace is not working")
-if os.path.realpath(hostloop) in opened:
+if any(k.endswith(f"({host})") for k in opened):
     bad.append("lvm opened the foreign PV")
 for b in bad[:20]:
     print(f"  {version}: {b}")
@@ -258,14 +264,20 @@ for b in $builds; do
   version=$("$b" version 2>/dev/null | sed -n 's/^ *LVM version: *\([0-9.]*\).*/\1/p')
   [[ -n $version ]] || ff_die "$b version printed no 'LVM version:'"
   if [[ $version == 2.02.* ]]; then values=(0 1); else values=(0); fi
-  for lvmetad in "${values[@]}"; do
+  # The runner's private /dev (the default: fence none), then the host's
+  # /dev with the build's fence (a devices file, or a filter before
+  # 2.03.12): there the host's disks are in reach, and none may be opened.
+  for run in "${values[@]/#/private-}" host-0; do
+    lvmetad=${run#*-} where=${run%-*}
     dir=$s/b$i-$lvmetad
+    [[ $where == host ]] && dir=$s/b$i-host
     mkdir -p "$dir"
-    wrapper "$dir" "$b"
-    ff_log "lvm $version ($b), global/use_lvmetad=$lvmetad"
-    run_scenario "$dir" "$lvmetad"
+    [[ -x $dir/lvm ]] || wrapper "$dir" "$b"
+    ff_log "lvm $version ($b), global/use_lvmetad=$lvmetad, $where /dev"
+    run_scenario "$dir" "$lvmetad" "$where"
     check "$dir" "$version" "$lvmetad" || failed=1
     find "$dir/strace" -type f -delete # the next run's commands trace here
+    rm -f "$dir/farm-loops"
   done
   fail_check "$s/b$i-0"
   if [[ $version == 2.02.* ]]; then
