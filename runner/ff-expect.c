@@ -1291,6 +1291,10 @@ term_value(struct judge *j, const struct node *n, int *err)
              doc->error ? doc->error : "");
     return NAN;
   }
+  /* bad input before "not judged": per command of an event activation */
+  if (w->event &&
+      (n->fn == F_READS_PER_COMMAND || n->fn == F_BYTES_PER_COMMAND))
+    return measure(j, doc, c, w, n, err);
   if (w->failed_runs) {
     unjudged(j,
              "'%s' in config %lld of %s: %zu of %zu runs failed (worst "

@@ -2,9 +2,9 @@
  *
  * `fusefarm run SCENARIO --expect EXPR` and `fusefarm report RUN.json
  * --expect EXPR` judge an expression over the run document's median wall
- * times and the farm's read counts: 0 when every expression holds, 1 when one fails, 125 (git
- * bisect's "skip") when one cannot be judged because the build or the
- * farm did not run what it needs.
+ * times and the farm's read counts: 0 when every expression holds, 1 when one
+ * fails, 125 (git bisect's "skip") when one cannot be judged because the build
+ * or the farm did not run what it needs.
  *
  * GRAMMAR (docs/bisect.md "Expressions")
  *
