@@ -582,6 +582,11 @@ test_judge_io(void **state)
                                       "bytes_per_command(event-activation): "
                                       "'event-activation' is an event "
                                       "activation"));
+  /* a time per read is a time */
+  j = judge("lvchange / reads(lvchange) < 1ms", old, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  json_decref(j);
   assert_null(judge("bytes(pvz) > 0", old, NULL, &st));
   assert_non_null(strstr(ff_errmsg(), "at column 1: the run has no workload "
                                       "'pvz'"));
@@ -606,6 +611,25 @@ test_judge_io(void **state)
     json_decref(j);
     j = judge("bytes(pvs) <= 4KiB and reads(pvs) < 4", rr, NULL, &st);
     assert_int_equal(st, FF_EXPECT_HOLDS);
+    json_decref(j);
+    ff_runreport_free(rr);
+  }
+  /* per command of a failed event activation: bad input all the same */
+  {
+    const char *settings[] = {"{}"};
+    char *w = wl_json("event-activation", "event-activation", 3, 1);
+    char *ws[] = {w};
+    struct ff_runreport *rr = doc("", 1, settings, ws);
+
+    free(w);
+    assert_null(
+      judge("reads_per_command(event-activation) < 9", rr, NULL, &st));
+    assert_non_null(strstr(ff_errmsg(), "is an event activation: the run "
+                                        "document does not count its "
+                                        "commands per run"));
+    j = judge("reads(event-activation) < 9", rr, NULL, &st);
+    assert_nonnull_err(j);
+    assert_int_equal(st, FF_EXPECT_UNJUDGED);
     json_decref(j);
     ff_runreport_free(rr);
   }
