@@ -36,12 +36,59 @@ enum tok_kind {
   T_OR,
 };
 
+/* What a number measures.  A number written without a unit is D_NONE:
+ * it takes the dimension of what it is compared with or added to (so
+ * `lvchange < 2` is 2 s and `reads(pvs) < 300` is 300 reads). */
+enum dim {
+  D_NONE,  /* a plain number or a ratio */
+  D_TIME,  /* seconds */
+  D_BYTES, /* bytes */
+  D_COUNT, /* reads */
+};
+
+static const char *const dim_names[] = {"a plain number", "a time", "bytes",
+                                        "a count of reads"};
+
 struct tok {
   enum tok_kind kind;
   size_t off, len; /* where in the text */
-  double num;      /* T_NUM: in seconds when unit */
-  bool unit;
+  double num;      /* T_NUM: in seconds or bytes when it has a unit */
+  enum dim dim;
 };
+
+/* The functions of a workload term: what of W a term measures. */
+enum fn {
+  F_WALL, /* W alone: the median wall time */
+  F_READS,
+  F_BYTES,
+  F_READS_PER_DEVICE,
+  F_BYTES_PER_DEVICE,
+  F_READS_PER_COMMAND,
+  F_BYTES_PER_COMMAND,
+};
+
+static const char *const fn_names[] = {
+  "",
+  "reads",
+  "bytes",
+  "reads_per_device",
+  "bytes_per_device",
+  "reads_per_command",
+  "bytes_per_command",
+};
+
+#define FN_LIST                                                               \
+  "reads, bytes, reads_per_device, bytes_per_device, reads_per_command, "     \
+  "bytes_per_command"
+
+static enum dim
+fn_dim(enum fn f)
+{
+  return f == F_WALL ? D_TIME
+         : f == F_READS || f == F_READS_PER_DEVICE || f == F_READS_PER_COMMAND
+           ? D_COUNT
+           : D_BYTES;
+}
 
 /* ---- the tree ---------------------------------------------------------- */
 
@@ -65,11 +112,13 @@ struct node {
   size_t off, end; /* the text it was parsed from: [off, end) */
   bool paren;      /* written in parentheses */
   char op;
+  size_t opoff; /* N_ARITH, N_CMP: the operator's offset */
   double num;
-  bool unit;
+  enum dim dim; /* N_NUM: its unit's; others: set by check_dims() */
   struct node *a, *b;
   /* N_TERM */
   bool base, bare; /* baseline.W; bare "baseline" (name set after parse) */
+  enum fn fn;
   char *name;
   struct qual *q;
   size_t nq;
@@ -184,7 +233,13 @@ lex(struct parser *p)
         static const struct {
           const char *name;
           double factor;
-        } units[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"min", 60}};
+          enum dim dim;
+        } units[] = {
+          {"s", 1, D_TIME},          {"ms", 1e-3, D_TIME},
+          {"us", 1e-6, D_TIME},      {"min", 60, D_TIME},
+          {"B", 1, D_BYTES},         {"KiB", 1024, D_BYTES},
+          {"MiB", 1048576, D_BYTES}, {"GiB", 1073741824, D_BYTES},
+        };
         size_t k;
 
         for (k = 0; k < sizeof units / sizeof *units; k++)
@@ -192,11 +247,12 @@ lex(struct parser *p)
               !strncmp(units[k].name, s + u, i - u))
             break;
         if (k == sizeof units / sizeof *units)
-          return ff_error("at column %zu: unknown unit '%.*s' (s, ms, us or "
-                          "min)",
+          return ff_error("at column %zu: unknown unit '%.*s' (times: s, "
+                          "ms, us, min; bytes: B, KiB, MiB, GiB, binary "
+                          "only)",
                           u + 1, (int)(i - u), s + u);
         t.num *= units[k].factor;
-        t.unit = true;
+        t.dim = units[k].dim;
       }
       if (name_char((unsigned char)s[i]) || s[i] == '.')
         return ff_error("at column %zu: '%c' after a number", i + 1, s[i]);
@@ -396,6 +452,55 @@ parse_quals(struct parser *p, struct node *n, const struct tok *t)
   }
 }
 
+/* The workload name and qualifier at p (t: the name's token) into n. */
+static int
+parse_workload(struct parser *p, struct node *n, const struct tok *t)
+{
+  n->name = strndup(p->text + t->off, t->len);
+  if (!n->name)
+    return oom();
+  n->end = t->off + t->len;
+  if (peek(p)->kind == T_QUAL) {
+    t = &p->t[p->i++];
+    n->end = t->off + t->len;
+    if (parse_quals(p, n, t) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* FUNCTION "(" WORKLOAD [QUAL] ")" at p, t: the function's name. */
+static int
+parse_call(struct parser *p, struct node *n, const struct tok *t)
+{
+  size_t f;
+
+  for (f = 1; f < sizeof fn_names / sizeof *fn_names; f++)
+    if (strlen(fn_names[f]) == t->len &&
+        !strncmp(fn_names[f], p->text + t->off, t->len))
+      break;
+  if (f == sizeof fn_names / sizeof *fn_names)
+    return ff_error("at column %zu: unknown function '%.*s' (%s; a workload "
+                    "alone is its median wall time)",
+                    t->off + 1, (int)t->len, p->text + t->off, FN_LIST);
+  n->fn = (enum fn)f;
+  p->i++; /* "(" */
+  if (peek(p)->kind != T_NAME ||
+      (peek(p)->len == 8 && !strncmp(p->text + peek(p)->off, "baseline", 8)))
+    return expected(p, n->base ? "expected a workload name (as in "
+                                 "baseline.bytes(pvs))"
+                               : "expected a workload name (as in "
+                                 "bytes(pvs); the baseline's is "
+                                 "baseline.bytes(pvs))");
+  if (parse_workload(p, n, &p->t[p->i++]) < 0)
+    return -1;
+  if (peek(p)->kind != T_RP)
+    return expected(p, "expected ')'");
+  n->end = peek(p)->off + 1;
+  p->i++;
+  return 0;
+}
+
 static struct node *
 parse_term(struct parser *p)
 {
@@ -418,10 +523,13 @@ parse_term(struct parser *p)
       t = &p->t[p->i++];
     } else {
       n->bare = true;
-      if (peek(p)->kind == T_QUAL) {
+      if (peek(p)->kind == T_QUAL || peek(p)->kind == T_LP) {
         col_error(peek(p)->off,
-                  "a bare 'baseline' takes the qualifier of the other side: "
-                  "write baseline.WORKLOAD[...]",
+                  peek(p)->kind == T_QUAL
+                    ? "a bare 'baseline' takes the qualifier of the other "
+                      "side: write baseline.WORKLOAD[...]"
+                    : "'baseline' is not a function: write "
+                      "baseline.bytes(WORKLOAD) and the like",
                   NULL);
         node_free(n);
         return NULL;
@@ -429,20 +537,10 @@ parse_term(struct parser *p)
       return n;
     }
   }
-  n->name = strndup(p->text + t->off, t->len);
-  if (!n->name) {
-    oom();
+  if ((peek(p)->kind == T_LP ? parse_call(p, n, t) : parse_workload(p, n, t)) <
+      0) {
     node_free(n);
     return NULL;
-  }
-  n->end = t->off + t->len;
-  if (peek(p)->kind == T_QUAL) {
-    t = &p->t[p->i++];
-    n->end = t->off + t->len;
-    if (parse_quals(p, n, t) < 0) {
-      node_free(n);
-      return NULL;
-    }
   }
   return n;
 }
@@ -471,7 +569,7 @@ parse_unary(struct parser *p)
     n = new_node(N_NUM, t->off);
     if (n) {
       n->num = t->num;
-      n->unit = t->unit;
+      n->dim = t->dim;
       n->end = t->off + t->len;
     }
     return n;
@@ -528,6 +626,7 @@ parse_binary(struct parser *p, bool sum)
       node_free(l);
       return NULL;
     }
+    n->opoff = p->t[p->i - 1].off;
     n->op = k == T_PLUS ? '+' : k == T_MINUS ? '-' : k == T_STAR ? '*' : '/';
     n->a = l;
     n->b = sum ? parse_binary(p, false) : parse_unary(p);
@@ -578,6 +677,7 @@ parse_cmp(struct parser *p)
     return NULL;
   }
   n->op = k == T_LT ? '<' : k == T_LE ? 'L' : k == T_GT ? '>' : 'G';
+  n->opoff = p->t[p->i - 1].off;
   n->a = l;
   n->b = parse_sum(p);
   if (!n->b || need_number(n->b) < 0) {
@@ -643,8 +743,8 @@ find_terms(struct node *n, size_t *count, struct node **last)
   if (!n)
     return;
   if (n->kind == N_TERM && !n->base) {
-    if (!*last || strcmp((*last)->name, n->name) || (*last)->nq ||
-        n->nq) /* distinct unless same plain name */
+    if (!*last || strcmp((*last)->name, n->name) || (*last)->nq || n->nq ||
+        (*last)->fn != n->fn) /* distinct unless the same plain term */
       ++*count;
     *last = n;
   }
@@ -655,6 +755,7 @@ find_terms(struct node *n, size_t *count, struct node **last)
 static int
 copy_quals(struct node *to, const struct node *from)
 {
+  to->fn = from->fn;
   to->name = strdup(from->name);
   if (!to->name)
     return oom();
@@ -707,6 +808,83 @@ bind_all(struct node *n)
   return bind_all(n->a) < 0 || bind_all(n->b) < 0 ? -1 : 0;
 }
 
+/* The text of n, for errors (static buffer). */
+static const char *
+node_text(const struct ff_expect *e, const struct node *n)
+{
+  static char buf[96];
+  size_t len = n->end - n->off;
+
+  if (len > 60)
+    snprintf(buf, sizeof buf, "%.57s...", e->text + n->off);
+  else
+    snprintf(buf, sizeof buf, "%.*s", (int)len, e->text + n->off);
+  return buf;
+}
+
+/* Set each node's dimension; -1 with ff_error at the operator that mixes
+ * two that do not go together (a time compared with bytes, bytes added
+ * to reads, ...).  A plain number goes with anything. */
+static int
+check_dims(const struct ff_expect *e, struct node *n)
+{
+  enum dim a, b;
+  const char *what = NULL;
+
+  if (!n)
+    return 0;
+  if (check_dims(e, n->a) < 0 || check_dims(e, n->b) < 0)
+    return -1;
+  switch (n->kind) {
+  case N_NUM:
+    return 0;
+  case N_TERM:
+    n->dim = fn_dim(n->fn);
+    return 0;
+  case N_NEG:
+    n->dim = n->a->dim;
+    return 0;
+  case N_AND:
+  case N_OR:
+    n->dim = D_NONE;
+    return 0;
+  case N_ARITH:
+  case N_CMP:
+    break;
+  }
+  a = n->a->dim;
+  b = n->b->dim;
+  n->dim = a == D_NONE ? b : a;
+  if (n->kind == N_CMP) {
+    n->dim = D_NONE;
+    if (a != b && a != D_NONE && b != D_NONE)
+      what = "compare";
+  } else if (n->op == '+' || n->op == '-') {
+    if (a != b && a != D_NONE && b != D_NONE)
+      what = n->op == '+' ? "add" : "subtract";
+  } else if (n->op == '*') {
+    if (a != D_NONE && b != D_NONE)
+      what = "multiply";
+  } else if (a == b) {
+    n->dim = D_NONE; /* a ratio */
+  } else if (b == D_NONE || (b == D_COUNT && a != D_NONE)) {
+    n->dim = a; /* per read */
+  } else {
+    what = "divide";
+  }
+  if (!what)
+    return 0;
+  {
+    char left[96];
+
+    snprintf(left, sizeof left, "%s", node_text(e, n->a));
+    return ff_error("at column %zu: cannot %s %s and %s: '%s' is %s, '%s' "
+                    "is %s",
+                    n->opoff + 1, what, dim_names[a], dim_names[b], left,
+                    dim_names[a], node_text(e, n->b), dim_names[b]);
+  }
+}
+
 struct ff_expect *
 ff_expect_parse(const char *text)
 {
@@ -743,7 +921,7 @@ ff_expect_parse(const char *text)
       expected(&p, "expected 'and', 'or' or the end");
     goto fail;
   }
-  if (bind_all(e->root) < 0)
+  if (bind_all(e->root) < 0 || check_dims(e, e->root) < 0)
     goto fail;
   free(p.t);
   return e;
@@ -971,6 +1149,109 @@ no_workload(const struct judge *j, const struct ff_runreport *doc,
                   list[0] ? list : "none");
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (sorts it). */
+static double
+median(double *v, size_t n)
+{
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The commands a run of w ran: 1 for a single-command workload, the
+ * run's "commands" for lvchange; 0 when the document does not say (an
+ * event activation: its pvscans and vgchanges are not per run). */
+static long long
+run_commands(const struct ff_rr_workload *w, const struct ff_rr_run *r)
+{
+  if (w->event)
+    return 0;
+  if (!strcmp(w->type, "lvchange"))
+    return r->commands > 0 ? r->commands : 0;
+  return 1;
+}
+
+/* The I/O measure fn of n over w (in c of doc): the median over w's runs
+ * of what the farm served in each (reads or bytes), divided per device or
+ * per command; when the runs do not have their own counts (documents
+ * before they did), the workload's, from its last run.  NAN with
+ * j->reason when the document does not have what it needs; *err = -1
+ * with ff_error when the workload can never have it. */
+static double
+measure(struct judge *j, const struct ff_runreport *doc,
+        const struct ff_rr_config *c, const struct ff_rr_workload *w,
+        const struct node *n, int *err)
+{
+  bool rd = n->fn == F_READS || n->fn == F_READS_PER_DEVICE ||
+            n->fn == F_READS_PER_COMMAND;
+  bool per_cmd = n->fn == F_READS_PER_COMMAND || n->fn == F_BYTES_PER_COMMAND;
+  const char *field = rd ? "reads" : "bytes_read";
+  double *v, m;
+  size_t nv = 0;
+
+  if (per_cmd && w->event) {
+    *err = -1;
+    ff_error("at column %zu: %s(%s): '%s' is an event activation: the run "
+             "document does not count its commands per run (use %s(%s) or "
+             "%s(%s))",
+             n->off + 1, fn_names[n->fn], n->name, n->name,
+             rd ? "reads" : "bytes", n->name,
+             rd ? "reads_per_device" : "bytes_per_device", n->name);
+    return NAN;
+  }
+  v = calloc(w->nruns, sizeof *v);
+  if (!v) {
+    *err = oom();
+    return NAN;
+  }
+  for (size_t i = 0; i < w->nruns; i++) {
+    long long x = rd ? w->runs[i].reads : w->runs[i].bytes_read;
+    long long k = run_commands(w, &w->runs[i]);
+
+    if (x < 0 || (per_cmd && !k))
+      break;
+    v[nv++] = per_cmd ? (double)x / (double)k : (double)x;
+  }
+  if (nv < w->nruns) {
+    /* the document's runs lack their own counts: the last run's */
+    long long x = rd ? w->reads : w->bytes_read;
+    long long k = run_commands(w, &w->runs[w->nruns - 1]);
+
+    nv = 0;
+    if (x >= 0 && (!per_cmd || k))
+      v[nv++] = per_cmd ? (double)x / (double)k : (double)x;
+  }
+  if (!nv) {
+    free(v);
+    unjudged(j,
+             "'%s' in config %lld of %s: the run document has no \"%s\"%s "
+             "(the farm's read counters were not recorded)",
+             n->name, c->id, doc_name(j, doc), field,
+             per_cmd ? " or no \"commands\" per run" : "");
+    return NAN;
+  }
+  m = median(v, nv);
+  free(v);
+  if (n->fn == F_READS_PER_DEVICE || n->fn == F_BYTES_PER_DEVICE) {
+    if (!c->has_farm || c->devices <= 0) {
+      unjudged(j,
+               "'%s' in config %lld of %s: the run document has no device "
+               "count (\"farm\": {\"devices\"}) for %s()",
+               n->name, c->id, doc_name(j, doc), fn_names[n->fn]);
+      return NAN;
+    }
+    m /= (double)c->devices;
+  }
+  return m;
+}
+
 /* A term's value.  NAN with j->reason (not judged) or j->skip; -1 in *err
  * with ff_error on bad input. */
 static double
@@ -980,6 +1261,7 @@ term_value(struct judge *j, const struct node *n, int *err)
   const struct ff_rr_config *c;
   const struct ff_rr_workload *w;
   char key[256];
+  double v;
 
   if (!doc) {
     *err = -1;
@@ -1009,6 +1291,10 @@ term_value(struct judge *j, const struct node *n, int *err)
              doc->error ? doc->error : "");
     return NAN;
   }
+  /* bad input before "not judged": per command of an event activation */
+  if (w->event &&
+      (n->fn == F_READS_PER_COMMAND || n->fn == F_BYTES_PER_COMMAND))
+    return measure(j, doc, c, w, n, err);
   if (w->failed_runs) {
     unjudged(j,
              "'%s' in config %lld of %s: %zu of %zu runs failed (worst "
@@ -1025,35 +1311,42 @@ term_value(struct judge *j, const struct node *n, int *err)
              n->name, c->id, doc_name(j, doc), w->failed_units);
     return NAN;
   }
+  v = n->fn == F_WALL ? w->median : measure(j, doc, c, w, n, err);
+  if (isnan(v))
+    return NAN;
   snprintf(key, sizeof key, "%.*s", (int)(n->end - n->off),
            j->e->text + n->off);
   if (n->bare)
-    snprintf(key, sizeof key, "baseline.%s", n->name);
-  json_object_set_new(j->values, key, json_real(w->median));
-  return w->median;
-}
-
-static bool
-timed(const struct node *n)
-{
-  if (!n)
-    return false;
-  if (n->kind == N_TERM)
-    return true;
-  if (n->kind == N_NUM)
-    return n->unit;
-  return timed(n->a) || timed(n->b);
+    snprintf(key, sizeof key, "baseline.%s%s%s%s", fn_names[n->fn],
+             n->fn ? "(" : "", n->name, n->fn ? ")" : "");
+  json_object_set_new(j->values, key, json_real(v));
+  return v;
 }
 
 static void
-put_value(FILE *out, double v, bool secs)
+put_value(FILE *out, double v, enum dim dim)
 {
   char buf[64];
 
-  if (secs)
+  switch (dim) {
+  case D_TIME:
     fputs(ff_runreport_fmt_secs(v, true, buf, sizeof buf), out);
-  else
+    break;
+  case D_BYTES:
+    if (fabs(v) >= 1048576)
+      fprintf(out, "%.4g MiB", v / 1048576);
+    else if (fabs(v) >= 1024)
+      fprintf(out, "%.4g KiB", v / 1024);
+    else
+      fprintf(out, "%.4g B", v);
+    break;
+  case D_COUNT:
+    fprintf(out, "%.4g reads", v);
+    break;
+  case D_NONE:
     fprintf(out, "%.4g", v);
+    break;
+  }
 }
 
 /* Evaluate n, writing it with the values substituted to out.  NAN with
@@ -1075,7 +1368,7 @@ eval(struct judge *j, const struct node *n, FILE *out, int *err)
   case N_TERM:
     v = term_value(j, n, err);
     if (!isnan(v))
-      put_value(out, v, true);
+      put_value(out, v, n->dim);
     break;
   case N_NEG:
     fputc('-', out);
@@ -1108,7 +1401,7 @@ eval(struct judge *j, const struct node *n, FILE *out, int *err)
       sv[s] = eval(j, side[s], out, err);
       if (side[s]->kind != N_NUM && side[s]->kind != N_TERM && !isnan(sv[s])) {
         fputs(" = ", out);
-        put_value(out, sv[s], timed(side[s]));
+        put_value(out, sv[s], side[s]->dim);
       }
       if (!s)
         fprintf(out, " %s ", op);

@@ -2,9 +2,9 @@
  *
  * `fusefarm run SCENARIO --expect EXPR` and `fusefarm report RUN.json
  * --expect EXPR` judge an expression over the run document's median wall
- * times: 0 when every expression holds, 1 when one fails, 125 (git
- * bisect's "skip") when one cannot be judged because the build or the
- * farm did not run what it needs.
+ * times and the farm's read counts: 0 when every expression holds, 1 when one
+ * fails, 125 (git bisect's "skip") when one cannot be judged because the build
+ * or the farm did not run what it needs.
  *
  * GRAMMAR (docs/bisect.md "Expressions")
  *
@@ -14,13 +14,23 @@
  *   sum     := prod (("+" | "-") prod)*
  *   prod    := unary (("*" | "/") unary)*
  *   unary   := "-" unary | NUMBER [UNIT] | term | "(" sum ")"
- *   term    := ["baseline" "."] WORKLOAD ["[" KEY "=" VALUE ("," ...)* "]"]
- *            | "baseline"
+ *   term    := ["baseline" "."] (w | FUNCTION "(" w ")") | "baseline"
+ *   w       := WORKLOAD ["[" KEY "=" VALUE ("," ...)* "]"]
+ *   FUNCTION := reads | bytes | reads_per_device | bytes_per_device
+ *             | reads_per_command | bytes_per_command
  *
  * WORKLOAD is a workload name of the run ([A-Za-z_][A-Za-z0-9_-]*, so
  * `a-b` is one name: subtract with spaces, `a - b`); its value is the
- * workload's median wall time in seconds.  UNIT is s, ms, us or min and
- * must touch its number (`500ms`); a number without one is seconds too.
+ * workload's median wall time in seconds.  FUNCTION(W) is what the farm
+ * served during a run of W, the median over its runs: reads or bytes, per
+ * run, per farm device of the configuration, or per command of the run
+ * (1, or lvchange's count; refused for event activation).  UNIT is s,
+ * ms, us, min (times) or B, KiB, MiB, GiB (bytes, binary only) and must
+ * touch its number (`500ms`, `64KiB`); a number without one takes the
+ * kind of what it is compared with (`pvs < 2` is 2 s).  Every value is a
+ * time, bytes, a count of reads or a plain number: comparing or adding
+ * two kinds, multiplying two measured values or dividing a plain number
+ * by one is a parse error at the operator.
  * "==" and "!=" are refused: two timings are never equal.  A comparison
  * is not chained (`a < b < c` is an error).  A bare "baseline" is
  * `baseline.W[...]` for the one workload term W[...] on the other side of

@@ -261,7 +261,9 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
       get_typed(wj, path, "runs", false, true, &runs) < 0 ||
       get_secs(wj, path, "min", &w->min) < 0 ||
       get_secs(wj, path, "median", &w->median) < 0 ||
-      get_secs(wj, path, "max", &w->max) < 0)
+      get_secs(wj, path, "max", &w->max) < 0 ||
+      get_int(wj, path, "reads", true, 0, &w->reads) < 0 ||
+      get_int(wj, path, "bytes_read", true, 0, &w->bytes_read) < 0)
     return -1;
   if (!(w->min <= w->median && w->median <= w->max))
     return ff_error("%s: expected min <= median <= max, got %g, %g, %g", path,
@@ -279,8 +281,13 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
     if (!e || get_secs(e, p, "wall", &r->wall) < 0 ||
         get_int(e, p, "exit", false, LLONG_MIN, &r->exit) < 0 ||
         get_int(e, p, "errors", false, 0, &r->errors) < 0 ||
-        get_str(e, p, "message", true, &r->message) < 0)
+        get_str(e, p, "message", true, &r->message) < 0 ||
+        get_int(e, p, "reads", true, 0, &r->reads) < 0 ||
+        get_int(e, p, "bytes_read", true, 0, &r->bytes_read) < 0)
       return -1;
+    r->commands = -1;
+    if (json_is_array(json_object_get(e, "commands")))
+      r->commands = (long long)json_array_size(json_object_get(e, "commands"));
     if (r->exit != 0 || r->errors > 0)
       w->failed_runs++;
     if (r->message && !w->message)

@@ -77,6 +77,9 @@ struct ff_rr_run {
   double wall;
   long long exit, errors;
   const char *message; /* the first failed command's error line, or NULL */
+  /* optional (-1 when absent): what the farm served during this run, and
+   * the number of commands it ran (lvchange's "commands") */
+  long long reads, bytes_read, commands;
 };
 
 struct ff_rr_workload {
@@ -86,6 +89,8 @@ struct ff_rr_workload {
   struct ff_rr_run *runs;
   size_t nruns;
   double min, median, max;
+  /* optional (-1 when absent): what the farm served during the last run */
+  long long reads, bytes_read;
   /* event only: devices' pvscans in document order, then the VGs'
    * vgchanges in document order; NULL and 0 otherwise */
   struct ff_rr_unit *units;

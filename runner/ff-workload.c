@@ -946,6 +946,11 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     /* What the first failed command said (not lvm's warnings). */
     if (errors && msg[0])
       json_object_set_new(run, "message", json_string(msg));
+    /* What the farm served during this repetition (--expect's bytes()). */
+    if (e->reads) {
+      json_object_set_new(run, "reads", json_integer(reads));
+      json_object_set_new(run, "bytes_read", json_integer(bytes));
+    }
     json_array_append_new(runs, run);
     walls[rep] = wall;
     if (errors && !rc)

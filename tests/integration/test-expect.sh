@@ -8,6 +8,10 @@
 #   - `fusefarm report RUN.json --expect ...` on that document: 0 when it
 #     holds (qualifiers, the run as its own --baseline), 1 when it cannot
 #     hold (pvs in under 100 ns), with the expression and its values;
+#   - the I/O terms on that document: bytes_per_device(pvs), reads(pvs),
+#     bytes_per_command(...) hold with the values the test recomputes from
+#     the document's runs and farm device count; bytes that cannot hold
+#     fail (1); a time compared with bytes is refused (2, its column);
 #   - 125 (bisect's "skip") when the build could not run what is needed:
 #     a run whose lvm fails every command (exit 125 from run, and from
 #     report on its document), an lvm that does not start;
@@ -119,6 +123,45 @@ grep -Eq '^- fails       pvs\[profile=builtin:fixed-1ms\] < 0.1us: [0-9.]+ s < 0
   ff_die "the failed expression is not shown with its values: $(tail -3 "$s/out")"
 rc=$(status "$bin" report "$s/good/run.json" --expect 'lvchange < 1')
 want "$rc" 2 "report --expect naming a workload the run lacks"
+
+# ---- I/O terms on the saved run: what the farm served, per device -----------
+rc=$(status "$bin" report "$s/good/run.json" \
+  --expect 'bytes_per_device(pvs) > 0 and reads(pvs) > 0' \
+  --expect 'bytes_per_command(direct-activation) <= bytes(direct-activation) and bytes(pvs) / reads(pvs) >= 512B')
+want "$rc" 0 "report --expect over the farm's read counts"
+# the values, recomputed here from the document's own numbers
+python3 - "$s/good/run.json" "$s/out" <<'PY' || ff_die "the I/O values are not the document's"
+import json, statistics, sys
+doc = json.load(open(sys.argv[1]))
+out = open(sys.argv[2]).read()
+def kib(v):
+    return "%.4g KiB" % (v / 1024) if v >= 1024 else "%.4g B" % v
+seen = 0
+for c in doc["configs"]:
+    pvs = [w for w in c["workloads"] if w["name"] == "pvs"][0]
+    runs = pvs["runs"]
+    assert len(runs) == 2 and all("bytes_read" in r and "reads" in r for r in runs), runs
+    assert pvs["bytes_read"] == runs[-1]["bytes_read"], pvs
+    per_dev = statistics.median(r["bytes_read"] for r in runs) / c["farm"]["devices"]
+    reads = statistics.median(r["reads"] for r in runs)
+    assert per_dev > 0 and reads > 0, (per_dev, reads)
+    line = "    [%d] %s: %s > 0: true and %.4g reads > 0: true" % (
+        c["id"], c["label"], kib(per_dev), reads)
+    assert line in out, (line, out)
+    seen += 1
+assert seen == 2, seen
+PY
+rc=$(status "$bin" report "$s/good/run.json" --expect 'bytes_per_device(pvs[profile=ideal]) > 1GiB')
+want "$rc" 1 "report --expect on bytes that cannot hold"
+grep -Eq '^- fails       bytes_per_device\(pvs\[profile=ideal\]\) > 1GiB: [0-9.]+ (B|KiB|MiB) > 1GiB: false$' "$s/out" ||
+  ff_die "the failed I/O expression is not shown with its values: $(tail -3 "$s/out")"
+rc=$(status "$bin" report "$s/good/run.json" --expect 'pvs < 32KiB')
+want "$rc" 2 "a time compared with bytes"
+grep -qF -- "--expect: at column 5: cannot compare a time and bytes: 'pvs' is a time, '32KiB' is bytes" "$s/err" ||
+  ff_die "mixing a time and bytes is not refused by column: $(cat "$s/err")"
+rc=$(status "$bin" run "$s/tiny.conf" --quiet --expect 'reads(pvs) < 1MiB')
+want "$rc" 2 "reads compared with bytes, before anything runs"
+nothing_ran "a bad I/O expression"
 
 # ---- the build cannot run: 125 ------------------------------------------------
 # an lvm that answers `version` and fails everything else

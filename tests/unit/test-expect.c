@@ -113,6 +113,14 @@ test_parse_ok(void **state)
     "baseline < lvchange[use_aio=1]",
     "lvchange <= 1.2 * baseline.lvchange[global/use_aio=1]",
     ".5 < pvs",
+    "bytes_per_device(lvchange) <= 32KiB",
+    "reads_per_device(pvs) < 2 * baseline.reads_per_device(pvs)",
+    "reads_per_device(pvs) < 2 * baseline",
+    "bytes(pvs[use_aio=0]) > 1.5MiB and reads(pvs) < 300",
+    "bytes(pvs) / reads(pvs) <= 4KiB",
+    "bytes(pvs) / bytes(lvs) < 2 and bytes_per_command(lvs) / 2 > 1B",
+    "bytes_per_command(lvchange) < 1GiB + 12B",
+    "bytes(pvs) > 0",
   };
 
   (void)state;
@@ -143,7 +151,39 @@ test_parse_errors(void **state)
     {"pvs == 3", "at column 5: '==' is not allowed"},
     {"pvs != 3", "at column 5: '!=' is not allowed"},
     {"pvs < 1 < 2", "at column 9: comparisons do not chain"},
-    {"pvs < 3xs", "at column 8: unknown unit 'xs' (s, ms, us or min)"},
+    {"pvs < 3xs", "at column 8: unknown unit 'xs' (times: s, ms, us, min; "
+                  "bytes: B, KiB, MiB, GiB, binary only)"},
+    {"bytes(pvs) < 3k", "at column 15: unknown unit 'k'"},
+    {"bytes(pvs) < 3KB", "at column 15: unknown unit 'KB'"},
+    /* I/O terms: functions, and units that do not mix */
+    {"lvchange < 32KiB", "at column 10: cannot compare a time and bytes: "
+                         "'lvchange' is a time, '32KiB' is bytes"},
+    {"reads(pvs) < 1KiB", "at column 12: cannot compare a count of reads and "
+                          "bytes: 'reads(pvs)' is a count of reads"},
+    {"bytes_per_device(pvs) > 2 * pvs", "at column 23: cannot compare bytes "
+                                        "and a time"},
+    {"bytes(pvs) + reads(pvs) > 0", "at column 12: cannot add bytes and a "
+                                    "count of reads"},
+    {"pvs - bytes(pvs) > 0", "at column 5: cannot subtract a time and bytes"},
+    {"bytes(pvs) * bytes(lvs) > 0", "at column 12: cannot multiply bytes and "
+                                    "bytes"},
+    {"2 / bytes(pvs) < 1", "at column 3: cannot divide a plain number and "
+                           "bytes"},
+    {"pvs / bytes(pvs) < 1", "at column 5: cannot divide a time and bytes"},
+    {"size(pvs) < 1", "at column 1: unknown function 'size' (reads, bytes, "
+                      "reads_per_device, bytes_per_device, reads_per_command, "
+                      "bytes_per_command; a workload alone is its median wall "
+                      "time)"},
+    {"bytes(pvs < 1", "at column 11: expected ')', got '<'"},
+    {"bytes() < 1", "at column 7: expected a workload name (as in "
+                    "bytes(pvs)"},
+    {"bytes(baseline.pvs) < 1", "at column 7: expected a workload name (as "
+                                "in bytes(pvs); the baseline's is "
+                                "baseline.bytes(pvs))"},
+    {"baseline(pvs) < 1", "at column 9: 'baseline' is not a function"},
+    {"bytes(pvs) < baseline(pvs)", "at column 22: 'baseline' is not a "
+                                   "function"},
+    {"baseline.bytes(2) < 1", "at column 16: expected a workload name"},
     {"pvs < 3.4.5", "at column 10: '.' after a number"},
     {"(pvs < 1", "at column 9: expected ')', got the end"},
     {"pvs < 1)", "at column 8: unmatched ')'"},
@@ -404,6 +444,197 @@ test_judge_unjudged(void **state)
   assert_int_equal(ff_expect_exit(st, 3), 125);
 }
 
+/* A run document with I/O counts, as the field report's two builds would
+ * give: per device, 28 KiB in 7 reads (2.02.177) or 256 KiB in 2 reads
+ * (2.02.180), over `devices` devices.  pvs: three runs with their own
+ * counts (median of the runs); lvchange: 5 commands per run; the event
+ * activation has the workload's counts only (documents before the runs
+ * had their own). */
+static struct ff_runreport *
+io_doc(long long kib_per_dev, long long reads_per_dev, int devices)
+{
+  long long b = kib_per_dev * 1024 * devices, r = reads_per_dev * devices;
+  char *text;
+  struct ff_runreport *rr;
+
+  assert_true(
+    asprintf(
+      &text,
+      "{\"format\":\"fusefarm-run\",\"version\":1,\"scenario\":{\"name\":"
+      "\"t\"},\"started\":\"now\",\"host\":{\"kernel\":\"k\","
+      "\"lvm_version\":\"v\"},\"configs\":[{\"id\":1,\"label\":\"c1\","
+      "\"settings\":{},\"farm\":{\"spec\":\"s\",\"devices\":%d,\"vgs\":1,"
+      "\"lvs\":1},\"workloads\":["
+      "{\"name\":\"pvs\",\"type\":\"pvs\",\"repeat\":3,\"runs\":["
+      "{\"wall\":1,\"exit\":0,\"errors\":0,\"reads\":%lld,\"bytes_read\":"
+      "%lld},{\"wall\":1,\"exit\":0,\"errors\":0,\"reads\":%lld,"
+      "\"bytes_read\":%lld},{\"wall\":1,\"exit\":0,\"errors\":0,\"reads\":"
+      "%lld,\"bytes_read\":%lld}],\"min\":1,\"median\":1,\"max\":1,"
+      "\"reads\":%lld,\"bytes_read\":%lld},"
+      "{\"name\":\"lvchange\",\"type\":\"lvchange\",\"repeat\":2,\"runs\":["
+      "{\"wall\":0.5,\"exit\":0,\"errors\":0,\"commands\":[0.1,0.1,0.1,0.1,"
+      "0.1],\"reads\":%lld,\"bytes_read\":%lld},{\"wall\":0.5,\"exit\":0,"
+      "\"errors\":0,\"commands\":[0.1,0.1,0.1,0.1,0.1],\"reads\":%lld,"
+      "\"bytes_read\":%lld}],\"min\":0.5,\"median\":0.5,\"max\":0.5},"
+      "{\"name\":\"event-activation\",\"type\":\"event-activation\","
+      "\"repeat\":1,\"runs\":[{\"wall\":2,\"exit\":0,\"errors\":0}],"
+      "\"min\":2,\"median\":2,\"max\":2,\"reads\":%lld,\"bytes_read\":"
+      "%lld,\"devices\":[],\"activations\":[]},"
+      "{\"name\":\"vgs\",\"type\":\"vgs\",\"repeat\":1,\"runs\":[{\"wall\":"
+      "1,\"exit\":0,\"errors\":0}],\"min\":1,\"median\":1,\"max\":1}"
+      "]}]}",
+      devices, r, b, r + 7, b + 4096 * 7, r - 1, b - 4096, r, b, 5 * r, 5 * b,
+      5 * r + 5, 5 * b + 5 * 4096, 2 * r, 2 * b) > 0);
+  rr = ff_runreport_load_text(text, strlen(text), "io");
+  assert_nonnull_err(rr);
+  free(text);
+  return rr;
+}
+
+static double
+eval_value(const json_t *entry, size_t i, const char *term)
+{
+  return json_number_value(json_object_get(
+    json_object_get(json_array_get(json_object_get(entry, "evaluations"), i),
+                    "values"),
+    term));
+}
+
+/* The I/O terms: medians over the runs, per device, per command, units
+ * on numbers, the baseline, and what the document does not have. */
+static void
+test_judge_io(void **state)
+{
+  struct ff_runreport *old = io_doc(28, 7, 10), *new = io_doc(256, 2, 10);
+  enum ff_expect_status st;
+  json_t *j;
+
+  (void)state;
+  /* pvs: the median of 280 KiB, 280 KiB + 28 KiB, 280 KiB - 4 KiB */
+  j = judge("bytes(pvs) > 0 and reads(pvs) > 0", old, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_true(eval_value(j, 0, "bytes(pvs)") == 28 * 1024 * 10);
+  assert_true(eval_value(j, 0, "reads(pvs)") == 70);
+  assert_string_equal(eval_str(j, 0, "text"),
+                      "280 KiB > 0: true and 70 reads > 0: true");
+  json_decref(j);
+  j = judge("bytes_per_device(pvs) <= 28KiB and reads_per_device(pvs) >= 7",
+            old, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_true(eval_value(j, 0, "bytes_per_device(pvs)") == 28 * 1024);
+  json_decref(j);
+  j = judge("bytes_per_device(pvs) < 28KiB", old, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  assert_string_equal(eval_str(j, 0, "text"), "28 KiB < 28KiB: false");
+  json_decref(j);
+  /* lvchange: per run 5 commands; the median of the two runs */
+  j = judge("bytes_per_device(lvchange) <= 64KiB", new, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  /* (1280 + 1282) KiB per device / 2 */
+  assert_true(eval_value(j, 0, "bytes_per_device(lvchange)") ==
+              (5 * 256 * 1024 * 10 + 5 * 256 * 1024 * 10 + 5 * 4096) / 2.0 /
+                10);
+  json_decref(j);
+  j = judge("bytes_per_command(lvchange) / 10 <= 256KiB + 1KiB and "
+            "reads_per_command(lvchange) >= 20 and bytes_per_command(pvs) > "
+            "2MiB",
+            new, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_true(eval_value(j, 0, "reads_per_command(lvchange)") == 20.5);
+  assert_true(eval_value(j, 0, "bytes_per_command(pvs)") == 256 * 1024 * 10);
+  json_decref(j);
+  /* the event activation: the workload's counts (no per-run ones) */
+  j = judge("bytes_per_device(event-activation) <= 512KiB", new, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_true(eval_value(j, 0, "bytes_per_device(event-activation)") ==
+              512 * 1024);
+  json_decref(j);
+  /* bytes per read */
+  j = judge("bytes(pvs) / reads(pvs) <= 4KiB", old, NULL, &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_string_equal(eval_str(j, 0, "text"),
+                      "280 KiB / 70 reads = 4 KiB <= 4KiB: true");
+  json_decref(j);
+  /* against the baseline: the field report's change, both ways */
+  j = judge("bytes_per_device(lvchange) <= 2 * baseline", new, old, &st);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  assert_non_null(json_object_get(
+    json_object_get(json_array_get(json_object_get(j, "evaluations"), 0),
+                    "values"),
+    "baseline.bytes_per_device(lvchange)"));
+  json_decref(j);
+  j = judge("reads_per_device(pvs) < baseline.reads_per_device(pvs)", new, old,
+            &st);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  json_decref(j);
+  /* what the document does not have: not judged, or bad input */
+  j = judge("bytes(vgs) > 0", old, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_UNJUDGED);
+  assert_non_null(strstr(eval_str(j, 0, "reason"),
+                         "'vgs' in config 1 of the run: the run document has "
+                         "no \"bytes_read\""));
+  json_decref(j);
+  assert_null(
+    judge("bytes_per_command(event-activation) > 0", old, NULL, &st));
+  assert_non_null(strstr(ff_errmsg(), "at column 1: "
+                                      "bytes_per_command(event-activation): "
+                                      "'event-activation' is an event "
+                                      "activation"));
+  /* a time per read is a time */
+  j = judge("lvchange / reads(lvchange) < 1ms", old, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  json_decref(j);
+  assert_null(judge("bytes(pvz) > 0", old, NULL, &st));
+  assert_non_null(strstr(ff_errmsg(), "at column 1: the run has no workload "
+                                      "'pvz'"));
+  ff_runreport_free(old);
+  ff_runreport_free(new);
+
+  /* no device count (no "farm"): per device is not judged */
+  {
+    const char *settings[] = {"{}"};
+    char *w = strdup("{\"name\":\"pvs\",\"type\":\"pvs\",\"repeat\":1,"
+                     "\"runs\":[{\"wall\":1,\"exit\":0,\"errors\":0,"
+                     "\"reads\":3,\"bytes_read\":4096}],\"min\":1,"
+                     "\"median\":1,\"max\":1}");
+    char *ws[] = {w};
+    struct ff_runreport *rr = doc("", 1, settings, ws);
+
+    free(w);
+    j = judge("bytes_per_device(pvs) < 1MiB", rr, NULL, &st);
+    assert_nonnull_err(j);
+    assert_int_equal(st, FF_EXPECT_UNJUDGED);
+    assert_non_null(strstr(eval_str(j, 0, "reason"), "no device count"));
+    json_decref(j);
+    j = judge("bytes(pvs) <= 4KiB and reads(pvs) < 4", rr, NULL, &st);
+    assert_int_equal(st, FF_EXPECT_HOLDS);
+    json_decref(j);
+    ff_runreport_free(rr);
+  }
+  /* per command of a failed event activation: bad input all the same */
+  {
+    const char *settings[] = {"{}"};
+    char *w = wl_json("event-activation", "event-activation", 3, 1);
+    char *ws[] = {w};
+    struct ff_runreport *rr = doc("", 1, settings, ws);
+
+    free(w);
+    assert_null(
+      judge("reads_per_command(event-activation) < 9", rr, NULL, &st));
+    assert_non_null(strstr(ff_errmsg(), "is an event activation: the run "
+                                        "document does not count its "
+                                        "commands per run"));
+    j = judge("reads(event-activation) < 9", rr, NULL, &st);
+    assert_nonnull_err(j);
+    assert_int_equal(st, FF_EXPECT_UNJUDGED);
+    json_decref(j);
+    ff_runreport_free(rr);
+  }
+}
+
 static void
 test_judge_baseline(void **state)
 {
@@ -597,6 +828,7 @@ main(void)
     cmocka_unit_test(test_judge_qualifiers),
     cmocka_unit_test(test_judge_unjudged),
     cmocka_unit_test(test_judge_baseline),
+    cmocka_unit_test(test_judge_io),
     cmocka_unit_test(test_skeleton),
     cmocka_unit_test(test_round_trip),
   };
