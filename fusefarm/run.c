@@ -1122,8 +1122,8 @@ have_device_mapper(void)
 }
 
 /* The host, and the run's lvm builds: "lvm" and "lvm_version" name the
- * first (the only one without an lvm axis; with one, lvm_version lists
- * every build's version), "lvms" each build as resolved. */
+ * only one (with an lvm axis: lvm is null, lvm_version lists every
+ * build's version), "lvms" each build as resolved. */
 static json_t *
 host_json(struct run *r)
 {
@@ -1139,12 +1139,13 @@ host_json(struct run *r)
                       "label", r->lvms[i].label));
   }
   uname(&u);
-  host = json_pack(
-    "{s:s, s:i, s:s, s:s, s:s, s:b, s:o}", "kernel", u.release, "cpus",
-    (int)sysconf(_SC_NPROCESSORS_ONLN), "lvm", r->lvms[0].path, "lvm_version",
-    ff_sb_failed(&versions) || !versions.buf ? "" : versions.buf,
-    "fusefarm_version", FF_VERSION, "device_mapper", have_device_mapper(),
-    "lvms", lvms);
+  host =
+    json_pack("{s:s, s:i, s:s?, s:s, s:s, s:b, s:o}", "kernel", u.release,
+              "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN), "lvm",
+              r->nlvms > 1 ? NULL : r->lvms[0].path, "lvm_version",
+              ff_sb_failed(&versions) || !versions.buf ? "" : versions.buf,
+              "fusefarm_version", FF_VERSION, "device_mapper",
+              have_device_mapper(), "lvms", lvms);
   ff_sb_release(&versions);
   return host;
 }
