@@ -1442,6 +1442,19 @@ lvm_resolve_one(struct run *r, const char *tmp, const char *git,
     found = is_exe(cand) || (realpath(e, cand) && is_exe(cand));
   } else
     found = on_path(e, cand, sizeof cand);
+  if (!found &&
+      (e[0] == '/' || !strncmp(e, "./", 2) || !strncmp(e, "../", 3))) {
+    /* a path, never a ref: the build is missing (for bisect: could not
+     * run, 125 with --expect) */
+    fprintf(stderr,
+            "fusefarm run: lvm '%s': '%s version' failed: not an "
+            "executable file%s\n",
+            e, e[0] == '/' ? e : cand,
+            strcmp(e, "/sbin/lvm") && strcmp(e, "/usr/sbin/lvm")
+              ? ""
+              : " (is lvm2 installed? apt-get install lvm2, or --lvm PATH)");
+    return 1;
+  }
   if (found) {
     if (!(b->path = strdup(cand))) {
       fprintf(stderr, "fusefarm run: out of memory\n");

@@ -114,6 +114,9 @@ grep -qF "lvm 'badconf'" "$s/err" || ff_die "the ref is not named: $(cat "$s/err
 refused 125 "$s/r3" "libaio could not be found" "$s/noref.conf" --lvm "$syslvm" \
   --lvm badconf --lvm-git "$t" --expect "direct-activation < 1000 * event-activation"
 refused 1 "$s/r4" "gave no LVM version" "$s/noref.conf" --lvm "$syslvm" --lvm /bin/true
+# a path (absolute, ./, ../) is never taken as a ref: a missing build
+refused 1 "$s/r6" "'$s/no-such/lvm version' failed" "$s/noref.conf" \
+  --lvm "$syslvm" --lvm "$s/no-such/lvm" --lvm-git "$t"
 FF_LVM_GIT=$t refused 125 "$s/r5" "libaio could not be found" "$s/noref.conf" \
   --lvm badconf --expect "direct-activation < 1000 * event-activation"
 
