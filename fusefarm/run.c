@@ -98,8 +98,21 @@ struct farmview {
   char *first_lv; /* "VG/LV" or NULL */
 };
 
+/* One lvm build of the run (the scenario's lvm, or each value of its
+ * fusefarm/lvm axis), resolved before anything is mounted. */
+struct lvm_build {
+  char *entry;       /* as the scenario or --lvm gave it */
+  char *path;        /* the binary: a path, or the command found on PATH */
+  char version[128]; /* `lvm version`: "2.03.16(2) (2022-05-18)" */
+  char label[64];    /* the axis value: "2.03.16" (then "2.03.16#2") */
+};
+
 struct run {
   struct ff_scenario *sc;
+  struct lvm_build *lvms; /* [nlvms] */
+  unsigned nlvms;
+  int lvm_axis;         /* index of the fusefarm/lvm axis, -1: none */
+  const char *lvm_path; /* the current configuration's lvm */
   char self[PATH_MAX];
   char scratch[PATH_MAX];
   char mnt[PATH_MAX + 16], state[PATH_MAX + 16], etc[PATH_MAX + 16];
@@ -796,7 +809,7 @@ static int
 lvmetad_start(struct run *r)
 {
   char bin[PATH_MAX + 16];
-  const char *lvm = r->sc->lvm, *slash = strrchr(lvm, '/');
+  const char *lvm = r->lvm_path, *slash = strrchr(lvm, '/');
   const char *argv[] = {
     bin, "-f", "-s", LVMETAD_SOCKET, "-p", "/run/lvm/lvmetad.pid", NULL};
   char err[PATH_MAX + 32];
@@ -847,6 +860,7 @@ struct config {
   unsigned aio_inflight;
   uint64_t devices;
   const char *fence; /* "none", "devicesfile", "filter" */
+  const struct lvm_build *lvm;
   char label[1024];
 };
 
@@ -878,6 +892,11 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->fence = v->s;
   }
   ff_config_label(sc, c->idx, c->label, sizeof c->label);
+  /* This configuration's lvm: its binary, version (fence caps, dialect)
+   * and lvmetad. */
+  c->lvm = &r->lvms[r->lvm_axis >= 0 ? c->idx[r->lvm_axis] : 0];
+  r->lvm_path = c->lvm->path;
+  ff_pathf(r->lvm_version, sizeof r->lvm_version, "%s", c->lvm->version);
 }
 
 /* The devices file attach wrote names the loops of the host's /dev: name
@@ -1041,7 +1060,7 @@ run_workload(struct run *r, const struct config *c,
 {
   const char *env[LVM_ENV_LEN];
   const struct ff_wenv e = {
-    .lvm = r->sc->lvm,
+    .lvm = r->lvm_path,
     .env = env,
     .outdir = r->outdir,
     .ndevs = r->fv.ndevs,
@@ -1102,32 +1121,33 @@ have_device_mapper(void)
   return yes;
 }
 
+/* The host, and the run's lvm builds: "lvm" and "lvm_version" name the
+ * only one (with an lvm axis: lvm is null, lvm_version lists every
+ * build's version), "lvms" each build as resolved. */
 static json_t *
 host_json(struct run *r)
 {
   struct utsname u;
-  char out[PATH_MAX + 32], *text, *p;
-  const char *argv[] = {r->sc->lvm, "version", NULL};
-  int rc;
+  struct ff_sb versions = {0};
+  json_t *host, *lvms = json_array();
 
-  ff_pathf(out, sizeof out, "%s/lvm-version.out", r->scratch);
-  rc = run_wait(r, argv, out, NULL, 1);
-  text = rc == 0 ? ff_slurp(out, 4096) : NULL;
-  p = text ? strstr(text, "LVM version:") : NULL;
-  if (p) {
-    p += strlen("LVM version:");
-    while (*p == ' ')
-      p++;
-    ff_pathf(r->lvm_version, sizeof r->lvm_version, "%.*s",
-             (int)strcspn(p, "\n"), p);
+  for (unsigned i = 0; i < r->nlvms; i++) {
+    ff_sb_addf(&versions, "%s%s", i ? ", " : "", r->lvms[i].version);
+    json_array_append_new(
+      lvms, json_pack("{s:s, s:s, s:s, s:s}", "entry", r->lvms[i].entry,
+                      "path", r->lvms[i].path, "version", r->lvms[i].version,
+                      "label", r->lvms[i].label));
   }
-  free(text);
   uname(&u);
-  return json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "kernel", u.release,
-                   "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN), "lvm",
-                   r->sc->lvm, "lvm_version", r->lvm_version,
-                   "fusefarm_version", FF_VERSION, "device_mapper",
-                   have_device_mapper());
+  host =
+    json_pack("{s:s, s:i, s:s?, s:s, s:s, s:b, s:o}", "kernel", u.release,
+              "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN), "lvm",
+              r->nlvms > 1 ? NULL : r->lvms[0].path, "lvm_version",
+              ff_sb_failed(&versions) || !versions.buf ? "" : versions.buf,
+              "fusefarm_version", FF_VERSION, "device_mapper",
+              have_device_mapper(), "lvms", lvms);
+  ff_sb_release(&versions);
+  return host;
 }
 
 static int
@@ -1231,6 +1251,11 @@ run_scenario(struct run *r, json_t *doc)
       "vgs", (int)r->fv.nvgs, "lvs", (int)r->fv.nlvs, "profile", profile,
       "aio_contention", c.aio, "workloads", wls);
     json_object_set_new(cj, "fence", json_string(c.fence));
+    json_object_set_new(cj, "lvm",
+                        json_pack("{s:s, s:s, s:s, s:s}", "path", c.lvm->path,
+                                  "version", c.lvm->version, "label",
+                                  c.lvm->label, "dialect",
+                                  ff_lvm_dialect_name(r->dialect)));
     json_object_set_new(cj, "dev", dev_json(r));
     json_array_append_new(configs, cj);
     for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
@@ -1295,9 +1320,254 @@ write_text_report(const struct ff_runreport *rr, const char *path, int top)
   return 0;
 }
 
+/* ---- the lvm builds --------------------------------------------------------
+ *
+ * Every lvm of the run (the scenario's lvm, or the values of its
+ * fusefarm/lvm axis) is resolved before anything is mounted: a path
+ * (relative to the scenario file), a command on PATH, or else a git ref,
+ * built (or taken from the cache) by `fusefarm lvm-build REF --git TREE`.
+ * Each must give its version; the axis values become the short versions
+ * ("2.03.12"), which the table, the charts and --expect qualifiers
+ * ([lvm=2.03.12]) show and match.
+ */
+
+/* An executable file at path. */
+static int
+is_exe(const char *path)
+{
+  struct stat st;
+
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
+/* name (no slash) found on PATH into out, else 0. */
+static int
+on_path(const char *name, char *out, size_t len)
+{
+  const char *p = getenv("PATH");
+
+  if (!p || !*p)
+    p = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  while (*p) {
+    size_t n = strcspn(p, ":");
+
+    if (n) {
+      snprintf(out, len, "%.*s/%s", (int)n, p, name);
+      if (is_exe(out))
+        return 1;
+    }
+    p += n + (p[n] == ':');
+  }
+  return 0;
+}
+
+/* Build ref with `fusefarm lvm-build` into b->path.  0, 2 (bad ref or
+ * tree) or 1 (does not build, or another failure), after printing why
+ * (the build's own message). */
+static int
+lvm_build_ref(struct run *r, const char *tmp, const char *ref, const char *git,
+              struct lvm_build *b)
+{
+  char out[PATH_MAX + 32], err[PATH_MAX + 32], *text, *msg;
+  const char *argv[] = {r->self, "lvm-build", ref, "--git", git, NULL};
+  const struct ff_spawn o = {.argv = argv, .out = out, .err = err};
+  int st;
+
+  ff_pathf(out, sizeof out, "%s/build.out", tmp);
+  ff_pathf(err, sizeof err, "%s/build.err", tmp);
+  if (!r->quiet)
+    fprintf(stderr,
+            "fusefarm run: lvm '%s': building it from %s "
+            "(fusefarm lvm-build; a cached build is taken at once)\n",
+            ref, git);
+  st = ff_spawn_run(&o);
+  text = st == 0 ? ff_slurp(out, 65536) : NULL;
+  if (text)
+    text[strcspn(text, "\n")] = '\0';
+  if (st != 0 || !text || !is_exe(text)) {
+    msg = ff_slurp(err, 1 << 20);
+    fprintf(stderr,
+            "%sfusefarm run: lvm '%s': `fusefarm lvm-build %s --git %s` %s "
+            "(exit %d)%s\n",
+            msg ? msg : "", ref, ref, git,
+            st == 125 ? "could not build it" : "failed", st,
+            st == 2 ? ": not a ref of that tree" : "");
+    free(msg);
+    free(text);
+    return st == 2 ? 2 : 1;
+  }
+  b->path = text;
+  return 0;
+}
+
+/* `lvm version` of b->path (with an empty LVM_SYSTEM_DIR: nothing of the
+ * host's lvm.conf) into b->version.  0, or -1 when it gives none. */
+static int
+lvm_build_version(const char *tmp, struct lvm_build *b)
+{
+  char out[PATH_MAX + 32], *text, *p;
+  const char *argv[] = {b->path, "version", NULL};
+  const char *env[] = {"LVM_SYSTEM_DIR", tmp, "LVM_SUPPRESS_FD_WARNINGS", "1",
+                       NULL};
+  const struct ff_spawn o = {.argv = argv, .env = env, .out = out};
+
+  ff_pathf(out, sizeof out, "%s/version.out", tmp);
+  text = ff_spawn_run(&o) == 0 ? ff_slurp(out, 65536) : NULL;
+  p = text ? strstr(text, "LVM version:") : NULL;
+  if (p) {
+    p += strlen("LVM version:");
+    while (*p == ' ')
+      p++;
+    ff_pathf(b->version, sizeof b->version, "%.*s", (int)strcspn(p, "\n"), p);
+  }
+  free(text);
+  return b->version[0] && isdigit((unsigned char)b->version[0]) ? 0 : -1;
+}
+
+/* Resolve one entry into b.  0, 1 or 2 after printing why. */
+static int
+lvm_resolve_one(struct run *r, const char *tmp, const char *git,
+                struct lvm_build *b)
+{
+  const char *e = b->entry;
+  char cand[PATH_MAX + 64];
+  size_t n;
+  int found = 0, unique = 0;
+
+  if (e[0] == '/')
+    found = is_exe(e) && snprintf(cand, sizeof cand, "%s", e) > 0;
+  else if (strchr(e, '/')) {
+    /* relative to the scenario file, else (--lvm) to the current one */
+    ff_pathf(cand, sizeof cand, "%s/%s", r->sc->dir ? r->sc->dir : ".", e);
+    found = is_exe(cand) || (realpath(e, cand) && is_exe(cand));
+  } else
+    found = on_path(e, cand, sizeof cand);
+  if (!found &&
+      (e[0] == '/' || !strncmp(e, "./", 2) || !strncmp(e, "../", 3))) {
+    /* a path, never a ref: the build is missing (for bisect: could not
+     * run, 125 with --expect) */
+    fprintf(stderr,
+            "fusefarm run: lvm '%s': '%s version' failed: not an "
+            "executable file%s\n",
+            e, e[0] == '/' ? e : cand,
+            strcmp(e, "/sbin/lvm") && strcmp(e, "/usr/sbin/lvm")
+              ? ""
+              : " (is lvm2 installed? apt-get install lvm2, or --lvm PATH)");
+    return 1;
+  }
+  if (found) {
+    if (!(b->path = strdup(cand))) {
+      fprintf(stderr, "fusefarm run: out of memory\n");
+      return 1;
+    }
+  } else if (!git) {
+    fprintf(stderr,
+            "fusefarm run: lvm '%s': no such executable%s, so it is taken "
+            "as a git ref of lvm2, but no lvm2 tree was given to build it "
+            "from (lvm_git = \"DIR\" in the scenario, --lvm-git DIR or "
+            "$FF_LVM_GIT; for the system's lvm: apt-get install lvm2)\n",
+            e, strchr(e, '/') ? "" : " and no command of that name on PATH");
+    return 2;
+  } else {
+    int st = lvm_build_ref(r, tmp, e, git, b);
+
+    if (st)
+      return st;
+  }
+  if (lvm_build_version(tmp, b) < 0) {
+    fprintf(stderr,
+            "fusefarm run: lvm '%s': '%s version' gave no LVM version: not "
+            "an lvm2 binary, or it does not run here%s\n",
+            e, b->path,
+            strcmp(e, "lvm") ? ""
+                             : " (is lvm2 installed? apt-get install "
+                               "lvm2, or --lvm PATH)");
+    return 1;
+  }
+  /* The label: the version's leading "2.03.12", unique within the run. */
+  n = strspn(b->version, "0123456789.");
+  ff_pathf(b->label, sizeof b->label, "%.*s", (int)(n < 40 ? n : 40),
+           b->version);
+  while (!unique) {
+    unique = 1;
+    for (struct lvm_build *o = r->lvms; o < b; o++)
+      if (!strcmp(o->label, b->label)) {
+        char base[64];
+        size_t k = strcspn(b->label, "#");
+        int next = b->label[k] ? atoi(b->label + k + 1) + 1 : 2;
+
+        ff_pathf(base, sizeof base, "%.*s", (int)k, b->label);
+        ff_pathf(b->label, sizeof b->label, "%s#%d", base, next);
+        unique = 0;
+      }
+  }
+  return 0;
+}
+
+/* Resolve every lvm of the run into r->lvms; the fusefarm/lvm axis's
+ * values become the builds' labels.  git: --lvm-git, else the scenario's
+ * lvm_git, else $FF_LVM_GIT.  0, or the exit status (1 or 2) after
+ * printing why. */
+static int
+lvm_resolve_all(struct run *r, const char *git)
+{
+  struct ff_axis *ax = NULL;
+  char tmp[PATH_MAX];
+  int rc = 0;
+
+  for (unsigned a = 0; a < r->sc->naxes; a++)
+    if (!strcmp(r->sc->axes[a].key, "fusefarm/lvm")) {
+      ax = &r->sc->axes[a];
+      r->lvm_axis = (int)a;
+    }
+  if (!git)
+    git = r->sc->lvm_git ? r->sc->lvm_git : getenv("FF_LVM_GIT");
+  if (git && !*git)
+    git = NULL;
+  r->nlvms = ax ? ax->nvalues : 1;
+  r->lvms = calloc(r->nlvms, sizeof *r->lvms);
+  ff_pathf(tmp, sizeof tmp, "%s/fusefarm-lvm.XXXXXX", ff_tmpdir());
+  if (!r->lvms || !mkdtemp(tmp)) {
+    fprintf(stderr, "fusefarm run: %s\n",
+            r->lvms ? "cannot make a scratch directory" : "out of memory");
+    return 1;
+  }
+  for (unsigned i = 0; i < r->nlvms && !rc; i++) {
+    r->lvms[i].entry = strdup(ax ? ax->values[i].s : r->sc->lvm);
+    rc = r->lvms[i].entry ? lvm_resolve_one(r, tmp, git, &r->lvms[i]) : 1;
+  }
+  ff_empty_dir(tmp);
+  rmdir(tmp);
+  for (unsigned i = 0; ax && !rc && i < ax->nvalues; i++) {
+    char *label = strdup(r->lvms[i].label);
+
+    if (!label)
+      return 1;
+    free(ax->values[i].s);
+    ax->values[i].s = label;
+  }
+  r->lvm_path = rc ? NULL : r->lvms[0].path;
+  if (!rc)
+    ff_pathf(r->lvm_version, sizeof r->lvm_version, "%s", r->lvms[0].version);
+  return rc;
+}
+
+static void
+lvm_free_all(struct run *r)
+{
+  for (unsigned i = 0; i < r->nlvms; i++) {
+    free(r->lvms[i].entry);
+    free(r->lvms[i].path);
+  }
+  free(r->lvms);
+  r->lvms = NULL;
+  r->nlvms = 0;
+}
+
 static const char run_usage[] =
   "usage: fusefarm run [SCENARIO] [--out DIR] [--json FILE] [--csv FILE]\n"
-  "                    [--svg FILE | --no-svg] [--top N] [--lvm PATH]\n"
+  "                    [--svg FILE | --no-svg] [--top N] [--lvm LVM]...\n"
+  "                    [--lvm-git DIR|URL]\n"
   "                    [--keep] [--quiet] [--expect EXPR]...\n"
   "                    [--baseline RUN.json]\n"
   "\n"
@@ -1324,7 +1594,12 @@ static const char run_usage[] =
   "                event-activation config next to it)\n"
   "  --no-svg      write no chart\n"
   "  --top N       slowest units listed per config (default 10)\n"
-  "  --lvm PATH    lvm binary, overriding the scenario's\n"
+  "  --lvm LVM     lvm binary (a path or a name on PATH) or a git ref of\n"
+  "                lvm2, overriding the scenario's; given several times,\n"
+  "                the builds are the matrix's lvm axis (side by side)\n"
+  "  --lvm-git DIR|URL  the lvm2 tree refs are built from with `fusefarm\n"
+  "                lvm-build` (default: the scenario's lvm_git, else\n"
+  "                $FF_LVM_GIT)\n"
   "  --keep        keep the scratch directory (lvm output, configs)\n"
   "  --quiet       no progress on stderr\n"
   "  --expect EXPR judge EXPR over the run's median wall times for `git\n"
@@ -1474,6 +1749,7 @@ ff_cmd_run(int argc, char **argv)
     {"svg", required_argument, NULL, 's'},
     {"top", required_argument, NULL, 't'},
     {"lvm", required_argument, NULL, 'l'},
+    {"lvm-git", required_argument, NULL, 'g'},
     {"keep", no_argument, NULL, 'k'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -1489,7 +1765,8 @@ ff_cmd_run(int argc, char **argv)
   struct ff_runreport *base = NULL;
   int verdict = 0;
   const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
-  const char *lvm = NULL, *out_given = NULL;
+  const char *lvm[32], *lvm_git = NULL, *out_given = NULL;
+  unsigned nlvm = 0;
   int top = 10, keep = 0, no_svg = 0, c, rc = 2, want_dir, made_dir = 0;
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
@@ -1521,7 +1798,14 @@ ff_cmd_run(int argc, char **argv)
       break;
     }
     case 'l':
-      lvm = optarg;
+      if (nlvm == sizeof lvm / sizeof *lvm) {
+        ff_cli_usage("run", "more than %zu --lvm", sizeof lvm / sizeof *lvm);
+        goto out_expect;
+      }
+      lvm[nlvm++] = optarg;
+      break;
+    case 'g':
+      lvm_git = optarg;
       break;
     case 'k':
       keep = 1;
@@ -1580,10 +1864,23 @@ ff_cmd_run(int argc, char **argv)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     goto out_expect;
   }
-  if (lvm) {
-    free(r.sc->lvm);
-    r.sc->lvm = strdup(lvm);
+  if (ff_scenario_set_lvms(r.sc, lvm, nlvm) < 0) {
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+    goto out;
   }
+  n = readlink("/proc/self/exe", r.self, sizeof r.self - 1);
+  if (n < 0) {
+    fprintf(stderr, "fusefarm run: /proc/self/exe: %m\n");
+    rc = 1;
+    goto out;
+  }
+  r.self[n] = '\0';
+  /* Every lvm build, before anything is mounted (and before --expect's
+   * qualifiers are checked: they name the builds by version). */
+  r.lvm_axis = -1;
+  if ((rc = lvm_resolve_all(&r, lvm_git)) != 0)
+    goto out;
+  rc = 2;
   if (nex) {
     /* Every name and qualifier must fit what the scenario will run. */
     struct ff_runreport *skel = ff_expect_skeleton(r.sc);
@@ -1627,12 +1924,6 @@ ff_cmd_run(int argc, char **argv)
             access("/dev/fuse", F_OK) ? "/dev/fuse" : "/dev/loop-control");
     goto out;
   }
-  n = readlink("/proc/self/exe", r.self, sizeof r.self - 1);
-  if (n < 0) {
-    fprintf(stderr, "fusefarm run: /proc/self/exe: %m\n");
-    goto out;
-  }
-  r.self[n] = '\0';
   if (want_dir) {
     if (make_out_dir(out_given, r.sc->name, out_dir, &made_dir) < 0) {
       fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
@@ -1691,17 +1982,14 @@ ff_cmd_run(int argc, char **argv)
                   "fusefarm-run", "version", 1, "scenario", "name", r.sc->name,
                   "file", r.sc->file, "description", r.sc->description,
                   "started", when, "host", host_json(&r));
-  if (!r.lvm_version[0]) {
-    fprintf(stderr,
-            "fusefarm run: '%s version' failed: is lvm2 installed? "
-            "(apt-get install lvm2, or --lvm PATH)\n",
-            r.sc->lvm);
-    goto cleanup;
+  {
+    say(&r, "scenario %s: %llu configuration%s x %u workload%s, lvm %s",
+        r.sc->name, (unsigned long long)ff_scenario_nconfigs(r.sc),
+        ff_scenario_nconfigs(r.sc) > 1 ? "s" : "", r.sc->nworkloads,
+        r.sc->nworkloads > 1 ? "s" : "",
+        json_string_value(
+          json_object_get(json_object_get(doc, "host"), "lvm_version")));
   }
-  say(&r, "scenario %s: %llu configuration%s x %u workload%s, lvm %s",
-      r.sc->name, (unsigned long long)ff_scenario_nconfigs(r.sc),
-      ff_scenario_nconfigs(r.sc) > 1 ? "s" : "", r.sc->nworkloads,
-      r.sc->nworkloads > 1 ? "s" : "", r.lvm_version);
   rc = run_scenario(&r, doc) < 0 ? 1 : 0;
   if (rc)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
@@ -1777,6 +2065,7 @@ cleanup:
     rmdir(r.scratch);
   }
 out:
+  lvm_free_all(&r);
   ff_scenario_free(r.sc);
   /* --expect: the verdict is the exit status; a run that failed is
    * "could not judge" (git bisect skips the commit), bad input stays 2. */

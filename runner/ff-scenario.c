@@ -103,12 +103,13 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       strcmp(ax->key, "fusefarm/profile") &&
       strcmp(ax->key, "fusefarm/aio_contention") &&
       strcmp(ax->key, "fusefarm/aio_inflight") &&
-      strcmp(ax->key, "fusefarm/devices") && strcmp(ax->key, "fusefarm/fence"))
+      strcmp(ax->key, "fusefarm/devices") &&
+      strcmp(ax->key, "fusefarm/fence") && strcmp(ax->key, "fusefarm/lvm"))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
                       "unknown runner setting '%s' (expected "
                       "fusefarm/profile, fusefarm/aio_contention, "
-                      "fusefarm/aio_inflight, fusefarm/devices or "
-                      "fusefarm/fence)",
+                      "fusefarm/aio_inflight, fusefarm/devices, "
+                      "fusefarm/fence or fusefarm/lvm)",
                       ax->key);
   vals = config_setting_get_member(g, "values");
   ff_cfg_join(kp, sizeof kp, path, "values");
@@ -157,6 +158,7 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         (!strcmp(ax->key, "fusefarm/aio_inflight") &&
          (v->is_str || v->i < 0 || v->i > 65536)) ||
         (!strcmp(ax->key, "fusefarm/profile") && !v->is_str) ||
+        (!strcmp(ax->key, "fusefarm/lvm") && (!v->is_str || !v->s[0])) ||
         (!strcmp(ax->key, "fusefarm/fence") &&
          (!v->is_str || !ff_scenario_fence_valid(v->s))))
       return ff_cfg_err(
@@ -164,7 +166,9 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         !strcmp(ax->key, "fusefarm/fence")
           ? "\"none\", \"devicesfile\" or \"filter\""
         : !strcmp(ax->key, "fusefarm/profile") ? "a profile path or \"ideal\""
-        : !strcmp(ax->key, "fusefarm/devices") ? "a device count >= 1"
+        : !strcmp(ax->key, "fusefarm/lvm")
+          ? "an lvm binary's path, a name on PATH or a git ref"
+        : !strcmp(ax->key, "fusefarm/devices")      ? "a device count >= 1"
         : !strcmp(ax->key, "fusefarm/aio_inflight") ? "a read count 0..65536"
                                                     : "0 or 1");
   }
@@ -285,15 +289,151 @@ ff_scenario_fence_valid(const char *s)
                !strcmp(s, "filter"));
 }
 
+/* Make entries[n] the fusefarm/lvm axis, the first of the matrix (an
+ * existing one is replaced), and sc->lvm its first entry. */
+static int
+set_lvm_axis(struct ff_scenario *sc, const char *const *entries, unsigned n)
+{
+  struct ff_axis ax = {NULL, 0, NULL}, *axes;
+  unsigned keep = 0;
+  char *first = strdup(entries[0]);
+
+  if (!first || !(ax.key = strdup("fusefarm/lvm")) ||
+      !(ax.values = calloc(n, sizeof *ax.values)))
+    goto oom;
+  for (ax.nvalues = 0; ax.nvalues < n; ax.nvalues++) {
+    ax.values[ax.nvalues].is_str = 1;
+    if (!(ax.values[ax.nvalues].s = strdup(entries[ax.nvalues])))
+      goto oom;
+  }
+  axes = calloc(sc->naxes + 1, sizeof *axes);
+  if (!axes)
+    goto oom;
+  axes[keep++] = ax;
+  for (unsigned i = 0; i < sc->naxes; i++) {
+    if (strcmp(sc->axes[i].key, "fusefarm/lvm")) {
+      axes[keep++] = sc->axes[i];
+      continue;
+    }
+    for (unsigned j = 0; j < sc->axes[i].nvalues; j++)
+      free(sc->axes[i].values[j].s);
+    free(sc->axes[i].values);
+    free(sc->axes[i].key);
+  }
+  free(sc->axes);
+  sc->axes = axes;
+  sc->naxes = keep;
+  free(sc->lvm);
+  sc->lvm = first;
+  return 0;
+oom:
+  for (unsigned j = 0; j < ax.nvalues; j++)
+    free(ax.values[j].s);
+  free(ax.values);
+  free(ax.key);
+  free(first);
+  return ff_error("out of memory");
+}
+
+int
+ff_scenario_set_lvms(struct ff_scenario *sc, const char *const *entries,
+                     unsigned n)
+{
+  char *one;
+
+  for (unsigned i = 0; i < n; i++)
+    if (!entries[i][0] || strchr(entries[i], '"') || strchr(entries[i], '\n'))
+      return ff_error("--lvm '%s': expected an lvm binary's path, a name on "
+                      "PATH or a git ref",
+                      entries[i]);
+  if (n > 1) {
+    if (set_lvm_axis(sc, entries, n) < 0)
+      return -1;
+    if (ff_scenario_nconfigs(sc) > 10000)
+      return ff_error("--lvm x %u: the matrix crosses into %llu "
+                      "configurations (at most 10000)",
+                      n, (unsigned long long)ff_scenario_nconfigs(sc));
+    return 0;
+  }
+  if (n == 0)
+    return 0;
+  if (!(one = strdup(entries[0])))
+    return ff_error("out of memory");
+  /* One lvm: no axis (as `lvm = "PATH"` in the scenario). */
+  for (unsigned i = 0; i < sc->naxes; i++)
+    if (!strcmp(sc->axes[i].key, "fusefarm/lvm")) {
+      for (unsigned j = 0; j < sc->axes[i].nvalues; j++)
+        free(sc->axes[i].values[j].s);
+      free(sc->axes[i].values);
+      free(sc->axes[i].key);
+      memmove(&sc->axes[i], &sc->axes[i + 1],
+              (sc->naxes - i - 1) * sizeof *sc->axes);
+      sc->naxes--;
+      break;
+    }
+  free(sc->lvm);
+  sc->lvm = one;
+  return 0;
+}
+
+/* lvm: a string (one lvm), or a list, the fusefarm/lvm axis (set after
+ * the matrix is parsed: *list is the setting); lvm_git: the tree refs
+ * are built from, a URL as is, a directory relative to the scenario. */
+static int
+parse_lvm_keys(const char *file, const config_setting_t *root,
+               const char *basedir, struct ff_scenario *sc,
+               const config_setting_t **list)
+{
+  const config_setting_t *l = config_setting_get_member(root, "lvm");
+  char *git = NULL;
+
+  *list = NULL;
+  if (l && (config_setting_type(l) == CONFIG_TYPE_ARRAY ||
+            config_setting_type(l) == CONFIG_TYPE_LIST)) {
+    unsigned n = (unsigned)config_setting_length(l);
+
+    if (n == 0)
+      return ff_cfg_err(file, l, "lvm",
+                        "is empty (give an lvm binary, or a list of builds "
+                        "such as [\"/usr/sbin/lvm\", \"v2_03_12\"])");
+    for (unsigned i = 0; i < n; i++) {
+      const char *e = config_setting_get_string_elem(l, i);
+
+      if (!e || !e[0] || strchr(e, '"') || strchr(e, '\n'))
+        return ff_cfg_err(file, l, "lvm",
+                          "entry %u is not a path, a name on PATH or a git "
+                          "ref (a non-empty string)",
+                          i);
+    }
+    *list = l;
+  } else if (ff_cfg_str(file, root, "", "lvm", &sc->lvm) < 0) {
+    return -1;
+  }
+  if (ff_cfg_str(file, root, "", "lvm_git", &git) < 0)
+    return -1;
+  if (git) {
+    sc->lvm_git = strstr(git, "://") || !strncmp(git, "git@", 4)
+                    ? strdup(git)
+                    : resolve(basedir, git);
+    free(git);
+    if (!sc->lvm_git)
+      return ff_error("out of memory");
+  }
+  if (basedir && !(sc->dir = strdup(basedir)))
+    return ff_error("out of memory");
+  return 0;
+}
+
 static struct ff_scenario *
 parse_root(const char *file, const config_setting_t *root, const char *basedir)
 {
   static const char *const keys[] = {
-    "name",           "description", "spec",  "farm",      "devices",
-    "profile",        "latency",     "lvm",   "matrix",    "workloads",
-    "aio_contention", "attach",      "fence", "dev_names", NULL};
+    "name",    "description", "spec",           "farm",
+    "devices", "profile",     "latency",        "lvm",
+    "matrix",  "workloads",   "aio_contention", "attach",
+    "fence",   "dev_names",   "lvm_git",        NULL};
   struct ff_scenario *sc = calloc(1, sizeof *sc);
-  const config_setting_t *m, *w, *aio;
+  const config_setting_t *m, *w, *aio, *lvms = NULL;
   char *s = NULL;
   int64_t devices = 0;
 
@@ -309,7 +449,7 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
       ff_cfg_str(file, root, "", "name", &sc->name) < 0 ||
       ff_cfg_str(file, root, "", "description", &sc->description) < 0 ||
       ff_cfg_int(file, root, "", "devices", 1, 1000000, &devices) < 0 ||
-      ff_cfg_str(file, root, "", "lvm", &sc->lvm) < 0)
+      parse_lvm_keys(file, root, basedir, sc, &lvms) < 0)
     goto fail;
   sc->devices = (uint64_t)devices;
   if (ff_cfg_str(file, root, "", "spec", &s) < 0)
@@ -422,8 +562,31 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
           goto fail;
         }
     }
+  }
+  if (lvms) {
+    unsigned n = (unsigned)config_setting_length(lvms);
+    const char **e = calloc(n, sizeof *e);
+
+    if (!e)
+      goto oom;
+    for (unsigned i = 0; i < n; i++)
+      e[i] = config_setting_get_string_elem(lvms, i);
+    if (ff_scenario_axis(sc, "fusefarm/lvm")) {
+      free(e);
+      ff_cfg_err(file, lvms, "lvm",
+                 "a list of builds and a fusefarm/lvm axis in the matrix: "
+                 "give one");
+      goto fail;
+    }
+    if (set_lvm_axis(sc, e, n) < 0) {
+      free(e);
+      goto fail;
+    }
+    free(e);
+  }
+  if (m || lvms) {
     if (ff_scenario_nconfigs(sc) > 10000) {
-      ff_cfg_err(file, m, "matrix",
+      ff_cfg_err(file, m ? m : lvms, m ? "matrix" : "lvm",
                  "crosses into %llu configurations (at "
                  "most 10000)",
                  (unsigned long long)ff_scenario_nconfigs(sc));
@@ -554,6 +717,8 @@ ff_scenario_free(struct ff_scenario *sc)
   free(sc->dev_names);
   free(sc->profile);
   free(sc->lvm);
+  free(sc->lvm_git);
+  free(sc->dir);
   free(sc);
 }
 

@@ -50,8 +50,11 @@ struct ff_sval {
  * "ideal"), fusefarm/aio_contention (0 or 1), fusefarm/aio_inflight (the
  * companion's reads in flight), fusefarm/devices (scale the
  * farm to this many devices), fusefarm/fence ("none", "devicesfile",
- * "filter").  devices/use_devicesfile = 0 replaces the devices file by a
- * global_filter that accepts only the farm's devices. */
+ * "filter"), fusefarm/lvm (lvm builds: a path, a name on PATH or a git
+ * ref of the lvm_git tree; `lvm = [...]` is its shorthand; fusefarm run
+ * resolves each and replaces the value by the build's short version).
+ * devices/use_devicesfile = 0 replaces the devices file by a global_filter
+ * that accepts only the farm's devices. */
 struct ff_axis {
   char *key;
   unsigned nvalues;
@@ -68,7 +71,11 @@ struct ff_scenario {
   uint64_t devices;      /* scale the farm to this many devices, 0: as is */
   char *profile;         /* absolute path, NULL: ideal (or latency) */
   uint64_t latency_ns;   /* shorthand: fixed read and write latency */
-  char *lvm;             /* lvm binary: a path or a name on PATH */
+  char *lvm;             /* lvm binary: a path or a name on PATH (the
+                            first entry of the fusefarm/lvm axis if any) */
+  char *lvm_git;         /* lvm_git: the lvm2 tree refs are built from
+                            (absolute, or a URL), NULL: none given */
+  char *dir;             /* the scenario file's directory, NULL: none */
   double aio_share;      /* fusefarm/aio_contention: share of the free
                             aio-max-nr the companion reserves (0.98) */
   unsigned aio_inflight; /* reads it keeps in flight (32) */
@@ -101,6 +108,13 @@ void ff_scenario_config(const struct ff_scenario *sc, uint64_t k,
 
 /* 1 if s is a fence the runner knows: none, devicesfile, filter. */
 int ff_scenario_fence_valid(const char *s);
+
+/* Replace the scenario's lvm by entries[n] (`fusefarm run --lvm`, given
+ * n times): one entry sets lvm and drops a fusefarm/lvm axis, several
+ * make (or replace) the fusefarm/lvm axis, the first axis.  -1 with
+ * ff_error. */
+int ff_scenario_set_lvms(struct ff_scenario *sc, const char *const *entries,
+                         unsigned n);
 
 /* The axis named key, or NULL. */
 const struct ff_axis *ff_scenario_axis(const struct ff_scenario *sc,

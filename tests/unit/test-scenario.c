@@ -166,6 +166,18 @@ static const struct {
    "{ key = \"a/e\"; values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; });\n"
    "workloads = ({ type = \"pvs\"; });",
    "t:1: matrix: crosses into 11000 configurations", "at most 10000"},
+  {"lvm = [];\nworkloads = ({ type = \"pvs\"; });", "t:1: lvm: is empty",
+   "a list of builds"},
+  {"lvm = (\"/usr/sbin/lvm\", 3);\nworkloads = ({ type = \"pvs\"; });",
+   "t:1: lvm: entry 1", "a git ref"},
+  {"lvm = [\"/a/lvm\", \"v2_03_12\"];\n"
+   "matrix = ({ key = \"fusefarm/lvm\"; values = [\"/b/lvm\"]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "t:1: lvm: a list of builds and a fusefarm/lvm axis", "give one"},
+  {"matrix = ({ key = \"fusefarm/lvm\"; values = [2]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "value 0 does not fit fusefarm/lvm", "a name on PATH or a git ref"},
+  {"lvm_git = 3;\nworkloads = ({ type = \"pvs\"; });", "lvm_git", "string"},
 };
 
 static void
@@ -188,6 +200,87 @@ test_fence_keys(void **state)
   assert_true(ff_scenario_fence_valid("none"));
   assert_false(ff_scenario_fence_valid("None"));
   assert_false(ff_scenario_fence_valid(NULL));
+  ff_scenario_free(sc);
+}
+
+/* lvm: one string stays the scenario's lvm; a list is the fusefarm/lvm
+ * axis, the first of the matrix, its entries as given (paths, names on
+ * PATH and git refs alike: fusefarm run resolves them); lvm_git is
+ * resolved against the scenario's directory, a URL kept; --lvm replaces
+ * both (ff_scenario_set_lvms). */
+static void
+test_lvm_list(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "lvm = [\"/usr/sbin/lvm\", \"v2_03_12\", \"builds/lvm\"];\n"
+    "lvm_git = \"../lvm2\";\n"
+    "matrix = ({ key = \"global/use_aio\"; values = [1, 0]; });\n"
+    "workloads = ({ type = \"pvs\"; });",
+    "t", "/b/sc");
+  const struct ff_axis *ax;
+  const char *two[] = {"/x/lvm", "v2_03_05"}, *one[] = {"/y/lvm"};
+  unsigned idx[2];
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_int_equal(sc->naxes, 2);
+  assert_string_equal(sc->axes[0].key, "fusefarm/lvm");
+  assert_string_equal(sc->axes[1].key, "global/use_aio");
+  assert_int_equal(ff_scenario_nconfigs(sc), 6);
+  ax = ff_scenario_axis(sc, "fusefarm/lvm");
+  assert_non_null(ax);
+  assert_int_equal(ax->nvalues, 3);
+  assert_string_equal(ax->values[1].s, "v2_03_12");
+  assert_string_equal(ax->values[2].s, "builds/lvm");
+  assert_string_equal(sc->lvm, "/usr/sbin/lvm");
+  assert_string_equal(sc->lvm_git, "/b/sc/../lvm2");
+  assert_string_equal(sc->dir, "/b/sc");
+  /* the builds vary slowest: each build's configurations side by side */
+  ff_scenario_config(sc, 2, idx);
+  assert_int_equal(idx[0], 1);
+  assert_int_equal(idx[1], 0);
+
+  /* --lvm A --lvm B replaces the list; one --lvm drops the axis */
+  assert_ok(ff_scenario_set_lvms(sc, two, 2));
+  ax = ff_scenario_axis(sc, "fusefarm/lvm");
+  assert_int_equal(ax->nvalues, 2);
+  assert_string_equal(ax->values[1].s, "v2_03_05");
+  assert_string_equal(sc->axes[0].key, "fusefarm/lvm");
+  assert_int_equal(sc->naxes, 2);
+  assert_ok(ff_scenario_set_lvms(sc, one, 1));
+  assert_null(ff_scenario_axis(sc, "fusefarm/lvm"));
+  assert_int_equal(sc->naxes, 1);
+  assert_string_equal(sc->lvm, "/y/lvm");
+  assert_int_equal(ff_scenario_nconfigs(sc), 2);
+  ff_scenario_free(sc);
+
+  /* one string: no axis, as before; a URL is kept */
+  sc = ff_scenario_load_string("lvm = \"lvm\"; lvm_git = "
+                               "\"https://example.org/lvm2.git\";\n"
+                               "workloads = ({ type = \"pvs\"; });",
+                               "t", "/b");
+  assert_nonnull_err(sc);
+  assert_int_equal(sc->naxes, 0);
+  assert_string_equal(sc->lvm, "lvm");
+  assert_string_equal(sc->lvm_git, "https://example.org/lvm2.git");
+  /* --lvm twice makes an axis where there was none */
+  assert_ok(ff_scenario_set_lvms(sc, two, 2));
+  assert_int_equal(sc->naxes, 1);
+  assert_int_equal(ff_scenario_nconfigs(sc), 2);
+  assert_string_equal(sc->lvm, "/x/lvm");
+  ff_scenario_free(sc);
+
+  /* a matrix axis fusefarm/lvm is the same as the list */
+  sc = ff_scenario_load_string(
+    "matrix = ({ key = \"fusefarm/fence\"; values = [\"none\"]; },\n"
+    "          { key = \"fusefarm/lvm\"; values = [\"a\", \"b\"]; });\n"
+    "workloads = ({ type = \"pvs\"; });",
+    "t", "/b");
+  assert_nonnull_err(sc);
+  assert_int_equal(ff_scenario_nconfigs(sc), 2);
+  assert_int_equal(ff_scenario_axis(sc, "fusefarm/lvm")->nvalues, 2);
+  assert_int_equal(ff_scenario_set_lvms(sc, (const char *[]){""}, 1), -1);
+  assert_non_null(strstr(ff_errmsg(), "--lvm ''"));
   ff_scenario_free(sc);
 }
 
@@ -238,6 +331,7 @@ main(void)
     cmocka_unit_test(test_builtin_and_matrix),
     cmocka_unit_test(test_paths_and_values),
     cmocka_unit_test(test_fence_keys),
+    cmocka_unit_test(test_lvm_list),
     cmocka_unit_test(test_bad),
   };
 
