@@ -19,9 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Patches one build may take (--patch FILE, repeated). */
+#define FF_LVM_BUILD_MAX_PATCHES 16
+
 static const char lvm_build_usage[] =
-  "usage: fusefarm lvm-build REF [--git DIR|URL] [--cache DIR] [--jobs N]\n"
-  "                          [--force] [--quiet]\n"
+  "usage: fusefarm lvm-build REF [--git DIR|URL] [--patch FILE]...\n"
+  "                          [--cache DIR] [--jobs N] [--force] [--quiet]\n"
   "\n"
   "Build lvm2 at REF (a tag, branch or commit, abbreviated or not) of the\n"
   "lvm2 git tree DIR or URL into CACHE/COMMIT/ and print the path of its\n"
@@ -35,6 +38,11 @@ static const char lvm_build_usage[] =
   "\n"
   "  --git DIR|URL  the lvm2 git tree (default: $FF_LVM_GIT, else the\n"
   "                 current directory)\n"
+  "  --patch FILE   apply FILE (a diff, as `git apply` takes it) before\n"
+  "                 building; repeat for more, applied in order.  The\n"
+  "                 build is cached apart, as COMMIT-pHASH of the patches.\n"
+  "                 A bisect over commits that do not build applies the\n"
+  "                 later fix this way (docs/bisect.md)\n"
   "  --cache DIR    the build cache (default: $FF_LVM_CACHE, else\n"
   "                 /var/cache/fusefarm/lvm)\n"
   "  --jobs N       make -jN (default: the number of CPUs)\n"
@@ -42,7 +50,7 @@ static const char lvm_build_usage[] =
   "  --quiet        no progress on stderr (errors still)\n"
   "\n"
   "Exit status: 0 built or cached; 125 the tree at that commit cannot be\n"
-  "built (configure or make failed: the step, the log's last lines and\n"
+  "built (a patch does not apply, configure or make failed: the step, the log's last lines and\n"
   "the full log's path are printed), so a `git bisect run` script can say\n"
   "    lvm=$(fusefarm lvm-build HEAD --git .) || exit 125\n"
   "2 bad usage, unknown REF, not an lvm2 tree; 1 any other failure (the\n"
@@ -76,6 +84,7 @@ ff_cmd_lvm_build(int argc, char **argv)
     {"git", required_argument, NULL, 'g'},
     {"cache", required_argument, NULL, 'C'},
     {"jobs", required_argument, NULL, 'j'},
+    {"patch", required_argument, NULL, 'p'},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -83,9 +92,10 @@ ff_cmd_lvm_build(int argc, char **argv)
   };
   const char *git = NULL, *cache = NULL, *ref;
   char script[PATH_MAX + 32], jobs[32] = "";
-  const char *args[16];
+  const char *patches[FF_LVM_BUILD_MAX_PATCHES];
+  const char *args[16 + 2 * FF_LVM_BUILD_MAX_PATCHES];
   unsigned long long n;
-  int force = 0, quiet = 0, c, a = 0;
+  int force = 0, quiet = 0, c, a = 0, npatches = 0, i;
 
   opterr = 0;
   optind = 1;
@@ -105,6 +115,17 @@ ff_cmd_lvm_build(int argc, char **argv)
       if (ff_cli_number("lvm-build", "--jobs", optarg, 1, 1024, &n))
         return 2;
       snprintf(jobs, sizeof jobs, "%llu", n);
+      break;
+    case 'p':
+      if (!optarg[0])
+        return ff_cli_usage("lvm-build", "--patch: empty file name");
+      if (npatches == FF_LVM_BUILD_MAX_PATCHES)
+        return ff_cli_usage("lvm-build", "more than %d --patch files",
+                            FF_LVM_BUILD_MAX_PATCHES);
+      if (access(optarg, R_OK) < 0)
+        return ff_cli_usage("lvm-build", "--patch %s: %s", optarg,
+                            strerror(errno));
+      patches[npatches++] = optarg;
       break;
     case 'f':
       force = 1;
@@ -146,6 +167,10 @@ ff_cmd_lvm_build(int argc, char **argv)
   if (jobs[0]) {
     args[a++] = "--jobs";
     args[a++] = jobs;
+  }
+  for (i = 0; i < npatches; i++) {
+    args[a++] = "--patch";
+    args[a++] = patches[i];
   }
   if (force)
     args[a++] = "--force";

@@ -21,10 +21,12 @@ jobs=
 gitsrc=
 cache=
 ref=
+patches=()
 
 usage() {
 	cat <<EOF
-usage: $prog REF [--git DIR|URL] [--cache DIR] [--jobs N] [--force] [--quiet]
+usage: $prog REF [--git DIR|URL] [--patch FILE]... [--cache DIR] [--jobs N]
+       [--force] [--quiet]
 EOF
 }
 
@@ -57,6 +59,9 @@ while [ $# -gt 0 ]; do
 	--jobs|-j) [ $# -ge 2 ] || die_usage "--jobs needs a number"
 		jobs=$2; shift 2 ;;
 	--jobs=*) jobs=${1#--jobs=}; shift ;;
+	--patch) [ $# -ge 2 ] || die_usage "--patch needs a file"
+		patches+=("$2"); shift 2 ;;
+	--patch=*) patches+=("${1#--patch=}"); shift ;;
 	--force) force=1; shift ;;
 	--quiet|-q) quiet=1; shift ;;
 	-h|--help) usage; exit 0 ;;
@@ -79,6 +84,14 @@ else
 	jobs=$(nproc 2>/dev/null || echo 1)
 fi
 command -v git >/dev/null || die "git not found (install git)"
+# Patches are read once, here, by absolute path: the build runs elsewhere.
+for i in "${!patches[@]}"; do
+	p=${patches[$i]}
+	[ -n "$p" ] || die_usage "--patch: empty file name"
+	[ -f "$p" ] && [ -r "$p" ] || die_usage "--patch $p: no such readable file"
+	[ -s "$p" ] || die_usage "--patch $p: the file is empty"
+	patches[$i]=$(cd "$(dirname "$p")" && pwd -P)/$(basename "$p")
+done
 
 cache=${cache:-${FF_LVM_CACHE:-/var/cache/fusefarm/lvm}}
 gitsrc=${gitsrc:-${FF_LVM_GIT:-}}
@@ -138,8 +151,15 @@ for f in VERSION VERSION_DM tools/lvm.c; do
 done
 version=$(G show "$commit:VERSION" | head -n1)
 
-dest=$cache/$commit
+# A build with patches is its own cache entry, keyed by the commit and
+# the patches' contents in their order: COMMIT-p<sha256 prefix>.
+id=$commit
+if [ ${#patches[@]} -gt 0 ]; then
+	id=$commit-p$(cat "${patches[@]}" | sha256sum | cut -c1-16)
+fi
+dest=$cache/$id
 lvm=$dest/sbin/lvm
+what="$ref ($commit, $version${patches[*]:+, ${#patches[@]} patch(es)})"
 
 # --- the cache --------------------------------------------------------------
 # An install is complete when its build.json is there: it is written last,
@@ -148,16 +168,16 @@ complete() {
 	[ -f "$dest/build.json" ] && [ -x "$lvm" ]
 }
 if complete && [ "$force" = 0 ]; then
-	say "cached: $ref ($commit, $version)"
+	say "cached: $what"
 	printf '%s\n' "$lvm"
 	exit 0
 fi
 
 # One builder per commit; a second one waits, then finds the install.
-exec 9>"$cache/.$commit.lock" || die "cannot create the lock $cache/.$commit.lock"
+exec 9>"$cache/.$id.lock" || die "cannot create the lock $cache/.$id.lock"
 if ! flock -n 9; then
-	say "another build of $commit is running; waiting for it"
-	flock 9 || die "lock $cache/.$commit.lock failed"
+	say "another build of $id is running; waiting for it"
+	flock 9 || die "lock $cache/.$id.lock failed"
 fi
 if complete && [ "$force" = 0 ]; then
 	printf '%s\n' "$lvm"
@@ -165,7 +185,7 @@ if complete && [ "$force" = 0 ]; then
 fi
 # Holding the lock, no other build of this commit runs: a build directory
 # of it is what a killed build left behind.
-rm -rf "$cache/.build-$commit".*
+rm -rf "$cache/.build-$id".*
 
 # --- configure flags --------------------------------------------------------
 # VERSION reads "2.02.177(2)-git (2017-12-18)" or "2.03.39(2) (2025-..)".
@@ -238,20 +258,20 @@ lvm_flags() { # PREFIX CONFIGURE_HELP_FILE
 
 # --- build ------------------------------------------------------------------
 mkdir -p "$cache/logs" || die "cannot create $cache/logs"
-tmp=$(mktemp -d "$cache/.build-$commit.XXXXXX") || die "cannot create a build directory in $cache"
+tmp=$(mktemp -d "$cache/.build-$id.XXXXXX") || die "cannot create a build directory in $cache"
 log=$tmp/build.log
-failed_log=$cache/logs/$commit.log
+failed_log=$cache/logs/$id.log
 cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 start=$(date +%s)
-say "building $ref ($commit, $version) in $tmp; log: $log"
+say "building $what in $tmp; log: $log"
 
 fail_build() { # STEP
 	local step=$1
 	cp "$log" "$failed_log" 2>/dev/null
-	err "$step failed for $ref ($commit, $version); last lines of the log:"
+	err "$step failed for $what; last lines of the log:"
 	tail -n 25 "$log" | sed 's/^/  | /' >&2
 	err "full log: $failed_log"
 	exit 125
@@ -277,6 +297,16 @@ run_step() { # NAME CMD...
 	fi
 }
 cd "$tmp/src" || die "cannot enter $tmp/src"
+# Patches in the order given, as `git apply` (-p1) does in a tree.  The
+# ceiling keeps git from taking a repository above the cache for ours.
+# One that does not apply makes this commit unbuildable as asked: 125,
+# as for any build failure, so a bisect skips it.
+for p in "${patches[@]}"; do
+	echo "### patch: $p (sha256 $(sha256sum <"$p" | cut -c1-16))" >>"$log"
+	say "patch $p"
+	GIT_CEILING_DIRECTORIES=$tmp git apply --verbose "$p" >>"$log" 2>&1 ||
+		fail_build "patch $p (it does not apply to this commit)"
+done
 [ -x configure ] || fail_build "configure (no configure script at this commit)"
 ./configure --help >"$tmp/configure.help" 2>>"$log" ||
 	fail_build "configure --help"
@@ -320,6 +350,14 @@ json_str() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
 		sep=', '
 	done
 	printf '],\n'
+	printf '  "patches": ['
+	sep=
+	for p in "${patches[@]}"; do
+		printf '%s{"file": "%s", "sha256": "%s"}' "$sep" "$(json_str "$p")" \
+			"$(sha256sum <"$p" | cut -d' ' -f1)"
+		sep=', '
+	done
+	printf '],\n'
 	printf '  "jobs": %d,\n' "$jobs"
 	printf '  "wall_seconds": %d,\n' $((end - start))
 	printf '  "date": "%s"\n' "$(date -u +%FT%TZ)"
@@ -332,6 +370,6 @@ if [ -e "$dest" ]; then
 fi
 mv "$stage" "$dest" || die "cannot move the build into $dest"
 rm -f "$failed_log"
-say "built $ref ($commit): $vline in $((end - start)) s"
+say "built $what: $vline in $((end - start)) s"
 printf '%s\n' "$lvm"
 exit 0

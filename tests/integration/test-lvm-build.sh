@@ -13,6 +13,9 @@
 #     --force builds again (and removes what a killed build left);
 #     abbreviated commits, branches, FF_LVM_GIT and a file:// URL (cloned
 #     into the cache) all resolve;
+#   - --patch FILE: applied before configure, cached apart under
+#     COMMIT-pHASH and named in build.json; a patch that does not apply
+#     is exit 125 (no install), a missing or empty one exit 2;
 #   - two builds of one commit at once: the second waits for the first
 #     (its configure held on a fifo until the second says it waits), the
 #     build runs once, both print the same path;
@@ -302,6 +305,42 @@ run 0 -- v2_03_99 --git "$t" --cache "$c" --force --quiet
 [ ! -s "$s/err" ] || ff_die "--quiet printed: $(cat "$s/err")"
 [ "$(count)" = 2 ] || ff_die "--force did not build again ($(count) runs)"
 [ "$(stat -c %i "$c/$good/build.json")" != "$i0" ] || ff_die "--force kept the old build.json"
+
+ff_log "--patch: applied before configure, cached apart, keyed by the patch"
+git clone -q "$t" "$s/pt"
+git -C "$s/pt" checkout -q "$good"
+sed -i 's/^echo "checking for a fake lvm2... yes"$/&\necho "checking for the patch... applied"/' "$s/pt/configure"
+git -C "$s/pt" diff >"$s/fix.patch"
+grep -q "checking for the patch" "$s/fix.patch" || ff_die "could not make a patch: $(cat "$s/fix.patch")"
+n0=$(count)
+run 0 -- v2_03_99 --git "$t" --cache "$c" --patch "$s/fix.patch"
+plvm=$(cat "$s/out")
+pdir=${plvm%/sbin/lvm}
+[[ $pdir =~ ^$c/$good-p[0-9a-f]{16}$ ]] || ff_die "a patched build at '$plvm', expected $c/$good-pHASH/sbin/lvm"
+grep -q "checking for the patch... applied" "$pdir/build.log" ||
+  ff_die "the patch was not applied before configure: $(grep -v '^#' "$pdir/build.log" | head)"
+sum=$(sha256sum <"$s/fix.patch" | cut -d' ' -f1)
+grep -qF "\"patches\": [{\"file\": \"$s/fix.patch\", \"sha256\": \"$sum\"}]" "$pdir/build.json" ||
+  ff_die "build.json does not name the patch: $(cat "$pdir/build.json")"
+grep -qF '"patches": []' "$c/$good/build.json" || ff_die "the unpatched build.json lists patches"
+! grep -q "checking for the patch" "$c/$good/build.log" || ff_die "the unpatched build was patched"
+[ "$(count)" = $((n0 + 1)) ] || ff_die "the patched build ran configure $(($(count) - n0)) times"
+(cd "$s" && run 0 -- "$good" --git "$t" --cache "$c" --patch fix.patch)
+[ "$(cat "$s/out")" = "$plvm" ] || ff_die "a relative --patch: '$(cat "$s/out")', expected $plvm"
+run 0 -- v2_03_99 --git "$t" --cache "$c"
+[ "$(cat "$s/out")" = "$lvm" ] || ff_die "without --patch: '$(cat "$s/out")', expected $lvm"
+[ "$(count)" = $((n0 + 1)) ] || ff_die "a cache hit with --patch ran configure"
+printf -- '--- a/tools/lvm.c\n+++ b/tools/lvm.c\n@@ -1 +1 @@\n-int main(void) { return 2; }\n+int main(void) { return 3; }\n' >"$s/bad.patch"
+run 125 -- v2_03_99 --git "$t" --cache "$c" --patch "$s/fix.patch" --patch "$s/bad.patch" --quiet
+has "patch $s/bad.patch (it does not apply to this commit) failed for v2_03_99"
+has "full log: $c/logs/$good-p"
+! compgen -G "$c/$good-p*" | grep -qv "^$pdir$" || ff_die "a patch that does not apply left an install: $(ls "$c")"
+[ "$(count)" = $((n0 + 1)) ] || ff_die "configure ran after a patch failed to apply"
+run 2 -- v2_03_99 --git "$t" --cache "$c" --patch "$s/none.patch"
+has "--patch $s/none.patch"
+: >"$s/empty.patch"
+run 2 -- v2_03_99 --git "$t" --cache "$c" --patch "$s/empty.patch"
+has "the file is empty"
 
 ff_log "a URL is cloned into the cache"
 run 0 -- v2_03_99 --git "file://$t" --cache "$s/cache2"
