@@ -561,10 +561,12 @@ privdev_up(struct run *r)
   if (getenv("FUSEFARM_TEST_NO_PRIVATE_DEV"))
     ff_error("FUSEFARM_TEST_NO_PRIVATE_DEV is set (a test of the refusal)");
   else if (privdev_make(r) == 0) {
-    say(r, "private /dev: %zu farm devices named as '%s'%s, %u basic nodes",
+    say(r,
+        "private /dev: %zu farm devices named as '%s'%s, %u basic nodes; "
+        "sysfs block views: %zu of the kernel's %zu devices",
         r->pd.nnodes, ff_devnames_name(r->devnames),
         r->hint_fallbacks ? " (hints outside /dev: /dev/NAME)" : "",
-        r->pd.nbasic);
+        r->pd.nbasic, r->pd.sys_nodes, r->pd.sys_host);
     return 0;
   }
   r->privdev_failed = 1;
@@ -587,12 +589,14 @@ dev_json(struct run *r)
   if (!r->privdev_up)
     return json_pack("{s:b, s:s, s:s}", "private", 0, "naming", "loop",
                      "error", r->privdev_err[0] ? r->privdev_err : "");
-  return json_pack("{s:b, s:s, s:I, s:I, s:I, s:b, s:b, s:I}", "private", 1,
-                   "naming", ff_devnames_name(r->devnames), "farm_nodes",
-                   (json_int_t)r->pd.nnodes, "basic_nodes",
-                   (json_int_t)r->pd.nbasic, "links", (json_int_t)r->pd.nlinks,
-                   "dm_control", r->pd.dm_control, "devpts", r->pd.devpts,
-                   "hint_fallbacks", (json_int_t)r->hint_fallbacks);
+  return json_pack(
+    "{s:b, s:s, s:I, s:I, s:I, s:b, s:b, s:I, s:{s:I, s:I, s:I}}", "private",
+    1, "naming", ff_devnames_name(r->devnames), "farm_nodes",
+    (json_int_t)r->pd.nnodes, "basic_nodes", (json_int_t)r->pd.nbasic, "links",
+    (json_int_t)r->pd.nlinks, "dm_control", r->pd.dm_control, "devpts",
+    r->pd.devpts, "hint_fallbacks", (json_int_t)r->hint_fallbacks, "sys_block",
+    "views", (json_int_t)r->pd.sysviews, "farm_entries",
+    (json_int_t)r->pd.sys_nodes, "host_entries", (json_int_t)r->pd.sys_host);
 }
 
 /* The report's notes on what /dev held and which fence ran: one line per
@@ -609,19 +613,31 @@ dev_notes(json_t *configs, json_t *notes)
       json_t *c = json_array_get(configs, i), *d = json_object_get(c, "dev");
       const char *fence = json_string_value(json_object_get(c, "fence"));
 
-      if (json_is_true(json_object_get(d, "private")))
+      if (json_is_true(json_object_get(d, "private"))) {
+        json_t *sys = json_object_get(d, "sys_block");
+        char sysnote[160] = "";
+
+        if (json_integer_value(json_object_get(sys, "views")) > 0)
+          ff_pathf(
+            sysnote, sizeof sysnote,
+            "; sysfs block views held the farm's %lld of the kernel's %lld "
+            "block devices",
+            (long long)json_integer_value(
+              json_object_get(sys, "farm_entries")),
+            (long long)json_integer_value(
+              json_object_get(sys, "host_entries")));
         ff_pathf(
           cur, sizeof cur,
           "/dev was private: %lld farm devices named as '%s'%s, %lld basic "
-          "nodes, nothing of the host's; fence %s",
+          "nodes, nothing of the host's%s; fence %s",
           (long long)json_integer_value(json_object_get(d, "farm_nodes")),
           json_string_value(json_object_get(d, "naming")),
           json_integer_value(json_object_get(d, "hint_fallbacks"))
             ? " (hints outside /dev: /dev/NAME)"
             : "",
           (long long)json_integer_value(json_object_get(d, "basic_nodes")),
-          fence ? fence : "?");
-      else
+          sysnote, fence ? fence : "?");
+      } else
         ff_pathf(cur, sizeof cur,
                  "/dev was the host's (no private /dev: %s); fence %s",
                  json_string_value(json_object_get(d, "error")),

@@ -4,6 +4,7 @@
 #include "ff-error.h"
 #include "ff-util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -188,6 +189,104 @@ struct hostnode {
   int have;
 };
 
+/* ---- the block views of sysfs -------------------------------------------
+ * lvm (2.02 and early 2.03 most of all) lists /sys/dev/block, and
+ * /sys/class/block or /sys/block, and opens each entry's holders/: with
+ * the kernel's thousands of idle loop devices that is most of a short
+ * command's time, whatever /dev holds.  Each view becomes a tmpfs holding
+ * the farm's devices' entries only: symlinks with the kernel's own
+ * (relative) targets, so every attribute lvm reads behind them (dev,
+ * size, queue/, holders/, loop/backing_file, ...) is the real one. */
+static const char *const sysviews[] = {"/sys/dev/block", "/sys/class/block",
+                                       "/sys/block", NULL};
+
+/* One farm device's entry in each view ("7:12", "loop12"): its name and
+ * the host's link target, or "" when the host's view has no entry. */
+struct sysent {
+  char name[3][64];
+  char target[3][PATH_MAX];
+};
+
+/* The host's entries of rdev, read before the views are covered. */
+static int
+sysent_read(dev_t rdev, struct sysent *e)
+{
+  char p[PATH_MAX];
+  const char *base;
+  ssize_t len;
+
+  memset(e, 0, sizeof *e);
+  snprintf(e->name[0], sizeof e->name[0], "%u:%u", major(rdev), minor(rdev));
+  snprintf(p, sizeof p, "%s/%s", sysviews[0], e->name[0]);
+  len = readlink(p, e->target[0], sizeof e->target[0] - 1);
+  if (len <= 0)
+    return ff_error("%s: %m (the kernel's entry of a farm device)", p);
+  e->target[0][len] = '\0';
+  base = strrchr(e->target[0], '/');
+  base = base ? base + 1 : e->target[0];
+  for (int v = 1; sysviews[v]; v++) {
+    snprintf(e->name[v], sizeof e->name[v], "%s", base);
+    snprintf(p, sizeof p, "%s/%s", sysviews[v], base);
+    len = readlink(p, e->target[v], sizeof e->target[v] - 1);
+    e->target[v][len > 0 ? len : 0] = '\0';
+  }
+  return 0;
+}
+
+/* Entries of a directory, less . and ..; 0 when it cannot be read. */
+static size_t
+count_entries(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  size_t n = 0;
+
+  if (!d)
+    return 0;
+  while ((de = readdir(d)))
+    n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+  closedir(d);
+  return n;
+}
+
+static void
+sysviews_umount(void)
+{
+  for (int v = 0; sysviews[v]; v++)
+    (void)umount2(sysviews[v], MNT_DETACH);
+}
+
+/* Cover each view that exists with the farm's entries (ents[0..n)). */
+static int
+sysviews_mount(const struct sysent *ents, size_t n,
+               struct ff_privdev_info *info)
+{
+  struct stat st;
+
+  for (int v = 0; sysviews[v]; v++) {
+    if (stat(sysviews[v], &st) < 0 || !S_ISDIR(st.st_mode))
+      continue;
+    if (v == 0)
+      info->sys_host = count_entries(sysviews[v]);
+    if (mount("fusefarm-sys", sysviews[v], "tmpfs", MS_NOSUID | MS_NOEXEC,
+              "mode=0755,size=4m") < 0)
+      return ff_error("mount a tmpfs on %s: %m", sysviews[v]);
+    info->sysviews++;
+    for (size_t k = 0; k < n; k++) {
+      char p[PATH_MAX];
+
+      if (!ents[k].target[v][0])
+        continue;
+      snprintf(p, sizeof p, "%s/%s", sysviews[v], ents[k].name[v]);
+      if (symlink(ents[k].target[v], p) < 0)
+        return ff_error("symlink %s -> %s: %m", p, ents[k].target[v]);
+      if (v == 0)
+        info->sys_nodes++;
+    }
+  }
+  return 0;
+}
+
 int
 ff_privdev_mount(const struct ff_privdev_node *nodes, size_t n,
                  struct ff_privdev_info *info)
@@ -199,6 +298,7 @@ ff_privdev_mount(const struct ff_privdev_node *nodes, size_t n,
                                          {NULL, NULL}};
   struct hostnode host[sizeof chars / sizeof *chars];
   struct hostnode dmctl = {0, 0};
+  struct sysent *ents;
   dev_t *loops;
   struct stat st;
   mode_t old;
@@ -206,19 +306,25 @@ ff_privdev_mount(const struct ff_privdev_node *nodes, size_t n,
 
   memset(info, 0, sizeof *info);
   loops = calloc(n ? n : 1, sizeof *loops);
-  if (!loops)
+  ents = calloc(n ? n : 1, sizeof *ents);
+  if (!loops || !ents) {
+    free(loops);
+    free(ents);
     return ff_error("out of memory");
+  }
   /* Everything from the host's /dev first: it is covered next. */
   for (size_t k = 0; k < n; k++) {
     if (stat(nodes[k].loop, &st) < 0) {
-      free(loops);
-      return ff_error("%s: %m", nodes[k].loop);
+      ff_error("%s: %m", nodes[k].loop);
+      goto early;
     }
     if (!S_ISBLK(st.st_mode)) {
-      free(loops);
-      return ff_error("%s: not a block device", nodes[k].loop);
+      ff_error("%s: not a block device", nodes[k].loop);
+      goto early;
     }
     loops[k] = st.st_rdev;
+    if (sysent_read(loops[k], &ents[k]) < 0)
+      goto early;
   }
   for (int k = 0; chars[k].name; k++) {
     char p[64];
@@ -234,8 +340,8 @@ ff_privdev_mount(const struct ff_privdev_node *nodes, size_t n,
 
   if (mount("fusefarm-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
             "mode=0755,size=16m") < 0) {
-    free(loops);
-    return ff_error("mount a tmpfs on /dev: %m");
+    ff_error("mount a tmpfs on /dev: %m");
+    goto early;
   }
   old = umask(0);
   for (int k = 0; chars[k].name; k++) {
@@ -306,10 +412,13 @@ ff_privdev_mount(const struct ff_privdev_node *nodes, size_t n,
       info->nlinks++;
     }
   }
+  if (sysviews_mount(ents, n, info) < 0)
+    goto fail;
   rc = 0;
 fail:
   umask(old);
   free(loops);
+  free(ents);
   if (rc < 0) {
     char msg[1024];
 
@@ -318,11 +427,16 @@ fail:
     ff_error("%s", msg);
   }
   return rc;
+early: /* before anything is mounted: nothing to undo */
+  free(loops);
+  free(ents);
+  return -1;
 }
 
 int
 ff_privdev_umount(void)
 {
+  sysviews_umount();
   if (umount2("/dev", MNT_DETACH) < 0)
     return ff_error("unmount the private /dev: %m");
   return 0;

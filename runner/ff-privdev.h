@@ -10,6 +10,13 @@
  * host, not the host's thousands of loopN nodes, and a fence is no longer
  * needed to keep lvm off the host's disks.
  *
+ * The block views of sysfs that lvm lists (/sys/dev/block,
+ * /sys/class/block, /sys/block) are covered the same way: a tmpfs each,
+ * holding the farm devices' entries only, as symlinks with the kernel's
+ * own targets.  lvm 2.02 opens every listed entry's holders/, so the
+ * kernel's idle loop devices (thousands, once many farms have come and
+ * gone) would cost each short command seconds of CPU.
+ *
  * How the farm's nodes are named (scenario key dev_names):
  *   farm  the path the PV's metadata names as its device hint (the spec's
  *         device_hint, "/dev/%s" of the device's name by default), so the
@@ -74,6 +81,9 @@ struct ff_privdev_info {
   size_t nlinks;   /* by-id links */
   int devpts;      /* a private devpts instance is mounted on /dev/pts */
   int dm_control;  /* /dev/mapper/control was made */
+  unsigned sysviews; /* sysfs block views covered (/sys/dev/block, ...) */
+  size_t sys_nodes;  /* farm entries in /sys/dev/block */
+  size_t sys_host;   /* entries the host's /sys/dev/block had */
 };
 
 /* Mount the private /dev over /dev (see above).  The loops are looked up

@@ -9,8 +9,10 @@
 #   - with fence none lvm's own hints are on: /run/lvm/hints (private)
 #     names the real paths; no "last written to" / "not using quick
 #     activation" in any event-activation pvscan's output;
+#   - /sys/dev/block, /sys/class/block and /sys/block inside the run hold
+#     the farm's devices only, each entry the kernel's own;
 #   - the run document says, per configuration, which fence ran and what
-#     /dev held (private, N farm nodes, naming farm);
+#     /dev held (private, N farm nodes, naming farm, the sysfs views);
 #   - dev_names = "disk": sda, sdb, ... and /dev/disk/by-id links;
 #   - a run that cannot make its private /dev refuses fence none (exit 1,
 #     clear message, nothing left behind) but runs fenced by a devices file
@@ -48,6 +50,10 @@ pvs)
   d=\$(mktemp -d "$s/calls/pvs.XXXXXX")
   cp "\$LVM_SYSTEM_DIR/lvm.conf" "\$d/lvm.conf"
   find /dev -mindepth 1 >"\$d/dev.txt"
+  find /dev -type b -exec stat -c '%n %Hr:%Lr' {} + >"\$d/devnum.txt"
+  grep -H . /sys/dev/block/*/dev >"\$d/sysdev.txt"
+  ls /sys/class/block >"\$d/sysclass.txt"
+  ls /sys/block >"\$d/sysblock.txt"
   "$reallvm" lvmdiskscan >"\$d/diskscan.txt" 2>&1
   "$reallvm" "\$@" >"\$d/out" 2>"\$d/err"
   rc=\$?
@@ -97,8 +103,11 @@ if [c.get("fence") for c in configs] != ["none", "devicesfile", "filter"]:
 ndev = configs[0]["farm"]["devices"]
 for c in configs:
     d = c.get("dev", {})
+    sb = d.get("sys_block", {})
     if not (d.get("private") is True and d.get("naming") == "farm"
-            and d.get("farm_nodes") == ndev and d.get("basic_nodes", 0) >= 6):
+            and d.get("farm_nodes") == ndev and d.get("basic_nodes", 0) >= 6
+            and sb.get("views") == 3 and sb.get("farm_entries") == ndev
+            and sb.get("host_entries", 0) > ndev):
         bad.append(f"config {c['id']}: dev {d}")
 # One pvs call per configuration, in order (mktemp names sort by time? no:
 # order them by the fence their lvm.conf holds).
@@ -125,6 +134,23 @@ for fence, d in sorted(seen.items(), key=lambda kv: kv[0] != "none"):
     if any(p.startswith("/dev/loop") for p in dev):
         bad.append(f"{fence}: a loop node in the private /dev")
     names = names or farm
+    # The sysfs block views: the farm's devices only, each entry the
+    # kernel's own (its dev file names it), lvm's walk of them included.
+    nums = sorted(l.split()[1] for l in open(os.path.join(d, "devnum.txt")) if l.strip())
+    # "/sys/dev/block/7:3/dev:7:3": the entry, and what its dev file says
+    sysdev = [l.strip()[len("/sys/dev/block/"):].split("/dev:")
+              for l in open(os.path.join(d, "sysdev.txt")) if l.strip()]
+    if len(nums) != ndev or sorted(e[0] for e in sysdev) != nums:
+        bad.append(f"{fence}: /sys/dev/block holds {len(sysdev)} entries "
+                   f"{[e[0] for e in sysdev][:5]}, the farm's nodes are {nums[:5]}")
+    if any(len(e) != 2 or e[0] != e[1] for e in sysdev):
+        bad.append(f"{fence}: a /sys/dev/block entry is not its device: {sysdev[:3]}")
+    cls = sorted(open(os.path.join(d, "sysclass.txt")).read().split())
+    blk = sorted(open(os.path.join(d, "sysblock.txt")).read().split())
+    if len(cls) != ndev or cls != blk or not all(re.fullmatch(r"loop\d+", n) for n in cls):
+        bad.append(f"{fence}: /sys/class/block {cls[:5]} ({len(cls)}), /sys/block {blk[:5]} ({len(blk)})")
+    if os.path.basename(hostloop) in cls:
+        bad.append(f"{fence}: the host PV's loop is in /sys/class/block")
     scan = open(os.path.join(d, "diskscan.txt")).read()
     listed = sorted(set(re.findall(r"(/dev/\S+)\s+\[", scan)))
     # lvm's own filters drop a partitioned device (the farm's mbr and gpt

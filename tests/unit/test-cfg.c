@@ -73,6 +73,8 @@ test_shipped_files(void **state)
     {"configs/profiles/flaky.conf", FF_CFG_PROFILE},
     {"configs/scenarios/ci-small.conf", FF_CFG_SCENARIO},
     {"configs/scenarios/suse-scaling.conf", FF_CFG_SCENARIO},
+    {"configs/scenarios/suse-1258-versions.conf", FF_CFG_SCENARIO},
+    {"configs/scenarios/aio-lvchange-versions.conf", FF_CFG_SCENARIO},
     {"tests/data/run-sample.json", FF_CFG_RUNDOC},
     {"tests/data/no-such-file.conf", FF_CFG_UNKNOWN},
   };
