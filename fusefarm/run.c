@@ -1634,7 +1634,8 @@ static const char run_usage[] =
   "Exit status: 0 success, 1 runtime failure (also: a timed lvm command\n"
   "failed; the last line names which), 2 bad usage or input (checked\n"
   "before anything runs, EXPR included); with --expect: 0 holds, 1 fails,\n"
-  "125 could not judge (any runtime failure), 2 bad input.\n";
+  "125 could not judge (the run failed, or an EXPR reads a workload whose\n"
+  "lvm commands failed), 2 bad input.\n";
 
 /* --out DIR given: refuse, before anything runs, one that is not a
  * directory or not empty (a run directory holds one run).  Returns 0, or
@@ -2053,13 +2054,25 @@ cleanup:
     json_decref(doc);
   }
   /* A timed lvm command that failed makes the run a failure: its numbers
-   * time an error path, not the work asked for. */
+   * time an error path, not the work asked for.  With --expect the
+   * expressions decide, term by term: one that reads such a workload
+   * (in the configuration it resolves to) is not judged (125); a failure
+   * none of them reads leaves their verdict standing, and is said. */
   if (r.failed) {
     fprintf(stderr, "fusefarm run: %lld lvm command%s failed: %s\n", r.failed,
             r.failed == 1 ? "" : "s",
             ff_sb_failed(&r.failures) || !r.failures.buf ? "(out of memory)"
                                                          : r.failures.buf);
-    rc = 1;
+    if (!nex)
+      rc = 1;
+    else if (!rc && verdict == 125)
+      fprintf(stderr, "fusefarm run: --expect: not judged (exit 125): the "
+                      "report's verdict says why\n");
+    else if (!rc)
+      fprintf(stderr,
+              "fusefarm run: --expect: no expression reads a workload "
+              "whose commands failed: the verdict stands (exit %d)\n",
+              verdict);
   }
   ff_sb_release(&r.failures);
   if (out_dir[0]) {
@@ -2070,8 +2083,8 @@ cleanup:
       fprintf(stderr,
               "fusefarm run: %s in %s/: %s\n"
               "fusefarm run: `fusefarm report %s` prints the report again\n",
-              rc ? "what the failed run left" : "results", out_dir, files,
-              json_out);
+              rc || r.failed ? "what the failed run left" : "results", out_dir,
+              files, json_out);
     else if (made_dir)
       rmdir(out_dir); /* the run wrote nothing: leave no empty directory */
   }

@@ -1,6 +1,7 @@
 /* fusefarm: --expect: parse an expression over a run's median wall times
  * and judge it (ff-expect.h, docs/bisect.md).  A recursive-descent parser
- * over a token array; judging evaluates the tree once per configuration
+ * over a token array, its binary operators one table of precedence levels
+ * (levels[]); judging evaluates the tree once per configuration
  * and writes each evaluation with its values substituted.  No threads. */
 #include "ff-expect.h"
 #include "ff-error.h"
@@ -380,8 +381,7 @@ is_bool(const struct node *n)
   return n->kind == N_CMP || n->kind == N_AND || n->kind == N_OR;
 }
 
-static struct node *parse_or(struct parser *p);
-static struct node *parse_sum(struct parser *p);
+static struct node *parse_expr(struct parser *p);
 
 static int
 parse_quals(struct parser *p, struct node *n, const struct tok *t)
@@ -579,7 +579,7 @@ parse_unary(struct parser *p)
     size_t off = t->off;
 
     p->i++;
-    n = parse_or(p);
+    n = parse_expr(p);
     if (!n)
       return NULL;
     if (peek(p)->kind != T_RP) {
@@ -608,132 +608,110 @@ need_number(const struct node *n)
   return 0;
 }
 
-static struct node *
-parse_binary(struct parser *p, bool sum)
-{
-  struct node *l = sum ? parse_binary(p, false) : parse_unary(p);
+/* The binary operators, one level of precedence an entry, loosest first:
+ * expr, and, cmp, sum, prod in the grammar (ff-expect.h).  Each level's
+ * operands are the next level's (the last one's: unary). */
+struct binop {
+  enum tok_kind tok;
+  enum node_kind kind;
+  char op; /* N_ARITH, N_CMP: what eval() and check_dims() switch on */
+};
 
-  while (l) {
-    enum tok_kind k = peek(p)->kind;
+static const struct level {
+  struct binop ops[4];  /* ended by T_END where fewer */
+  bool conditions;      /* its operands are comparisons, else numbers */
+  const char *no_chain; /* set: a op b op c is this error at the second op */
+} levels[] = {
+  {{{T_OR, N_OR, 0}}, true, NULL},
+  {{{T_AND, N_AND, 0}}, true, NULL},
+  {{{T_LT, N_CMP, '<'},
+    {T_LE, N_CMP, 'L'},
+    {T_GT, N_CMP, '>'},
+    {T_GE, N_CMP, 'G'}},
+   false,
+   "comparisons do not chain: write a < b and b < c"},
+  {{{T_PLUS, N_ARITH, '+'}, {T_MINUS, N_ARITH, '-'}}, false, NULL},
+  {{{T_STAR, N_ARITH, '*'}, {T_SLASH, N_ARITH, '/'}}, false, NULL},
+};
+
+#define NLEVELS (sizeof levels / sizeof *levels)
+
+static const struct binop *
+level_op(const struct level *lv, enum tok_kind k)
+{
+  for (size_t i = 0; i < sizeof lv->ops / sizeof *lv->ops; i++)
+    if (lv->ops[i].tok != T_END && lv->ops[i].tok == k)
+      return &lv->ops[i];
+  return NULL;
+}
+
+/* An operand n of lv's operators: a comparison for and/or (else the error
+ * is at the token after it), a number for the others (else at n). */
+static int
+operand_fits(struct parser *p, const struct level *lv, const struct node *n)
+{
+  if (lv->conditions)
+    return is_bool(n) ? 0 : expected(p, "expected <, <=, > or >=");
+  return need_number(n);
+}
+
+static struct node *parse_level(struct parser *p, size_t lv);
+
+/* An operand of level lv's operators: the next level, after the last a
+ * unary. */
+static struct node *
+parse_operand(struct parser *p, size_t lv)
+{
+  return lv + 1 < NLEVELS ? parse_level(p, lv + 1) : parse_unary(p);
+}
+
+/* Level lv and tighter.  Left-associative; a level with no_chain takes
+ * one operator at most.  Not an operator of lv after its first operand:
+ * that operand, whatever it is (a parenthesized condition, or a number
+ * where a comparison is due: whoever wanted a comparison says so). */
+static struct node *
+parse_level(struct parser *p, size_t lv)
+{
+  const struct level *l = &levels[lv];
+  struct node *left = parse_operand(p, lv);
+  const struct binop *op;
+
+  while (left && (op = level_op(l, peek(p)->kind))) {
     struct node *n;
 
-    if (sum ? k != T_PLUS && k != T_MINUS : k != T_STAR && k != T_SLASH)
-      break;
-    p->i++;
-    n = new_node(N_ARITH, l->off);
-    if (!n || need_number(l) < 0) {
-      node_free(n);
-      node_free(l);
+    if (operand_fits(p, l, left) < 0) {
+      node_free(left);
       return NULL;
     }
-    n->opoff = p->t[p->i - 1].off;
-    n->op = k == T_PLUS ? '+' : k == T_MINUS ? '-' : k == T_STAR ? '*' : '/';
-    n->a = l;
-    n->b = sum ? parse_binary(p, false) : parse_unary(p);
-    if (!n->b || need_number(n->b) < 0) {
-      node_free(n);
-      return NULL;
-    }
-    n->end = n->b->end;
-    l = n;
-  }
-  return l;
-}
-
-static struct node *
-parse_sum(struct parser *p)
-{
-  return parse_binary(p, true);
-}
-
-static bool
-is_cmp(enum tok_kind k)
-{
-  return k == T_LT || k == T_LE || k == T_GT || k == T_GE;
-}
-
-static struct node *
-parse_cmp(struct parser *p)
-{
-  struct node *l = parse_sum(p), *n;
-  enum tok_kind k;
-
-  if (!l)
-    return NULL;
-  k = peek(p)->kind;
-  /* Not a comparison: a parenthesized condition, (a < b or c < d), or a
-   * number, in parentheses (2 * (a + b)) or where a comparison is due:
-   * whoever wanted a comparison says so. */
-  if (!is_cmp(k))
-    return l;
-  if (need_number(l) < 0) {
-    node_free(l);
-    return NULL;
-  }
-  p->i++;
-  n = new_node(N_CMP, l->off);
-  if (!n) {
-    node_free(l);
-    return NULL;
-  }
-  n->op = k == T_LT ? '<' : k == T_LE ? 'L' : k == T_GT ? '>' : 'G';
-  n->opoff = p->t[p->i - 1].off;
-  n->a = l;
-  n->b = parse_sum(p);
-  if (!n->b || need_number(n->b) < 0) {
-    node_free(n);
-    return NULL;
-  }
-  n->end = n->b->end;
-  if (is_cmp(peek(p)->kind)) {
-    col_error(peek(p)->off, "comparisons do not chain: write a < b and b < c",
-              NULL);
-    node_free(n);
-    return NULL;
-  }
-  return n;
-}
-
-static struct node *
-parse_logic(struct parser *p, bool or)
-{
-  struct node *l = or ? parse_logic(p, false) : parse_cmp(p);
-
-  while (l && peek(p)->kind == (or ? T_OR : T_AND)) {
-    struct node *n;
-
-    if (!is_bool(l)) {
-      expected(p, "expected <, <=, > or >=");
-      node_free(l);
-      return NULL;
-    }
-    n = new_node(or ? N_OR : N_AND, l->off);
-    p->i++;
+    n = new_node(op->kind, left->off);
     if (!n) {
-      node_free(l);
+      node_free(left);
       return NULL;
     }
-    n->a = l;
-    n->b = or ? parse_logic(p, false) : parse_cmp(p);
-    if (n->b && !is_bool(n->b)) {
-      expected(p, "expected <, <=, > or >=");
-      node_free(n);
-      return NULL;
-    }
-    if (!n->b) {
+    n->op = op->op;
+    n->opoff = peek(p)->off;
+    p->i++;
+    n->a = left;
+    n->b = parse_operand(p, lv);
+    if (!n->b || operand_fits(p, l, n->b) < 0) {
       node_free(n);
       return NULL;
     }
     n->end = n->b->end;
-    l = n;
+    left = n;
+    if (l->no_chain && level_op(l, peek(p)->kind)) {
+      col_error(peek(p)->off, l->no_chain, NULL);
+      node_free(left);
+      return NULL;
+    }
   }
-  return l;
+  return left;
 }
 
 static struct node *
-parse_or(struct parser *p)
+parse_expr(struct parser *p)
 {
-  return parse_logic(p, true);
+  return parse_level(p, 0);
 }
 
 /* The workload terms (not baseline) of n: how many, and the last. */
@@ -907,7 +885,7 @@ ff_expect_parse(const char *text)
              "'event-activation < 10 * direct-activation'");
     goto fail;
   }
-  e->root = parse_or(&p);
+  e->root = parse_expr(&p);
   if (!e->root)
     goto fail;
   if (!is_bool(e->root)) {

@@ -15,6 +15,9 @@
 #   - 125 (bisect's "skip") when the build could not run what is needed:
 #     a run whose lvm fails every command (exit 125 from run, and from
 #     report on its document), an lvm that does not start;
+#   - a workload whose commands fail (lvm's real error) that no expression
+#     reads leaves the verdict to the expressions (0 or 1; the report and
+#     stderr still say it failed); an expression that reads it makes 125;
 #   - 2, before anything runs (no scratch dir, no run directory, no
 #     mount), for an expression that does not parse (naming its column),
 #     that names a workload or setting the scenario lacks, or a --baseline
@@ -189,6 +192,60 @@ rc=$(status "$bin" run "$s/tiny.conf" --quiet --no-svg --json "$s/nolvm.json" \
   --lvm "$s/no-such-lvm" --expect 'pvs < 10min')
 want "$rc" 125 "an lvm that does not start"
 grep -qF "version' failed" "$s/err" || ff_die "the missing lvm is not named: $(cat "$s/err")"
+
+# ---- a failed command: not judged only where an expression reads it --------
+# lvm's own error (an lvchange of an LV that does not exist) in a workload
+# of its own, beside pvs
+cat >"$s/partfail.conf" <<SC
+name = "expect-partfail";
+spec = "$top/configs/mixed-1000.conf";
+devices = 20;
+workloads = ( { type = "pvs"; },
+              { type = "lvchange"; name = "broken"; lv = "ffnovg/nolv"; count = 2; } );
+SC
+# failed_said WHAT: the report and stderr still say that broken failed
+failed_said() {
+  grep -qF '!   first error: Volume group "ffnovg" not found' "$s/out" ||
+    ff_die "$1: the report does not give lvm's error: $(cat "$s/out")"
+  grep -qF 'fusefarm run: 2 lvm commands failed: config 1 (default) broken: 2 failed (Volume group "ffnovg" not found)' "$s/err" ||
+    ff_die "$1: stderr does not name the failed workload: $(cat "$s/err")"
+}
+# verdict_is JSON RESULT...: broken failed in the document, and its
+# "expect" results are RESULT... in order
+verdict_is() {
+  python3 - "$@" <<'PY' || ff_die "$1 does not record the verdict ${*:2}"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+broken = [w for w in doc["configs"][0]["workloads"] if w["name"] == "broken"][0]
+assert sum(r["errors"] for r in broken["runs"]) == 2, broken
+got = [e["result"] for e in doc["expect"]]
+assert got == sys.argv[2:], got
+for e in doc["expect"]:
+    for ev in e["evaluations"]:
+        if e["result"] == "not judged":
+            assert ev["holds"] is None, ev
+            assert "'broken' in config 1 of the run: 1 of 1 runs failed" in ev["reason"], ev
+PY
+}
+rc=$(status "$bin" run "$s/partfail.conf" --quiet --no-svg --json "$s/pf-holds.json" \
+  --expect 'pvs < 10min')
+want "$rc" 0 "a failed workload no expression reads, beside one that holds"
+failed_said "a failed workload no expression reads"
+grep -qF -- "--expect: no expression reads a workload whose commands failed: the verdict stands (exit 0)" "$s/err" ||
+  ff_die "stderr does not say the verdict stands: $(cat "$s/err")"
+verdict_is "$s/pf-holds.json" holds
+rc=$(status "$bin" run "$s/partfail.conf" --quiet --no-svg --json "$s/pf-fails.json" \
+  --expect 'pvs > 10min')
+want "$rc" 1 "a failed workload no expression reads, beside one that fails"
+failed_said "a failed workload beside an expression that fails"
+verdict_is "$s/pf-fails.json" fails
+rc=$(status "$bin" run "$s/partfail.conf" --quiet --no-svg --json "$s/pf-reads.json" \
+  --expect 'pvs < 10min' --expect 'broken < 10min')
+want "$rc" 125 "an expression that reads the failed workload"
+failed_said "an expression that reads the failed workload"
+grep -qF -- "--expect: not judged (exit 125)" "$s/err" ||
+  ff_die "stderr does not say 'not judged': $(cat "$s/err")"
+verdict_is "$s/pf-reads.json" holds "not judged"
 
 if grep -F " $s/" /proc/self/mountinfo | grep -q ' fuse.fusefarm '; then
   ff_die "a run left its farm mounted"

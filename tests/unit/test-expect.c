@@ -191,6 +191,22 @@ test_parse_errors(void **state)
     {"pvs < 1 and 3", "at column 14: expected <, <=, > or >=, got the end"},
     {"pvs and vgs < 1", "at column 5: expected <, <=, > or >=, got 'and'"},
     {"pvs < 1 pvs", "at column 9: expected 'and', 'or' or the end, got 'pvs'"},
+    /* each level: its operands' kind, and comparisons only one at a time */
+    {"pvs < vgs >= lvs", "at column 11: comparisons do not chain"},
+    {"pvs < 1 + 1 > 2", "at column 13: comparisons do not chain"},
+    {"pvs < 1 or vgs + 1", "at column 19: expected <, <=, > or >=, got the "
+                           "end"},
+    {"pvs or vgs < 1", "at column 5: expected <, <=, > or >=, got 'or'"},
+    {"pvs < 1 and vgs < 1 or 2", "at column 25: expected <, <=, > or >=, got "
+                                 "the end"},
+    {"(pvs < 1) * 2 < 3", "at column 1: expected a number, got a comparison"},
+    {"2 * (pvs < 1) < 3", "at column 5: expected a number, got a comparison"},
+    {"pvs - (vgs < 1) < 3", "at column 7: expected a number, got a "
+                            "comparison"},
+    {"(pvs < 1) < 3", "at column 1: expected a number, got a comparison"},
+    /* (lvs / vgs) / pvs: a ratio divided by a time */
+    {"lvs / vgs / pvs < 2", "at column 11: cannot divide a plain number and "
+                            "a time"},
     {"pvs < 2 $", "at column 9: unexpected '$'"},
     {"pvs[use_aio=1 < 2", "at column 4: '[' without its ']'"},
     {"pvs[use_aio 1] < 2", "at column 13: expected '=' after 'use_aio'"},
@@ -294,6 +310,88 @@ test_judge_values(void **state)
             rr, NULL, &st);
   assert_int_equal(st, FF_EXPECT_HOLDS);
   json_decref(j);
+  ff_runreport_free(rr);
+}
+
+/* Precedence and associativity, level by level, told apart by the
+ * values: pvs 2 s, vgs 4 s, lvs 8 s. */
+static void
+test_precedence(void **state)
+{
+  static const struct {
+    const char *text, *evaluation;
+    enum ff_expect_status st;
+  } cases[] = {
+    /* left-associative: (8 - 4) - 2, not 8 - (4 - 2) */
+    {"lvs - vgs - pvs < 3s", "8.00 s - 4.00 s - 2.00 s = 2.00 s < 3s: true",
+     FF_EXPECT_HOLDS},
+    /* (8 / 2) * 4, not 8 / (2 * 4) */
+    {"lvs / pvs * vgs > 10s", "8.00 s / 2.00 s * 4.00 s = 16.0 s > 10s: true",
+     FF_EXPECT_HOLDS},
+    /* (8 / 4) / 4, not 8 / (4 / 4) */
+    {"lvs / vgs / 4 < 1", "8.00 s / 4.00 s / 4 = 0.5 < 1: true",
+     FF_EXPECT_HOLDS},
+    /* * before -, / before +: 8 - 8, 2 + 1 */
+    {"lvs - 2 * vgs < 1s", "8.00 s - 2 * 4.00 s = 0.000 s < 1s: true",
+     FF_EXPECT_HOLDS},
+    {"pvs + vgs / 4 > 3.5s", "2.00 s + 4.00 s / 4 = 3.00 s > 3.5s: false",
+     FF_EXPECT_FAILS},
+    /* unary minus binds tightest: (-2) - 4 */
+    {"-pvs - vgs < -5s", "-2.00 s - 4.00 s = -6.000 s < -5s = -5.000 s: true",
+     FF_EXPECT_HOLDS},
+    /* arithmetic before comparison, on both sides */
+    {"pvs + vgs < lvs - 1",
+     "2.00 s + 4.00 s = 6.00 s < 8.00 s - 1 = 7.00 s: "
+     "true",
+     FF_EXPECT_HOLDS},
+    /* and before or: (false and true) or true, not false and (...) */
+    {"lvs < pvs and pvs < vgs or vgs < lvs",
+     "8.00 s < 2.00 s: false and 2.00 s < 4.00 s: true or 4.00 s < 8.00 s: "
+     "true",
+     FF_EXPECT_HOLDS},
+    /* true or (false and false), not (true or false) and false */
+    {"pvs < vgs or lvs < pvs and vgs < pvs",
+     "2.00 s < 4.00 s: true or 8.00 s < 2.00 s: false and 4.00 s < 2.00 s: "
+     "false",
+     FF_EXPECT_HOLDS},
+    /* parentheses override: (true or false) and false */
+    {"(pvs < vgs or lvs < pvs) and vgs < pvs",
+     "(2.00 s < 4.00 s: true or 8.00 s < 2.00 s: false) and 4.00 s < 2.00 s: "
+     "false",
+     FF_EXPECT_FAILS},
+    /* and, or: left-associative, all of a chain evaluated */
+    {"pvs < vgs and vgs < lvs and lvs < pvs",
+     "2.00 s < 4.00 s: true and 4.00 s < 8.00 s: true and 8.00 s < 2.00 s: "
+     "false",
+     FF_EXPECT_FAILS},
+    {"lvs < pvs or vgs < pvs or pvs < vgs",
+     "8.00 s < 2.00 s: false or 4.00 s < 2.00 s: false or 2.00 s < 4.00 s: "
+     "true",
+     FF_EXPECT_HOLDS},
+  };
+  const char *settings[] = {"{}"};
+  char *p = wl_json("pvs", "pvs", 2, 0), *v = wl_json("vgs", "vgs", 4, 0),
+       *l = wl_json("lvs", "lvs", 8, 0), *w;
+  struct ff_runreport *rr;
+
+  (void)state;
+  assert_true(asprintf(&w, "%s,%s,%s", p, v, l) > 0);
+  free(p);
+  free(v);
+  free(l);
+  rr = doc("", 1, settings, &w);
+  free(w);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    enum ff_expect_status st;
+    json_t *j = judge(cases[i].text, rr, NULL, &st);
+
+    assert_nonnull_err(j);
+    if (strcmp(eval_str(j, 0, "text"), cases[i].evaluation) ||
+        st != cases[i].st)
+      fail_msg("'%s': got \"%s\" (%d), want \"%s\" (%d)", cases[i].text,
+               eval_str(j, 0, "text"), st, cases[i].evaluation, cases[i].st);
+    json_decref(j);
+  }
   ff_runreport_free(rr);
 }
 
@@ -825,6 +923,7 @@ main(void)
     cmocka_unit_test(test_parse_ok),
     cmocka_unit_test(test_parse_errors),
     cmocka_unit_test(test_judge_values),
+    cmocka_unit_test(test_precedence),
     cmocka_unit_test(test_judge_qualifiers),
     cmocka_unit_test(test_judge_unjudged),
     cmocka_unit_test(test_judge_baseline),
