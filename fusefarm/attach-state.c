@@ -297,27 +297,54 @@ add_record_line(struct ff_sb *sb, const char *dev, const char *name,
   ff_sb_addf(sb, "%s %s %s\n", dev, name, backing);
 }
 
-/* Replace STATE/loops with the records still kept. */
-int
-fa_rewrite_records(const char *state, const struct records *rs)
+/* The one writer of STATE/NAME: FORMAT adds a kept record's line (or
+ * nothing) to SB; the file is replaced atomically (ff_write_file_atomic:
+ * a temp file next to it, fsync, rename).  With DROP_EMPTY, no line at
+ * all removes the file instead of leaving it empty. */
+typedef void fa_format_fn(struct ff_sb *sb, const struct record *rec,
+                          const void *arg);
+
+static int
+fa_rewrite(const char *state, const char *name, const struct records *rs,
+           fa_format_fn *format, const void *arg, int drop_empty)
 {
   struct ff_sb sb = FF_SB_INIT;
   char path[PATH_MAX];
   int r;
 
-  if (fa_join(path, state, "loops") < 0)
+  if (fa_join(path, state, name) < 0)
     return -1;
   ff_sb_add(&sb, "");
   for (size_t i = 0; i < rs->n; i++)
     if (rs->v[i].keep)
-      add_record_line(&sb, rs->v[i].dev, rs->v[i].name, rs->v[i].backing);
+      format(&sb, &rs->v[i], arg);
   if (ff_sb_failed(&sb)) {
     ff_sb_release(&sb);
     return ff_error("out of memory");
   }
+  if (sb.len == 0 && drop_empty) {
+    ff_sb_release(&sb);
+    if (unlink(path) < 0 && errno != ENOENT)
+      return ff_error("remove %s: %m", path);
+    return 0;
+  }
   r = ff_write_file_atomic(path, sb.buf, sb.len);
   ff_sb_release(&sb);
   return r;
+}
+
+static void
+format_record(struct ff_sb *sb, const struct record *rec, const void *arg)
+{
+  (void)arg;
+  add_record_line(sb, rec->dev, rec->name, rec->backing);
+}
+
+/* Replace STATE/loops with the records still kept. */
+int
+fa_rewrite_records(const char *state, const struct records *rs)
+{
+  return fa_rewrite(state, "loops", rs, format_record, NULL, 0);
 }
 
 int
@@ -358,34 +385,20 @@ fa_read_created(const char *state, struct ff_loop_seen *created)
   return r;
 }
 
+static void
+format_created(struct ff_sb *sb, const struct record *rec, const void *arg)
+{
+  const struct ff_loop_seen *created = arg;
+
+  if (ff_loop_seen_has(created, ff_loop_number(rec->dev)))
+    ff_sb_addf(sb, "%s\n", rec->dev);
+}
+
 int
 fa_rewrite_created(const char *state, const struct records *rs,
                    const struct ff_loop_seen *created)
 {
-  struct ff_sb sb = FF_SB_INIT;
-  char path[PATH_MAX];
-  int r;
-
-  if (fa_join(path, state, "created") < 0)
-    return -1;
-  ff_sb_add(&sb, "");
-  for (size_t i = 0; i < rs->n; i++)
-    if (rs->v[i].keep &&
-        ff_loop_seen_has(created, ff_loop_number(rs->v[i].dev)))
-      ff_sb_addf(&sb, "%s\n", rs->v[i].dev);
-  if (ff_sb_failed(&sb)) {
-    ff_sb_release(&sb);
-    return ff_error("out of memory");
-  }
-  if (sb.len == 0) {
-    ff_sb_release(&sb);
-    if (unlink(path) < 0 && errno != ENOENT)
-      return ff_error("remove %s: %m", path);
-    return 0;
-  }
-  r = ff_write_file_atomic(path, sb.buf, sb.len);
-  ff_sb_release(&sb);
-  return r;
+  return fa_rewrite(state, "created", rs, format_created, created, 1);
 }
 
 int

@@ -105,6 +105,9 @@ struct lvm_build {
   char *path;        /* the binary: a path, or the command found on PATH */
   char version[128]; /* `lvm version`: "2.03.16(2) (2022-05-18)" */
   char label[64];    /* the axis value: "2.03.16" (then "2.03.16#2") */
+  /* What the build knows (devices file, hints, which lvm.conf keys),
+   * parsed once from its version when the build is resolved. */
+  struct ff_lvm_caps caps;
 };
 
 struct run {
@@ -962,15 +965,12 @@ write_lvm_conf(struct run *r, const struct config *c, json_t *notes)
 {
   struct ff_fence_devlist loops = {NULL, 0};
   struct ff_fence_setting *set = NULL;
-  struct ff_fence f = {0};
-  char path[PATH_MAX + 64], version[192], title[512];
+  struct ff_fence f = {.caps = c->lvm->caps};
+  char path[PATH_MAX + 64], title[512];
   char *left = NULL;
   size_t nset;
   int rc = -1;
 
-  ff_pathf(version, sizeof version, "LVM version: %s", r->lvm_version);
-  if (ff_lvm_caps_parse(version, &f.caps) < 0)
-    return -1;
   if (ff_fence_mode_parse(c->fence, &f.mode) < 0)
     return -1;
   if (f.mode == FF_FENCE_MODE_NONE && !r->privdev_up)
@@ -1000,7 +1000,7 @@ write_lvm_conf(struct run *r, const struct config *c, json_t *notes)
     ff_pathf(note, sizeof note,
              "lvm %s does not know these settings; they were left out of its "
              "lvm.conf: %s",
-             r->lvm_version, left);
+             c->lvm->version, left);
     note_once(notes, note);
     say(r, "  %s", note);
   }
@@ -1417,11 +1417,13 @@ lvm_build_ref(struct run *r, const char *tmp, const char *ref, const char *git,
 }
 
 /* `lvm version` of b->path (with an empty LVM_SYSTEM_DIR: nothing of the
- * host's lvm.conf) into b->version.  0, or -1 when it gives none. */
+ * host's lvm.conf) into b->version, and what that version knows into
+ * b->caps.  0, or -1: b->version empty when it gives none, else the
+ * version is not MAJOR.MINOR.PATCH (ff_errmsg says so). */
 static int
 lvm_build_version(const char *tmp, struct lvm_build *b)
 {
-  char out[PATH_MAX + 32], *text, *p;
+  char out[PATH_MAX + 32], version[192], *text, *p;
   const char *argv[] = {b->path, "version", NULL};
   const char *env[] = {"LVM_SYSTEM_DIR", tmp, "LVM_SUPPRESS_FD_WARNINGS", "1",
                        NULL};
@@ -1437,7 +1439,12 @@ lvm_build_version(const char *tmp, struct lvm_build *b)
     ff_pathf(b->version, sizeof b->version, "%.*s", (int)strcspn(p, "\n"), p);
   }
   free(text);
-  return b->version[0] && isdigit((unsigned char)b->version[0]) ? 0 : -1;
+  if (!isdigit((unsigned char)b->version[0])) {
+    b->version[0] = '\0';
+    return ff_error("no LVM version");
+  }
+  ff_pathf(version, sizeof version, "LVM version: %s", b->version);
+  return ff_lvm_caps_parse(version, &b->caps);
 }
 
 /* Resolve one entry into b.  0, 1 or 2 after printing why. */
@@ -1491,13 +1498,17 @@ lvm_resolve_one(struct run *r, const char *tmp, const char *git,
       return st;
   }
   if (lvm_build_version(tmp, b) < 0) {
-    fprintf(stderr,
-            "fusefarm run: lvm '%s': '%s version' gave no LVM version: not "
-            "an lvm2 binary, or it does not run here%s\n",
-            e, b->path,
-            strcmp(e, "lvm") ? ""
-                             : " (is lvm2 installed? apt-get install "
-                               "lvm2, or --lvm PATH)");
+    if (b->version[0])
+      fprintf(stderr, "fusefarm run: lvm '%s': '%s version' gave '%s': %s\n",
+              e, b->path, b->version, ff_errmsg());
+    else
+      fprintf(stderr,
+              "fusefarm run: lvm '%s': '%s version' gave no LVM version: not "
+              "an lvm2 binary, or it does not run here%s\n",
+              e, b->path,
+              strcmp(e, "lvm") ? ""
+                               : " (is lvm2 installed? apt-get install "
+                                 "lvm2, or --lvm PATH)");
     return 1;
   }
   /* The label: the version's leading "2.03.12", unique within the run. */

@@ -5,7 +5,8 @@
 #     directory made, no farm left): a git ref with no lvm2 tree to build
 #     it from (exit 2, naming the ref and the ways to give a tree); a ref
 #     whose build fails (exit 1, 125 with --expect, with the build's own
-#     error); an executable that gives no LVM version (exit 1);
+#     error); an executable that gives no LVM version, or one that is
+#     not MAJOR.MINOR.PATCH (exit 1, naming it);
 #   - `lvm = [PATH, RELATIVE-PATH, REF]` with lvm_git: the system lvm, a
 #     second path to it (relative to the scenario) and a ref of a small git
 #     tree built by `fusefarm lvm-build` (its lvm wraps the system's and
@@ -114,6 +115,11 @@ grep -qF "lvm 'badconf'" "$s/err" || ff_die "the ref is not named: $(cat "$s/err
 refused 125 "$s/r3" "libaio could not be found" "$s/noref.conf" --lvm "$syslvm" \
   --lvm badconf --lvm-git "$t" --expect "direct-activation < 1000 * event-activation"
 refused 1 "$s/r4" "gave no LVM version" "$s/noref.conf" --lvm "$syslvm" --lvm /bin/true
+# a version that is not MAJOR.MINOR.PATCH: refused when resolved, naming it
+printf '#!/bin/sh\necho "  LVM version:     2.03(2) (2026-12-01)"\n' >"$s/oddlvm"
+chmod +x "$s/oddlvm"
+refused 1 "$s/r7" "'$s/oddlvm version' gave '2.03(2) (2026-12-01)': lvm version output: cannot read the version" \
+  "$s/noref.conf" --lvm "$syslvm" --lvm "$s/oddlvm"
 # a path (absolute, ./, ../) is never taken as a ref: a missing build
 refused 1 "$s/r6" "'$s/no-such/lvm version' failed" "$s/noref.conf" \
   --lvm "$syslvm" --lvm "$s/no-such/lvm" --lvm-git "$t"

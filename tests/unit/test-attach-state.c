@@ -101,6 +101,49 @@ test_records_round_trip(void **state)
   fa_records_free(&rs);
 }
 
+/* STATE/created keeps the created loops of the records still kept, in
+ * record order; with none left the file goes. */
+static void
+test_created_rewrite(void **state)
+{
+  struct records rs = {NULL, 0, 0};
+  struct ff_loop_seen created = {NULL, 0}, again = {NULL, 0};
+  char *out;
+
+  (void)state;
+  assert_ok(fa_records_add(&rs, "/dev/loop17", "pv0", "/mnt/farm/pv0"));
+  assert_ok(fa_records_add(&rs, "/dev/loop3", "pv1", "/mnt/farm/pv1"));
+  assert_ok(fa_records_add(&rs, "/dev/loop4", "pv2", "/mnt/farm/pv2"));
+  put("created", "/dev/loop3\n\n/dev/loop17\n/dev/loop99\n");
+  assert_ok(fa_read_created(dir, &created));
+  assert_true(ff_loop_seen_has(&created, 99));
+  assert_ok(fa_rewrite_created(dir, &rs, &created));
+  out = get("created");
+  assert_string_equal(out, "/dev/loop17\n/dev/loop3\n");
+  free(out);
+  assert_ok(fa_read_created(dir, &again));
+  assert_true(ff_loop_seen_has(&again, 3));
+  assert_false(ff_loop_seen_has(&again, 99));
+  ff_loop_seen_free(&again);
+  /* A record not kept leaves its loop out; no created loop kept: no file. */
+  rs.v[0].keep = 0;
+  assert_ok(fa_rewrite_created(dir, &rs, &created));
+  out = get("created");
+  assert_string_equal(out, "/dev/loop3\n");
+  free(out);
+  rs.v[1].keep = 0;
+  assert_ok(fa_rewrite_created(dir, &rs, &created));
+  assert_int_equal(access(in_dir("created"), F_OK), -1);
+  /* The loops file, by contrast, stays as an empty file. */
+  rs.v[2].keep = 0;
+  assert_ok(fa_rewrite_records(dir, &rs));
+  out = get("loops");
+  assert_string_equal(out, "");
+  free(out);
+  ff_loop_seen_free(&created);
+  fa_records_free(&rs);
+}
+
 static void
 test_records_malformed(void **state)
 {
@@ -224,6 +267,7 @@ main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_records_round_trip, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_created_rewrite, setup, teardown),
     cmocka_unit_test_setup_teardown(test_records_malformed, setup, teardown),
     cmocka_unit_test_setup_teardown(test_devices_list, setup, teardown),
     cmocka_unit_test_setup_teardown(test_devices_list_malformed, setup,
