@@ -1419,6 +1419,68 @@ seen_before(long long used[][64], size_t *nused, size_t neval,
   return false;
 }
 
+/* The short name of a setting: "use_aio" of "global/use_aio". */
+static const char *
+short_key(const char *key)
+{
+  const char *s = strrchr(key, '/');
+
+  return s ? s + 1 : key;
+}
+
+/* Whether n has a workload term and every one (baseline terms aside)
+ * qualifies the setting whose short name is key (len bytes). */
+static bool
+terms_fix(const struct node *n, const char *key, size_t len, bool *any)
+{
+  if (!n)
+    return true;
+  if (n->kind == N_TERM) {
+    if (n->base)
+      return true;
+    *any = true;
+    for (size_t i = 0; i < n->nq; i++) {
+      const char *k = short_key(n->q[i].key);
+
+      if (strlen(k) == len && !strncmp(k, key, len))
+        return true;
+    }
+    return false;
+  }
+  return terms_fix(n->a, key, len, any) && terms_fix(n->b, key, len, any);
+}
+
+/* An evaluation's label: its configuration's ("lvm=2.02.180 use_aio=1")
+ * less the settings every term of e fixes by its qualifier, which would
+ * name the anchor configuration, not the ones compared.  Nothing left:
+ * the whole label. */
+static char *
+eval_label(const struct ff_expect *e, const char *label)
+{
+  size_t n = strlen(label), o = 0;
+  char *out = malloc(n + 1);
+
+  if (!out)
+    return NULL;
+  for (const char *w = label; *w;) {
+    size_t wl = strcspn(w, " "), kl = strcspn(w, "=");
+    bool any = false;
+
+    if (kl >= wl || !terms_fix(e->root, w, kl, &any) || !any) {
+      if (o)
+        out[o++] = ' ';
+      memcpy(out + o, w, wl);
+      o += wl;
+    }
+    w += wl;
+    w += strspn(w, " ");
+  }
+  out[o] = '\0';
+  if (!o)
+    snprintf(out, n + 1, "%s", label);
+  return out;
+}
+
 json_t *
 ff_expect_judge(const struct ff_expect *e, const struct ff_runreport *rr,
                 const struct ff_runreport *base, enum ff_expect_status *st)
@@ -1444,6 +1506,7 @@ ff_expect_judge(const struct ff_expect *e, const struct ff_runreport *rr,
     int err = 0;
     double v;
     json_t *ev;
+    char *label;
 
     j.values = json_object();
     if (!out || !j.values) {
@@ -1475,8 +1538,12 @@ ff_expect_judge(const struct ff_expect *e, const struct ff_runreport *rr,
     }
     memcpy(used[neval], j.used, sizeof j.used);
     nused[neval++] = j.nused;
+    label = eval_label(e, j.cur->label);
+    if (!label)
+      oom();
     ev = json_pack("{s:I, s:s, s:o}", "config", (json_int_t)j.cur->id, "label",
-                   j.cur->label, "values", j.values);
+                   label, "values", j.values);
+    free(label);
     if (j.reason) {
       any_unjudged = true;
       json_object_set_new(ev, "holds", json_null());

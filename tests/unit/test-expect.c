@@ -916,6 +916,69 @@ test_round_trip(void **state)
   ff_runreport_free(rr);
 }
 
+/* An evaluation is labelled by the settings its terms do not fix: with
+ * lvm x use_aio, `lvchange[lvm=a] < lvchange[lvm=b]` compares a with b
+ * beside each use_aio, so its labels are "use_aio=0" and "use_aio=1",
+ * not the anchor's "lvm=a use_aio=..."; a term without the qualifier
+ * keeps the key in the label; a key no term qualifies stays too. */
+static void
+test_eval_labels(void **state)
+{
+  static const char *const lvm[] = {"a", "a", "b", "b"};
+  static const int aio[] = {0, 1, 0, 1};
+  static const double wall[] = {1, 2, 3, 4};
+  char *text = NULL, *cfgs = strdup("");
+  struct ff_runreport *rr;
+  enum ff_expect_status st;
+  json_t *j;
+
+  (void)state;
+  for (size_t i = 0; i < 4; i++) {
+    char *w = wl_json("lvchange", "lvchange", wall[i], 0), *c;
+
+    assert_true(asprintf(&c,
+                         "%s%s{\"id\":%zu,\"label\":\"lvm=%s use_aio=%d\","
+                         "\"settings\":{\"fusefarm/lvm\":\"%s\","
+                         "\"global/use_aio\":%d},\"workloads\":[%s]}",
+                         cfgs, i ? "," : "", i + 1, lvm[i], aio[i], lvm[i],
+                         aio[i], w) > 0);
+    free(cfgs);
+    free(w);
+    cfgs = c;
+  }
+  assert_true(asprintf(&text,
+                       "{\"format\":\"fusefarm-run\",\"version\":1,"
+                       "\"scenario\":{\"name\":\"t\"},\"started\":\"now\","
+                       "\"host\":{\"kernel\":\"k\",\"lvm_version\":\"v\"},"
+                       "\"configs\":[%s]}",
+                       cfgs) > 0);
+  rr = ff_runreport_load_text(text, strlen(text), "doc");
+  assert_nonnull_err(rr);
+  free(text);
+  free(cfgs);
+
+  j = judge("lvchange[lvm=a] < lvchange[lvm=b]", rr, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, FF_EXPECT_HOLDS);
+  assert_int_equal(nevals(j), 2);
+  assert_string_equal(eval_str(j, 0, "label"), "use_aio=0");
+  assert_string_equal(eval_str(j, 1, "label"), "use_aio=1");
+  json_decref(j);
+  /* both keys fixed: nothing left, the whole label */
+  j = judge("lvchange[lvm=a,global/use_aio=1] < lvchange[lvm=b,use_aio=1]", rr,
+            NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(nevals(j), 1);
+  assert_string_equal(eval_str(j, 0, "label"), "lvm=a use_aio=0");
+  json_decref(j);
+  /* an unqualified term: the anchor's lvm is compared, it stays */
+  j = judge("lvchange[lvm=a] <= lvchange", rr, NULL, &st);
+  assert_nonnull_err(j);
+  assert_string_equal(eval_str(j, 2, "label"), "lvm=b use_aio=0");
+  json_decref(j);
+  ff_runreport_free(rr);
+}
+
 int
 main(void)
 {
@@ -930,6 +993,7 @@ main(void)
     cmocka_unit_test(test_judge_io),
     cmocka_unit_test(test_skeleton),
     cmocka_unit_test(test_round_trip),
+    cmocka_unit_test(test_eval_labels),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
