@@ -229,7 +229,14 @@ while :; do
   fi
   [ -n "$result" ] && break
   peak_rss  # qemu's and nbdkit's VmHWM, while they live
-  if ! kill -0 "$qpid" 2>/dev/null; then result=exited; break; fi
+  if ! kill -0 "$qpid" 2>/dev/null; then
+    # qemu is gone, so its serial log is whole: read it once more (a
+    # panic written just before qemu exited may have missed the check above)
+    if grep -a -q 'Kernel panic' "$run/serial.log" 2>/dev/null; then result=panic
+    elif grep -a -q '^FF-DONE' "$run/serial.log" 2>/dev/null; then result=done
+    else result=exited; fi
+    break
+  fi
   if python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) - float(sys.argv[1]) > float(sys.argv[3]) else 1)" "$tq" "$(now)" "$timeout"; then
     result=timeout; break
   fi

@@ -164,7 +164,14 @@ while :; do
   if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic; fi
   [ -n "$result" ] && break
   peak_rss  # qemu's and nbdkit's VmHWM, while they live
-  if ! kill -0 "$qpid" 2>/dev/null; then result=exited; break; fi
+  if ! kill -0 "$qpid" 2>/dev/null; then
+    # qemu is gone, so its logs are whole: read them once more (what was
+    # written just before qemu exited may have missed the checks above)
+    if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic
+    elif [ -f "$rlog" ] && grep -a -q '^FF-DONE' "$rlog"; then result=done
+    else result=exited; fi
+    break
+  fi
   el=$(since "$tq")
   if [ "${el%.*}" -ge "$timeout" ]; then result=timeout; break; fi
   if [ "$shown" = 0 ] && [ $(( ${el%.*} - last_note )) -ge 15 ]; then
