@@ -224,9 +224,13 @@ sysent_read(dev_t rdev, struct sysent *e)
   e->target[0][len] = '\0';
   base = strrchr(e->target[0], '/');
   base = base ? base + 1 : e->target[0];
+  if (strlen(base) >= sizeof e->name[1])
+    return ff_error("%s: the kernel's name '%s' is too long", p, base);
   for (int v = 1; sysviews[v]; v++) {
-    snprintf(e->name[v], sizeof e->name[v], "%s", base);
-    snprintf(p, sizeof p, "%s/%s", sysviews[v], base);
+    memcpy(e->name[v], base, strlen(base) + 1);
+    if (snprintf(p, sizeof p, "%s/%s", sysviews[v], e->name[v]) >=
+        (int)sizeof p)
+      return ff_error("%s/%s: path too long", sysviews[v], e->name[v]);
     len = readlink(p, e->target[v], sizeof e->target[v] - 1);
     e->target[v][len > 0 ? len : 0] = '\0';
   }
@@ -277,7 +281,9 @@ sysviews_mount(const struct sysent *ents, size_t n,
 
       if (!ents[k].target[v][0])
         continue;
-      snprintf(p, sizeof p, "%s/%s", sysviews[v], ents[k].name[v]);
+      if (snprintf(p, sizeof p, "%s/%s", sysviews[v], ents[k].name[v]) >=
+          (int)sizeof p)
+        return ff_error("%s/%s: path too long", sysviews[v], ents[k].name[v]);
       if (symlink(ents[k].target[v], p) < 0)
         return ff_error("symlink %s -> %s: %m", p, ents[k].target[v]);
       if (v == 0)
