@@ -76,11 +76,11 @@ struct ff_privdev_node {
 
 /* What the private /dev holds (for the run document). */
 struct ff_privdev_info {
-  unsigned nbasic; /* basic nodes and links made */
-  size_t nnodes;   /* farm nodes */
-  size_t nlinks;   /* by-id links */
-  int devpts;      /* a private devpts instance is mounted on /dev/pts */
-  int dm_control;  /* /dev/mapper/control was made */
+  unsigned nbasic;   /* basic nodes and links made */
+  size_t nnodes;     /* farm nodes */
+  size_t nlinks;     /* by-id links */
+  int devpts;        /* a private devpts instance is mounted on /dev/pts */
+  int dm_control;    /* /dev/mapper/control was made */
   unsigned sysviews; /* sysfs block views covered (/sys/dev/block, ...) */
   size_t sys_nodes;  /* farm entries in /sys/dev/block */
   size_t sys_host;   /* entries the host's /sys/dev/block had */
