@@ -8,14 +8,17 @@
 #      their first and last 2 MiB; `fusefarm detach` frees all 10,000.
 #      Mount, attach and detach are timed.
 #   b. 10,000 reads in flight at once: with a fixed 1 s read latency,
-#      one O_DIRECT read per device, all submitted with Linux aio before
-#      the first completes (tests/tools/ff-aio-reads.c).  On the FUSE
-#      files the daemon holds all 10,000 at once (stats inflight_max);
-#      through the loops the kernel starts a loop worker per blocked
-#      read and the daemon holds more at once than it has FUSE threads.
-#      Every read waits its whole latency.  The batch times are printed
-#      (about one latency on the files, a few through the loops), not
-#      judged; 100 latencies is the hang limit (one at a time: 10,000).
+#      one O_DIRECT read per device, all submitted with Linux aio
+#      (tests/tools/ff-aio-reads.c), on the FUSE files and through the
+#      loops.  The daemon holds more of them at once than it has FUSE
+#      threads (stats inflight_max): no thread sleeps through a delay.
+#      How many it holds is printed, not judged: on a quiet machine all
+#      10,000 on the files (submitting them takes less than the latency),
+#      on a loaded one fewer, as the first complete before the last are
+#      submitted (bench/bench-fuse.sh measures it).  Every read waits its
+#      whole latency.  The batch times are printed (about one latency on
+#      the files, a few through the loops), not judged; 100 latencies is
+#      the hang limit (one at a time: 10,000).
 #   c. Writers hammering one overlay through two paths at once: 4 write
 #      through loop devices (O_DIRECT), 4 through NBD (nbdkit's file
 #      plugin serving the FUSE files themselves, so both paths reach the
@@ -253,22 +256,22 @@ for what in ("files", "loops"):
           f"first {r['lat_min_s']:.3f} s, median {r['lat_p50_s']:.3f} s; "
           f"the daemon held {st['inflight_max']} at once")
     # Every read was held its whole latency (a lower bound: load only
-    # adds to it).  In flight together: on the files all n at once; via
-    # the loops more than the daemon's FUSE threads could hold if they
-    # slept.  Wall time is printed, not judged (bench/run measures it);
-    # the hang limit is far below the n/threads latencies that sleeping
-    # threads would need.
+    # adds to it).  In flight together: more than the daemon's FUSE
+    # threads could hold if they slept.  All n at once needs the whole
+    # batch submitted within one latency, which a loaded machine does not
+    # give (10,000 io_submits took 1.3 s at load 10): printed, not judged.
+    # Wall time is printed, not judged (bench/run measures it); the hang
+    # limit is far below the n/threads latencies that sleeping threads
+    # would need.
     if r["n"] != n or r["errors"] or r["lat_min_s"] < lat * 0.99:
         print(f"{what}: {r}")
         ok = False
     if r["wall_s"] > hang * lat:
         print(f"{what}: {r['wall_s']:.2f} s is more than {hang} latencies: hung")
         ok = False
-    if what == "files" and st["inflight_max"] < n:
-        print(f"files: only {st['inflight_max']} reads were in flight at once")
-        ok = False
-    if what == "loops" and st["inflight_max"] <= info["fuse_threads"]:
-        print(f"loops: only {st['inflight_max']} reads were in flight at once")
+    if st["inflight_max"] <= info["fuse_threads"]:
+        print(f"{what}: only {st['inflight_max']} reads were in flight at once "
+              f"({info['fuse_threads']} FUSE threads)")
         ok = False
 print(f"daemon: {info['fuse_threads']} FUSE threads, {info['sched_threads']} "
       f"scheduler threads, {info['delayed_max']} delayed replies at most")
