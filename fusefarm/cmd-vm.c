@@ -28,6 +28,7 @@
 #include "ff-scenario.h"
 #include "ff-spawn.h"
 #include "ff-workload.h"
+#include "lvm-resolve.h"
 
 #include <jansson.h>
 #include <time.h>
@@ -68,9 +69,16 @@ static const char vm_usage[] =
   "disks\n"
   "  --config K         only configuration K of the matrix (1 is the\n"
   "                     first, as the run table numbers them); default all\n"
-  "  --lvm PATH         the lvm binary the workloads run in the guest\n"
-  "                     (copied there with its libraries), overriding the\n"
-  "                     scenario's lvm; default the guest's Debian lvm2\n"
+  "  --lvm LVM          the lvm2 build the guest runs: a path, a command\n"
+  "                     on PATH or a git ref (built by `fusefarm\n"
+  "                     lvm-build`), overriding the scenario's lvm; given\n"
+  "                     again, the builds are a matrix axis.  initramfs:\n"
+  "                     the workloads run it; systemd: the boot runs it\n"
+  "                     with its own udev rule and systemd units (a build\n"
+  "                     of `fusefarm lvm-build`).  Default: the guest's\n"
+  "                     Debian lvm2\n"
+  "  --lvm-git DIR|URL  the lvm2 git tree refs are built from (default:\n"
+  "                     the scenario's lvm_git, else $FF_LVM_GIT)\n"
   "  --timeout S        give up a boot after S seconds (default 300\n"
   "                     initramfs, 900 systemd)\n"
   "  --cache DIR        image cache (default /var/cache/fusefarm/guest)\n"
@@ -141,31 +149,26 @@ materialize(const char *kind, const char *path, const char *dir, char *out,
  * configuration (the fence plus every "section/name" axis; fusefarm/...
  * axes are the runner's own).  The guest's disks are all the farm's, so
  * no device is named: no devices file is needed (lvm uses none when the
- * file is absent) and the filter form accepts every device.  The guest
- * runs the lvm2 of the host's distribution: the host's lvm build decides
- * the form (lvm2 2.03.16 when the host has none).  Returns 1 (the file
- * holds settings) or -1 on error. */
+ * file is absent) and the filter form accepts every device.  caps: what
+ * the configuration's lvm knows (the build's, or the guest's Debian
+ * lvm2).  Returns 1 (the file holds settings) or -1 on error. */
 static int
-write_lvmconf(const struct ff_scenario *sc, uint64_t k, const char *path)
+write_lvmconf(const struct ff_scenario *sc, uint64_t k,
+              const struct ff_lvm_caps *caps, const char *path)
 {
-  static struct ff_lvm_caps caps;
-  static int known;
   struct ff_fence_setting *set = NULL;
   struct ff_fence f = {0};
   char title[512], *text;
   size_t nset;
   int r = -1;
 
-  if (!known && ff_lvm_caps_probe(sc->lvm ? sc->lvm : "lvm", NULL, &caps) < 0)
-    ff_lvm_caps_for(2, 3, 16, &caps);
-  known = 1;
   if (ff_fence_scenario_settings(sc, k, &set, &nset) < 0) {
     fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
     return -1;
   }
   snprintf(title, sizeof title, "scenario %s, configuration %llu", sc->name,
            (unsigned long long)k + 1);
-  f.caps = caps;
+  f.caps = *caps;
   f.settings = set;
   f.nsettings = nset;
   f.title = title;
@@ -275,9 +278,14 @@ prepare_images(const char *guest, const char *boot, const char *cache,
 /* What one invocation needs across boots. */
 struct vm {
   struct ff_scenario *sc; /* NULL: a plain spec */
-  const char *boot, *cache, *timeout, *disks, *nbd, *out, *profile, *lvm;
+  const char *boot, *cache, *timeout, *disks, *nbd, *out, *profile;
   int keep;
-  char tmp[1024]; /* TMPDIR/ff-vm.XXXXXX */
+  /* The lvm builds (--lvm, the scenario's lvm or its fusefarm/lvm
+   * axis), resolved when one is not the guest's own ("lvm"). */
+  struct ff_lvm_set lvms;
+  int have_lvms;
+  struct ff_lvm_caps guest_caps; /* the guest's Debian lvm2 */
+  char tmp[1024];                /* TMPDIR/ff-vm.XXXXXX */
   char script[PATH_MAX + 32];
   struct ff_paths paths; /* the program, plugin, in-guest binaries */
   char spec[PATH_MAX + 64];
@@ -320,6 +328,34 @@ devices_of(const struct vm *v, uint64_t k)
   return d;
 }
 
+/* The lvm build configuration k runs, or NULL: the guest's own lvm2. */
+static const struct ff_lvm_build *
+lvm_for(const struct vm *v, uint64_t k)
+{
+  const struct ff_lvm_build *b = NULL;
+  unsigned *idx;
+
+  if (!v->have_lvms)
+    return NULL;
+  if (!v->sc || !v->sc->naxes)
+    b = ff_lvm_set_for(&v->lvms, NULL);
+  else if ((idx = calloc(v->sc->naxes, sizeof *idx))) {
+    ff_scenario_config(v->sc, k, idx);
+    b = ff_lvm_set_for(&v->lvms, idx);
+    free(idx);
+  }
+  return b && strcmp(b->entry, "lvm") ? b : NULL;
+}
+
+/* What configuration k's lvm knows: its build's, or the guest's. */
+static const struct ff_lvm_caps *
+caps_for(const struct vm *v, uint64_t k)
+{
+  const struct ff_lvm_build *b = lvm_for(v, k);
+
+  return b ? &b->caps : &v->guest_caps;
+}
+
 /* One boot: the script with the options of configuration k (lvmconf,
  * plan, result, json, out may be NULL).  Returns its exit status. */
 static int
@@ -329,6 +365,7 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
   const char *args[48];
   char prof[PATH_MAX + 64] = "", devs[32] = "";
   const char *profile = profile_of(v, k);
+  const struct ff_lvm_build *lvm = lvm_for(v, k);
   uint64_t devices = devices_of(v, k);
   int a = 0;
 
@@ -386,21 +423,26 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
       args[a++] = plan;
       args[a++] = "--result";
       args[a++] = result;
-      if (v->lvm) {
+      if (lvm) {
         args[a++] = "--lvm";
-        args[a++] = v->lvm;
+        args[a++] = lvm->path;
       }
     }
   } else {
     args[a++] = "--out";
     args[a++] = out;
+    if (lvm) {
+      args[a++] = "--lvm";
+      args[a++] = lvm->path;
+    }
   }
   args[a++] = v->spec;
   args[a] = NULL;
 
-  fprintf(stderr, "fusefarm vm: %s boot of %s%s%s%s%s\n", v->boot,
+  fprintf(stderr, "fusefarm vm: %s boot of %s%s%s%s%s, lvm %s\n", v->boot,
           v->sc ? v->sc->file : v->spec, prof[0] ? ", profile " : "",
-          prof[0] ? prof : "", devs[0] ? ", devices " : "", devs);
+          prof[0] ? prof : "", devs[0] ? ", devices " : "", devs,
+          lvm ? lvm->version : "of the guest (Debian)");
   a = run_script((char **)args);
   return a == 0 ? 0 : a == 2 ? 2 : 1;
 }
@@ -482,12 +524,13 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
       const char *ph = profile_of(v, ks[h]);
 
       if (done[h] || devices_of(v, ks[h]) != devs ||
+          lvm_for(v, ks[h]) != lvm_for(v, ks[g]) ||
           (prof ? !ph || strcmp(prof, ph) : ph != NULL))
         continue;
       done[h] = 1;
       snprintf(path, sizeof path, "%s/lvm-%llu.conf", plan,
                (unsigned long long)ks[h] + 1);
-      if (write_lvmconf(sc, ks[h], path) < 0) {
+      if (write_lvmconf(sc, ks[h], caps_for(v, ks[h]), path) < 0) {
         bad = 1;
         break;
       }
@@ -525,8 +568,12 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
       continue;
     }
     json_object_set(host, "kernel", json_object_get(res, "kernel"));
-    json_object_set(host, "lvm", json_object_get(res, "lvm"));
-    json_object_set(host, "lvm_version", json_object_get(res, "lvm_version"));
+    if (!v->have_lvms || v->lvms.n == 1) {
+      /* one lvm for the whole run (with several, new_doc listed them) */
+      json_object_set(host, "lvm", json_object_get(res, "lvm"));
+      json_object_set(host, "lvm_version",
+                      json_object_get(res, "lvm_version"));
+    }
     {
       size_t i;
       json_t *rc_j;
@@ -537,19 +584,26 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
           (uint64_t)json_integer_value(json_object_get(rc_j, "id")) - 1;
         char label[1024];
         json_t *farm = json_object_get(res, "farm");
+        const struct ff_lvm_build *b = lvm_for(v, k);
 
         ff_scenario_config(sc, k, idx);
         ff_config_label(sc, idx, label, sizeof label);
+        /* which lvm ran it: the guest says (the build's copy, or its
+         * own lvm2) */
         json_array_append_new(
           configs,
-          json_pack("{s:I, s:s, s:o, s:{s:s, s:O, s:O, s:O}, s:s, s:b, s:O}",
+          json_pack("{s:I, s:s, s:o, s:{s:s, s:O, s:O, s:O}, s:s, s:b, s:O, "
+                    "s:{s:O, s:O, s:s}}",
                     "id", (json_int_t)k + 1, "label", label, "settings",
                     settings_of(sc, idx), "farm", "spec", v->spec, "devices",
                     json_object_get(farm, "devices"), "vgs",
                     json_object_get(farm, "vgs"), "lvs",
                     json_object_get(farm, "lvs"), "profile",
                     prof ? prof : "builtin:ideal", "aio_contention", 0,
-                    "workloads", json_object_get(rc_j, "workloads")));
+                    "workloads", json_object_get(rc_j, "workloads"), "lvm",
+                    "path", json_object_get(res, "lvm"), "version",
+                    json_object_get(res, "lvm_version"), "label",
+                    b ? b->label : "guest"));
       }
     }
     json_decref(res);
@@ -559,20 +613,37 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
   return status;
 }
 
+/* The run's lvm for the document's host: the one build, "several" (the
+ * versions go to lvm_version), or the guest's own. */
 static const char *
 lvm_of(const struct vm *v)
 {
-  return v->lvm ? v->lvm : "the guest's lvm2";
+  if (v->have_lvms && v->lvms.n > 1)
+    return NULL;
+  return v->have_lvms && strcmp(v->lvms.b[0].entry, "lvm")
+           ? v->lvms.b[0].path
+           : "the guest's lvm2";
 }
 
 static json_t *
 new_doc(const struct vm *v)
 {
-  char started[32];
+  char started[32], versions[1024] = "?";
   const struct ff_scenario *sc = v->sc;
   json_t *notes = json_array();
 
   ff_iso_now(started, sizeof started);
+  if (v->have_lvms && v->lvms.n > 1) {
+    size_t n = 0;
+
+    for (unsigned i = 0; i < v->lvms.n && n < sizeof versions; i++)
+      n += (size_t)snprintf(versions + n, sizeof versions - n, "%s%s",
+                            i ? ", " : "", v->lvms.b[i].version);
+    json_array_append_new(notes,
+                          json_sprintf("lvm builds side by side: %s (the "
+                                       "fusefarm/lvm axis)",
+                                       versions));
+  }
   json_array_append_new(
     notes, json_string("ran in a qemu guest (fusefarm vm --boot initramfs): "
                        "real device-mapper activation; every repetition "
@@ -588,13 +659,13 @@ new_doc(const struct vm *v)
       notes, json_string("fusefarm/aio_contention is not applied in the "
                          "guest: no aio companion runs there"));
   return json_pack(
-    "{s:s, s:i, s:{s:s, s:s, s:s?}, s:s, s:{s:s, s:i, s:s, s:s, s:s, s:b}, "
+    "{s:s, s:i, s:{s:s, s:s, s:s?}, s:s, s:{s:s, s:i, s:s?, s:s, s:s, s:b}, "
     "s:o, s:[]}",
     "format", "fusefarm-run", "version", 1, "scenario", "name", sc->name,
     "file", sc->file, "description", sc->description, "started", started,
-    "host", "kernel", "?", "cpus", 2, "lvm", lvm_of(v), "lvm_version", "?",
-    "fusefarm_version", FF_VERSION, "device_mapper", 1, "notes", notes,
-    "configs");
+    "host", "kernel", "?", "cpus", 2, "lvm", lvm_of(v), "lvm_version",
+    versions, "fusefarm_version", FF_VERSION, "device_mapper", 1, "notes",
+    notes, "configs");
 }
 
 int
@@ -614,6 +685,7 @@ ff_cmd_vm(int argc, char **argv)
     O_CSV,
     O_SVG,
     O_LVM,
+    O_LVM_GIT,
     O_TOP,
     O_PATHS,
     O_PREPARE,
@@ -632,6 +704,7 @@ ff_cmd_vm(int argc, char **argv)
     {"csv", required_argument, NULL, O_CSV},
     {"svg", required_argument, NULL, O_SVG},
     {"lvm", required_argument, NULL, O_LVM},
+    {"lvm-git", required_argument, NULL, O_LVM_GIT},
     {"top", required_argument, NULL, O_TOP},
     {"paths", no_argument, NULL, O_PATHS},
     {"prepare", no_argument, NULL, O_PREPARE},
@@ -640,6 +713,8 @@ ff_cmd_vm(int argc, char **argv)
   };
   struct vm v = {.boot = "initramfs", .nbd = "2"};
   const char *json = NULL, *csv = NULL, *svg = NULL, *env;
+  const char *lvm[32], *lvm_git = NULL;
+  unsigned nlvm = 0;
   unsigned long long num, config = 0, top = FF_RUNREPORT_TOP;
   int c, rc = 2, is_spec = 0, have_config = 0, have_tmp = 0, paths = 0;
   int prepare = 0, boot_set = 0;
@@ -687,7 +762,13 @@ ff_cmd_vm(int argc, char **argv)
       svg = optarg;
       break;
     case O_LVM:
-      v.lvm = optarg;
+      if (nlvm == sizeof lvm / sizeof *lvm)
+        return ff_cli_usage("vm", "--lvm: at most %zu builds",
+                            sizeof lvm / sizeof *lvm);
+      lvm[nlvm++] = optarg;
+      break;
+    case O_LVM_GIT:
+      lvm_git = optarg;
       break;
     case O_TOP:
       if (ff_cli_number("vm", "--top", optarg, 0, 100000, &top))
@@ -807,6 +888,35 @@ ff_cmd_vm(int argc, char **argv)
     }
   }
 
+  /* The lvm builds: --lvm, else the scenario's lvm or fusefarm/lvm
+   * axis; resolved (built from a ref if need be) before anything boots,
+   * unless every one is the guest's own lvm2 ("lvm"). */
+  ff_lvm_caps_for(2, 3, 16, &v.guest_caps);
+  if (!v.sc && nlvm > 1) {
+    rc = ff_cli_usage("vm",
+                      "--lvm given %u times: several builds are a matrix "
+                      "axis, which needs a scenario, not a plain spec",
+                      nlvm);
+    goto out;
+  }
+  if (v.sc && ff_scenario_set_lvms(v.sc, lvm, nlvm) < 0) {
+    fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
+    goto out;
+  }
+  {
+    static char guest_lvm[] = "lvm";
+    struct ff_scenario one = {.lvm = nlvm ? (char *)lvm[0] : guest_lvm};
+    struct ff_scenario *rs = v.sc ? v.sc : &one;
+
+    if (strcmp(rs->lvm, "lvm") || ff_scenario_axis(rs, "fusefarm/lvm")) {
+      rc = ff_lvm_set_resolve(&v.lvms, rs, lvm_git, v.paths.exe, "fusefarm vm",
+                              0);
+      v.have_lvms = 1;
+      if (rc)
+        goto out;
+      rc = 2;
+    }
+  }
   /* The configurations to boot: --config K (1-based, as the run table
    * numbers them), else all of them. */
   nk = v.sc ? ff_scenario_nconfigs(v.sc) : 1;
@@ -832,13 +942,13 @@ ff_cmd_vm(int argc, char **argv)
             "fusefarm vm: note: attach = \"%s\" is ignored: in the "
             "guest the farm's disks are virtio-scsi\n",
             v.sc->attach);
-  if (!v.lvm && v.sc && v.sc->lvm && strcmp(v.sc->lvm, "lvm"))
-    v.lvm = v.sc->lvm;
-  if (v.lvm && (strcmp(v.boot, "initramfs") || !v.sc || !v.sc->nworkloads))
+  if (v.have_lvms && !strcmp(v.boot, "initramfs") &&
+      (!v.sc || !v.sc->nworkloads))
     fprintf(stderr,
-            "fusefarm vm: note: lvm %s is used by the workloads only; this "
-            "boot runs the guest's Debian lvm2 (the report says which)\n",
-            v.lvm);
+            "fusefarm vm: note: in the initramfs boot the lvm builds run "
+            "the workloads only; this scenario has none, so the boot runs "
+            "the guest's Debian lvm2 (the systemd boot runs a build: "
+            "--boot systemd)\n");
   if (v.sc && v.sc->nworkloads && strcmp(v.boot, "initramfs"))
     fprintf(stderr,
             "fusefarm vm: note: the systemd boot measures boot-time "
@@ -953,7 +1063,7 @@ ff_cmd_vm(int argc, char **argv)
                     (unsigned long long)ks[i] + 1, label);
           }
         }
-        r = write_lvmconf(v.sc, ks[i], lvmconf);
+        r = write_lvmconf(v.sc, ks[i], caps_for(&v, ks[i]), lvmconf);
         if (r < 0) {
           rc = 1;
           break;
@@ -1047,6 +1157,7 @@ out:
     rmdir(v.tmp);
   }
   free(ks);
+  ff_lvm_set_free(&v.lvms);
   ff_scenario_free(v.sc);
   return rc;
 }

@@ -319,6 +319,53 @@ run_step "make install" make install DESTDIR="$tmp/stage" || fail_build "make in
 stage=$tmp/stage$dest
 [ -x "$stage/sbin/lvm" ] || fail_build "make install (no sbin/lvm installed)"
 
+# --- what a boot with this build needs (fusefarm vm --boot systemd) ------
+# The tree's own event-activation udev rule and systemd units, as a
+# distribution installs them, under the prefix: lib/udev/rules.d/69-*.rules
+# (2.03.14+: 69-dm-lvm.rules, its pvscan and systemd-run vgchange; before:
+# 69-dm-lvm-metad.rules, which starts lvm2-pvscan@MAJ:MIN.service),
+# lib/systemd/system/ (lvm2-pvscan@.service; 2.02: lvm2-lvmetad.socket and
+# .service) and lib/systemd/system-generators/lvm2-activation-generator
+# (until 2.03.14: the units of direct activation when lvm.conf turns event
+# activation, or lvmetad, off).  The rule is made from the tree's
+# udev/69-*.rules.in with the values a systemd distribution's build gives
+# (udev/Makefile.in's substitutions: pvscan as a systemd background job,
+# udev's builtin blkid), every lvm call naming this build's sbin; units
+# and generator come from the tree's own make targets.  None of this is
+# needed to run lvm, so a step that fails is logged, never a build
+# failure; build.json's "boot" says what is there.
+boot_rule= boot_units=() boot_generator=
+boot_files() { # the tree is the current directory
+	local rule udevdir=$stage/lib/udev/rules.d u
+	rule=$(sed -n 's/^LVM_RULES *+\{0,1\}= *//p' udev/Makefile.in 2>/dev/null |
+		tr ' ' '\n' | grep '^69-.*\.rules$' | head -n1)
+	if [ -n "$rule" ] && [ -f "udev/$rule.in" ]; then
+		mkdir -p "$udevdir" &&
+			sed -e "s+(DM_DIR)+mapper+;s+(BINDIR)+/usr/bin+;s+(SYSTEMDRUN)+/usr/bin/systemd-run+;s+(BLKID_RULE)+IMPORT{builtin}=\"blkid\"+;s+(PVSCAN_RULE)+systemd_background+;s+(PVSCAN_ACTION)+add|change+;s+(DM_EXEC_RULE)++;s+(DM_EXEC)+$dest/sbin+;s+(LVM_EXEC_RULE)++;s+(LVM_EXEC)+$dest/sbin+;" \
+				"udev/$rule.in" >"$udevdir/$rule" &&
+			boot_rule=lib/udev/rules.d/$rule
+		echo "### boot: udev rule ${boot_rule:-(failed)} from udev/$rule.in" >>"$log"
+	else
+		echo "### boot: no 69-*.rules in udev/Makefile.in's LVM_RULES" >>"$log"
+	fi
+	run_step "make install_systemd_units" make -C scripts install_systemd_units \
+		DESTDIR="$tmp/stage" ||
+		echo "### boot: install_systemd_units failed (no units)" >>"$log"
+	for u in "$stage"/lib/systemd/system/*; do
+		[ -f "$u" ] && boot_units+=("${u##*/}")
+	done
+	if grep -q '^install_systemd_generators:' scripts/Makefile 2>/dev/null; then
+		run_step "make install_systemd_generators" make -C scripts \
+			install_systemd_generators DESTDIR="$tmp/stage" \
+			systemd_generator_dir="$dest/lib/systemd/system-generators" ||
+			echo "### boot: install_systemd_generators failed" >>"$log"
+		[ -x "$stage/lib/systemd/system-generators/lvm2-activation-generator" ] &&
+			boot_generator=lib/systemd/system-generators/lvm2-activation-generator
+	fi
+	return 0
+}
+boot_files
+
 # The installed lvm must run from the stage with its own libdevmapper: the
 # rpath names $dest, which does not exist yet, so point the loader there.
 vline=$(LD_LIBRARY_PATH=$stage/lib LVM_SYSTEM_DIR=$tmp/noconf LVM_SUPPRESS_FD_WARNINGS=1 \
@@ -358,6 +405,15 @@ json_str() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
 		sep=', '
 	done
 	printf '],\n'
+	printf '  "boot": {"udev_rule": %s, "units": [' \
+		"$([ -n "$boot_rule" ] && printf '"%s"' "$boot_rule" || echo null)"
+	sep=
+	for u in "${boot_units[@]}"; do
+		printf '%s"%s"' "$sep" "$(json_str "$u")"
+		sep=', '
+	done
+	printf '], "generator": %s},\n' \
+		"$([ -n "$boot_generator" ] && printf '"%s"' "$boot_generator" || echo null)"
 	printf '  "jobs": %d,\n' "$jobs"
 	printf '  "wall_seconds": %d,\n' $((end - start))
 	printf '  "date": "%s"\n' "$(date -u +%FT%TZ)"

@@ -52,6 +52,7 @@
 #include "ff-spec.h"
 #include "ff-util.h"
 #include "ff-workload.h"
+#include "lvm-resolve.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -98,24 +99,10 @@ struct farmview {
   char *first_lv; /* "VG/LV" or NULL */
 };
 
-/* One lvm build of the run (the scenario's lvm, or each value of its
- * fusefarm/lvm axis), resolved before anything is mounted. */
-struct lvm_build {
-  char *entry;       /* as the scenario or --lvm gave it */
-  char *path;        /* the binary: a path, or the command found on PATH */
-  char version[128]; /* `lvm version`: "2.03.16(2) (2022-05-18)" */
-  char label[64];    /* the axis value: "2.03.16" (then "2.03.16#2") */
-  /* What the build knows (devices file, hints, which lvm.conf keys),
-   * parsed once from its version when the build is resolved. */
-  struct ff_lvm_caps caps;
-};
-
 struct run {
   struct ff_scenario *sc;
-  struct lvm_build *lvms; /* [nlvms] */
-  unsigned nlvms;
-  int lvm_axis;         /* index of the fusefarm/lvm axis, -1: none */
-  const char *lvm_path; /* the current configuration's lvm */
+  struct ff_lvm_set lvms; /* the scenario's lvm builds (lvm-resolve.h) */
+  const char *lvm_path;   /* the current configuration's lvm */
   char self[PATH_MAX];
   char scratch[PATH_MAX];
   char mnt[PATH_MAX + 16], state[PATH_MAX + 16], etc[PATH_MAX + 16];
@@ -879,7 +866,7 @@ struct config {
   unsigned aio_inflight;
   uint64_t devices;
   const char *fence; /* "none", "devicesfile", "filter" */
-  const struct lvm_build *lvm;
+  const struct ff_lvm_build *lvm;
   char label[1024];
 };
 
@@ -913,7 +900,7 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   ff_config_label(sc, c->idx, c->label, sizeof c->label);
   /* This configuration's lvm: its binary, version (fence caps, dialect)
    * and lvmetad. */
-  c->lvm = &r->lvms[r->lvm_axis >= 0 ? c->idx[r->lvm_axis] : 0];
+  c->lvm = ff_lvm_set_for(&r->lvms, c->idx);
   r->lvm_path = c->lvm->path;
   ff_pathf(r->lvm_version, sizeof r->lvm_version, "%s", c->lvm->version);
 }
@@ -1147,18 +1134,18 @@ host_json(struct run *r)
   struct ff_sb versions = {0};
   json_t *host, *lvms = json_array();
 
-  for (unsigned i = 0; i < r->nlvms; i++) {
-    ff_sb_addf(&versions, "%s%s", i ? ", " : "", r->lvms[i].version);
+  for (unsigned i = 0; i < r->lvms.n; i++) {
+    ff_sb_addf(&versions, "%s%s", i ? ", " : "", r->lvms.b[i].version);
     json_array_append_new(
-      lvms, json_pack("{s:s, s:s, s:s, s:s}", "entry", r->lvms[i].entry,
-                      "path", r->lvms[i].path, "version", r->lvms[i].version,
-                      "label", r->lvms[i].label));
+      lvms, json_pack("{s:s, s:s, s:s, s:s}", "entry", r->lvms.b[i].entry,
+                      "path", r->lvms.b[i].path, "version",
+                      r->lvms.b[i].version, "label", r->lvms.b[i].label));
   }
   uname(&u);
   host =
     json_pack("{s:s, s:i, s:s?, s:s, s:s, s:b, s:o}", "kernel", u.release,
               "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN), "lvm",
-              r->nlvms > 1 ? NULL : r->lvms[0].path, "lvm_version",
+              r->lvms.n > 1 ? NULL : r->lvms.b[0].path, "lvm_version",
               ff_sb_failed(&versions) || !versions.buf ? "" : versions.buf,
               "fusefarm_version", FF_VERSION, "device_mapper",
               have_device_mapper(), "lvms", lvms);
@@ -1334,261 +1321,6 @@ write_text_report(const struct ff_runreport *rr, const char *path, int top)
   if (fclose(f) != 0)
     return ff_error("write %s: %m", path);
   return 0;
-}
-
-/* ---- the lvm builds --------------------------------------------------------
- *
- * Every lvm of the run (the scenario's lvm, or the values of its
- * fusefarm/lvm axis) is resolved before anything is mounted: a path
- * (relative to the scenario file), a command on PATH, or else a git ref,
- * built (or taken from the cache) by `fusefarm lvm-build REF --git TREE`.
- * Each must give its version; the axis values become the short versions
- * ("2.03.12"), which the table, the charts and --expect qualifiers
- * ([lvm=2.03.12]) show and match.
- */
-
-/* An executable file at path. */
-static int
-is_exe(const char *path)
-{
-  struct stat st;
-
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && !access(path, X_OK);
-}
-
-/* name (no slash) found on PATH into out, else 0. */
-static int
-on_path(const char *name, char *out, size_t len)
-{
-  const char *p = getenv("PATH");
-
-  if (!p || !*p)
-    p = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  while (*p) {
-    size_t n = strcspn(p, ":");
-
-    if (n) {
-      snprintf(out, len, "%.*s/%s", (int)n, p, name);
-      if (is_exe(out))
-        return 1;
-    }
-    p += n + (p[n] == ':');
-  }
-  return 0;
-}
-
-/* Build ref with `fusefarm lvm-build` into b->path.  0, 2 (bad ref or
- * tree) or 1 (does not build, or another failure), after printing why
- * (the build's own message). */
-static int
-lvm_build_ref(struct run *r, const char *tmp, const char *ref, const char *git,
-              struct lvm_build *b)
-{
-  char out[PATH_MAX + 32], err[PATH_MAX + 32], *text, *msg;
-  const char *argv[] = {r->self, "lvm-build", ref, "--git", git, NULL};
-  const struct ff_spawn o = {.argv = argv, .out = out, .err = err};
-  int st;
-
-  ff_pathf(out, sizeof out, "%s/build.out", tmp);
-  ff_pathf(err, sizeof err, "%s/build.err", tmp);
-  if (!r->quiet)
-    fprintf(stderr,
-            "fusefarm run: lvm '%s': building it from %s "
-            "(fusefarm lvm-build; a cached build is taken at once)\n",
-            ref, git);
-  st = ff_spawn_run(&o);
-  text = st == 0 ? ff_slurp(out, 65536) : NULL;
-  if (text)
-    text[strcspn(text, "\n")] = '\0';
-  if (st != 0 || !text || !is_exe(text)) {
-    msg = ff_slurp(err, 1 << 20);
-    fprintf(stderr,
-            "%sfusefarm run: lvm '%s': `fusefarm lvm-build %s --git %s` %s "
-            "(exit %d)%s\n",
-            msg ? msg : "", ref, ref, git,
-            st == 125 ? "could not build it" : "failed", st,
-            st == 2 ? ": not a ref of that tree" : "");
-    free(msg);
-    free(text);
-    return st == 2 ? 2 : 1;
-  }
-  b->path = text;
-  return 0;
-}
-
-/* `lvm version` of b->path (with an empty LVM_SYSTEM_DIR: nothing of the
- * host's lvm.conf) into b->version, and what that version knows into
- * b->caps.  0, or -1: b->version empty when it gives none, else the
- * version is not MAJOR.MINOR.PATCH (ff_errmsg says so). */
-static int
-lvm_build_version(const char *tmp, struct lvm_build *b)
-{
-  char out[PATH_MAX + 32], version[192], *text, *p;
-  const char *argv[] = {b->path, "version", NULL};
-  const char *env[] = {"LVM_SYSTEM_DIR", tmp, "LVM_SUPPRESS_FD_WARNINGS", "1",
-                       NULL};
-  const struct ff_spawn o = {.argv = argv, .env = env, .out = out};
-
-  ff_pathf(out, sizeof out, "%s/version.out", tmp);
-  text = ff_spawn_run(&o) == 0 ? ff_slurp(out, 65536) : NULL;
-  p = text ? strstr(text, "LVM version:") : NULL;
-  if (p) {
-    p += strlen("LVM version:");
-    while (*p == ' ')
-      p++;
-    ff_pathf(b->version, sizeof b->version, "%.*s", (int)strcspn(p, "\n"), p);
-  }
-  free(text);
-  if (!isdigit((unsigned char)b->version[0])) {
-    b->version[0] = '\0';
-    return ff_error("no LVM version");
-  }
-  ff_pathf(version, sizeof version, "LVM version: %s", b->version);
-  return ff_lvm_caps_parse(version, &b->caps);
-}
-
-/* Resolve one entry into b.  0, 1 or 2 after printing why. */
-static int
-lvm_resolve_one(struct run *r, const char *tmp, const char *git,
-                struct lvm_build *b)
-{
-  const char *e = b->entry;
-  char cand[PATH_MAX + 64];
-  size_t n;
-  int found = 0, unique = 0;
-
-  if (e[0] == '/')
-    found = is_exe(e) && snprintf(cand, sizeof cand, "%s", e) > 0;
-  else if (strchr(e, '/')) {
-    /* relative to the scenario file, else (--lvm) to the current one */
-    ff_pathf(cand, sizeof cand, "%s/%s", r->sc->dir ? r->sc->dir : ".", e);
-    found = is_exe(cand) || (realpath(e, cand) && is_exe(cand));
-  } else
-    found = on_path(e, cand, sizeof cand);
-  if (!found &&
-      (e[0] == '/' || !strncmp(e, "./", 2) || !strncmp(e, "../", 3))) {
-    /* a path, never a ref: the build is missing (for bisect: could not
-     * run, 125 with --expect) */
-    fprintf(stderr,
-            "fusefarm run: lvm '%s': '%s version' failed: not an "
-            "executable file%s\n",
-            e, e[0] == '/' ? e : cand,
-            strcmp(e, "/sbin/lvm") && strcmp(e, "/usr/sbin/lvm")
-              ? ""
-              : " (is lvm2 installed? apt-get install lvm2, or --lvm PATH)");
-    return 1;
-  }
-  if (found) {
-    if (!(b->path = strdup(cand))) {
-      fprintf(stderr, "fusefarm run: out of memory\n");
-      return 1;
-    }
-  } else if (!git) {
-    fprintf(stderr,
-            "fusefarm run: lvm '%s': no such executable%s, so it is taken "
-            "as a git ref of lvm2, but no lvm2 tree was given to build it "
-            "from (lvm_git = \"DIR\" in the scenario, --lvm-git DIR or "
-            "$FF_LVM_GIT; for the system's lvm: apt-get install lvm2)\n",
-            e, strchr(e, '/') ? "" : " and no command of that name on PATH");
-    return 2;
-  } else {
-    int st = lvm_build_ref(r, tmp, e, git, b);
-
-    if (st)
-      return st;
-  }
-  if (lvm_build_version(tmp, b) < 0) {
-    if (b->version[0])
-      fprintf(stderr, "fusefarm run: lvm '%s': '%s version' gave '%s': %s\n",
-              e, b->path, b->version, ff_errmsg());
-    else
-      fprintf(stderr,
-              "fusefarm run: lvm '%s': '%s version' gave no LVM version: not "
-              "an lvm2 binary, or it does not run here%s\n",
-              e, b->path,
-              strcmp(e, "lvm") ? ""
-                               : " (is lvm2 installed? apt-get install "
-                                 "lvm2, or --lvm PATH)");
-    return 1;
-  }
-  /* The label: the version's leading "2.03.12", unique within the run. */
-  n = strspn(b->version, "0123456789.");
-  ff_pathf(b->label, sizeof b->label, "%.*s", (int)(n < 40 ? n : 40),
-           b->version);
-  while (!unique) {
-    unique = 1;
-    for (struct lvm_build *o = r->lvms; o < b; o++)
-      if (!strcmp(o->label, b->label)) {
-        char base[64];
-        size_t k = strcspn(b->label, "#");
-        int next = b->label[k] ? atoi(b->label + k + 1) + 1 : 2;
-
-        ff_pathf(base, sizeof base, "%.*s", (int)k, b->label);
-        ff_pathf(b->label, sizeof b->label, "%s#%d", base, next);
-        unique = 0;
-      }
-  }
-  return 0;
-}
-
-/* Resolve every lvm of the run into r->lvms; the fusefarm/lvm axis's
- * values become the builds' labels.  git: --lvm-git, else the scenario's
- * lvm_git, else $FF_LVM_GIT.  0, or the exit status (1 or 2) after
- * printing why. */
-static int
-lvm_resolve_all(struct run *r, const char *git)
-{
-  struct ff_axis *ax = NULL;
-  char tmp[PATH_MAX];
-  int rc = 0;
-
-  for (unsigned a = 0; a < r->sc->naxes; a++)
-    if (!strcmp(r->sc->axes[a].key, "fusefarm/lvm")) {
-      ax = &r->sc->axes[a];
-      r->lvm_axis = (int)a;
-    }
-  if (!git)
-    git = r->sc->lvm_git ? r->sc->lvm_git : getenv("FF_LVM_GIT");
-  if (git && !*git)
-    git = NULL;
-  r->nlvms = ax ? ax->nvalues : 1;
-  r->lvms = calloc(r->nlvms, sizeof *r->lvms);
-  ff_pathf(tmp, sizeof tmp, "%s/fusefarm-lvm.XXXXXX", ff_tmpdir());
-  if (!r->lvms || !mkdtemp(tmp)) {
-    fprintf(stderr, "fusefarm run: %s\n",
-            r->lvms ? "cannot make a scratch directory" : "out of memory");
-    return 1;
-  }
-  for (unsigned i = 0; i < r->nlvms && !rc; i++) {
-    r->lvms[i].entry = strdup(ax ? ax->values[i].s : r->sc->lvm);
-    rc = r->lvms[i].entry ? lvm_resolve_one(r, tmp, git, &r->lvms[i]) : 1;
-  }
-  ff_empty_dir(tmp);
-  rmdir(tmp);
-  for (unsigned i = 0; ax && !rc && i < ax->nvalues; i++) {
-    char *label = strdup(r->lvms[i].label);
-
-    if (!label)
-      return 1;
-    free(ax->values[i].s);
-    ax->values[i].s = label;
-  }
-  r->lvm_path = rc ? NULL : r->lvms[0].path;
-  if (!rc)
-    ff_pathf(r->lvm_version, sizeof r->lvm_version, "%s", r->lvms[0].version);
-  return rc;
-}
-
-static void
-lvm_free_all(struct run *r)
-{
-  for (unsigned i = 0; i < r->nlvms; i++) {
-    free(r->lvms[i].entry);
-    free(r->lvms[i].path);
-  }
-  free(r->lvms);
-  r->lvms = NULL;
-  r->nlvms = 0;
 }
 
 static const char run_usage[] =
@@ -1906,9 +1638,11 @@ ff_cmd_run(int argc, char **argv)
   r.self[n] = '\0';
   /* Every lvm build, before anything is mounted (and before --expect's
    * qualifiers are checked: they name the builds by version). */
-  r.lvm_axis = -1;
-  if ((rc = lvm_resolve_all(&r, lvm_git)) != 0)
+  if ((rc = ff_lvm_set_resolve(&r.lvms, r.sc, lvm_git, r.self, "fusefarm run",
+                               r.quiet)) != 0)
     goto out;
+  r.lvm_path = r.lvms.b[0].path;
+  ff_pathf(r.lvm_version, sizeof r.lvm_version, "%s", r.lvms.b[0].version);
   rc = 2;
   if (nex) {
     /* Every name and qualifier must fit what the scenario will run. */
@@ -2106,7 +1840,7 @@ cleanup:
     rmdir(r.scratch);
   }
 out:
-  lvm_free_all(&r);
+  ff_lvm_set_free(&r.lvms);
   ff_scenario_free(r.sc);
   /* --expect: the verdict is the exit status; a run that failed is
    * "could not judge" (git bisect skips the commit), bad input stays 2. */

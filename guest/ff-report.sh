@@ -2,7 +2,8 @@
 # ff-report (guest, systemd boot): wait until every disk and every LV of
 # the manifest is there, then send systemd-analyze's time, blame and plot
 # to the host and power off.  run-systemd.sh writes /etc/ff/run.conf
-# (FF_DISKS, FF_WAIT) and /etc/ff/dm-names (the dm name of every LV the
+# (FF_DISKS, FF_WAIT, FF_LVM: the lvm build the boot runs, empty for
+# the image's Debian lvm2) and /etc/ff/dm-names (the dm name of every LV the
 # manifest expects active, sorted) into the image copy before the boot.
 #
 # Everything goes to ttyS1, the report channel (the console, ttyS0, also
@@ -10,6 +11,7 @@
 # around output (the plot base64-encoded), FF-RC NAME RC, FF-DONE last.
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 . /etc/ff/run.conf
+LVM=${FF_LVM:-lvm}
 out=/dev/ttyS1
 stty -F $out raw -echo 115200 2>/dev/null
 exec >$out 2>&1
@@ -44,8 +46,8 @@ while :; do
   if [ $((now - start)) -ge "$FF_WAIT" ]; then
     echo "FF-ERROR not every LV became active in ${FF_WAIT}s: $missing missing"
     section missing comm -23 /etc/ff/dm-names /run/ff-have
-    section lvs lvs -a -o vg_name,lv_name,lv_attr,devices
-    section pvs pvs -o pv_name,vg_name,pv_uuid
+    section lvs "$LVM" lvs -a -o vg_name,lv_name,lv_attr,devices
+    section pvs "$LVM" pvs -o pv_name,vg_name,pv_uuid
     section journal-lvm sh -c 'journalctl -b --no-pager | grep -i -E "lvm|pvscan|vgchange" | tail -60'
     break
   fi
@@ -61,10 +63,13 @@ section critical-chain systemd-analyze critical-chain
 echo "FF-BEGIN plot"
 systemd-analyze plot | base64
 echo "FF-END plot"
-section lvm-version lvm version
+section lvm-version "$LVM" version
 # who activated: lvm2's udev rule runs pvscan --cache --autoactivation
 # event per disk and starts lvm-activate-VG (systemd-run) per complete VG
-section activation-journal sh -c 'journalctl -b --no-pager -o short-monotonic | grep -E "lvm-activate-|now active"'
+# (2.03.14+); before, it starts lvm2-pvscan@MAJ:MIN.service per PV, and
+# lvm2-activation*.service (the generator's) activate directly when
+# event activation (2.02: lvmetad) is off
+section activation-journal sh -c 'journalctl -b --no-pager -o short-monotonic | grep -E "lvm-activate-|lvm2-pvscan@|lvm2-activation|now active"'
 echo "FF-DONE"
 sync
 systemctl poweroff --force --force

@@ -10,6 +10,13 @@
 #   --disks N        attach only the farm's first N devices (farm-subset.py)
 #   --profile FILE   I/O profile for the plugin (latency, contention)
 #   --lvm-conf FILE  the guest's /etc/lvm/lvm.conf (a matrix configuration)
+#   --lvm PATH       boot with this lvm2 build instead of the image's
+#                    Debian lvm2: PATH is the sbin/lvm of a `fusefarm
+#                    lvm-build` (its build.json beside); its own udev rule
+#                    and systemd units (lvm2-pvscan@ before 2.03.14, the
+#                    activation generator, lvmetad for 2.02) replace
+#                    Debian's, so the boot runs that version's event
+#                    activation (docs/guest.md)
 #   --timeout S      kill the guest after S seconds (default 900)
 #   --cache DIR      image cache (default $FF_GUEST_CACHE, else
 #                    /var/cache/fusefarm/guest)
@@ -45,6 +52,7 @@ disks=0
 fdevices=0
 profile=""
 lvmconf=""
+lvm=""
 json=""
 out=fusefarm-vm-systemd
 
@@ -58,6 +66,7 @@ while [ $# -gt 0 ]; do
     --disks) disks=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --lvm-conf) lvmconf=$2; shift 2 ;;
+    --lvm) lvm=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
@@ -77,6 +86,20 @@ done
 [[ $timeout =~ ^[0-9]+$ ]] || die "--timeout $timeout: expected seconds"
 [ -z "$profile" ] || [ -f "$profile" ] || die "profile $profile: no such file"
 [ -z "$lvmconf" ] || [ -f "$lvmconf" ] || die "lvm.conf $lvmconf: no such file"
+# The build's tree: the install prefix of `fusefarm lvm-build`, holding
+# sbin/lvm, lib/ (its libdevmapper), build.json, and what a boot needs:
+# lib/udev/rules.d/69-*.rules, lib/systemd/system/*, the generator.
+bdir="" brule=""
+if [ -n "$lvm" ]; then
+  lvm_real=$(realpath -e "$lvm" 2>/dev/null) || die "--lvm $lvm: no such file"
+  bdir=${lvm_real%/sbin/lvm}
+  [ "$bdir" != "$lvm_real" ] && [ -f "$bdir/build.json" ] ||
+    die "--lvm $lvm: not the sbin/lvm of a \`fusefarm lvm-build\` build (no build.json beside sbin/): the systemd boot takes the build's own udev rule and systemd units from its build"
+  brule=$(ls "$bdir"/lib/udev/rules.d/69-*.rules 2>/dev/null | head -n1)
+  [ -n "$brule" ] ||
+    die "--lvm $lvm: the build has no udev rule (lib/udev/rules.d/69-*.rules): it was built by an older fusefarm; rebuild it: fusefarm lvm-build REF --force"
+  case $bdir in *[[:space:]]*) die "--lvm $lvm: the build's path has a blank" ;; esac
+fi
 
 ff=${ff:-$build/fusefarm/fusefarm}
 plugin=${plugin:-$build/nbd-plugin/nbdkit-fusefarm-plugin.so}
@@ -101,11 +124,59 @@ say "preparing the root image (cache $cache)"
 img=$("$here/build-rootfs.sh" "$cache") || die "building the root image failed"
 t_base=$(since "$t0")
 
+# build_cmds: the debugfs commands that put the lvm build into the image
+# copy at its own path (its rpath names it), its udev rule and units into
+# /etc (an /etc rule or unit of a name overrides /usr/lib's; Debian's
+# 69-lvm.rules, its event activation, and lvm2-monitor, which runs
+# Debian's lvm, are masked), and its activation generator.
+build_cmds() {
+  local d="" c f u name
+  for c in $(echo "${bdir#/}" | tr '/' ' '); do
+    d=$d/$c
+    echo "mkdir $d"
+  done
+  echo "mkdir $bdir/sbin"
+  for f in lvm lvmetad; do
+    [ -f "$bdir/sbin/$f" ] && echo "write $bdir/sbin/$f $bdir/sbin/$f"
+  done
+  echo "mkdir $bdir/lib"
+  for f in "$bdir"/lib/*.so*; do
+    [ -e "$f" ] || continue
+    if [ -L "$f" ]; then
+      echo "symlink $f $(readlink "$f")"
+    else
+      echo "write $f $f"
+    fi
+  done
+  echo "mkdir /etc/udev/rules.d"
+  echo "cd /etc/udev/rules.d"
+  echo "symlink 69-lvm.rules /dev/null"
+  echo "write $brule ${brule##*/}"
+  echo "cd /etc/systemd/system"
+  echo "symlink lvm2-monitor.service /dev/null"
+  echo "mkdir sysinit.target.wants"
+  for u in "$bdir"/lib/systemd/system/*; do
+    [ -f "$u" ] || continue
+    name=${u##*/}
+    echo "write $u $name"
+    # a socket is enabled as the distribution's preset does (2.02's
+    # lvm2-lvmetad.socket: WantedBy=sysinit.target)
+    case $name in *.socket)
+      echo "symlink sysinit.target.wants/$name /etc/systemd/system/$name" ;;
+    esac
+  done
+  if [ -x "$bdir/lib/systemd/system-generators/lvm2-activation-generator" ]; then
+    echo "mkdir /etc/systemd/system-generators"
+    echo "write $bdir/lib/systemd/system-generators/lvm2-activation-generator /etc/systemd/system-generators/lvm2-activation-generator"
+  fi
+}
+
 # the run's copy, with its files written in (no mount needed)
 cp --sparse=always "$img/root.img" "$run/root.img"
 cat >"$run/run.conf" <<EOF
 FF_DISKS=$ndisks
 FF_WAIT=$((timeout * 2 / 3))
+FF_LVM=${bdir:+$bdir/sbin/lvm}
 EOF
 {
   echo "cd /etc/ff"
@@ -120,12 +191,21 @@ EOF
   else
     echo "write $run/lvm.conf.debian lvm.conf"
   fi
+  [ -z "$bdir" ] || build_cmds
 } >"$run/debugfs.cmd"
 debugfs -R "dump /etc/ff/lvm.conf.debian $run/lvm.conf.debian" "$img/root.img" 2>/dev/null
 debugfs -w -f "$run/debugfs.cmd" "$run/root.img" >"$run/debugfs.log" 2>&1 ||
   { cat "$run/debugfs.log" >&2; die "debugfs could not write the run's files"; }
 debugfs -R "cat /etc/ff/run.conf" "$run/root.img" 2>/dev/null | grep -q "FF_DISKS=$ndisks" ||
   { cat "$run/debugfs.log" >&2; die "the run's files are not in the image copy"; }
+if [ -n "$bdir" ]; then
+  # debugfs reports a failed write but exits 0: check what the boot needs
+  for f in "$bdir/sbin/lvm" "/etc/udev/rules.d/${brule##*/}"; do
+    debugfs -R "stat $f" "$run/root.img" 2>/dev/null | grep -q 'Type: regular' ||
+      { cat "$run/debugfs.log" >&2; die "the build's $f is not in the image copy"; }
+  done
+  say "lvm build $bdir ($(sed -n 's/.*"lvm_version": "LVM version: *\([^"]*\)".*/\1/p' "$bdir/build.json")): its ${brule##*/} and $(ls "$bdir"/lib/systemd/system 2>/dev/null | wc -l) unit(s) replace Debian's"
+fi
 t_prep=$(since "$t0")
 say "image ready in ${t_prep}s (base ${t_base}s)"
 
@@ -201,7 +281,21 @@ section activation-journal >"$out/activation-journal.txt"
 # "[  68.959286] host lvm[1492]:   1 logical volume(s) in ... now active"
 j_first=$(awk -F'[][]' '/now active/ { gsub(/ /, "", $2); if (!n++) print $2 }' "$out/activation-journal.txt")
 j_last=$(awk -F'[][]' '/now active/ { gsub(/ /, "", $2); t = $2 } END { print t }' "$out/activation-journal.txt")
-n_units=$( (grep -o 'lvm-activate-[^ :\[]*' "$out/activation-journal.txt" || true) | sort -u | wc -l)
+# the units that activated: per complete VG (2.03.14+), per PV (the
+# lvm2-pvscan@MAJ:MIN services before), or the generator's direct ones
+units_of() { (grep -o -E "$1" "$out/activation-journal.txt" || true) | sort -u | wc -l; }
+n_units=$(units_of 'lvm-activate-[^ :\[]*')
+n_pvscan=$(units_of 'lvm2-pvscan@[0-9:]+')
+n_direct=$(units_of 'lvm2-activation(-early|-net)?\.service')
+# The slowest lvm unit, as systemd-analyze blame lists it (slowest
+# first): the report's "time in lvm2-pvscan@ services".  "1min 3.201s
+# NAME" or "873ms NAME" into seconds and the name.
+read -r slow_s slow_unit < <(grep -E 'lvm2-pvscan@|lvm-activate-|lvm2-activation' "$out/blame.txt" |
+  head -n1 | awk '{ t = 0; for (i = 1; i < NF; i++) { v = $i + 0
+      if ($i ~ /ms$/) t += v / 1000; else if ($i ~ /min$/) t += v * 60
+      else if ($i ~ /h$/) t += v * 3600; else if ($i ~ /us$/) t += v / 1e6
+      else t += v }
+    printf "%.3f %s\n", t, $NF }') || true
 dm_seen=$(tr -d '\r' <"$rlog" | awk '$1 == "FF-DM" { print $2 }')
 status=0
 {
@@ -221,7 +315,9 @@ status=0
   echo "-- systemd-analyze blame (top 10)"
   head -10 "$out/blame.txt" | sed 's/^/  /'
   echo "VGs activated by lvm-activate-VG units (udev rule + systemd-run): $n_units"
-  echo "guest lvm2: ${lvm_version:-unknown}"
+  echo "lvm2-pvscan@ units (one per PV, lvm2 before 2.03.14): $n_pvscan; direct activation units (the generator's): $n_direct"
+  echo "slowest lvm unit (systemd-analyze blame): ${slow_unit:-none}${slow_unit:+ ${slow_s}s}"
+  echo "guest lvm2: ${lvm_version:-unknown}${bdir:+ (the build $bdir, with its own udev rule and units)}"
   echo "lvm.conf: ${lvmconf:-the default of the image}"
 } | tee "$out/summary.txt"
 if [ -z "$m_lvs" ]; then
@@ -240,7 +336,8 @@ if [ -n "$json" ]; then
   J_SPEC=$spec J_DISKS=$ndisks J_LVS=$nlvs J_ACCEL=$accel_name J_LVM=$lvm_version \
   J_PREP=$t_prep J_RUN=$t_run J_EXIT=$t_exit J_MD=$m_disks J_ML=$m_lvs \
   J_MB=$m_booted J_MS=$m_start J_JF=$j_first J_JL=$j_last J_DM=$dm_seen J_STATUS=$status J_QRSS=$rss_qemu J_NRSS=$rss_nbdkit J_MEM=$mem J_OUT=$out \
-  J_ANALYZE="$(cat "$out/analyze.txt")" J_CONF=$lvmconf python3 -c '
+  J_ANALYZE="$(cat "$out/analyze.txt")" J_CONF=$lvmconf J_BUILD=$bdir \
+  J_NACT=$n_units J_NPV=$n_pvscan J_NDIR=$n_direct J_SLOWU=${slow_unit:-} J_SLOWS=${slow_s:-} python3 -c '
 import json, os, sys
 e = os.environ
 def f(k):
@@ -249,6 +346,12 @@ def f(k):
 d = {"boot": "systemd", "spec": e["J_SPEC"], "disks": int(e["J_DISKS"]),
      "lvs": int(e["J_LVS"]), "accelerator": e["J_ACCEL"],
      "lvm_version": e["J_LVM"], "lvm_conf": e["J_CONF"] or None,
+     "lvm_build": e["J_BUILD"] or None,
+     "activation_units": {"lvm_activate": int(e["J_NACT"]),
+                          "pvscan": int(e["J_NPV"]),
+                          "direct": int(e["J_NDIR"])},
+     "slowest_unit": ({"name": e["J_SLOWU"], "seconds": f("J_SLOWS")}
+                      if e["J_SLOWU"] else None),
      "prepare_s": f("J_PREP"), "qemu_to_report_s": f("J_RUN"),
      "qemu_to_exit_s": f("J_EXIT"),
      "guest_uptime_s": {"disks": f("J_MD"), "lvs_active": f("J_ML"),

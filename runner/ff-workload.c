@@ -150,13 +150,26 @@ ff_lvm_error_line(const char *text, char *buf, size_t len)
     ff_pathf(buf, len, "%.*s", (int)(firstn < 1000 ? firstn : 1000), first);
 }
 
-/* The error line of an lvm command's stderr file. */
+/* Why an lvm command that exited with status ex (ff-spawn: 128 +
+ * signal when a signal killed it) failed: the error line of its stderr
+ * file, after the signal that killed it if one did ("killed by signal 11
+ * (Segmentation fault)": a crash says little on stderr, or only a
+ * warning printed before it). */
 static void
-error_line_of(const char *path, char *buf, size_t len)
+error_line_of(const char *path, int ex, char *buf, size_t len)
 {
-  char *s = ff_slurp(path, 65536);
+  char *s = ff_slurp(path, 65536), line[1024];
 
-  ff_lvm_error_line(s, buf, len);
+  ff_lvm_error_line(s, line, sizeof line);
+  if (ex > 128 && ex < 128 + 65) {
+    /* only a line that says something of its own follows */
+    int said =
+      strcmp(line, "(no message)") && !lvm_warning(line, strlen(line));
+
+    ff_pathf(buf, len, "killed by signal %d (%s)%s%s", ex - 128,
+             strsignal(ex - 128), said ? "; " : "", said ? line : "");
+  } else
+    ff_pathf(buf, len, "%s", line);
   free(s);
 }
 
@@ -512,7 +525,7 @@ finish_job(struct activation *a, struct job *j, int ex)
       char err[PATH_MAX + 64];
 
       ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-      error_line_of(err, a->msg, sizeof a->msg);
+      error_line_of(err, ex, a->msg, sizeof a->msg);
     }
   }
   if (j->kind == 0) {
@@ -761,7 +774,7 @@ lvchange_runs(const struct ff_wenv *e, const struct ff_workload *w,
       char err[PATH_MAX + 64];
 
       ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-      error_line_of(err, msg, msglen);
+      error_line_of(err, ex, msg, msglen);
     }
     json_array_append_new(cmds, json_real(t));
   }
@@ -933,7 +946,7 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
         char err[PATH_MAX + 64];
 
         ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-        error_line_of(err, msg, sizeof msg);
+        error_line_of(err, worst, msg, sizeof msg);
       }
       break;
     }

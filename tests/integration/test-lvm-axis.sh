@@ -15,7 +15,10 @@
 #     configuration records its lvm path, version and dialect and ran with
 #     that lvm (the wrapper logged the third configuration's commands and
 #     only those), every lvm command exited 0, a timeline per build, and an
-#     --expect qualified by [lvm=VERSION#3] is judged;
+#     --expect qualified by [lvm=VERSION#3] is judged; with every build
+#     the arrivals (6 devices spread over 1 s, 4 commands at once) were
+#     due at spread * i / n and started in arrival order, none before it
+#     was due (a queued one later, recorded as queued);
 #   - --lvm given twice overrides the list (two configurations).
 # With $FF_LVM_BUILDS (lvm paths, e.g. from /tmp/lvm-builds.txt): one run
 # over those builds shows each version in the table and in run.json.
@@ -87,7 +90,7 @@ spec = "$top/configs/mixed-1000.conf";
 devices = 6;
 lvm = [$2];
 ${3:-}
-workloads = ( { type = "event-activation"; concurrency = 4; },
+workloads = ( { type = "event-activation"; concurrency = 4; spread = "1s"; },
               { type = "direct-activation"; } );
 SC
 }
@@ -163,6 +166,24 @@ for c, label, path in zip(cs, labels, paths):
                 bad.append(f"config {c['id']} {w['name']}: exit {r['exit']}: {r.get('message')}")
     if not os.path.exists(f"{s}/run/run-timeline-{c['id']}.svg"):
         bad.append(f"no run-timeline-{c['id']}.svg")
+    # arrivals on schedule, whatever this build's commands took
+    ev = [w for w in c["workloads"] if w["type"] == "event-activation"]
+    devs = ev[0].get("devices", []) if ev else []
+    n = c["farm"]["devices"]
+    if len(devs) != n:
+        bad.append(f"config {c['id']}: {len(devs)} arrivals, {n} devices")
+    sched = sorted(devs, key=lambda d: d["scheduled"])
+    for i, d in enumerate(sched):
+        if abs(d["scheduled"] - 1.0 * i / n) > 1e-3:
+            bad.append(f"config {c['id']}: {d['device']} due at {d['scheduled']}, "
+                       f"expected {1.0 * i / n:.3f}")
+        if d["start"] < d["scheduled"] - 1e-6:
+            bad.append(f"config {c['id']}: {d['device']} started at {d['start']}, "
+                       f"before it was due ({d['scheduled']})")
+    starts = [d["start"] for d in sched]
+    if starts != sorted(starts):
+        bad.append(f"config {c['id']}: arrivals did not start in arrival order: "
+                   f"{[(d['device'], d['scheduled'], d['start']) for d in sched]}")
 if [l["label"] for l in doc["host"]["lvms"]] != labels:
     bad.append(f"host.lvms {doc['host']['lvms']}")
 if [e["result"] for e in doc.get("expect", [])] != ["holds"]:

@@ -160,6 +160,23 @@ mkdir -p "$t/tools"
 echo "2.03.99(2)-git (2026-12-01)" >"$t/VERSION"
 echo "1.02.199-git (2026-12-01)" >"$t/VERSION_DM"
 echo "int main(void) { return 0; }" >"$t/tools/lvm.c"
+# The event-activation rule and units a boot with the build uses: a rule
+# template with lvm2's placeholders (udev/Makefile.in names it), and a
+# scripts/Makefile (written by configure) whose install_systemd_units
+# installs one unit naming the prefix's lvm.
+mkdir -p "$t/udev"
+cat >"$t/udev/Makefile.in" <<'EOF'
+LVM_RULES=11-dm-lvm.rules
+LVM_RULES+=69-dm-lvm.rules
+EOF
+cat >"$t/udev/69-dm-lvm.rules.in" <<'EOF'
+(LVM_EXEC_RULE)
+ACTION!="(PVSCAN_ACTION)", GOTO="lvm_end"
+IMPORT{program}="(LVM_EXEC)/lvm pvscan --cache $env{DEVNAME}"
+RUN+="(SYSTEMDRUN) --no-block (LVM_EXEC)/lvm vgchange -aay"
+GOTO="(PVSCAN_RULE)"
+LABEL="lvm_end"
+EOF
 # configure: records each run in $FAKE_COUNT; with $FAKE_GATE (a fifo),
 # says so in $FAKE_GATE.in and waits for a line on it.
 cat >"$t/configure" <<'EOF'
@@ -185,6 +202,12 @@ all:
 install:
 	mkdir -p \$(DESTDIR)$prefix/sbin
 	install -m 755 lvm \$(DESTDIR)$prefix/sbin/lvm
+MK
+mkdir -p scripts
+cat >scripts/Makefile <<MK
+install_systemd_units:
+	mkdir -p \$(DESTDIR)$prefix/lib/systemd/system
+	printf '[Service]\nExecStart=$prefix/sbin/lvm pvscan --cache --activate ay %%i\n' >\$(DESTDIR)$prefix/lib/systemd/system/lvm2-pvscan@.service
 MK
 EOF
 chmod +x "$t/configure"
@@ -281,6 +304,21 @@ grep -q '^### configure:.*--disable-udev_sync' "$c/$good/build.log" &&
   ! grep -q '^### configure:.*--enable-lvmetad' "$c/$good/build.log" ||
   ff_die "configure got an option its --help does not list: $(grep '^### configure' "$c/$good/build.log")"
 [ "$(count)" = 1 ] || ff_die "configure ran $(count) times, expected 1"
+# The boot files: the rule made from the template with a systemd
+# distribution's values, every lvm call naming this build; the unit from
+# the tree's own make target; no generator target, so none.
+rule=$c/$good/lib/udev/rules.d/69-dm-lvm.rules
+[ -f "$rule" ] || ff_die "no $rule: $(grep '^### boot' "$c/$good/build.log")"
+for k in 'ACTION!="add|change"' "IMPORT{program}=\"$c/$good/sbin/lvm pvscan --cache" \
+  "RUN+=\"/usr/bin/systemd-run --no-block $c/$good/sbin/lvm vgchange -aay\"" \
+  'GOTO="systemd_background"'; do
+  grep -qF -- "$k" "$rule" || ff_die "$rule lacks $k: $(cat "$rule")"
+done
+! grep -q '(LVM_EXEC_RULE)\|(LVM_EXEC)\|(SYSTEMDRUN)' "$rule" || ff_die "$rule kept a placeholder: $(cat "$rule")"
+grep -qF "ExecStart=$c/$good/sbin/lvm pvscan --cache --activate ay %i" \
+  "$c/$good/lib/systemd/system/lvm2-pvscan@.service" || ff_die "no lvm2-pvscan@.service naming the build"
+grep -qF '"boot": {"udev_rule": "lib/udev/rules.d/69-dm-lvm.rules", "units": ["lvm2-pvscan@.service"], "generator": null}' \
+  "$c/$good/build.json" || ff_die "build.json's boot is wrong: $(grep boot "$c/$good/build.json")"
 git -C "$t" status --porcelain | cmp -s - "$s/status.before" || ff_die "the build wrote into the tree: $(git -C "$t" status --porcelain)"
 [ "$(git -C "$t" rev-parse HEAD)" = "$head_before" ] || ff_die "the build moved the tree's HEAD"
 

@@ -16,7 +16,9 @@
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
 #   3. systemd boot, 16 disks: udev and systemd activate every LV by
-#      themselves; systemd-analyze time, blame and plot (SVG) come back
+#      themselves; systemd-analyze time, blame and plot (SVG) come back;
+#      the same with an lvm build (--lvm): its udev rule replaces
+#      Debian's, its lvm activates; what --lvm refuses before a boot
 #   4. a guest that panics, one that times out (initramfs and systemd)
 #      and a missing qemu each end with a clear message and leave no qemu
 #      or nbdkit behind
@@ -145,6 +147,35 @@ grep -q '<svg' "$tmp/sd16/plot.svg" 2>/dev/null || fail "systemd16: no plot.svg"
 grep -q 'systemd-udev' "$tmp/sd16/blame.txt" 2>/dev/null || fail "systemd16: blame has no udev"
 grep -q 'Startup finished' "$tmp/sd16/analyze.txt" 2>/dev/null || fail "systemd16: no systemd-analyze time"
 grep -q "lvm-activate-" "$tmp/sd16/activation-journal.txt" 2>/dev/null || fail "systemd16: no lvm-activate-VG unit in the journal (not event activation?)"
+grep -q "guest lvm2: .*(the build" "$tmp/sd16/summary.txt" && fail "systemd16: says it ran a build"
+
+# The systemd boot with an lvm build (--lvm): the layout `fusefarm
+# lvm-build` makes, here from the host's Debian lvm (no lvm2 tree needed):
+# sbin/lvm, build.json and the udev rule with every lvm call naming the
+# build.  The build replaces Debian's rule, so the journal's units name
+# its path; the summary says which build ran.
+bdir=$tmp/lvm-cache/0123abcd
+mkdir -p "$bdir/sbin" "$bdir/lib/udev/rules.d"
+cp "$(command -v lvm)" "$bdir/sbin/lvm"
+echo '{"lvm_version": "LVM version: (the host lvm, test-vm)"}' >"$bdir/build.json"
+sed "s+/sbin/lvm+$bdir/sbin/lvm+g" /usr/lib/udev/rules.d/69-lvm.rules \
+  >"$bdir/lib/udev/rules.d/69-dm-lvm.rules"
+expect systemd16-build 0 'verdict: PASS: 11/11 LVs activated by udev/systemd' -- \
+  "$specs/farm16.conf" --boot systemd --lvm "$bdir/sbin/lvm" --out "$tmp/sd16b" --timeout 300
+grep -qF "(the build $bdir, with its own udev rule and units)" "$tmp/sd16b/summary.txt" 2>/dev/null ||
+  fail "systemd16-build: the summary does not name the build"
+grep -qF "$bdir/sbin/lvm vgchange" "$tmp/sd16b/activation-journal.txt" 2>/dev/null ||
+  fail "systemd16-build: no activation unit ran the build's lvm: $(head -5 "$tmp/sd16b/activation-journal.txt" 2>/dev/null)"
+grep -q "slowest lvm unit (systemd-analyze blame): lvm-activate-" "$tmp/sd16b/summary.txt" 2>/dev/null ||
+  fail "systemd16-build: no slowest lvm unit in the summary"
+# refused before anything boots: not a build, several builds for a spec,
+# a ref without a tree
+expect lvm-not-build 2 'not the sbin/lvm of a `fusefarm lvm-build` build' -- \
+  --boot systemd --lvm "$(command -v lvm)" --out "$tmp/sd-nb" "$specs/farm16.conf"
+expect lvm-two-spec 2 'several builds are a matrix axis' -- \
+  --lvm "$bdir/sbin/lvm" --lvm "$bdir/sbin/lvm" "$specs/farm16.conf"
+FF_LVM_GIT= expect lvm-ref-no-tree 2 'no lvm2 tree was given' -- \
+  --boot systemd --lvm v2_03_05 "$specs/farm16.conf"
 
 FF_APPEND='rdinit=/nonexistent' expect panic 1 'error: guest kernel panic' -- "$specs/farm16.conf"
 expect timeout 1 'error: timeout: the guest did not finish in 3s' -- --timeout 3 "$specs/farm16.conf"

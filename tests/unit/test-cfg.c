@@ -9,6 +9,7 @@
 #include "ff-spec.h"
 #include "ff-test.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,41 @@ test_shipped_files(void **state)
   }
   /* Asking sets no error. */
   assert_string_equal(ff_errmsg(), "earlier error");
+}
+
+/* Every scenario shipped in configs/scenarios loads (a typo in one is
+ * found here, not by the user who runs it). */
+static void
+test_shipped_scenarios_load(void **state)
+{
+  char dir[4200];
+  DIR *d;
+  struct dirent *de;
+  unsigned n = 0;
+
+  (void)state;
+  snprintf(dir, sizeof dir, "%s/configs/scenarios", ff_test_srcdir());
+  d = opendir(dir);
+  assert_non_null(d);
+  while ((de = readdir(d))) {
+    size_t len = strlen(de->d_name);
+    char path[4500];
+    struct ff_scenario *sc;
+
+    if (len < 6 || strcmp(de->d_name + len - 5, ".conf"))
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    if (ff_cfg_kind_of_file(path) != FF_CFG_SCENARIO)
+      fail_msg("%s is not recognised as a scenario", path);
+    sc = ff_scenario_load_file(path);
+    if (!sc)
+      fail_msg("%s: %s", path, ff_errmsg());
+    ff_scenario_free(sc);
+    n++;
+  }
+  closedir(d);
+  /* ci-small, suse-*, aio-*, latency-tail, fence-comparison */
+  assert_true(n >= 8);
 }
 
 /* The message of the loader of kind `as` given text. */
@@ -218,6 +254,7 @@ main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_kind_of_text),
     cmocka_unit_test(test_shipped_files),
+    cmocka_unit_test(test_shipped_scenarios_load),
     cmocka_unit_test(test_loader_messages),
     cmocka_unit_test(test_keys_match_parsers),
   };

@@ -625,6 +625,40 @@ test_failed_command_message(void **state)
   ff_wresult_free(res);
 }
 
+/* A command killed by a signal is reported as such, not by the warning
+ * it printed before it crashed. */
+static void
+test_killed_command_message(void **state)
+{
+  struct fixture *f = *state;
+  const struct ff_workload w = {
+    .name = (char *)"pvs",
+    .type = FF_W_PVS,
+    .repeat = 1,
+  };
+  char lvm[PATH_MAX + 16];
+  const char *msg;
+  struct ff_wenv e = {.outdir = f->out};
+  struct ff_wresult *res = ff_wresult_new();
+  FILE *fp;
+
+  snprintf(lvm, sizeof lvm, "%s/lvm-fail", f->dir);
+  fp = fopen(lvm, "w");
+  assert_non_null(fp);
+  fputs("#!/bin/sh\n"
+        "echo '  Configuration setting \"devices/hints\" unknown.' >&2\n"
+        "kill -SEGV $$\n",
+        fp);
+  assert_int_equal(fclose(fp), 0);
+  assert_int_equal(chmod(lvm, 0755), 0);
+  e.lvm = lvm;
+  assert_non_null(res);
+  assert_int_equal(ff_workload_run(&e, &w, res), 0);
+  assert_int_equal(ff_wresult_failed(res, &msg), 1);
+  assert_string_equal(msg, "killed by signal 11 (Segmentation fault)");
+  ff_wresult_free(res);
+}
+
 int
 main(void)
 {
@@ -639,6 +673,8 @@ main(void)
     cmocka_unit_test(test_dialect_argv),
     cmocka_unit_test(test_error_line),
     cmocka_unit_test_setup_teardown(test_failed_command_message, setup,
+                                    teardown),
+    cmocka_unit_test_setup_teardown(test_killed_command_message, setup,
                                     teardown),
   };
 
