@@ -36,18 +36,101 @@ ff_mda_max_text(uint64_t mda_size)
   return mda_size < 2048 ? 0 : (mda_size - 512) / 2 - 512;
 }
 
+int
+ff_pvfmt_layout(const struct ff_spec_pvfmt *s, uint64_t disk,
+                struct ff_pvfmt *f)
+{
+  const uint64_t a = s->dataalignment, o = s->dataalignmentoffset;
+  uint64_t start = FF_MDA0_START, size, limit, adj, tmp;
+
+  f->mda_copies = s->mda_copies;
+  f->label_sector = s->label_sector;
+  f->ba_start = f->ba_size = 0;
+  if (s->legacy) {
+    /* as given; mda1 of mda0's size, 1 MiB-aligned */
+    f->pe_start = s->pe_start;
+    f->mda_size = f->mda1_size = s->mda_size;
+    f->align = 1u << 20;
+    return 0;
+  }
+  f->align = a;
+  f->mda1_size = s->metadatasize;
+  if (disk < a + o || disk - (a + o) < s->bootloaderareasize)
+    return ff_error("device_size %llu is smaller than dataalignment %llu + "
+                    "dataalignmentoffset %llu + bootloaderareasize %llu",
+                    (unsigned long long)disk, (unsigned long long)a,
+                    (unsigned long long)o,
+                    (unsigned long long)s->bootloaderareasize);
+  /* pv_initialise: the bootloader area, rounded up to the alignment */
+  if (s->bootloaderareasize) {
+    f->ba_size = s->bootloaderareasize;
+    if ((adj = f->ba_size % a))
+      f->ba_size += a - adj;
+    if (disk < a + o + f->ba_size)
+      f->ba_size = disk - (a + o);
+  }
+  /* mda0 at 4096; its end aligned up to the alignment (plus the offset)
+   * where that fits before the bootloader area, or the device's end */
+  limit = disk - f->ba_size;
+  if (limit < start + 32768)
+    return ff_error("device_size %llu leaves no room for mda0 (4096 + 32 KiB) "
+                    "before the bootloader area of %llu",
+                    (unsigned long long)disk, (unsigned long long)f->ba_size);
+  size = s->metadatasize;
+  if ((adj = (start + size) % a)) {
+    tmp = size + a - adj;
+    if (start + tmp <= limit)
+      size = tmp;
+  }
+  if (o && (start + size) % a == 0 && start + size + o <= limit)
+    size += o;
+  if (start + size > limit) {
+    if (limit - start > a * 2) {
+      size = limit - start - a * 2;
+      if ((adj = (start + size) % a))
+        size += a - adj;
+      if (start + size > limit)
+        return ff_error("mda0 of metadatasize %llu does not fit a device of "
+                        "%llu",
+                        (unsigned long long)s->metadatasize,
+                        (unsigned long long)disk);
+    } else
+      size = limit - start;
+  }
+  f->mda_size = size;
+  f->pe_start = start + size;
+  if (f->ba_size) {
+    f->ba_start = f->pe_start;
+    f->pe_start += f->ba_size;
+  }
+  return 0;
+}
+
 void
-ff_mda1_place(const struct ff_pvfmt *fmt, uint64_t dev_size, uint64_t *start,
+ff_mda1_place(const struct ff_pvfmt *fmt, uint64_t disk, uint64_t *start,
               uint64_t *size)
 {
-  const uint64_t align = 1u << 20;
+  /* lvm's placement at the device's end (format-text.c): the requested
+   * size, its start aligned down to the data alignment if that leaves it
+   * after pe_start, else all that is left after pe_start */
+  uint64_t limit = fmt->pe_start, m = fmt->mda1_size, adj, tmp;
 
-  if (fmt->mda_copies < 2 || dev_size < fmt->mda_size) {
-    *start = *size = 0;
+  *start = *size = 0;
+  if (fmt->mda_copies < 2 || limit >= disk)
     return;
+  if (m > disk)
+    m = disk - limit;
+  if (disk - m < limit)
+    m = disk - limit;
+  else if (fmt->align && (adj = (disk - m) % fmt->align)) {
+    tmp = m + adj;
+    if (tmp < disk && disk - tmp >= limit)
+      m = tmp;
   }
-  *start = (dev_size - fmt->mda_size) / align * align;
-  *size = dev_size - *start;
+  if (m < 32768) /* lvm: "Metadata area size too small" */
+    return;
+  *start = disk - m;
+  *size = m;
 }
 
 /* ---- building ---------------------------------------------------------- */
@@ -89,15 +172,6 @@ new_device(struct bctx *b, char *const *names, unsigned k, uint64_t size,
   dev->vg = dev->pv = dev->alias = dev->fmt = FF_NONE;
   b->d++;
   return dev;
-}
-
-static void
-pvfmt_from_spec(struct ff_pvfmt *f, const struct ff_spec_pvfmt *s)
-{
-  f->pe_start = s->pe_start;
-  f->mda_size = s->mda_size;
-  f->mda_copies = s->mda_copies;
-  f->label_sector = s->label_sector;
 }
 
 /* Lay out the LVs of vg on its PVs: lvm's normal policy on a fresh VG. */
@@ -409,7 +483,8 @@ build_vg_group(struct bctx *b, unsigned gi)
   char path[64];
 
   snprintf(path, sizeof path, "vgs.[%u]", gi);
-  pvfmt_from_spec(&farm->fmts[fi], &g->fmt);
+  if (ff_pvfmt_layout(&g->fmt, g->device_size, &farm->fmts[fi]) < 0)
+    return berr(b, g->line, path, "%s", ff_errmsg());
 
   for (unsigned k = 0; k < g->count; k++) {
     struct ff_vg *vg = &farm->vgs[b->v];
@@ -430,6 +505,13 @@ build_vg_group(struct bctx *b, unsigned gi)
     vg->damage = g->damage;
 
     ff_mda1_place(&vg->fmt, g->device_size, &mda1_start, &mda1_size);
+    if (vg->fmt.mda_copies == 2 && !mda1_size)
+      return berr(b, g->line, path,
+                  "device_size %llu is too small for mda_copies = 2: less "
+                  "than 32 KiB (lvm's minimum) is left for mda1 after "
+                  "pe_start %llu",
+                  (unsigned long long)g->device_size,
+                  (unsigned long long)vg->fmt.pe_start);
     if (g->device_size < vg->fmt.pe_start + mda1_size)
       pe_count = 0;
     else
@@ -533,24 +615,22 @@ build_other_group(struct bctx *b, unsigned oi)
   if (o->kind == FF_OTHER_ORPHAN) {
     uint64_t m1, m1size;
 
-    fi = b->farm->nfmts++;
-    pvfmt_from_spec(&b->farm->fmts[fi], &o->fmt);
-    /* mda1 starts 1 MiB-aligned: on a small device that can be before
-     * pe_start, over mda0 and the label.  (A VG's PVs are checked by
-     * their extent count.) */
-    ff_mda1_place(&b->farm->fmts[fi], o->device_size, &m1, &m1size);
-    if (m1size && m1 < o->fmt.pe_start) {
-      char path[64];
+    char path[64];
 
-      snprintf(path, sizeof path, "orphans.[%u].device_size", oi);
+    fi = b->farm->nfmts++;
+    snprintf(path, sizeof path, "orphans.[%u].device_size", oi);
+    if (ff_pvfmt_layout(&o->fmt, o->device_size, &b->farm->fmts[fi]) < 0)
+      return berr(b, o->line, path, "%s", ff_errmsg());
+    /* mda1 goes after pe_start (lvm takes what is left there if its size
+     * does not fit); none at all when nothing is left.  (A VG's PVs are
+     * checked by their extent count.) */
+    ff_mda1_place(&b->farm->fmts[fi], o->device_size, &m1, &m1size);
+    if (o->fmt.mda_copies == 2 && !m1size)
       return berr(b, o->line, path,
-                  "%llu is too small for mda_copies = 2: mda1 would start "
-                  "at %llu (its %llu bytes from the end, aligned down to "
-                  "1 MiB), before pe_start %llu",
-                  (unsigned long long)o->device_size, (unsigned long long)m1,
-                  (unsigned long long)o->fmt.mda_size,
-                  (unsigned long long)o->fmt.pe_start);
-    }
+                  "%llu is too small for mda_copies = 2: less than 32 KiB "
+                  "(lvm's minimum) is left for mda1 after pe_start %llu",
+                  (unsigned long long)o->device_size,
+                  (unsigned long long)b->farm->fmts[fi].pe_start);
   }
   for (unsigned k = 0; k < o->count; k++) {
     struct ff_device *dev =

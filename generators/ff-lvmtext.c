@@ -48,7 +48,12 @@ add_pvs(struct ff_sb *sb, const struct ff_vg *vg)
                (unsigned long long)(pv->dev_size / FF_SECTOR));
     ff_sb_addf(sb, "pe_start = %llu\n",
                (unsigned long long)(vg->fmt.pe_start / FF_SECTOR));
-    ff_sb_addf(sb, "pe_count = %llu\n}\n", (unsigned long long)pv->pe_count);
+    ff_sb_addf(sb, "pe_count = %llu\n", (unsigned long long)pv->pe_count);
+    if (vg->fmt.ba_start && vg->fmt.ba_size)
+      ff_sb_addf(sb, "ba_start = %llu\nba_size = %llu\n",
+                 (unsigned long long)(vg->fmt.ba_start / FF_SECTOR),
+                 (unsigned long long)(vg->fmt.ba_size / FF_SECTOR));
+    ff_sb_add(sb, "}\n");
   }
   ff_sb_add(sb, "}\n");
 }

@@ -5,6 +5,7 @@
  * every value, naming file:line: key in each message.
  */
 #include "ff-spec.h"
+#include "ff-farm.h"
 #include "ff-builtin.h"
 #include "ff-cfg-int.h"
 #include "ff-error.h"
@@ -211,48 +212,114 @@ is_pow2(uint64_t v)
   return v && !(v & (v - 1));
 }
 
-/* PV layout keys shared by VG and orphan groups. */
+/* PV layout keys shared by VG and orphan groups: pvcreate's options
+ * (metadatasize, dataalignment, dataalignmentoffset, bootloaderareasize),
+ * or the older pe_start and mda_size as they are; not both.  pe_start
+ * and mda_size are then what lvm computes for a device of dev_size
+ * (ff_pvfmt_layout()), for the checks that follow. */
 static int
 parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
-            struct ff_spec_pvfmt *f)
+            uint64_t dev_size, struct ff_spec_pvfmt *f)
 {
-  const config_setting_t *s;
+  static const char *const pvcreate[] = {"metadatasize", "dataalignment",
+                                         "dataalignmentoffset",
+                                         "bootloaderareasize", NULL};
+  const config_setting_t *s, *first = NULL;
+  struct ff_pvfmt lay;
   char kp[256];
-  int have_mda;
+  int have_mda, have_pe;
 
   f->pe_start = 1u << 20;
   f->mda_copies = 1;
   f->label_sector = 1;
-  if (ff_cfg_size(c->file, g, path, "pe_start", &f->pe_start) < 0 ||
-      ff_cfg_uint(c->file, g, path, "mda_copies", 1, 2, &f->mda_copies) < 0 ||
+  f->metadatasize = 1044480; /* lvm2's default: pe_start at 1 MiB */
+  f->dataalignment = 1u << 20;
+  f->dataalignmentoffset = 0;
+  f->bootloaderareasize = 0;
+  if (ff_cfg_uint(c->file, g, path, "mda_copies", 1, 2, &f->mda_copies) < 0 ||
       ff_cfg_uint(c->file, g, path, "label_sector", 0, 3, &f->label_sector) <
-        0)
+        0 ||
+      ff_cfg_size(c->file, g, path, "metadatasize", &f->metadatasize) < 0 ||
+      ff_cfg_size(c->file, g, path, "dataalignment", &f->dataalignment) < 0 ||
+      ff_cfg_size(c->file, g, path, "dataalignmentoffset",
+                  &f->dataalignmentoffset) < 0 ||
+      ff_cfg_size(c->file, g, path, "bootloaderareasize",
+                  &f->bootloaderareasize) < 0)
     return -1;
+  have_pe = ff_cfg_size(c->file, g, path, "pe_start", &f->pe_start);
   have_mda = ff_cfg_size(c->file, g, path, "mda_size", &f->mda_size);
-  if (have_mda < 0)
+  if (have_pe < 0 || have_mda < 0)
     return -1;
-  s = config_setting_get_member(g, "pe_start");
-  ff_cfg_join(kp, sizeof kp, path, "pe_start");
-  if (f->pe_start % FF_SECTOR || f->pe_start < 4096 + 32768)
-    return ff_cfg_err(c->file, s ? s : g, kp,
-                      "%llu is not a multiple of 512 of at least 36864 (4 KiB "
-                      "before mda0 plus its 32 KiB minimum)",
-                      (unsigned long long)f->pe_start);
-  if (!have_mda)
-    f->mda_size = f->pe_start - 4096;
-  s = config_setting_get_member(g, "mda_size");
-  ff_cfg_join(kp, sizeof kp, path, "mda_size");
-  if (f->mda_size % FF_SECTOR || f->mda_size < 32768)
-    return ff_cfg_err(c->file, s ? s : g, kp,
-                      "%llu is not a multiple of 512 of at least 32 KiB",
-                      (unsigned long long)f->mda_size);
-  if (f->mda_size > f->pe_start - 4096) /* pe_start >= 36864 here */
-    return ff_cfg_err(
-      c->file, s ? s : g, kp,
-      "mda0 [4096, %llu) would overlap the data area at pe_start "
-      "%llu",
-      (unsigned long long)sat_add(4096, f->mda_size),
-      (unsigned long long)f->pe_start);
+  for (int i = 0; pvcreate[i] && !first; i++)
+    first = config_setting_get_member(g, pvcreate[i]);
+  f->legacy = have_pe || have_mda;
+  if (f->legacy && first) {
+    s = config_setting_get_member(g, have_pe ? "pe_start" : "mda_size");
+    ff_cfg_join(kp, sizeof kp, path, have_pe ? "pe_start" : "mda_size");
+    return ff_cfg_err(c->file, s, kp,
+                      "give pvcreate's options (%s here) or the layout they "
+                      "make (pe_start, mda_size), not both",
+                      config_setting_name(first));
+  }
+  if (f->legacy) {
+    s = config_setting_get_member(g, "pe_start");
+    ff_cfg_join(kp, sizeof kp, path, "pe_start");
+    if (f->pe_start % FF_SECTOR || f->pe_start < 4096 + 32768)
+      return ff_cfg_err(c->file, s ? s : g, kp,
+                        "%llu is not a multiple of 512 of at least 36864 (4 "
+                        "KiB before mda0 plus its 32 KiB minimum)",
+                        (unsigned long long)f->pe_start);
+    if (!have_mda)
+      f->mda_size = f->pe_start - 4096;
+    s = config_setting_get_member(g, "mda_size");
+    ff_cfg_join(kp, sizeof kp, path, "mda_size");
+    if (f->mda_size % FF_SECTOR || f->mda_size < 32768)
+      return ff_cfg_err(c->file, s ? s : g, kp,
+                        "%llu is not a multiple of 512 of at least 32 KiB",
+                        (unsigned long long)f->mda_size);
+    if (f->mda_size > f->pe_start - 4096) /* pe_start >= 36864 here */
+      return ff_cfg_err(c->file, s ? s : g, kp,
+                        "mda0 [4096, %llu) would overlap the data area at "
+                        "pe_start %llu",
+                        (unsigned long long)sat_add(4096, f->mda_size),
+                        (unsigned long long)f->pe_start);
+    return 0;
+  }
+  {
+    static const struct {
+      const char *key;
+      uint64_t min;
+      const char *what;
+    } rule[] = {
+      {"metadatasize", 32768, "a multiple of 512 of at least 32 KiB"},
+      {"dataalignment", 4096, "a multiple of 512 of at least 4 KiB"},
+      {"dataalignmentoffset", 0, "a multiple of 512"},
+      {"bootloaderareasize", 0, "a multiple of 512"},
+    };
+    const uint64_t v[] = {f->metadatasize, f->dataalignment,
+                          f->dataalignmentoffset, f->bootloaderareasize};
+
+    for (size_t i = 0; i < sizeof rule / sizeof *rule; i++)
+      if (v[i] % FF_SECTOR || v[i] < rule[i].min) {
+        s = config_setting_get_member(g, rule[i].key);
+        ff_cfg_join(kp, sizeof kp, path, rule[i].key);
+        return ff_cfg_err(c->file, s ? s : g, kp, "%llu is not %s",
+                          (unsigned long long)v[i], rule[i].what);
+      }
+  }
+  if (f->dataalignmentoffset > f->dataalignment) {
+    s = config_setting_get_member(g, "dataalignmentoffset");
+    ff_cfg_join(kp, sizeof kp, path, "dataalignmentoffset");
+    return ff_cfg_err(c->file, s, kp,
+                      "%llu is more than dataalignment %llu (lvm: pe_align "
+                      "must not be less than pe_align_offset)",
+                      (unsigned long long)f->dataalignmentoffset,
+                      (unsigned long long)f->dataalignment);
+  }
+  if (ff_pvfmt_layout(f, dev_size, &lay) < 0)
+    return ff_cfg_err(c->file, g, path, "%s", ff_errmsg());
+  f->pe_start = lay.pe_start;
+  f->mda_size = lay.mda_size;
   return 0;
 }
 
@@ -348,11 +415,30 @@ static int
 parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
          const struct ff_spec *top, struct ff_spec_vg *vg)
 {
-  static const char *const keys[] = {
-    "count",    "name",     "pvs",         "device_size",  "extent_size",
-    "pe_start", "mda_size", "mda_copies",  "label_sector", "seqno",
-    "history",  "time",     "description", "damage",       "lvs",
-    "uuid",     "devices",  "pv_uuids",    "hints",        NULL};
+  static const char *const keys[] = {"count",
+                                     "name",
+                                     "pvs",
+                                     "device_size",
+                                     "extent_size",
+                                     "metadatasize",
+                                     "dataalignment",
+                                     "dataalignmentoffset",
+                                     "bootloaderareasize",
+                                     "pe_start",
+                                     "mda_size",
+                                     "mda_copies",
+                                     "label_sector",
+                                     "seqno",
+                                     "history",
+                                     "time",
+                                     "description",
+                                     "damage",
+                                     "lvs",
+                                     "uuid",
+                                     "devices",
+                                     "pv_uuids",
+                                     "hints",
+                                     NULL};
   const config_setting_t *lvs, *s;
   int64_t seqno = 0, nlv_total = 0;
   char kp[256];
@@ -370,7 +456,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       ff_cfg_uint(c->file, g, path, "pvs", 1, 4096, &vg->pvs) < 0 ||
       ff_cfg_size(c->file, g, path, "device_size", &vg->device_size) < 0 ||
       ff_cfg_size(c->file, g, path, "extent_size", &vg->extent_size) < 0 ||
-      parse_pvfmt(c, g, path, &vg->fmt) < 0 ||
+      parse_pvfmt(c, g, path, vg->device_size, &vg->fmt) < 0 ||
       ff_cfg_int(c->file, g, path, "seqno", 1, 1000000, &seqno) < 0 ||
       ff_cfg_int(c->file, g, path, "history", 0, 1000000, &vg->history) < 0 ||
       ff_cfg_str(c->file, g, path, "description", &vg->description) < 0 ||
@@ -470,9 +556,20 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
             const struct ff_spec *top, enum ff_other_kind kind,
             struct ff_spec_other *o)
 {
-  static const char *const orphan_keys[] = {
-    "count",        "device_size", "pe_start", "mda_size", "mda_copies",
-    "label_sector", "devices",     "pv_uuids", "damage",   NULL};
+  static const char *const orphan_keys[] = {"count",
+                                            "device_size",
+                                            "pe_start",
+                                            "mda_size",
+                                            "mda_copies",
+                                            "label_sector",
+                                            "devices",
+                                            "pv_uuids",
+                                            "damage",
+                                            "metadatasize",
+                                            "dataalignment",
+                                            "dataalignmentoffset",
+                                            "bootloaderareasize",
+                                            NULL};
   static const char *const blank_keys[] = {"count", "device_size", "devices",
                                            NULL};
   static const char *const sig_keys[] = {"count", "device_size", "devices",
@@ -501,12 +598,13 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
   if (get_strlist(c, g, path, "devices", o->count, 0, &o->devices) < 0)
     return -1;
   if (kind == FF_OTHER_ORPHAN) {
-    if (parse_pvfmt(c, g, path, &o->fmt) < 0 ||
+    if (parse_pvfmt(c, g, path, o->device_size, &o->fmt) < 0 ||
         get_strlist(c, g, path, "pv_uuids", o->count, 1, &o->pv_uuids) < 0 ||
         get_damage(c, g, path, 1, &o->damage) < 0)
       return -1;
-    if (sat_add(o->fmt.pe_start,
-                o->fmt.mda_copies == 2 ? o->fmt.mda_size : 0) > o->device_size)
+    /* (mda1, which goes after pe_start, is checked when the farm is
+     * built: lvm takes what is left there) */
+    if (o->fmt.pe_start > o->device_size)
       return ff_cfg_err(c->file, g, path,
                         "device_size %llu is too small for pe_start %llu",
                         (unsigned long long)o->device_size,

@@ -28,12 +28,20 @@ enum ff_damage {
 /* "none", "bad-label-crc", ... */
 const char *ff_damage_name(enum ff_damage d);
 
-/* PV layout choices, all in bytes. */
+/* PV layout choices, all in bytes: pvcreate's options, from which
+ * pe_start, the metadata areas and the bootloader area follow as lvm
+ * computes them (ff_pvfmt_layout()); or, the older form, pe_start and
+ * mda_size given as they are (legacy = 1). */
 struct ff_spec_pvfmt {
-  uint64_t pe_start;
-  uint64_t mda_size;
-  unsigned mda_copies;   /* 1 or 2 */
-  unsigned label_sector; /* 0..3 */
+  uint64_t metadatasize;        /* --metadatasize (default 1044480) */
+  uint64_t dataalignment;       /* --dataalignment (default 1 MiB) */
+  uint64_t dataalignmentoffset; /* --dataalignmentoffset */
+  uint64_t bootloaderareasize;  /* --bootloaderareasize */
+  int legacy;                   /* pe_start and mda_size were given */
+  uint64_t pe_start;            /* legacy */
+  uint64_t mda_size;            /* legacy: mda0's size */
+  unsigned mda_copies;          /* 1 or 2 */
+  unsigned label_sector;        /* 0..3 */
 };
 
 struct ff_spec_lv {

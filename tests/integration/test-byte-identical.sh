@@ -14,6 +14,14 @@
 #   a: 2 PVs, vgA, lvlin (-L 8M linear), lvstr (-i 2 -I 64k -L 16M)
 #   b: 3 PVs, vgB, lvspan (-l 40 linear over all three PVs)
 #   c: 1 PV with --pvmetadatacopies 2, vgC, lvlin (-L 8M linear)
+# pvcreate's options (the spec's keys of the same names):
+#   d: --pvmetadatacopies 2 --metadatasize 4m (mda0 grows to the
+#      alignment, mda1 keeps the asked size: (62914560, 4194304))
+#   e: 66 MiB, --pvmetadatacopies 2 --dataalignment 4m (pe_start 4 MiB,
+#      mda1 (67108864, 2097152), pe_count 15)
+#   f: --pvmetadatacopies 2 --bootloaderareasize 600k (the area rounded up
+#      to 1 MiB between mda0 and pe_start, in the label and the text)
+#   g: --dataalignment 1m --dataalignmentoffset 192k
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to
@@ -88,6 +96,7 @@ lvrep = json.load(open(os.path.join(d, "lvs.json")))["report"][0]["lv"]
 devs = open(os.path.join(d, "devs")).read().split()
 intent = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "intent")) if l.strip()]
 lv_intent = [(i[1], i[2]) for i in intent if i[0] == "lv"]
+pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
 # offsets, sizes and per-write values; the last copy is the current one.
@@ -172,6 +181,10 @@ w("    pvs = %d;" % len(devs))
 w("    device_size = %s;" % size(dev_size))
 w("    extent_size = %s;" % size(extent_size))
 w("    mda_copies = %d;" % mda_copies)
+for frag in pv_keys:
+    for part in frag.split(";"):
+        if part.strip():
+            w("    %s;" % part.strip())
 w("    uuid = %s;" % q(vg_uuid))
 w("    devices = %s %s %s;" % (opn, ", ".join(q("r%d" % i) for i in range(len(devs))), cls))
 w("    pv_uuids = %s %s %s;" % (opn, ", ".join(q(u) for u in pv_uuids), cls))
@@ -251,11 +264,12 @@ show_diff() {
 	diff -ru "$ta" "$tb" | head -60 || true
 }
 
-# run_scenario NAME VG NPV PVCREATE-OPTS LV-SPEC...
+# run_scenario NAME VG NPV SIZE "PVCREATE-OPTS|spec fragment" LV-SPEC...
 #   LV-SPEC = "NAME|spec fragment|lvcreate options"
 run_scenario() {
-	local sc=$1 vg=$2 npv=$3 pvopts=$4
-	shift 4
+	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys
+	IFS='|' read -r pvopts pvkeys <<<"$5"
+	shift 5
 	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list
 	local -a imgs devs
 	for attempt in 1 2 3; do
@@ -265,12 +279,13 @@ run_scenario() {
 		for ((i = 0; i < npv; i++)); do
 			imgs+=("$d/lvm/r$i")
 		done
-		truncate -s 64M "${imgs[@]}"
+		truncate -s "$devsize" "${imgs[@]}"
 		out=$(ff_loop_attach "${imgs[@]}")
 		mapfile -t devs <<<"$out"
 		list=$(IFS=,; echo "${devs[*]}")
 		printf '%s\n' "${devs[@]}" >"$d/devs"
 		printf 'vg\t%s\n' "$vg" >"$d/intent"
+		printf 'pvkeys\t%s\n' "$pvkeys" >>"$d/intent"
 
 		# shellcheck disable=SC2086  # pvopts is a word list
 		ff_lvm pvcreate --devices "$list" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
@@ -338,23 +353,39 @@ run_scenario() {
 	done
 }
 
-for sc in ${FF_SCENARIOS:-a b c}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g}; do
 	case $sc in
 	a)
-		run_scenario a vgA 2 "" \
+		run_scenario a vgA 2 64M "" \
 			'lvlin|size = "8M"; type = "linear"|-L 8M' \
 			'lvstr|size = "16M"; type = "striped"; stripes = 2; stripe_size = "64K"|-i 2 -I 64k -L 16M'
 		;;
 	b)
 		# lvcreate -l 40: the spec has no extent-count key; 40 x 4 MiB
-		run_scenario b vgB 3 "" \
+		run_scenario b vgB 3 64M "" \
 			'lvspan|size = "160M"; type = "linear"|-l 40'
 		;;
 	c)
-		run_scenario c vgC 1 "--pvmetadatacopies 2" \
+		run_scenario c vgC 1 64M "--pvmetadatacopies 2" \
 			'lvlin|size = "8M"; type = "linear"|-L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a, b, c)" ;;
+	d)
+		run_scenario d vgD 1 64M '--pvmetadatacopies 2 --metadatasize 4m|metadatasize = "4M"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	e)
+		run_scenario e vgE 1 66M '--pvmetadatacopies 2 --dataalignment 4m|dataalignment = "4M"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	f)
+		run_scenario f vgF 1 64M '--pvmetadatacopies 2 --bootloaderareasize 600k|bootloaderareasize = "600K"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	g)
+		run_scenario g vgG 1 64M '--dataalignment 1m --dataalignmentoffset 192k|dataalignmentoffset = "192K"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	*) ff_die "unknown scenario '$sc' (expected a to g)" ;;
 	esac
 done
 

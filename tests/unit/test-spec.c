@@ -224,12 +224,27 @@ static const struct {
    "0.000000000001; }); });",
    "vgs.[0].lvs.[0]", "would have no extents"},
   {"", "makes no devices", ""},
-  /* mda1 aligned down to 1 MiB once landed on the label and mda0 (found
-   * by the fuzz targets' label check). */
-  {"orphans = ({ device_size = 69632; pe_start = 36864; mda_size = 32768;\n"
+  /* mda1 goes after pe_start, as lvm places it; less than lvm's 32 KiB
+   * minimum left there is an error (mda1 aligned down to 1 MiB once
+   * landed on the label and mda0: found by the fuzz targets' label
+   * check). */
+  {"orphans = ({ device_size = 65536; pe_start = 36864; mda_size = 32768;\n"
    "  mda_copies = 2; label_sector = 0; });",
-   "t:1: orphans.[0].device_size: 69632 is too small for mda_copies = 2",
-   "before pe_start 36864"},
+   "t:1: orphans.[0].device_size: 65536 is too small for mda_copies = 2",
+   "less than 32 KiB (lvm's minimum) is left for mda1 after pe_start 36864"},
+  /* pvcreate's options or the layout, not both */
+  {"vgs = ({ dataalignment = \"4M\"; pe_start = \"4M\"; });",
+   "t:1: vgs.[0].pe_start: give pvcreate's options (dataalignment here)",
+   "not both"},
+  {"vgs = ({ dataalignment = \"1M\"; dataalignmentoffset = \"2M\"; });",
+   "t:1: vgs.[0].dataalignmentoffset: 2097152 is more than dataalignment",
+   "1048576"},
+  {"orphans = ({ metadatasize = \"16K\"; });",
+   "t:1: orphans.[0].metadatasize: 16384 is not a multiple of 512 of at "
+   "least 32 KiB",
+   ""},
+  {"vgs = ({ device_size = \"8M\"; bootloaderareasize = \"8M\"; });",
+   "t:1: vgs.[0]: device_size 8388608 is smaller than dataalignment", ""},
 };
 
 static void
