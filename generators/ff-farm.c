@@ -135,6 +135,34 @@ ff_mda1_place(const struct ff_pvfmt *fmt, uint64_t disk, uint64_t *start,
 
 /* ---- building ---------------------------------------------------------- */
 
+/* A farm-owned copy of s (NULL stays NULL); NULL with ff_errmsg() when out
+ * of memory, which the caller tells from s == NULL. */
+static const char *
+keep(struct ff_farm *farm, const char *s)
+{
+  char *c;
+
+  if (!s)
+    return NULL;
+  if (farm->npool == farm->pool_cap) {
+    uint32_t cap = farm->pool_cap ? farm->pool_cap * 2 : 16;
+    char **p = realloc(farm->pool, cap * sizeof *p);
+
+    if (!p) {
+      ff_error("out of memory");
+      return NULL;
+    }
+    farm->pool = p;
+    farm->pool_cap = cap;
+  }
+  if (!(c = strdup(s))) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  farm->pool[farm->npool++] = c;
+  return c;
+}
+
 struct bctx {
   const struct ff_spec *spec;
   struct ff_farm *farm;
@@ -473,6 +501,10 @@ out:
   return r;
 }
 
+static int build_vg(struct bctx *b, unsigned gi, uint32_t fi,
+                    const char *vg_tags, const char **lv_tags,
+                    const char *path);
+
 static int
 build_vg_group(struct bctx *b, unsigned gi)
 {
@@ -483,12 +515,61 @@ build_vg_group(struct bctx *b, unsigned gi)
   char path[64];
 
   snprintf(path, sizeof path, "vgs.[%u]", gi);
-  if (ff_pvfmt_layout(&g->fmt, g->device_size, &farm->fmts[fi]) < 0)
+  if (ff_pvfmt_layout(&g->fmt,
+                      g->device_sizes ? g->device_sizes[0] : g->device_size,
+                      &farm->fmts[fi]) < 0)
     return berr(b, g->line, path, "%s", ff_errmsg());
 
+  /* the group's strings, kept once for all its VGs */
+  const char *vg_tags = keep(farm, g->tags), **lv_tags = NULL;
+
+  if (g->tags && !vg_tags)
+    return -1;
+  if (g->nlvs && !(lv_tags = calloc(g->nlvs, sizeof *lv_tags)))
+    return ff_error("out of memory");
+  for (unsigned l = 0; l < g->nlvs; l++)
+    if (g->lvs[l].tags && !(lv_tags[l] = keep(farm, g->lvs[l].tags))) {
+      free(lv_tags);
+      return -1;
+    }
+  /* PVs of other sizes than the first must get the same pe_start and
+   * mda0 (lvm's layout depends on the size only on tiny devices) */
+  for (uint32_t p = 1; g->device_sizes && p < g->pvs; p++) {
+    struct ff_pvfmt other;
+
+    if (ff_pvfmt_layout(&g->fmt, g->device_sizes[p], &other) < 0 ||
+        other.pe_start != farm->fmts[fi].pe_start ||
+        other.mda_size != farm->fmts[fi].mda_size) {
+      free(lv_tags);
+      return berr(b, g->line, path,
+                  "device_sizes: PV %u (%llu bytes) would get another "
+                  "layout than PV 0 (pe_start %llu)",
+                  p, (unsigned long long)g->device_sizes[p],
+                  (unsigned long long)farm->fmts[fi].pe_start);
+    }
+  }
   for (unsigned k = 0; k < g->count; k++) {
+    int r = build_vg(b, gi, fi, vg_tags, lv_tags, path);
+
+    if (r < 0) {
+      free(lv_tags);
+      return r;
+    }
+  }
+  free(lv_tags);
+  return 0;
+}
+
+/* One VG of group gi, of format fi, as farm->vgs[b->v]. */
+static int
+build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *vg_tags,
+         const char **lv_tags, const char *path)
+{
+  const struct ff_spec *sp = b->spec;
+  const struct ff_spec_vg *g = &sp->vgs[gi];
+  struct ff_farm *farm = b->farm;
+  {
     struct ff_vg *vg = &farm->vgs[b->v];
-    uint64_t mda1_start, mda1_size, pe_count;
     uint32_t nlvs = 0;
 
     vg->name = ff_format_uint(g->name, b->v);
@@ -503,27 +584,8 @@ build_vg_group(struct bctx *b, unsigned gi)
     vg->extent_size = g->extent_size;
     vg->fmt = farm->fmts[fi];
     vg->damage = g->damage;
-
-    ff_mda1_place(&vg->fmt, g->device_size, &mda1_start, &mda1_size);
-    if (vg->fmt.mda_copies == 2 && !mda1_size)
-      return berr(b, g->line, path,
-                  "device_size %llu is too small for mda_copies = 2: less "
-                  "than 32 KiB (lvm's minimum) is left for mda1 after "
-                  "pe_start %llu",
-                  (unsigned long long)g->device_size,
-                  (unsigned long long)vg->fmt.pe_start);
-    if (g->device_size < vg->fmt.pe_start + mda1_size)
-      pe_count = 0;
-    else
-      pe_count =
-        (g->device_size - vg->fmt.pe_start - mda1_size) / g->extent_size;
-    if (pe_count == 0)
-      return berr(
-        b, g->line, path,
-        "device_size %llu leaves no extent of %llu bytes after "
-        "pe_start %llu%s",
-        (unsigned long long)g->device_size, (unsigned long long)g->extent_size,
-        (unsigned long long)vg->fmt.pe_start, mda1_size ? " and mda1" : "");
+    vg->tags = vg_tags;
+    vg->device_id_type = g->device_id_type;
 
     vg->npvs = g->pvs;
     vg->pvs = calloc(g->pvs, sizeof *vg->pvs);
@@ -532,17 +594,40 @@ build_vg_group(struct bctx *b, unsigned gi)
     for (uint32_t p = 0; p < g->pvs; p++) {
       struct ff_pv *pv = &vg->pvs[p];
       int missing = g->damage == FF_DMG_MISSING_PV && p == g->pvs - 1;
+      uint64_t size = g->device_sizes ? g->device_sizes[p] : g->device_size;
+      uint64_t mda1_start, mda1_size, pe_count;
+
+      ff_mda1_place(&vg->fmt, size, &mda1_start, &mda1_size);
+      if (vg->fmt.mda_copies == 2 && !mda1_size)
+        return berr(b, g->line, path,
+                    "device_size %llu is too small for mda_copies = 2: less "
+                    "than 32 KiB (lvm's minimum) is left for mda1 after "
+                    "pe_start %llu",
+                    (unsigned long long)size,
+                    (unsigned long long)vg->fmt.pe_start);
+      if (size < vg->fmt.pe_start + mda1_size)
+        pe_count = 0;
+      else
+        pe_count = (size - vg->fmt.pe_start - mda1_size) / g->extent_size;
+      if (pe_count == 0)
+        return berr(
+          b, g->line, path,
+          "device_size %llu leaves no extent of %llu bytes after "
+          "pe_start %llu%s",
+          (unsigned long long)size, (unsigned long long)g->extent_size,
+          (unsigned long long)vg->fmt.pe_start, mda1_size ? " and mda1" : "");
+      if (g->device_ids && !(pv->device_id = keep(farm, g->device_ids[p])))
+        return -1;
 
       if (g->pv_uuids)
         memcpy(pv->uuid, g->pv_uuids[p], FF_UUID_LEN);
       else
         ff_uuid_make(pv->uuid, sp->seed, K_PV, b->v, p);
-      pv->dev_size = g->device_size;
+      pv->dev_size = size;
       pv->pe_count = pe_count;
       pv->dev = FF_NONE;
       if (!missing) {
-        struct ff_device *dev =
-          new_device(b, g->devices, p, g->device_size, FF_ROLE_PV);
+        struct ff_device *dev = new_device(b, g->devices, p, size, FF_ROLE_PV);
 
         if (!dev)
           return -1;
@@ -557,7 +642,7 @@ build_vg_group(struct bctx *b, unsigned gi)
           dev->damage = (uint8_t)g->damage;
         if (g->damage == FF_DMG_DUPLICATE && p == 0) {
           struct ff_device *dup =
-            new_device(b, NULL, 0, g->device_size, FF_ROLE_DUPLICATE);
+            new_device(b, NULL, 0, size, FF_ROLE_DUPLICATE);
 
           if (!dup)
             return -1;
@@ -586,7 +671,12 @@ build_vg_group(struct bctx *b, unsigned gi)
     vg->lvs = calloc(nlvs ? nlvs : 1, sizeof *vg->lvs);
     if (!vg->lvs)
       return ff_error("out of memory");
-    if (allocate_lvs(b, g, vg, path) < 0 || build_texts(b, g, vg, path) < 0)
+    if (allocate_lvs(b, g, vg, path) < 0)
+      return -1;
+    for (unsigned l = 0, li = 0; l < g->nlvs; l++)
+      for (unsigned c = 0; c < g->lvs[l].count; c++)
+        vg->lvs[li++].tags = lv_tags[l];
+    if (build_texts(b, g, vg, path) < 0)
       return -1;
 
     /* Each PV holds every kept write, a stale one all but the last. */
@@ -950,5 +1040,8 @@ ff_farm_free(struct ff_farm *farm)
   free(farm->vgs);
   free(farm->fmts);
   free(farm->by_name);
+  for (uint32_t i = 0; i < farm->npool; i++)
+    free(farm->pool[i]);
+  free(farm->pool);
   free(farm);
 }

@@ -43,6 +43,9 @@ add_pvs(struct ff_sb *sb, const struct ff_vg *vg)
     ff_sb_add(sb, "device = \"");
     ff_lvmtext_escape(sb, pv->hint);
     ff_sb_add(sb, "\"\n\n");
+    if (vg->device_id_type && pv->device_id)
+      ff_sb_addf(sb, "device_id_type = \"%s\"\ndevice_id = \"%s\"\n",
+                 vg->device_id_type, pv->device_id);
     ff_sb_add(sb, "status = [\"ALLOCATABLE\"]\nflags = []\n");
     ff_sb_addf(sb, "dev_size = %llu\n",
                (unsigned long long)(pv->dev_size / FF_SECTOR));
@@ -64,6 +67,8 @@ add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host)
   ff_sb_addf(sb, "\n%s {\n", lv->name);
   add_uuid_line(sb, lv->uuid);
   ff_sb_add(sb, "status = [\"READ\", \"WRITE\", \"VISIBLE\"]\nflags = []\n");
+  if (lv->tags)
+    ff_sb_addf(sb, "tags = %s\n", lv->tags);
   ff_sb_addf(sb, "creation_time = %lld\n", (long long)lv->time);
   ff_sb_add(sb, "creation_host = \"");
   ff_lvmtext_escape(sb, host);
@@ -105,6 +110,8 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   ff_sb_add(&sb, "format = \"lvm2\"\n");
   ff_sb_add(&sb, "status = [\"RESIZEABLE\", \"READ\", \"WRITE\"]\n");
   ff_sb_add(&sb, "flags = []\n");
+  if (vg->tags)
+    ff_sb_addf(&sb, "tags = %s\n", vg->tags);
   ff_sb_addf(&sb, "extent_size = %llu\n",
              (unsigned long long)(vg->extent_size / FF_SECTOR));
   ff_sb_add(&sb, "max_lv = 0\nmax_pv = 0\nmetadata_copies = 0\n\n");

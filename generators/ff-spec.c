@@ -98,6 +98,157 @@ get_strlist(const struct pctx *c, const config_setting_t *grp,
   return 1;
 }
 
+/* key: a list of tags (vgcreate/lvcreate --addtag, in that order), into
+ * *out as the metadata text lists them ("[\"a\", \"b\"]"); an empty list
+ * is no tags.  lvm's tag characters only, each tag once. */
+static int
+get_tags(const struct pctx *c, const config_setting_t *grp, const char *path,
+         const char *key, char **out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  struct ff_sb sb = FF_SB_INIT;
+  char kp[256];
+  int n;
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+      config_setting_type(s) != CONFIG_TYPE_LIST)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected a list of tags such as [\"a\", \"b\"]");
+  n = config_setting_length(s);
+  if (n == 0)
+    return 0;
+  ff_sb_add(&sb, "[");
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, i);
+    const char *t;
+
+    if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+      ff_sb_release(&sb);
+      return ff_cfg_err(c->file, e, kp, "entry %d is not a string", i);
+    }
+    t = config_setting_get_string(e);
+    if (!*t || t[strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+                           "YZ0123456789._-+/=!:&#")]) {
+      ff_sb_release(&sb);
+      return ff_cfg_err(c->file, e, kp,
+                        "'%s' is not a valid tag (letters, digits and "
+                        "._-+/=!:&# only, not empty)",
+                        t);
+    }
+    for (int j = 0; j < i; j++)
+      if (!strcmp(t, config_setting_get_string_elem(s, j))) {
+        ff_sb_release(&sb);
+        return ff_cfg_err(c->file, e, kp, "tag '%s' is given twice", t);
+      }
+    ff_sb_addf(&sb, "%s\"%s\"", i ? ", " : "", t);
+  }
+  ff_sb_add(&sb, "]");
+  *out = ff_sb_detach(&sb, NULL);
+  if (!*out)
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  return 1;
+}
+
+/* The device_id_type values lvm writes into the metadata (devname never
+ * is: lvm leaves those PVs' lines out). */
+static const char *const id_types[] = {
+  "sys_wwid",   "sys_serial", "mpath_uuid", "crypt_uuid",
+  "lvmlv_uuid", "md_uuid",    "loop_file",  NULL};
+
+/* device_id_type and device_ids (one per PV) of a VG group. */
+static int
+get_device_ids(const struct pctx *c, const config_setting_t *g,
+               const char *path, struct ff_spec_vg *vg)
+{
+  const config_setting_t *s = config_setting_get_member(g, "device_id_type");
+  char *type = NULL, kp[256];
+  int r;
+
+  if (ff_cfg_str(c->file, g, path, "device_id_type", &type) < 0 ||
+      get_strlist(c, g, path, "device_ids", vg->pvs, 0, &vg->device_ids) < 0) {
+    free(type);
+    return -1;
+  }
+  ff_cfg_join(kp, sizeof kp, path, type ? "device_id_type" : "device_ids");
+  if (!type != !vg->device_ids) {
+    r = ff_cfg_err(c->file, s ? s : config_setting_get_member(g, "device_ids"),
+                   kp, "device_id_type and device_ids go together");
+    free(type);
+    return r;
+  }
+  if (!type)
+    return 0;
+  for (int i = 0; id_types[i]; i++)
+    if (!strcmp(type, id_types[i]))
+      vg->device_id_type = id_types[i];
+  if (!vg->device_id_type) {
+    r = ff_cfg_err(c->file, s, kp,
+                   "'%s' is not a device_id_type lvm writes (expected "
+                   "sys_wwid, sys_serial, mpath_uuid, crypt_uuid, "
+                   "lvmlv_uuid, md_uuid or loop_file; devname is never "
+                   "written)",
+                   type);
+    free(type);
+    return r;
+  }
+  free(type);
+  ff_cfg_join(kp, sizeof kp, path, "device_ids");
+  for (unsigned i = 0; i < vg->pvs; i++) {
+    const char *id = vg->device_ids[i];
+
+    for (const char *p = id; *p; p++)
+      if (*p == '"' || *p == '\\' || (unsigned char)*p < 32)
+        return ff_cfg_err(c->file, config_setting_get_member(g, "device_ids"),
+                          kp,
+                          "entry %u has a quote, backslash or control "
+                          "character (lvm writes the id unquoted)",
+                          i);
+    if (!*id)
+      return ff_cfg_err(c->file, config_setting_get_member(g, "device_ids"),
+                        kp, "entry %u is empty", i);
+  }
+  return 0;
+}
+
+/* device_sizes: one size per PV (count = 1), each a positive multiple of
+ * 512, into vg->device_sizes. */
+static int
+get_device_sizes(const struct pctx *c, const config_setting_t *g,
+                 const char *path, struct ff_spec_vg *vg)
+{
+  const config_setting_t *s = config_setting_get_member(g, "device_sizes");
+  char kp[256];
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, "device_sizes");
+  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+      config_setting_type(s) != CONFIG_TYPE_LIST)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected a list of sizes such as [\"1G\", \"2G\"]");
+  if ((unsigned)config_setting_length(s) != vg->pvs)
+    return ff_cfg_err(c->file, s, kp,
+                      "has %d entries (expected %u, one per PV)",
+                      config_setting_length(s), vg->pvs);
+  vg->device_sizes = calloc(vg->pvs, sizeof *vg->device_sizes);
+  if (!vg->device_sizes)
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  for (unsigned i = 0; i < vg->pvs; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, i);
+
+    if (ff_cfg_size_value(c->file, e, kp, &vg->device_sizes[i]) < 0)
+      return -1;
+    if (!vg->device_sizes[i] || vg->device_sizes[i] % FF_SECTOR)
+      return ff_cfg_err(c->file, e, kp,
+                        "entry %u: %llu is not a positive multiple of 512", i,
+                        (unsigned long long)vg->device_sizes[i]);
+  }
+  return 1;
+}
+
 static int
 get_uuid(const struct pctx *c, const config_setting_t *grp, const char *path,
          const char *key, char **out)
@@ -329,7 +480,7 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
 {
   static const char *const keys[] = {"count",       "name", "type", "stripes",
                                      "stripe_size", "size", "fill", "time",
-                                     "description", "uuid", NULL};
+                                     "description", "uuid", "tags", NULL};
   char *type = NULL;
   char kp[256];
   int have_size, have_fill, r;
@@ -351,6 +502,8 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
   if (r < 0)
     return -1;
   lv->has_time = r;
+  if (get_tags(c, g, path, "tags", &lv->tags) < 0)
+    return -1;
   if (lv->uuid && lv->count != 1)
     return ff_cfg_err(c->file, config_setting_get_member(g, "uuid"), path,
                       "uuid needs count = 1 (the group makes %u LVs)",
@@ -438,6 +591,10 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
                                      "devices",
                                      "pv_uuids",
                                      "hints",
+                                     "tags",
+                                     "device_id_type",
+                                     "device_ids",
+                                     "device_sizes",
                                      NULL};
   const config_setting_t *lvs, *s;
   int64_t seqno = 0, nlv_total = 0;
@@ -481,8 +638,9 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
                       (unsigned long long)vg->extent_size);
 
   if (vg->count != 1) {
-    static const char *const single[] = {"uuid", "devices", "pv_uuids",
-                                         "hints", NULL};
+    static const char *const single[] = {"uuid",  "devices",    "pv_uuids",
+                                         "hints", "device_ids", "device_sizes",
+                                         NULL};
 
     for (const char *const *k = single; *k; k++)
       if ((s = config_setting_get_member(g, *k))) {
@@ -494,7 +652,10 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
   }
   if (get_strlist(c, g, path, "devices", vg->pvs, 0, &vg->devices) < 0 ||
       get_strlist(c, g, path, "pv_uuids", vg->pvs, 1, &vg->pv_uuids) < 0 ||
-      get_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0)
+      get_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0 ||
+      get_tags(c, g, path, "tags", &vg->tags) < 0 ||
+      get_device_ids(c, g, path, vg) < 0 ||
+      get_device_sizes(c, g, path, vg) < 0)
     return -1;
 
   ff_cfg_join(kp, sizeof kp, path, "damage");
@@ -749,10 +910,12 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     ff_cfg_pathf(ep, sizeof ep, "vgs.[%u]", i);
     if (parse_vg(c, config_setting_get_elem(vgs, i), ep, sp, vg) < 0)
       goto fail;
-    if (vg->device_size % FF_SECTOR ||
-        vg->device_size <
-          sat_add(sat_add(vg->fmt.pe_start, vg->extent_size),
-                  vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0)) {
+    /* (with device_sizes, the farm checks each PV) */
+    if (!vg->device_sizes &&
+        (vg->device_size % FF_SECTOR ||
+         vg->device_size <
+           sat_add(sat_add(vg->fmt.pe_start, vg->extent_size),
+                   vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0))) {
       const config_setting_t *g = config_setting_get_elem(vgs, i);
       const config_setting_t *s = config_setting_get_member(g, "device_size");
 
@@ -863,6 +1026,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->lvs[j].name);
       free(vg->lvs[j].description);
       free(vg->lvs[j].uuid);
+      free(vg->lvs[j].tags);
     }
     free(vg->lvs);
     free(vg->name);
@@ -871,6 +1035,9 @@ ff_spec_free(struct ff_spec *sp)
     free_strv(vg->devices);
     free_strv(vg->pv_uuids);
     free_strv(vg->hints);
+    free(vg->tags);
+    free_strv(vg->device_ids);
+    free(vg->device_sizes);
   }
   free(sp->vgs);
   for (unsigned i = 0; i < sp->nothers; i++) {

@@ -57,6 +57,8 @@ struct ff_spec_lv {
   int64_t time;
   char *description; /* NULL: default */
   char *uuid;        /* 32 raw chars + NUL, or NULL */
+  char *tags;        /* lvcreate --addtag, as the text lists them
+                      * ("[\"a\", \"b\"]"), or NULL */
 };
 
 struct ff_spec_vg {
@@ -79,6 +81,10 @@ struct ff_spec_vg {
   char **devices;  /* [pvs] or NULL */
   char **pv_uuids; /* [pvs] raw, or NULL */
   char **hints;    /* [pvs] or NULL */
+  char *tags;      /* vgcreate --addtag: "[\"a\", \"b\"]", or NULL */
+  const char *device_id_type; /* written with each PV, or NULL */
+  char **device_ids;          /* [pvs] with device_id_type */
+  uint64_t *device_sizes;     /* [pvs] or NULL: device_size for all */
 };
 
 enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };

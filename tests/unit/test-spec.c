@@ -232,6 +232,18 @@ static const struct {
    "  mda_copies = 2; label_sector = 0; });",
    "t:1: orphans.[0].device_size: 65536 is too small for mda_copies = 2",
    "less than 32 KiB (lvm's minimum) is left for mda1 after pe_start 36864"},
+  /* tags, device ids, per-PV sizes */
+  {"vgs = ({ tags = [\"ok\", \"not ok\"]; });",
+   "t:1: vgs.[0].tags: 'not ok' is not a valid tag", ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; tags = [\"a\", \"a\"]; }); });",
+   "t:1: vgs.[0].lvs.[0].tags: tag 'a' is given twice", ""},
+  {"vgs = ({ device_id_type = \"devname\"; device_ids = [\"/dev/sda\"]; });",
+   "t:1: vgs.[0].device_id_type: 'devname' is not a device_id_type lvm writes",
+   "devname is never written"},
+  {"vgs = ({ pvs = 2; device_ids = [\"a\", \"b\"]; });",
+   "t:1: vgs.[0].device_ids: device_id_type and device_ids go together", ""},
+  {"vgs = ({ pvs = 2; device_sizes = [\"1G\"]; });",
+   "t:1: vgs.[0].device_sizes: has 1 entries (expected 2, one per PV)", ""},
   /* pvcreate's options or the layout, not both */
   {"vgs = ({ dataalignment = \"4M\"; pe_start = \"4M\"; });",
    "t:1: vgs.[0].pe_start: give pvcreate's options (dataalignment here)",
