@@ -42,7 +42,6 @@ struct ff_lv {
   char uuid[FF_UUID_LEN];
   int64_t time;
   uint64_t extents;
-  const char *tags; /* the spec's rendered list, or NULL */
   uint32_t nsegs;
   struct ff_seg *segs;
 };
@@ -62,7 +61,6 @@ struct ff_vg {
   uint64_t extent_size; /* bytes */
   struct ff_pvfmt fmt;
   enum ff_damage damage;
-  const char *tags;           /* the spec's rendered list, or NULL */
   const char *device_id_type; /* with each PV's device_id, or NULL */
   uint32_t npvs;
   struct ff_pv *pvs;
@@ -98,8 +96,7 @@ struct ff_farm {
   uint32_t *by_name; /* device indices sorted by name */
   uint64_t fingerprint;
   struct ff_overlay *overlay;
-  /* Strings of the spec the farm keeps (tags, device ids), one copy per
-   * group, pointed to by every VG, PV and LV of the group. */
+  /* Strings of the spec the farm keeps (device ids), one copy each. */
   char **pool;
   uint32_t npool, pool_cap;
 };

@@ -394,6 +394,79 @@ break_text(struct ff_text *t)
   return 0;
 }
 
+/* A list of tags as it changes write by write: pointers into the spec,
+ * in the order lvm keeps them (an added tag goes last, a tag already
+ * there is not added again), and that list as the text writes it. */
+struct tagset {
+  const char **v;
+  unsigned n, cap;
+  char *text; /* "[\"a\", \"b\"]", or NULL when empty */
+};
+
+static int
+tagset_change(struct tagset *t, char *const *add, char *const *del)
+{
+  struct ff_sb sb = FF_SB_INIT;
+
+  for (; add && *add; add++) {
+    unsigned i = 0;
+
+    while (i < t->n && strcmp(t->v[i], *add))
+      i++;
+    if (i < t->n)
+      continue;
+    if (t->n == t->cap) {
+      unsigned cap = t->cap ? t->cap * 2 : 4;
+      const char **v = realloc(t->v, cap * sizeof *v);
+
+      if (!v)
+        return ff_error("out of memory");
+      t->v = v;
+      t->cap = cap;
+    }
+    t->v[t->n++] = *add;
+  }
+  for (; del && *del; del++)
+    for (unsigned i = 0; i < t->n; i++)
+      if (!strcmp(t->v[i], *del)) {
+        memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof *t->v);
+        t->n--;
+        break;
+      }
+  free(t->text);
+  t->text = NULL;
+  if (!t->n)
+    return 0;
+  ff_sb_add(&sb, "[");
+  for (unsigned i = 0; i < t->n; i++)
+    ff_sb_addf(&sb, "%s\"%s\"", i ? ", " : "", t->v[i]);
+  ff_sb_add(&sb, "]");
+  if (!(t->text = ff_sb_detach(&sb, NULL)))
+    return ff_error("out of memory");
+  return 0;
+}
+
+/* "Write from vgchange --addtag a --deltag b vg0." and the like: the
+ * command line lvm records for a change (tags to add first). */
+static char *
+default_change_description(const struct ff_spec_change *ch,
+                           const struct ff_vg *vg, const char *target)
+{
+  static const char *const cmd[] = {"vgchange", "lvchange", "pvchange"};
+  struct ff_sb sb = FF_SB_INIT;
+
+  ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
+  for (char **t = ch->addtag; t && *t; t++)
+    ff_sb_addf(&sb, " --addtag %s", *t);
+  for (char **t = ch->deltag; t && *t; t++)
+    ff_sb_addf(&sb, " --deltag %s", *t);
+  if (ch->cmd == FF_CHG_LV)
+    ff_sb_addf(&sb, " %s/%s.", vg->name, target);
+  else
+    ff_sb_addf(&sb, " %s.", target);
+  return ff_sb_detach(&sb, NULL);
+}
+
 /* Build every metadata write of vg, place it in both mdas, keep the
  * copies still on disk. */
 static int
@@ -404,10 +477,13 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   uint64_t max0 = ff_mda_max_text(vg->fmt.mda_size);
   uint64_t mda1_start, mda1_size;
   char *vgdesc = NULL;
+  struct tagset vgt = {0}, *lvt = NULL, *pvt = NULL;
+  const char **lvtext = NULL, **pvtext = NULL;
+  int64_t prev_time = 0;
   int r = -1;
 
   ff_mda1_place(&vg->fmt, vg->pvs[0].dev_size, &mda1_start, &mda1_size);
-  vg->seqno = g->seqno ? g->seqno : 1 + vg->nlvs;
+  vg->seqno = g->seqno ? g->seqno : 1 + vg->nlvs + g->nchanges;
   vg->texts = calloc(vg->seqno, sizeof *vg->texts);
   if (!vg->texts)
     return ff_error("out of memory");
@@ -418,6 +494,24 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     g->description ? strdup(g->description) : default_vg_description(vg);
   if (!vgdesc)
     return ff_error("out of memory");
+  /* the tags of the VG (vgcreate), each LV (its lvcreate) and each PV
+   * (none until a pvchange), as they change */
+  lvt = calloc(vg->nlvs + 1, sizeof *lvt);
+  pvt = calloc(vg->npvs + 1, sizeof *pvt);
+  lvtext = calloc(vg->nlvs + 1, sizeof *lvtext);
+  pvtext = calloc(vg->npvs + 1, sizeof *pvtext);
+  if (!lvt || !pvt || !lvtext || !pvtext) {
+    ff_error("out of memory");
+    goto out;
+  }
+  if (tagset_change(&vgt, g->tags, NULL) < 0)
+    goto out;
+  for (unsigned gi = 0, li = 0; gi < g->nlvs; gi++)
+    for (unsigned k = 0; k < g->lvs[gi].count; k++, li++) {
+      if (tagset_change(&lvt[li], g->lvs[gi].tags, NULL) < 0)
+        goto out;
+      lvtext[li] = lvt[li].text;
+    }
 
   for (uint32_t w = 0; w < vg->seqno; w++) {
     struct ff_text *t = &vg->texts[w];
@@ -429,7 +523,40 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     uint32_t nl = w < vg->nlvs ? w : vg->nlvs;
     char *desc = NULL;
 
-    if (w == 0) {
+    if (w > vg->nlvs && w <= vg->nlvs + g->nchanges) {
+      const struct ff_spec_change *ch = &g->changes[w - vg->nlvs - 1];
+      struct tagset *ts = &vgt;
+      const char *target = vg->name;
+      char cp[96];
+
+      snprintf(cp, sizeof cp, "%s.changes.[%u]", path, w - vg->nlvs - 1);
+      if (ch->cmd == FF_CHG_LV) {
+        uint32_t li = 0;
+
+        while (li < vg->nlvs && strcmp(vg->lvs[li].name, ch->lv))
+          li++;
+        if (li == vg->nlvs) {
+          berr(b, ch->line, cp, "lv '%s': VG %s has no such LV", ch->lv,
+               vg->name);
+          goto out;
+        }
+        ts = &lvt[li];
+        target = vg->lvs[li].name;
+      } else if (ch->cmd == FF_CHG_PV) {
+        ts = &pvt[ch->pv];
+        target = vg->pvs[ch->pv].hint;
+      }
+      if (tagset_change(ts, ch->addtag, ch->deltag) < 0)
+        goto out;
+      for (uint32_t i = 0; i < vg->nlvs; i++)
+        lvtext[i] = lvt[i].text;
+      for (uint32_t i = 0; i < vg->npvs; i++)
+        pvtext[i] = pvt[i].text;
+      desc = ch->description ? strdup(ch->description)
+                             : default_change_description(ch, vg, target);
+      meta.description = desc;
+      meta.time = ch->has_time ? ch->time : prev_time;
+    } else if (w == 0) {
       meta.description = vgdesc;
       meta.time = g->has_time ? g->time : sp->creation_time;
     } else if (w <= vg->nlvs) {
@@ -455,10 +582,12 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
           0)
         desc = NULL;
       meta.description = desc;
-      meta.time = vg->nlvs      ? vg->lvs[vg->nlvs - 1].time
-                  : g->has_time ? g->time
-                                : sp->creation_time;
+      meta.time = prev_time;
     }
+    prev_time = meta.time;
+    meta.vg_tags = vgt.text;
+    meta.lv_tags = lvtext;
+    meta.pv_tags = pvtext;
     if (!meta.description) {
       ff_error("out of memory");
       goto out;
@@ -498,11 +627,24 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   r = 0;
 out:
   free(vgdesc);
+  free(vgt.v);
+  free(vgt.text);
+  for (uint32_t i = 0; lvt && i < vg->nlvs; i++) {
+    free(lvt[i].v);
+    free(lvt[i].text);
+  }
+  for (uint32_t i = 0; pvt && i < vg->npvs; i++) {
+    free(pvt[i].v);
+    free(pvt[i].text);
+  }
+  free(lvt);
+  free(pvt);
+  free(lvtext);
+  free(pvtext);
   return r;
 }
 
 static int build_vg(struct bctx *b, unsigned gi, uint32_t fi,
-                    const char *vg_tags, const char **lv_tags,
                     const char *path);
 
 static int
@@ -520,18 +662,6 @@ build_vg_group(struct bctx *b, unsigned gi)
                       &farm->fmts[fi]) < 0)
     return berr(b, g->line, path, "%s", ff_errmsg());
 
-  /* the group's strings, kept once for all its VGs */
-  const char *vg_tags = keep(farm, g->tags), **lv_tags = NULL;
-
-  if (g->tags && !vg_tags)
-    return -1;
-  if (g->nlvs && !(lv_tags = calloc(g->nlvs, sizeof *lv_tags)))
-    return ff_error("out of memory");
-  for (unsigned l = 0; l < g->nlvs; l++)
-    if (g->lvs[l].tags && !(lv_tags[l] = keep(farm, g->lvs[l].tags))) {
-      free(lv_tags);
-      return -1;
-    }
   /* PVs of other sizes than the first must get the same pe_start and
    * mda0 (lvm's layout depends on the size only on tiny devices) */
   for (uint32_t p = 1; g->device_sizes && p < g->pvs; p++) {
@@ -540,7 +670,6 @@ build_vg_group(struct bctx *b, unsigned gi)
     if (ff_pvfmt_layout(&g->fmt, g->device_sizes[p], &other) < 0 ||
         other.pe_start != farm->fmts[fi].pe_start ||
         other.mda_size != farm->fmts[fi].mda_size) {
-      free(lv_tags);
       return berr(b, g->line, path,
                   "device_sizes: PV %u (%llu bytes) would get another "
                   "layout than PV 0 (pe_start %llu)",
@@ -548,22 +677,15 @@ build_vg_group(struct bctx *b, unsigned gi)
                   (unsigned long long)farm->fmts[fi].pe_start);
     }
   }
-  for (unsigned k = 0; k < g->count; k++) {
-    int r = build_vg(b, gi, fi, vg_tags, lv_tags, path);
-
-    if (r < 0) {
-      free(lv_tags);
-      return r;
-    }
-  }
-  free(lv_tags);
+  for (unsigned k = 0; k < g->count; k++)
+    if (build_vg(b, gi, fi, path) < 0)
+      return -1;
   return 0;
 }
 
 /* One VG of group gi, of format fi, as farm->vgs[b->v]. */
 static int
-build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *vg_tags,
-         const char **lv_tags, const char *path)
+build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
 {
   const struct ff_spec *sp = b->spec;
   const struct ff_spec_vg *g = &sp->vgs[gi];
@@ -584,7 +706,6 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *vg_tags,
     vg->extent_size = g->extent_size;
     vg->fmt = farm->fmts[fi];
     vg->damage = g->damage;
-    vg->tags = vg_tags;
     vg->device_id_type = g->device_id_type;
 
     vg->npvs = g->pvs;
@@ -671,12 +792,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *vg_tags,
     vg->lvs = calloc(nlvs ? nlvs : 1, sizeof *vg->lvs);
     if (!vg->lvs)
       return ff_error("out of memory");
-    if (allocate_lvs(b, g, vg, path) < 0)
-      return -1;
-    for (unsigned l = 0, li = 0; l < g->nlvs; l++)
-      for (unsigned c = 0; c < g->lvs[l].count; c++)
-        vg->lvs[li++].tags = lv_tags[l];
-    if (build_texts(b, g, vg, path) < 0)
+    if (allocate_lvs(b, g, vg, path) < 0 || build_texts(b, g, vg, path) < 0)
       return -1;
 
     /* Each PV holds every kept write, a stale one all but the last. */

@@ -98,15 +98,14 @@ get_strlist(const struct pctx *c, const config_setting_t *grp,
   return 1;
 }
 
-/* key: a list of tags (vgcreate/lvcreate --addtag, in that order), into
- * *out as the metadata text lists them ("[\"a\", \"b\"]"); an empty list
- * is no tags.  lvm's tag characters only, each tag once. */
+/* key: a list of tags (vgcreate/lvcreate/...change --addtag, in that
+ * order) into *out, NULL-terminated; an empty list is none (NULL).
+ * lvm's tag characters only, each tag once. */
 static int
 get_tags(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, char **out)
+         const char *key, char ***out)
 {
   const config_setting_t *s = config_setting_get_member(grp, key);
-  struct ff_sb sb = FF_SB_INIT;
   char kp[256];
   int n;
 
@@ -120,36 +119,83 @@ get_tags(const struct pctx *c, const config_setting_t *grp, const char *path,
   n = config_setting_length(s);
   if (n == 0)
     return 0;
-  ff_sb_add(&sb, "[");
   for (int i = 0; i < n; i++) {
     const config_setting_t *e = config_setting_get_elem(s, i);
     const char *t;
 
-    if (config_setting_type(e) != CONFIG_TYPE_STRING) {
-      ff_sb_release(&sb);
+    if (config_setting_type(e) != CONFIG_TYPE_STRING)
       return ff_cfg_err(c->file, e, kp, "entry %d is not a string", i);
-    }
     t = config_setting_get_string(e);
     if (!*t || t[strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
-                           "YZ0123456789._-+/=!:&#")]) {
-      ff_sb_release(&sb);
+                           "YZ0123456789._-+/=!:&#")])
       return ff_cfg_err(c->file, e, kp,
                         "'%s' is not a valid tag (letters, digits and "
                         "._-+/=!:&# only, not empty)",
                         t);
-    }
     for (int j = 0; j < i; j++)
-      if (!strcmp(t, config_setting_get_string_elem(s, j))) {
-        ff_sb_release(&sb);
+      if (!strcmp(t, config_setting_get_string_elem(s, j)))
         return ff_cfg_err(c->file, e, kp, "tag '%s' is given twice", t);
-      }
-    ff_sb_addf(&sb, "%s\"%s\"", i ? ", " : "", t);
   }
-  ff_sb_add(&sb, "]");
-  *out = ff_sb_detach(&sb, NULL);
-  if (!*out)
-    return ff_cfg_err(c->file, s, kp, "out of memory");
-  return 1;
+  return get_strlist(c, grp, path, key, (unsigned)n, 0, out);
+}
+
+/* One entry of a VG group's changes: a write of vgchange, lvchange or
+ * pvchange --addtag/--deltag. */
+static int
+parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
+             unsigned npvs, struct ff_spec_change *ch)
+{
+  static const char *const keys[] = {
+    "command", "lv", "pv", "addtag", "deltag", "time", "description", NULL};
+  char *cmd = NULL, kp[256];
+  int r;
+
+  ch->line = (int)config_setting_source_line(g);
+  if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
+      ff_cfg_str(c->file, g, path, "command", &cmd) < 0)
+    return -1;
+  ff_cfg_join(kp, sizeof kp, path, "command");
+  if (!cmd)
+    return ff_cfg_err(c->file, g, kp,
+                      "missing (vgchange, lvchange or pvchange)");
+  if (!strcmp(cmd, "vgchange"))
+    ch->cmd = FF_CHG_VG;
+  else if (!strcmp(cmd, "lvchange"))
+    ch->cmd = FF_CHG_LV;
+  else if (!strcmp(cmd, "pvchange"))
+    ch->cmd = FF_CHG_PV;
+  else {
+    r = ff_cfg_err(c->file, config_setting_get_member(g, "command"), kp,
+                   "'%s' is not vgchange, lvchange or pvchange", cmd);
+    free(cmd);
+    return r;
+  }
+  free(cmd);
+  if (ff_cfg_str(c->file, g, path, "lv", &ch->lv) < 0 ||
+      ff_cfg_uint(c->file, g, path, "pv", 0, npvs ? npvs - 1 : 0, &ch->pv) <
+        0 ||
+      get_tags(c, g, path, "addtag", &ch->addtag) < 0 ||
+      get_tags(c, g, path, "deltag", &ch->deltag) < 0 ||
+      ff_cfg_str(c->file, g, path, "description", &ch->description) < 0)
+    return -1;
+  r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
+                 &ch->time);
+  if (r < 0)
+    return -1;
+  ch->has_time = r;
+  if ((ch->cmd == FF_CHG_LV) != (ch->lv != NULL))
+    return ff_cfg_err(c->file, g, path,
+                      ch->lv ? "lv names the LV of an lvchange only"
+                             : "an lvchange needs lv = \"NAME\"");
+  if ((ch->cmd == FF_CHG_PV) != (config_setting_get_member(g, "pv") != NULL))
+    return ff_cfg_err(c->file, g, path,
+                      ch->cmd == FF_CHG_PV
+                        ? "a pvchange needs pv = N (the PV's index in the VG)"
+                        : "pv names the PV of a pvchange only");
+  if (!ch->addtag && !ch->deltag)
+    return ff_cfg_err(c->file, g, path,
+                      "changes nothing (give addtag or deltag)");
+  return 0;
 }
 
 /* The device_id_type values lvm writes into the metadata (devname never
@@ -595,6 +641,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
                                      "device_id_type",
                                      "device_ids",
                                      "device_sizes",
+                                     "changes",
                                      NULL};
   const config_setting_t *lvs, *s;
   int64_t seqno = 0, nlv_total = 0;
@@ -697,12 +744,34 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       nlv_total += vg->lvs[i].count;
     }
   }
+  lvs = config_setting_get_member(g, "changes");
+  if (lvs) {
+    ff_cfg_join(kp, sizeof kp, path, "changes");
+    if (config_setting_type(lvs) != CONFIG_TYPE_LIST)
+      return ff_cfg_err(c->file, lvs, kp,
+                        "expected a list of groups: ( { ... }, ... )");
+    vg->nchanges = (unsigned)config_setting_length(lvs);
+    vg->changes = calloc(vg->nchanges ? vg->nchanges : 1, sizeof *vg->changes);
+    if (!vg->changes)
+      return ff_cfg_err(c->file, lvs, kp, "out of memory");
+    for (unsigned i = 0; i < vg->nchanges; i++) {
+      const config_setting_t *e = config_setting_get_elem(lvs, i);
+      char ep[256];
+
+      ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
+      if (config_setting_type(e) != CONFIG_TYPE_GROUP)
+        return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
+      if (parse_change(c, e, ep, vg->pvs, &vg->changes[i]) < 0)
+        return -1;
+    }
+    nlv_total += vg->nchanges;
+  }
   ff_cfg_join(kp, sizeof kp, path, "seqno");
   if (vg->seqno && vg->seqno < 1 + nlv_total)
     return ff_cfg_err(
       c->file, config_setting_get_member(g, "seqno"), kp,
-      "%u is below 1 + LVs = %lld (vgcreate plus one lvcreate per "
-      "LV)",
+      "%u is below 1 + LVs + changes = %lld (vgcreate, one lvcreate per "
+      "LV, one write per change)",
       vg->seqno, (long long)(1 + nlv_total));
   if (vg->damage == FF_DMG_STALE &&
       (vg->seqno ? vg->seqno : 1 + nlv_total) < 2)
@@ -1026,7 +1095,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->lvs[j].name);
       free(vg->lvs[j].description);
       free(vg->lvs[j].uuid);
-      free(vg->lvs[j].tags);
+      free_strv(vg->lvs[j].tags);
     }
     free(vg->lvs);
     free(vg->name);
@@ -1035,7 +1104,14 @@ ff_spec_free(struct ff_spec *sp)
     free_strv(vg->devices);
     free_strv(vg->pv_uuids);
     free_strv(vg->hints);
-    free(vg->tags);
+    free_strv(vg->tags);
+    for (unsigned j = 0; j < vg->nchanges; j++) {
+      free(vg->changes[j].lv);
+      free_strv(vg->changes[j].addtag);
+      free_strv(vg->changes[j].deltag);
+      free(vg->changes[j].description);
+    }
+    free(vg->changes);
     free_strv(vg->device_ids);
     free(vg->device_sizes);
   }

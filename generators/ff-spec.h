@@ -57,8 +57,24 @@ struct ff_spec_lv {
   int64_t time;
   char *description; /* NULL: default */
   char *uuid;        /* 32 raw chars + NUL, or NULL */
-  char *tags;        /* lvcreate --addtag, as the text lists them
-                      * ("[\"a\", \"b\"]"), or NULL */
+  char **tags;       /* lvcreate --addtag, in order; NULL-terminated, or
+                      * NULL */
+};
+
+/* A write after the LVs are created: vgchange, lvchange or pvchange of
+ * tags (--addtag, --deltag), with its own time and description. */
+enum ff_change_cmd { FF_CHG_VG, FF_CHG_LV, FF_CHG_PV };
+
+struct ff_spec_change {
+  int line;
+  enum ff_change_cmd cmd;
+  char *lv;      /* lvchange: the LV's name (its format, as rendered) */
+  unsigned pv;   /* pvchange: the PV's index in the VG */
+  char **addtag; /* NULL-terminated, or NULL */
+  char **deltag;
+  int has_time;
+  int64_t time;
+  char *description; /* NULL: "Write from vgchange --addtag t VG." */
 };
 
 struct ff_spec_vg {
@@ -81,10 +97,12 @@ struct ff_spec_vg {
   char **devices;  /* [pvs] or NULL */
   char **pv_uuids; /* [pvs] raw, or NULL */
   char **hints;    /* [pvs] or NULL */
-  char *tags;      /* vgcreate --addtag: "[\"a\", \"b\"]", or NULL */
-  const char *device_id_type; /* written with each PV, or NULL */
-  char **device_ids;          /* [pvs] with device_id_type */
-  uint64_t *device_sizes;     /* [pvs] or NULL: device_size for all */
+  char **tags;     /* vgcreate --addtag, in order; NULL-terminated or NULL */
+  unsigned nchanges;
+  struct ff_spec_change *changes; /* written after the LVs, in order */
+  const char *device_id_type;     /* written with each PV, or NULL */
+  char **device_ids;              /* [pvs] with device_id_type */
+  uint64_t *device_sizes;         /* [pvs] or NULL: device_size for all */
 };
 
 enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };

@@ -104,6 +104,8 @@ row "bad size: orphan too small for two metadata areas" 'orphans = ({ device_siz
 row "bad value: a tag with a blank" 'vgs = ({ tags = ["ok", "not ok"]; });'
 row "bad value: device_id_type lvm never writes" 'vgs = ({ device_id_type = "devname"; device_ids = ["/dev/sda"]; });'
 row "bad size: device_sizes of the wrong length" 'vgs = ({ pvs = 2; device_sizes = ["1G"]; });'
+row "bad value: a change of another command" 'vgs = ({ changes = ({ command = "vgrename"; addtag = ["a"]; }); });'
+row "missing: the LV of an lvchange" 'vgs = ({ changes = ({ command = "lvchange"; addtag = ["a"]; }); });'
 row "conflict: pvcreate options and the layout" 'vgs = ({ dataalignment = "4M"; pe_start = "4M"; });'
 row "bad size: alignment offset beyond the alignment" 'vgs = ({ dataalignment = "1M"; dataalignmentoffset = "2M"; });'
 row "bad size: bootloader area fills the device" 'vgs = ({ device_size = "8M"; bootloaderareasize = "8M"; });'

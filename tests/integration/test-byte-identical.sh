@@ -28,6 +28,9 @@
 #   u: a devices file naming the loops by backing file: every PV section
 #      gets device_id_type = "loop_file" and its device_id
 #   v: PVs of 64 and 96 MiB in one VG (device_sizes)
+#   w: writes after the LVs (changes): vgchange --addtag, lvchange
+#      --addtag --deltag, pvchange --addtag, vgchange --deltag, each with
+#      its own time and description
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to
@@ -102,6 +105,7 @@ lvrep = json.load(open(os.path.join(d, "lvs.json")))["report"][0]["lv"]
 devs = open(os.path.join(d, "devs")).read().split()
 intent = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "intent")) if l.strip()]
 lv_intent = [(i[1], i[2]) for i in intent if i[0] == "lv"]
+chg_intent = [i[1] for i in intent if i[0] == "chg"]
 pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
@@ -125,7 +129,7 @@ for img in dump:
             hist = h
         elif h != hist:
             fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
-nw = 1 + len(lv_intent)
+nw = 1 + len(lv_intent) + len(chg_intent)
 if [h[0] for h in hist] != list(range(1, nw + 1)):
     fail("seqnos on disk are %s, expected 1..%d" % ([h[0] for h in hist], nw))
 copies = dump[0]["mdas"][0]["copies"]
@@ -241,6 +245,18 @@ if lv_intent:
                     "; ".join("le %d+%d stripes %d %s" % (s["start_extent"], s["extent_count"],
                               s["stripe_count"], s["stripes"]) for s in lv["segments"])))
     w("    );")
+if chg_intent:
+    w("    changes = (")
+    for k, frag in enumerate(chg_intent):
+        wr = copies[1 + len(lv_intent) + k]
+        w("      {")
+        for part in frag.split(";"):
+            if part.strip():
+                w("        %s;" % part.strip())
+        w("        time = %d;" % wr["creation_time"])
+        w("        description = %s;" % q(wr["description"]))
+        w("      }%s" % ("," if k + 1 < len(chg_intent) else ""))
+    w("    );")
 w("  }")
 w(");")
 open(os.path.join(d, "spec.conf"), "w").write("\n".join(out) + "\n")
@@ -333,6 +349,17 @@ run_scenario() {
 			{ cat "$d/err" >&2; ff_die "scenario $sc: vgcreate failed"; }
 		for lv in "$@"; do
 			IFS='|' read -r name frag opts <<<"$lv"
+			if [[ $name == !* ]]; then
+				# a change: !COMMAND|spec fragment|options and target
+				# (@PVn: the n-th PV's device)
+				opts=${opts//@PV0/${devs[0]}}
+				opts=${opts//@PV1/${devs[1]:-}}
+				# shellcheck disable=SC2086
+				ff_lvm "${name#!}" "${dsel[@]}" $opts >/dev/null 2>"$d/err" ||
+					{ cat "$d/err" >&2; ff_die "scenario $sc: ${name#!} $opts failed"; }
+				printf 'chg\t%s\n' "$frag" >>"$d/intent"
+				continue
+			fi
 			# shellcheck disable=SC2086
 			ff_lvm lvcreate "${dsel[@]}" -an -Zn --driverloaded n $opts -n "$name" "$vg" \
 				>/dev/null 2>"$d/err" ||
@@ -392,7 +419,7 @@ run_scenario() {
 	done
 }
 
-for sc in ${FF_SCENARIOS:-a b c d e f g t u v}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g t u v w}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -436,7 +463,15 @@ for sc in ${FF_SCENARIOS:-a b c d e f g t u v}; do
 	v)
 		run_scenario v vgV 2 64M,96M ''
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to g, t to v)" ;;
+	w)
+		run_scenario w vgW 2 64M '|tags = ["zeta", "alpha"]|--addtag zeta --addtag alpha' \
+			'lvtag|size = "8M"; type = "linear"; tags = ["yy", "bb"]|-L 8M --addtag yy --addtag bb' \
+			'!vgchange|command = "vgchange"; addtag = ["mid"]|--addtag mid vgW' \
+			'!lvchange|command = "lvchange"; lv = "lvtag"; addtag = ["x1"]; deltag = ["yy"]|--addtag x1 --deltag yy vgW/lvtag' \
+			'!pvchange|command = "pvchange"; pv = 1; addtag = ["p1"]|--addtag p1 @PV1' \
+			'!vgchange|command = "vgchange"; deltag = ["zeta"]; addtag = ["omega"]|--deltag zeta --addtag omega vgW'
+		;;
+	*) ff_die "unknown scenario '$sc' (expected a to g, t to w)" ;;
 	esac
 done
 

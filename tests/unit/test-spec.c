@@ -244,6 +244,18 @@ static const struct {
    "t:1: vgs.[0].device_ids: device_id_type and device_ids go together", ""},
   {"vgs = ({ pvs = 2; device_sizes = [\"1G\"]; });",
    "t:1: vgs.[0].device_sizes: has 1 entries (expected 2, one per PV)", ""},
+  /* changes */
+  {"vgs = ({ changes = ({ command = \"vgrename\"; addtag = [\"a\"]; }); });",
+   "t:1: vgs.[0].changes.[0].command: 'vgrename' is not vgchange, lvchange "
+   "or pvchange",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvchange\"; addtag = [\"a\"]; }); });",
+   "t:1: vgs.[0].changes.[0]: an lvchange needs lv = \"NAME\"", ""},
+  {"vgs = ({ changes = ({ command = \"vgchange\"; }); });",
+   "t:1: vgs.[0].changes.[0]: changes nothing (give addtag or deltag)", ""},
+  {"vgs = ({ seqno = 1; changes = ({ command = \"vgchange\"; addtag = "
+   "[\"a\"]; }); });",
+   "t:1: vgs.[0].seqno: 1 is below 1 + LVs + changes = 2", ""},
   /* pvcreate's options or the layout, not both */
   {"vgs = ({ dataalignment = \"4M\"; pe_start = \"4M\"; });",
    "t:1: vgs.[0].pe_start: give pvcreate's options (dataalignment here)",
@@ -257,6 +269,9 @@ static const struct {
    ""},
   {"vgs = ({ device_size = \"8M\"; bootloaderareasize = \"8M\"; });",
    "t:1: vgs.[0]: device_size 8388608 is smaller than dataalignment", ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; }); changes = ({ command = "
+   "\"lvchange\"; lv = \"nope\"; addtag = [\"a\"]; }); });",
+   "t:1: vgs.[0].changes.[0]", "lv 'nope': VG vg0000 has no such LV"},
 };
 
 static void
