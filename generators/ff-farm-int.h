@@ -51,7 +51,8 @@ struct ff_pv {
   uint32_t dev;      /* device index, FF_NONE when missing */
   uint64_t dev_size; /* bytes */
   uint64_t pe_count;
-  char *hint; /* device = "..." in the text */
+  char *hint;            /* device = "..." in the text */
+  const char *device_id; /* the spec's, or NULL */
 };
 
 struct ff_vg {
@@ -60,6 +61,7 @@ struct ff_vg {
   uint64_t extent_size; /* bytes */
   struct ff_pvfmt fmt;
   enum ff_damage damage;
+  const char *device_id_type; /* with each PV's device_id, or NULL */
   uint32_t npvs;
   struct ff_pv *pvs;
   uint32_t nlvs;
@@ -94,6 +96,9 @@ struct ff_farm {
   uint32_t *by_name; /* device indices sorted by name */
   uint64_t fingerprint;
   struct ff_overlay *overlay;
+  /* Strings of the spec the farm keeps (device ids), one copy each. */
+  char **pool;
+  uint32_t npool, pool_cap;
 };
 
 /* The device whose bytes dev carries (itself, or the duplicated one). */

@@ -123,6 +123,8 @@ read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
       .nmdas = v.nmdas,
       .sector = v.fmt->label_sector,
       .used = v.vg != NULL,
+      .ba_start = v.fmt->ba_start,
+      .ba_size = v.fmt->ba_size,
     };
 
     for (unsigned m = 0; m < v.nmdas; m++) {

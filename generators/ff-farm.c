@@ -36,21 +36,132 @@ ff_mda_max_text(uint64_t mda_size)
   return mda_size < 2048 ? 0 : (mda_size - 512) / 2 - 512;
 }
 
+int
+ff_pvfmt_layout(const struct ff_spec_pvfmt *s, uint64_t disk,
+                struct ff_pvfmt *f)
+{
+  const uint64_t a = s->dataalignment, o = s->dataalignmentoffset;
+  uint64_t start = FF_MDA0_START, size, limit, adj, tmp;
+
+  f->mda_copies = s->mda_copies;
+  f->label_sector = s->label_sector;
+  f->ba_start = f->ba_size = 0;
+  if (s->legacy) {
+    /* as given; mda1 of mda0's size, 1 MiB-aligned */
+    f->pe_start = s->pe_start;
+    f->mda_size = f->mda1_size = s->mda_size;
+    f->align = 1u << 20;
+    return 0;
+  }
+  f->align = a;
+  f->mda1_size = s->metadatasize;
+  if (disk < a + o || disk - (a + o) < s->bootloaderareasize)
+    return ff_error("device_size %llu is smaller than dataalignment %llu + "
+                    "dataalignmentoffset %llu + bootloaderareasize %llu",
+                    (unsigned long long)disk, (unsigned long long)a,
+                    (unsigned long long)o,
+                    (unsigned long long)s->bootloaderareasize);
+  /* pv_initialise: the bootloader area, rounded up to the alignment */
+  if (s->bootloaderareasize) {
+    f->ba_size = s->bootloaderareasize;
+    if ((adj = f->ba_size % a))
+      f->ba_size += a - adj;
+    if (disk < a + o + f->ba_size)
+      f->ba_size = disk - (a + o);
+  }
+  /* mda0 at 4096; its end aligned up to the alignment (plus the offset)
+   * where that fits before the bootloader area, or the device's end */
+  limit = disk - f->ba_size;
+  if (limit < start + 32768)
+    return ff_error("device_size %llu leaves no room for mda0 (4096 + 32 KiB) "
+                    "before the bootloader area of %llu",
+                    (unsigned long long)disk, (unsigned long long)f->ba_size);
+  size = s->metadatasize;
+  if ((adj = (start + size) % a)) {
+    tmp = size + a - adj;
+    if (start + tmp <= limit)
+      size = tmp;
+  }
+  if (o && (start + size) % a == 0 && start + size + o <= limit)
+    size += o;
+  if (start + size > limit) {
+    if (limit - start > a * 2) {
+      size = limit - start - a * 2;
+      if ((adj = (start + size) % a))
+        size += a - adj;
+      if (start + size > limit)
+        return ff_error("mda0 of metadatasize %llu does not fit a device of "
+                        "%llu",
+                        (unsigned long long)s->metadatasize,
+                        (unsigned long long)disk);
+    } else
+      size = limit - start;
+  }
+  f->mda_size = size;
+  f->pe_start = start + size;
+  if (f->ba_size) {
+    f->ba_start = f->pe_start;
+    f->pe_start += f->ba_size;
+  }
+  return 0;
+}
+
 void
-ff_mda1_place(const struct ff_pvfmt *fmt, uint64_t dev_size, uint64_t *start,
+ff_mda1_place(const struct ff_pvfmt *fmt, uint64_t disk, uint64_t *start,
               uint64_t *size)
 {
-  const uint64_t align = 1u << 20;
+  /* lvm's placement at the device's end (format-text.c): the requested
+   * size, its start aligned down to the data alignment if that leaves it
+   * after pe_start, else all that is left after pe_start */
+  uint64_t limit = fmt->pe_start, m = fmt->mda1_size, adj, tmp;
 
-  if (fmt->mda_copies < 2 || dev_size < fmt->mda_size) {
-    *start = *size = 0;
+  *start = *size = 0;
+  if (fmt->mda_copies < 2 || limit >= disk)
     return;
+  if (m > disk)
+    m = disk - limit;
+  if (disk - m < limit)
+    m = disk - limit;
+  else if (fmt->align && (adj = (disk - m) % fmt->align)) {
+    tmp = m + adj;
+    if (tmp < disk && disk - tmp >= limit)
+      m = tmp;
   }
-  *start = (dev_size - fmt->mda_size) / align * align;
-  *size = dev_size - *start;
+  if (m < 32768) /* lvm: "Metadata area size too small" */
+    return;
+  *start = disk - m;
+  *size = m;
 }
 
 /* ---- building ---------------------------------------------------------- */
+
+/* A farm-owned copy of s (NULL stays NULL); NULL with ff_errmsg() when out
+ * of memory, which the caller tells from s == NULL. */
+static const char *
+keep(struct ff_farm *farm, const char *s)
+{
+  char *c;
+
+  if (!s)
+    return NULL;
+  if (farm->npool == farm->pool_cap) {
+    uint32_t cap = farm->pool_cap ? farm->pool_cap * 2 : 16;
+    char **p = realloc(farm->pool, cap * sizeof *p);
+
+    if (!p) {
+      ff_error("out of memory");
+      return NULL;
+    }
+    farm->pool = p;
+    farm->pool_cap = cap;
+  }
+  if (!(c = strdup(s))) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  farm->pool[farm->npool++] = c;
+  return c;
+}
 
 struct bctx {
   const struct ff_spec *spec;
@@ -89,15 +200,6 @@ new_device(struct bctx *b, char *const *names, unsigned k, uint64_t size,
   dev->vg = dev->pv = dev->alias = dev->fmt = FF_NONE;
   b->d++;
   return dev;
-}
-
-static void
-pvfmt_from_spec(struct ff_pvfmt *f, const struct ff_spec_pvfmt *s)
-{
-  f->pe_start = s->pe_start;
-  f->mda_size = s->mda_size;
-  f->mda_copies = s->mda_copies;
-  f->label_sector = s->label_sector;
 }
 
 /* Lay out the LVs of vg on its PVs: lvm's normal policy on a fresh VG. */
@@ -292,6 +394,79 @@ break_text(struct ff_text *t)
   return 0;
 }
 
+/* A list of tags as it changes write by write: pointers into the spec,
+ * in the order lvm keeps them (an added tag goes last, a tag already
+ * there is not added again), and that list as the text writes it. */
+struct tagset {
+  const char **v;
+  unsigned n, cap;
+  char *text; /* "[\"a\", \"b\"]", or NULL when empty */
+};
+
+static int
+tagset_change(struct tagset *t, char *const *add, char *const *del)
+{
+  struct ff_sb sb = FF_SB_INIT;
+
+  for (; add && *add; add++) {
+    unsigned i = 0;
+
+    while (i < t->n && strcmp(t->v[i], *add))
+      i++;
+    if (i < t->n)
+      continue;
+    if (t->n == t->cap) {
+      unsigned cap = t->cap ? t->cap * 2 : 4;
+      const char **v = realloc(t->v, cap * sizeof *v);
+
+      if (!v)
+        return ff_error("out of memory");
+      t->v = v;
+      t->cap = cap;
+    }
+    t->v[t->n++] = *add;
+  }
+  for (; del && *del; del++)
+    for (unsigned i = 0; i < t->n; i++)
+      if (!strcmp(t->v[i], *del)) {
+        memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof *t->v);
+        t->n--;
+        break;
+      }
+  free(t->text);
+  t->text = NULL;
+  if (!t->n)
+    return 0;
+  ff_sb_add(&sb, "[");
+  for (unsigned i = 0; i < t->n; i++)
+    ff_sb_addf(&sb, "%s\"%s\"", i ? ", " : "", t->v[i]);
+  ff_sb_add(&sb, "]");
+  if (!(t->text = ff_sb_detach(&sb, NULL)))
+    return ff_error("out of memory");
+  return 0;
+}
+
+/* "Write from vgchange --addtag a --deltag b vg0." and the like: the
+ * command line lvm records for a change (tags to add first). */
+static char *
+default_change_description(const struct ff_spec_change *ch,
+                           const struct ff_vg *vg, const char *target)
+{
+  static const char *const cmd[] = {"vgchange", "lvchange", "pvchange"};
+  struct ff_sb sb = FF_SB_INIT;
+
+  ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
+  for (char **t = ch->addtag; t && *t; t++)
+    ff_sb_addf(&sb, " --addtag %s", *t);
+  for (char **t = ch->deltag; t && *t; t++)
+    ff_sb_addf(&sb, " --deltag %s", *t);
+  if (ch->cmd == FF_CHG_LV)
+    ff_sb_addf(&sb, " %s/%s.", vg->name, target);
+  else
+    ff_sb_addf(&sb, " %s.", target);
+  return ff_sb_detach(&sb, NULL);
+}
+
 /* Build every metadata write of vg, place it in both mdas, keep the
  * copies still on disk. */
 static int
@@ -302,10 +477,13 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   uint64_t max0 = ff_mda_max_text(vg->fmt.mda_size);
   uint64_t mda1_start, mda1_size;
   char *vgdesc = NULL;
+  struct tagset vgt = {0}, *lvt = NULL, *pvt = NULL;
+  const char **lvtext = NULL, **pvtext = NULL;
+  int64_t prev_time = 0;
   int r = -1;
 
   ff_mda1_place(&vg->fmt, vg->pvs[0].dev_size, &mda1_start, &mda1_size);
-  vg->seqno = g->seqno ? g->seqno : 1 + vg->nlvs;
+  vg->seqno = g->seqno ? g->seqno : 1 + vg->nlvs + g->nchanges;
   vg->texts = calloc(vg->seqno, sizeof *vg->texts);
   if (!vg->texts)
     return ff_error("out of memory");
@@ -316,6 +494,24 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     g->description ? strdup(g->description) : default_vg_description(vg);
   if (!vgdesc)
     return ff_error("out of memory");
+  /* the tags of the VG (vgcreate), each LV (its lvcreate) and each PV
+   * (none until a pvchange), as they change */
+  lvt = calloc(vg->nlvs + 1, sizeof *lvt);
+  pvt = calloc(vg->npvs + 1, sizeof *pvt);
+  lvtext = calloc(vg->nlvs + 1, sizeof *lvtext);
+  pvtext = calloc(vg->npvs + 1, sizeof *pvtext);
+  if (!lvt || !pvt || !lvtext || !pvtext) {
+    ff_error("out of memory");
+    goto out;
+  }
+  if (tagset_change(&vgt, g->tags, NULL) < 0)
+    goto out;
+  for (unsigned gi = 0, li = 0; gi < g->nlvs; gi++)
+    for (unsigned k = 0; k < g->lvs[gi].count; k++, li++) {
+      if (tagset_change(&lvt[li], g->lvs[gi].tags, NULL) < 0)
+        goto out;
+      lvtext[li] = lvt[li].text;
+    }
 
   for (uint32_t w = 0; w < vg->seqno; w++) {
     struct ff_text *t = &vg->texts[w];
@@ -327,7 +523,40 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     uint32_t nl = w < vg->nlvs ? w : vg->nlvs;
     char *desc = NULL;
 
-    if (w == 0) {
+    if (w > vg->nlvs && w <= vg->nlvs + g->nchanges) {
+      const struct ff_spec_change *ch = &g->changes[w - vg->nlvs - 1];
+      struct tagset *ts = &vgt;
+      const char *target = vg->name;
+      char cp[96];
+
+      snprintf(cp, sizeof cp, "%s.changes.[%u]", path, w - vg->nlvs - 1);
+      if (ch->cmd == FF_CHG_LV) {
+        uint32_t li = 0;
+
+        while (li < vg->nlvs && strcmp(vg->lvs[li].name, ch->lv))
+          li++;
+        if (li == vg->nlvs) {
+          berr(b, ch->line, cp, "lv '%s': VG %s has no such LV", ch->lv,
+               vg->name);
+          goto out;
+        }
+        ts = &lvt[li];
+        target = vg->lvs[li].name;
+      } else if (ch->cmd == FF_CHG_PV) {
+        ts = &pvt[ch->pv];
+        target = vg->pvs[ch->pv].hint;
+      }
+      if (tagset_change(ts, ch->addtag, ch->deltag) < 0)
+        goto out;
+      for (uint32_t i = 0; i < vg->nlvs; i++)
+        lvtext[i] = lvt[i].text;
+      for (uint32_t i = 0; i < vg->npvs; i++)
+        pvtext[i] = pvt[i].text;
+      desc = ch->description ? strdup(ch->description)
+                             : default_change_description(ch, vg, target);
+      meta.description = desc;
+      meta.time = ch->has_time ? ch->time : prev_time;
+    } else if (w == 0) {
       meta.description = vgdesc;
       meta.time = g->has_time ? g->time : sp->creation_time;
     } else if (w <= vg->nlvs) {
@@ -353,10 +582,12 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
           0)
         desc = NULL;
       meta.description = desc;
-      meta.time = vg->nlvs      ? vg->lvs[vg->nlvs - 1].time
-                  : g->has_time ? g->time
-                                : sp->creation_time;
+      meta.time = prev_time;
     }
+    prev_time = meta.time;
+    meta.vg_tags = vgt.text;
+    meta.lv_tags = lvtext;
+    meta.pv_tags = pvtext;
     if (!meta.description) {
       ff_error("out of memory");
       goto out;
@@ -396,8 +627,25 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   r = 0;
 out:
   free(vgdesc);
+  free(vgt.v);
+  free(vgt.text);
+  for (uint32_t i = 0; lvt && i < vg->nlvs; i++) {
+    free(lvt[i].v);
+    free(lvt[i].text);
+  }
+  for (uint32_t i = 0; pvt && i < vg->npvs; i++) {
+    free(pvt[i].v);
+    free(pvt[i].text);
+  }
+  free(lvt);
+  free(pvt);
+  free(lvtext);
+  free(pvtext);
   return r;
 }
+
+static int build_vg(struct bctx *b, unsigned gi, uint32_t fi,
+                    const char *path);
 
 static int
 build_vg_group(struct bctx *b, unsigned gi)
@@ -409,11 +657,41 @@ build_vg_group(struct bctx *b, unsigned gi)
   char path[64];
 
   snprintf(path, sizeof path, "vgs.[%u]", gi);
-  pvfmt_from_spec(&farm->fmts[fi], &g->fmt);
+  if (ff_pvfmt_layout(&g->fmt,
+                      g->device_sizes ? g->device_sizes[0] : g->device_size,
+                      &farm->fmts[fi]) < 0)
+    return berr(b, g->line, path, "%s", ff_errmsg());
 
-  for (unsigned k = 0; k < g->count; k++) {
+  /* PVs of other sizes than the first must get the same pe_start and
+   * mda0 (lvm's layout depends on the size only on tiny devices) */
+  for (uint32_t p = 1; g->device_sizes && p < g->pvs; p++) {
+    struct ff_pvfmt other;
+
+    if (ff_pvfmt_layout(&g->fmt, g->device_sizes[p], &other) < 0 ||
+        other.pe_start != farm->fmts[fi].pe_start ||
+        other.mda_size != farm->fmts[fi].mda_size) {
+      return berr(b, g->line, path,
+                  "device_sizes: PV %u (%llu bytes) would get another "
+                  "layout than PV 0 (pe_start %llu)",
+                  p, (unsigned long long)g->device_sizes[p],
+                  (unsigned long long)farm->fmts[fi].pe_start);
+    }
+  }
+  for (unsigned k = 0; k < g->count; k++)
+    if (build_vg(b, gi, fi, path) < 0)
+      return -1;
+  return 0;
+}
+
+/* One VG of group gi, of format fi, as farm->vgs[b->v]. */
+static int
+build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
+{
+  const struct ff_spec *sp = b->spec;
+  const struct ff_spec_vg *g = &sp->vgs[gi];
+  struct ff_farm *farm = b->farm;
+  {
     struct ff_vg *vg = &farm->vgs[b->v];
-    uint64_t mda1_start, mda1_size, pe_count;
     uint32_t nlvs = 0;
 
     vg->name = ff_format_uint(g->name, b->v);
@@ -428,20 +706,7 @@ build_vg_group(struct bctx *b, unsigned gi)
     vg->extent_size = g->extent_size;
     vg->fmt = farm->fmts[fi];
     vg->damage = g->damage;
-
-    ff_mda1_place(&vg->fmt, g->device_size, &mda1_start, &mda1_size);
-    if (g->device_size < vg->fmt.pe_start + mda1_size)
-      pe_count = 0;
-    else
-      pe_count =
-        (g->device_size - vg->fmt.pe_start - mda1_size) / g->extent_size;
-    if (pe_count == 0)
-      return berr(
-        b, g->line, path,
-        "device_size %llu leaves no extent of %llu bytes after "
-        "pe_start %llu%s",
-        (unsigned long long)g->device_size, (unsigned long long)g->extent_size,
-        (unsigned long long)vg->fmt.pe_start, mda1_size ? " and mda1" : "");
+    vg->device_id_type = g->device_id_type;
 
     vg->npvs = g->pvs;
     vg->pvs = calloc(g->pvs, sizeof *vg->pvs);
@@ -450,17 +715,40 @@ build_vg_group(struct bctx *b, unsigned gi)
     for (uint32_t p = 0; p < g->pvs; p++) {
       struct ff_pv *pv = &vg->pvs[p];
       int missing = g->damage == FF_DMG_MISSING_PV && p == g->pvs - 1;
+      uint64_t size = g->device_sizes ? g->device_sizes[p] : g->device_size;
+      uint64_t mda1_start, mda1_size, pe_count;
+
+      ff_mda1_place(&vg->fmt, size, &mda1_start, &mda1_size);
+      if (vg->fmt.mda_copies == 2 && !mda1_size)
+        return berr(b, g->line, path,
+                    "device_size %llu is too small for mda_copies = 2: less "
+                    "than 32 KiB (lvm's minimum) is left for mda1 after "
+                    "pe_start %llu",
+                    (unsigned long long)size,
+                    (unsigned long long)vg->fmt.pe_start);
+      if (size < vg->fmt.pe_start + mda1_size)
+        pe_count = 0;
+      else
+        pe_count = (size - vg->fmt.pe_start - mda1_size) / g->extent_size;
+      if (pe_count == 0)
+        return berr(
+          b, g->line, path,
+          "device_size %llu leaves no extent of %llu bytes after "
+          "pe_start %llu%s",
+          (unsigned long long)size, (unsigned long long)g->extent_size,
+          (unsigned long long)vg->fmt.pe_start, mda1_size ? " and mda1" : "");
+      if (g->device_ids && !(pv->device_id = keep(farm, g->device_ids[p])))
+        return -1;
 
       if (g->pv_uuids)
         memcpy(pv->uuid, g->pv_uuids[p], FF_UUID_LEN);
       else
         ff_uuid_make(pv->uuid, sp->seed, K_PV, b->v, p);
-      pv->dev_size = g->device_size;
+      pv->dev_size = size;
       pv->pe_count = pe_count;
       pv->dev = FF_NONE;
       if (!missing) {
-        struct ff_device *dev =
-          new_device(b, g->devices, p, g->device_size, FF_ROLE_PV);
+        struct ff_device *dev = new_device(b, g->devices, p, size, FF_ROLE_PV);
 
         if (!dev)
           return -1;
@@ -475,7 +763,7 @@ build_vg_group(struct bctx *b, unsigned gi)
           dev->damage = (uint8_t)g->damage;
         if (g->damage == FF_DMG_DUPLICATE && p == 0) {
           struct ff_device *dup =
-            new_device(b, NULL, 0, g->device_size, FF_ROLE_DUPLICATE);
+            new_device(b, NULL, 0, size, FF_ROLE_DUPLICATE);
 
           if (!dup)
             return -1;
@@ -533,24 +821,22 @@ build_other_group(struct bctx *b, unsigned oi)
   if (o->kind == FF_OTHER_ORPHAN) {
     uint64_t m1, m1size;
 
-    fi = b->farm->nfmts++;
-    pvfmt_from_spec(&b->farm->fmts[fi], &o->fmt);
-    /* mda1 starts 1 MiB-aligned: on a small device that can be before
-     * pe_start, over mda0 and the label.  (A VG's PVs are checked by
-     * their extent count.) */
-    ff_mda1_place(&b->farm->fmts[fi], o->device_size, &m1, &m1size);
-    if (m1size && m1 < o->fmt.pe_start) {
-      char path[64];
+    char path[64];
 
-      snprintf(path, sizeof path, "orphans.[%u].device_size", oi);
+    fi = b->farm->nfmts++;
+    snprintf(path, sizeof path, "orphans.[%u].device_size", oi);
+    if (ff_pvfmt_layout(&o->fmt, o->device_size, &b->farm->fmts[fi]) < 0)
+      return berr(b, o->line, path, "%s", ff_errmsg());
+    /* mda1 goes after pe_start (lvm takes what is left there if its size
+     * does not fit); none at all when nothing is left.  (A VG's PVs are
+     * checked by their extent count.) */
+    ff_mda1_place(&b->farm->fmts[fi], o->device_size, &m1, &m1size);
+    if (o->fmt.mda_copies == 2 && !m1size)
       return berr(b, o->line, path,
-                  "%llu is too small for mda_copies = 2: mda1 would start "
-                  "at %llu (its %llu bytes from the end, aligned down to "
-                  "1 MiB), before pe_start %llu",
-                  (unsigned long long)o->device_size, (unsigned long long)m1,
-                  (unsigned long long)o->fmt.mda_size,
-                  (unsigned long long)o->fmt.pe_start);
-    }
+                  "%llu is too small for mda_copies = 2: less than 32 KiB "
+                  "(lvm's minimum) is left for mda1 after pe_start %llu",
+                  (unsigned long long)o->device_size,
+                  (unsigned long long)b->farm->fmts[fi].pe_start);
   }
   for (unsigned k = 0; k < o->count; k++) {
     struct ff_device *dev =
@@ -870,5 +1156,8 @@ ff_farm_free(struct ff_farm *farm)
   free(farm->vgs);
   free(farm->fmts);
   free(farm->by_name);
+  for (uint32_t i = 0; i < farm->npool; i++)
+    free(farm->pool[i]);
+  free(farm->pool);
   free(farm);
 }

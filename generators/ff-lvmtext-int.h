@@ -21,6 +21,12 @@ struct ff_text_meta {
   const char *uname;       /* the comment after creation_host */
   const char *lvm_version; /* "2.03.16(2) (2022-05-18)" */
   int64_t time;            /* creation_time of this write */
+  /* The tags at this write, as the text lists them ("[\"a\", \"b\"]"),
+   * or NULL: the VG's, each LV's [nlvs] and each PV's [npvs] (the
+   * arrays may be NULL: no tags). */
+  const char *vg_tags;
+  const char *const *lv_tags;
+  const char *const *pv_tags;
 };
 
 /* Serialize vg as it stood after its first nlvs LVs were created, with

@@ -32,7 +32,7 @@ add_uuid_line(struct ff_sb *sb, const char uuid[FF_UUID_LEN])
 }
 
 static void
-add_pvs(struct ff_sb *sb, const struct ff_vg *vg)
+add_pvs(struct ff_sb *sb, const struct ff_vg *vg, const char *const *pv_tags)
 {
   ff_sb_add(sb, "physical_volumes {\n");
   for (uint32_t i = 0; i < vg->npvs; i++) {
@@ -43,22 +43,35 @@ add_pvs(struct ff_sb *sb, const struct ff_vg *vg)
     ff_sb_add(sb, "device = \"");
     ff_lvmtext_escape(sb, pv->hint);
     ff_sb_add(sb, "\"\n\n");
+    if (vg->device_id_type && pv->device_id)
+      ff_sb_addf(sb, "device_id_type = \"%s\"\ndevice_id = \"%s\"\n",
+                 vg->device_id_type, pv->device_id);
     ff_sb_add(sb, "status = [\"ALLOCATABLE\"]\nflags = []\n");
+    if (pv_tags && pv_tags[i])
+      ff_sb_addf(sb, "tags = %s\n", pv_tags[i]);
     ff_sb_addf(sb, "dev_size = %llu\n",
                (unsigned long long)(pv->dev_size / FF_SECTOR));
     ff_sb_addf(sb, "pe_start = %llu\n",
                (unsigned long long)(vg->fmt.pe_start / FF_SECTOR));
-    ff_sb_addf(sb, "pe_count = %llu\n}\n", (unsigned long long)pv->pe_count);
+    ff_sb_addf(sb, "pe_count = %llu\n", (unsigned long long)pv->pe_count);
+    if (vg->fmt.ba_start && vg->fmt.ba_size)
+      ff_sb_addf(sb, "ba_start = %llu\nba_size = %llu\n",
+                 (unsigned long long)(vg->fmt.ba_start / FF_SECTOR),
+                 (unsigned long long)(vg->fmt.ba_size / FF_SECTOR));
+    ff_sb_add(sb, "}\n");
   }
   ff_sb_add(sb, "}\n");
 }
 
 static void
-add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host)
+add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
+       const char *tags)
 {
   ff_sb_addf(sb, "\n%s {\n", lv->name);
   add_uuid_line(sb, lv->uuid);
   ff_sb_add(sb, "status = [\"READ\", \"WRITE\", \"VISIBLE\"]\nflags = []\n");
+  if (tags)
+    ff_sb_addf(sb, "tags = %s\n", tags);
   ff_sb_addf(sb, "creation_time = %lld\n", (long long)lv->time);
   ff_sb_add(sb, "creation_host = \"");
   ff_lvmtext_escape(sb, host);
@@ -100,15 +113,18 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   ff_sb_add(&sb, "format = \"lvm2\"\n");
   ff_sb_add(&sb, "status = [\"RESIZEABLE\", \"READ\", \"WRITE\"]\n");
   ff_sb_add(&sb, "flags = []\n");
+  if (meta->vg_tags)
+    ff_sb_addf(&sb, "tags = %s\n", meta->vg_tags);
   ff_sb_addf(&sb, "extent_size = %llu\n",
              (unsigned long long)(vg->extent_size / FF_SECTOR));
   ff_sb_add(&sb, "max_lv = 0\nmax_pv = 0\nmetadata_copies = 0\n\n");
-  add_pvs(&sb, vg);
+  add_pvs(&sb, vg, meta->pv_tags);
   ff_sb_add(&sb, "\n");
   if (nlvs) {
     ff_sb_add(&sb, "logical_volumes {\n");
     for (uint32_t i = 0; i < nlvs; i++)
-      add_lv(&sb, &vg->lvs[i], meta->host);
+      add_lv(&sb, &vg->lvs[i], meta->host,
+             meta->lv_tags ? meta->lv_tags[i] : NULL);
     ff_sb_add(&sb, "}\n");
   }
   ff_sb_add(&sb, "\n}\n");

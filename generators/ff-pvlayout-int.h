@@ -28,9 +28,10 @@ struct ff_label_info {
   uint64_t pe_start;     /* bytes (data area list) */
   uint64_t mda_start[2]; /* absolute bytes */
   uint64_t mda_size[2];
-  unsigned nmdas;  /* 0..2 */
-  unsigned sector; /* where the label sits, 0..3 */
-  int used;        /* PV_EXT_USED: the PV is in a VG */
+  unsigned nmdas;             /* 0..2 */
+  uint64_t ba_start, ba_size; /* the bootloader area; 0, 0: none */
+  unsigned sector;            /* where the label sits, 0..3 */
+  int used;                   /* PV_EXT_USED: the PV is in a VG */
 };
 
 /* Fill out[512] with the label sector, CRC included. */

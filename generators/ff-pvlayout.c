@@ -28,9 +28,14 @@ ff_label_build(uint8_t out[512], const struct ff_label_info *li)
     p += 16;
   }
   p += 16;
-  /* pv_header_extension; the bootloader list stays two zero entries. */
+  /* pv_header_extension, then its bootloader area list: one entry when
+   * there is one, then the terminator. */
   ff_put_le32(p, 2);
   ff_put_le32(p + 4, li->used ? FF_PV_EXT_USED : 0);
+  if (li->ba_size) {
+    ff_put_le64(p + 8, li->ba_start);
+    ff_put_le64(p + 16, li->ba_size);
+  }
 
   ff_put_le32(out + 16, ff_lvm_crc(out + 20, 512 - 20));
 }

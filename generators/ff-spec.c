@@ -5,6 +5,7 @@
  * every value, naming file:line: key in each message.
  */
 #include "ff-spec.h"
+#include "ff-farm.h"
 #include "ff-builtin.h"
 #include "ff-cfg-int.h"
 #include "ff-error.h"
@@ -93,6 +94,203 @@ get_strlist(const struct pctx *c, const config_setting_t *grp,
     }
     if (!v[i])
       return ff_cfg_err(c->file, e, kp, "out of memory");
+  }
+  return 1;
+}
+
+/* key: a list of tags (vgcreate/lvcreate/...change --addtag, in that
+ * order) into *out, NULL-terminated; an empty list is none (NULL).
+ * lvm's tag characters only, each tag once. */
+static int
+get_tags(const struct pctx *c, const config_setting_t *grp, const char *path,
+         const char *key, char ***out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
+  int n;
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+      config_setting_type(s) != CONFIG_TYPE_LIST)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected a list of tags such as [\"a\", \"b\"]");
+  n = config_setting_length(s);
+  if (n == 0)
+    return 0;
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, i);
+    const char *t;
+
+    if (config_setting_type(e) != CONFIG_TYPE_STRING)
+      return ff_cfg_err(c->file, e, kp, "entry %d is not a string", i);
+    t = config_setting_get_string(e);
+    if (!*t || t[strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+                           "YZ0123456789._-+/=!:&#")])
+      return ff_cfg_err(c->file, e, kp,
+                        "'%s' is not a valid tag (letters, digits and "
+                        "._-+/=!:&# only, not empty)",
+                        t);
+    for (int j = 0; j < i; j++)
+      if (!strcmp(t, config_setting_get_string_elem(s, j)))
+        return ff_cfg_err(c->file, e, kp, "tag '%s' is given twice", t);
+  }
+  return get_strlist(c, grp, path, key, (unsigned)n, 0, out);
+}
+
+/* One entry of a VG group's changes: a write of vgchange, lvchange or
+ * pvchange --addtag/--deltag. */
+static int
+parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
+             unsigned npvs, struct ff_spec_change *ch)
+{
+  static const char *const keys[] = {
+    "command", "lv", "pv", "addtag", "deltag", "time", "description", NULL};
+  char *cmd = NULL, kp[256];
+  int r;
+
+  ch->line = (int)config_setting_source_line(g);
+  if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
+      ff_cfg_str(c->file, g, path, "command", &cmd) < 0)
+    return -1;
+  ff_cfg_join(kp, sizeof kp, path, "command");
+  if (!cmd)
+    return ff_cfg_err(c->file, g, kp,
+                      "missing (vgchange, lvchange or pvchange)");
+  if (!strcmp(cmd, "vgchange"))
+    ch->cmd = FF_CHG_VG;
+  else if (!strcmp(cmd, "lvchange"))
+    ch->cmd = FF_CHG_LV;
+  else if (!strcmp(cmd, "pvchange"))
+    ch->cmd = FF_CHG_PV;
+  else {
+    r = ff_cfg_err(c->file, config_setting_get_member(g, "command"), kp,
+                   "'%s' is not vgchange, lvchange or pvchange", cmd);
+    free(cmd);
+    return r;
+  }
+  free(cmd);
+  if (ff_cfg_str(c->file, g, path, "lv", &ch->lv) < 0 ||
+      ff_cfg_uint(c->file, g, path, "pv", 0, npvs ? npvs - 1 : 0, &ch->pv) <
+        0 ||
+      get_tags(c, g, path, "addtag", &ch->addtag) < 0 ||
+      get_tags(c, g, path, "deltag", &ch->deltag) < 0 ||
+      ff_cfg_str(c->file, g, path, "description", &ch->description) < 0)
+    return -1;
+  r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
+                 &ch->time);
+  if (r < 0)
+    return -1;
+  ch->has_time = r;
+  if ((ch->cmd == FF_CHG_LV) != (ch->lv != NULL))
+    return ff_cfg_err(c->file, g, path,
+                      ch->lv ? "lv names the LV of an lvchange only"
+                             : "an lvchange needs lv = \"NAME\"");
+  if ((ch->cmd == FF_CHG_PV) != (config_setting_get_member(g, "pv") != NULL))
+    return ff_cfg_err(c->file, g, path,
+                      ch->cmd == FF_CHG_PV
+                        ? "a pvchange needs pv = N (the PV's index in the VG)"
+                        : "pv names the PV of a pvchange only");
+  if (!ch->addtag && !ch->deltag)
+    return ff_cfg_err(c->file, g, path,
+                      "changes nothing (give addtag or deltag)");
+  return 0;
+}
+
+/* The device_id_type values lvm writes into the metadata (devname never
+ * is: lvm leaves those PVs' lines out). */
+static const char *const id_types[] = {
+  "sys_wwid",   "sys_serial", "mpath_uuid", "crypt_uuid",
+  "lvmlv_uuid", "md_uuid",    "loop_file",  NULL};
+
+/* device_id_type and device_ids (one per PV) of a VG group. */
+static int
+get_device_ids(const struct pctx *c, const config_setting_t *g,
+               const char *path, struct ff_spec_vg *vg)
+{
+  const config_setting_t *s = config_setting_get_member(g, "device_id_type");
+  char *type = NULL, kp[256];
+  int r;
+
+  if (ff_cfg_str(c->file, g, path, "device_id_type", &type) < 0 ||
+      get_strlist(c, g, path, "device_ids", vg->pvs, 0, &vg->device_ids) < 0) {
+    free(type);
+    return -1;
+  }
+  ff_cfg_join(kp, sizeof kp, path, type ? "device_id_type" : "device_ids");
+  if (!type != !vg->device_ids) {
+    r = ff_cfg_err(c->file, s ? s : config_setting_get_member(g, "device_ids"),
+                   kp, "device_id_type and device_ids go together");
+    free(type);
+    return r;
+  }
+  if (!type)
+    return 0;
+  for (int i = 0; id_types[i]; i++)
+    if (!strcmp(type, id_types[i]))
+      vg->device_id_type = id_types[i];
+  if (!vg->device_id_type) {
+    r = ff_cfg_err(c->file, s, kp,
+                   "'%s' is not a device_id_type lvm writes (expected "
+                   "sys_wwid, sys_serial, mpath_uuid, crypt_uuid, "
+                   "lvmlv_uuid, md_uuid or loop_file; devname is never "
+                   "written)",
+                   type);
+    free(type);
+    return r;
+  }
+  free(type);
+  ff_cfg_join(kp, sizeof kp, path, "device_ids");
+  for (unsigned i = 0; i < vg->pvs; i++) {
+    const char *id = vg->device_ids[i];
+
+    for (const char *p = id; *p; p++)
+      if (*p == '"' || *p == '\\' || (unsigned char)*p < 32)
+        return ff_cfg_err(c->file, config_setting_get_member(g, "device_ids"),
+                          kp,
+                          "entry %u has a quote, backslash or control "
+                          "character (lvm writes the id unquoted)",
+                          i);
+    if (!*id)
+      return ff_cfg_err(c->file, config_setting_get_member(g, "device_ids"),
+                        kp, "entry %u is empty", i);
+  }
+  return 0;
+}
+
+/* device_sizes: one size per PV (count = 1), each a positive multiple of
+ * 512, into vg->device_sizes. */
+static int
+get_device_sizes(const struct pctx *c, const config_setting_t *g,
+                 const char *path, struct ff_spec_vg *vg)
+{
+  const config_setting_t *s = config_setting_get_member(g, "device_sizes");
+  char kp[256];
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, "device_sizes");
+  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+      config_setting_type(s) != CONFIG_TYPE_LIST)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected a list of sizes such as [\"1G\", \"2G\"]");
+  if ((unsigned)config_setting_length(s) != vg->pvs)
+    return ff_cfg_err(c->file, s, kp,
+                      "has %d entries (expected %u, one per PV)",
+                      config_setting_length(s), vg->pvs);
+  vg->device_sizes = calloc(vg->pvs, sizeof *vg->device_sizes);
+  if (!vg->device_sizes)
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  for (unsigned i = 0; i < vg->pvs; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, i);
+
+    if (ff_cfg_size_value(c->file, e, kp, &vg->device_sizes[i]) < 0)
+      return -1;
+    if (!vg->device_sizes[i] || vg->device_sizes[i] % FF_SECTOR)
+      return ff_cfg_err(c->file, e, kp,
+                        "entry %u: %llu is not a positive multiple of 512", i,
+                        (unsigned long long)vg->device_sizes[i]);
   }
   return 1;
 }
@@ -211,48 +409,114 @@ is_pow2(uint64_t v)
   return v && !(v & (v - 1));
 }
 
-/* PV layout keys shared by VG and orphan groups. */
+/* PV layout keys shared by VG and orphan groups: pvcreate's options
+ * (metadatasize, dataalignment, dataalignmentoffset, bootloaderareasize),
+ * or the older pe_start and mda_size as they are; not both.  pe_start
+ * and mda_size are then what lvm computes for a device of dev_size
+ * (ff_pvfmt_layout()), for the checks that follow. */
 static int
 parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
-            struct ff_spec_pvfmt *f)
+            uint64_t dev_size, struct ff_spec_pvfmt *f)
 {
-  const config_setting_t *s;
+  static const char *const pvcreate[] = {"metadatasize", "dataalignment",
+                                         "dataalignmentoffset",
+                                         "bootloaderareasize", NULL};
+  const config_setting_t *s, *first = NULL;
+  struct ff_pvfmt lay;
   char kp[256];
-  int have_mda;
+  int have_mda, have_pe;
 
   f->pe_start = 1u << 20;
   f->mda_copies = 1;
   f->label_sector = 1;
-  if (ff_cfg_size(c->file, g, path, "pe_start", &f->pe_start) < 0 ||
-      ff_cfg_uint(c->file, g, path, "mda_copies", 1, 2, &f->mda_copies) < 0 ||
+  f->metadatasize = 1044480; /* lvm2's default: pe_start at 1 MiB */
+  f->dataalignment = 1u << 20;
+  f->dataalignmentoffset = 0;
+  f->bootloaderareasize = 0;
+  if (ff_cfg_uint(c->file, g, path, "mda_copies", 1, 2, &f->mda_copies) < 0 ||
       ff_cfg_uint(c->file, g, path, "label_sector", 0, 3, &f->label_sector) <
-        0)
+        0 ||
+      ff_cfg_size(c->file, g, path, "metadatasize", &f->metadatasize) < 0 ||
+      ff_cfg_size(c->file, g, path, "dataalignment", &f->dataalignment) < 0 ||
+      ff_cfg_size(c->file, g, path, "dataalignmentoffset",
+                  &f->dataalignmentoffset) < 0 ||
+      ff_cfg_size(c->file, g, path, "bootloaderareasize",
+                  &f->bootloaderareasize) < 0)
     return -1;
+  have_pe = ff_cfg_size(c->file, g, path, "pe_start", &f->pe_start);
   have_mda = ff_cfg_size(c->file, g, path, "mda_size", &f->mda_size);
-  if (have_mda < 0)
+  if (have_pe < 0 || have_mda < 0)
     return -1;
-  s = config_setting_get_member(g, "pe_start");
-  ff_cfg_join(kp, sizeof kp, path, "pe_start");
-  if (f->pe_start % FF_SECTOR || f->pe_start < 4096 + 32768)
-    return ff_cfg_err(c->file, s ? s : g, kp,
-                      "%llu is not a multiple of 512 of at least 36864 (4 KiB "
-                      "before mda0 plus its 32 KiB minimum)",
-                      (unsigned long long)f->pe_start);
-  if (!have_mda)
-    f->mda_size = f->pe_start - 4096;
-  s = config_setting_get_member(g, "mda_size");
-  ff_cfg_join(kp, sizeof kp, path, "mda_size");
-  if (f->mda_size % FF_SECTOR || f->mda_size < 32768)
-    return ff_cfg_err(c->file, s ? s : g, kp,
-                      "%llu is not a multiple of 512 of at least 32 KiB",
-                      (unsigned long long)f->mda_size);
-  if (f->mda_size > f->pe_start - 4096) /* pe_start >= 36864 here */
-    return ff_cfg_err(
-      c->file, s ? s : g, kp,
-      "mda0 [4096, %llu) would overlap the data area at pe_start "
-      "%llu",
-      (unsigned long long)sat_add(4096, f->mda_size),
-      (unsigned long long)f->pe_start);
+  for (int i = 0; pvcreate[i] && !first; i++)
+    first = config_setting_get_member(g, pvcreate[i]);
+  f->legacy = have_pe || have_mda;
+  if (f->legacy && first) {
+    s = config_setting_get_member(g, have_pe ? "pe_start" : "mda_size");
+    ff_cfg_join(kp, sizeof kp, path, have_pe ? "pe_start" : "mda_size");
+    return ff_cfg_err(c->file, s, kp,
+                      "give pvcreate's options (%s here) or the layout they "
+                      "make (pe_start, mda_size), not both",
+                      config_setting_name(first));
+  }
+  if (f->legacy) {
+    s = config_setting_get_member(g, "pe_start");
+    ff_cfg_join(kp, sizeof kp, path, "pe_start");
+    if (f->pe_start % FF_SECTOR || f->pe_start < 4096 + 32768)
+      return ff_cfg_err(c->file, s ? s : g, kp,
+                        "%llu is not a multiple of 512 of at least 36864 (4 "
+                        "KiB before mda0 plus its 32 KiB minimum)",
+                        (unsigned long long)f->pe_start);
+    if (!have_mda)
+      f->mda_size = f->pe_start - 4096;
+    s = config_setting_get_member(g, "mda_size");
+    ff_cfg_join(kp, sizeof kp, path, "mda_size");
+    if (f->mda_size % FF_SECTOR || f->mda_size < 32768)
+      return ff_cfg_err(c->file, s ? s : g, kp,
+                        "%llu is not a multiple of 512 of at least 32 KiB",
+                        (unsigned long long)f->mda_size);
+    if (f->mda_size > f->pe_start - 4096) /* pe_start >= 36864 here */
+      return ff_cfg_err(c->file, s ? s : g, kp,
+                        "mda0 [4096, %llu) would overlap the data area at "
+                        "pe_start %llu",
+                        (unsigned long long)sat_add(4096, f->mda_size),
+                        (unsigned long long)f->pe_start);
+    return 0;
+  }
+  {
+    static const struct {
+      const char *key;
+      uint64_t min;
+      const char *what;
+    } rule[] = {
+      {"metadatasize", 32768, "a multiple of 512 of at least 32 KiB"},
+      {"dataalignment", 4096, "a multiple of 512 of at least 4 KiB"},
+      {"dataalignmentoffset", 0, "a multiple of 512"},
+      {"bootloaderareasize", 0, "a multiple of 512"},
+    };
+    const uint64_t v[] = {f->metadatasize, f->dataalignment,
+                          f->dataalignmentoffset, f->bootloaderareasize};
+
+    for (size_t i = 0; i < sizeof rule / sizeof *rule; i++)
+      if (v[i] % FF_SECTOR || v[i] < rule[i].min) {
+        s = config_setting_get_member(g, rule[i].key);
+        ff_cfg_join(kp, sizeof kp, path, rule[i].key);
+        return ff_cfg_err(c->file, s ? s : g, kp, "%llu is not %s",
+                          (unsigned long long)v[i], rule[i].what);
+      }
+  }
+  if (f->dataalignmentoffset > f->dataalignment) {
+    s = config_setting_get_member(g, "dataalignmentoffset");
+    ff_cfg_join(kp, sizeof kp, path, "dataalignmentoffset");
+    return ff_cfg_err(c->file, s, kp,
+                      "%llu is more than dataalignment %llu (lvm: pe_align "
+                      "must not be less than pe_align_offset)",
+                      (unsigned long long)f->dataalignmentoffset,
+                      (unsigned long long)f->dataalignment);
+  }
+  if (ff_pvfmt_layout(f, dev_size, &lay) < 0)
+    return ff_cfg_err(c->file, g, path, "%s", ff_errmsg());
+  f->pe_start = lay.pe_start;
+  f->mda_size = lay.mda_size;
   return 0;
 }
 
@@ -262,7 +526,7 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
 {
   static const char *const keys[] = {"count",       "name", "type", "stripes",
                                      "stripe_size", "size", "fill", "time",
-                                     "description", "uuid", NULL};
+                                     "description", "uuid", "tags", NULL};
   char *type = NULL;
   char kp[256];
   int have_size, have_fill, r;
@@ -284,6 +548,8 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
   if (r < 0)
     return -1;
   lv->has_time = r;
+  if (get_tags(c, g, path, "tags", &lv->tags) < 0)
+    return -1;
   if (lv->uuid && lv->count != 1)
     return ff_cfg_err(c->file, config_setting_get_member(g, "uuid"), path,
                       "uuid needs count = 1 (the group makes %u LVs)",
@@ -348,11 +614,35 @@ static int
 parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
          const struct ff_spec *top, struct ff_spec_vg *vg)
 {
-  static const char *const keys[] = {
-    "count",    "name",     "pvs",         "device_size",  "extent_size",
-    "pe_start", "mda_size", "mda_copies",  "label_sector", "seqno",
-    "history",  "time",     "description", "damage",       "lvs",
-    "uuid",     "devices",  "pv_uuids",    "hints",        NULL};
+  static const char *const keys[] = {"count",
+                                     "name",
+                                     "pvs",
+                                     "device_size",
+                                     "extent_size",
+                                     "metadatasize",
+                                     "dataalignment",
+                                     "dataalignmentoffset",
+                                     "bootloaderareasize",
+                                     "pe_start",
+                                     "mda_size",
+                                     "mda_copies",
+                                     "label_sector",
+                                     "seqno",
+                                     "history",
+                                     "time",
+                                     "description",
+                                     "damage",
+                                     "lvs",
+                                     "uuid",
+                                     "devices",
+                                     "pv_uuids",
+                                     "hints",
+                                     "tags",
+                                     "device_id_type",
+                                     "device_ids",
+                                     "device_sizes",
+                                     "changes",
+                                     NULL};
   const config_setting_t *lvs, *s;
   int64_t seqno = 0, nlv_total = 0;
   char kp[256];
@@ -370,7 +660,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       ff_cfg_uint(c->file, g, path, "pvs", 1, 4096, &vg->pvs) < 0 ||
       ff_cfg_size(c->file, g, path, "device_size", &vg->device_size) < 0 ||
       ff_cfg_size(c->file, g, path, "extent_size", &vg->extent_size) < 0 ||
-      parse_pvfmt(c, g, path, &vg->fmt) < 0 ||
+      parse_pvfmt(c, g, path, vg->device_size, &vg->fmt) < 0 ||
       ff_cfg_int(c->file, g, path, "seqno", 1, 1000000, &seqno) < 0 ||
       ff_cfg_int(c->file, g, path, "history", 0, 1000000, &vg->history) < 0 ||
       ff_cfg_str(c->file, g, path, "description", &vg->description) < 0 ||
@@ -395,8 +685,9 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
                       (unsigned long long)vg->extent_size);
 
   if (vg->count != 1) {
-    static const char *const single[] = {"uuid", "devices", "pv_uuids",
-                                         "hints", NULL};
+    static const char *const single[] = {"uuid",  "devices",    "pv_uuids",
+                                         "hints", "device_ids", "device_sizes",
+                                         NULL};
 
     for (const char *const *k = single; *k; k++)
       if ((s = config_setting_get_member(g, *k))) {
@@ -408,7 +699,10 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
   }
   if (get_strlist(c, g, path, "devices", vg->pvs, 0, &vg->devices) < 0 ||
       get_strlist(c, g, path, "pv_uuids", vg->pvs, 1, &vg->pv_uuids) < 0 ||
-      get_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0)
+      get_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0 ||
+      get_tags(c, g, path, "tags", &vg->tags) < 0 ||
+      get_device_ids(c, g, path, vg) < 0 ||
+      get_device_sizes(c, g, path, vg) < 0)
     return -1;
 
   ff_cfg_join(kp, sizeof kp, path, "damage");
@@ -450,12 +744,34 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       nlv_total += vg->lvs[i].count;
     }
   }
+  lvs = config_setting_get_member(g, "changes");
+  if (lvs) {
+    ff_cfg_join(kp, sizeof kp, path, "changes");
+    if (config_setting_type(lvs) != CONFIG_TYPE_LIST)
+      return ff_cfg_err(c->file, lvs, kp,
+                        "expected a list of groups: ( { ... }, ... )");
+    vg->nchanges = (unsigned)config_setting_length(lvs);
+    vg->changes = calloc(vg->nchanges ? vg->nchanges : 1, sizeof *vg->changes);
+    if (!vg->changes)
+      return ff_cfg_err(c->file, lvs, kp, "out of memory");
+    for (unsigned i = 0; i < vg->nchanges; i++) {
+      const config_setting_t *e = config_setting_get_elem(lvs, i);
+      char ep[256];
+
+      ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
+      if (config_setting_type(e) != CONFIG_TYPE_GROUP)
+        return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
+      if (parse_change(c, e, ep, vg->pvs, &vg->changes[i]) < 0)
+        return -1;
+    }
+    nlv_total += vg->nchanges;
+  }
   ff_cfg_join(kp, sizeof kp, path, "seqno");
   if (vg->seqno && vg->seqno < 1 + nlv_total)
     return ff_cfg_err(
       c->file, config_setting_get_member(g, "seqno"), kp,
-      "%u is below 1 + LVs = %lld (vgcreate plus one lvcreate per "
-      "LV)",
+      "%u is below 1 + LVs + changes = %lld (vgcreate, one lvcreate per "
+      "LV, one write per change)",
       vg->seqno, (long long)(1 + nlv_total));
   if (vg->damage == FF_DMG_STALE &&
       (vg->seqno ? vg->seqno : 1 + nlv_total) < 2)
@@ -470,9 +786,20 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
             const struct ff_spec *top, enum ff_other_kind kind,
             struct ff_spec_other *o)
 {
-  static const char *const orphan_keys[] = {
-    "count",        "device_size", "pe_start", "mda_size", "mda_copies",
-    "label_sector", "devices",     "pv_uuids", "damage",   NULL};
+  static const char *const orphan_keys[] = {"count",
+                                            "device_size",
+                                            "pe_start",
+                                            "mda_size",
+                                            "mda_copies",
+                                            "label_sector",
+                                            "devices",
+                                            "pv_uuids",
+                                            "damage",
+                                            "metadatasize",
+                                            "dataalignment",
+                                            "dataalignmentoffset",
+                                            "bootloaderareasize",
+                                            NULL};
   static const char *const blank_keys[] = {"count", "device_size", "devices",
                                            NULL};
   static const char *const sig_keys[] = {"count", "device_size", "devices",
@@ -501,12 +828,13 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
   if (get_strlist(c, g, path, "devices", o->count, 0, &o->devices) < 0)
     return -1;
   if (kind == FF_OTHER_ORPHAN) {
-    if (parse_pvfmt(c, g, path, &o->fmt) < 0 ||
+    if (parse_pvfmt(c, g, path, o->device_size, &o->fmt) < 0 ||
         get_strlist(c, g, path, "pv_uuids", o->count, 1, &o->pv_uuids) < 0 ||
         get_damage(c, g, path, 1, &o->damage) < 0)
       return -1;
-    if (sat_add(o->fmt.pe_start,
-                o->fmt.mda_copies == 2 ? o->fmt.mda_size : 0) > o->device_size)
+    /* (mda1, which goes after pe_start, is checked when the farm is
+     * built: lvm takes what is left there) */
+    if (o->fmt.pe_start > o->device_size)
       return ff_cfg_err(c->file, g, path,
                         "device_size %llu is too small for pe_start %llu",
                         (unsigned long long)o->device_size,
@@ -651,10 +979,12 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     ff_cfg_pathf(ep, sizeof ep, "vgs.[%u]", i);
     if (parse_vg(c, config_setting_get_elem(vgs, i), ep, sp, vg) < 0)
       goto fail;
-    if (vg->device_size % FF_SECTOR ||
-        vg->device_size <
-          sat_add(sat_add(vg->fmt.pe_start, vg->extent_size),
-                  vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0)) {
+    /* (with device_sizes, the farm checks each PV) */
+    if (!vg->device_sizes &&
+        (vg->device_size % FF_SECTOR ||
+         vg->device_size <
+           sat_add(sat_add(vg->fmt.pe_start, vg->extent_size),
+                   vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0))) {
       const config_setting_t *g = config_setting_get_elem(vgs, i);
       const config_setting_t *s = config_setting_get_member(g, "device_size");
 
@@ -765,6 +1095,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->lvs[j].name);
       free(vg->lvs[j].description);
       free(vg->lvs[j].uuid);
+      free_strv(vg->lvs[j].tags);
     }
     free(vg->lvs);
     free(vg->name);
@@ -773,6 +1104,16 @@ ff_spec_free(struct ff_spec *sp)
     free_strv(vg->devices);
     free_strv(vg->pv_uuids);
     free_strv(vg->hints);
+    free_strv(vg->tags);
+    for (unsigned j = 0; j < vg->nchanges; j++) {
+      free(vg->changes[j].lv);
+      free_strv(vg->changes[j].addtag);
+      free_strv(vg->changes[j].deltag);
+      free(vg->changes[j].description);
+    }
+    free(vg->changes);
+    free_strv(vg->device_ids);
+    free(vg->device_sizes);
   }
   free(sp->vgs);
   for (unsigned i = 0; i < sp->nothers; i++) {

@@ -28,12 +28,20 @@ enum ff_damage {
 /* "none", "bad-label-crc", ... */
 const char *ff_damage_name(enum ff_damage d);
 
-/* PV layout choices, all in bytes. */
+/* PV layout choices, all in bytes: pvcreate's options, from which
+ * pe_start, the metadata areas and the bootloader area follow as lvm
+ * computes them (ff_pvfmt_layout()); or, the older form, pe_start and
+ * mda_size given as they are (legacy = 1). */
 struct ff_spec_pvfmt {
-  uint64_t pe_start;
-  uint64_t mda_size;
-  unsigned mda_copies;   /* 1 or 2 */
-  unsigned label_sector; /* 0..3 */
+  uint64_t metadatasize;        /* --metadatasize (default 1044480) */
+  uint64_t dataalignment;       /* --dataalignment (default 1 MiB) */
+  uint64_t dataalignmentoffset; /* --dataalignmentoffset */
+  uint64_t bootloaderareasize;  /* --bootloaderareasize */
+  int legacy;                   /* pe_start and mda_size were given */
+  uint64_t pe_start;            /* legacy */
+  uint64_t mda_size;            /* legacy: mda0's size */
+  unsigned mda_copies;          /* 1 or 2 */
+  unsigned label_sector;        /* 0..3 */
 };
 
 struct ff_spec_lv {
@@ -49,6 +57,24 @@ struct ff_spec_lv {
   int64_t time;
   char *description; /* NULL: default */
   char *uuid;        /* 32 raw chars + NUL, or NULL */
+  char **tags;       /* lvcreate --addtag, in order; NULL-terminated, or
+                      * NULL */
+};
+
+/* A write after the LVs are created: vgchange, lvchange or pvchange of
+ * tags (--addtag, --deltag), with its own time and description. */
+enum ff_change_cmd { FF_CHG_VG, FF_CHG_LV, FF_CHG_PV };
+
+struct ff_spec_change {
+  int line;
+  enum ff_change_cmd cmd;
+  char *lv;      /* lvchange: the LV's name (its format, as rendered) */
+  unsigned pv;   /* pvchange: the PV's index in the VG */
+  char **addtag; /* NULL-terminated, or NULL */
+  char **deltag;
+  int has_time;
+  int64_t time;
+  char *description; /* NULL: "Write from vgchange --addtag t VG." */
 };
 
 struct ff_spec_vg {
@@ -71,6 +97,12 @@ struct ff_spec_vg {
   char **devices;  /* [pvs] or NULL */
   char **pv_uuids; /* [pvs] raw, or NULL */
   char **hints;    /* [pvs] or NULL */
+  char **tags;     /* vgcreate --addtag, in order; NULL-terminated or NULL */
+  unsigned nchanges;
+  struct ff_spec_change *changes; /* written after the LVs, in order */
+  const char *device_id_type;     /* written with each PV, or NULL */
+  char **device_ids;              /* [pvs] with device_id_type */
+  uint64_t *device_sizes;         /* [pvs] or NULL: device_size for all */
 };
 
 enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };

@@ -14,6 +14,23 @@
 #   a: 2 PVs, vgA, lvlin (-L 8M linear), lvstr (-i 2 -I 64k -L 16M)
 #   b: 3 PVs, vgB, lvspan (-l 40 linear over all three PVs)
 #   c: 1 PV with --pvmetadatacopies 2, vgC, lvlin (-L 8M linear)
+# pvcreate's options (the spec's keys of the same names):
+#   d: --pvmetadatacopies 2 --metadatasize 4m (mda0 grows to the
+#      alignment, mda1 keeps the asked size: (62914560, 4194304))
+#   e: 66 MiB, --pvmetadatacopies 2 --dataalignment 4m (pe_start 4 MiB,
+#      mda1 (67108864, 2097152), pe_count 15)
+#   f: --pvmetadatacopies 2 --bootloaderareasize 600k (the area rounded up
+#      to 1 MiB between mda0 and pe_start, in the label and the text)
+#   g: --dataalignment 1m --dataalignmentoffset 192k
+# and what the spec says beside (keys of the same names):
+#   t: tags: vgcreate --addtag zeta --addtag alpha, an LV with
+#      --addtag yy --addtag bb and one without
+#   u: a devices file naming the loops by backing file: every PV section
+#      gets device_id_type = "loop_file" and its device_id
+#   v: PVs of 64 and 96 MiB in one VG (device_sizes)
+#   w: writes after the LVs (changes): vgchange --addtag, lvchange
+#      --addtag --deltag, pvchange --addtag, vgchange --deltag, each with
+#      its own time and description
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to
@@ -88,6 +105,8 @@ lvrep = json.load(open(os.path.join(d, "lvs.json")))["report"][0]["lv"]
 devs = open(os.path.join(d, "devs")).read().split()
 intent = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "intent")) if l.strip()]
 lv_intent = [(i[1], i[2]) for i in intent if i[0] == "lv"]
+chg_intent = [i[1] for i in intent if i[0] == "chg"]
+pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
 # offsets, sizes and per-write values; the last copy is the current one.
@@ -110,7 +129,7 @@ for img in dump:
             hist = h
         elif h != hist:
             fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
-nw = 1 + len(lv_intent)
+nw = 1 + len(lv_intent) + len(chg_intent)
 if [h[0] for h in hist] != list(range(1, nw + 1)):
     fail("seqnos on disk are %s, expected 1..%d" % ([h[0] for h in hist], nw))
 copies = dump[0]["mdas"][0]["copies"]
@@ -136,12 +155,17 @@ if {p["vg_uuid"] for p in pvrep} != {vg_uuid} or cur["vg_uuid"] != vg_uuid or cu
 hints = [p["device"] for p in cur["pvs"]]
 if hints != devs:
     fail("device hints %s, expected %s" % (hints, devs))
-if any(p["device_id_type"] for p in cur["pvs"]):
-    fail("metadata has device_id_type lines (devices file in use?)")
-sizes = {i["device_size"] for i in dump} | {i["file_size"] for i in dump}
-if len(sizes) != 1:
-    fail("device sizes differ: %s" % sizes)
-dev_size = sizes.pop()
+devids = [(p["device_id_type"], p["device_id"]) for p in cur["pvs"]]
+use_devids = any(i[0] == "devicesfile" for i in intent)
+if use_devids != any(t for t, _ in devids):
+    fail("device_id lines %s, but the devices file %s in use" % (devids, "is" if use_devids else "is not"))
+if use_devids and len({t for t, _ in devids}) != 1:
+    fail("device_id_types differ between PVs: %s" % devids)
+for i in dump:
+    if i["device_size"] != i["file_size"]:
+        fail("%s: label device_size %d, file %d" % (i["path"], i["device_size"], i["file_size"]))
+dev_sizes = [i["device_size"] for i in dump]
+dev_size = dev_sizes[0]
 mda_copies = {len(i["mdas"]) for i in dump}
 if len(mda_copies) != 1:
     fail("mda counts differ: %s" % mda_copies)
@@ -170,8 +194,17 @@ w("    count = 1;")
 w("    name = %s;" % q(vgname))
 w("    pvs = %d;" % len(devs))
 w("    device_size = %s;" % size(dev_size))
+if len(set(dev_sizes)) > 1:
+    w("    device_sizes = %s %s %s;" % (opn, ", ".join(size(z) for z in dev_sizes), cls))
+if use_devids:
+    w("    device_id_type = %s;" % q(devids[0][0]))
+    w("    device_ids = %s %s %s;" % (opn, ", ".join(q(i) for _, i in devids), cls))
 w("    extent_size = %s;" % size(extent_size))
 w("    mda_copies = %d;" % mda_copies)
+for frag in pv_keys:
+    for part in frag.split(";"):
+        if part.strip():
+            w("    %s;" % part.strip())
 w("    uuid = %s;" % q(vg_uuid))
 w("    devices = %s %s %s;" % (opn, ", ".join(q("r%d" % i) for i in range(len(devs))), cls))
 w("    pv_uuids = %s %s %s;" % (opn, ", ".join(q(u) for u in pv_uuids), cls))
@@ -212,6 +245,18 @@ if lv_intent:
                     "; ".join("le %d+%d stripes %d %s" % (s["start_extent"], s["extent_count"],
                               s["stripe_count"], s["stripes"]) for s in lv["segments"])))
     w("    );")
+if chg_intent:
+    w("    changes = (")
+    for k, frag in enumerate(chg_intent):
+        wr = copies[1 + len(lv_intent) + k]
+        w("      {")
+        for part in frag.split(";"):
+            if part.strip():
+                w("        %s;" % part.strip())
+        w("        time = %d;" % wr["creation_time"])
+        w("        description = %s;" % q(wr["description"]))
+        w("      }%s" % ("," if k + 1 < len(chg_intent) else ""))
+    w("    );")
 w("  }")
 w(");")
 open(os.path.join(d, "spec.conf"), "w").write("\n".join(out) + "\n")
@@ -251,11 +296,21 @@ show_diff() {
 	diff -ru "$ta" "$tb" | head -60 || true
 }
 
-# run_scenario NAME VG NPV PVCREATE-OPTS LV-SPEC...
+# run_scenario NAME VG NPV SIZE[,SIZE...] "PVCREATE-OPTS|VG spec fragment|VGCREATE-OPTS" LV-SPEC...
 #   LV-SPEC = "NAME|spec fragment|lvcreate options"
+#   SIZE: of every PV, or one per PV; PVCREATE-OPTS may hold @devicesfile:
+#   the loops are in the devices file by their backing file (loop_file)
+#   and the commands use it (no --devices), so lvm writes device_id lines
 run_scenario() {
-	local sc=$1 vg=$2 npv=$3 pvopts=$4
-	shift 4
+	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys vgopts usedf=0 dsel
+	IFS='|' read -r pvopts pvkeys vgopts <<<"$5"
+	shift 5
+	if [[ $pvopts == *@devicesfile* ]]; then
+		usedf=1
+		pvopts=${pvopts//@devicesfile/}
+	fi
+	local -a sizes
+	IFS=, read -r -a sizes <<<"$devsize"
 	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list
 	local -a imgs devs
 	for attempt in 1 2 3; do
@@ -265,29 +320,55 @@ run_scenario() {
 		for ((i = 0; i < npv; i++)); do
 			imgs+=("$d/lvm/r$i")
 		done
-		truncate -s 64M "${imgs[@]}"
+		for ((i = 0; i < npv; i++)); do
+			truncate -s "${sizes[i]:-${sizes[0]}}" "${imgs[i]}"
+		done
 		out=$(ff_loop_attach "${imgs[@]}")
 		mapfile -t devs <<<"$out"
 		list=$(IFS=,; echo "${devs[*]}")
+		dsel=(--devices "$list")
+		if ((usedf)); then
+			# the loops by their backing files, in the env's devices file
+			for i in "${devs[@]}"; do
+				ff_lvm lvmdevices --deldev "$i" >/dev/null 2>&1 || true
+				ff_lvm lvmdevices --adddev "$i" --deviceidtype loop_file >/dev/null 2>"$d/err" ||
+					{ cat "$d/err" >&2; ff_die "scenario $sc: lvmdevices --adddev $i failed"; }
+			done
+			dsel=()
+		fi
 		printf '%s\n' "${devs[@]}" >"$d/devs"
 		printf 'vg\t%s\n' "$vg" >"$d/intent"
+		printf 'pvkeys\t%s\n' "$pvkeys" >>"$d/intent"
+		((usedf)) && printf 'devicesfile\n' >>"$d/intent"
 
-		# shellcheck disable=SC2086  # pvopts is a word list
-		ff_lvm pvcreate --devices "$list" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
+		# shellcheck disable=SC2086  # pvopts, vgopts are word lists
+		ff_lvm pvcreate "${dsel[@]}" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: pvcreate failed"; }
-		ff_lvm vgcreate --devices "$list" "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
+		# shellcheck disable=SC2086
+		ff_lvm vgcreate "${dsel[@]}" $vgopts "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: vgcreate failed"; }
 		for lv in "$@"; do
 			IFS='|' read -r name frag opts <<<"$lv"
+			if [[ $name == !* ]]; then
+				# a change: !COMMAND|spec fragment|options and target
+				# (@PVn: the n-th PV's device)
+				opts=${opts//@PV0/${devs[0]}}
+				opts=${opts//@PV1/${devs[1]:-}}
+				# shellcheck disable=SC2086
+				ff_lvm "${name#!}" "${dsel[@]}" $opts >/dev/null 2>"$d/err" ||
+					{ cat "$d/err" >&2; ff_die "scenario $sc: ${name#!} $opts failed"; }
+				printf 'chg\t%s\n' "$frag" >>"$d/intent"
+				continue
+			fi
 			# shellcheck disable=SC2086
-			ff_lvm lvcreate --devices "$list" -an -Zn --driverloaded n $opts -n "$name" "$vg" \
+			ff_lvm lvcreate "${dsel[@]}" -an -Zn --driverloaded n $opts -n "$name" "$vg" \
 				>/dev/null 2>"$d/err" ||
 				{ cat "$d/err" >&2; ff_die "scenario $sc: lvcreate $name failed"; }
 			printf 'lv\t%s\t%s\n' "$name" "$frag" >>"$d/intent"
 		done
-		ff_lvm pvs --devices "$list" --reportformat json -o pv_name,pv_uuid,vg_name,vg_uuid \
+		ff_lvm pvs "${dsel[@]}" --reportformat json -o pv_name,pv_uuid,vg_name,vg_uuid \
 			>"$d/pvs.json"
-		ff_lvm lvs --devices "$list" --reportformat json -o lv_name,lv_uuid,vg_name \
+		ff_lvm lvs "${dsel[@]}" --reportformat json -o lv_name,lv_uuid,vg_name \
 			>"$d/lvs.json" 2>"$d/err" || { cat "$d/err" >&2; ff_die "scenario $sc: lvs failed"; }
 		for i in "${devs[@]}"; do
 			blockdev --flushbufs "$i"
@@ -338,23 +419,59 @@ run_scenario() {
 	done
 }
 
-for sc in ${FF_SCENARIOS:-a b c}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g t u v w}; do
 	case $sc in
 	a)
-		run_scenario a vgA 2 "" \
+		run_scenario a vgA 2 64M "" \
 			'lvlin|size = "8M"; type = "linear"|-L 8M' \
 			'lvstr|size = "16M"; type = "striped"; stripes = 2; stripe_size = "64K"|-i 2 -I 64k -L 16M'
 		;;
 	b)
 		# lvcreate -l 40: the spec has no extent-count key; 40 x 4 MiB
-		run_scenario b vgB 3 "" \
+		run_scenario b vgB 3 64M "" \
 			'lvspan|size = "160M"; type = "linear"|-l 40'
 		;;
 	c)
-		run_scenario c vgC 1 "--pvmetadatacopies 2" \
+		run_scenario c vgC 1 64M "--pvmetadatacopies 2" \
 			'lvlin|size = "8M"; type = "linear"|-L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a, b, c)" ;;
+	d)
+		run_scenario d vgD 1 64M '--pvmetadatacopies 2 --metadatasize 4m|metadatasize = "4M"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	e)
+		run_scenario e vgE 1 66M '--pvmetadatacopies 2 --dataalignment 4m|dataalignment = "4M"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	f)
+		run_scenario f vgF 1 64M '--pvmetadatacopies 2 --bootloaderareasize 600k|bootloaderareasize = "600K"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	g)
+		run_scenario g vgG 1 64M '--dataalignment 1m --dataalignmentoffset 192k|dataalignmentoffset = "192K"' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	t)
+		run_scenario t vgT 2 64M '|tags = ["zeta", "alpha"]|--addtag zeta --addtag alpha' \
+			'lvtag|size = "8M"; type = "linear"; tags = ["yy", "bb"]|-L 8M --addtag yy --addtag bb' \
+			'lvplain|size = "4M"; type = "linear"|-L 4M'
+		;;
+	u)
+		run_scenario u vgU 2 64M '@devicesfile' \
+			'lvlin|size = "8M"; type = "linear"|-L 8M'
+		;;
+	v)
+		run_scenario v vgV 2 64M,96M ''
+		;;
+	w)
+		run_scenario w vgW 2 64M '|tags = ["zeta", "alpha"]|--addtag zeta --addtag alpha' \
+			'lvtag|size = "8M"; type = "linear"; tags = ["yy", "bb"]|-L 8M --addtag yy --addtag bb' \
+			'!vgchange|command = "vgchange"; addtag = ["mid"]|--addtag mid vgW' \
+			'!lvchange|command = "lvchange"; lv = "lvtag"; addtag = ["x1"]; deltag = ["yy"]|--addtag x1 --deltag yy vgW/lvtag' \
+			'!pvchange|command = "pvchange"; pv = 1; addtag = ["p1"]|--addtag p1 @PV1' \
+			'!vgchange|command = "vgchange"; deltag = ["zeta"]; addtag = ["omega"]|--deltag zeta --addtag omega vgW'
+		;;
+	*) ff_die "unknown scenario '$sc' (expected a to g, t to w)" ;;
 	esac
 done
 

@@ -161,6 +161,8 @@ def decode_copy(raw):
             "pe_count": int(vals.get(pvp + n + "/pe_count", "0")),
             "device_id_type": unquote(vals[pvp + n + "/device_id_type"])
             if pvp + n + "/device_id_type" in vals else None,
+            "device_id": unquote(vals[pvp + n + "/device_id"])
+            if pvp + n + "/device_id" in vals else None,
         })
     lvp = vgname + "/logical_volumes/"
     seen = []

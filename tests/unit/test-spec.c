@@ -224,12 +224,54 @@ static const struct {
    "0.000000000001; }); });",
    "vgs.[0].lvs.[0]", "would have no extents"},
   {"", "makes no devices", ""},
-  /* mda1 aligned down to 1 MiB once landed on the label and mda0 (found
-   * by the fuzz targets' label check). */
-  {"orphans = ({ device_size = 69632; pe_start = 36864; mda_size = 32768;\n"
+  /* mda1 goes after pe_start, as lvm places it; less than lvm's 32 KiB
+   * minimum left there is an error (mda1 aligned down to 1 MiB once
+   * landed on the label and mda0: found by the fuzz targets' label
+   * check). */
+  {"orphans = ({ device_size = 65536; pe_start = 36864; mda_size = 32768;\n"
    "  mda_copies = 2; label_sector = 0; });",
-   "t:1: orphans.[0].device_size: 69632 is too small for mda_copies = 2",
-   "before pe_start 36864"},
+   "t:1: orphans.[0].device_size: 65536 is too small for mda_copies = 2",
+   "less than 32 KiB (lvm's minimum) is left for mda1 after pe_start 36864"},
+  /* tags, device ids, per-PV sizes */
+  {"vgs = ({ tags = [\"ok\", \"not ok\"]; });",
+   "t:1: vgs.[0].tags: 'not ok' is not a valid tag", ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; tags = [\"a\", \"a\"]; }); });",
+   "t:1: vgs.[0].lvs.[0].tags: tag 'a' is given twice", ""},
+  {"vgs = ({ device_id_type = \"devname\"; device_ids = [\"/dev/sda\"]; });",
+   "t:1: vgs.[0].device_id_type: 'devname' is not a device_id_type lvm writes",
+   "devname is never written"},
+  {"vgs = ({ pvs = 2; device_ids = [\"a\", \"b\"]; });",
+   "t:1: vgs.[0].device_ids: device_id_type and device_ids go together", ""},
+  {"vgs = ({ pvs = 2; device_sizes = [\"1G\"]; });",
+   "t:1: vgs.[0].device_sizes: has 1 entries (expected 2, one per PV)", ""},
+  /* changes */
+  {"vgs = ({ changes = ({ command = \"vgrename\"; addtag = [\"a\"]; }); });",
+   "t:1: vgs.[0].changes.[0].command: 'vgrename' is not vgchange, lvchange "
+   "or pvchange",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvchange\"; addtag = [\"a\"]; }); });",
+   "t:1: vgs.[0].changes.[0]: an lvchange needs lv = \"NAME\"", ""},
+  {"vgs = ({ changes = ({ command = \"vgchange\"; }); });",
+   "t:1: vgs.[0].changes.[0]: changes nothing (give addtag or deltag)", ""},
+  {"vgs = ({ seqno = 1; changes = ({ command = \"vgchange\"; addtag = "
+   "[\"a\"]; }); });",
+   "t:1: vgs.[0].seqno: 1 is below 1 + LVs + changes = 2", ""},
+  /* pvcreate's options or the layout, not both */
+  {"vgs = ({ dataalignment = \"4M\"; pe_start = \"4M\"; });",
+   "t:1: vgs.[0].pe_start: give pvcreate's options (dataalignment here)",
+   "not both"},
+  {"vgs = ({ dataalignment = \"1M\"; dataalignmentoffset = \"2M\"; });",
+   "t:1: vgs.[0].dataalignmentoffset: 2097152 is more than dataalignment",
+   "1048576"},
+  {"orphans = ({ metadatasize = \"16K\"; });",
+   "t:1: orphans.[0].metadatasize: 16384 is not a multiple of 512 of at "
+   "least 32 KiB",
+   ""},
+  {"vgs = ({ device_size = \"8M\"; bootloaderareasize = \"8M\"; });",
+   "t:1: vgs.[0]: device_size 8388608 is smaller than dataalignment", ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; }); changes = ({ command = "
+   "\"lvchange\"; lv = \"nope\"; addtag = [\"a\"]; }); });",
+   "t:1: vgs.[0].changes.[0]", "lv 'nope': VG vg0000 has no such LV"},
 };
 
 static void
