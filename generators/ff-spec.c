@@ -327,10 +327,12 @@ static int
 parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
          struct ff_spec_lv *lv)
 {
-  static const char *const keys[] = {"count",       "name", "type", "stripes",
-                                     "stripe_size", "size", "fill", "time",
-                                     "description", "uuid", NULL};
-  char *type = NULL;
+  static const char *const keys[] = {
+    "count", "name",  "type", "stripes",     "stripe_size", "size",
+    "fill",  "alloc", "time", "description", "uuid",        NULL};
+  static const char *const policies[] = {"inherit", "contiguous", "cling",
+                                         "normal", "anywhere"};
+  char *type = NULL, *alloc = NULL;
   char kp[256];
   int have_size, have_fill, r;
 
@@ -391,6 +393,24 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
     return r;
   }
   free(type);
+
+  if (ff_cfg_str(c->file, g, path, "alloc", &alloc) < 0)
+    return -1;
+  if (alloc) {
+    for (unsigned i = FF_ALLOC_CONTIGUOUS; i <= FF_ALLOC_ANYWHERE; i++)
+      if (!strcmp(alloc, policies[i]))
+        lv->alloc = (enum ff_alloc_policy)i;
+    if (lv->alloc == FF_ALLOC_INHERIT) {
+      ff_cfg_join(kp, sizeof kp, path, "alloc");
+      r = ff_cfg_err(c->file, config_setting_get_member(g, "alloc"), kp,
+                     "unknown allocation policy '%s' (expected contiguous, "
+                     "cling, normal or anywhere)",
+                     alloc);
+      free(alloc);
+      return r;
+    }
+    free(alloc);
+  }
 
   have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);
   have_fill = ff_cfg_float(c->file, g, path, "fill", 0, 1, &lv->fill);

@@ -22,6 +22,24 @@
 #   f: --pvmetadatacopies 2 --bootloaderareasize 600k (the area rounded up
 #      to 1 MiB between mda0 and pe_start, in the label and the text)
 #   g: --dataalignment 1m --dataalignmentoffset 192k
+# lvm's allocation (normal policy: the areas sorted by the extents they
+# give, most first; then cling to the PVs already used):
+#   h: 2 PVs of 3 extents (13 MiB), lva -l 2, lvb -l 2 (lvb whole on the
+#      second PV, not split)
+#   i: 2 PVs of 3 extents, lva -l 1, lvb -l 4 (lvb: the second PV, then
+#      the first PV's extent 1)
+#   j: 6 PVs of 15 extents, lvs -i 3 -l 30, then lvl -l 40 linear (on PVs
+#      3, 4, 5: the largest areas first)
+#   k: as j with vgcreate -s 1k and 4 KiB stripes: 2 MiB + 15 KiB PVs
+#      (pvcreate refuses less than 2 MiB, pv_min_size) with
+#      --metadatasize 2000k, so pe_start is 2 MiB and each PV has 15
+#      extents
+# lvcreate --alloc (the spec's LV key alloc; each writes allocation_policy):
+#   l: 3 PVs of 3 extents: lva contiguous -l 2, lvb cling -l 2, lvc normal
+#      -l 4 (PV2 then PV0's last extent), lvd anywhere -l 1
+#   m: 2 PVs of 3 extents: lva -l 2, lvb --alloc anywhere -i 2 -l 4: the
+#      normal passes place one extent per stripe, the anywhere pass puts
+#      both stripes of the rest on the second PV
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to
@@ -264,11 +282,11 @@ show_diff() {
 	diff -ru "$ta" "$tb" | head -60 || true
 }
 
-# run_scenario NAME VG NPV SIZE "PVCREATE-OPTS|spec fragment" LV-SPEC...
+# run_scenario NAME VG NPV SIZE "PVCREATE-OPTS|spec fragment[|VGCREATE-OPTS]" LV-SPEC...
 #   LV-SPEC = "NAME|spec fragment|lvcreate options"
 run_scenario() {
-	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys
-	IFS='|' read -r pvopts pvkeys <<<"$5"
+	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys vgopts
+	IFS='|' read -r pvopts pvkeys vgopts <<<"$5"
 	shift 5
 	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list
 	local -a imgs devs
@@ -290,7 +308,8 @@ run_scenario() {
 		# shellcheck disable=SC2086  # pvopts is a word list
 		ff_lvm pvcreate --devices "$list" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: pvcreate failed"; }
-		ff_lvm vgcreate --devices "$list" "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
+		# shellcheck disable=SC2086  # vgopts is a word list
+		ff_lvm vgcreate --devices "$list" $vgopts "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: vgcreate failed"; }
 		for lv in "$@"; do
 			IFS='|' read -r name frag opts <<<"$lv"
@@ -353,7 +372,7 @@ run_scenario() {
 	done
 }
 
-for sc in ${FF_SCENARIOS:-a b c d e f g}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -385,7 +404,39 @@ for sc in ${FF_SCENARIOS:-a b c d e f g}; do
 		run_scenario g vgG 1 64M '--dataalignment 1m --dataalignmentoffset 192k|dataalignmentoffset = "192K"' \
 			'lvlin|size = "8M"; type = "linear"|-L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to g)" ;;
+	h)
+		run_scenario h vgH 2 13M "" \
+			'lva|size = "8M"|-l 2' \
+			'lvb|size = "8M"|-l 2'
+		;;
+	i)
+		run_scenario i vgI 2 13M "" \
+			'lva|size = "4M"|-l 1' \
+			'lvb|size = "16M"|-l 4'
+		;;
+	j)
+		run_scenario j vgJ 6 64M "" \
+			'lvs|size = "120M"; type = "striped"; stripes = 3; stripe_size = "64K"|-i 3 -I 64k -l 30' \
+			'lvl|size = "160M"|-l 40'
+		;;
+	k)
+		run_scenario k vgK 6 2063K '--metadatasize 2000k|metadatasize = "2000K"|-s 1k' \
+			'lvs|size = "30K"; type = "striped"; stripes = 3; stripe_size = "4K"|-i 3 -I 4k -l 30' \
+			'lvl|size = "40K"|-l 40'
+		;;
+	l)
+		run_scenario l vgL 3 13M "" \
+			'lva|size = "8M"; alloc = "contiguous"|--alloc contiguous -l 2' \
+			'lvb|size = "8M"; alloc = "cling"|--alloc cling -l 2' \
+			'lvc|size = "16M"; alloc = "normal"|--alloc normal -l 4' \
+			'lvd|size = "4M"; alloc = "anywhere"|--alloc anywhere -l 1'
+		;;
+	m)
+		run_scenario m vgM 2 13M "" \
+			'lva|size = "8M"|-l 2' \
+			'lvb|size = "16M"; type = "striped"; stripes = 2; stripe_size = "64K"; alloc = "anywhere"|--alloc anywhere -i 2 -I 64k -l 4'
+		;;
+	*) ff_die "unknown scenario '$sc' (expected a to m)" ;;
 	esac
 done
 
