@@ -660,6 +660,99 @@ out:
   return r;
 }
 
+/* Who holds extent pe of PV pv: an LV before li, or li's own earlier
+ * stripes (NULL when none does). */
+static const char *
+holder(const struct ff_vg *vg, uint32_t li, uint32_t pv, uint64_t first,
+       uint64_t last)
+{
+  for (uint32_t l = 0; l <= li; l++)
+    for (uint32_t s = 0; s < vg->lvs[l].nsegs; s++) {
+      const struct ff_seg *seg = &vg->lvs[l].segs[s];
+      uint64_t n = seg->len / seg->stripes;
+
+      for (uint32_t a = 0; a < seg->stripes; a++)
+        if (seg->areas[a].pv == pv && seg->areas[a].pe <= last &&
+            first < seg->areas[a].pe + n)
+          return l == li ? "an earlier range of this LV" : vg->lvs[l].name;
+    }
+  return NULL;
+}
+
+/* Lay LV li out as its placement says, after checking every range: inside
+ * its PV, free, and the sum the LV's size. */
+static int
+place_lv(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+         struct ff_vg *vg, struct freelist *fl, uint32_t li,
+         uint64_t stripe_size)
+{
+  struct ff_lv *lv = &vg->lvs[li];
+  uint64_t le = 0;
+  char kp[128];
+
+  if (sl->size) {
+    uint64_t want = (sl->size + vg->extent_size - 1) / vg->extent_size;
+
+    want = (want + sl->stripes - 1) / sl->stripes * sl->stripes;
+    if (want != lv->extents)
+      return berr(
+        b, sl->line, lp, "size gives LV %s %llu extents, its placement %llu",
+        lv->name, (unsigned long long)want, (unsigned long long)lv->extents);
+  }
+  lv->segs = calloc(sl->nplace, sizeof *lv->segs);
+  if (!lv->segs)
+    return ff_error("out of memory");
+  for (unsigned i = 0; i < sl->nplace; i++) {
+    const struct ff_spec_range *rg = &sl->place[i * sl->stripes];
+    struct ff_seg *seg = &lv->segs[i];
+    uint64_t n = rg->last - rg->first + 1;
+
+    if (snprintf(kp, sizeof kp, "%s.placement.[%u]", lp, i) < 0)
+      kp[0] = '\0';
+    seg->areas = calloc(sl->stripes, sizeof *seg->areas);
+    if (!seg->areas)
+      return ff_error("out of memory");
+    seg->le = le;
+    seg->len = n * sl->stripes;
+    seg->stripes = sl->stripes;
+    seg->stripe_size = sl->stripes > 1 ? stripe_size : 0;
+    for (unsigned k = 0; k < sl->stripes; k++)
+      seg->areas[k].pv = FF_NONE;
+    lv->nsegs++; /* holder() sees the stripes placed so far */
+    for (unsigned k = 0; k < sl->stripes; k++) {
+      const struct ff_pv *pv = &vg->pvs[rg[k].pv];
+      const char *who;
+      int ok = 0;
+
+      if (rg[k].last >= pv->pe_count)
+        return berr(b, sl->place_lines[i], kp,
+                    "%u:%llu-%llu runs past PV %u's last extent (it has "
+                    "%llu)",
+                    rg[k].pv, (unsigned long long)rg[k].first,
+                    (unsigned long long)rg[k].last, rg[k].pv,
+                    (unsigned long long)pv->pe_count);
+      for (uint32_t f = 0; f < fl[rg[k].pv].n && !ok; f++)
+        ok =
+          rg[k].first >= fl[rg[k].pv].runs[f].start &&
+          rg[k].last < fl[rg[k].pv].runs[f].start + fl[rg[k].pv].runs[f].count;
+      if (!ok) {
+        who = holder(vg, li, rg[k].pv, rg[k].first, rg[k].last);
+        return berr(b, sl->place_lines[i], kp,
+                    "%u:%llu-%llu overlaps %s%s on PV %u", rg[k].pv,
+                    (unsigned long long)rg[k].first,
+                    (unsigned long long)rg[k].last,
+                    who ? "" : "extents in use", who ? who : "", rg[k].pv);
+      }
+      if (free_take(&fl[rg[k].pv], rg[k].first, n) < 0)
+        return -1;
+      seg->areas[k].pv = rg[k].pv;
+      seg->areas[k].pe = rg[k].first;
+    }
+    le += seg->len;
+  }
+  return 0;
+}
+
 /* Lay out the LVs of vg on its PVs, one lvcreate after another. */
 static int
 allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
@@ -693,7 +786,7 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       lp[0] = '\0';
     for (unsigned k = 0; k < sl->count; k++, li++) {
       struct ff_lv *lv = &vg->lvs[li];
-      uint64_t ext;
+      uint64_t ext, ssize;
 
       lv->name = ff_format_uint(sl->name, li);
       if (!lv->name) {
@@ -718,7 +811,14 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
                  : g->has_time ? g->time
                                : b->spec->creation_time;
 
-      if (sl->size) {
+      if (sl->nplace) {
+        ext = 0;
+        for (unsigned i = 0; i < sl->nplace; i++) {
+          const struct ff_spec_range *rg = &sl->place[i * sl->stripes];
+
+          ext += (rg->last - rg->first + 1) * sl->stripes;
+        }
+      } else if (sl->size) {
         ext = (sl->size + vg->extent_size - 1) / vg->extent_size;
         ext = (ext + sl->stripes - 1) / sl->stripes * sl->stripes;
       } else {
@@ -738,10 +838,11 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         lv->alloc = policy_names[sl->alloc];
       /* lvcreate: "Reducing requested stripe size … to maximum,
        * physical extent size" */
-      if (lvm_allocate(b, sl->line, lp, vg, fl, lv, sl->stripes,
-                       sl->stripe_size < vg->extent_size ? sl->stripe_size
-                                                         : vg->extent_size,
-                       sl->alloc) < 0)
+      ssize =
+        sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size;
+      if (sl->nplace ? place_lv(b, sl, lp, vg, fl, li, ssize)
+                     : lvm_allocate(b, sl->line, lp, vg, fl, lv, sl->stripes,
+                                    ssize, sl->alloc))
         goto out;
     }
   }

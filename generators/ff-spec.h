@@ -55,6 +55,13 @@ enum ff_alloc_policy {
   FF_ALLOC_ANYWHERE,
 };
 
+/* One stripe of a placement segment: extents first..last of PV pv (the
+ * PV's index in its VG). */
+struct ff_spec_range {
+  unsigned pv;
+  uint64_t first, last;
+};
+
 struct ff_spec_lv {
   int line;
   unsigned count;
@@ -65,6 +72,9 @@ struct ff_spec_lv {
   uint64_t size;        /* bytes; 0 when fill is used */
   double fill;          /* 0 when size is used */
   enum ff_alloc_policy alloc;
+  unsigned nplace;             /* placement segments, 0: the policy */
+  struct ff_spec_range *place; /* [nplace * stripes], segment by segment */
+  int *place_lines;            /* [nplace] */
   int has_time;
   int64_t time;
   char *description; /* NULL: default */

@@ -40,6 +40,12 @@
 #   m: 2 PVs of 3 extents: lva -l 2, lvb --alloc anywhere -i 2 -l 4: the
 #      normal passes place one extent per stripe, the anywhere pass puts
 #      both stripes of the rest on the second PV
+# explicit placement (the spec's LV key placement; lvcreate VG PV:RANGE…):
+#   n: 3 PVs of 3 extents: lva on PV1:1-2, lvb -l 3 (policy), lvc -i 2 on
+#      PV1:0 PV2:0, lvd -l 2 on PV2:2 PV2:1 (lvm places extent 2 first)
+#   o: 2 PVs of 5 extents: lva on PV0:1-3, lvb -l 3, lvc -l 4: the policy
+#      around the holes (PV1:3-4, then PV0:4 before PV0:0: an area
+#      reserved and given back goes after the areas of its size)
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to
@@ -283,13 +289,14 @@ show_diff() {
 }
 
 # run_scenario NAME VG NPV SIZE "PVCREATE-OPTS|spec fragment[|VGCREATE-OPTS]" LV-SPEC...
-#   LV-SPEC = "NAME|spec fragment|lvcreate options"
+#   LV-SPEC = "NAME|spec fragment|lvcreate options[|PV ranges]", the PV
+#   ranges as INDEX:RANGE words (the INDEXth PV of the scenario)
 run_scenario() {
 	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys vgopts
 	IFS='|' read -r pvopts pvkeys vgopts <<<"$5"
 	shift 5
-	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list
-	local -a imgs devs
+	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list ranges w
+	local -a imgs devs pvargs
 	for attempt in 1 2 3; do
 		rm -rf "$d"
 		mkdir -p "$d/lvm" "$d/gen"
@@ -312,10 +319,14 @@ run_scenario() {
 		ff_lvm vgcreate --devices "$list" $vgopts "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: vgcreate failed"; }
 		for lv in "$@"; do
-			IFS='|' read -r name frag opts <<<"$lv"
+			IFS='|' read -r name frag opts ranges <<<"$lv"
+			pvargs=()
+			for w in $ranges; do
+				pvargs+=("${devs[${w%%:*}]}:${w#*:}")
+			done
 			# shellcheck disable=SC2086
 			ff_lvm lvcreate --devices "$list" -an -Zn --driverloaded n $opts -n "$name" "$vg" \
-				>/dev/null 2>"$d/err" ||
+				"${pvargs[@]}" >/dev/null 2>"$d/err" ||
 				{ cat "$d/err" >&2; ff_die "scenario $sc: lvcreate $name failed"; }
 			printf 'lv\t%s\t%s\n' "$name" "$frag" >>"$d/intent"
 		done
@@ -372,7 +383,7 @@ run_scenario() {
 	done
 }
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -436,7 +447,20 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m}; do
 			'lva|size = "8M"|-l 2' \
 			'lvb|size = "16M"; type = "striped"; stripes = 2; stripe_size = "64K"; alloc = "anywhere"|--alloc anywhere -i 2 -I 64k -l 4'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to m)" ;;
+	n)
+		run_scenario n vgN 3 13M "" \
+			'lva|placement = ( ["1:1-2"] )|-l 2|1:1-2' \
+			'lvb|size = "12M"|-l 3' \
+			'lvc|type = "striped"; stripes = 2; stripe_size = "64K"; placement = ( ["1:0", "2:0"] )|-i 2 -I 64k -l 2|1:0 2:0' \
+			'lvd|placement = ( ["2:2"], ["2:1"] )|-l 2|2:2 2:1'
+		;;
+	o)
+		run_scenario o vgO 2 21M "" \
+			'lva|placement = ( ["0:1-3"] )|-l 3|0:1-3' \
+			'lvb|size = "12M"|-l 3' \
+			'lvc|size = "16M"|-l 4'
+		;;
+	*) ff_die "unknown scenario '$sc' (expected a to o)" ;;
 	esac
 done
 

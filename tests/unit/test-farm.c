@@ -408,6 +408,17 @@ static const struct {
    "{ name = \"a\"; size = \"8M\"; }, { name = \"b\"; size = \"16M\";"
    " type = \"striped\"; stripes = 2; alloc = \"anywhere\"; }",
    "a 0+2 0:0; b 0+2 1:0,0:2 2+2 1:1,1:2", 2, "13M"},
+  {"placement as given, in any order; the policy takes what is left",
+   "{ name = \"a\"; placement = ( [\"1:1-2\"] ); },"
+   " { name = \"b\"; size = \"12M\"; },"
+   " { name = \"c\"; type = \"striped\"; placement = ( [\"1:0\", \"2:0\"] ); "
+   "},"
+   " { name = \"d\"; size = \"8M\"; placement = ( [\"2:2\"], [\"2:1\"] ); }",
+   "a 0+2 1:1; b 0+3 0:0; c 0+2 1:0,2:0; d 0+1 2:2 1+1 2:1", 3, "13M"},
+  {"the policy around holes: an area reserved and reset goes after its equals",
+   "{ name = \"a\"; placement = ( [\"0:1-3\"] ); },"
+   " { name = \"b\"; size = \"12M\"; }, { name = \"c\"; size = \"16M\"; }",
+   "a 0+3 0:1; b 0+3 1:0; c 0+2 1:3 2+1 0:4 3+1 0:0", 2, "21M"},
 };
 
 static const struct {
@@ -425,6 +436,16 @@ static const struct {
    "lvm's cling policy finds no room for LV lvol1 in VG vg0000: 2 more"},
   {"{ size = \"8M\"; }, { size = \"20M\"; alloc = \"anywhere\"; }",
    "vgs.[0].lvs.[1]: VG vg0000 has 4 free extents, LV lvol1 needs 5"},
+  {"{ size = \"8M\"; }, { placement = ( [\"1:0\"],\n [\"0:1-2\"] ); }",
+   "t:2: vgs.[0].lvs.[1].placement.[1]: 0:1-2 overlaps lvol0 on PV 0"},
+  {"{ placement = ( [\"0:0-1\"], [\"1:0\"], [\"0:1\"] ); }",
+   "vgs.[0].lvs.[0].placement.[2]: 0:1-1 overlaps an earlier range of this "
+   "LV on PV 0"},
+  {"{ placement = ( [\"1:2-3\"] ); }",
+   "vgs.[0].lvs.[0].placement.[0]: 1:2-3 runs past PV 1's last extent (it "
+   "has 3)"},
+  {"{ size = \"4M\"; placement = ( [\"0:0-1\"] ); }",
+   "vgs.[0].lvs.[0]: size gives LV lvol0 1 extents, its placement 2"},
 };
 
 static void
