@@ -208,7 +208,18 @@ struct apvm {
 struct aused {
   struct apva *pva;
   uint64_t used;
+  uint32_t ord; /* position before sorting: ties keep it */
 };
+
+static int
+cmp_used(const void *l, const void *r)
+{
+  const struct aused *a = l, *b = r;
+
+  if (a->used != b->used)
+    return a->used < b->used ? 1 : -1;
+  return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
 
 struct abatch { /* one _alloc_parallel_area: a segment before merging */
   uint64_t len; /* per stripe */
@@ -461,15 +472,9 @@ find_some_parallel_space(struct astate *st, uint64_t max_to_allocate)
   if (ix + preferred_count < devices_needed)
     return 0;
   /* qsort(_comp_area) on glibc: stable, most extents first */
-  for (uint32_t i = 1; i < ix; i++) {
-    struct aused *v = st->areas + st->num_positional;
-    struct aused t = v[i];
-    uint32_t j = i;
-
-    for (; j > 0 && v[j - 1].used < t.used; j--)
-      v[j] = v[j - 1];
-    v[j] = t;
-  }
+  for (uint32_t i = 0; i < ix; i++)
+    st->areas[st->num_positional + i].ord = i;
+  qsort(st->areas + st->num_positional, ix, sizeof *st->areas, cmp_used);
   if (preferred_count && preferred_count != st->num_positional)
     for (uint32_t s = 0; s < devices_needed; s++)
       if (!st->areas[s].pva) {
@@ -660,8 +665,8 @@ out:
   return r;
 }
 
-/* Who holds extent pe of PV pv: an LV before li, or li's own earlier
- * stripes (NULL when none does). */
+/* Who holds some of extents first..last of PV pv: an LV before li, or
+ * li's own earlier ranges (NULL when none does). */
 static const char *
 holder(const struct ff_vg *vg, uint32_t li, uint32_t pv, uint64_t first,
        uint64_t last)
