@@ -10,7 +10,7 @@
 # on-disk copies), writes a farm spec (docs/spec-format.md) that pins all of
 # it, runs `FUSEFARM_BIN gen SPEC -o OUTDIR` and cmp's every image.
 #
-# Scenarios (64 MiB PVs, 4 MiB extents, 15 extents per PV):
+# Scenarios (64 MiB PVs, 4 MiB extents, 15 extents per PV, unless said):
 #   a: 2 PVs, vgA, lvlin (-L 8M linear), lvstr (-i 2 -I 64k -L 16M)
 #   b: 3 PVs, vgB, lvspan (-l 40 linear over all three PVs)
 #   c: 1 PV with --pvmetadatacopies 2, vgC, lvlin (-L 8M linear)
