@@ -42,6 +42,7 @@ struct ff_lv {
   char uuid[FF_UUID_LEN];
   int64_t time;
   uint64_t extents;
+  const char *alloc; /* allocation_policy in the text, NULL: inherit */
   uint32_t nsegs;
   struct ff_seg *segs;
 };

@@ -202,21 +202,615 @@ new_device(struct bctx *b, char *const *names, unsigned k, uint64_t size,
   return dev;
 }
 
-/* Lay out the LVs of vg on its PVs: lvm's normal policy on a fresh VG. */
+/* lvm2 2.03.16's allocator for one new LV (lvcreate), as
+ * lib/metadata/lv_manip.c (_allocate and what it calls) and pv_map.c do
+ * it, for what a farm LV can be: linear or striped on PV areas, no
+ * mirror logs, no parity, no cling tags, no PV list on the command line,
+ * allocation/maximise_cling = 1 (the default), no earlier segment to
+ * extend.  Each lvcreate reads the VG afresh, so the free space of each PV
+ * is its maximal free runs, one area each.
+ *
+ * The structure follows lvm's so that every tie falls the same way:
+ * - each PV's areas are kept in a list, largest first, an area inserted
+ *   after those of equal size (pv_map.c _insert_area), and reserving part
+ *   of an area moves it within the list while the list is being walked;
+ * - the candidate areas are sorted by the extents they would give, most
+ *   first; lvm calls qsort, which glibc (2.36, Debian 12) does as a merge
+ *   sort, so equal candidates stay in PV order: a stable sort here;
+ * - the policies are tried in turn from contiguous up to the LV's one. */
+
+enum { A_CLING_TO_ALLOCED = 1, A_POSITIONAL_FILL = 2, A_CAN_SPLIT = 4 };
+enum { USE_AREA, NEXT_PV, NEXT_AREA, PREFERRED };
+
+struct apva {
+  struct apva *prev, *next; /* in the PV's list (the head is a dummy) */
+  uint32_t pv;
+  uint64_t start, count, unreserved;
+};
+
+struct apvm {
+  struct apva head;
+  uint64_t pe_count; /* free extents in the list */
+};
+
+struct aused {
+  struct apva *pva;
+  uint64_t used;
+  uint32_t ord; /* position before sorting: ties keep it */
+};
+
+static int
+cmp_used(const void *l, const void *r)
+{
+  const struct aused *a = l, *b = r;
+
+  if (a->used != b->used)
+    return a->used < b->used ? 1 : -1;
+  return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+struct abatch { /* one _alloc_parallel_area: a segment before merging */
+  uint64_t len; /* per stripe */
+  struct ff_area *areas;
+};
+
+struct astate {
+  uint32_t npvs, area_count, areas_size, num_positional;
+  struct apvm *pvms;
+  struct aused *areas;
+  struct abatch *batches;
+  uint32_t nbatches;
+  uint64_t allocated, new_extents;
+  int alloc, flags;
+};
+
+static void
+insert_area(struct apvm *m, struct apva *a, int reduced)
+{
+  uint64_t count = reduced ? a->unreserved : a->count;
+  struct apva *p;
+
+  for (p = m->head.next; p != &m->head; p = p->next)
+    if (count > p->count)
+      break;
+  a->next = p;
+  a->prev = p->prev;
+  p->prev->next = a;
+  p->prev = a;
+  m->pe_count += a->count;
+}
+
+static void
+remove_area(struct apvm *m, struct apva *a)
+{
+  a->prev->next = a->next;
+  a->next->prev = a->prev;
+  m->pe_count -= a->count;
+}
+
+static void
+reinsert_area(struct astate *st, struct apva *a)
+{
+  remove_area(&st->pvms[a->pv], a);
+  insert_area(&st->pvms[a->pv], a, 1);
+}
+
+static void
+consume_area(struct astate *st, struct apva *a, uint64_t n)
+{
+  remove_area(&st->pvms[a->pv], a);
+  if (n < a->count) {
+    a->start += n;
+    a->count -= n;
+    a->unreserved = a->count;
+    insert_area(&st->pvms[a->pv], a, 0);
+  }
+}
+
+static int
+reserve_area(struct astate *st, struct apva *a, uint64_t required, uint32_t ix)
+{
+  if (ix >= st->areas_size) {
+    struct aused *n = realloc(st->areas, 2 * st->areas_size * sizeof *n);
+
+    if (!n)
+      return ff_error("out of memory");
+    for (uint32_t s = st->areas_size; s < 2 * st->areas_size; s++)
+      n[s].pva = NULL;
+    st->areas = n;
+    st->areas_size *= 2;
+  }
+  st->areas[ix].pva = a;
+  st->areas[ix].used = required;
+  return 0;
+}
+
+/* _check_cling_to_alloced: is a on a PV that a stripe already uses?
+ * -1 on error. */
+static int
+cling_to_alloced(struct astate *st, struct apva *a)
+{
+  int positional = st->flags & A_POSITIONAL_FILL;
+
+  for (uint32_t s = 0; s < st->area_count; s++) {
+    if (positional && st->areas[s].pva)
+      continue;
+    for (uint32_t b = 0; b < st->nbatches; b++)
+      if (st->batches[b].areas[s].pv == a->pv) {
+        if (positional && reserve_area(st, a, a->count, s) < 0)
+          return -1;
+        return 1;
+      }
+  }
+  return 0;
+}
+
+/* _check_pva; -1 on error. */
+static int
+check_pva(struct astate *st, struct apva *a, uint64_t still_needed,
+          int already_found_one, unsigned iteration_count)
+{
+  if (!a->unreserved)
+    return NEXT_AREA;
+  if (iteration_count)
+    for (uint32_t s = 0; s < st->areas_size; s++)
+      if (st->areas[s].pva == a)
+        return NEXT_AREA;
+  if (!iteration_count && (st->flags & A_CLING_TO_ALLOCED)) {
+    int r = cling_to_alloced(st, a);
+
+    if (r < 0)
+      return -1;
+    if (!r)
+      return NEXT_PV;
+  } else if (a->unreserved * st->area_count < still_needed &&
+             (!(st->flags & A_CAN_SPLIT) ||
+              (already_found_one && st->alloc != FF_ALLOC_ANYWHERE)))
+    return NEXT_PV;
+  return st->flags & A_POSITIONAL_FILL ? PREFERRED : USE_AREA;
+}
+
+/* _calc_required_extents */
+static uint64_t
+required_extents(struct astate *st, struct apva *a, uint32_t ix,
+                 uint64_t max_to_allocate)
+{
+  uint64_t required = max_to_allocate / st->area_count;
+
+  if (st->alloc == FF_ALLOC_ANYWHERE && ix >= st->area_count)
+    required = 0; /* the mirror log's length, none here */
+  if (required >= a->unreserved) {
+    required = a->unreserved;
+    a->unreserved = 0;
+  } else {
+    a->unreserved -= required;
+    reinsert_area(st, a);
+  }
+  return required;
+}
+
+/* _alloc_parallel_area */
+static int
+alloc_parallel_area(struct astate *st, uint64_t max_to_allocate)
+{
+  uint64_t len = max_to_allocate / st->area_count;
+  struct abatch *b, *nb;
+
+  for (uint32_t s = 0; s < st->area_count; s++)
+    if (len > st->areas[s].used)
+      len = st->areas[s].used;
+  nb = realloc(st->batches, (st->nbatches + 1) * sizeof *nb);
+  if (!nb)
+    return ff_error("out of memory");
+  st->batches = nb;
+  b = &nb[st->nbatches];
+  b->len = len;
+  b->areas = calloc(st->area_count, sizeof *b->areas);
+  if (!b->areas)
+    return ff_error("out of memory");
+  st->nbatches++;
+  for (uint32_t s = 0; s < st->area_count; s++) {
+    struct apva *a = st->areas[s].pva;
+
+    b->areas[s].pv = a->pv;
+    b->areas[s].pe = a->start;
+    consume_area(st, a, len);
+  }
+  st->allocated += len * st->area_count;
+  return 0;
+}
+
+/* _find_some_parallel_space */
+static int
+find_some_parallel_space(struct astate *st, uint64_t max_to_allocate)
+{
+  uint32_t devices_needed = st->area_count, ix = 0, last_ix;
+  uint32_t preferred_count = 0;
+  unsigned iteration_count = 0;
+  int more;
+
+  st->num_positional = 0;
+  for (uint32_t s = 0; s < st->areas_size; s++)
+    st->areas[s].pva = NULL;
+  for (uint32_t p = 0; p < st->npvs; p++) /* _reset_unreserved */
+    for (struct apva *a = st->pvms[p].head.next; a != &st->pvms[p].head;
+         a = a->next)
+      if (a->unreserved != a->count) {
+        a->unreserved = a->count;
+        reinsert_area(st, a);
+      }
+  if ((st->flags & A_POSITIONAL_FILL) && (st->flags & A_CLING_TO_ALLOCED))
+    st->num_positional = st->area_count;
+
+  do {
+    last_ix = ix;
+    for (uint32_t p = 0; p < st->npvs; p++) {
+      struct apvm *m = &st->pvms[p];
+      int already_found_one = 0;
+
+      if (m->head.next == &m->head)
+        continue;
+      if (st->alloc != FF_ALLOC_ANYWHERE && iteration_count)
+        for (uint32_t s = 0; s < devices_needed; s++)
+          if (st->areas[s].pva && st->areas[s].pva->pv == p)
+            goto next_pv;
+      for (struct apva *a = m->head.next; a != &m->head; a = a->next) {
+        uint32_t slot;
+        uint64_t required;
+
+        switch (check_pva(st, a, max_to_allocate, already_found_one,
+                          iteration_count)) {
+        case -1:
+          return -1;
+        case PREFERRED:
+          preferred_count++;
+          goto next_pv;
+        case NEXT_PV:
+          goto next_pv;
+        case NEXT_AREA:
+          continue;
+        default: /* USE_AREA */
+          if (!already_found_one || st->alloc == FF_ALLOC_ANYWHERE) {
+            ix++;
+            already_found_one = 1;
+          }
+          slot = ix + st->num_positional - 1;
+          required = required_extents(st, a, slot, max_to_allocate);
+          if (reserve_area(st, a, required, slot) < 0)
+            return -1;
+        }
+      }
+    next_pv:
+      if ((st->alloc == FF_ALLOC_ANYWHERE &&
+           ix + st->num_positional >= devices_needed) ||
+          (preferred_count == st->num_positional &&
+           st->num_positional == devices_needed))
+        break;
+    }
+    more = (st->alloc == FF_ALLOC_ANYWHERE && last_ix != ix &&
+            ix < devices_needed) ||
+           (st->alloc == FF_ALLOC_NORMAL && preferred_count &&
+            preferred_count < st->num_positional &&
+            (st->flags & A_CLING_TO_ALLOCED) && !iteration_count++);
+  } while (more);
+
+  if (preferred_count < st->num_positional &&
+      !(st->flags & A_CLING_TO_ALLOCED) && !ix)
+    return 0;
+  if (ix + preferred_count < devices_needed)
+    return 0;
+  /* qsort(_comp_area) on glibc: stable, most extents first */
+  for (uint32_t i = 0; i < ix; i++)
+    st->areas[st->num_positional + i].ord = i;
+  qsort(st->areas + st->num_positional, ix, sizeof *st->areas, cmp_used);
+  if (preferred_count && preferred_count != st->num_positional)
+    for (uint32_t s = 0; s < devices_needed; s++)
+      if (!st->areas[s].pva) {
+        st->areas[s] = st->areas[st->num_positional];
+        st->areas[st->num_positional++].pva = NULL;
+      }
+  if (ix + st->num_positional < devices_needed)
+    return 0;
+  return alloc_parallel_area(st, max_to_allocate);
+}
+
+/* _find_max_parallel_space_for_one_policy */
+static int
+find_max_parallel_space(struct astate *st)
+{
+  do {
+    uint64_t old = st->allocated;
+
+    if (find_some_parallel_space(st, st->new_extents - st->allocated) < 0)
+      return -1;
+    if (old == st->allocated) {
+      if (st->alloc == FF_ALLOC_NORMAL && (st->flags & A_CLING_TO_ALLOCED))
+        st->flags &= ~A_CLING_TO_ALLOCED;
+      else
+        break;
+    } else if (st->alloc == FF_ALLOC_NORMAL &&
+               !(st->flags & A_CLING_TO_ALLOCED))
+      st->flags |= A_CLING_TO_ALLOCED;
+  } while (st->alloc != FF_ALLOC_CONTIGUOUS &&
+           st->allocated != st->new_extents && (st->flags & A_CAN_SPLIT));
+  return 0;
+}
+
+/* Free runs of each PV of a VG, kept in PE order as LVs are placed. */
+struct freelist {
+  uint32_t n, cap;
+  struct apva *runs; /* start, count only */
+};
+
+static int
+free_take(struct freelist *f, uint64_t pe, uint64_t len)
+{
+  for (uint32_t i = 0; i < f->n; i++) {
+    struct apva *r = &f->runs[i];
+
+    if (pe < r->start || pe + len > r->start + r->count)
+      continue;
+    if (pe > r->start && pe + len < r->start + r->count) {
+      if (f->n == f->cap) {
+        struct apva *n =
+          realloc(f->runs, (f->cap ? 2 * f->cap : 4) * sizeof *n);
+
+        if (!n)
+          return ff_error("out of memory");
+        f->runs = n;
+        f->cap = f->cap ? 2 * f->cap : 4;
+        r = &f->runs[i];
+      }
+      memmove(r + 2, r + 1, (f->n - i - 1) * sizeof *r);
+      f->n++;
+      r[1].start = pe + len;
+      r[1].count = r->start + r->count - (pe + len);
+      r->count = pe - r->start;
+    } else if (pe == r->start && len == r->count) {
+      memmove(r, r + 1, (f->n - i - 1) * sizeof *r);
+      f->n--;
+    } else if (pe == r->start) {
+      r->start += len;
+      r->count -= len;
+    } else
+      r->count -= len;
+    return 0;
+  }
+  return ff_error("internal error: PV %llu+%llu is not free",
+                  (unsigned long long)pe, (unsigned long long)len);
+}
+
+static const char *const policy_names[] = {"inherit", "contiguous", "cling",
+                                           "normal", "anywhere"};
+
+/* Place lv (lv->extents, stripes of stripe_size) as lvcreate --alloc
+ * policy would on the free runs fl[npvs]; take them from fl.  Returns -1
+ * with the error set (naming lp), as lvcreate refuses. */
+static int
+lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+             struct freelist *fl, struct ff_lv *lv, uint32_t stripes,
+             uint64_t stripe_size, enum ff_alloc_policy policy)
+{
+  struct astate st = {0};
+  struct apva *pool = NULL;
+  uint64_t free_pes = 0;
+  uint32_t nruns = 0, k = 0;
+  int r = -1, top = policy == FF_ALLOC_INHERIT ? FF_ALLOC_NORMAL : policy;
+  int can_split = top != FF_ALLOC_CONTIGUOUS;
+
+  st.npvs = vg->npvs;
+  st.area_count = stripes;
+  st.new_extents = lv->extents;
+  st.areas_size = vg->npvs < stripes ? stripes : vg->npvs;
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    nruns += fl[p].n;
+  st.pvms = calloc(vg->npvs, sizeof *st.pvms);
+  st.areas = calloc(st.areas_size, sizeof *st.areas);
+  pool = calloc(nruns ? nruns : 1, sizeof *pool);
+  if (!st.pvms || !st.areas || !pool) {
+    ff_error("out of memory");
+    goto out;
+  }
+  for (uint32_t p = 0; p < vg->npvs; p++) { /* _create_maps */
+    st.pvms[p].head.next = st.pvms[p].head.prev = &st.pvms[p].head;
+    for (uint32_t i = 0; i < fl[p].n; i++, k++) {
+      pool[k].pv = p;
+      pool[k].start = fl[p].runs[i].start;
+      pool[k].count = pool[k].unreserved = fl[p].runs[i].count;
+      insert_area(&st.pvms[p], &pool[k], 0);
+    }
+    free_pes += st.pvms[p].pe_count;
+  }
+
+  for (int alloc = FF_ALLOC_CONTIGUOUS; alloc <= top; alloc++) {
+    uint64_t old = st.allocated;
+
+    if (lv->extents - st.allocated > free_pes - st.allocated) {
+      berr(b, line, lp, "VG %s has %llu free extents, LV %s needs %llu",
+           vg->name, (unsigned long long)free_pes, lv->name,
+           (unsigned long long)lv->extents);
+      goto out;
+    }
+    st.alloc = alloc;
+    st.flags = can_split ? A_CAN_SPLIT : 0;
+    if (alloc == FF_ALLOC_CLING)
+      st.flags |= A_CLING_TO_ALLOCED | A_POSITIONAL_FILL;
+    if (alloc == FF_ALLOC_NORMAL && st.allocated != st.new_extents)
+      st.flags |= A_CLING_TO_ALLOCED; /* maximise_cling */
+    if (find_max_parallel_space(&st) < 0)
+      goto out;
+    if (st.allocated == st.new_extents || (!can_split && st.allocated != old))
+      break;
+  }
+  if (st.allocated != st.new_extents) {
+    berr(b, line, lp,
+         "lvm's %s policy finds no room for LV %s in VG %s: %llu more "
+         "extents needed (lvcreate: insufficient suitable %sallocatable "
+         "extents)",
+         policy_names[top], lv->name, vg->name,
+         (unsigned long long)(st.new_extents - st.allocated),
+         can_split ? "" : "contiguous ");
+    goto out;
+  }
+
+  /* _setup_alloced_segments, then lv_merge_segments */
+  lv->segs = calloc(st.nbatches, sizeof *lv->segs);
+  if (!lv->segs) {
+    ff_error("out of memory");
+    goto out;
+  }
+  for (uint32_t i = 0; i < st.nbatches; i++) {
+    struct abatch *ba = &st.batches[i];
+    struct ff_seg *prev = lv->nsegs ? &lv->segs[lv->nsegs - 1] : NULL;
+    int merge = prev != NULL;
+
+    for (uint32_t s = 0; s < stripes; s++)
+      if (free_take(&fl[ba->areas[s].pv], ba->areas[s].pe, ba->len) < 0)
+        goto out;
+    for (uint32_t s = 0; merge && s < stripes; s++)
+      merge = prev->areas[s].pv == ba->areas[s].pv &&
+              prev->areas[s].pe + prev->len / stripes == ba->areas[s].pe;
+    if (merge) {
+      prev->len += ba->len * stripes;
+      continue;
+    }
+    lv->segs[lv->nsegs].le = prev ? prev->le + prev->len : 0;
+    lv->segs[lv->nsegs].len = ba->len * stripes;
+    lv->segs[lv->nsegs].stripes = stripes;
+    lv->segs[lv->nsegs].stripe_size = stripes > 1 ? stripe_size : 0;
+    lv->segs[lv->nsegs].areas = ba->areas;
+    ba->areas = NULL;
+    lv->nsegs++;
+  }
+  r = 0;
+out:
+  for (uint32_t i = 0; i < st.nbatches; i++)
+    free(st.batches[i].areas);
+  free(st.batches);
+  free(st.areas);
+  free(st.pvms);
+  free(pool);
+  return r;
+}
+
+/* Who holds some of extents first..last of PV pv: an LV before li, or
+ * li's own earlier ranges (NULL when none does). */
+static const char *
+holder(const struct ff_vg *vg, uint32_t li, uint32_t pv, uint64_t first,
+       uint64_t last)
+{
+  for (uint32_t l = 0; l <= li; l++)
+    for (uint32_t s = 0; s < vg->lvs[l].nsegs; s++) {
+      const struct ff_seg *seg = &vg->lvs[l].segs[s];
+      uint64_t n = seg->len / seg->stripes;
+
+      for (uint32_t a = 0; a < seg->stripes; a++)
+        if (seg->areas[a].pv == pv && seg->areas[a].pe <= last &&
+            first < seg->areas[a].pe + n)
+          return l == li ? "an earlier range of this LV" : vg->lvs[l].name;
+    }
+  return NULL;
+}
+
+/* Lay LV li out as its placement says, after checking every range: inside
+ * its PV, free, and the sum the LV's size. */
+static int
+place_lv(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+         struct ff_vg *vg, struct freelist *fl, uint32_t li,
+         uint64_t stripe_size)
+{
+  struct ff_lv *lv = &vg->lvs[li];
+  uint64_t le = 0;
+  char kp[128];
+
+  if (sl->size) {
+    uint64_t want = (sl->size + vg->extent_size - 1) / vg->extent_size;
+
+    want = (want + sl->stripes - 1) / sl->stripes * sl->stripes;
+    if (want != lv->extents)
+      return berr(
+        b, sl->line, lp, "size gives LV %s %llu extents, its placement %llu",
+        lv->name, (unsigned long long)want, (unsigned long long)lv->extents);
+  }
+  lv->segs = calloc(sl->nplace, sizeof *lv->segs);
+  if (!lv->segs)
+    return ff_error("out of memory");
+  for (unsigned i = 0; i < sl->nplace; i++) {
+    const struct ff_spec_range *rg = &sl->place[i * sl->stripes];
+    struct ff_seg *seg = &lv->segs[i];
+    uint64_t n = rg->last - rg->first + 1;
+
+    if (snprintf(kp, sizeof kp, "%s.placement.[%u]", lp, i) < 0)
+      kp[0] = '\0';
+    seg->areas = calloc(sl->stripes, sizeof *seg->areas);
+    if (!seg->areas)
+      return ff_error("out of memory");
+    seg->le = le;
+    seg->len = n * sl->stripes;
+    seg->stripes = sl->stripes;
+    seg->stripe_size = sl->stripes > 1 ? stripe_size : 0;
+    for (unsigned k = 0; k < sl->stripes; k++)
+      seg->areas[k].pv = FF_NONE;
+    lv->nsegs++; /* holder() sees the stripes placed so far */
+    for (unsigned k = 0; k < sl->stripes; k++) {
+      const struct ff_pv *pv = &vg->pvs[rg[k].pv];
+      const char *who;
+      int ok = 0;
+
+      if (rg[k].last >= pv->pe_count)
+        return berr(b, sl->place_lines[i], kp,
+                    "%u:%llu-%llu runs past PV %u's last extent (it has "
+                    "%llu)",
+                    rg[k].pv, (unsigned long long)rg[k].first,
+                    (unsigned long long)rg[k].last, rg[k].pv,
+                    (unsigned long long)pv->pe_count);
+      for (uint32_t f = 0; f < fl[rg[k].pv].n && !ok; f++)
+        ok =
+          rg[k].first >= fl[rg[k].pv].runs[f].start &&
+          rg[k].last < fl[rg[k].pv].runs[f].start + fl[rg[k].pv].runs[f].count;
+      if (!ok) {
+        who = holder(vg, li, rg[k].pv, rg[k].first, rg[k].last);
+        return berr(b, sl->place_lines[i], kp,
+                    "%u:%llu-%llu overlaps %s%s on PV %u", rg[k].pv,
+                    (unsigned long long)rg[k].first,
+                    (unsigned long long)rg[k].last,
+                    who ? "" : "extents in use", who ? who : "", rg[k].pv);
+      }
+      if (free_take(&fl[rg[k].pv], rg[k].first, n) < 0)
+        return -1;
+      seg->areas[k].pv = rg[k].pv;
+      seg->areas[k].pe = rg[k].first;
+    }
+    le += seg->len;
+  }
+  return 0;
+}
+
+/* Lay out the LVs of vg on its PVs, one lvcreate after another. */
 static int
 allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
              const char *path)
 {
-  uint64_t *next, total = 0;
+  struct freelist *fl;
+  uint64_t total = 0;
   uint32_t li = 0;
   int r = -1;
 
-  next = calloc(vg->npvs, sizeof *next);
-  if (!next)
+  fl = calloc(vg->npvs, sizeof *fl);
+  if (!fl)
     return ff_error("out of memory");
-  for (uint32_t p = 0; p < vg->npvs; p++)
+  for (uint32_t p = 0; p < vg->npvs; p++) {
     total += vg->pvs[p].pe_count;
-
+    if (vg->pvs[p].pe_count) {
+      fl[p].runs = calloc(1, sizeof *fl[p].runs);
+      if (!fl[p].runs) {
+        ff_error("out of memory");
+        goto out;
+      }
+      fl[p].n = fl[p].cap = 1;
+      fl[p].runs[0].count = vg->pvs[p].pe_count;
+    }
+  }
   for (unsigned gi = 0; gi < g->nlvs; gi++) {
     const struct ff_spec_lv *sl = &g->lvs[gi];
     char lp[96];
@@ -225,7 +819,7 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       lp[0] = '\0';
     for (unsigned k = 0; k < sl->count; k++, li++) {
       struct ff_lv *lv = &vg->lvs[li];
-      uint64_t ext, need;
+      uint64_t ext, ssize;
 
       lv->name = ff_format_uint(sl->name, li);
       if (!lv->name) {
@@ -250,7 +844,14 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
                  : g->has_time ? g->time
                                : b->spec->creation_time;
 
-      if (sl->size) {
+      if (sl->nplace) {
+        ext = 0;
+        for (unsigned i = 0; i < sl->nplace; i++) {
+          const struct ff_spec_range *rg = &sl->place[i * sl->stripes];
+
+          ext += (rg->last - rg->first + 1) * sl->stripes;
+        }
+      } else if (sl->size) {
         ext = (sl->size + vg->extent_size - 1) / vg->extent_size;
         ext = (ext + sl->stripes - 1) / sl->stripes * sl->stripes;
       } else {
@@ -266,81 +867,23 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         goto out;
       }
       lv->extents = ext;
-
-      if (sl->stripes == 1) {
-        uint64_t le = 0;
-
-        lv->segs = calloc(vg->npvs, sizeof *lv->segs);
-        if (!lv->segs) {
-          ff_error("out of memory");
-          goto out;
-        }
-        need = ext;
-        for (uint32_t p = 0; p < vg->npvs && need; p++) {
-          uint64_t avail = vg->pvs[p].pe_count - next[p], take;
-          struct ff_seg *seg;
-
-          if (!avail)
-            continue;
-          take = avail < need ? avail : need;
-          seg = &lv->segs[lv->nsegs++];
-          seg->le = le;
-          seg->len = take;
-          seg->stripes = 1;
-          seg->areas = calloc(1, sizeof *seg->areas);
-          if (!seg->areas) {
-            ff_error("out of memory");
-            goto out;
-          }
-          seg->areas[0].pv = p;
-          seg->areas[0].pe = next[p];
-          next[p] += take;
-          le += take;
-          need -= take;
-        }
-        if (need) {
-          berr(b, sl->line, lp,
-               "VG %s has %llu free extents, LV %s needs %llu", vg->name,
-               (unsigned long long)(ext - need), lv->name,
-               (unsigned long long)ext);
-          goto out;
-        }
-      } else {
-        uint64_t per = ext / sl->stripes;
-        struct ff_seg *seg;
-        uint32_t s = 0;
-
-        lv->segs = calloc(1, sizeof *lv->segs);
-        seg = lv->segs;
-        if (!seg || !(seg->areas = calloc(sl->stripes, sizeof *seg->areas))) {
-          ff_error("out of memory");
-          goto out;
-        }
-        lv->nsegs = 1;
-        seg->len = ext;
-        seg->stripes = sl->stripes;
-        seg->stripe_size = sl->stripe_size;
-        for (uint32_t p = 0; p < vg->npvs && s < sl->stripes; p++)
-          if (vg->pvs[p].pe_count - next[p] >= per) {
-            seg->areas[s].pv = p;
-            seg->areas[s].pe = next[p];
-            s++;
-          }
-        if (s < sl->stripes) {
-          berr(b, sl->line, lp,
-               "VG %s has %u PVs with %llu free extents, striped LV %s "
-               "needs %u",
-               vg->name, s, (unsigned long long)per, lv->name, sl->stripes);
-          goto out;
-        }
-        for (s = 0; s < sl->stripes; s++)
-          next[seg->areas[s].pv] += per;
-      }
+      if (sl->alloc != FF_ALLOC_INHERIT)
+        lv->alloc = policy_names[sl->alloc];
+      /* lvcreate: "Reducing requested stripe size … to maximum,
+       * physical extent size" */
+      ssize =
+        sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size;
+      if (sl->nplace ? place_lv(b, sl, lp, vg, fl, li, ssize)
+                     : lvm_allocate(b, sl->line, lp, vg, fl, lv, sl->stripes,
+                                    ssize, sl->alloc))
+        goto out;
     }
   }
   r = 0;
 out:
-  free(next);
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    free(fl[p].runs);
+  free(fl);
   return r;
 }
 

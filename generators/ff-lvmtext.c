@@ -76,6 +76,8 @@ add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
   ff_sb_add(sb, "creation_host = \"");
   ff_lvmtext_escape(sb, host);
   ff_sb_add(sb, "\"\n");
+  if (lv->alloc)
+    ff_sb_addf(sb, "allocation_policy = \"%s\"\n", lv->alloc);
   ff_sb_addf(sb, "segment_count = %u\n\n", lv->nsegs);
   for (uint32_t s = 0; s < lv->nsegs; s++) {
     const struct ff_seg *seg = &lv->segs[s];

@@ -11,6 +11,7 @@
 #include "ff-error.h"
 #include "ff-util.h"
 
+#include <errno.h>
 #include <libconfig.h>
 #include <math.h>
 #include <stdarg.h>
@@ -520,14 +521,127 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
   return 0;
 }
 
+/* "PV:FIRST-LAST" or "PV:FIRST" (one extent), as lvcreate's PV:PE
+ * ranges. */
+static int
+parse_range(const char *str, struct ff_spec_range *r)
+{
+  unsigned long long v[3];
+  char *end;
+  const char *p = str;
+
+  for (int i = 0; i < 3; i++) {
+    if (*p < '0' || *p > '9')
+      return -1;
+    errno = 0;
+    v[i] = strtoull(p, &end, 10);
+    if (errno || end - p > 15)
+      return -1;
+    p = end;
+    if (i == 0 && *p++ != ':')
+      return -1;
+    if (i == 1) {
+      if (!*p) {
+        v[2] = v[1];
+        break;
+      }
+      if (*p++ != '-')
+        return -1;
+    }
+  }
+  if (*p || v[0] > UINT32_MAX)
+    return -1;
+  r->pv = (unsigned)v[0];
+  r->first = v[1];
+  r->last = v[2];
+  return 0;
+}
+
+/* placement = ( [ "PV:FIRST-LAST", ... one per stripe ], ... segments ); */
+static int
+parse_placement(const struct pctx *c, const config_setting_t *g,
+                const char *path, struct ff_spec_lv *lv)
+{
+  const config_setting_t *s = config_setting_get_member(g, "placement");
+  char kp[256], sp[300];
+  unsigned n;
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, "placement");
+  if ((config_setting_type(s) != CONFIG_TYPE_LIST &&
+       config_setting_type(s) != CONFIG_TYPE_ARRAY) ||
+      config_setting_length(s) == 0)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected a list of segments, each a list of "
+                      "\"PV:FIRST-LAST\" ranges, one per stripe: "
+                      "( [\"0:0-9\"], [\"1:5-9\"] )");
+  if (lv->count != 1)
+    return ff_cfg_err(c->file, s, kp,
+                      "placement needs count = 1 (the group makes %u LVs)",
+                      lv->count);
+  n = (unsigned)config_setting_length(s);
+  lv->place = calloc((size_t)n * lv->stripes, sizeof *lv->place);
+  lv->place_lines = calloc(n, sizeof *lv->place_lines);
+  if (!lv->place || !lv->place_lines)
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  lv->nplace = n;
+  for (unsigned i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, i);
+    struct ff_spec_range *seg = &lv->place[(size_t)i * lv->stripes];
+
+    ff_cfg_pathf(sp, sizeof sp, "%s.[%u]", kp, i);
+    lv->place_lines[i] = (int)config_setting_source_line(e);
+    if (config_setting_type(e) != CONFIG_TYPE_ARRAY &&
+        config_setting_type(e) != CONFIG_TYPE_LIST)
+      return ff_cfg_err(c->file, e, sp,
+                        "expected a list of \"PV:FIRST-LAST\" ranges, one "
+                        "per stripe, such as [\"0:0-9\"]");
+    if ((unsigned)config_setting_length(e) != lv->stripes)
+      return ff_cfg_err(c->file, e, sp,
+                        "has %d ranges, the LV has %u stripe%s (one range "
+                        "per stripe)",
+                        config_setting_length(e), lv->stripes,
+                        lv->stripes == 1 ? "" : "s");
+    for (unsigned k = 0; k < lv->stripes; k++) {
+      const config_setting_t *r = config_setting_get_elem(e, k);
+      const char *str;
+
+      if (config_setting_type(r) != CONFIG_TYPE_STRING)
+        return ff_cfg_err(c->file, r, sp,
+                          "range %u is not a string \"PV:FIRST-LAST\"", k);
+      str = config_setting_get_string(r);
+      if (parse_range(str, &seg[k]) < 0)
+        return ff_cfg_err(c->file, r, sp,
+                          "'%s' is not PV:FIRST-LAST (the PV's index in the "
+                          "VG, extents counted from 0)",
+                          str);
+      if (seg[k].first > seg[k].last)
+        return ff_cfg_err(c->file, r, sp, "'%s': %llu is after %llu", str,
+                          (unsigned long long)seg[k].first,
+                          (unsigned long long)seg[k].last);
+      if (k && seg[k].last - seg[k].first != seg[0].last - seg[0].first)
+        return ff_cfg_err(
+          c->file, r, sp,
+          "'%s' has %llu extents, the segment's first stripe %llu (stripes "
+          "are equal)",
+          str, (unsigned long long)(seg[k].last - seg[k].first + 1),
+          (unsigned long long)(seg[0].last - seg[0].first + 1));
+    }
+  }
+  return 0;
+}
+
 static int
 parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
          struct ff_spec_lv *lv)
 {
-  static const char *const keys[] = {"count",       "name", "type", "stripes",
-                                     "stripe_size", "size", "fill", "time",
-                                     "description", "uuid", "tags", NULL};
-  char *type = NULL;
+  static const char *const keys[] = {
+    "count", "name",      "type", "stripes",     "stripe_size", "size", "fill",
+    "alloc", "placement", "time", "description", "uuid",        "tags", NULL};
+  static const char *const policies[] = {"inherit", "contiguous", "cling",
+                                         "normal", "anywhere"};
+  char *type = NULL, *alloc = NULL;
   char kp[256];
   int have_size, have_fill, r;
 
@@ -591,15 +705,40 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
   }
   free(type);
 
+  if (ff_cfg_str(c->file, g, path, "alloc", &alloc) < 0)
+    return -1;
+  if (alloc) {
+    for (unsigned i = FF_ALLOC_CONTIGUOUS; i <= FF_ALLOC_ANYWHERE; i++)
+      if (!strcmp(alloc, policies[i]))
+        lv->alloc = (enum ff_alloc_policy)i;
+    if (lv->alloc == FF_ALLOC_INHERIT) {
+      ff_cfg_join(kp, sizeof kp, path, "alloc");
+      r = ff_cfg_err(c->file, config_setting_get_member(g, "alloc"), kp,
+                     "unknown allocation policy '%s' (expected contiguous, "
+                     "cling, normal or anywhere)",
+                     alloc);
+      free(alloc);
+      return r;
+    }
+    free(alloc);
+  }
+
   have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);
   have_fill = ff_cfg_float(c->file, g, path, "fill", 0, 1, &lv->fill);
-  if (have_size < 0 || have_fill < 0)
+  if (have_size < 0 || have_fill < 0 || parse_placement(c, g, path, lv) < 0)
     return -1;
-  if (have_size == have_fill)
+  ff_cfg_join(kp, sizeof kp, path, "fill");
+  if (lv->nplace && have_fill)
+    return ff_cfg_err(c->file, config_setting_get_member(g, "fill"), kp,
+                      "fill cannot be used with placement (the placement "
+                      "gives the size)");
+  if (lv->nplace && !have_size)
+    have_size = 1; /* size 0: the placement's */
+  else if (have_size == have_fill)
     return ff_cfg_err(c->file, g, path,
                       "give exactly one of size and fill (%s)",
                       have_size ? "both are set" : "neither is set");
-  if (have_size && lv->size == 0)
+  if (have_size && lv->size == 0 && !lv->nplace)
     return ff_cfg_err(c->file, config_setting_get_member(g, "size"), path,
                       "size must be positive");
   ff_cfg_join(kp, sizeof kp, path, "fill");
@@ -741,6 +880,19 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
           "%u stripes need at least %u PVs in the VG, the group "
           "has %u",
           vg->lvs[i].stripes, vg->lvs[i].stripes, vg->pvs);
+      for (unsigned k = 0; k < vg->lvs[i].nplace * vg->lvs[i].stripes; k++)
+        if (vg->lvs[i].place[k].pv >= vg->pvs) {
+          char pp[300];
+
+          ff_cfg_pathf(pp, sizeof pp, "%s.placement.[%u]", ep,
+                       k / vg->lvs[i].stripes);
+          return ff_cfg_err(
+            c->file,
+            config_setting_get_elem(config_setting_get_member(e, "placement"),
+                                    k / vg->lvs[i].stripes),
+            pp, "PV %u is not in the VG (its PVs are 0 to %u)",
+            vg->lvs[i].place[k].pv, vg->pvs - 1);
+        }
       nlv_total += vg->lvs[i].count;
     }
   }
@@ -1096,6 +1248,8 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->lvs[j].description);
       free(vg->lvs[j].uuid);
       free_strv(vg->lvs[j].tags);
+      free(vg->lvs[j].place);
+      free(vg->lvs[j].place_lines);
     }
     free(vg->lvs);
     free(vg->name);

@@ -44,6 +44,24 @@ struct ff_spec_pvfmt {
   unsigned label_sector;        /* 0..3 */
 };
 
+/* lvcreate --alloc: the policies in lvm's order (each tries the ones
+ * before it first).  FF_ALLOC_INHERIT (no `alloc` key) allocates as
+ * normal and writes no allocation_policy line. */
+enum ff_alloc_policy {
+  FF_ALLOC_INHERIT = 0,
+  FF_ALLOC_CONTIGUOUS,
+  FF_ALLOC_CLING,
+  FF_ALLOC_NORMAL,
+  FF_ALLOC_ANYWHERE,
+};
+
+/* One stripe of a placement segment: extents first..last of PV pv (the
+ * PV's index in its VG). */
+struct ff_spec_range {
+  unsigned pv;
+  uint64_t first, last;
+};
+
 struct ff_spec_lv {
   int line;
   unsigned count;
@@ -53,6 +71,10 @@ struct ff_spec_lv {
   uint64_t stripe_size; /* bytes, 0 for linear */
   uint64_t size;        /* bytes; 0 when fill is used */
   double fill;          /* 0 when size is used */
+  enum ff_alloc_policy alloc;
+  unsigned nplace;             /* placement segments, 0: the policy */
+  struct ff_spec_range *place; /* [nplace * stripes], segment by segment */
+  int *place_lines;            /* [nplace] */
   int has_time;
   int64_t time;
   char *description; /* NULL: default */

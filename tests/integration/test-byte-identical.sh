@@ -10,7 +10,7 @@
 # on-disk copies), writes a farm spec (docs/spec-format.md) that pins all of
 # it, runs `FUSEFARM_BIN gen SPEC -o OUTDIR` and cmp's every image.
 #
-# Scenarios (64 MiB PVs, 4 MiB extents, 15 extents per PV):
+# Scenarios (64 MiB PVs, 4 MiB extents, 15 extents per PV, unless said):
 #   a: 2 PVs, vgA, lvlin (-L 8M linear), lvstr (-i 2 -I 64k -L 16M)
 #   b: 3 PVs, vgB, lvspan (-l 40 linear over all three PVs)
 #   c: 1 PV with --pvmetadatacopies 2, vgC, lvlin (-L 8M linear)
@@ -22,6 +22,30 @@
 #   f: --pvmetadatacopies 2 --bootloaderareasize 600k (the area rounded up
 #      to 1 MiB between mda0 and pe_start, in the label and the text)
 #   g: --dataalignment 1m --dataalignmentoffset 192k
+# lvm's allocation (normal policy: the areas sorted by the extents they
+# give, most first; then cling to the PVs already used):
+#   h: 2 PVs of 3 extents (13 MiB), lva -l 2, lvb -l 2 (lvb whole on the
+#      second PV, not split)
+#   i: 2 PVs of 3 extents, lva -l 1, lvb -l 4 (lvb: the second PV, then
+#      the first PV's extent 1)
+#   j: 6 PVs of 15 extents, lvs -i 3 -l 30, then lvl -l 40 linear (on PVs
+#      3, 4, 5: the largest areas first)
+#   k: as j with vgcreate -s 1k and 4 KiB stripes: 2 MiB + 15 KiB PVs
+#      (pvcreate refuses less than 2 MiB, pv_min_size) with
+#      --metadatasize 2000k, so pe_start is 2 MiB and each PV has 15
+#      extents
+# lvcreate --alloc (the spec's LV key alloc; each writes allocation_policy):
+#   l: 3 PVs of 3 extents: lva contiguous -l 2, lvb cling -l 2, lvc normal
+#      -l 4 (PV2 then PV0's last extent), lvd anywhere -l 1
+#   m: 2 PVs of 3 extents: lva -l 2, lvb --alloc anywhere -i 2 -l 4: the
+#      normal passes place one extent per stripe, the anywhere pass puts
+#      both stripes of the rest on the second PV
+# explicit placement (the spec's LV key placement; lvcreate VG PV:RANGE…):
+#   n: 3 PVs of 3 extents: lva on PV1:1-2, lvb -l 3 (policy), lvc -i 2 on
+#      PV1:0 PV2:0, lvd -l 2 on PV2:2 PV2:1 (lvm places extent 2 first)
+#   o: 2 PVs of 5 extents: lva on PV0:1-3, lvb -l 3, lvc -l 4: the policy
+#      around the holes (PV1:3-4, then PV0:4 before PV0:0: an area
+#      reserved and given back goes after the areas of its size)
 # and what the spec says beside (keys of the same names):
 #   t: tags: vgcreate --addtag zeta --addtag alpha, an LV with
 #      --addtag yy --addtag bb and one without
@@ -297,7 +321,9 @@ show_diff() {
 }
 
 # run_scenario NAME VG NPV SIZE[,SIZE...] "PVCREATE-OPTS|VG spec fragment|VGCREATE-OPTS" LV-SPEC...
-#   LV-SPEC = "NAME|spec fragment|lvcreate options"
+#   LV-SPEC = "NAME|spec fragment|lvcreate options[|PV ranges]", the PV
+#   ranges as INDEX:RANGE words (the INDEXth PV of the scenario); a change
+#   is "!COMMAND|spec fragment|options and target" (@PVn: the n-th PV)
 #   SIZE: of every PV, or one per PV; PVCREATE-OPTS may hold @devicesfile:
 #   the loops are in the devices file by their backing file (loop_file)
 #   and the commands use it (no --devices), so lvm writes device_id lines
@@ -311,8 +337,8 @@ run_scenario() {
 	fi
 	local -a sizes
 	IFS=, read -r -a sizes <<<"$devsize"
-	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list
-	local -a imgs devs
+	local d=$FF_SCRATCH/$sc attempt rc i out lv name frag opts list ranges w
+	local -a imgs devs pvargs
 	for attempt in 1 2 3; do
 		rm -rf "$d"
 		mkdir -p "$d/lvm" "$d/gen"
@@ -344,11 +370,11 @@ run_scenario() {
 		# shellcheck disable=SC2086  # pvopts, vgopts are word lists
 		ff_lvm pvcreate "${dsel[@]}" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: pvcreate failed"; }
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086  # vgopts is a word list
 		ff_lvm vgcreate "${dsel[@]}" $vgopts "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: vgcreate failed"; }
 		for lv in "$@"; do
-			IFS='|' read -r name frag opts <<<"$lv"
+			IFS='|' read -r name frag opts ranges <<<"$lv"
 			if [[ $name == !* ]]; then
 				# a change: !COMMAND|spec fragment|options and target
 				# (@PVn: the n-th PV's device)
@@ -360,9 +386,13 @@ run_scenario() {
 				printf 'chg\t%s\n' "$frag" >>"$d/intent"
 				continue
 			fi
+			pvargs=()
+			for w in $ranges; do
+				pvargs+=("${devs[${w%%:*}]}:${w#*:}")
+			done
 			# shellcheck disable=SC2086
 			ff_lvm lvcreate "${dsel[@]}" -an -Zn --driverloaded n $opts -n "$name" "$vg" \
-				>/dev/null 2>"$d/err" ||
+				"${pvargs[@]}" >/dev/null 2>"$d/err" ||
 				{ cat "$d/err" >&2; ff_die "scenario $sc: lvcreate $name failed"; }
 			printf 'lv\t%s\t%s\n' "$name" "$frag" >>"$d/intent"
 		done
@@ -419,7 +449,7 @@ run_scenario() {
 	done
 }
 
-for sc in ${FF_SCENARIOS:-a b c d e f g t u v w}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -451,6 +481,51 @@ for sc in ${FF_SCENARIOS:-a b c d e f g t u v w}; do
 		run_scenario g vgG 1 64M '--dataalignment 1m --dataalignmentoffset 192k|dataalignmentoffset = "192K"' \
 			'lvlin|size = "8M"; type = "linear"|-L 8M'
 		;;
+	h)
+		run_scenario h vgH 2 13M "" \
+			'lva|size = "8M"|-l 2' \
+			'lvb|size = "8M"|-l 2'
+		;;
+	i)
+		run_scenario i vgI 2 13M "" \
+			'lva|size = "4M"|-l 1' \
+			'lvb|size = "16M"|-l 4'
+		;;
+	j)
+		run_scenario j vgJ 6 64M "" \
+			'lvs|size = "120M"; type = "striped"; stripes = 3; stripe_size = "64K"|-i 3 -I 64k -l 30' \
+			'lvl|size = "160M"|-l 40'
+		;;
+	k)
+		run_scenario k vgK 6 2063K '--metadatasize 2000k|metadatasize = "2000K"|-s 1k' \
+			'lvs|size = "30K"; type = "striped"; stripes = 3; stripe_size = "4K"|-i 3 -I 4k -l 30' \
+			'lvl|size = "40K"|-l 40'
+		;;
+	l)
+		run_scenario l vgL 3 13M "" \
+			'lva|size = "8M"; alloc = "contiguous"|--alloc contiguous -l 2' \
+			'lvb|size = "8M"; alloc = "cling"|--alloc cling -l 2' \
+			'lvc|size = "16M"; alloc = "normal"|--alloc normal -l 4' \
+			'lvd|size = "4M"; alloc = "anywhere"|--alloc anywhere -l 1'
+		;;
+	m)
+		run_scenario m vgM 2 13M "" \
+			'lva|size = "8M"|-l 2' \
+			'lvb|size = "16M"; type = "striped"; stripes = 2; stripe_size = "64K"; alloc = "anywhere"|--alloc anywhere -i 2 -I 64k -l 4'
+		;;
+	n)
+		run_scenario n vgN 3 13M "" \
+			'lva|placement = ( ["1:1-2"] )|-l 2|1:1-2' \
+			'lvb|size = "12M"|-l 3' \
+			'lvc|type = "striped"; stripes = 2; stripe_size = "64K"; placement = ( ["1:0", "2:0"] )|-i 2 -I 64k -l 2|1:0 2:0' \
+			'lvd|placement = ( ["2:2"], ["2:1"] )|-l 2|2:2 2:1'
+		;;
+	o)
+		run_scenario o vgO 2 21M "" \
+			'lva|placement = ( ["0:1-3"] )|-l 3|0:1-3' \
+			'lvb|size = "12M"|-l 3' \
+			'lvc|size = "16M"|-l 4'
+		;;
 	t)
 		run_scenario t vgT 2 64M '|tags = ["zeta", "alpha"]|--addtag zeta --addtag alpha' \
 			'lvtag|size = "8M"; type = "linear"; tags = ["yy", "bb"]|-L 8M --addtag yy --addtag bb' \
@@ -471,7 +546,7 @@ for sc in ${FF_SCENARIOS:-a b c d e f g t u v w}; do
 			'!pvchange|command = "pvchange"; pv = 1; addtag = ["p1"]|--addtag p1 @PV1' \
 			'!vgchange|command = "vgchange"; deltag = ["zeta"]; addtag = ["omega"]|--deltag zeta --addtag omega vgW'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to g, t to w)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w)" ;;
 	esac
 done
 

@@ -372,6 +372,161 @@ test_zero_sparse(void **state)
   ff_farm_free(farm);
 }
 
+/* The allocator's decisions, lvm2 2.03.16's for each lvcreate in turn:
+ * which PV, which extents, how many segments.  Each LV is written as
+ * "NAME LE+LEN PV:PE[,PV:PE…] LE+LEN …", LVs joined by "; ".  The PVs are
+ * 13 MiB (3 extents of 4 MiB after the 1 MiB pe_start) or 21 MiB (5). */
+static const struct {
+  const char *what, *lvs, *want;
+  unsigned pvs;
+  const char *size;
+} alloc_cases[] = {
+  {"-l 2 twice: the second LV whole on the PV with room for it",
+   "{ name = \"a\"; size = \"8M\"; }, { name = \"b\"; size = \"8M\"; }",
+   "a 0+2 0:0; b 0+2 1:0", 2, "13M"},
+  {"-l 1 then -l 4: the largest area first, then the rest",
+   "{ name = \"a\"; size = \"4M\"; }, { name = \"b\"; size = \"16M\"; }",
+   "a 0+1 0:0; b 0+3 1:0 3+1 0:1", 2, "13M"},
+  {"unequal free space: largest areas first, ties in PV order",
+   "{ name = \"a\"; size = \"16M\"; }, { name = \"b\"; size = \"12M\"; },"
+   " { name = \"c\"; size = \"32M\"; }",
+   "a 0+4 0:0; b 0+3 1:0; c 0+5 2:0 5+2 1:3 7+1 0:4", 3, "21M"},
+  {"striped: the PVs that give the most, ties in PV order",
+   "{ name = \"a\"; size = \"4M\"; }, { name = \"b\"; size = \"16M\";"
+   " type = \"striped\"; stripes = 2; }",
+   "a 0+1 0:0; b 0+4 0:1,1:0", 2, "13M"},
+  {"a striped LV then a linear one on the emptiest PVs",
+   "{ name = \"s\"; size = \"24M\"; type = \"striped\"; stripes = 3; },"
+   " { name = \"l\"; size = \"36M\"; }",
+   "s 0+6 0:0,1:0,2:0; l 0+5 3:0 5+3 0:2 8+1 1:2", 4, "21M"},
+  {"contiguous: one area that holds it all",
+   "{ name = \"a\"; size = \"8M\"; alloc = \"contiguous\"; },"
+   " { name = \"b\"; size = \"12M\"; alloc = \"contiguous\"; },"
+   " { name = \"c\"; size = \"4M\"; alloc = \"cling\"; }",
+   "a 0+2 0:0; b 0+3 1:0; c 0+1 0:2", 2, "13M"},
+  {"anywhere: the rest of the stripes on one PV",
+   "{ name = \"a\"; size = \"8M\"; }, { name = \"b\"; size = \"16M\";"
+   " type = \"striped\"; stripes = 2; alloc = \"anywhere\"; }",
+   "a 0+2 0:0; b 0+2 1:0,0:2 2+2 1:1,1:2", 2, "13M"},
+  {"placement as given, in any order; the policy takes what is left",
+   "{ name = \"a\"; placement = ( [\"1:1-2\"] ); },"
+   " { name = \"b\"; size = \"12M\"; },"
+   " { name = \"c\"; type = \"striped\"; placement = ( [\"1:0\", \"2:0\"] ); "
+   "},"
+   " { name = \"d\"; size = \"8M\"; placement = ( [\"2:2\"], [\"2:1\"] ); }",
+   "a 0+2 1:1; b 0+3 0:0; c 0+2 1:0,2:0; d 0+1 2:2 1+1 2:1", 3, "13M"},
+  {"the policy around holes: an area reserved and reset goes after its equals",
+   "{ name = \"a\"; placement = ( [\"0:1-3\"] ); },"
+   " { name = \"b\"; size = \"12M\"; }, { name = \"c\"; size = \"16M\"; }",
+   "a 0+3 0:1; b 0+3 1:0; c 0+2 1:3 2+1 0:4 3+1 0:0", 2, "21M"},
+};
+
+static const struct {
+  const char *lvs, *want;
+} alloc_errors[] = {
+  {"{ size = \"8M\"; }, { size = \"16M\"; alloc = \"contiguous\"; }",
+   "vgs.[0].lvs.[1]: lvm's contiguous policy finds no room for LV lvol1 in "
+   "VG vg0000: 4 more extents needed (lvcreate: insufficient suitable "
+   "contiguous allocatable extents)"},
+  {"{ size = \"8M\"; }, { size = \"16M\"; type = \"striped\"; stripes = 2; }",
+   "vgs.[0].lvs.[1]: lvm's normal policy finds no room for LV lvol1 in VG "
+   "vg0000: 2 more extents needed"},
+  {"{ size = \"8M\"; }, { size = \"16M\"; type = \"striped\"; stripes = 2;"
+   " alloc = \"cling\"; }",
+   "lvm's cling policy finds no room for LV lvol1 in VG vg0000: 2 more"},
+  {"{ size = \"8M\"; }, { size = \"20M\"; alloc = \"anywhere\"; }",
+   "vgs.[0].lvs.[1]: VG vg0000 has 4 free extents, LV lvol1 needs 5"},
+  {"{ size = \"8M\"; }, { placement = ( [\"1:0\"],\n [\"0:1-2\"] ); }",
+   "t:2: vgs.[0].lvs.[1].placement.[1]: 0:1-2 overlaps lvol0 on PV 0"},
+  {"{ placement = ( [\"0:0-1\"], [\"1:0\"], [\"0:1\"] ); }",
+   "vgs.[0].lvs.[0].placement.[2]: 0:1-1 overlaps an earlier range of this "
+   "LV on PV 0"},
+  {"{ placement = ( [\"1:2-3\"] ); }",
+   "vgs.[0].lvs.[0].placement.[0]: 1:2-3 runs past PV 1's last extent (it "
+   "has 3)"},
+  {"{ size = \"4M\"; placement = ( [\"0:0-1\"] ); }",
+   "vgs.[0].lvs.[0]: size gives LV lvol0 1 extents, its placement 2"},
+};
+
+static void
+describe_lvs(const struct ff_vg *vg, char *out, size_t n)
+{
+  size_t o = 0;
+
+  out[0] = '\0';
+  for (uint32_t l = 0; l < vg->nlvs; l++) {
+    const struct ff_lv *lv = &vg->lvs[l];
+
+    o += (size_t)snprintf(out + o, n - o, "%s%s", l ? "; " : "", lv->name);
+    for (uint32_t s = 0; s < lv->nsegs; s++) {
+      const struct ff_seg *seg = &lv->segs[s];
+
+      o += (size_t)snprintf(out + o, n - o, " %llu+%llu",
+                            (unsigned long long)seg->le,
+                            (unsigned long long)seg->len);
+      for (uint32_t a = 0; a < seg->stripes; a++)
+        o += (size_t)snprintf(out + o, n - o, "%s%u:%llu", a ? "," : " ",
+                              seg->areas[a].pv,
+                              (unsigned long long)seg->areas[a].pe);
+    }
+  }
+}
+
+static void
+test_alloc(void **state)
+{
+  char spec[1024], got[512];
+
+  (void)state;
+  for (size_t i = 0; i < sizeof alloc_cases / sizeof *alloc_cases; i++) {
+    struct ff_farm *farm;
+
+    snprintf(spec, sizeof spec,
+             "vgs = ({ pvs = %u; device_size = \"%s\"; lvs = (%s); });",
+             alloc_cases[i].pvs, alloc_cases[i].size, alloc_cases[i].lvs);
+    farm = ff_test_farm(spec);
+    describe_lvs(&farm->vgs[0], got, sizeof got);
+    if (strcmp(got, alloc_cases[i].want))
+      fail_msg("%s: got \"%s\", want \"%s\"", alloc_cases[i].what, got,
+               alloc_cases[i].want);
+    ff_farm_free(farm);
+  }
+  /* alloc is written as the LV's allocation_policy; none without it. */
+  {
+    struct ff_farm *farm = ff_test_farm(
+      "vgs = ({ lvs = ({ size = \"4M\"; alloc = \"cling\"; },"
+      " { size = \"4M\"; }, { size = \"4M\"; alloc = \"normal\"; }); });");
+    const struct ff_text *t = &farm->vgs[0].texts[farm->vgs[0].seqno - 1];
+
+    assert_string_equal(farm->vgs[0].lvs[0].alloc, "cling");
+    assert_null(farm->vgs[0].lvs[1].alloc);
+    assert_non_null(t->buf);
+    assert_non_null(strstr(t->buf, "creation_host = \"fusefarm\"\n"
+                                   "allocation_policy = \"cling\"\n"));
+    assert_non_null(strstr(t->buf, "allocation_policy = \"normal\"\n"));
+    assert_null(strstr(strstr(t->buf, "lvol1 {"), "allocation_policy = "
+                                                  "\"cling\""));
+    ff_farm_free(farm);
+  }
+  for (size_t i = 0; i < sizeof alloc_errors / sizeof *alloc_errors; i++) {
+    struct ff_spec *sp;
+    struct ff_farm *farm;
+
+    snprintf(spec, sizeof spec,
+             "vgs = ({ pvs = 2; device_size = \"13M\"; lvs = (%s); });",
+             alloc_errors[i].lvs);
+    sp = ff_spec_load_string(spec, "t");
+    assert_nonnull_err(sp);
+    farm = ff_farm_new(sp);
+    ff_spec_free(sp);
+    if (farm)
+      fail_msg("error case %zu was accepted", i);
+    if (!strstr(ff_errmsg(), alloc_errors[i].want))
+      fail_msg("error case %zu: \"%s\" lacks \"%s\"", i, ff_errmsg(),
+               alloc_errors[i].want);
+  }
+}
+
 int
 main(void)
 {
@@ -380,7 +535,7 @@ main(void)
     cmocka_unit_test(test_extents),     cmocka_unit_test(test_wrapping_buffer),
     cmocka_unit_test(test_damage),      cmocka_unit_test(test_history),
     cmocka_unit_test(test_overlay),     cmocka_unit_test(test_extents_all),
-    cmocka_unit_test(test_zero_sparse),
+    cmocka_unit_test(test_zero_sparse), cmocka_unit_test(test_alloc),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

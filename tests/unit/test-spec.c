@@ -201,7 +201,7 @@ static const struct {
    "LV lvol1 needs"},
   {"vgs = ({ pvs = 3; device_size = \"64M\";\n lvs = ({ size = \"40M\"; },\n"
    " { type = \"striped\"; stripes = 3; size = \"120M\"; }); });",
-   "t:3: vgs.[0].lvs.[1]", "striped LV lvol1 needs 3"},
+   "t:3: vgs.[0].lvs.[1]", "no room for LV lvol1 in VG vg0000: 15 more"},
   {"vgs = ({ lvs = ({ count = 2; name = \"same\"; fill = 0.1; }); });",
    "vgs.[0].lvs.[0].name", "has no %u"},
   {"vgs = ({ lvs = ({ name = \"a\"; fill = 0.1; }, { name = \"a\"; fill = "
