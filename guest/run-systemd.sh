@@ -165,6 +165,14 @@ build_cmds() {
       echo "symlink sysinit.target.wants/$name /etc/systemd/system/$name" ;;
     esac
   done
+  # A build under /tmp (a test's scratch) would be gone before udev runs:
+  # Debian's tmpfiles.d/tmp.conf empties /tmp at boot ("D").  The same
+  # name in /etc keeps /tmp as it is.
+  case $bdir in /tmp/*)
+    printf 'd /tmp 1777 root root -\n' >"$run/tmp.conf"
+    echo "mkdir /etc/tmpfiles.d"
+    echo "write $run/tmp.conf /etc/tmpfiles.d/tmp.conf" ;;
+  esac
   if [ -x "$bdir/lib/systemd/system-generators/lvm2-activation-generator" ]; then
     echo "mkdir /etc/systemd/system-generators"
     echo "write $bdir/lib/systemd/system-generators/lvm2-activation-generator /etc/systemd/system-generators/lvm2-activation-generator"
