@@ -749,6 +749,10 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
   return 0;
 }
 
+static int parse_group_list(const struct pctx *c, const config_setting_t *grp,
+                            const char *path, const char *key,
+                            const config_setting_t **out);
+
 static int
 parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
          const struct ff_spec *top, struct ff_spec_vg *vg)
@@ -852,23 +856,19 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
                       "%s needs pvs >= 2 (the group has %u)",
                       ff_damage_name(vg->damage), vg->pvs);
 
-  lvs = config_setting_get_member(g, "lvs");
+  if ((r = parse_group_list(c, g, path, "lvs", &lvs)) < 0)
+    return -1;
   if (lvs) {
     ff_cfg_join(kp, sizeof kp, path, "lvs");
-    if (config_setting_type(lvs) != CONFIG_TYPE_LIST)
-      return ff_cfg_err(c->file, lvs, kp,
-                        "expected a list of groups: ( { ... }, ... )");
-    vg->nlvs = (unsigned)config_setting_length(lvs);
+    vg->nlvs = (unsigned)r;
     vg->lvs = calloc(vg->nlvs ? vg->nlvs : 1, sizeof *vg->lvs);
     if (!vg->lvs)
       return ff_cfg_err(c->file, lvs, kp, "out of memory");
     for (unsigned i = 0; i < vg->nlvs; i++) {
       const config_setting_t *e = config_setting_get_elem(lvs, i);
-      char ep[256];
+      char ep[300];
 
       ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
-      if (config_setting_type(e) != CONFIG_TYPE_GROUP)
-        return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
       if (parse_lv(c, e, ep, &vg->lvs[i]) < 0)
         return -1;
       if (vg->lvs[i].uuid && vg->count != 1)
@@ -896,23 +896,19 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       nlv_total += vg->lvs[i].count;
     }
   }
-  lvs = config_setting_get_member(g, "changes");
+  if ((r = parse_group_list(c, g, path, "changes", &lvs)) < 0)
+    return -1;
   if (lvs) {
     ff_cfg_join(kp, sizeof kp, path, "changes");
-    if (config_setting_type(lvs) != CONFIG_TYPE_LIST)
-      return ff_cfg_err(c->file, lvs, kp,
-                        "expected a list of groups: ( { ... }, ... )");
-    vg->nchanges = (unsigned)config_setting_length(lvs);
+    vg->nchanges = (unsigned)r;
     vg->changes = calloc(vg->nchanges ? vg->nchanges : 1, sizeof *vg->changes);
     if (!vg->changes)
       return ff_cfg_err(c->file, lvs, kp, "out of memory");
     for (unsigned i = 0; i < vg->nchanges; i++) {
       const config_setting_t *e = config_setting_get_elem(lvs, i);
-      char ep[256];
+      char ep[300];
 
       ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
-      if (config_setting_type(e) != CONFIG_TYPE_GROUP)
-        return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
       if (parse_change(c, e, ep, vg->pvs, &vg->changes[i]) < 0)
         return -1;
     }
@@ -1026,22 +1022,25 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
 }
 
 static int
-parse_group_list(const struct pctx *c, const config_setting_t *root,
-                 const char *key, const config_setting_t **out)
+parse_group_list(const struct pctx *c, const config_setting_t *grp,
+                 const char *path, const char *key,
+                 const config_setting_t **out)
 {
-  const config_setting_t *s = config_setting_get_member(root, key);
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char kp[256];
 
   *out = s;
   if (!s)
     return 0;
+  ff_cfg_join(kp, sizeof kp, path, key);
   if (config_setting_type(s) != CONFIG_TYPE_LIST)
-    return ff_cfg_err(c->file, s, key,
+    return ff_cfg_err(c->file, s, kp,
                       "expected a list of groups: ( { ... }, ... )");
   for (int i = 0; i < config_setting_length(s); i++) {
     const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-    char ep[64];
+    char ep[300];
 
-    ff_cfg_pathf(ep, sizeof ep, "%s.[%d]", key, i);
+    ff_cfg_pathf(ep, sizeof ep, "%s.[%d]", kp, i);
     if (config_setting_type(e) != CONFIG_TYPE_GROUP)
       return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
   }
@@ -1115,7 +1114,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     goto fail;
   }
 
-  nv = parse_group_list(c, root, "vgs", &vgs);
+  nv = parse_group_list(c, root, "", "vgs", &vgs);
   if (nv < 0)
     goto fail;
   sp->vgs = calloc(nv ? (size_t)nv : 1, sizeof *sp->vgs);
@@ -1155,7 +1154,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
   /* sp->nothers counts entries of sp->others only once it exists:
    * ff_spec_free walks them. */
   for (int l = 0; l < 3; l++) {
-    n[l] = parse_group_list(c, root, other_keys[l], &lists[l]);
+    n[l] = parse_group_list(c, root, "", other_keys[l], &lists[l]);
     if (n[l] < 0)
       goto fail;
     nothers += (unsigned)n[l];
