@@ -579,6 +579,25 @@ test_error_line(void **state)
   assert_string_equal(buf, "(no message)");
 }
 
+/* An lvm stub (f->dir/lvm-fail, its path into path) that warns of an
+ * unknown setting, as an old build does, then runs tail. */
+static void
+failing_lvm(struct fixture *f, const char *tail, char *path, size_t len)
+{
+  FILE *fp;
+
+  snprintf(path, len, "%s/lvm-fail", f->dir);
+  fp = fopen(path, "w");
+  assert_non_null(fp);
+  fprintf(fp,
+          "#!/bin/sh\n"
+          "echo '  Configuration setting \"devices/hints\" unknown.' >&2\n"
+          "%s",
+          tail);
+  assert_int_equal(fclose(fp), 0);
+  assert_int_equal(chmod(path, 0755), 0);
+}
+
 /* A failing command: the run counts it and keeps its real error line. */
 static void
 test_failed_command_message(void **state)
@@ -594,18 +613,11 @@ test_failed_command_message(void **state)
   struct ff_wenv e = {.outdir = f->out};
   struct ff_wresult *res = ff_wresult_new();
   json_t *wl, *run;
-  FILE *fp;
 
-  snprintf(lvm, sizeof lvm, "%s/lvm-fail", f->dir);
-  fp = fopen(lvm, "w");
-  assert_non_null(fp);
-  fputs("#!/bin/sh\n"
-        "echo '  Configuration setting \"devices/hints\" unknown.' >&2\n"
-        "echo \"  Failed to find device for physical volume $1\" >&2\n"
-        "exit 5\n",
-        fp);
-  assert_int_equal(fclose(fp), 0);
-  assert_int_equal(chmod(lvm, 0755), 0);
+  failing_lvm(f,
+              "echo \"  Failed to find device for physical volume $1\" "
+              ">&2\nexit 5\n",
+              lvm, sizeof lvm);
   e.lvm = lvm;
   assert_non_null(res);
   assert_int_equal(ff_workload_run(&e, &w, res), 0);
@@ -640,17 +652,8 @@ test_killed_command_message(void **state)
   const char *msg;
   struct ff_wenv e = {.outdir = f->out};
   struct ff_wresult *res = ff_wresult_new();
-  FILE *fp;
 
-  snprintf(lvm, sizeof lvm, "%s/lvm-fail", f->dir);
-  fp = fopen(lvm, "w");
-  assert_non_null(fp);
-  fputs("#!/bin/sh\n"
-        "echo '  Configuration setting \"devices/hints\" unknown.' >&2\n"
-        "kill -SEGV $$\n",
-        fp);
-  assert_int_equal(fclose(fp), 0);
-  assert_int_equal(chmod(lvm, 0755), 0);
+  failing_lvm(f, "kill -SEGV $$\n", lvm, sizeof lvm);
   e.lvm = lvm;
   assert_non_null(res);
   assert_int_equal(ff_workload_run(&e, &w, res), 0);
