@@ -295,15 +295,31 @@ units_of() { (grep -o -E "$1" "$out/activation-journal.txt" || true) | sort -u |
 n_units=$(units_of 'lvm-activate-[^ :\[]*')
 n_pvscan=$(units_of 'lvm2-pvscan@[0-9:]+')
 n_direct=$(units_of 'lvm2-activation(-early|-net)?\.service')
-# The slowest lvm unit, as systemd-analyze blame lists it (slowest
-# first): the report's "time in lvm2-pvscan@ services".  "1min 3.201s
-# NAME" or "873ms NAME" into seconds and the name.
-read -r slow_s slow_unit < <(grep -E 'lvm2-pvscan@|lvm-activate-|lvm2-activation' "$out/blame.txt" |
+# The slowest lvm unit: the report's "time in lvm2-pvscan@ services".
+# lvm2-pvscan@ and the generator's units are oneshot services, which
+# systemd-analyze blame lists, slowest first ("1min 3.201s NAME" or
+# "873ms NAME" into seconds and the name).  lvm-activate-VG units
+# (systemd-run, 2.03.14+) are simple services that blame leaves out:
+# their time is from "Started lvm-activate-VG" to lvm's "... in volume
+# group "VG" now active" in the journal.
+read -r slow_s slow_unit < <(grep -E 'lvm2-pvscan@|lvm2-activation' "$out/blame.txt" |
   head -n1 | awk '{ t = 0; for (i = 1; i < NF; i++) { v = $i + 0
       if ($i ~ /ms$/) t += v / 1000; else if ($i ~ /min$/) t += v * 60
       else if ($i ~ /h$/) t += v * 3600; else if ($i ~ /us$/) t += v / 1e6
       else t += v }
     printf "%.3f %s\n", t, $NF }') || true
+if [ -z "${slow_unit:-}" ]; then
+  read -r slow_s slow_unit < <(awk -F'[][]' '
+    { t = $2 + 0 }
+    match($0, /Started lvm-activate-[^ ]*\.service/) {
+      u = substr($0, RSTART + 8, RLENGTH - 8); vg = u
+      sub(/^lvm-activate-/, "", vg); sub(/\.service$/, "", vg)
+      start[vg] = t; unit[vg] = u }
+    match($0, /volume group "[^"]*" now active/) {
+      vg = substr($0, RSTART + 14, RLENGTH - 26)
+      if (vg in start && t - start[vg] > best) { best = t - start[vg]; who = unit[vg] } }
+    END { if (who != "") printf "%.3f %s\n", best, who }' "$out/activation-journal.txt") || true
+fi
 dm_seen=$(tr -d '\r' <"$rlog" | awk '$1 == "FF-DM" { print $2 }')
 status=0
 {
@@ -324,7 +340,7 @@ status=0
   head -10 "$out/blame.txt" | sed 's/^/  /'
   echo "VGs activated by lvm-activate-VG units (udev rule + systemd-run): $n_units"
   echo "lvm2-pvscan@ units (one per PV, lvm2 before 2.03.14): $n_pvscan; direct activation units (the generator's): $n_direct"
-  echo "slowest lvm unit (systemd-analyze blame): ${slow_unit:-none}${slow_unit:+ ${slow_s}s}"
+  echo "slowest lvm unit (blame, or the journal for lvm-activate-VG): ${slow_unit:-none}${slow_unit:+ ${slow_s}s}"
   echo "guest lvm2: ${lvm_version:-unknown}${bdir:+ (the build $bdir, with its own udev rule and units)}"
   echo "lvm.conf: ${lvmconf:-the default of the image}"
 } | tee "$out/summary.txt"
