@@ -1,5 +1,5 @@
 #!/bin/bash
-# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~4 min on
+# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~5 min on
 # 2 cores).  The guest images are not this test's time: ctest builds or
 # checks them first in the fixture guest/images (`fusefarm vm --prepare`:
 # the first time ~100 MiB of Debian packages into the default cache
@@ -79,7 +79,7 @@ workloads = ( { type = "pvs"; },
 SC
 lvm=$(command -v lvm)
 expect boot16 0 'verdict: ff-dmcheck: 11 LVs checked, 0 mismatched' -- \
-  "$tmp/scenario.conf" --nbd-client 2 --lvm "$lvm" --json "$tmp/boot16.json" --timeout 400
+  "$tmp/scenario.conf" --nbd-client 2 --lvm "$lvm" --json "$tmp/boot16.json" --timeout 1800
 grep -q 'lvm.conf: devices/obtain_device_list_from_udev = 0' "$tmp/boot16.out" ||
   fail "boot16: the matrix's lvm.conf was not applied"
 grep -q 'nbd-client pv0001: rc 0' "$tmp/boot16.out" || fail "boot16: nbd-client pv0001 did not attach"
@@ -137,12 +137,12 @@ m = json.load(sys.stdin)
 print(len(m["devices"]), sum(len(v["lvs"]) for v in m["vgs"]))')
 read -r d256 l256 <<<"$n256"
 expect boot256 0 "verdict: ff-dmcheck: $l256 LVs checked, 0 mismatched" -- \
-  "$specs/scaled256.conf" --nbd-client 2
+  "$specs/scaled256.conf" --nbd-client 2 --timeout 1800
 grep -q "($d256/$d256 disks)" "$tmp/boot256.out" || fail "boot256: not $d256 disks (devices = 256 of farm64)"
 grep -q 'nbd-client pv0001: rc 0' "$tmp/boot256.out" || fail "boot256: nbd-client pv0001 did not attach"
 
 expect systemd16 0 'verdict: PASS: 11/11 LVs activated by udev/systemd' -- \
-  "$specs/farm16.conf" --boot systemd --out "$tmp/sd16" --timeout 300
+  "$specs/farm16.conf" --boot systemd --out "$tmp/sd16" --timeout 1800
 grep -q '<svg' "$tmp/sd16/plot.svg" 2>/dev/null || fail "systemd16: no plot.svg"
 grep -q 'systemd-udev' "$tmp/sd16/blame.txt" 2>/dev/null || fail "systemd16: blame has no udev"
 grep -q 'Startup finished' "$tmp/sd16/analyze.txt" 2>/dev/null || fail "systemd16: no systemd-analyze time"
@@ -161,7 +161,7 @@ echo '{"lvm_version": "LVM version: (the host lvm, test-vm)"}' >"$bdir/build.jso
 sed "s+/sbin/lvm+$bdir/sbin/lvm+g" /usr/lib/udev/rules.d/69-lvm.rules \
   >"$bdir/lib/udev/rules.d/69-dm-lvm.rules"
 expect systemd16-build 0 'verdict: PASS: 11/11 LVs activated by udev/systemd' -- \
-  "$specs/farm16.conf" --boot systemd --lvm "$bdir/sbin/lvm" --out "$tmp/sd16b" --timeout 300
+  "$specs/farm16.conf" --boot systemd --lvm "$bdir/sbin/lvm" --out "$tmp/sd16b" --timeout 1800
 grep -qF "(the build $bdir, with its own udev rule and units)" "$tmp/sd16b/summary.txt" 2>/dev/null ||
   fail "systemd16-build: the summary does not name the build"
 grep -qF "$bdir/sbin/lvm vgchange" "$tmp/sd16b/activation-journal.txt" 2>/dev/null ||
