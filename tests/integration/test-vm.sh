@@ -129,7 +129,10 @@ PY
 "$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&
   grep -q 'obtain_device_list_from_udev' "$tmp/report16.out" ||
   { fail "boot16: fusefarm report cannot render the document"; cat "$tmp/report16.out"; }
-expect bad-lvm 2 'lvm /nonexistent/lvm: not found' -- "$tmp/scenario.conf" --lvm /nonexistent/lvm --config 1
+# a missing build is found before anything boots, as `fusefarm run` finds
+# it (exit 1: a build that cannot run; --expect would say 125)
+expect bad-lvm 1 "lvm '/nonexistent/lvm': '/nonexistent/lvm version' failed: not an executable file" -- \
+  "$tmp/scenario.conf" --lvm /nonexistent/lvm --config 1
 
 n256=$("$ff" manifest "$specs/farm64.conf" --devices 256 | python3 -c '
 import json, sys
