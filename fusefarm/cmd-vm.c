@@ -490,21 +490,30 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
   const struct ff_scenario *sc = v->sc;
   char *done = calloc(nk + 1, 1);
   unsigned *idx = calloc(sc->naxes + 1, sizeof *idx);
+  /* what decides a boot, per configuration, decoded once */
+  struct boot_key {
+    const char *prof;
+    uint64_t devs;
+    const struct ff_lvm_build *lvm;
+  } *bk = calloc(nk + 1, sizeof *bk);
   json_t *configs = json_object_get(doc, "configs");
   json_t *host = json_object_get(doc, "host");
   int status = 0;
 
-  if (!done || !idx) {
+  if (!done || !idx || !bk) {
     free(done);
     free(idx);
+    free(bk);
     fprintf(stderr, "fusefarm vm: out of memory\n");
     return 1;
   }
+  for (size_t h = 0; h < nk; h++)
+    bk[h] = (struct boot_key){profile_of(v, ks[h]), devices_of(v, ks[h]),
+                              lvm_for(v, ks[h])};
   for (size_t g = 0, group = 0; g < nk; g++) {
     char plan[PATH_MAX], path[PATH_MAX + 64], result[PATH_MAX + 64],
       bootj[PATH_MAX + 64];
-    const char *prof = profile_of(v, ks[g]);
-    uint64_t devs = devices_of(v, ks[g]);
+    const char *prof = bk[g].prof;
     json_t *pj, *pconfs, *res;
     int rc, bad = 0;
 
@@ -521,10 +530,9 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
     }
     pconfs = json_array();
     for (size_t h = g; h < nk; h++) {
-      const char *ph = profile_of(v, ks[h]);
+      const char *ph = bk[h].prof;
 
-      if (done[h] || devices_of(v, ks[h]) != devs ||
-          lvm_for(v, ks[h]) != lvm_for(v, ks[g]) ||
+      if (done[h] || bk[h].devs != bk[g].devs || bk[h].lvm != bk[g].lvm ||
           (prof ? !ph || strcmp(prof, ph) : ph != NULL))
         continue;
       done[h] = 1;
@@ -610,6 +618,7 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
   }
   free(done);
   free(idx);
+  free(bk);
   return status;
 }
 

@@ -1200,26 +1200,7 @@ build_vg_group(struct bctx *b, unsigned gi)
   char path[64];
 
   snprintf(path, sizeof path, "vgs.[%u]", gi);
-  if (ff_pvfmt_layout(&g->fmt,
-                      g->device_sizes ? g->device_sizes[0] : g->device_size,
-                      &farm->fmts[fi]) < 0)
-    return berr(b, g->line, path, "%s", ff_errmsg());
-
-  /* PVs of other sizes than the first must get the same pe_start and
-   * mda0 (lvm's layout depends on the size only on tiny devices) */
-  for (uint32_t p = 1; g->device_sizes && p < g->pvs; p++) {
-    struct ff_pvfmt other;
-
-    if (ff_pvfmt_layout(&g->fmt, g->device_sizes[p], &other) < 0 ||
-        other.pe_start != farm->fmts[fi].pe_start ||
-        other.mda_size != farm->fmts[fi].mda_size) {
-      return berr(b, g->line, path,
-                  "device_sizes: PV %u (%llu bytes) would get another "
-                  "layout than PV 0 (pe_start %llu)",
-                  p, (unsigned long long)g->device_sizes[p],
-                  (unsigned long long)farm->fmts[fi].pe_start);
-    }
-  }
+  farm->fmts[fi] = g->fmt.lay; /* ff-spec.c checked every PV's size */
   for (unsigned k = 0; k < g->count; k++)
     if (build_vg(b, gi, fi, path) < 0)
       return -1;
@@ -1368,8 +1349,7 @@ build_other_group(struct bctx *b, unsigned oi)
 
     fi = b->farm->nfmts++;
     snprintf(path, sizeof path, "orphans.[%u].device_size", oi);
-    if (ff_pvfmt_layout(&o->fmt, o->device_size, &b->farm->fmts[fi]) < 0)
-      return berr(b, o->line, path, "%s", ff_errmsg());
+    b->farm->fmts[fi] = o->fmt.lay;
     /* mda1 goes after pe_start (lvm takes what is left there if its size
      * does not fit); none at all when nothing is left.  (A VG's PVs are
      * checked by their extent count.) */

@@ -47,18 +47,6 @@ const char *ff_role_name(enum ff_role r);
 
 #define FF_NONE UINT32_MAX
 
-/* On-disk PV layout shared by the PVs of a group; bytes. */
-struct ff_pvfmt {
-  uint64_t pe_start;
-  uint64_t mda_size;  /* mda0's size (it starts at 4096) */
-  uint64_t mda1_size; /* the size pvcreate asked of mda1 */
-  uint64_t align;     /* the data alignment mda1's start is aligned to */
-  uint64_t ba_start;  /* the bootloader area; 0, 0: none */
-  uint64_t ba_size;
-  unsigned mda_copies;   /* 1 or 2 */
-  unsigned label_sector; /* 0..3 */
-};
-
 /* pvcreate's layout of a device of dev_size bytes with the options of s,
  * as lvm2 2.03.16 computes it (pv_initialise and the placement of mda0 in
  * format-text.c): into f's pe_start, mda_size, mda1_size, align, ba_start

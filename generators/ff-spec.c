@@ -55,26 +55,43 @@ struct pctx {
   const char *file;
 };
 
+/* The list or array KEY of grp into *out, its path into kp: 0 when it
+ * is absent, 1 when it is a list (of n entries unless n < 0; the count
+ * error ends with why), else an error asking for a list of what. */
+static int
+get_list(const struct pctx *c, const config_setting_t *grp, const char *path,
+         const char *key, int n, const char *what, const char *why,
+         const config_setting_t **out, char kp[256])
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+
+  *out = s;
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, 256, path, key);
+  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+      config_setting_type(s) != CONFIG_TYPE_LIST)
+    return ff_cfg_err(c->file, s, kp, "expected a list of %s", what);
+  if (n >= 0 && config_setting_length(s) != n)
+    return ff_cfg_err(c->file, s, kp, "has %d entries (expected %d%s)",
+                      config_setting_length(s), n, why);
+  return 1;
+}
+
 /* A list or array of exactly n strings.  uuids: parse each as a UUID. */
 static int
 get_strlist(const struct pctx *c, const config_setting_t *grp,
             const char *path, const char *key, unsigned n, int uuids,
             char ***out)
 {
-  const config_setting_t *s = config_setting_get_member(grp, key);
+  const config_setting_t *s;
   char kp[256];
   char **v;
+  int r = get_list(c, grp, path, key, (int)n, "strings such as [\"a\", \"b\"]",
+                   "", &s, kp);
 
-  if (!s)
-    return 0;
-  ff_cfg_join(kp, sizeof kp, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
-      config_setting_type(s) != CONFIG_TYPE_LIST)
-    return ff_cfg_err(c->file, s, kp,
-                      "expected a list of strings such as [\"a\", \"b\"]");
-  if ((unsigned)config_setting_length(s) != n)
-    return ff_cfg_err(c->file, s, kp, "has %d entries (expected %u)",
-                      config_setting_length(s), n);
+  if (r <= 0)
+    return r;
   v = calloc(n + 1, sizeof *v);
   if (!v)
     return ff_cfg_err(c->file, s, kp, "out of memory");
@@ -106,17 +123,13 @@ static int
 get_tags(const struct pctx *c, const config_setting_t *grp, const char *path,
          const char *key, char ***out)
 {
-  const config_setting_t *s = config_setting_get_member(grp, key);
+  const config_setting_t *s;
   char kp[256];
-  int n;
+  int n, r = get_list(c, grp, path, key, -1, "tags such as [\"a\", \"b\"]", "",
+                      &s, kp);
 
-  if (!s)
-    return 0;
-  ff_cfg_join(kp, sizeof kp, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
-      config_setting_type(s) != CONFIG_TYPE_LIST)
-    return ff_cfg_err(c->file, s, kp,
-                      "expected a list of tags such as [\"a\", \"b\"]");
+  if (r <= 0)
+    return r;
   n = config_setting_length(s);
   if (n == 0)
     return 0;
@@ -266,20 +279,13 @@ static int
 get_device_sizes(const struct pctx *c, const config_setting_t *g,
                  const char *path, struct ff_spec_vg *vg)
 {
-  const config_setting_t *s = config_setting_get_member(g, "device_sizes");
+  const config_setting_t *s;
   char kp[256];
+  int r = get_list(c, g, path, "device_sizes", (int)vg->pvs,
+                   "sizes such as [\"1G\", \"2G\"]", ", one per PV", &s, kp);
 
-  if (!s)
-    return 0;
-  ff_cfg_join(kp, sizeof kp, path, "device_sizes");
-  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
-      config_setting_type(s) != CONFIG_TYPE_LIST)
-    return ff_cfg_err(c->file, s, kp,
-                      "expected a list of sizes such as [\"1G\", \"2G\"]");
-  if ((unsigned)config_setting_length(s) != vg->pvs)
-    return ff_cfg_err(c->file, s, kp,
-                      "has %d entries (expected %u, one per PV)",
-                      config_setting_length(s), vg->pvs);
+  if (r <= 0)
+    return r;
   vg->device_sizes = calloc(vg->pvs, sizeof *vg->device_sizes);
   if (!vg->device_sizes)
     return ff_cfg_err(c->file, s, kp, "out of memory");
@@ -294,6 +300,33 @@ get_device_sizes(const struct pctx *c, const config_setting_t *g,
                         (unsigned long long)vg->device_sizes[i]);
   }
   return 1;
+}
+
+/* PVs of other sizes than the first must get the same pe_start and mda0
+ * (lvm's layout depends on the size only on tiny devices). */
+static int
+check_layouts(const struct pctx *c, const config_setting_t *g,
+              const char *path, const struct ff_spec_vg *vg)
+{
+  char kp[256];
+
+  ff_cfg_join(kp, sizeof kp, path, "device_sizes");
+  for (unsigned p = 1; vg->device_sizes && p < vg->pvs; p++) {
+    struct ff_pvfmt other;
+
+    if (ff_pvfmt_layout(&vg->fmt, vg->device_sizes[p], &other) < 0 ||
+        other.pe_start != vg->fmt.lay.pe_start ||
+        other.mda_size != vg->fmt.lay.mda_size)
+      return ff_cfg_err(c->file,
+                        config_setting_get_elem(
+                          config_setting_get_member(g, "device_sizes"), p),
+                        kp,
+                        "PV %u (%llu bytes) would get another layout than "
+                        "PV 0 (pe_start %llu)",
+                        p, (unsigned long long)vg->device_sizes[p],
+                        (unsigned long long)vg->fmt.lay.pe_start);
+  }
+  return 0;
 }
 
 static int
@@ -412,9 +445,9 @@ is_pow2(uint64_t v)
 
 /* PV layout keys shared by VG and orphan groups: pvcreate's options
  * (metadatasize, dataalignment, dataalignmentoffset, bootloaderareasize),
- * or the older pe_start and mda_size as they are; not both.  pe_start
- * and mda_size are then what lvm computes for a device of dev_size
- * (ff_pvfmt_layout()), for the checks that follow. */
+ * or the older pe_start and mda_size as they are; not both.  f->lay is
+ * then the layout lvm makes of a device of dev_size (ff_pvfmt_layout()),
+ * and pe_start and mda_size its values, for the checks that follow. */
 static int
 parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
             uint64_t dev_size, struct ff_spec_pvfmt *f)
@@ -423,7 +456,6 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
                                          "dataalignmentoffset",
                                          "bootloaderareasize", NULL};
   const config_setting_t *s, *first = NULL;
-  struct ff_pvfmt lay;
   char kp[256];
   int have_mda, have_pe;
 
@@ -481,7 +513,7 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
                         "pe_start %llu",
                         (unsigned long long)sat_add(4096, f->mda_size),
                         (unsigned long long)f->pe_start);
-    return 0;
+    return ff_pvfmt_layout(f, dev_size, &f->lay); /* as given: cannot fail */
   }
   {
     static const struct {
@@ -514,10 +546,10 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
                       (unsigned long long)f->dataalignmentoffset,
                       (unsigned long long)f->dataalignment);
   }
-  if (ff_pvfmt_layout(f, dev_size, &lay) < 0)
+  if (ff_pvfmt_layout(f, dev_size, &f->lay) < 0)
     return ff_cfg_err(c->file, g, path, "%s", ff_errmsg());
-  f->pe_start = lay.pe_start;
-  f->mda_size = lay.mda_size;
+  f->pe_start = f->lay.pe_start;
+  f->mda_size = f->lay.mda_size;
   return 0;
 }
 
@@ -803,7 +835,6 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       ff_cfg_uint(c->file, g, path, "pvs", 1, 4096, &vg->pvs) < 0 ||
       ff_cfg_size(c->file, g, path, "device_size", &vg->device_size) < 0 ||
       ff_cfg_size(c->file, g, path, "extent_size", &vg->extent_size) < 0 ||
-      parse_pvfmt(c, g, path, vg->device_size, &vg->fmt) < 0 ||
       ff_cfg_int(c->file, g, path, "seqno", 1, 1000000, &seqno) < 0 ||
       ff_cfg_int(c->file, g, path, "history", 0, 1000000, &vg->history) < 0 ||
       ff_cfg_str(c->file, g, path, "description", &vg->description) < 0 ||
@@ -845,7 +876,11 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       get_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0 ||
       get_tags(c, g, path, "tags", &vg->tags) < 0 ||
       get_device_ids(c, g, path, vg) < 0 ||
-      get_device_sizes(c, g, path, vg) < 0)
+      get_device_sizes(c, g, path, vg) < 0 ||
+      parse_pvfmt(c, g, path,
+                  vg->device_sizes ? vg->device_sizes[0] : vg->device_size,
+                  &vg->fmt) < 0 ||
+      check_layouts(c, g, path, vg) < 0)
     return -1;
 
   ff_cfg_join(kp, sizeof kp, path, "damage");

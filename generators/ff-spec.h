@@ -28,6 +28,18 @@ enum ff_damage {
 /* "none", "bad-label-crc", ... */
 const char *ff_damage_name(enum ff_damage d);
 
+/* On-disk PV layout shared by the PVs of a group; bytes. */
+struct ff_pvfmt {
+  uint64_t pe_start;
+  uint64_t mda_size;  /* mda0's size (it starts at 4096) */
+  uint64_t mda1_size; /* the size pvcreate asked of mda1 */
+  uint64_t align;     /* the data alignment mda1's start is aligned to */
+  uint64_t ba_start;  /* the bootloader area; 0, 0: none */
+  uint64_t ba_size;
+  unsigned mda_copies;   /* 1 or 2 */
+  unsigned label_sector; /* 0..3 */
+};
+
 /* PV layout choices, all in bytes: pvcreate's options, from which
  * pe_start, the metadata areas and the bootloader area follow as lvm
  * computes them (ff_pvfmt_layout()); or, the older form, pe_start and
@@ -42,6 +54,8 @@ struct ff_spec_pvfmt {
   uint64_t mda_size;            /* legacy: mda0's size */
   unsigned mda_copies;          /* 1 or 2 */
   unsigned label_sector;        /* 0..3 */
+  struct ff_pvfmt lay; /* the layout pvcreate makes of these options on
+                        * the group's (first) device: parse_pvfmt() */
 };
 
 /* lvcreate --alloc: the policies in lvm's order (each tries the ones

@@ -244,6 +244,13 @@ static const struct {
    "t:1: vgs.[0].device_ids: device_id_type and device_ids go together", ""},
   {"vgs = ({ pvs = 2; device_sizes = [\"1G\"]; });",
    "t:1: vgs.[0].device_sizes: has 1 entries (expected 2, one per PV)", ""},
+  /* lvm's layout depends on the size on small devices: mda0 of 2 MiB
+   * ends at 3 MiB on the first PV, at 2 MiB + 4 KiB on the second */
+  {"vgs = ({ pvs = 2; metadatasize = \"2M\"; extent_size = \"4K\";\n"
+   "device_sizes = [\"64M\", \"2560K\"]; });",
+   "t:2: vgs.[0].device_sizes: PV 1 (2621440 bytes) would get another "
+   "layout than PV 0 (pe_start 3145728)",
+   ""},
   /* changes */
   {"vgs = ({ changes = ({ command = \"vgrename\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0].command: 'vgrename' is not vgchange, lvchange "
