@@ -66,9 +66,9 @@ lvm_build_ref(const struct ctx *x, const char *tmp, const char *ref,
   ff_pathf(err, sizeof err, "%s/build.err", tmp);
   if (!x->quiet)
     fprintf(stderr,
-            "%s: lvm '%s': building it from %s "
-            "(fusefarm lvm-build; a cached build is taken at once)\n",
-            x->prog, ref, git);
+            "%s: lvm '%s': `fusefarm lvm-build %s --git %s` (the cache, or "
+            "a build of several minutes)\n",
+            x->prog, ref, ref, git);
   st = ff_spawn_run(&o);
   text = st == 0 ? ff_slurp(out, 65536) : NULL;
   if (text)
@@ -84,6 +84,19 @@ lvm_build_ref(const struct ctx *x, const char *tmp, const char *ref,
     free(msg);
     free(text);
     return st == 2 ? 2 : 1;
+  }
+  /* what it did: its last line ("lvm-build: cached: REF (COMMIT, …)" or
+   * "… built REF …") */
+  if (!x->quiet && (msg = ff_slurp(err, 1 << 20))) {
+    char *end = msg + strlen(msg), *line;
+
+    while (end > msg && end[-1] == '\n')
+      *--end = '\0';
+    line = strrchr(msg, '\n');
+    if (*msg)
+      fprintf(stderr, "%s: lvm '%s': %s\n", x->prog, ref,
+              line ? line + 1 : msg);
+    free(msg);
   }
   b->path = text;
   return 0;
