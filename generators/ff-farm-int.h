@@ -12,7 +12,7 @@
 
 /* Hash kinds, so every UUID stream is independent (building hashes the
  * UUIDs, reading hashes a signature's bytes). */
-enum { K_PV = 1, K_VG, K_LV, K_ORPHAN, K_SIG };
+enum { K_PV = 1, K_VG, K_LV, K_ORPHAN, K_SIG, K_SUBLV };
 
 /* One metadata write (one seqno).  buf is NULL for a write whose copy is
  * no longer on disk (only its size mattered, for placement). */
@@ -37,6 +37,24 @@ struct ff_seg {
   struct ff_area *areas; /* [stripes] */
 };
 
+/* What a sub-LV of a mirror or raid LV is (lvm's names: LV_rimage_N,
+ * LV_rmeta_N, LV_mimage_N, LV_mlog). */
+enum ff_sub_role {
+  FF_SUB_NONE = 0, /* a top LV */
+  FF_SUB_RIMAGE,
+  FF_SUB_RMETA,
+  FF_SUB_MIMAGE,
+  FF_SUB_MLOG,
+};
+
+const char *ff_sub_role_name(enum ff_sub_role r);
+
+/* An LV.  A top LV (vg->lvs) of kind FF_LVK_MIRROR or FF_LVK_RAID has one
+ * segment of that kind over its sub-LVs, which are LVs of the VG too
+ * (hidden: no VISIBLE), held in subs[] in lvm's creation order: raid
+ * rimage_0, rmeta_0, rimage_1, ...; mirror mimage_0 .. mimage_N, mlog.
+ * Their own segments are linear (segs).  A top LV of kind FF_LVK_STRIPED
+ * has its segments in segs. */
 struct ff_lv {
   char *name;
   char uuid[FF_UUID_LEN];
@@ -45,6 +63,35 @@ struct ff_lv {
   const char *alloc; /* allocation_policy in the text, NULL: inherit */
   uint32_t nsegs;
   struct ff_seg *segs;
+  /* mirror and raid top LVs */
+  uint8_t kind;         /* enum ff_lv_kind */
+  uint8_t role;         /* enum ff_sub_role (sub-LVs) */
+  uint8_t nosync;       /* NOTSYNCED */
+  uint8_t writes;       /* metadata writes of its lvcreate: 1 or 2 */
+  const char *segtype;  /* the text's type ("raid5"); static */
+  const char *ktype;    /* the kernel's ("raid5_ls"); static */
+  uint32_t images;      /* device_count / mirror_count */
+  uint32_t stripes;     /* raid data stripes (1 for raid1) */
+  uint32_t data_copies; /* raid10: 2 */
+  uint64_t region_size; /* sectors */
+  uint64_t stripe_size; /* raid: sectors, 0 for raid1 */
+  uint32_t nsubs;
+  struct ff_lv *subs; /* [nsubs], creation order */
+  uint32_t parent;    /* sub-LVs: the top LV's index in vg->lvs */
+  int64_t wtime[2];   /* the footer time of each write */
+  char *wdesc[2];     /* and its description */
+};
+
+/* Bytes of a PV's data area that are not zero (what lvm itself writes
+ * into an LV when it creates it: a mirror's disk log header, the 0xFF
+ * fill of a nosync log): len bytes at off of PV pv, each fill, or bytes
+ * when not NULL.  Later ones win over earlier ones where they overlap;
+ * the overlay wins over all. */
+struct ff_blob {
+  uint32_t pv;
+  uint64_t off, len;
+  uint8_t fill;
+  const uint8_t *bytes; /* [len] static, or NULL */
 };
 
 struct ff_pv {
@@ -67,6 +114,8 @@ struct ff_vg {
   struct ff_pv *pvs;
   uint32_t nlvs;
   struct ff_lv *lvs;
+  uint32_t nblobs;
+  struct ff_blob *blobs;
   uint32_t seqno;        /* current seqno == number of writes */
   uint32_t first_kept;   /* oldest write still on disk (0-based) */
   struct ff_text *texts; /* [seqno]; texts[w] is seqno w + 1 */

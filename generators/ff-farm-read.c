@@ -6,9 +6,10 @@
  * on demand from the shared tables: the label sector, one mda_header per
  * metadata area, the VG's metadata copies in each area's circular buffer
  * (oldest first, so newer copies and their zero padding overwrite older
- * ones exactly as lvm's successive writes did), or another format's
- * signature.  The tables are read-only once built, so no lock is taken;
- * writes go to the overlay (ff-overlay.h), which has its own locking.
+ * ones exactly as lvm's successive writes did), the bytes lvm writes
+ * into a new LV (a mirror log's header: the VG's blobs), or another
+ * format's signature.  The tables are read-only once built, so no lock is
+ * taken; writes go to the overlay (ff-overlay.h), which has its own locking.
  */
 #include "ff-farm-int.h"
 #include "ff-error.h"
@@ -164,6 +165,22 @@ read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
       put_copy(buf, off, len, start, size, m ? t->mda1_off : t->mda0_off, t);
     }
   }
+
+  /* what lvm wrote into LVs (the data area), later pieces on top */
+  for (uint32_t i = 0; v.vg && i < v.vg->nblobs; i++) {
+    const struct ff_blob *bl = &v.vg->blobs[i];
+    uint64_t lo, hi;
+
+    if (bl->pv != d->pv || !overlaps(off, len, bl->off, bl->len))
+      continue;
+    if (bl->bytes) {
+      put(buf, off, len, bl->off, bl->bytes, bl->len);
+      continue;
+    }
+    lo = off > bl->off ? off : bl->off;
+    hi = off + len < bl->off + bl->len ? off + len : bl->off + bl->len;
+    memset(buf + (lo - off), bl->fill, hi - lo);
+  }
 }
 
 int
@@ -303,6 +320,9 @@ ff_farm_extents(const struct ff_farm *farm, uint32_t dev, struct ff_range *out,
         }
       }
     }
+    for (uint32_t i = 0; v.vg && i < v.vg->nblobs; i++)
+      if (v.vg->blobs[i].pv == d->pv)
+        rv_add(&rv, v.vg->blobs[i].off, v.vg->blobs[i].len);
   } else if (d->role == FF_ROLE_SIGNATURE) {
     struct ff_range tmp[16];
     size_t k = ff_sig_extents((enum ff_sig_type)d->sig, d->size, tmp, 16);

@@ -625,10 +625,10 @@ lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
   for (int alloc = FF_ALLOC_CONTIGUOUS; alloc <= top; alloc++) {
     uint64_t old = st.allocated;
 
-    if (lv->extents - st.allocated > free_pes - st.allocated) {
+    if (st.new_extents - st.allocated > free_pes - st.allocated) {
       berr(b, line, lp, "VG %s has %llu free extents, LV %s needs %llu",
            vg->name, (unsigned long long)free_pes, lv->name,
-           (unsigned long long)lv->extents);
+           (unsigned long long)st.new_extents);
       goto out;
     }
     st.alloc = alloc;
@@ -693,6 +693,314 @@ out:
   return r;
 }
 
+/* ---- mirror and raid LVs ------------------------------------------------ */
+
+static const char *const sub_role_names[] = {
+  [FF_SUB_NONE] = "lv",     [FF_SUB_RIMAGE] = "rimage",
+  [FF_SUB_RMETA] = "rmeta", [FF_SUB_MIMAGE] = "mimage",
+  [FF_SUB_MLOG] = "mlog",
+};
+
+const char *
+ff_sub_role_name(enum ff_sub_role r)
+{
+  return (unsigned)r <= FF_SUB_MLOG ? sub_role_names[r] : "?";
+}
+
+/* The region size (sectors) lvcreate gives a mirror or raid LV of
+ * lv_sectors from the asked one (lv_manip.c get_default_region_size,
+ * mirror.c adjusted_mirror_region_size, raid_manip.c
+ * raid_ensure_min_region_size; lvcreate.c raises it to the stripe size). */
+static uint64_t
+region_sectors(uint64_t asked, uint64_t lv_sectors, int raid,
+               uint64_t stripe_sectors)
+{
+  uint64_t r = 1;
+
+  while (r * 2 <= asked) /* not a power of 2: rounded down to one */
+    r *= 2;
+  if (r % 8) /* not a multiple of the page: the default */
+    r = 4096;
+  if (raid && stripe_sectors > r)
+    r = stripe_sectors;
+  if (lv_sectors < r) { /* "Using reduced mirror region size" */
+    r = 1;
+    while (r * 2 <= lv_sectors)
+      r *= 2;
+  }
+  if (raid)
+    while (lv_sectors / r >= (1u << 21))
+      r *= 2;
+  return r;
+}
+
+/* _mirror_log_extents: a header, a sector, a bit per region. */
+static uint64_t
+mirror_log_extents(uint64_t region, uint64_t lv_sectors, uint64_t extent_size)
+{
+  uint64_t regions = (lv_sectors + region - 1) / region;
+  uint64_t bytes = 1024 + (regions + 31) / 32 * 4;
+  uint64_t sectors = (bytes + 511) / 512;
+
+  return (sectors * FF_SECTOR + extent_size - 1) / extent_size;
+}
+
+/* _raid_rmeta_extents: two 4 KiB superblocks and a bit per region. */
+static uint64_t
+raid_rmeta_extents(uint64_t region, uint64_t rimage_ext, uint64_t extent_size)
+{
+  uint64_t regions = rimage_ext * (extent_size / FF_SECTOR) / region;
+  uint64_t bytes = 2 * 4096 + (regions + 7) / 8;
+  uint64_t sectors = (bytes + 511) / 512;
+
+  return (sectors * FF_SECTOR + extent_size - 1) / extent_size;
+}
+
+/* Sub-LV j of top LV li: name, UUID, one linear segment on pv:pe. */
+static int
+make_sub(struct bctx *b, const struct ff_spec_lv *sl, struct ff_lv *top,
+         uint32_t li, uint32_t j, enum ff_sub_role role, int idx, uint32_t pv,
+         uint64_t pe, uint64_t len)
+{
+  struct ff_lv *sub = &top->subs[j];
+  struct ff_sb sb = FF_SB_INIT;
+
+  ff_sb_addf(&sb, "%s_%s", top->name, sub_role_names[role]);
+  if (idx >= 0)
+    ff_sb_addf(&sb, "_%d", idx);
+  if (!(sub->name = ff_sb_detach(&sb, NULL)))
+    return ff_error("out of memory");
+  if (sl->uuids)
+    memcpy(sub->uuid, sl->uuids[j], FF_UUID_LEN);
+  else
+    ff_uuid_make(sub->uuid, b->spec->seed, K_SUBLV, b->v,
+                 ((uint64_t)li << 16) | j);
+  sub->role = (uint8_t)role;
+  sub->parent = li;
+  sub->time = top->time;
+  sub->alloc = top->alloc; /* sub-LVs are made with lv->alloc */
+  sub->extents = len;
+  sub->writes = 1;
+  sub->segs = calloc(1, sizeof *sub->segs);
+  if (!sub->segs || !(sub->segs[0].areas = calloc(1, sizeof(struct ff_area))))
+    return ff_error("out of memory");
+  sub->nsegs = 1;
+  sub->segs[0].len = len;
+  sub->segs[0].stripes = 1;
+  sub->segs[0].areas[0].pv = pv;
+  sub->segs[0].areas[0].pe = pe;
+  return 0;
+}
+
+/* The disk log of a mirror whose images are placed, as add_mirror_log's
+ * own allocate_extents() places it (lv_manip.c _find_some_parallel_space
+ * with area_count 0 and log_count 1): on each PV that holds no image,
+ * its areas are visited largest first, each one reserving log_len, so
+ * the PV's candidate is the last one visited; the log goes to the last
+ * candidate PV, at its candidate's start.  With no such PV, the normal
+ * policy's extra log iteration takes the last PV with free space (image
+ * PVs included), its smallest area's first extent. */
+static int
+place_mirror_log(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+                 struct freelist *fl, const struct ff_lv *top,
+                 uint64_t log_len, enum ff_alloc_policy policy, uint32_t *pv,
+                 uint64_t *pe)
+{
+  struct apvm *pvms = calloc(vg->npvs, sizeof *pvms);
+  uint8_t *img = calloc(vg->npvs, 1);
+  struct astate st = {0};
+  struct apva *pool;
+  uint32_t nruns = 0, k = 0;
+  int found = 0;
+
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    nruns += fl[p].n;
+  pool = calloc(nruns ? nruns : 1, sizeof *pool);
+  if (!pvms || !img || !pool) {
+    free(pvms);
+    free(img);
+    free(pool);
+    return ff_error("out of memory");
+  }
+  st.npvs = vg->npvs;
+  st.pvms = pvms;
+  for (uint32_t u = 0; u < top->nsubs; u++)
+    if (top->subs[u].role == FF_SUB_MIMAGE)
+      img[top->subs[u].segs[0].areas[0].pv] = 1;
+  for (uint32_t p = 0; p < vg->npvs; p++) {
+    pvms[p].head.next = pvms[p].head.prev = &pvms[p].head;
+    for (uint32_t i = 0; i < fl[p].n; i++, k++) {
+      pool[k].pv = p;
+      pool[k].start = fl[p].runs[i].start;
+      pool[k].count = pool[k].unreserved = fl[p].runs[i].count;
+      insert_area(&pvms[p], &pool[k], 0);
+    }
+  }
+  for (uint32_t p = 0; p < vg->npvs; p++) {
+    struct apva *cand = NULL;
+
+    if (img[p])
+      continue;
+    for (struct apva *a = pvms[p].head.next; a != &pvms[p].head; a = a->next) {
+      if (a->unreserved < log_len)
+        continue;
+      cand = a;
+      a->unreserved -= log_len;
+      reinsert_area(&st, a);
+    }
+    if (cand) {
+      *pv = p;
+      *pe = cand->start;
+      found = 1;
+    }
+  }
+  if (!found && (policy == FF_ALLOC_INHERIT || policy >= FF_ALLOC_NORMAL))
+    for (uint32_t p = 0; p < vg->npvs; p++) {
+      struct apva *small = NULL;
+
+      for (struct apva *a = pvms[p].head.next; a != &pvms[p].head; a = a->next)
+        if (a->count >= log_len)
+          small = a;
+      if (small) {
+        *pv = p;
+        *pe = small->start;
+        found = 1;
+      }
+    }
+  free(pvms);
+  free(img);
+  free(pool);
+  if (!found)
+    return berr(
+      b, line, lp,
+      "lvm's %s policy finds no room for the mirror log of LV %s "
+      "in VG %s (%llu extents)",
+      policy_names[policy == FF_ALLOC_INHERIT ? FF_ALLOC_NORMAL : policy],
+      top->name, vg->name, (unsigned long long)log_len);
+  return free_take(&fl[*pv], *pe, log_len);
+}
+
+static const uint8_t mlog_header[16] = {0x72, 0x52, 0x69, 0x4d, 2,    0,
+                                        0,    0,    0xff, 0xff, 0xff, 0xff,
+                                        0xff, 0xff, 0xff, 0xff};
+
+static int
+add_blob(struct ff_vg *vg, uint32_t pv, uint64_t off, uint64_t len,
+         uint8_t fill, const uint8_t *bytes)
+{
+  struct ff_blob *n = realloc(vg->blobs, (vg->nblobs + 1) * sizeof *n);
+
+  if (!n)
+    return ff_error("out of memory");
+  vg->blobs = n;
+  n[vg->nblobs++] = (struct ff_blob){pv, off, len, fill, bytes};
+  return 0;
+}
+
+/* Place mirror or raid LV li (lv->extents already rounded to its
+ * stripes) as one lvcreate --type would, making its sub-LVs. */
+static int
+allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
+                     const char *lp, struct ff_vg *vg, struct freelist *fl,
+                     uint32_t li)
+{
+  struct ff_lv *lv = &vg->lvs[li];
+  uint64_t es = vg->extent_size / FF_SECTOR, lv_sectors = lv->extents * es;
+  uint64_t ssize = 0, per, meta = 0, img;
+  struct ff_lv tmp = {.name = lv->name};
+  int raid = sl->kind == FF_LVK_RAID, r = -1;
+
+  lv->kind = (uint8_t)sl->kind;
+  lv->segtype = sl->segtype;
+  lv->ktype = sl->ktype;
+  lv->nosync = (uint8_t)sl->nosync;
+  lv->writes = (uint8_t)ff_spec_lv_writes(sl);
+  lv->images = sl->images;
+  lv->stripes = sl->stripes;
+  lv->data_copies = sl->data_copies;
+  if (raid && sl->stripe_size) /* capped at the extent size */
+    ssize =
+      (sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size) /
+      FF_SECTOR;
+  lv->stripe_size = ssize;
+  lv->region_size =
+    region_sectors(sl->region_size / FF_SECTOR, lv_sectors, raid, ssize);
+  /* the one segment of the top LV: over its sub-LVs */
+  lv->segs = calloc(1, sizeof *lv->segs);
+  if (!lv->segs)
+    return ff_error("out of memory");
+  lv->nsegs = 1;
+  lv->segs[0].len = lv->extents;
+  lv->segs[0].stripes = 1;
+  lv->nsubs = raid ? 2 * sl->images : sl->images + !sl->core_log;
+  lv->subs = calloc(lv->nsubs, sizeof *lv->subs);
+  if (!lv->subs)
+    return ff_error("out of memory");
+
+  if (raid) {
+    img = sl->stripes > 1 ? lv->extents / sl->stripes : lv->extents;
+    meta =
+      raid_rmeta_extents(lv->region_size,
+                         !strcmp(sl->segtype, "raid10")
+                           ? (lv->extents * 2 + sl->stripes - 1) / sl->stripes
+                           : img,
+                         vg->extent_size);
+  } else
+    img = lv->extents;
+  /* one allocate_extents(): an area of rmeta + rimage (mirror: the
+   * image) per image, on different PVs unless alloc = anywhere */
+  per = meta + img;
+  tmp.extents = per * sl->images;
+  if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, sl->images, 0, sl->alloc) <
+      0)
+    goto out;
+  if (tmp.nsegs != 1) {
+    berr(b, sl->line, lp,
+         "LV %s: an image would need more than one free area (the farm "
+         "places each %s image in one area; lvm would split it)",
+         lv->name, sl->segtype);
+    goto out;
+  }
+  for (uint32_t i = 0; i < sl->images; i++) {
+    const struct ff_area *a = &tmp.segs[0].areas[i];
+
+    if (raid) {
+      if (make_sub(b, sl, lv, li, 2 * i, FF_SUB_RIMAGE, (int)i, a->pv,
+                   a->pe + meta, img) < 0 ||
+          make_sub(b, sl, lv, li, 2 * i + 1, FF_SUB_RMETA, (int)i, a->pv,
+                   a->pe, meta) < 0)
+        goto out;
+    } else if (make_sub(b, sl, lv, li, i, FF_SUB_MIMAGE, (int)i, a->pv, a->pe,
+                        img) < 0)
+      goto out;
+  }
+  if (!raid && !sl->core_log) {
+    uint64_t log_len =
+      mirror_log_extents(lv->region_size, lv_sectors, vg->extent_size);
+    uint64_t pe = 0, off;
+    uint32_t pv = 0;
+
+    if (place_mirror_log(b, sl->line, lp, vg, fl, lv, log_len, sl->alloc, &pv,
+                         &pe) < 0 ||
+        make_sub(b, sl, lv, li, sl->images, FF_SUB_MLOG, -1, pv, pe, log_len) <
+          0)
+      goto out;
+    /* _init_mirror_log: the log wiped (0xFF with --nosync), then its
+     * 16-byte header (magic "rRiM", version 2, nr_regions ~0) */
+    off = vg->fmt.pe_start + pe * vg->extent_size;
+    if ((sl->nosync &&
+         add_blob(vg, pv, off, log_len * vg->extent_size, 0xff, NULL) < 0) ||
+        add_blob(vg, pv, off, sizeof mlog_header, 0, mlog_header) < 0)
+      goto out;
+  }
+  r = 0;
+out:
+  for (uint32_t s = 0; s < tmp.nsegs; s++)
+    free(tmp.segs[s].areas);
+  free(tmp.segs);
+  return r;
+}
+
 /* Who holds some of extents first..last of PV pv: an LV before li, or
  * li's own earlier ranges (NULL when none does). */
 static const char *
@@ -700,14 +1008,18 @@ holder(const struct ff_vg *vg, uint32_t li, uint32_t pv, uint64_t first,
        uint64_t last)
 {
   for (uint32_t l = 0; l <= li; l++)
-    for (uint32_t s = 0; s < vg->lvs[l].nsegs; s++) {
-      const struct ff_seg *seg = &vg->lvs[l].segs[s];
-      uint64_t n = seg->len / seg->stripes;
+    for (uint32_t u = 0; u <= vg->lvs[l].nsubs; u++) {
+      const struct ff_lv *lv = u ? &vg->lvs[l].subs[u - 1] : &vg->lvs[l];
 
-      for (uint32_t a = 0; a < seg->stripes; a++)
-        if (seg->areas[a].pv == pv && seg->areas[a].pe <= last &&
-            first < seg->areas[a].pe + n)
-          return l == li ? "an earlier range of this LV" : vg->lvs[l].name;
+      for (uint32_t s = 0; s < lv->nsegs; s++) {
+        const struct ff_seg *seg = &lv->segs[s];
+        uint64_t n = seg->len / seg->stripes;
+
+        for (uint32_t a = 0; a < seg->stripes; a++)
+          if (seg->areas[a].pv == pv && seg->areas[a].pe <= last &&
+              first < seg->areas[a].pe + n)
+            return l == li ? "an earlier range of this LV" : lv->name;
+      }
     }
   return NULL;
 }
@@ -785,6 +1097,9 @@ place_lv(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
   }
   return 0;
 }
+
+static int lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
+                          struct ff_lv *lv);
 
 /* Lay out the LVs of vg on its PVs, one lvcreate after another. */
 static int
@@ -873,9 +1188,15 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
        * physical extent size" */
       ssize =
         sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size;
-      if (sl->nplace ? place_lv(b, sl, lp, vg, fl, li, ssize)
-                     : lvm_allocate(b, sl->line, lp, vg, fl, lv, sl->stripes,
-                                    ssize, sl->alloc))
+      if (sl->kind != FF_LVK_STRIPED) {
+        if (allocate_mirror_raid(b, sl, lp, vg, fl, li) < 0)
+          goto out;
+      } else if (sl->nplace ? place_lv(b, sl, lp, vg, fl, li, ssize)
+                            : lvm_allocate(b, sl->line, lp, vg, fl, lv,
+                                           sl->stripes, ssize, sl->alloc))
+        goto out;
+      lv->writes = (uint8_t)ff_spec_lv_writes(sl);
+      if (lv_writes_meta(sl, vg, lv) < 0)
         goto out;
     }
   }
@@ -900,18 +1221,63 @@ default_vg_description(const struct ff_vg *vg)
 }
 
 static char *
-default_lv_description(const struct ff_vg *vg, const struct ff_lv *lv)
+default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
+                       const struct ff_lv *lv)
 {
   struct ff_sb sb = FF_SB_INIT;
   const struct ff_seg *seg = &lv->segs[0];
 
-  ff_sb_addf(&sb, "Write from lvcreate -l %llu",
-             (unsigned long long)lv->extents);
-  if (seg->stripes > 1)
+  ff_sb_add(&sb, "Write from lvcreate");
+  if (lv->kind != FF_LVK_STRIPED) {
+    ff_sb_addf(&sb, " --type %s", lv->segtype);
+    if (lv->kind == FF_LVK_MIRROR || !strcmp(lv->segtype, "raid1"))
+      ff_sb_addf(&sb, " -m %u", lv->images - 1);
+    else if (lv->data_copies)
+      ff_sb_addf(&sb, " -m %u", lv->data_copies - 1);
+    if (lv->stripe_size)
+      ff_sb_addf(&sb, " -i %u -I %lluk", lv->stripes,
+                 (unsigned long long)(lv->stripe_size / 2));
+    if (lv->kind == FF_LVK_MIRROR && lv->nsubs == lv->images)
+      ff_sb_add(&sb, " --mirrorlog core");
+    if (lv->nosync)
+      ff_sb_add(&sb, " --nosync");
+    if (sl->alloc != FF_ALLOC_INHERIT)
+      ff_sb_addf(&sb, " --alloc %s", lv->alloc);
+  }
+  ff_sb_addf(&sb, " -l %llu", (unsigned long long)lv->extents);
+  if (lv->kind == FF_LVK_STRIPED && seg->stripes > 1)
     ff_sb_addf(&sb, " -i %u -I %lluk", seg->stripes,
                (unsigned long long)(seg->stripe_size / 1024));
   ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
   return ff_sb_detach(&sb, NULL);
+}
+
+/* The time and description of each write lv's lvcreate makes: write 1
+ * from time/description (or write_times/descriptions), write 2 the same
+ * time, "Write[2] from" for "Write from". */
+static int
+lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
+               struct ff_lv *lv)
+{
+  const char *d1 = sl->descriptions[0] ? sl->descriptions[0] : sl->description;
+
+  lv->wtime[0] = sl->has_write_times ? sl->write_times[0] : lv->time;
+  lv->wtime[1] = sl->has_write_times ? sl->write_times[1] : lv->time;
+  lv->wdesc[0] = d1 ? strdup(d1) : default_lv_description(sl, vg, lv);
+  if (!lv->wdesc[0])
+    return ff_error("out of memory");
+  if (lv->writes < 2)
+    return 0;
+  if (sl->descriptions[1])
+    lv->wdesc[1] = strdup(sl->descriptions[1]);
+  else if (!strncmp(lv->wdesc[0], "Write from ", 11)) {
+    if (asprintf(&lv->wdesc[1], "Write[2] from %s", lv->wdesc[0] + 11) < 0)
+      lv->wdesc[1] = NULL;
+  } else
+    lv->wdesc[1] = strdup(lv->wdesc[0]);
+  if (!lv->wdesc[1])
+    return ff_error("out of memory");
+  return 0;
 }
 
 /* Make the current copy unparsable while keeping it well framed: lvm
@@ -1021,12 +1387,17 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   uint64_t mda1_start, mda1_size;
   char *vgdesc = NULL;
   struct tagset vgt = {0}, *lvt = NULL, *pvt = NULL;
-  const char **lvtext = NULL, **pvtext = NULL;
+  const char **lvtext = NULL, **pvtext = NULL, **lvctext = NULL;
   int64_t prev_time = 0;
+  uint32_t nlw = 0;       /* the writes of the lvcreates */
+  uint32_t *wlv = NULL;   /* [nlw]: the LV each made, */
+  uint8_t *wphase = NULL; /* and which of its writes (0, 1) */
   int r = -1;
 
   ff_mda1_place(&vg->fmt, vg->pvs[0].dev_size, &mda1_start, &mda1_size);
-  vg->seqno = g->seqno ? g->seqno : 1 + vg->nlvs + g->nchanges;
+  for (uint32_t i = 0; i < vg->nlvs; i++)
+    nlw += vg->lvs[i].writes;
+  vg->seqno = g->seqno ? g->seqno : 1 + nlw + g->nchanges;
   vg->texts = calloc(vg->seqno, sizeof *vg->texts);
   if (!vg->texts)
     return ff_error("out of memory");
@@ -1042,8 +1413,11 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   lvt = calloc(vg->nlvs + 1, sizeof *lvt);
   pvt = calloc(vg->npvs + 1, sizeof *pvt);
   lvtext = calloc(vg->nlvs + 1, sizeof *lvtext);
+  lvctext = calloc(vg->nlvs + 1, sizeof *lvctext);
   pvtext = calloc(vg->npvs + 1, sizeof *pvtext);
-  if (!lvt || !pvt || !lvtext || !pvtext) {
+  wlv = calloc(nlw + 1, sizeof *wlv);
+  wphase = calloc(nlw + 1, 1);
+  if (!lvt || !pvt || !lvtext || !lvctext || !pvtext || !wlv || !wphase) {
     ff_error("out of memory");
     goto out;
   }
@@ -1054,6 +1428,13 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       if (tagset_change(&lvt[li], g->lvs[gi].tags, NULL) < 0)
         goto out;
       lvtext[li] = lvt[li].text;
+      if (lvt[li].text && !(lvctext[li] = keep(b->farm, lvt[li].text)))
+        goto out;
+    }
+  for (uint32_t i = 0, k = 0; i < vg->nlvs; i++)
+    for (uint32_t p = 0; p < vg->lvs[i].writes; p++, k++) {
+      wlv[k] = i;
+      wphase[k] = (uint8_t)p;
     }
 
   for (uint32_t w = 0; w < vg->seqno; w++) {
@@ -1063,16 +1444,16 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       .uname = sp->uname,
       .lvm_version = sp->lvm_version,
     };
-    uint32_t nl = w < vg->nlvs ? w : vg->nlvs;
+    uint32_t nl = w == 0 ? 0 : w <= nlw ? wlv[w - 1] + 1 : vg->nlvs;
     char *desc = NULL;
 
-    if (w > vg->nlvs && w <= vg->nlvs + g->nchanges) {
-      const struct ff_spec_change *ch = &g->changes[w - vg->nlvs - 1];
+    if (w > nlw && w <= nlw + g->nchanges) {
+      const struct ff_spec_change *ch = &g->changes[w - nlw - 1];
       struct tagset *ts = &vgt;
       const char *target = vg->name;
       char cp[96];
 
-      snprintf(cp, sizeof cp, "%s.changes.[%u]", path, w - vg->nlvs - 1);
+      snprintf(cp, sizeof cp, "%s.changes.[%u]", path, w - nlw - 1);
       if (ch->cmd == FF_CHG_LV) {
         uint32_t li = 0;
 
@@ -1102,23 +1483,13 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     } else if (w == 0) {
       meta.description = vgdesc;
       meta.time = g->has_time ? g->time : sp->creation_time;
-    } else if (w <= vg->nlvs) {
-      const struct ff_lv *lv = &vg->lvs[w - 1];
-      const struct ff_spec_lv *sl = g->lvs;
-      uint32_t k = w - 1;
+    } else if (w <= nlw) {
+      const struct ff_lv *lv = &vg->lvs[wlv[w - 1]];
 
-      /* Find the LV group that made LV w-1, for its description. */
-      for (unsigned gi = 0; gi < g->nlvs; gi++) {
-        if (k < g->lvs[gi].count) {
-          sl = &g->lvs[gi];
-          break;
-        }
-        k -= g->lvs[gi].count;
-      }
-      desc = sl->description ? strdup(sl->description)
-                             : default_lv_description(vg, lv);
+      desc = strdup(lv->wdesc[wphase[w - 1]]);
       meta.description = desc;
-      meta.time = lv->time;
+      meta.time = lv->wtime[wphase[w - 1]];
+      meta.first_write = lv->writes == 2 && wphase[w - 1] == 0;
     } else {
       desc = NULL;
       if (asprintf(&desc, "Write from vgck --updatemetadata %s.", vg->name) <
@@ -1130,6 +1501,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     prev_time = meta.time;
     meta.vg_tags = vgt.text;
     meta.lv_tags = lvtext;
+    meta.lv_ctags = lvctext;
     meta.pv_tags = pvtext;
     if (!meta.description) {
       ff_error("out of memory");
@@ -1183,7 +1555,10 @@ out:
   free(lvt);
   free(pvt);
   free(lvtext);
+  free(lvctext);
   free(pvtext);
+  free(wlv);
+  free(wphase);
   return r;
 }
 
@@ -1647,6 +2022,17 @@ fail:
   return NULL;
 }
 
+static void
+free_lv(struct ff_lv *lv)
+{
+  for (uint32_t s = 0; s < lv->nsegs; s++)
+    free(lv->segs[s].areas);
+  free(lv->segs);
+  free(lv->name);
+  free(lv->wdesc[0]);
+  free(lv->wdesc[1]);
+}
+
 void
 ff_farm_free(struct ff_farm *farm)
 {
@@ -1659,11 +2045,14 @@ ff_farm_free(struct ff_farm *farm)
     for (uint32_t p = 0; p < vg->npvs; p++)
       free(vg->pvs[p].hint);
     for (uint32_t l = 0; l < vg->nlvs; l++) {
-      for (uint32_t s = 0; s < vg->lvs[l].nsegs; s++)
-        free(vg->lvs[l].segs[s].areas);
-      free(vg->lvs[l].segs);
-      free(vg->lvs[l].name);
+      struct ff_lv *lv = &vg->lvs[l];
+
+      for (uint32_t u = 0; u < lv->nsubs; u++)
+        free_lv(&lv->subs[u]);
+      free(lv->subs);
+      free_lv(lv);
     }
+    free(vg->blobs);
     if (vg->texts)
       for (uint32_t w = 0; w < vg->seqno; w++)
         free(vg->texts[w].buf);

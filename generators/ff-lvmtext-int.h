@@ -27,12 +27,21 @@ struct ff_text_meta {
   const char *vg_tags;
   const char *const *lv_tags;
   const char *const *pv_tags;
+  /* The tags each LV was created with ([nlvs] or NULL), which a raid
+   * LV's _rmeta_N keep for good and a mirror's _mlog has in write 1. */
+  const char *const *lv_ctags;
+  /* 1: this is write 1 of a two-write lvcreate of LV nlvs - 1 (a raid LV
+   * with ACTIVATION_SKIP and visible _rmeta_N, or a mirror with a
+   * visible _mlog and no mirror_log line yet); 0: every LV as it stands
+   * once created. */
+  int first_write;
 };
 
 /* Serialize vg as it stood after its first nlvs LVs were created, with
- * the given seqno.  Returns the text including its final NUL, and its
- * length with the NUL in *size (what raw_locn.size holds); NULL with
- * ff_error on allocation failure. */
+ * the given seqno: the visible LVs in creation order, then the hidden
+ * ones (the sub-LVs of mirror and raid LVs), as lvm's _print_lvs.  Returns the
+ * text including its final NUL, and its length with the NUL in *size (what
+ * raw_locn.size holds); NULL with ff_error on allocation failure. */
 char *ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                        const struct ff_text_meta *meta, uint32_t *size);
 

@@ -63,13 +63,51 @@ add_pvs(struct ff_sb *sb, const struct ff_vg *vg, const char *const *pv_tags)
   ff_sb_add(sb, "}\n");
 }
 
+/* The segment of a mirror top LV (mirrored.c _mirrored_text_export,
+ * then out_areas) or a raid one (raid.c _raid_text_export_raid). */
+static void
+add_mirror_raid_seg(struct ff_sb *sb, const struct ff_lv *lv, int first_write)
+{
+  ff_sb_addf(sb, "type = \"%s\"\n", lv->segtype);
+  if (lv->kind == FF_LVK_MIRROR) {
+    ff_sb_addf(sb, "mirror_count = %u\n", lv->images);
+    if (!first_write && lv->nsubs > lv->images)
+      ff_sb_addf(sb, "mirror_log = \"%s\"\n", lv->subs[lv->images].name);
+    ff_sb_addf(sb, "region_size = %llu\n",
+               (unsigned long long)lv->region_size);
+    ff_sb_add(sb, "\nmirrors = [\n");
+    for (uint32_t i = 0; i < lv->images; i++)
+      ff_sb_addf(sb, "\"%s\", 0%s\n", lv->subs[i].name,
+                 i + 1 == lv->images ? "" : ",");
+  } else {
+    ff_sb_addf(sb, "device_count = %u\n", lv->images);
+    if (lv->data_copies)
+      ff_sb_addf(sb, "data_copies = %u\n", lv->data_copies);
+    ff_sb_addf(sb, "region_size = %llu\n",
+               (unsigned long long)lv->region_size);
+    if (lv->stripe_size)
+      ff_sb_addf(sb, "stripe_size = %llu\n",
+                 (unsigned long long)lv->stripe_size);
+    ff_sb_add(sb, "\nraids = [\n");
+    for (uint32_t i = 0; i < lv->images; i++)
+      ff_sb_addf(sb, "\"%s\", \"%s\"%s\n", lv->subs[2 * i + 1].name,
+                 lv->subs[2 * i].name, i + 1 == lv->images ? "" : ",");
+  }
+  ff_sb_add(sb, "]\n}\n");
+}
+
+/* LV lv; visible: VISIBLE in its status; skip: ACTIVATION_SKIP (write 1
+ * of a raid LV); first_write: its mirror segment as write 1 has it. */
 static void
 add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
-       const char *tags)
+       const char *tags, int visible, int skip, int first_write)
 {
   ff_sb_addf(sb, "\n%s {\n", lv->name);
   add_uuid_line(sb, lv->uuid);
-  ff_sb_add(sb, "status = [\"READ\", \"WRITE\", \"VISIBLE\"]\nflags = []\n");
+  ff_sb_addf(sb, "status = [\"READ\", \"WRITE\"%s%s]\nflags = [%s]\n",
+             visible ? ", \"VISIBLE\"" : "",
+             lv->nosync ? ", \"NOTSYNCED\"" : "",
+             skip ? "\"ACTIVATION_SKIP\"" : "");
   if (tags)
     ff_sb_addf(sb, "tags = %s\n", tags);
   ff_sb_addf(sb, "creation_time = %lld\n", (long long)lv->time);
@@ -85,6 +123,10 @@ add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
     ff_sb_addf(sb, "segment%u {\n", s + 1);
     ff_sb_addf(sb, "start_extent = %llu\n", (unsigned long long)seg->le);
     ff_sb_addf(sb, "extent_count = %llu\n\n", (unsigned long long)seg->len);
+    if (lv->kind != FF_LVK_STRIPED) {
+      add_mirror_raid_seg(sb, lv, first_write);
+      continue;
+    }
     ff_sb_add(sb, "type = \"striped\"\n");
     ff_sb_addf(sb, "stripe_count = %u\n", seg->stripes);
     if (seg->stripes > 1)
@@ -123,10 +165,33 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   add_pvs(&sb, vg, meta->pv_tags);
   ff_sb_add(&sb, "\n");
   if (nlvs) {
+    const struct ff_lv *last = &vg->lvs[nlvs - 1];
+    int fw = meta->first_write;
+
     ff_sb_add(&sb, "logical_volumes {\n");
+    /* _print_lvs: the visible LVs in list order, then the hidden ones */
     for (uint32_t i = 0; i < nlvs; i++)
       add_lv(&sb, &vg->lvs[i], meta->host,
-             meta->lv_tags ? meta->lv_tags[i] : NULL);
+             meta->lv_tags ? meta->lv_tags[i] : NULL, 1,
+             fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
+             fw && i + 1 == nlvs);
+    for (int pass = fw ? 0 : 1; pass < 2; pass++)
+      for (uint32_t i = 0; i < nlvs; i++)
+        for (uint32_t u = 0; u < vg->lvs[i].nsubs; u++) {
+          const struct ff_lv *sub = &vg->lvs[i].subs[u];
+          const char *ct = meta->lv_ctags ? meta->lv_ctags[i] : NULL;
+          /* write 1: the rmetas (raid) or the log (mirror) are visible */
+          int vis = fw && i + 1 == nlvs &&
+                    (sub->role == FF_SUB_RMETA || sub->role == FF_SUB_MLOG);
+
+          if (vis != !pass)
+            continue;
+          add_lv(&sb, sub, meta->host,
+                 sub->role == FF_SUB_RMETA || (vis && sub->role == FF_SUB_MLOG)
+                   ? ct
+                   : NULL,
+                 vis, 0, 0);
+        }
     ff_sb_add(&sb, "}\n");
   }
   ff_sb_add(&sb, "\n}\n");

@@ -664,13 +664,221 @@ parse_placement(const struct pctx *c, const config_setting_t *g,
   return 0;
 }
 
+/* The keys only a mirror or raid LV takes. */
+static const char *const mr_keys[] = {
+  "mirrors", "region_size", "mirror_log",   "nosync",
+  "uuids",   "write_times", "descriptions", NULL};
+
+/* The mirror and raid types: the text's name, the kernel target's, the
+ * default data stripes (0: no stripes, images from mirrors) and the
+ * parity images. */
+static const struct segtype {
+  const char *name, *ktype;
+  unsigned stripes, min_stripes, parity;
+} segtypes[] = {
+  {"mirror", "mirror", 0, 0, 0},     {"raid1", "raid1", 0, 0, 0},
+  {"raid4", "raid4", 2, 2, 1},       {"raid5", "raid5_ls", 2, 2, 1},
+  {"raid5_ls", "raid5_ls", 2, 2, 1}, {"raid5_rs", "raid5_rs", 2, 2, 1},
+  {"raid5_la", "raid5_la", 2, 2, 1}, {"raid5_ra", "raid5_ra", 2, 2, 1},
+  {"raid5_n", "raid5_n", 2, 2, 1},   {"raid6", "raid6_zr", 3, 3, 2},
+  {"raid6_zr", "raid6_zr", 3, 3, 2}, {"raid6_nr", "raid6_nr", 3, 3, 2},
+  {"raid6_nc", "raid6_nc", 3, 3, 2}, {"raid10", "raid10", 2, 2, 0},
+};
+
+/* type names a mirror or raid type: set lv's kind and names; -1 if not. */
+static int
+parse_segtype(const char *type, struct ff_spec_lv *lv)
+{
+  for (size_t i = 0; i < sizeof segtypes / sizeof *segtypes; i++)
+    if (!strcmp(type, segtypes[i].name)) {
+      lv->kind = i == 0 ? FF_LVK_MIRROR : FF_LVK_RAID;
+      lv->segtype = segtypes[i].name;
+      lv->ktype = segtypes[i].ktype;
+      lv->stripes = segtypes[i].stripes;
+      lv->parity = segtypes[i].parity;
+      return 0;
+    }
+  return -1;
+}
+
+static const struct segtype *
+segtype_of(const struct ff_spec_lv *lv)
+{
+  for (size_t i = 0; i < sizeof segtypes / sizeof *segtypes; i++)
+    if (lv->segtype == segtypes[i].name)
+      return &segtypes[i];
+  return &segtypes[0];
+}
+
+/* How many sub-LVs a mirror or raid LV of the group makes. */
+static unsigned
+sub_lvs(const struct ff_spec_lv *lv)
+{
+  if (lv->kind == FF_LVK_RAID)
+    return 2 * lv->images;
+  return lv->images + !lv->core_log;
+}
+
+/* The keys of a mirror or raid LV group (type already parsed). */
+static int
+parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
+                  const char *path, struct ff_spec_lv *lv)
+{
+  const struct segtype *st = segtype_of(lv);
+  const config_setting_t *s;
+  int raid1 = !strcmp(lv->segtype, "raid1");
+  int raid10 = !strcmp(lv->segtype, "raid10");
+  int mirrored = lv->kind == FF_LVK_MIRROR || raid1;
+  char kp[256], *log = NULL;
+  unsigned mirrors = 1;
+  int r;
+
+  /* mirrors: lvcreate -m (images = mirrors + 1) */
+  ff_cfg_join(kp, sizeof kp, path, "mirrors");
+  if ((s = config_setting_get_member(g, "mirrors")) && !mirrored && !raid10)
+    return ff_cfg_err(c->file, s, kp,
+                      "%s takes no mirrors (lvcreate -m is for mirror, "
+                      "raid1 and raid10)",
+                      lv->segtype);
+  if (ff_cfg_uint(c->file, g, path, "mirrors", 1,
+                  lv->kind == FF_LVK_MIRROR ? 7
+                  : raid1                   ? 63
+                                            : 1,
+                  &mirrors) < 0)
+    return -1;
+  /* stripes, stripe_size: raid4/5/6/10 */
+  if (mirrored) {
+    if ((s = config_setting_get_member(g, "stripes")) ||
+        (s = config_setting_get_member(g, "stripe_size"))) {
+      ff_cfg_join(kp, sizeof kp, path, config_setting_name(s));
+      return ff_cfg_err(c->file, s, kp,
+                        "%s takes no %s (lvm: raid4, raid5, raid6 and raid10 "
+                        "are striped)",
+                        lv->segtype, config_setting_name(s));
+    }
+    lv->stripes = 1;
+    lv->images = mirrors + 1;
+  } else {
+    lv->stripe_size = 64 * 1024;
+    if (ff_cfg_uint(c->file, g, path, "stripes", st->min_stripes, 64,
+                    &lv->stripes) < 0 ||
+        ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0)
+      return -1;
+    if (!is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
+      ff_cfg_join(kp, sizeof kp, path, "stripe_size");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"),
+                        kp, "%llu is not a power of 2 of at least 4 KiB",
+                        (unsigned long long)lv->stripe_size);
+    }
+    lv->images = raid10 ? 2 * lv->stripes : lv->stripes + lv->parity;
+    lv->data_copies = raid10 ? 2 : 0;
+    if (lv->images > 64) {
+      ff_cfg_join(kp, sizeof kp, path, "stripes");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "stripes"), kp,
+                        "%u stripes make %u images (lvm's maximum is 64)",
+                        lv->stripes, lv->images);
+    }
+  }
+  /* region_size: lvcreate --regionsize (rounded as lvm does, ff-farm.c) */
+  lv->region_size = 2u << 20;
+  if (ff_cfg_size(c->file, g, path, "region_size", &lv->region_size) < 0)
+    return -1;
+  if (lv->region_size < 512 || lv->region_size % 512) {
+    ff_cfg_join(kp, sizeof kp, path, "region_size");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "region_size"), kp,
+                      "%llu is not a positive multiple of 512 bytes",
+                      (unsigned long long)lv->region_size);
+  }
+  /* mirror_log: --mirrorlog */
+  if (ff_cfg_str(c->file, g, path, "mirror_log", &log) < 0)
+    return -1;
+  if (log) {
+    ff_cfg_join(kp, sizeof kp, path, "mirror_log");
+    s = config_setting_get_member(g, "mirror_log");
+    if (lv->kind != FF_LVK_MIRROR)
+      r = ff_cfg_err(c->file, s, kp,
+                     "%s has no mirror log (only type = "
+                     "\"mirror\" has one)",
+                     lv->segtype);
+    else if (!strcmp(log, "core"))
+      r = 0, lv->core_log = 1;
+    else if (!strcmp(log, "disk"))
+      r = 0;
+    else if (!strcmp(log, "mirrored"))
+      r = ff_cfg_err(c->file, s, kp,
+                     "lvm 2.03.16 refuses it: Log type \"mirrored\" is "
+                     "DEPRECATED. Use RAID1 LV or disk log instead.");
+    else
+      r = ff_cfg_err(c->file, s, kp,
+                     "unknown mirror log '%s' (expected "
+                     "disk or core)",
+                     log);
+    free(log);
+    if (r < 0)
+      return -1;
+  }
+  /* nosync: --nosync */
+  if (ff_cfg_bool(c->file, g, path, "nosync", &lv->nosync) < 0)
+    return -1;
+  if (lv->nosync && !strncmp(lv->segtype, "raid6", 5)) {
+    ff_cfg_join(kp, sizeof kp, path, "nosync");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "nosync"), kp,
+                      "lvm refuses it: nosync option prohibited on RAID6");
+  }
+  /* uuids: one per sub-LV, creation order */
+  if ((s = config_setting_get_member(g, "uuids"))) {
+    ff_cfg_join(kp, sizeof kp, path, "uuids");
+    if (lv->count != 1)
+      return ff_cfg_err(c->file, s, kp,
+                        "uuids needs count = 1 (the group makes %u LVs)",
+                        lv->count);
+    lv->nuuids = sub_lvs(lv);
+    if (get_strlist(c, g, path, "uuids", lv->nuuids, 1, &lv->uuids) < 0)
+      return -1;
+  }
+  /* write_times, descriptions: the two writes of a two-write lvcreate */
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "descriptions" : "write_times";
+
+    if (!(s = config_setting_get_member(g, key)))
+      continue;
+    ff_cfg_join(kp, sizeof kp, path, key);
+    if (lv->kind == FF_LVK_MIRROR && lv->core_log)
+      return ff_cfg_err(c->file, s, kp,
+                        "a mirror with a core log makes one write (use time "
+                        "and description)");
+    if (get_list(c, g, path, key, 2, k ? "2 strings" : "2 integers",
+                 " (write 1 and write 2 of the lvcreate)", &s, kp) < 0)
+      return -1;
+    for (unsigned i = 0; i < 2; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, i);
+
+      if (k && config_setting_type(e) != CONFIG_TYPE_STRING)
+        return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
+      if (!k && config_setting_type(e) != CONFIG_TYPE_INT &&
+          config_setting_type(e) != CONFIG_TYPE_INT64)
+        return ff_cfg_err(c->file, e, kp, "entry %u is not an integer", i);
+      if (k && !(lv->descriptions[i] = strdup(config_setting_get_string(e))))
+        return ff_cfg_err(c->file, e, kp, "out of memory");
+      if (!k)
+        lv->write_times[i] = config_setting_get_int64(e);
+    }
+    if (!k)
+      lv->has_write_times = 1;
+  }
+  return 0;
+}
+
 static int
 parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
          struct ff_spec_lv *lv)
 {
   static const char *const keys[] = {
-    "count", "name",      "type", "stripes",     "stripe_size", "size", "fill",
-    "alloc", "placement", "time", "description", "uuid",        "tags", NULL};
+    "count",       "name",   "type",  "stripes",     "stripe_size",
+    "size",        "fill",   "alloc", "placement",   "time",
+    "description", "uuid",   "tags",  "mirrors",     "region_size",
+    "mirror_log",  "nosync", "uuids", "write_times", "descriptions",
+    NULL};
   static const char *const policies[] = {"inherit", "contiguous", "cling",
                                          "normal", "anywhere"};
   char *type = NULL, *alloc = NULL;
@@ -729,13 +937,32 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
                         kp, "%llu is not a power of 2 of at least 4 KiB",
                         (unsigned long long)lv->stripe_size);
     }
+  } else if (parse_segtype(type, lv) == 0) {
+    free(type);
+    if (parse_mirror_raid(c, g, path, lv) < 0)
+      return -1;
+    type = NULL;
   } else {
     r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
-                   "unknown LV type '%s' (expected linear or striped)", type);
+                   "unknown LV type '%s' (expected linear, striped, mirror, "
+                   "raid1, raid4, raid5, raid6 or raid10)",
+                   type);
     free(type);
     return r;
   }
   free(type);
+  if (lv->kind == FF_LVK_STRIPED)
+    for (const char *const *k = mr_keys; *k; k++)
+      if (config_setting_get_member(g, *k)) {
+        ff_cfg_join(kp, sizeof kp, path, *k);
+        if (!strcmp(*k, "write_times") || !strcmp(*k, "descriptions"))
+          return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
+                            "a %s LV makes one write (use time and "
+                            "description)",
+                            lv->striped ? "striped" : "linear");
+        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
+                          "%s needs type = \"mirror\" or a raid type", *k);
+      }
 
   if (ff_cfg_str(c->file, g, path, "alloc", &alloc) < 0)
     return -1;
@@ -757,7 +984,17 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
 
   have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);
   have_fill = ff_cfg_float(c->file, g, path, "fill", 0, 1, &lv->fill);
-  if (have_size < 0 || have_fill < 0 || parse_placement(c, g, path, lv) < 0)
+  if (have_size < 0 || have_fill < 0)
+    return -1;
+  if (lv->kind != FF_LVK_STRIPED &&
+      config_setting_get_member(g, "placement")) {
+    ff_cfg_join(kp, sizeof kp, path, "placement");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "placement"), kp,
+                      "placement is not supported for type %s (the farm "
+                      "places mirror and raid LVs by lvm's policy only)",
+                      lv->segtype);
+  }
+  if (parse_placement(c, g, path, lv) < 0)
     return -1;
   ff_cfg_join(kp, sizeof kp, path, "fill");
   if (lv->nplace && have_fill)
@@ -906,10 +1143,21 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
       if (parse_lv(c, e, ep, &vg->lvs[i]) < 0)
         return -1;
-      if (vg->lvs[i].uuid && vg->count != 1)
+      if ((vg->lvs[i].uuid || vg->lvs[i].uuids) && vg->count != 1)
         return ff_cfg_err(c->file, e, ep,
-                          "uuid needs count = 1 in the VG group too");
-      if (vg->lvs[i].stripes > vg->pvs)
+                          "%s needs count = 1 in the VG "
+                          "group too",
+                          vg->lvs[i].uuid ? "uuid" : "uuids");
+      if (vg->lvs[i].kind != FF_LVK_STRIPED &&
+          vg->lvs[i].alloc != FF_ALLOC_ANYWHERE && vg->lvs[i].images > vg->pvs)
+        return ff_cfg_err(c->file, e, ep,
+                          "%s makes %u images, each on its own PV, and the "
+                          "group has %u PV%s (lvcreate: insufficient "
+                          "suitable allocatable extents; alloc = "
+                          "\"anywhere\" may share PVs)",
+                          vg->lvs[i].segtype, vg->lvs[i].images, vg->pvs,
+                          vg->pvs == 1 ? "" : "s");
+      if (vg->lvs[i].kind == FF_LVK_STRIPED && vg->lvs[i].stripes > vg->pvs)
         return ff_cfg_err(
           c->file, e, ep,
           "%u stripes need at least %u PVs in the VG, the group "
@@ -928,7 +1176,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
             pp, "PV %u is not in the VG (its PVs are 0 to %u)",
             vg->lvs[i].place[k].pv, vg->pvs - 1);
         }
-      nlv_total += vg->lvs[i].count;
+      nlv_total += (int64_t)vg->lvs[i].count * ff_spec_lv_writes(&vg->lvs[i]);
     }
   }
   if ((r = parse_group_list(c, g, path, "changes", &lvs)) < 0)
@@ -954,7 +1202,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
     return ff_cfg_err(
       c->file, config_setting_get_member(g, "seqno"), kp,
       "%u is below 1 + LVs + changes = %lld (vgcreate, one lvcreate per "
-      "LV, one write per change)",
+      "LV (two writes for a disk-log mirror or raid), one write per change)",
       vg->seqno, (long long)(1 + nlv_total));
   if (vg->damage == FF_DMG_STALE &&
       (vg->seqno ? vg->seqno : 1 + nlv_total) < 2)
@@ -1284,6 +1532,9 @@ ff_spec_free(struct ff_spec *sp)
       free_strv(vg->lvs[j].tags);
       free(vg->lvs[j].place);
       free(vg->lvs[j].place_lines);
+      free_strv(vg->lvs[j].uuids);
+      free(vg->lvs[j].descriptions[0]);
+      free(vg->lvs[j].descriptions[1]);
     }
     free(vg->lvs);
     free(vg->name);

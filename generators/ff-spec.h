@@ -76,15 +76,35 @@ struct ff_spec_range {
   uint64_t first, last;
 };
 
+/* What kind of segment the top LV of a group has: linear/striped
+ * (FF_LVK_STRIPED), a mirror (sub-LVs _mimage_N and, with a disk log,
+ * _mlog) or raid (_rimage_N and _rmeta_N). */
+enum ff_lv_kind { FF_LVK_STRIPED = 0, FF_LVK_MIRROR, FF_LVK_RAID };
+
 struct ff_spec_lv {
   int line;
   unsigned count;
   char *name; /* format */
   int striped;
-  unsigned stripes;     /* 1 for linear */
-  uint64_t stripe_size; /* bytes, 0 for linear */
-  uint64_t size;        /* bytes; 0 when fill is used */
-  double fill;          /* 0 when size is used */
+  enum ff_lv_kind kind;
+  /* mirror and raid (docs/spec-format.md "Mirror and raid LVs") */
+  const char *segtype;  /* the text's type: "mirror", "raid1", "raid5", ... */
+  const char *ktype;    /* the kernel's: "raid5_ls" for "raid5", ... */
+  unsigned images;      /* mirror/raid1: mirrors + 1; raid4/5/6/10: all */
+  unsigned parity;      /* raid4/5: 1, raid6: 2 */
+  unsigned data_copies; /* raid10: 2, else 0 (no line) */
+  uint64_t region_size; /* bytes as given (default 2 MiB) */
+  int core_log;         /* mirror_log = "core" */
+  int nosync;
+  char **uuids; /* [nuuids] raw, sub-LVs in creation order, or NULL */
+  unsigned nuuids;
+  int has_write_times;
+  int64_t write_times[2];
+  char *descriptions[2]; /* NULL: derived from description */
+  unsigned stripes;      /* 1 for linear, mirror, raid1; raid: data stripes */
+  uint64_t stripe_size;  /* bytes, 0 for linear, mirror, raid1 */
+  uint64_t size;         /* bytes; 0 when fill is used */
+  double fill;           /* 0 when size is used */
   enum ff_alloc_policy alloc;
   unsigned nplace;             /* placement segments, 0: the policy */
   struct ff_spec_range *place; /* [nplace * stripes], segment by segment */
@@ -182,6 +202,18 @@ struct ff_spec *ff_spec_load_string(const char *text, const char *name);
 extern const char ff_spec_builtin_default[];
 
 void ff_spec_free(struct ff_spec *spec);
+
+/* The metadata writes one lvcreate of lv makes: 2 for a mirror with a
+ * disk log and for raid (lvm2-ondisk-format: "Write from", then
+ * "Write[2] from"), else 1. */
+static inline unsigned
+ff_spec_lv_writes(const struct ff_spec_lv *lv)
+{
+  return lv->kind == FF_LVK_RAID ||
+             (lv->kind == FF_LVK_MIRROR && !lv->core_log)
+           ? 2
+           : 1;
+}
 
 /* How many devices the spec makes. */
 uint64_t ff_spec_devices(const struct ff_spec *spec);

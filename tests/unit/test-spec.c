@@ -129,8 +129,80 @@ static const struct {
    "both are set"},
   {"vgs = ({ lvs = ({ fill = 1.5; }); });", "vgs.[0].lvs.[0].fill",
    "out of range"},
+  {"vgs = ({ lvs = ({ type = \"raid7\"; fill = 1; }); });",
+   "vgs.[0].lvs.[0].type", "unknown LV type 'raid7'"},
+  /* mirror and raid */
   {"vgs = ({ lvs = ({ type = \"raid5\"; fill = 1; }); });",
-   "vgs.[0].lvs.[0].type", "unknown LV type 'raid5'"},
+   "t:1: vgs.[0].lvs.[0]",
+   "raid5 makes 3 images, each on its own PV, and the group has 1 PV"},
+  {"vgs = ({ pvs = 3; lvs = ({ type = \"raid5\"; mirrors = 2; size = 8388608; "
+   "}); "
+   "});",
+   "t:1: vgs.[0].lvs.[0].mirrors", "raid5 takes no mirrors"},
+  {"vgs = ({ pvs = 4; lvs = ({ type = \"raid10\"; mirrors = 2; size = "
+   "8388608; }); "
+   "});",
+   "vgs.[0].lvs.[0].mirrors", "out of range"},
+  {"vgs = ({ pvs = 9; lvs = ({ type = \"mirror\"; mirrors = 8; size = "
+   "8388608; }); "
+   "});",
+   "vgs.[0].lvs.[0].mirrors", "out of range"},
+  {"vgs = ({ pvs = 3; lvs = ({ type = \"raid1\"; stripes = 2; size = 8388608; "
+   "}); "
+   "});",
+   "vgs.[0].lvs.[0].stripes", "raid1 takes no stripes"},
+  {"vgs = ({ pvs = 5; lvs = ({ type = \"raid6\"; stripes = 2; size = 8388608; "
+   "}); "
+   "});",
+   "vgs.[0].lvs.[0].stripes", "out of range"},
+  {"vgs = ({ pvs = 3; lvs = ({ type = \"raid4\"; stripe_size = \"3K\"; size "
+   "= 8388608; }); });",
+   "vgs.[0].lvs.[0].stripe_size", "not a power of 2"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid1\"; region_size = 1000; size = "
+   "8388608; }); });",
+   "vgs.[0].lvs.[0].region_size", "not a positive multiple of 512"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"mirror\"; mirror_log = \"mirrored\"; "
+   "size = 8388608; }); });",
+   "vgs.[0].lvs.[0].mirror_log", "Log type \"mirrored\" is DEPRECATED"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"mirror\"; mirror_log = \"ram\"; size "
+   "= 8388608; }); });",
+   "vgs.[0].lvs.[0].mirror_log", "unknown mirror log 'ram'"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid1\"; mirror_log = \"core\"; size "
+   "= 8388608; }); });",
+   "vgs.[0].lvs.[0].mirror_log", "raid1 has no mirror log"},
+  {"vgs = ({ pvs = 5; lvs = ({ type = \"raid6\"; nosync = true; size = "
+   "8388608; }); "
+   "});",
+   "vgs.[0].lvs.[0].nosync", "nosync option prohibited on RAID6"},
+  {"vgs = ({ lvs = ({ nosync = true; size = 8388608; }); });",
+   "vgs.[0].lvs.[0].nosync", "needs type = \"mirror\" or a raid type"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid1\"; uuids = [\"a\"]; size = "
+   "8388608; "
+   "}); });",
+   "vgs.[0].lvs.[0].uuids", "has 1 entries (expected 4)"},
+  {"vgs = ({ pvs = 2; lvs = ({ count = 2; type = \"mirror\"; uuids = []; "
+   "size = 8388608; }); });",
+   "vgs.[0].lvs.[0].uuids", "needs count = 1"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"mirror\"; mirror_log = \"core\"; "
+   "write_times = [1, 2]; size = 8388608; }); });",
+   "vgs.[0].lvs.[0].write_times", "core log makes one write"},
+  {"vgs = ({ lvs = ({ descriptions = [\"a\", \"b\"]; size = 8388608; }); });",
+   "vgs.[0].lvs.[0].descriptions", "a linear LV makes one write"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid1\"; write_times = [1]; size = "
+   "8388608; }); });",
+   "vgs.[0].lvs.[0].write_times",
+   "has 1 entries (expected 2 (write 1 and "
+   "write 2"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid1\"; descriptions = [1, 2]; size "
+   "= 8388608; }); });",
+   "vgs.[0].lvs.[0].descriptions", "entry 0 is not a string"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid1\"; size = 8388608;\n"
+   "  placement = ( [\"0:0\"] ); }); });",
+   "t:2: vgs.[0].lvs.[0].placement", "not supported for type raid1"},
+  {"vgs = ({ pvs = 2; seqno = 2; lvs = ({ type = \"raid1\"; size = 8388608; "
+   "}); "
+   "});",
+   "vgs.[0].seqno", "is below 1 + LVs + changes = 3"},
   {"vgs = ({ lvs = ({ stripes = 2; fill = 1; }); });",
    "vgs.[0].lvs.[0].stripes", "need type = \"striped\""},
   {"vgs = ({ pvs = 2; lvs = ({ type = \"striped\"; stripes = 3; fill = 1; "
