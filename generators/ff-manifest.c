@@ -51,13 +51,54 @@ device_json(const struct ff_farm *farm, uint32_t i)
   return o;
 }
 
+/* The fields of a mirror or raid top LV (docs/manifest.md). */
+static void
+mirror_raid_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
+{
+  json_t *images = json_array(), *metas = json_array(), *log = json_null();
+
+  for (uint32_t u = 0; u < lv->nsubs; u++) {
+    const struct ff_lv *sub = &lv->subs[u];
+
+    if (sub->role == FF_SUB_RIMAGE || sub->role == FF_SUB_MIMAGE)
+      json_array_append_new(images, json_string(sub->name));
+    else if (sub->role == FF_SUB_RMETA)
+      json_array_append_new(metas, json_string(sub->name));
+    else if (sub->role == FF_SUB_MLOG) {
+      json_decref(log);
+      log = json_string(sub->name);
+    }
+  }
+  json_object_set_new(o, "type", json_string(lv->segtype));
+  json_object_set_new(o, "dm_type", json_string(lv->ktype));
+  json_object_set_new(o, "region_size",
+                      json_integer((json_int_t)(lv->region_size * FF_SECTOR)));
+  json_object_set_new(o, "stripe_size",
+                      json_integer((json_int_t)(lv->stripe_size * FF_SECTOR)));
+  json_object_set_new(o, "stripes", json_integer((json_int_t)lv->stripes));
+  json_object_set_new(o, "data_copies",
+                      json_integer((json_int_t)lv->data_copies));
+  json_object_set_new(o, "images", images);
+  json_object_set_new(o, "metas", metas);
+  json_object_set_new(o, "log", log);
+  json_object_set_new(o, "nosync", json_boolean(lv->nosync));
+  (void)vg;
+}
+
 static json_t *
 lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
         const struct ff_lv *lv)
 {
-  json_t *segs = json_array();
+  json_t *segs = json_array(), *o;
 
-  for (uint32_t s = 0; s < lv->nsegs; s++) {
+  if (lv->kind != FF_LVK_STRIPED) /* one segment over the sub-LVs */
+    json_array_append_new(
+      segs,
+      json_pack("{s:I, s:I, s:s, s:i, s:I, s:[]}", "start_extent",
+                (json_int_t)0, "extent_count", (json_int_t)lv->extents, "type",
+                lv->segtype, "stripes", (int)lv->stripes, "stripe_size",
+                (json_int_t)(lv->stripe_size * FF_SECTOR), "areas"));
+  for (uint32_t s = 0; lv->kind == FF_LVK_STRIPED && s < lv->nsegs; s++) {
     const struct ff_seg *seg = &lv->segs[s];
     json_t *areas = json_array();
     uint64_t per = seg->len / seg->stripes;
@@ -80,10 +121,21 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
                 (int)seg->stripes, "stripe_size", (json_int_t)seg->stripe_size,
                 "areas", areas));
   }
-  return json_pack("{s:s, s:o, s:I, s:I, s:I, s:o}", "name", lv->name, "uuid",
-                   uuid_json(lv->uuid), "extents", (json_int_t)lv->extents,
-                   "size", (json_int_t)(lv->extents * vg->extent_size),
-                   "creation_time", (json_int_t)lv->time, "segments", segs);
+  o =
+    json_pack("{s:s, s:o, s:I, s:I, s:I, s:o, s:b}", "name", lv->name, "uuid",
+              uuid_json(lv->uuid), "extents", (json_int_t)lv->extents, "size",
+              (json_int_t)(lv->extents * vg->extent_size), "creation_time",
+              (json_int_t)lv->time, "segments", segs, "visible",
+              lv->role == FF_SUB_NONE);
+  if (!o)
+    return NULL;
+  if (lv->role != FF_SUB_NONE) {
+    json_object_set_new(o, "parent", json_string(vg->lvs[lv->parent].name));
+    json_object_set_new(
+      o, "role", json_string(ff_sub_role_name((enum ff_sub_role)lv->role)));
+  } else if (lv->kind != FF_LVK_STRIPED)
+    mirror_raid_json(o, vg, lv);
+  return o;
 }
 
 static json_t *
@@ -101,8 +153,12 @@ vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
                      (json_int_t)pv->pe_count, "dev_size",
                      (json_int_t)pv->dev_size));
   }
+  /* as lvm lists them: the visible LVs, then the hidden sub-LVs */
   for (uint32_t l = 0; l < vg->nlvs; l++)
     json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l]));
+  for (uint32_t l = 0; l < vg->nlvs; l++)
+    for (uint32_t u = 0; u < vg->lvs[l].nsubs; u++)
+      json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l].subs[u]));
   return json_pack(
     "{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:o, s:o}", "name", vg->name, "uuid",
     uuid_json(vg->uuid), "seqno", (json_int_t)vg->seqno, "extent_size",
