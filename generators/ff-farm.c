@@ -708,22 +708,21 @@ ff_sub_role_name(enum ff_sub_role r)
 }
 
 /* The region size (sectors) lvcreate gives a mirror or raid LV of
- * lv_sectors from the asked one (lv_manip.c get_default_region_size,
- * mirror.c adjusted_mirror_region_size, raid_manip.c
- * raid_ensure_min_region_size; lvcreate.c raises it to the stripe size). */
+ * lv_sectors from the asked one, a power of 2 of at least a page (the
+ * spec checks it as lvcreate --regionsize does): raid raises it to the
+ * stripe size (lvcreate.c _read_raid_params); an LV smaller than it gets
+ * the largest power of 2 that fits ("Using reduced mirror region size");
+ * raid doubles it until the LV has fewer than 2^21 regions
+ * (raid_manip.c raid_ensure_min_region_size). */
 static uint64_t
 region_sectors(uint64_t asked, uint64_t lv_sectors, int raid,
                uint64_t stripe_sectors)
 {
-  uint64_t r = 1;
+  uint64_t r = asked;
 
-  while (r * 2 <= asked) /* not a power of 2: rounded down to one */
-    r *= 2;
-  if (r % 8) /* not a multiple of the page: the default */
-    r = 4096;
   if (raid && stripe_sectors > r)
     r = stripe_sectors;
-  if (lv_sectors < r) { /* "Using reduced mirror region size" */
+  if (lv_sectors < r) {
     r = 1;
     while (r * 2 <= lv_sectors)
       r *= 2;

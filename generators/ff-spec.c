@@ -783,11 +783,16 @@ parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
   lv->region_size = 2u << 20;
   if (ff_cfg_size(c->file, g, path, "region_size", &lv->region_size) < 0)
     return -1;
-  if (lv->region_size < 512 || lv->region_size % 512) {
+  /* lvcreate --regionsize refuses the others (lvm's messages) */
+  if (!is_pow2(lv->region_size) || lv->region_size % 4096) {
     ff_cfg_join(kp, sizeof kp, path, "region_size");
     return ff_cfg_err(c->file, config_setting_get_member(g, "region_size"), kp,
-                      "%llu is not a positive multiple of 512 bytes",
-                      (unsigned long long)lv->region_size);
+                      "%llu: lvm refuses it: Region size must be %s",
+                      (unsigned long long)lv->region_size,
+                      !is_pow2(lv->region_size)
+                        ? "a power of 2"
+                        : "a multiple of machine memory page size (4096 "
+                          "bytes)");
   }
   /* mirror_log: --mirrorlog */
   if (ff_cfg_str(c->file, g, path, "mirror_log", &log) < 0)

@@ -981,6 +981,39 @@ test_writes_defaults(void **state)
   ff_farm_free(farm);
 }
 
+/* The region size lvcreate writes (checked with real runs): raised to
+ * the stripe size for raid, cut to the LV's size when larger. */
+static void
+test_region_size(void **state)
+{
+  static const struct {
+    const char *lv;
+    uint64_t want;
+  } cases[] = {
+    {"type = \"raid1\"; size = \"8M\";", 4096},
+    {"type = \"raid5\"; region_size = \"32K\"; size = \"8M\";", 128},
+    {"type = \"raid1\"; region_size = \"512K\"; size = \"20M\";", 1024},
+    {"type = \"mirror\"; region_size = \"16M\"; size = \"8M\";", 16384},
+    {"type = \"mirror\"; region_size = \"16M\"; size = \"12M\";", 16384},
+  };
+  char spec[256];
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ff_farm *farm;
+
+    snprintf(spec, sizeof spec,
+             "vgs = ({ pvs = 3; device_size = \"64M\"; lvs = ({ %s }); });",
+             cases[i].lv);
+    farm = ff_test_farm(spec);
+    if (farm->vgs[0].lvs[0].region_size != cases[i].want)
+      fail_msg("%s: region_size %llu, want %llu", cases[i].lv,
+               (unsigned long long)farm->vgs[0].lvs[0].region_size,
+               (unsigned long long)cases[i].want);
+    ff_farm_free(farm);
+  }
+}
+
 static json_t *
 lv_named(json_t *lvs, const char *name)
 {
@@ -1076,6 +1109,7 @@ main(void)
     cmocka_unit_test(test_nosync_log),
     cmocka_unit_test(test_alloc),
     cmocka_unit_test(test_writes_defaults),
+    cmocka_unit_test(test_region_size),
     cmocka_unit_test(test_manifest),
   };
 

@@ -160,7 +160,12 @@ static const struct {
    "vgs.[0].lvs.[0].stripe_size", "not a power of 2"},
   {"vgs = ({ pvs = 2; lvs = ({ type = \"raid1\"; region_size = 1000; size = "
    "8388608; }); });",
-   "vgs.[0].lvs.[0].region_size", "not a positive multiple of 512"},
+   "vgs.[0].lvs.[0].region_size", "Region size must be a power of 2"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"mirror\"; region_size = \"2K\"; size "
+   "= 8388608; }); });",
+   "vgs.[0].lvs.[0].region_size",
+   "2048: lvm refuses it: Region size must be a multiple of machine memory "
+   "page size (4096 bytes)"},
   {"vgs = ({ pvs = 2; lvs = ({ type = \"mirror\"; mirror_log = \"mirrored\"; "
    "size = 8388608; }); });",
    "vgs.[0].lvs.[0].mirror_log", "Log type \"mirrored\" is DEPRECATED"},
