@@ -1100,6 +1100,9 @@ place_lv(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
 static int lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                           struct ff_lv *lv);
 
+static const char *const reserved_parts[] = {"_mimage", "_mlog", "_rimage",
+                                             "_rmeta", NULL};
+
 /* Lay out the LVs of vg on its PVs, one lvcreate after another. */
 static int
 allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
@@ -1144,6 +1147,15 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         berr(b, sl->line, lp, "'%s' is not a valid LV name", lv->name);
         goto out;
       }
+      /* the sub-LV names (lvm refuses these in any LV name) */
+      for (const char *const *rp = reserved_parts; *rp; rp++)
+        if (strstr(lv->name, *rp)) {
+          berr(b, sl->line, lp,
+               "LV name '%s': lvm refuses it: Names including \"%s\" are "
+               "reserved",
+               lv->name, *rp);
+          goto out;
+        }
       for (uint32_t o = 0; o < li; o++)
         if (!strcmp(vg->lvs[o].name, lv->name)) {
           berr(b, sl->line, lp, "LV name '%s' is used twice in VG %s",

@@ -148,6 +148,7 @@ row "mirror/raid: descriptions on a linear LV" 'vgs = ({ lvs = ({ descriptions =
 row "mirror/raid: write_times not two" 'vgs = ({ pvs = 2; lvs = ({ type = "raid1"; write_times = [1]; size = "8M"; }); });'
 row "mirror/raid: placement" 'vgs = ({ pvs = 2; lvs = ({ type = "raid1"; placement = ( ["0:0"] ); }); });'
 row "mirror/raid: no room for a raid image" 'vgs = ({ pvs = 2; device_size = "13M";\n  lvs = ({ size = "8M"; }, { type = "raid1"; size = "4M"; }); });'
+row "mirror/raid: a name a sub-LV could have" 'vgs = ({ pvs = 2; lvs = ({ name = "lv"; type = "raid1"; size = "8M"; },\n  { name = "lv_rimage_0"; size = "4M"; }); });'
 row "bad value: placement range syntax" 'vgs = ({ lvs = ({ placement = ( ["0-1"] ); }); });'
 row "bad value: placement range backwards" 'vgs = ({ lvs = ({ placement = ( ["0:2-1"] ); }); });'
 row "bad value: placement PV not in the VG" 'vgs = ({ pvs = 2; lvs = ({ placement = ( ["2:0-1"] ); }); });'

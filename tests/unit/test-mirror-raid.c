@@ -1100,6 +1100,26 @@ test_manifest(void **state)
   ff_farm_free(farm);
 }
 
+/* A name that could be a sub-LV's is refused, as lvcreate refuses it. */
+static void
+test_reserved_names(void **state)
+{
+  struct ff_spec *sp = ff_spec_load_string(
+    "vgs = ({ pvs = 2; lvs = ({ name = \"lv\"; type = \"raid1\"; size = "
+    "\"8M\"; },\n { name = \"lv_rimage_0\"; size = \"4M\"; }); });",
+    "t");
+  struct ff_farm *farm;
+
+  (void)state;
+  assert_nonnull_err(sp);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_null(farm);
+  assert_string_equal(ff_errmsg(),
+                      "t:2: vgs.[0].lvs.[1]: LV name 'lv_rimage_0': lvm "
+                      "refuses it: Names including \"_rimage\" are reserved");
+}
+
 int
 main(void)
 {
@@ -1110,6 +1130,7 @@ main(void)
     cmocka_unit_test(test_alloc),
     cmocka_unit_test(test_writes_defaults),
     cmocka_unit_test(test_region_size),
+    cmocka_unit_test(test_reserved_names),
     cmocka_unit_test(test_manifest),
   };
 
