@@ -1100,6 +1100,32 @@ test_manifest(void **state)
   ff_farm_free(farm);
 }
 
+/* lvchange --addtag/--deltag on a raid LV changes its tags only: the
+ * rmetas keep the ones it was created with (seen with real lvchange). */
+static void
+test_lvchange_tags(void **state)
+{
+  struct ff_farm *farm = ff_test_farm(
+    "vgs = ({ pvs = 2; device_size = \"64M\";\n"
+    " changes = ({ command = \"lvchange\"; lv = \"lv\"; addtag = [\"b\"]; },"
+    " { command = \"lvchange\"; lv = \"lv\"; deltag = [\"a\"]; });\n"
+    " lvs = ({ name = \"lv\"; type = \"raid1\"; tags = [\"a\"]; size = "
+    "\"8M\"; }); });");
+  const struct ff_vg *vg = &farm->vgs[0];
+  const char *t;
+
+  (void)state;
+  assert_int_equal(vg->seqno, 5);
+  t = vg->texts[3].buf;
+  assert_non_null(strstr(t, "\nlv {\nid = "));
+  assert_non_null(strstr(strstr(t, "\nlv {"), "tags = [\"a\", \"b\"]\n"));
+  assert_non_null(strstr(strstr(t, "\nlv_rmeta_0 {"), "tags = [\"a\"]\n"));
+  t = vg->texts[4].buf;
+  assert_true(strstr(t, "tags = [\"b\"]\n") < strstr(t, "\nlv_rimage_0 {"));
+  assert_non_null(strstr(strstr(t, "\nlv_rmeta_1 {"), "tags = [\"a\"]\n"));
+  ff_farm_free(farm);
+}
+
 /* A name that could be a sub-LV's is refused, as lvcreate refuses it. */
 static void
 test_reserved_names(void **state)
@@ -1131,6 +1157,7 @@ main(void)
     cmocka_unit_test(test_writes_defaults),
     cmocka_unit_test(test_region_size),
     cmocka_unit_test(test_reserved_names),
+    cmocka_unit_test(test_lvchange_tags),
     cmocka_unit_test(test_manifest),
   };
 
