@@ -61,7 +61,9 @@
 # create them without dm, and it activates the rmeta and mlog sub-LVs to
 # wipe them between the two metadata writes of such an lvcreate.  The
 # shim forwards those writes to the PVs; tests/lib/fakedm-check.py checks
-# where they landed (the disk-log header, the rmeta wipes):
+# where they landed (the disk-log header, the rmeta wipes), and before the
+# first of them tests/lib/fakedm-selftest.py drives the shim's other paths
+# (chained and two-target linear tables, a non-linear target):
 #   ma: 3 PVs, --type mirror --mirrorlog core -m1 -L 8M (one write)
 #   mb: 3 PVs, --type mirror -m1 -L 8M (disk log on PV2: two writes)
 #   mc: as mb with --nosync (NOTSYNCED; the log extent 0xFF after its
@@ -568,7 +570,29 @@ run_scenario() {
 	done
 }
 
+# fakedm_selftest: before the first scenario that uses the fake
+# device-mapper, the paths of the shim lvm does not reach (a two-target
+# linear table, a linear device on a linear device, write(), a non-linear
+# target), on a 1 MiB loop of its own (tests/lib/fakedm-selftest.py).
+fakedm_selftest() {
+	local img=$FF_SCRATCH/fakedm-selftest.img out loop
+	[[ -d $FF_SCRATCH/fakedm/bin ]] || ff_fakedm_init
+	truncate -s 1M "$img"
+	out=$(ff_loop_attach "$img")
+	loop=$out
+	FF_FAKEDM_LOG=$FF_SCRATCH/fakedm-selftest.log \
+		ff_fakedm_run python3 "$here/../lib/fakedm-selftest.py" "$loop" "$FF_SCRATCH/fakedm-selftest.log" ||
+		ff_die "the fake device-mapper's self-test failed (log: $FF_SCRATCH/fakedm-selftest.log)"
+	ff_loop_detach_all
+	rm -f "$img"
+}
+
+selftest_done=0
 for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt}; do
+	if [[ $sc == [mr][a-z] ]] && ((!selftest_done)); then
+		fakedm_selftest
+		selftest_done=1
+	fi
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \

@@ -826,8 +826,9 @@ table_load(struct dm_ioctl *d, struct fdev *f)
     snprintf(t->type, sizeof t->type, "%s", sp->target_type);
     t->params = strdup((const char *)(sp + 1));
     f->inactive.n++;
-    /* next is an offset from the start of the data area */
-    sp = (const void *)(base + sp->next);
+    /* on a load, next counts from this spec (on a status reply, from
+     * the first: table_status) */
+    sp = (const void *)((const char *)sp + sp->next);
   }
   log_table("LOADTABLE", f, &f->inactive);
   f->has_inactive = 1;

@@ -8,6 +8,9 @@
 #   ff_fakedm_init      find the shim ($FF_FAKEDM_SO, else
 #                       $FF_BUILD_DIR/tests/ff-fakedm.so) and make
 #                       $FF_SCRATCH/fakedm/{bin,dm}
+#   ff_fakedm_run CMD ARGS  CMD ARGS in a private mount namespace with
+#                       the same /dev and shim as below (no lvm fence:
+#                       for tests/lib/fakedm-selftest.py)
 #   ff_fakedm_lvm ARGS  ff_lvm ARGS (the same fence: private LVM_SYSTEM_DIR,
 #                       /run/lvm, /run/lock/lvm), and besides a private
 #                       tmpfs /dev holding null, zero, random, urandom, an
@@ -23,7 +26,7 @@
 # device the shim emulated (it keeps them in process memory).
 #
 # How: ff_fakedm_lvm puts $FF_SCRATCH/fakedm/bin first in PATH, where
-# `lvm` is tests/lib/fakedm-lvm.sh; ff_lvm_exec runs it as lvm inside the
+# `lvm` is tests/lib/fakedm-exec.sh; ff_lvm_exec runs it as lvm inside the
 # fence's namespace, and it mounts the /dev and execs the real lvm.
 
 FF_FAKEDM_SO=${FF_FAKEDM_SO:-}
@@ -43,16 +46,29 @@ ff_fakedm_init() {
 	ff_require stat mknod realpath
 	mkdir -p "$FF_SCRATCH/fakedm/bin" "$FF_SCRATCH/fakedm/dm"
 	FF_FAKEDM_LOG=${FF_FAKEDM_LOG:-$FF_SCRATCH/fakedm/log}
-	ln -sf "$lib/fakedm-lvm.sh" "$FF_SCRATCH/fakedm/bin/lvm"
+	ln -sf "$lib/fakedm-exec.sh" "$FF_SCRATCH/fakedm/bin/lvm"
+}
+
+# ff__fakedm_env: export what fakedm-exec.sh and the shim read (call it
+# in a subshell).
+ff__fakedm_env() {
+	export FF_FAKEDM_REAL_PATH=$PATH FF_FAKEDM_LOOPS=$FF_SCRATCH/loops
+	export FF_FAKEDM_SO FF_FAKEDM_DIR=$FF_SCRATCH/fakedm/dm FF_FAKEDM_LOG
 }
 
 ff_fakedm_lvm() {
 	[[ -d ${FF_SCRATCH:-}/fakedm/bin ]] || ff_die "ff_fakedm_lvm: call ff_fakedm_init first"
 	(
-		export FF_FAKEDM_REAL_PATH=$PATH FF_FAKEDM_LOOPS=$FF_SCRATCH/loops
-		export FF_FAKEDM_SO FF_FAKEDM_DIR=$FF_SCRATCH/fakedm/dm
-		export FF_FAKEDM_LOG
-		export PATH=$FF_SCRATCH/fakedm/bin:$PATH
-		ff_lvm "$@"
+		ff__fakedm_env
+		PATH=$FF_SCRATCH/fakedm/bin:$PATH ff_lvm "$@"
+	)
+}
+
+ff_fakedm_run() {
+	[[ -d ${FF_SCRATCH:-}/fakedm/bin ]] || ff_die "ff_fakedm_run: call ff_fakedm_init first"
+	(
+		ff__fakedm_env
+		exec unshare -m --propagation private -- \
+			"$(dirname "${BASH_SOURCE[0]}")/fakedm-exec.sh" "$@"
 	)
 }
