@@ -107,6 +107,7 @@
 #   FF_SCENARIOS="a b c" run only these scenarios
 #   FF_BUILD_DIR         the build tree, for the fake device-mapper
 #                        (tests/ff-fakedm.so) of the mirror/raid scenarios
+#                        (default: the one FUSEFARM_BIN is in)
 #
 # Exit status: 0 when every image is identical, 1 otherwise.
 
@@ -133,6 +134,11 @@ if ((!dry_run)); then
 fi
 
 ff_require python3 cmp hexdump truncate blockdev diff awk
+# the fake device-mapper of the fusefarm binary's build tree when
+# FF_BUILD_DIR does not name one
+if [[ -z ${FF_BUILD_DIR:-} && -z $FF_FAKEDM_SO && -n $bin && -f ${bin%/*}/../tests/ff-fakedm.so ]]; then
+	FF_FAKEDM_SO=${bin%/*}/../tests/ff-fakedm.so
+fi
 ff_env_init
 
 failed=0
@@ -418,6 +424,24 @@ show_diff() {
 	diff -ru "$ta" "$tb" | head -60 || true
 }
 
+selftest_done=0
+# fakedm_selftest: before the first scenario that uses the fake
+# device-mapper, the paths of the shim lvm does not reach (a two-target
+# linear table, a linear device on a linear device, write(), a non-linear
+# target), on a 1 MiB loop of its own (tests/lib/fakedm-selftest.py).
+fakedm_selftest() {
+	local img=$FF_SCRATCH/fakedm-selftest.img out loop
+	[[ -d $FF_SCRATCH/fakedm/bin ]] || ff_fakedm_init
+	truncate -s 1M "$img"
+	out=$(ff_loop_attach "$img")
+	loop=$out
+	FF_FAKEDM_LOG=$FF_SCRATCH/fakedm-selftest.log \
+		ff_fakedm_run python3 "$here/../lib/fakedm-selftest.py" "$loop" "$FF_SCRATCH/fakedm-selftest.log" ||
+		ff_die "the fake device-mapper's self-test failed (log: $FF_SCRATCH/fakedm-selftest.log)"
+	ff_loop_detach_all
+	rm -f "$img"
+}
+
 # run_scenario NAME VG NPV SIZE[,SIZE...] "PVCREATE-OPTS|VG spec fragment|VGCREATE-OPTS" LV-SPEC...
 #   LV-SPEC = "NAME|spec fragment|lvcreate options[|PV ranges]", the PV
 #   ranges as INDEX:RANGE words (the INDEXth PV of the scenario); a change
@@ -443,7 +467,10 @@ run_scenario() {
 		pvopts=${pvopts//@fakedm/}
 		lvmf=ff_fakedm_lvm
 		drv=()
-		[[ -d $FF_SCRATCH/fakedm/bin ]] || ff_fakedm_init
+		if ((!selftest_done)); then
+			fakedm_selftest
+			selftest_done=1
+		fi
 	fi
 	local -a sizes
 	IFS=, read -r -a sizes <<<"$devsize"
@@ -570,29 +597,8 @@ run_scenario() {
 	done
 }
 
-# fakedm_selftest: before the first scenario that uses the fake
-# device-mapper, the paths of the shim lvm does not reach (a two-target
-# linear table, a linear device on a linear device, write(), a non-linear
-# target), on a 1 MiB loop of its own (tests/lib/fakedm-selftest.py).
-fakedm_selftest() {
-	local img=$FF_SCRATCH/fakedm-selftest.img out loop
-	[[ -d $FF_SCRATCH/fakedm/bin ]] || ff_fakedm_init
-	truncate -s 1M "$img"
-	out=$(ff_loop_attach "$img")
-	loop=$out
-	FF_FAKEDM_LOG=$FF_SCRATCH/fakedm-selftest.log \
-		ff_fakedm_run python3 "$here/../lib/fakedm-selftest.py" "$loop" "$FF_SCRATCH/fakedm-selftest.log" ||
-		ff_die "the fake device-mapper's self-test failed (log: $FF_SCRATCH/fakedm-selftest.log)"
-	ff_loop_detach_all
-	rm -f "$img"
-}
 
-selftest_done=0
 for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt}; do
-	if [[ $sc == [mr][a-z] ]] && ((!selftest_done)); then
-		fakedm_selftest
-		selftest_done=1
-	fi
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
