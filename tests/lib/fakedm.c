@@ -44,9 +44,10 @@
  * What it does not emulate: anything the kernel itself writes (dm-raid
  * and md bitmap superblocks in rmeta, the dm-log header update and clean
  * bits in mlog, resync copies between images).  Those are the guest
- * tier's (docs/guest.md).  BLKDISCARD is logged and ignored.  State is
- * per process: every lvm command starts with no dm devices, as after a
- * deactivation.
+ * tier's (docs/guest.md).  Writes through a dup()ed fd, writev/pwritev
+ * or mmap are not seen (lvm uses none of them on dm devices).
+ * BLKDISCARD is logged and ignored.  State is per process: every lvm
+ * command starts with no dm devices, as after a deactivation.
  *
  * Environment:
  *   FF_FAKEDM_DIR  directory for the scratch files (required once a dm
@@ -483,13 +484,20 @@ do_open(const char *path, int flags, mode_t mode,
   return fd;
 }
 
+/* as glibc decides whether open() has a mode argument */
+static int
+needs_mode(int flags)
+{
+  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
 int
 open(const char *path, int flags, ...)
 {
   REAL(open);
   mode_t m = 0;
 
-  if (flags & (O_CREAT | O_TMPFILE)) {
+  if (needs_mode(flags)) {
     va_list ap;
 
     va_start(ap, flags);
@@ -505,7 +513,7 @@ open64(const char *path, int flags, ...)
   REAL(open64);
   mode_t m = 0;
 
-  if (flags & (O_CREAT | O_TMPFILE)) {
+  if (needs_mode(flags)) {
     va_list ap;
 
     va_start(ap, flags);
