@@ -238,9 +238,12 @@ versions = {c["lvm_version"] for c in copies}
 if len(versions) != 1:
     fail("lvm versions differ between writes: %s" % versions)
 
-# What lvm reports must agree with what is on disk.
-if [p["pv_name"] for p in pvrep] != devs:
+# What lvm reports must agree with what is on disk.  pvs sorts by name;
+# the loops come in attach order, which is not the names' order when
+# other loops came and went meanwhile (another test run beside this one).
+if sorted(p["pv_name"] for p in pvrep) != sorted(devs):
     fail("pvs lists %s, expected %s" % ([p["pv_name"] for p in pvrep], devs))
+pvrep = sorted(pvrep, key=lambda p: devs.index(p["pv_name"]))
 pv_uuids = [p["pv_uuid"] for p in pvrep]
 if pv_uuids != [i["pv_uuid"] for i in dump] or pv_uuids != [p["id"] for p in cur["pvs"]]:
     fail("PV UUIDs: pvs %s, labels %s, text %s" % (pv_uuids, [i["pv_uuid"] for i in dump],
