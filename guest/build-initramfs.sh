@@ -130,8 +130,14 @@ for c in pvscan pvs vgs lvs vgchange lvchange vgscan lvmdevices; do
   ln -sf lvm "$R/usr/sbin/$c"
 done
 
-# Modules, dependencies first.  dm-mod carries linear, striped and error.
-MODS="virtio_pci virtio_scsi sd_mod dm_mod dm_delay nbd virtio_net"
+# Modules, dependencies first.  dm-mod carries linear, striped and error;
+# the targets of mirror, raid, thin, snapshot and cache LVs follow.  The
+# kernel loads md personalities and cache policies on demand through
+# modprobe, which this initramfs lacks: they are listed here (crc32c, for
+# thin metadata, is built into Debian's cloud kernel).
+MODS="virtio_pci virtio_scsi sd_mod dm_mod dm_delay nbd virtio_net
+      dm_mirror dm_log raid1 raid10 raid456 dm_raid
+      dm_thin_pool dm_snapshot dm_cache dm_cache_smq dm_writecache"
 depmod -b "$X" "$KVER"
 : >"$R/etc/modules.order"
 for m in $MODS; do
