@@ -1222,6 +1222,12 @@ dsm_extend(struct sim *s, uint64_t extra)
   uint64_t nr = s->d.nr_blocks + extra;
   uint64_t from = (s->d.nr_blocks + EPB - 1) / EPB, to = (nr + EPB - 1) / EPB;
 
+  /* Each bitmap takes a metadata block: refuse early what cannot fit
+   * rather than fill memory with bitmaps first. */
+  if (to - from > s->ll.nr_blocks - s->ll.nr_allocated)
+    return ff_error("tmeta of %" PRIu64 " blocks is too small for %" PRIu64
+                    " data space map bitmaps (%" PRIu64 " data blocks)",
+                    s->dev_blocks, to - from, nr);
   s->d.nr_blocks = nr;
   for (uint64_t i = from; i < to; i++) {
     struct ie ie = {0, EPB, 0};

@@ -576,6 +576,9 @@ test_errors(void **state)
               "cannot reduce");
   expect_fail(4 * MiB, 128, "open resize:256 resize:512 commit",
               "second resize");
+  /* 1024 blocks cannot count 2^30 data blocks (65794 bitmaps) */
+  expect_fail(4 * MiB, 128, "open resize:1073741824 commit",
+              "too small for 65794 data space map bitmaps");
   expect_fail(4 * MiB, 128, "open resize:256 commit create:16777216 commit",
               "above the maximum");
   /* 2 MiB: dm-thin stops taking messages with 51 blocks left */
