@@ -1,6 +1,6 @@
 /* ff-dmcheck: verify device-mapper tables against `fusefarm manifest`.
  *
- *   ff-dmcheck [--tables FILE] [--devmap FILE] MANIFEST.json
+ *   ff-dmcheck [--tables FILE [--dmdevs FILE]] [--devmap FILE] MANIFEST.json
  *
  * For every LV of every undamaged VG in the manifest, the dm device
  * "VG-LV" (each '-' inside a name doubled, as lvm names them) must exist
@@ -8,12 +8,20 @@
  *   linear:  "MAJ:MIN OFFSET"
  *   striped: "STRIPES CHUNK MAJ:MIN OFFSET ..." (areas in manifest order)
  * where OFFSET = (pe_start + start_pe * extent_size) / 512 on the PV the
- * manifest names, and CHUNK = stripe_size / 512.
+ * manifest names, and CHUNK = stripe_size / 512.  A mirror or raid LV
+ * (the manifest gives its dm_type) has one target naming its sub-LVs,
+ * which are LVs of the manifest themselves, by their dm MAJ:MIN:
+ *   mirror:  "core 1 R | disk 2 LOG R" N IMAGE 0 ... "1 handle_errors"
+ *   raid:    DM_TYPE #PARAMS CHUNK region_size R [raid10_copies C] N
+ *            META IMAGE ...
+ * with R = region_size / 512.
  *
  * Where the tables come from:
  *   default      libdevmapper: DM_DEVICE_LIST, then DM_DEVICE_TABLE each;
  *   --tables F   text in `dmsetup table` format ("NAME: START LEN TYPE
- *                PARAMS" per line), so the check runs on a host without dm.
+ *                PARAMS" per line), so the check runs on a host without dm;
+ *   --dmdevs F   with --tables: lines "MAJ:MIN DM-NAME" numbering the dm
+ *                devices (what mirror and raid tables refer to).
  * How MAJ:MIN becomes a PV:
  *   default      /sys/dev/block/MAJ:MIN names the disk; its LVM2 label
  *                (sectors 0-3, "LABELONE") gives the PV UUID.  No udev, no
@@ -40,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -72,6 +81,16 @@ static struct {
   size_t n, cap;
   bool from_file; /* --devmap: never fall back to sysfs */
 } devmap;
+
+/* dm device name -> its own MAJ:MIN (mirror and raid tables name their
+ * sub-LVs by number). */
+static struct {
+  struct dmdev {
+    char *name;
+    char majmin[32];
+  } * v;
+  size_t n, cap;
+} dmdevs;
 
 static json_t *manifest;
 
@@ -122,6 +141,29 @@ undash(const char *in, char out[33])
 }
 
 static void
+dmdev_add(const char *name, const char *majmin)
+{
+  if (dmdevs.n == dmdevs.cap) {
+    dmdevs.cap = dmdevs.cap ? 2 * dmdevs.cap : 64;
+    dmdevs.v = xrealloc(dmdevs.v, dmdevs.cap * sizeof *dmdevs.v);
+  }
+  dmdevs.v[dmdevs.n].name = xstrdup(name);
+  snprintf(dmdevs.v[dmdevs.n].majmin, sizeof dmdevs.v[dmdevs.n].majmin, "%s",
+           majmin);
+  dmdevs.n++;
+}
+
+/* The MAJ:MIN of dm device name, or NULL. */
+static const char *
+dmdev_majmin(const char *name)
+{
+  for (size_t i = 0; i < dmdevs.n; i++)
+    if (strcmp(dmdevs.v[i].name, name) == 0)
+      return dmdevs.v[i].majmin;
+  return NULL;
+}
+
+static void
 targets_add(struct targets *t, const char *dev, uint64_t start, uint64_t len,
             const char *type, const char *params)
 {
@@ -162,6 +204,11 @@ load_tables_dm(struct targets *t)
   for (;;) {
     struct dm_task *tab = dm_task_create(DM_DEVICE_TABLE);
     void *next = NULL;
+    char mm[32];
+
+    snprintf(mm, sizeof mm, "%u:%u", (unsigned)major(names->dev),
+             (unsigned)minor(names->dev));
+    dmdev_add(names->name, mm);
 
     if (tab == NULL || !dm_task_set_name(tab, names->name) ||
         !dm_task_run(tab)) {
@@ -230,6 +277,37 @@ load_tables_file(struct targets *t, const char *path)
     }
     end = p + n;
     targets_add(t, line, start, len, type, end);
+  }
+  free(line);
+  fclose(f);
+  return r;
+}
+
+/* --dmdevs: lines "MAJ:MIN NAME" naming the dm devices of --tables. */
+static int
+load_dmdevs_file(const char *path)
+{
+  FILE *f = fopen(path, "r");
+  char mm[32], name[256];
+  unsigned lineno = 0;
+  char *line = NULL;
+  size_t cap = 0;
+  int r = 0;
+
+  if (f == NULL) {
+    err("open %s: %m", path);
+    return -1;
+  }
+  while (getline(&line, &cap, f) != -1) {
+    lineno++;
+    if (line[0] == '#' || line[strspn(line, " \t\n")] == '\0')
+      continue;
+    if (sscanf(line, "%31s %255s", mm, name) != 2 || !strchr(mm, ':')) {
+      err("%s:%u: expected \"MAJ:MIN DM-NAME\"", path, lineno);
+      r = -1;
+      break;
+    }
+    dmdev_add(name, mm);
   }
   free(line);
   fclose(f);
@@ -441,10 +519,206 @@ check_area(json_t *vg, uint64_t extent, json_t *area, const char *majmin,
   return true;
 }
 
-/* Check one segment against one target; false with WHY on a mismatch. */
+/* Split s into at most max whitespace-separated words (pointers into a
+ * copy the caller frees).  Returns the count, or max + 1 when there are
+ * more. */
+static size_t
+words(const char *s, char **copy, char **w, size_t max)
+{
+  size_t n = 0;
+  char *save = NULL, *tok;
+
+  *copy = xstrdup(s);
+  for (tok = strtok_r(*copy, " \t", &save); tok;
+       tok = strtok_r(NULL, " \t", &save)) {
+    if (n == max)
+      return max + 1;
+    w[n++] = tok;
+  }
+  return n;
+}
+
+/* Does word w name the dm device of LV lvname of VG vgname (by MAJ:MIN)?
+ * Else false with WHY. */
 static bool
-check_segment(json_t *vg, uint64_t extent, json_t *seg, const struct target *t,
-              char *why, size_t whysize)
+check_sublv(const char *vgname, const char *lvname, const char *w,
+            const char *what, char *why, size_t whysize)
+{
+  char name[512];
+  const char *mm;
+
+  dm_name(vgname, lvname, name, sizeof name);
+  mm = dmdev_majmin(name);
+  if (mm == NULL) {
+    snprintf(why, whysize, "%s %.128s: no dm device %.200s", what, lvname,
+             name);
+    return false;
+  }
+  if (strcmp(w, mm) != 0) {
+    snprintf(why, whysize, "%s is %.32s, expected %s (%.200s)", what, w, mm,
+             name);
+    return false;
+  }
+  return true;
+}
+
+#define MAX_WORDS 256
+
+/* A mirror LV: "core 1 R | disk 2 LOG R", the images, "1 handle_errors"
+ * (lvm asks dmeventd-style error handling unless --monitor n; a mirror
+ * the farm made is activated later than lvcreate, so never "nosync"). */
+static bool
+check_mirror(const char *vgname, json_t *lv, const struct target *t, char *why,
+             size_t whysize)
+{
+  json_t *images = json_object_get(lv, "images");
+  const char *log = json_string_value(json_object_get(lv, "log"));
+  uint64_t region =
+    json_integer_value(json_object_get(lv, "region_size")) / 512;
+  char *copy, *w[MAX_WORDS], want[64];
+  size_t n = words(t->params, &copy, w, MAX_WORDS), i = 0, nimg;
+  bool ok = false;
+
+  nimg = json_array_size(images);
+  if (n < 2 || strcmp(w[0], log ? "disk" : "core") != 0 ||
+      strcmp(w[1], log ? "2" : "1") != 0) {
+    snprintf(why, whysize, "mirror log \"%s %s\", expected %s", n ? w[0] : "",
+             n > 1 ? w[1] : "", log ? "disk 2 (a disk log)" : "core 1");
+    goto out;
+  }
+  i = 2;
+  if (n != (log ? 4 : 3) + 1 + 2 * nimg + 2) {
+    snprintf(why, whysize, "mirror params \"%s\": %zu words, expected %zu",
+             t->params, n, (log ? 4 : 3) + 1 + 2 * nimg + 2);
+    goto out;
+  }
+  if (log && !check_sublv(vgname, log, w[i++], "log", why, whysize))
+    goto out;
+  snprintf(want, sizeof want, "%" PRIu64, region);
+  if (strcmp(w[i++], want) != 0) {
+    snprintf(why, whysize, "region size %s sectors, expected %s", w[i - 1],
+             want);
+    goto out;
+  }
+  snprintf(want, sizeof want, "%zu", nimg);
+  if (strcmp(w[i++], want) != 0) {
+    snprintf(why, whysize, "%s images, expected %s", w[i - 1], want);
+    goto out;
+  }
+  for (size_t k = 0; k < nimg; k++, i += 2) {
+    char what[32];
+
+    snprintf(what, sizeof what, "image %zu", k);
+    if (!check_sublv(vgname, json_string_value(json_array_get(images, k)),
+                     w[i], what, why, whysize))
+      goto out;
+    if (strcmp(w[i + 1], "0") != 0) {
+      snprintf(why, whysize, "image %zu at offset %s, expected 0", k,
+               w[i + 1]);
+      goto out;
+    }
+  }
+  if (strcmp(w[i], "1") != 0 || strcmp(w[i + 1], "handle_errors") != 0) {
+    snprintf(why, whysize, "features \"%s %s\", expected \"1 handle_errors\"",
+             w[i], w[i + 1]);
+    goto out;
+  }
+  ok = true;
+out:
+  free(copy);
+  return ok;
+}
+
+/* A raid LV: "TYPE #PARAMS CHUNK [region_size R] [raid10_copies C] N
+ * META IMAGE ...", TYPE the kernel's name (raid5_ls for lvm's raid5). */
+static bool
+check_raid(const char *vgname, json_t *lv, const struct target *t, char *why,
+           size_t whysize)
+{
+  const char *dm_type = json_string_value(json_object_get(lv, "dm_type"));
+  json_t *images = json_object_get(lv, "images");
+  json_t *metas = json_object_get(lv, "metas");
+  uint64_t region =
+    json_integer_value(json_object_get(lv, "region_size")) / 512;
+  uint64_t chunk =
+    json_integer_value(json_object_get(lv, "stripe_size")) / 512;
+  uint64_t copies = json_integer_value(json_object_get(lv, "data_copies"));
+  size_t nimg = json_array_size(images);
+  char *copy, *w[MAX_WORDS], *end;
+  size_t n = words(t->params, &copy, w, MAX_WORDS), i, np;
+  bool ok = false, seen_region = false, seen_copies = false;
+
+  if (n < 3 || dm_type == NULL || strcmp(w[0], dm_type) != 0) {
+    snprintf(why, whysize, "raid type %s, expected %s", n ? w[0] : "(none)",
+             dm_type ? dm_type : "?");
+    goto out;
+  }
+  np = strtoul(w[1], &end, 10);
+  if (*end || np < 1 || 2 + np + 1 + 2 * nimg != n) {
+    snprintf(why, whysize,
+             "raid params \"%s\": %zu words for %s parameters and %zu images",
+             t->params, n, w[1], nimg);
+    goto out;
+  }
+  if (strtoull(w[2], &end, 10) != chunk || *end) {
+    snprintf(why, whysize, "chunk %s sectors, expected %" PRIu64, w[2], chunk);
+    goto out;
+  }
+  for (i = 3; i < 2 + np; i++) {
+    uint64_t v = i + 1 < 2 + np ? strtoull(w[i + 1], &end, 10) : 0;
+
+    if (strcmp(w[i], "region_size") == 0 && i + 1 < 2 + np && v == region) {
+      seen_region = true;
+      i++;
+    } else if (strcmp(w[i], "raid10_copies") == 0 && i + 1 < 2 + np &&
+               v == copies) {
+      seen_copies = true;
+      i++;
+    } else {
+      snprintf(why, whysize, "unexpected raid parameter \"%s%s%s\"", w[i],
+               i + 1 < 2 + np ? " " : "", i + 1 < 2 + np ? w[i + 1] : "");
+      goto out;
+    }
+  }
+  if (!seen_region || (copies > 0) != seen_copies) {
+    snprintf(why, whysize,
+             "raid params \"%s\": expected region_size %" PRIu64 "%s",
+             t->params, region, copies ? " and raid10_copies" : "");
+    goto out;
+  }
+  if (strtoul(w[i], &end, 10) != nimg || *end) {
+    snprintf(why, whysize, "%s images, expected %zu", w[i], nimg);
+    goto out;
+  }
+  i++;
+  for (size_t k = 0; k < nimg; k++, i += 2) {
+    char what[32];
+    const char *meta = json_string_value(json_array_get(metas, k));
+
+    snprintf(what, sizeof what, "rmeta %zu", k);
+    if (meta ? !check_sublv(vgname, meta, w[i], what, why, whysize)
+             : strcmp(w[i], "-") != 0) {
+      if (!meta)
+        snprintf(why, whysize, "rmeta %zu is %s, expected -", k, w[i]);
+      goto out;
+    }
+    snprintf(what, sizeof what, "rimage %zu", k);
+    if (!check_sublv(vgname, json_string_value(json_array_get(images, k)),
+                     w[i + 1], what, why, whysize))
+      goto out;
+  }
+  ok = true;
+out:
+  free(copy);
+  return ok;
+}
+
+/* Check one segment against one target; false with WHY on a mismatch.
+ * A mirror or raid LV (the manifest gives its dm_type) is checked from
+ * the LV's fields: its sub-LVs are LVs of their own. */
+static bool
+check_segment(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
+              json_t *seg, const struct target *t, char *why, size_t whysize)
 {
   const char *type = json_string_value(json_object_get(seg, "type"));
   uint64_t se = json_integer_value(json_object_get(seg, "start_extent"));
@@ -462,10 +736,22 @@ check_segment(json_t *vg, uint64_t extent, json_t *seg, const struct target *t,
              t->start, t->len, want_start, want_len);
     return false;
   }
-  if (type == NULL || strcmp(t->type, type) != 0) {
+  if (type == NULL ||
+      (!json_object_get(lv, "dm_type") && strcmp(t->type, type) != 0)) {
     snprintf(why, whysize, "target type %s, expected %s", t->type,
              type ? type : "?");
     return false;
+  }
+  if (json_string_value(json_object_get(lv, "dm_type"))) {
+    const char *dm = strcmp(type, "mirror") == 0 ? "mirror" : "raid";
+
+    if (strcmp(t->type, dm) != 0) {
+      snprintf(why, whysize, "target type %s, expected %s", t->type, dm);
+      return false;
+    }
+    return strcmp(dm, "mirror") == 0
+             ? check_mirror(vgname, lv, t, why, whysize)
+             : check_raid(vgname, lv, t, why, whysize);
   }
   if (strcmp(type, "linear") == 0) {
     if (sscanf(t->params, "%31s %" SCNu64 " %n", mm, &off, &n) != 2 ||
@@ -541,13 +827,15 @@ static void
 usage(FILE *f)
 {
   fprintf(f,
-          "usage: ff-dmcheck [--tables FILE] [--devmap FILE] MANIFEST.json\n");
+          "usage: ff-dmcheck [--tables FILE [--dmdevs FILE]] [--devmap FILE] "
+          "MANIFEST.json\n");
 }
 
 int
 main(int argc, char **argv)
 {
-  const char *tables = NULL, *devmap_path = NULL, *mpath = NULL;
+  const char *tables = NULL, *devmap_path = NULL, *dmdevs_path = NULL,
+             *mpath = NULL;
   struct targets t = {0};
   json_error_t jerr;
   json_t *vgs, *vg;
@@ -558,6 +846,8 @@ main(int argc, char **argv)
       tables = argv[++a];
     else if (strcmp(argv[a], "--devmap") == 0 && a + 1 < argc)
       devmap_path = argv[++a];
+    else if (strcmp(argv[a], "--dmdevs") == 0 && a + 1 < argc)
+      dmdevs_path = argv[++a];
     else if (strcmp(argv[a], "--help") == 0) {
       usage(stdout);
       return 0;
@@ -585,7 +875,13 @@ main(int argc, char **argv)
   }
   if (devmap_path && load_devmap_file(devmap_path) == -1)
     return 2;
+  if (dmdevs_path && !tables) {
+    err("--dmdevs goes with --tables (libdevmapper numbers its devices)");
+    return 2;
+  }
   if (tables ? load_tables_file(&t, tables) : load_tables_dm(&t))
+    return 2;
+  if (dmdevs_path && load_dmdevs_file(dmdevs_path) == -1)
     return 2;
   qsort(t.v, t.n, sizeof *t.v, by_dev_start);
 
@@ -639,7 +935,7 @@ main(int argc, char **argv)
       for (size_t s = 0; ok && s < nseg; s++) {
         char sub[500];
 
-        if (!check_segment(vg, extent, json_array_get(segs, s),
+        if (!check_segment(vgname, vg, lv, extent, json_array_get(segs, s),
                            &t.v[first + s], sub, sizeof sub)) {
           snprintf(why, sizeof why, "segment %zu: %s", s, sub);
           ok = false;
@@ -669,6 +965,9 @@ main(int argc, char **argv)
   }
   free(t.v);
   free(devmap.v);
+  for (size_t k = 0; k < dmdevs.n; k++)
+    free(dmdevs.v[k].name);
+  free(dmdevs.v);
   json_decref(manifest);
   return bad ? 1 : 0;
 }

@@ -56,17 +56,26 @@ from_json(struct ff_runmanifest *m, json_t *doc, const char *name)
   {
     const char *vg = json_string_value(json_object_get(d, "name"));
     const char *dmg = json_string_value(json_object_get(d, "damage"));
-    json_t *lvs = json_object_get(d, "lvs");
-    const char *lv =
-      json_string_value(json_object_get(json_array_get(lvs, 0), "name"));
+    json_t *lvs = json_object_get(d, "lvs"), *l;
+    const char *lv = NULL;
+    size_t j;
 
     if (!vg)
       return ff_error("%s: vgs[%zu]: no name", name, i);
     if (lvs && !json_is_array(lvs))
       return ff_error("%s: vgs[%zu] (%s): lvs is not an array", name, i, vg);
     m->nvgs++;
-    m->nlvs += (uint32_t)json_array_size(lvs);
-    /* lvchange's default LV: the first of the first undamaged VG. */
+    /* the LVs lvs lists: not the hidden sub-LVs of mirror and raid LVs */
+    json_array_foreach(lvs, j, l)
+    {
+      if (json_is_false(json_object_get(l, "visible")))
+        continue;
+      m->nlvs++;
+      if (!lv)
+        lv = json_string_value(json_object_get(l, "name"));
+    }
+    /* lvchange's default LV: the first visible LV of the first undamaged
+     * VG. */
     if (!m->first_lv && lv && dmg && !strcmp(dmg, "none") &&
         asprintf(&m->first_lv, "%s/%s", vg, lv) < 0) {
       m->first_lv = NULL;

@@ -2,7 +2,9 @@
 # test-dmcheck.sh: ff-dmcheck on the host, without device-mapper, from
 # `dmsetup table` text: the tables lvm should make for guest/tests/farm16.conf
 # pass; each kind of damage to them fails naming the LV.
-# Not registered with ctest yet (docs/guest.md).
+# guest/tests/raid-mirror: the same for configs/raid-mirror.conf's mirror
+# and raid LVs, whose tables name their sub-LVs by dm device number.
+# Registered with ctest as integration/test-dmcheck.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${FF_BUILD_DIR:-$here/../../build}
@@ -16,12 +18,13 @@ command -v python3 >/dev/null || { echo "test-dmcheck: needs python3"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$ff" manifest "$here/farm16.conf" >"$tmp/m.json"
-python3 "$here/dmtables.py" "$tmp/m.json" "$tmp/good" "$tmp/devmap"
+python3 "$here/dmtables.py" "$tmp/m.json" "$tmp/good" "$tmp/devmap" "$tmp/dmdevs"
+m=$tmp/m.json
 fails=0
 
 expect() { # expect NAME RC PATTERN TABLEFILE
   local name=$1 want=$2 pat=$3 tab=$4 rc=0
-  "$check" --tables "$tab" --devmap "$tmp/devmap" "$tmp/m.json" >"$tmp/out" 2>&1 || rc=$?
+  "$check" --tables "$tab" --devmap "$tmp/devmap" --dmdevs "$tmp/dmdevs" "$m" >"$tmp/out" 2>&1 || rc=$?
   if [ "$rc" != "$want" ] || ! grep -q -- "$pat" "$tmp/out"; then
     echo "FAIL $name: rc $rc (want $want), output:"; sed 's/^/  /' "$tmp/out"
     fails=$((fails + 1))
@@ -60,5 +63,46 @@ expect extra 0 '^EXTRA other' "$tmp/extra"
 # bad input is an error (2), not a pass
 echo "garbage" >"$tmp/bad"
 expect bad-input 2 'expected "NAME: START LEN TYPE PARAMS"' "$tmp/bad"
+
+# --dmdevs numbers the devices of --tables; without --tables it is refused
+rc=0; "$check" --dmdevs "$tmp/dmdevs" "$m" >"$tmp/out" 2>&1 || rc=$?
+if [ "$rc" = 2 ] && grep -q -- '--dmdevs goes with --tables' "$tmp/out"; then
+  echo "ok   dmdevs-alone: $(cat "$tmp/out")"
+else
+  echo "FAIL dmdevs-alone: rc $rc"; fails=$((fails + 1))
+fi
+
+# Mirror and raid LVs: one target each, naming the sub-LVs (themselves
+# LVs of the manifest, checked as linear) by their dm numbers.
+"$ff" manifest "$here/../../configs/raid-mirror.conf" >"$tmp/rm.json"
+python3 "$here/dmtables.py" "$tmp/rm.json" "$tmp/good" "$tmp/devmap" "$tmp/dmdevs"
+m=$tmp/rm.json
+nlv=$(python3 -c 'import json,sys; print(sum(len(v["lvs"]) for v in json.load(open(sys.argv[1]))["vgs"]))' "$m")
+expect rm-good 0 "ff-dmcheck: $nlv LVs checked, 0 mismatched" "$tmp/good"
+expect rm-raid10 0 '^OK rm/r10: 1 segment' "$tmp/good"
+# the two legs of a mirror swapped
+expect mirror-legs 1 '^MISMATCH rm/m: segment 0: image 0 is 254:3, expected 254:2 (rm-m_mimage_0)' \
+  "$(mutate legs '/^rm-m:/s/ 254:2 0 254:3 0 / 254:3 0 254:2 0 /')"
+# a core log where the spec made a disk log
+expect mirror-log 1 '^MISMATCH rm/m: segment 0: mirror log "core 1", expected disk 2' \
+  "$(mutate corelog '/^rm-m:/s/mirror disk 2 254:4 4096 2/mirror core 1 4096 2/')"
+# another region size
+expect mirror-region 1 '^MISMATCH rm/mcore: segment 0: region size 1024 sectors, expected 4096' \
+  "$(mutate mregion '/^rm-mcore:/s/core 1 4096/core 1 1024/')"
+# raid5 with another layout
+expect raid-type 1 '^MISMATCH rm/r5: segment 0: raid type raid5_rs, expected raid5_ls' \
+  "$(mutate rtype '/^rm-r5:/s/raid raid5_ls/raid raid5_rs/')"
+# nosync: only lvcreate's own activation loads it
+expect raid-nosync 1 '^MISMATCH rm/r1: segment 0: unexpected raid parameter "nosync' \
+  "$(mutate nosync '/^rm-r1:/s/raid raid1 3 0 region_size/raid raid1 4 0 nosync region_size/')"
+# rmeta and rimage of a pair swapped
+expect raid-pair 1 '^MISMATCH rm/r1: segment 0: rmeta 0 is 254:23, expected 254:25 (rm-r1_rmeta_0)' \
+  "$(mutate pair '/^rm-r1:/s/ 2 254:25 254:23 / 2 254:23 254:25 /')"
+# raid10 without its copies
+expect raid10-copies 1 '^MISMATCH rm/r10: segment 0: raid params' \
+  "$(mutate copies '/^rm-r10:/s/raid10 5 128 region_size 4096 raid10_copies 2/raid10 3 128 region_size 4096/')"
+# a sub-LV not activated: it, and the LV naming it, mismatch
+expect sub-missing 1 '^MISMATCH rm/r6: segment 0: rimage 2 r6_rimage_2: no dm device rm-r6_rimage_2' \
+  "$(mutate sub '/^rm-r6_rimage_2:/d'; sed -i '/ rm-r6_rimage_2$/d' "$tmp/dmdevs")"
 
 [ "$fails" = 0 ] && echo "test-dmcheck: PASS" || { echo "test-dmcheck: $fails FAILED"; exit 1; }

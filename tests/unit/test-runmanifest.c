@@ -11,7 +11,9 @@
 static void
 test_devices_and_first_lv(void **state)
 {
-  /* vg0 is damaged, vg1 has no LV: the rule lands on vg2's first LV */
+  /* vg0 is damaged, vg1 has no LV: the rule lands on vg2's first LV
+   * (its first visible one: a raid LV's hidden sub-LV is neither counted
+   * nor taken) */
   static const char text[] =
     "{\"format\": \"fusefarm-manifest\", \"version\": 1,"
     " \"devices\": ["
@@ -27,7 +29,8 @@ test_devices_and_first_lv(void **state)
     "   \"lvs\": [{\"name\": \"lvx\"}]},"
     "  {\"name\": \"vg1\", \"damage\": \"none\", \"lvs\": []},"
     "  {\"name\": \"vg2\", \"damage\": \"none\","
-    "   \"lvs\": [{\"name\": \"lvol0\"}, {\"name\": \"lvol1\"}]},"
+    "   \"lvs\": [{\"name\": \"r_rimage_0\", \"visible\": false},"
+    "    {\"name\": \"lvol0\", \"visible\": true}, {\"name\": \"lvol1\"}]},"
     "  {\"name\": \"vg3\", \"damage\": \"none\","
     "   \"lvs\": [{\"name\": \"lvol0\"}]}]}";
   static const char *const vg_of[] = {"vg0", "vg1", "vg2", NULL, NULL, NULL};
