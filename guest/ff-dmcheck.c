@@ -283,37 +283,6 @@ load_tables_file(struct targets *t, const char *path)
   return r;
 }
 
-/* --dmdevs: lines "MAJ:MIN NAME" naming the dm devices of --tables. */
-static int
-load_dmdevs_file(const char *path)
-{
-  FILE *f = fopen(path, "r");
-  char mm[32], name[256];
-  unsigned lineno = 0;
-  char *line = NULL;
-  size_t cap = 0;
-  int r = 0;
-
-  if (f == NULL) {
-    err("open %s: %m", path);
-    return -1;
-  }
-  while (getline(&line, &cap, f) != -1) {
-    lineno++;
-    if (line[0] == '#' || line[strspn(line, " \t\n")] == '\0')
-      continue;
-    if (sscanf(line, "%31s %255s", mm, name) != 2 || !strchr(mm, ':')) {
-      err("%s:%u: expected \"MAJ:MIN DM-NAME\"", path, lineno);
-      r = -1;
-      break;
-    }
-    dmdev_add(name, mm);
-  }
-  free(line);
-  fclose(f);
-  return r;
-}
-
 static struct devmap_entry *
 devmap_add(const char *majmin)
 {
@@ -344,11 +313,15 @@ manifest_device(const char *name)
   return NULL;
 }
 
+/* Read path's lines "MAJ:MIN NAME" ('#' comments and blank lines
+ * skipped), calling add for each; add returns an error message or NULL.
+ * 0, or -1 after saying which line is wrong. */
 static int
-load_devmap_file(const char *path)
+load_pairs(const char *path, const char *form,
+           const char *(*add)(const char *majmin, const char *name))
 {
   FILE *f = fopen(path, "r");
-  char mm[32], name[64];
+  char mm[32], name[256];
   unsigned lineno = 0;
   char *line = NULL;
   size_t cap = 0;
@@ -358,35 +331,52 @@ load_devmap_file(const char *path)
     err("open %s: %m", path);
     return -1;
   }
-  devmap.from_file = true;
   while (getline(&line, &cap, f) != -1) {
-    struct devmap_entry *e;
-    json_t *d;
-    const char *uuid;
+    const char *why;
 
     lineno++;
     if (line[0] == '#' || line[strspn(line, " \t\n")] == '\0')
       continue;
-    if (sscanf(line, "%31s %63s", mm, name) != 2) {
-      err("%s:%u: expected \"MAJ:MIN DEVICE\"", path, lineno);
+    if (sscanf(line, "%31s %255s", mm, name) != 2 || !strchr(mm, ':')) {
+      err("%s:%u: expected \"%s\"", path, lineno, form);
       r = -1;
       break;
     }
-    d = manifest_device(name);
-    if (d == NULL) {
-      err("%s:%u: %s is no device of the manifest", path, lineno, name);
+    if ((why = add(mm, name)) != NULL) {
+      err("%s:%u: %s %s", path, lineno, name, why);
       r = -1;
       break;
     }
-    e = devmap_add(mm);
-    snprintf(e->name, sizeof e->name, "%s", name);
-    uuid = json_string_value(json_object_get(d, "pv_uuid"));
-    if (uuid)
-      undash(uuid, e->uuid);
   }
   free(line);
   fclose(f);
   return r;
+}
+
+/* --devmap: a farm device behind MAJ:MIN. */
+static const char *
+devmap_line(const char *majmin, const char *name)
+{
+  json_t *d = manifest_device(name);
+  struct devmap_entry *e;
+  const char *uuid;
+
+  if (d == NULL)
+    return "is no device of the manifest";
+  e = devmap_add(majmin);
+  snprintf(e->name, sizeof e->name, "%s", name);
+  uuid = json_string_value(json_object_get(d, "pv_uuid"));
+  if (uuid)
+    undash(uuid, e->uuid);
+  return NULL;
+}
+
+/* --dmdevs: the dm device name at MAJ:MIN. */
+static const char *
+dmdevs_line(const char *majmin, const char *name)
+{
+  dmdev_add(name, majmin);
+  return NULL;
 }
 
 /* Read the LVM2 label of the disk behind MAJ:MIN. */
@@ -873,7 +863,8 @@ main(int argc, char **argv)
         mpath);
     return 2;
   }
-  if (devmap_path && load_devmap_file(devmap_path) == -1)
+  devmap.from_file = devmap_path != NULL;
+  if (devmap_path && load_pairs(devmap_path, "MAJ:MIN DEVICE", devmap_line))
     return 2;
   if (dmdevs_path && !tables) {
     err("--dmdevs goes with --tables (libdevmapper numbers its devices)");
@@ -881,7 +872,7 @@ main(int argc, char **argv)
   }
   if (tables ? load_tables_file(&t, tables) : load_tables_dm(&t))
     return 2;
-  if (dmdevs_path && load_dmdevs_file(dmdevs_path) == -1)
+  if (dmdevs_path && load_pairs(dmdevs_path, "MAJ:MIN DM-NAME", dmdevs_line))
     return 2;
   qsort(t.v, t.n, sizeof *t.v, by_dev_start);
 

@@ -72,6 +72,12 @@ else
   echo "FAIL dmdevs-alone: rc $rc"; fails=$((fails + 1))
 fi
 
+# a devmap naming a device the manifest lacks, a dmdevs line without MAJ:MIN
+cp "$tmp/devmap" "$tmp/devmap.good"; echo "8:4000 pv9999" >>"$tmp/devmap"
+expect bad-devmap 2 'devmap:[0-9]*: pv9999 is no device of the manifest' "$tmp/good"
+cp "$tmp/devmap.good" "$tmp/devmap"; echo "bogus-line" >>"$tmp/dmdevs"
+expect bad-dmdevs 2 'dmdevs:[0-9]*: expected "MAJ:MIN DM-NAME"' "$tmp/good"
+
 # Mirror and raid LVs: one target each, naming the sub-LVs (themselves
 # LVs of the manifest, checked as linear) by their dm numbers.
 "$ff" manifest "$here/../../configs/raid-mirror.conf" >"$tmp/rm.json"
