@@ -254,7 +254,12 @@ size=$(stat -c %s "$s/t1.ovl")
 head -c $((size / 2)) "$s/t1.ovl" >"$s/half.ovl"
 head -c $((size - 1)) "$s/t1.ovl" >"$s/short.ovl"
 cp "$s/t1.ovl" "$s/flipped.ovl"
-printf '\x01' | dd of="$s/flipped.ovl" bs=1 seek=$((size / 3)) conv=notrunc status=none
+# every bit of one byte inverted (writing a fixed value left the file as
+# it was whenever the byte already held it: 1 run in 256)
+old=$(od -An -tu1 -j $((size / 3)) -N1 "$s/t1.ovl" | tr -d ' ')
+printf "\\$(printf '%03o' $((old ^ 255)))" |
+  dd of="$s/flipped.ovl" bs=1 seek=$((size / 3)) conv=notrunc status=none
+cmp -s "$s/t1.ovl" "$s/flipped.ovl" && ff_die "flipped.ovl: the flip changed nothing"
 for t in half short flipped; do
   rc=0
   timeout "$bound_s" "$nbdkit" -U - "$plugin" spec="$s/farm.conf" overlay="$s/$t.ovl" --run true \
