@@ -774,7 +774,7 @@ static int
 ff_can_fua(void *handle)
 {
   (void)handle;
-  return NBDKIT_FUA_NATIVE; /* every write is as durable as it gets */
+  return NBDKIT_FUA_NATIVE; /* ff_pwrite writes back a write cache */
 }
 
 /* ---- data ------------------------------------------------------------- */
@@ -831,8 +831,17 @@ static int
 ff_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset,
           uint32_t flags)
 {
-  (void)flags; /* FUA: nothing is cached */
-  return serve(handle, FF_REQ_WRITE, NULL, buf, count, offset);
+  struct handle *h = handle;
+
+  if (serve(h, FF_REQ_WRITE, NULL, buf, count, offset) < 0)
+    return -1;
+  /* FUA on a device whose profile gives it a write cache: the write is
+   * durable once the cache is written back, as a flush does (what
+   * NBDKIT_FUA_EMULATE would send).  Without a cache every write is. */
+  if ((flags & NBDKIT_FLAG_FUA) &&
+      ff_iomodel_write_cache(ff_server_model(srv), h->dev))
+    return serve(h, FF_REQ_FLUSH, NULL, NULL, 0, 0);
+  return 0;
 }
 
 static int

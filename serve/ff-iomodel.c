@@ -21,13 +21,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 32 bytes per device, all updated lock-free. */
+/* 48 bytes per device, all updated lock-free. */
 struct devstate {
   _Atomic uint64_t count;     /* requests so far: the random stream index and
                                  what vanish_after/eio_after count */
   _Atomic uint64_t ready_at;  /* end of spin-up; 0: not accessed yet */
   _Atomic uint64_t bw_next;   /* bandwidth bucket: next free time */
   _Atomic uint64_t iops_next; /* IOPS bucket: next free time */
+  _Atomic uint64_t debt_ns;   /* write cache: the write latency the cached
+                                 writes did not pay; the next flush does */
+  _Atomic uint64_t dirty;     /* write cache: bytes cached since that flush */
 };
 
 /* depth slots, each busy until a time; a binary min-heap by that time. */
@@ -294,6 +297,28 @@ spinup(struct devstate *ds, uint64_t t, uint64_t spin)
   return t > r ? t : r;
 }
 
+/* Write cache: 1 when a write of len bytes fits in the cache (it is then
+ * counted as dirty), 0 when the cache is full (the write goes through). */
+static int
+cache_take(struct devstate *ds, uint64_t size, uint64_t len)
+{
+  uint64_t old;
+
+  if (size == 0)
+    return 1;
+  old = atomic_fetch_add_explicit(&ds->dirty, len, memory_order_relaxed);
+  if (old + len <= size && old + len >= old)
+    return 1;
+  atomic_fetch_sub_explicit(&ds->dirty, len, memory_order_relaxed);
+  return 0;
+}
+
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+  return a + b < a ? UINT64_MAX : a + b;
+}
+
 static uint64_t
 mix64(uint64_t z)
 {
@@ -329,7 +354,7 @@ ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
   const struct ff_profile *p = st->p;
   const struct devclass *cl;
   struct devstate *ds;
-  uint64_t rel, n, h, t = now_ns;
+  uint64_t rel, n, h, lat, t = now_ns;
 
   out->done_ns = now_ns;
   out->error = 0;
@@ -373,7 +398,17 @@ ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
     t = stall_end(t, st->origin, cl->stall_every_ns, cl->stall_dur_ns);
   if (cl->spinup_ns)
     t = spinup(ds, t, cl->spinup_ns);
-  t += ff_dist_clamp_ns(ff_dist_quantile(&cl->lat[op], ff_u01(h)));
+  lat = ff_dist_clamp_ns(ff_dist_quantile(&cl->lat[op], ff_u01(h)));
+  if (cl->wcache && op == FF_OP_WRITE && cache_take(ds, cl->wcache_size, len)) {
+    atomic_fetch_add_explicit(&ds->debt_ns, lat, memory_order_relaxed);
+    lat = 0;
+  } else if (cl->wcache && op == FF_OP_FLUSH) {
+    /* The cached writes are written back one after another. */
+    t = sat_add(t, atomic_exchange_explicit(&ds->debt_ns, 0,
+                                            memory_order_relaxed));
+    atomic_store_explicit(&ds->dirty, 0, memory_order_relaxed);
+  }
+  t = sat_add(t, lat);
   out->done_ns = t;
 
   if (n >= cl->eio_after) {
@@ -409,6 +444,16 @@ ff_iomodel_direct_io(struct ff_iomodel *m, uint32_t dev)
   if (dev >= p->ndevs)
     return 1;
   return p->classes[p->dev_class[dev]].direct_io;
+}
+
+int
+ff_iomodel_write_cache(struct ff_iomodel *m, uint32_t dev)
+{
+  const struct ff_profile *p = current(m)->p;
+
+  if (dev >= p->ndevs)
+    return 0;
+  return p->classes[p->dev_class[dev]].wcache;
 }
 
 int

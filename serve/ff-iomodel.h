@@ -65,6 +65,11 @@ struct ff_io_decision {
  *   - spin-up: the device's first request adds the spin-up time, and
  *     requests arriving while it spins up wait for its end too;
  *   - t += a sample of the op's latency distribution: done_ns = t;
+ *     except with a write cache (write_cache): a write that fits in the
+ *     cache adds its sample to the device's write-back debt instead and
+ *     is answered at t; a flush adds the whole debt (the cached writes,
+ *     written back one after another) before its own sample, and empties
+ *     the cache;
  *   - faults: EIO when n >= eio_after, when [off, off + len) overlaps an
  *     eio range, or with probability eio_rate; such requests still take
  *     their time.
@@ -79,6 +84,10 @@ int ff_iomodel_present(struct ff_iomodel *m, uint32_t dev, uint64_t now_ns);
 
 /* 1 when the FUSE daemon should open dev with direct_io (default 1). */
 int ff_iomodel_direct_io(struct ff_iomodel *m, uint32_t dev);
+
+/* 1 when dev has a write cache (write_cache): a write with FUA must then
+ * be followed by a flush (the NBD plugin does). */
+int ff_iomodel_write_cache(struct ff_iomodel *m, uint32_t dev);
 
 /* 1 when the profile says the devices are rotational (for NBD clients). */
 int ff_iomodel_rotational(struct ff_iomodel *m);

@@ -79,6 +79,12 @@ struct devclass {
   uint64_t vanish_after; /* ENODEV at once */
   uint64_t eio_after;    /* EIO, after the request's time */
   int direct_io;
+  /* A volatile write cache (write_cache): writes are answered without
+   * their write latency, which the next flush pays instead.  wcache_size:
+   * the dirty bytes it holds (0: no limit); a write that does not fit
+   * pays its own latency (write-through). */
+  int wcache;
+  uint64_t wcache_size;
 };
 
 struct ff_profile {

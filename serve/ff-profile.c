@@ -195,7 +195,8 @@ class_equal(const struct devclass *x, const struct devclass *y)
          x->appear_at_ns == y->appear_at_ns &&
          x->vanish_at_ns == y->vanish_at_ns &&
          x->vanish_after == y->vanish_after && x->eio_after == y->eio_after &&
-         x->direct_io == y->direct_io;
+         x->direct_io == y->direct_io && x->wcache == y->wcache &&
+         x->wcache_size == y->wcache_size;
 }
 
 static uint64_t
@@ -221,6 +222,7 @@ class_hash(const struct devclass *c)
   h = ff_hash4(h, c->bandwidth, c->iops_cost_ns, dbits(c->eio_rate));
   h = ff_hash4(h, ((uint64_t)c->range_first << 32) | c->range_count,
                c->appear_at_ns, c->vanish_at_ns);
+  h = ff_hash4(h, (uint64_t)c->wcache, c->wcache_size, 0);
   return ff_hash4(h, (uint64_t)c->direct_io, c->vanish_after, c->eio_after);
 }
 
@@ -537,6 +539,7 @@ enum {
   SET_APPEAR = 1 << 12,
   SET_VANISH_AFTER = 1 << 13,
   SET_EIO_AFTER = 1 << 14,
+  SET_WCACHE = 1 << 15,
 };
 
 struct pgroup {
@@ -613,6 +616,35 @@ parse_faults(const struct pctx *c, const config_setting_t *grp,
     if (add_range(c, e, ep, off, len) < 0)
       return -1;
   }
+  return 1;
+}
+
+/* write_cache = true | false | { size = "32M"; } */
+static int
+parse_write_cache(const struct pctx *c, const config_setting_t *grp,
+                  const char *path, struct pgroup *pg)
+{
+  static const char *const keys[] = {"size", NULL};
+  const config_setting_t *s = config_setting_get_member(grp, "write_cache");
+  char kp[256];
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, "write_cache");
+  pg->set |= SET_WCACHE;
+  if (config_setting_type(s) == CONFIG_TYPE_BOOL) {
+    pg->v.wcache = config_setting_get_bool(s);
+    pg->v.wcache_size = 0;
+    return 1;
+  }
+  if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected true, false or a group such as { size = "
+                      "\"32M\"; }");
+  if (ff_cfg_check_keys(c->file, s, kp, keys) < 0 ||
+      ff_cfg_size(c->file, s, kp, "size", &pg->v.wcache_size) < 0)
+    return -1;
+  pg->v.wcache = 1;
   return 1;
 }
 
@@ -771,7 +803,8 @@ parse_group(const struct pctx *c, const config_setting_t *g, const char *path,
 {
   static const char *const keys[] = {
     "devices", "fraction",  "read", "write",     "flush",  "spinup", "stall",
-    "queue",   "bandwidth", "iops", "direct_io", "faults", NULL};
+    "queue",   "bandwidth", "iops", "direct_io", "faults", "write_cache",
+    NULL};
   static const char *const ops[] = {"read", "write", "flush"};
   double iops = 0;
   int r;
@@ -817,6 +850,8 @@ parse_group(const struct pctx *c, const config_setting_t *g, const char *path,
   pg->set |= r ? SET_DIRECT : 0;
   if (parse_faults(c, g, path, pg) < 0)
     return -1;
+  if (parse_write_cache(c, g, path, pg) < 0)
+    return -1;
   return 0;
 }
 
@@ -854,6 +889,10 @@ apply_group(struct devclass *d, const struct pgroup *pg)
     d->vanish_after = v->vanish_after;
   if (pg->set & SET_EIO_AFTER)
     d->eio_after = v->eio_after;
+  if (pg->set & SET_WCACHE) {
+    d->wcache = v->wcache;
+    d->wcache_size = v->wcache_size;
+  }
 }
 
 /* Give each device a class, sharing one class among equal settings. */

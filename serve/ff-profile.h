@@ -27,11 +27,12 @@
  * Thread model
  * - ff_profile_* functions: load/free run in one thread; a loaded profile
  *   may be read from any number of threads.
- * - ff_iomodel_submit, _present, _direct_io, _rotational, _profile_name and
+ * - ff_iomodel_submit, _present, _direct_io, _write_cache, _rotational,
+ *   _profile_name and
  *   _latency_quantile may be called from any number of threads at once,
  *   concurrently with ff_iomodel_set_profile.  None of them blocks for
  *   long or allocates: per-device state (request counter, spin-up time,
- *   bandwidth and IOPS buckets) is four atomics updated with
+ *   bandwidth and IOPS buckets, write-cache debt) is six atomics updated with
  *   compare-and-swap, and each queue (global or group shard) has its own
  *   mutex held for one O(log depth) heap update.  There is no lock shared
  *   by all devices unless the profile itself declares a global queue.
@@ -42,7 +43,7 @@
  * Ownership: the model takes ownership of the profiles given to it and
  * frees them in ff_iomodel_free.  A profile replaced by set_profile is
  * NOT freed at once (a submitter may still be reading it); it and its
- * runtime state (32 bytes per device plus its queues) are kept until
+ * runtime state (48 bytes per device plus its queues) are kept until
  * ff_iomodel_free.  Profile switches are operator actions, so this cost
  * grows with the number of switches, not with traffic.
  */

@@ -476,6 +476,12 @@ test_bad(void **state)
      {"groups.[0].faults.eio_after: -5 is out of range", NULL}},
     {"groups = ({ faults = { eio_after = true; }; });",
      {"groups.[0].faults.eio_after: expected an integer", NULL}},
+    {"groups = ({ write_cache = 1; });",
+     {"groups.[0].write_cache: expected true, false or a group", NULL}},
+    {"groups = ({ write_cache = { size = \"32Q\"; }; });",
+     {"groups.[0].write_cache.size: '32Q' has an unknown unit", NULL}},
+    {"groups = ({ write_cache = { sise = \"32M\"; }; });",
+     {"groups.[0].write_cache.sise: unknown key", NULL}},
     {"groups = ({ read = { dist = \"fixed\"; value = \"1ms\"; }; },\n"
      "          { devices = \"nope\"; });",
      {"t.conf:2: groups.[1].devices: no device 'nope'", NULL}},
@@ -825,6 +831,51 @@ test_caps(void **state)
   m = model("groups = ({ iops = 1000; bandwidth = \"1M\"; });", farm);
   for (uint64_t i = 0; i < 5; i++) /* 512 B: 488281 ns, IOPS bind */
     assert_int_equal(sub(m, 0, FF_OP_READ, 0, 512, now).done_ns, now + i * MS);
+  ff_iomodel_free(m);
+  ff_farm_free(farm);
+}
+
+/* A write cache moves the write latency from the writes to the next
+ * flush; a full cache writes through; FUA is the plugin's business. */
+static void
+test_write_cache(void **state)
+{
+  struct ff_farm *farm = farm_n(3, 1);
+  const uint64_t now = T0 + SEC;
+  struct ff_iomodel *m;
+
+  (void)state;
+  m = model("groups = ({ write = { dist = \"fixed\"; value = \"2ms\"; };\n"
+            "             flush = { dist = \"fixed\"; value = \"1ms\"; };\n"
+            "             write_cache = true; },\n"
+            "           { devices = \"pv0001\";\n"
+            "             write_cache = { size = \"8K\"; }; },\n"
+            "           { devices = \"pv0002\"; write_cache = false; });",
+            farm);
+  assert_int_equal(ff_iomodel_write_cache(m, 0), 1);
+  assert_int_equal(ff_iomodel_write_cache(m, 1), 1);
+  assert_int_equal(ff_iomodel_write_cache(m, 2), 0);
+  assert_int_equal(ff_iomodel_write_cache(m, 99), 0);
+  /* three cached writes answered at once; the flush pays 3 x 2 ms + 1 ms */
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(sub(m, 0, FF_OP_WRITE, 0, 4096, now).done_ns, now);
+  assert_int_equal(sub(m, 0, FF_OP_FLUSH, 0, 0, now).done_ns, now + 7 * MS);
+  /* the flush emptied the cache: the next one pays its own latency only */
+  assert_int_equal(sub(m, 0, FF_OP_FLUSH, 0, 0, now).done_ns, now + MS);
+  /* reads are not cached */
+  assert_int_equal(sub(m, 0, FF_OP_READ, 0, 4096, now).done_ns, now);
+  /* 8 KiB of cache: two 4 KiB writes fit, the third writes through */
+  assert_int_equal(sub(m, 1, FF_OP_WRITE, 0, 4096, now).done_ns, now);
+  assert_int_equal(sub(m, 1, FF_OP_WRITE, 4096, 4096, now).done_ns, now);
+  assert_int_equal(sub(m, 1, FF_OP_WRITE, 8192, 4096, now).done_ns,
+                   now + 2 * MS);
+  assert_int_equal(sub(m, 1, FF_OP_FLUSH, 0, 0, now).done_ns, now + 5 * MS);
+  /* ... and after the flush there is room again */
+  assert_int_equal(sub(m, 1, FF_OP_WRITE, 0, 8192, now).done_ns, now);
+  assert_int_equal(sub(m, 1, FF_OP_WRITE, 0, 1, now).done_ns, now + 2 * MS);
+  /* a later group turned the cache off: writes pay, flushes are cheap */
+  assert_int_equal(sub(m, 2, FF_OP_WRITE, 0, 4096, now).done_ns, now + 2 * MS);
+  assert_int_equal(sub(m, 2, FF_OP_FLUSH, 0, 0, now).done_ns, now + MS);
   ff_iomodel_free(m);
   ff_farm_free(farm);
 }
@@ -1328,7 +1379,8 @@ main(void)
     cmocka_unit_test(test_wrong_farm),    cmocka_unit_test(test_merge),
     cmocka_unit_test(test_distributions), cmocka_unit_test(test_native_params),
     cmocka_unit_test(test_determinism),   cmocka_unit_test(test_queue),
-    cmocka_unit_test(test_caps),          cmocka_unit_test(test_stall),
+    cmocka_unit_test(test_caps),          cmocka_unit_test(test_write_cache),
+    cmocka_unit_test(test_stall),
     cmocka_unit_test(test_spinup),        cmocka_unit_test(test_vanish_appear),
     cmocka_unit_test(test_eio_ranges),    cmocka_unit_test(test_eio_rate),
     cmocka_unit_test(test_live_switch),   cmocka_unit_test(test_fraction),
