@@ -66,4 +66,33 @@ for n in pv0002 pv0003; do
 done
 "$bin" gen -q "$s/farm.conf" -o "$s/plain"
 cmp -s "$s/pv0002.copy" "$s/plain/pv0002" && ff_die "the saved overlay changed nothing"
-echo "PASS: writes shared by connections, counted, saved and served again"
+# FUA on a device with a write cache (profile write_cache) writes the
+# cache back: the plugin follows the write with a flush, counted as one;
+# on a device without a cache a FUA write is only a write.
+cat >"$s/wcache.conf" <<'CONF'
+groups = ({ devices = "pv0000"; write_cache = true; });
+CONF
+"$nbdkit" -U - "$plugin" spec="$s/farm.conf" profile="$s/wcache.conf" \
+  stats="$s/wstats.json" --run "$py - \"\$unixsocket\"" 2>"$s/nbdkit.err" <<'PY' ||
+import nbd, sys
+for name in ("pv0000", "pv0001"):
+    h = nbd.NBD()
+    h.set_export_name(name)
+    h.connect_unix(sys.argv[1])
+    assert h.can_flush() and h.can_fua(), name
+    h.pwrite(b"x" * 4096, 1 << 20)  # cached: no flush
+    h.pwrite(b"y" * 4096, 2 << 20, nbd.CMD_FLAG_FUA)
+    h.shutdown()
+PY
+  ff_die "FUA writes over NBD failed: $(cat "$s/nbdkit.err")"
+"$py" - "$s/wstats.json" <<'PY' || ff_die "a FUA write on a write-cached device was not followed by a flush"
+import json, sys
+dev = {d["name"]: d for d in json.load(open(sys.argv[1]))["devices"]}
+c, w = dev["pv0000"], dev["pv0001"]
+print(f"pv0000 (write cache): {c['writes']} writes, {c['flushes']} flushes; "
+      f"pv0001: {w['writes']} writes, {w['flushes']} flushes")
+assert (c["writes"], c["flushes"]) == (2, 1), c
+assert (w["writes"], w["flushes"]) == (2, 0), w
+PY
+
+echo "PASS: writes shared by connections, counted, saved and served again; FUA writes back a write cache"
