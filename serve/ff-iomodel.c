@@ -399,13 +399,14 @@ ff_iomodel_submit(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
   if (cl->spinup_ns)
     t = spinup(ds, t, cl->spinup_ns);
   lat = ff_dist_clamp_ns(ff_dist_quantile(&cl->lat[op], ff_u01(h)));
-  if (cl->wcache && op == FF_OP_WRITE && cache_take(ds, cl->wcache_size, len)) {
+  if (cl->wcache && op == FF_OP_WRITE &&
+      cache_take(ds, cl->wcache_size, len)) {
     atomic_fetch_add_explicit(&ds->debt_ns, lat, memory_order_relaxed);
     lat = 0;
   } else if (cl->wcache && op == FF_OP_FLUSH) {
     /* The cached writes are written back one after another. */
-    t = sat_add(t, atomic_exchange_explicit(&ds->debt_ns, 0,
-                                            memory_order_relaxed));
+    t = sat_add(
+      t, atomic_exchange_explicit(&ds->debt_ns, 0, memory_order_relaxed));
     atomic_store_explicit(&ds->dirty, 0, memory_order_relaxed);
   }
   t = sat_add(t, lat);

@@ -802,9 +802,9 @@ parse_group(const struct pctx *c, const config_setting_t *g, const char *path,
             struct pgroup *pg)
 {
   static const char *const keys[] = {
-    "devices", "fraction",  "read", "write",     "flush",  "spinup", "stall",
-    "queue",   "bandwidth", "iops", "direct_io", "faults", "write_cache",
-    NULL};
+    "devices",   "fraction", "read",        "write",     "flush",
+    "spinup",    "stall",    "queue",       "bandwidth", "iops",
+    "direct_io", "faults",   "write_cache", NULL};
   static const char *const ops[] = {"read", "write", "flush"};
   double iops = 0;
   int r;

@@ -1380,12 +1380,11 @@ main(void)
     cmocka_unit_test(test_distributions), cmocka_unit_test(test_native_params),
     cmocka_unit_test(test_determinism),   cmocka_unit_test(test_queue),
     cmocka_unit_test(test_caps),          cmocka_unit_test(test_write_cache),
-    cmocka_unit_test(test_stall),
-    cmocka_unit_test(test_spinup),        cmocka_unit_test(test_vanish_appear),
-    cmocka_unit_test(test_eio_ranges),    cmocka_unit_test(test_eio_rate),
-    cmocka_unit_test(test_live_switch),   cmocka_unit_test(test_fraction),
-    cmocka_unit_test(test_vanish_after),  cmocka_unit_test(test_count_race),
-    cmocka_unit_test(test_threads),
+    cmocka_unit_test(test_stall),         cmocka_unit_test(test_spinup),
+    cmocka_unit_test(test_vanish_appear), cmocka_unit_test(test_eio_ranges),
+    cmocka_unit_test(test_eio_rate),      cmocka_unit_test(test_live_switch),
+    cmocka_unit_test(test_fraction),      cmocka_unit_test(test_vanish_after),
+    cmocka_unit_test(test_count_race),    cmocka_unit_test(test_threads),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
