@@ -1026,6 +1026,41 @@ wenv_reads(void *ctx, long long *reads, long long *bytes)
   farm_reads(ctx, reads, bytes);
 }
 
+/* The farm's counters since the last reset: the totals (dev NULL) or
+ * device dev's (0 everywhere when it did no I/O: the daemon lists only
+ * devices with I/O). */
+static int
+wenv_counters(void *ctx, const char *dev, struct ff_wcounters *out)
+{
+  struct run *r = ctx;
+  char path[PATH_MAX + 32];
+  json_t *st, *o = NULL, *d;
+  size_t i;
+
+  memset(out, 0, sizeof *out);
+  ff_pathf(path, sizeof path, "%s/.fusefarm/stats.json", r->mnt);
+  st = json_load_file(path, 0, NULL);
+  if (!st)
+    return -1;
+  if (!dev)
+    o = json_object_get(st, "totals");
+  else
+    json_array_foreach(json_object_get(st, "devices"), i, d)
+    {
+      const char *name = json_string_value(json_object_get(d, "name"));
+
+      if (name && !strcmp(name, dev))
+        o = d;
+    }
+  out->reads = json_integer_value(json_object_get(o, "reads"));
+  out->bytes_read = json_integer_value(json_object_get(o, "bytes_read"));
+  out->writes = json_integer_value(json_object_get(o, "writes"));
+  out->bytes_written = json_integer_value(json_object_get(o, "bytes_written"));
+  out->flushes = json_integer_value(json_object_get(o, "flushes"));
+  json_decref(st);
+  return 0;
+}
+
 static void
 wenv_say(void *ctx, const char *line)
 {
@@ -1076,6 +1111,7 @@ run_workload(struct run *r, const struct config *c,
     .stop = &stop_requested,
     .cold = wenv_cold,
     .reads = wenv_reads,
+    .counters = wenv_counters,
     .say = wenv_say,
     .progress = wenv_progress,
     .ctx = r,
@@ -1628,6 +1664,16 @@ ff_cmd_run(int argc, char **argv)
   if (ff_scenario_set_lvms(r.sc, lvm, nlvm) < 0) {
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     goto out;
+  }
+  /* The host runs activation with --driverloaded n: an io workload on an
+   * LV has no device to run on (the guest has one: fusefarm vm). */
+  for (unsigned i = 0; i < r.sc->nworkloads; i++) {
+    char why[512];
+
+    if (ff_io_target_refusal(&r.sc->workloads[i], 1, why, sizeof why)) {
+      fprintf(stderr, "fusefarm run: %s\n", why);
+      goto out;
+    }
   }
   n = readlink("/proc/self/exe", r.self, sizeof r.self - 1);
   if (n < 0) {
