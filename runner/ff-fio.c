@@ -122,9 +122,10 @@ ff_fio_parse(const char *text, struct ff_fio_result *out)
     return ff_error("fio output: no jobs[0]");
   }
   if (json_array_size(jobs) != 1) {
+    size_t n = json_array_size(jobs);
+
     json_decref(doc);
-    return ff_error("fio output: %zu jobs, expected 1 (group_reporting)",
-                    json_array_size(jobs));
+    return ff_error("fio output: %zu jobs, expected 1 (group_reporting)", n);
   }
   e = json_object_get(job, "error");
   if (!json_is_integer(e))
