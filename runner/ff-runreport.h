@@ -207,7 +207,9 @@ void ff_runreport_free(struct ff_runreport *rr);
  * group per workload name: median wall time with min–max when repeat >
  * 1; for event activation also the slowest pvscan and vgchange of the
  * last repetition), the definitions of its terms (repetitions, units,
- * built-in profiles), failed runs, the verdict
+ * built-in profiles), failed runs, for io workloads the io table (fio's
+ * MB/s, IOPS, clat p50/p99 per config, workload and direction: median
+ * and min–max over the runs), the verdict
  * (ff_runreport_print_verdict), then per event-activation workload the
  * `top` slowest units (no such lists when top is 0), then the notes.  UTF-8
  * (the ranges use an en dash).  -1 with ff_error if top < 0 or writing fails.
