@@ -885,8 +885,6 @@ io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   if (!fio || !*fio)
     fio = "fio";
   argv[0] = fio;
-  if (ff_io_target_refusal(w, e->no_dm, msg, msglen))
-    return ff_error("%s", msg);
   if (!io_target_path(e, w->io.target, dev, sizeof dev, msg, msglen)) {
     *worst = 1;
     *errors = 1;
@@ -1088,6 +1086,11 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     return ff_error("workload %s: this lvm ran no event activation (2.02 "
                     "without lvmetad)",
                     w->name);
+  }
+  if (ff_io_target_refusal(w, e->no_dm, iocmd, sizeof iocmd)) {
+    free(walls);
+    json_decref(runs);
+    return ff_error("%s", iocmd);
   }
   for (unsigned rep = 0; rep < w->repeat && !rc; rep++) {
     double wall = 0;
