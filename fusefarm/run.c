@@ -127,6 +127,7 @@ struct run {
   struct ff_proc lvmetad;
   /* Failed timed lvm commands so far, and the summary line's text. */
   long long failed;
+  long long failed_io; /* of them, io workloads' fio runs */
   struct ff_sb failures;
 };
 
@@ -1131,6 +1132,8 @@ run_workload(struct run *r, const struct config *c,
 
     if (nf > 0) {
       r->failed += nf;
+      if (w->type == FF_W_IO)
+        r->failed_io += nf;
       ff_sb_addf(&r->failures, "%sconfig %llu (%s) %s: %lld failed (%s)",
                  r->failures.len ? "; " : "", (unsigned long long)c->index + 1,
                  c->label, w->name, nf, msg[0] ? msg : "(no message)");
@@ -1369,11 +1372,11 @@ static const char run_usage[] =
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
   "the farm, then for every configuration of the matrix time each workload\n"
-  "with real lvm commands, kept off the host's disks: a private /dev that\n"
-  "holds the farm's devices only (named as their PV metadata says), a\n"
-  "private lvm.conf and /run/lvm, and the scenario's fence (default none;\n"
-  "devicesfile or filter).  Prints a table and its verdict\n"
-  "(docs/report.md).\n"
+  "with real lvm commands (or fio: io workloads, $FF_FIO), kept off the\n"
+  "host's disks: a private /dev that holds the farm's devices only (named\n"
+  "as their PV metadata says), a private lvm.conf and /run/lvm, and the\n"
+  "scenario's fence (default none; devicesfile or filter).  Prints a\n"
+  "table and its verdict (docs/report.md).\n"
   "\n"
   "Every output goes into one run directory, named at the start and the\n"
   "end: ./fusefarm-run-NAME-YYYYmmdd-HHMMSS/ (a new one, never an existing\n"
@@ -1410,11 +1413,11 @@ static const char run_usage[] =
   "made.  SCENARIO is a file; a bare NAME that is no file here is the\n"
   "installed configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides\n"
   "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
-  "Exit status: 0 success, 1 runtime failure (also: a timed lvm command\n"
-  "failed; the last line names which), 2 bad usage or input (checked\n"
-  "before anything runs, EXPR included); with --expect: 0 holds, 1 fails,\n"
-  "125 could not judge (the run failed, or an EXPR reads a workload whose\n"
-  "lvm commands failed), 2 bad input.\n";
+  "Exit status: 0 success, 1 runtime failure (also: a timed lvm command,\n"
+  "or an io workload's fio, failed; the last line names which), 2 bad\n"
+  "usage or input (checked before anything runs, EXPR included); with\n"
+  "--expect: 0 holds, 1 fails, 125 could not judge (the run failed, or an\n"
+  "EXPR reads a workload whose commands failed), 2 bad input.\n";
 
 /* --out DIR given: refuse, before anything runs, one that is not a
  * directory or not empty (a run directory holds one run).  Returns 0, or
@@ -1850,7 +1853,8 @@ cleanup:
    * (in the configuration it resolves to) is not judged (125); a failure
    * none of them reads leaves their verdict standing, and is said. */
   if (r.failed) {
-    fprintf(stderr, "fusefarm run: %lld lvm command%s failed: %s\n", r.failed,
+    fprintf(stderr, "fusefarm run: %lld %s command%s failed: %s\n", r.failed,
+            r.failed_io ? "timed (lvm or fio)" : "lvm",
             r.failed == 1 ? "" : "s",
             ff_sb_failed(&r.failures) || !r.failures.buf ? "(out of memory)"
                                                          : r.failures.buf);
