@@ -456,13 +456,24 @@ plan_workloads(const struct ff_scenario *sc)
 
   for (unsigned i = 0; a && i < sc->nworkloads; i++) {
     const struct ff_workload *w = &sc->workloads[i];
+    json_t *wj =
+      json_pack("{s:s, s:s, s:i, s:i, s:I, s:i, s:s?}", "name", w->name,
+                "type", ff_wtype_name(w->type), "repeat", (int)w->repeat,
+                "concurrency", (int)w->concurrency, "spread_ns",
+                (json_int_t)w->spread_ns, "count", (int)w->count, "lv", w->lv);
 
-    json_array_append_new(
-      a, json_pack("{s:s, s:s, s:i, s:i, s:I, s:i, s:s?}", "name", w->name,
-                   "type", ff_wtype_name(w->type), "repeat", (int)w->repeat,
-                   "concurrency", (int)w->concurrency, "spread_ns",
-                   (json_int_t)w->spread_ns, "count", (int)w->count, "lv",
-                   w->lv));
+    /* an io workload's fio job, as ff-guestrun's workload_of reads it */
+    if (wj && w->type == FF_W_IO)
+      json_object_set_new(
+        wj, "io",
+        json_pack(
+          "{s:s, s:s, s:I, s:i, s:b, s:s, s:I, s:I, s:i, s:i, s:i}", "target",
+          w->io.target, "rw", w->io.rw, "bs", (json_int_t)w->io.bs, "iodepth",
+          (int)w->io.iodepth, "direct", w->io.direct, "ioengine",
+          w->io.ioengine, "size", (json_int_t)w->io.size, "runtime_ns",
+          (json_int_t)w->io.runtime_ns, "fsync", (int)w->io.fsync, "fdatasync",
+          (int)w->io.fdatasync, "numjobs", (int)w->io.numjobs));
+    json_array_append_new(a, wj);
   }
   return a;
 }

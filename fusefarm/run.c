@@ -127,6 +127,7 @@ struct run {
   struct ff_proc lvmetad;
   /* Failed timed lvm commands so far, and the summary line's text. */
   long long failed;
+  long long failed_io; /* of them, io workloads' fio runs */
   struct ff_sb failures;
 };
 
@@ -1026,6 +1027,41 @@ wenv_reads(void *ctx, long long *reads, long long *bytes)
   farm_reads(ctx, reads, bytes);
 }
 
+/* The farm's counters since the last reset: the totals (dev NULL) or
+ * device dev's (0 everywhere when it did no I/O: the daemon lists only
+ * devices with I/O). */
+static int
+wenv_counters(void *ctx, const char *dev, struct ff_wcounters *out)
+{
+  struct run *r = ctx;
+  char path[PATH_MAX + 32];
+  json_t *st, *o = NULL, *d;
+  size_t i;
+
+  memset(out, 0, sizeof *out);
+  ff_pathf(path, sizeof path, "%s/.fusefarm/stats.json", r->mnt);
+  st = json_load_file(path, 0, NULL);
+  if (!st)
+    return -1;
+  if (!dev)
+    o = json_object_get(st, "totals");
+  else
+    json_array_foreach(json_object_get(st, "devices"), i, d)
+    {
+      const char *name = json_string_value(json_object_get(d, "name"));
+
+      if (name && !strcmp(name, dev))
+        o = d;
+    }
+  out->reads = json_integer_value(json_object_get(o, "reads"));
+  out->bytes_read = json_integer_value(json_object_get(o, "bytes_read"));
+  out->writes = json_integer_value(json_object_get(o, "writes"));
+  out->bytes_written = json_integer_value(json_object_get(o, "bytes_written"));
+  out->flushes = json_integer_value(json_object_get(o, "flushes"));
+  json_decref(st);
+  return 0;
+}
+
 static void
 wenv_say(void *ctx, const char *line)
 {
@@ -1076,6 +1112,7 @@ run_workload(struct run *r, const struct config *c,
     .stop = &stop_requested,
     .cold = wenv_cold,
     .reads = wenv_reads,
+    .counters = wenv_counters,
     .say = wenv_say,
     .progress = wenv_progress,
     .ctx = r,
@@ -1095,6 +1132,8 @@ run_workload(struct run *r, const struct config *c,
 
     if (nf > 0) {
       r->failed += nf;
+      if (w->type == FF_W_IO)
+        r->failed_io += nf;
       ff_sb_addf(&r->failures, "%sconfig %llu (%s) %s: %lld failed (%s)",
                  r->failures.len ? "; " : "", (unsigned long long)c->index + 1,
                  c->label, w->name, nf, msg[0] ? msg : "(no message)");
@@ -1333,11 +1372,11 @@ static const char run_usage[] =
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
   "the farm, then for every configuration of the matrix time each workload\n"
-  "with real lvm commands, kept off the host's disks: a private /dev that\n"
-  "holds the farm's devices only (named as their PV metadata says), a\n"
-  "private lvm.conf and /run/lvm, and the scenario's fence (default none;\n"
-  "devicesfile or filter).  Prints a table and its verdict\n"
-  "(docs/report.md).\n"
+  "with real lvm commands (or fio: io workloads, $FF_FIO), kept off the\n"
+  "host's disks: a private /dev that holds the farm's devices only (named\n"
+  "as their PV metadata says), a private lvm.conf and /run/lvm, and the\n"
+  "scenario's fence (default none; devicesfile or filter).  Prints a\n"
+  "table and its verdict (docs/report.md).\n"
   "\n"
   "Every output goes into one run directory, named at the start and the\n"
   "end: ./fusefarm-run-NAME-YYYYmmdd-HHMMSS/ (a new one, never an existing\n"
@@ -1374,11 +1413,11 @@ static const char run_usage[] =
   "made.  SCENARIO is a file; a bare NAME that is no file here is the\n"
   "installed configs/scenarios/NAME.conf (FUSEFARM_DATADIR overrides\n"
   "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
-  "Exit status: 0 success, 1 runtime failure (also: a timed lvm command\n"
-  "failed; the last line names which), 2 bad usage or input (checked\n"
-  "before anything runs, EXPR included); with --expect: 0 holds, 1 fails,\n"
-  "125 could not judge (the run failed, or an EXPR reads a workload whose\n"
-  "lvm commands failed), 2 bad input.\n";
+  "Exit status: 0 success, 1 runtime failure (also: a timed lvm command,\n"
+  "or an io workload's fio, failed; the last line names which), 2 bad\n"
+  "usage or input (checked before anything runs, EXPR included); with\n"
+  "--expect: 0 holds, 1 fails, 125 could not judge (the run failed, or an\n"
+  "EXPR reads a workload whose commands failed), 2 bad input.\n";
 
 /* --out DIR given: refuse, before anything runs, one that is not a
  * directory or not empty (a run directory holds one run).  Returns 0, or
@@ -1629,6 +1668,16 @@ ff_cmd_run(int argc, char **argv)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     goto out;
   }
+  /* The host runs activation with --driverloaded n: an io workload on an
+   * LV has no device to run on (the guest has one: fusefarm vm). */
+  for (unsigned i = 0; i < r.sc->nworkloads; i++) {
+    char why[512];
+
+    if (ff_io_target_refusal(&r.sc->workloads[i], 1, why, sizeof why)) {
+      fprintf(stderr, "fusefarm run: %s\n", why);
+      goto out;
+    }
+  }
   n = readlink("/proc/self/exe", r.self, sizeof r.self - 1);
   if (n < 0) {
     fprintf(stderr, "fusefarm run: /proc/self/exe: %m\n");
@@ -1804,7 +1853,8 @@ cleanup:
    * (in the configuration it resolves to) is not judged (125); a failure
    * none of them reads leaves their verdict standing, and is said. */
   if (r.failed) {
-    fprintf(stderr, "fusefarm run: %lld lvm command%s failed: %s\n", r.failed,
+    fprintf(stderr, "fusefarm run: %lld %s command%s failed: %s\n", r.failed,
+            r.failed_io ? "timed (lvm or fio)" : "lvm",
             r.failed == 1 ? "" : "s",
             ff_sb_failed(&r.failures) || !r.failures.buf ? "(out of memory)"
                                                          : r.failures.buf);

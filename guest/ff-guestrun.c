@@ -207,6 +207,30 @@ workload_of(json_t *j, struct ff_workload *w)
   w->spread_ns = (uint64_t)json_integer_value(json_object_get(j, "spread_ns"));
   w->count = (unsigned)json_integer_value(json_object_get(j, "count"));
   w->lv = (char *)json_string_value(json_object_get(j, "lv"));
+  if (w->type == FF_W_IO) {
+    json_t *io = json_object_get(j, "io");
+
+    w->io.target = (char *)json_string_value(json_object_get(io, "target"));
+    w->io.rw = (char *)json_string_value(json_object_get(io, "rw"));
+    w->io.ioengine =
+      (char *)json_string_value(json_object_get(io, "ioengine"));
+    w->io.bs = (uint64_t)json_integer_value(json_object_get(io, "bs"));
+    w->io.iodepth =
+      (unsigned)json_integer_value(json_object_get(io, "iodepth"));
+    w->io.direct = json_is_true(json_object_get(io, "direct"));
+    w->io.size = (uint64_t)json_integer_value(json_object_get(io, "size"));
+    w->io.runtime_ns =
+      (uint64_t)json_integer_value(json_object_get(io, "runtime_ns"));
+    w->io.fsync = (unsigned)json_integer_value(json_object_get(io, "fsync"));
+    w->io.fdatasync =
+      (unsigned)json_integer_value(json_object_get(io, "fdatasync"));
+    w->io.numjobs =
+      (unsigned)json_integer_value(json_object_get(io, "numjobs"));
+    if (!w->io.target || !w->io.rw || !w->io.ioengine || !w->io.bs ||
+        !w->io.iodepth || !w->io.size || !w->io.numjobs)
+      return ff_error("plan: io workload %s: incomplete fio job",
+                      w->name ? w->name : "?");
+  }
   if (!w->name || !w->repeat ||
       (w->type == FF_W_EVENT_ACTIVATION && !w->concurrency))
     return ff_error("plan: workload %s: incomplete", w->name ? w->name : "?");

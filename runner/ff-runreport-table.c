@@ -300,6 +300,39 @@ median_cell(const struct ff_rr_workload *w, bool mark_room, bool *failed)
   return s;
 }
 
+/* The settings that vary (setcols), or the labels, as columns from *col
+ * on: row r + 1 shows config cfg[r] (cfg NULL: config r). */
+static void
+setting_cols(const struct ff_runreport *rr, struct table *t, size_t *col,
+             const size_t *cfg, bool setcols, bool *failed)
+{
+  if (!setcols) {
+    *tcell(t, 0, *col) = xstrdup("label", failed);
+    for (size_t r = 0; r + 1 < t->nrows; r++)
+      *tcell(t, r + 1, *col) =
+        xstrdup(rr->configs[cfg ? cfg[r] : r].label, failed);
+    (*col)++;
+    return;
+  }
+  for (size_t k = 0; k < rr->nkeys; k++) {
+    bool numeric = true;
+
+    if (!rr->varying[k])
+      continue;
+    *tcell(t, 0, *col) = xstrdup(ff_rr_short_key(rr, k), failed);
+    for (size_t r = 0; r + 1 < t->nrows; r++) {
+      const struct ff_rr_config *c = &rr->configs[cfg ? cfg[r] : r];
+      const struct ff_rr_setting *v = ff_runreport_setting(c, rr->keys[k]);
+      char buf[256];
+
+      numeric &= !v || v->kind != FF_RR_STRING;
+      ff_rr_setting_text(c, rr->keys[k], buf, sizeof buf);
+      *tcell(t, r + 1, *col) = xstrdup(v ? buf : "-", failed);
+    }
+    t->right[(*col)++] = numeric;
+  }
+}
+
 static int
 build_table(const struct ff_runreport *rr, struct table *t)
 {
@@ -337,30 +370,7 @@ build_table(const struct ff_runreport *rr, struct table *t)
   col++;
 
   /* settings that vary, or the labels */
-  if (setcols) {
-    for (size_t k = 0; k < rr->nkeys; k++) {
-      bool numeric = true;
-
-      if (!rr->varying[k])
-        continue;
-      *tcell(t, 0, col) = xstrdup(ff_rr_short_key(rr, k), &failed);
-      for (size_t i = 0; i < rr->nconfigs; i++) {
-        const struct ff_rr_setting *v =
-          ff_runreport_setting(&rr->configs[i], rr->keys[k]);
-        char buf[256];
-
-        numeric &= !v || v->kind != FF_RR_STRING;
-        ff_rr_setting_text(&rr->configs[i], rr->keys[k], buf, sizeof buf);
-        *tcell(t, i + 1, col) = xstrdup(v ? buf : "-", &failed);
-      }
-      t->right[col++] = numeric;
-    }
-  } else {
-    *tcell(t, 0, col) = xstrdup("label", &failed);
-    for (size_t i = 0; i < rr->nconfigs; i++)
-      *tcell(t, i + 1, col) = xstrdup(rr->configs[i].label, &failed);
-    col++;
-  }
+  setting_cols(rr, t, &col, NULL, setcols, &failed);
 
   if (farmcol) {
     *tcell(t, 0, col) = xstrdup("devices", &failed);
@@ -535,6 +545,225 @@ print_blame(const struct ff_runreport *rr, FILE *out, int top)
   return 0;
 }
 
+/* ---- the io table ------------------------------------------------------
+ *
+ * One row per (config, io workload, direction with I/O): fio's bandwidth,
+ * IOPS and completion latency p50/p99, each the median over the runs
+ * that have an "io" object, with min–max when there are several. */
+
+static int
+cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* What one quantity of a direction was over the runs: median, min, max. */
+struct iostat {
+  double med, min, max;
+  size_t n;
+};
+
+enum ioq { IO_MBS, IO_IOPS, IO_P50, IO_P99 };
+
+static double
+ioq_value(const struct ff_rr_iodir *d, enum ioq q)
+{
+  switch (q) {
+  case IO_MBS:
+    return d->bw / 1e6;
+  case IO_IOPS:
+    return d->iops;
+  case IO_P50:
+    return (double)d->clat_p50_ns;
+  default:
+    return (double)d->clat_p99_ns;
+  }
+}
+
+static bool
+iostat_of(const struct ff_rr_workload *w, bool write, enum ioq q,
+          struct iostat *st)
+{
+  double *v = calloc(w->nruns ? w->nruns : 1, sizeof *v);
+
+  st->n = 0;
+  if (!v)
+    return false;
+  for (size_t i = 0; i < w->nruns; i++) {
+    const struct ff_rr_iodir *d =
+      write ? &w->runs[i].io_write : &w->runs[i].io_read;
+
+    if (!w->runs[i].has_io || d->ios <= 0 ||
+        ((q == IO_P50 || q == IO_P99) && ioq_value(d, q) < 0))
+      continue;
+    v[st->n++] = ioq_value(d, q);
+  }
+  if (st->n) {
+    qsort(v, st->n, sizeof *v, cmp_double);
+    st->min = v[0];
+    st->max = v[st->n - 1];
+    st->med = st->n % 2 ? v[st->n / 2] : (v[st->n / 2 - 1] + v[st->n / 2]) / 2;
+  }
+  free(v);
+  return true;
+}
+
+/* A number for people: 3 significant digits up to 999, then whole. */
+static void
+fmt_num(double v, char *buf, size_t len)
+{
+  snprintf(buf, len, v >= 99.95 ? "%.0f" : v >= 9.995 ? "%.1f" : "%.2f", v);
+}
+
+/* The cell of one quantity: "12.3 (11.0–13.1)", latencies in the unit
+ * their median reads best in ("45.1 µs (40.0–50.2)"), "-" when no run
+ * has it. */
+static char *
+io_cell(const struct iostat *st, enum ioq q, bool *failed)
+{
+  static const struct {
+    double div;
+    const char *unit;
+  } units[] = {{1, " ns"}, {1e3, " \u00b5s"}, {1e6, " ms"}, {1e9, " s"}};
+  double div = 1;
+  const char *unit = "";
+  char m[32], lo[32], hi[32], *s;
+  int r;
+
+  if (!st->n)
+    return xstrdup("-", failed);
+  if (q == IO_P50 || q == IO_P99)
+    for (size_t u = 0; u < sizeof units / sizeof *units; u++)
+      if (u == 0 || st->med >= units[u].div * 0.9995) {
+        div = units[u].div;
+        unit = units[u].unit;
+      }
+  fmt_num(st->med / div, m, sizeof m);
+  if (st->n > 1) {
+    fmt_num(st->min / div, lo, sizeof lo);
+    fmt_num(st->max / div, hi, sizeof hi);
+    r = asprintf(&s, "%s%s (%s\u2013%s)", m, unit, lo, hi);
+  } else {
+    r = asprintf(&s, "%s%s", m, unit);
+  }
+  if (r < 0) {
+    *failed = true;
+    return NULL;
+  }
+  return s;
+}
+
+/* Whether any run of w did I/O in that direction. */
+static bool
+io_dir_used(const struct ff_rr_workload *w, bool write)
+{
+  for (size_t i = 0; i < w->nruns; i++)
+    if (w->runs[i].has_io &&
+        (write ? w->runs[i].io_write.ios : w->runs[i].io_read.ios) > 0)
+      return true;
+  return false;
+}
+
+static int
+print_io_table(const struct ff_runreport *rr, FILE *out)
+{
+  static const char *const heads[] = {"MB/s", "IOPS", "clat p50", "clat p99"};
+  struct table t = {0};
+  size_t nrows = 0, nvary = 0, col = 0, r = 0, *cfg;
+  const struct ff_rr_workload **wl;
+  bool *wr, setcols, failed = false;
+  int rc;
+
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      const struct ff_rr_workload *w = &rr->configs[i].workloads[j];
+
+      if (w->io)
+        nrows += io_dir_used(w, false) + io_dir_used(w, true);
+    }
+  if (!nrows)
+    return 0;
+  for (size_t k = 0; k < rr->nkeys; k++)
+    nvary += rr->varying[k];
+  setcols = nvary <= FF_RUNREPORT_SETTING_COLS;
+  cfg = calloc(nrows, sizeof *cfg);
+  wl = calloc(nrows, sizeof *wl);
+  wr = calloc(nrows, sizeof *wr);
+  t.ncols = 1 + (setcols ? nvary : 1) + 4 + 4;
+  t.nrows = nrows + 1;
+  t.cell = calloc(t.ncols * t.nrows, sizeof *t.cell);
+  t.group = calloc(t.ncols, sizeof *t.group);
+  t.right = calloc(t.ncols, sizeof *t.right);
+  if (!cfg || !wl || !wr || !t.cell || !t.group || !t.right) {
+    rc = ff_rr_oom();
+    goto out;
+  }
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      const struct ff_rr_workload *w = &rr->configs[i].workloads[j];
+
+      for (int d = 0; w->io && d < 2; d++)
+        if (io_dir_used(w, d)) {
+          cfg[r] = i;
+          wl[r] = w;
+          wr[r++] = d;
+        }
+    }
+  *tcell(&t, 0, col) = xstrdup("config", &failed);
+  t.right[col] = true;
+  for (r = 0; r < nrows; r++)
+    if (asprintf(tcell(&t, r + 1, col), "%lld", rr->configs[cfg[r]].id) < 0)
+      failed = true;
+  col++;
+  setting_cols(rr, &t, &col, cfg, setcols, &failed);
+  *tcell(&t, 0, col) = xstrdup("workload", &failed);
+  *tcell(&t, 0, col + 1) = xstrdup("target", &failed);
+  *tcell(&t, 0, col + 2) = xstrdup("runs", &failed);
+  *tcell(&t, 0, col + 3) = xstrdup("rw", &failed);
+  t.right[col + 2] = true;
+  for (r = 0; r < nrows; r++) {
+    size_t nio = 0;
+
+    for (size_t i = 0; i < wl[r]->nruns; i++)
+      nio += wl[r]->runs[i].has_io;
+    *tcell(&t, r + 1, col) = xstrdup(wl[r]->name, &failed);
+    *tcell(&t, r + 1, col + 1) =
+      xstrdup(wl[r]->target ? wl[r]->target : "-", &failed);
+    if (asprintf(tcell(&t, r + 1, col + 2), "%zu", nio) < 0)
+      failed = true;
+    *tcell(&t, r + 1, col + 3) = xstrdup(wr[r] ? "write" : "read", &failed);
+  }
+  col += 4;
+  for (int q = 0; q < 4; q++, col++) {
+    *tcell(&t, 0, col) = xstrdup(heads[q], &failed);
+    t.right[col] = true;
+    for (r = 0; r < nrows; r++) {
+      struct iostat st;
+
+      if (!iostat_of(wl[r], wr[r], (enum ioq)q, &st)) {
+        failed = true;
+        continue;
+      }
+      *tcell(&t, r + 1, col) = io_cell(&st, (enum ioq)q, &failed);
+    }
+  }
+  if (failed) {
+    rc = ff_rr_oom();
+    goto out;
+  }
+  fprintf(out, "\nio (fio): median (min\u2013max) over the runs with fio's "
+               "numbers; MB/s = 10^6 bytes/s; clat: completion latency\n");
+  rc = table_print(&t, out);
+out:
+  table_free(&t);
+  free(cfg);
+  free(wl);
+  free(wr);
+  return rc;
+}
+
 int
 ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
 {
@@ -550,6 +779,8 @@ ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
   }
   table_free(&t);
   print_footer(rr, out);
+  if (print_io_table(rr, out) < 0)
+    return -1;
   fputc('\n', out);
   if (ff_runreport_print_verdict(rr, out) < 0 || print_blame(rr, out, top) < 0)
     return -1;

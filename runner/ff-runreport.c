@@ -26,6 +26,7 @@ static const char *const workload_types[] = {
   "event-activation",
   "direct-activation",
   "lvchange",
+  "io",
 };
 
 /* --- checking the document -------------------------------------------
@@ -241,6 +242,75 @@ load_units(struct ff_rr_workload *w, const json_t *wj, const char *path)
   return 0;
 }
 
+/* A number >= 0 (integer or real). */
+static int
+get_num(const json_t *o, const char *path, const char *key, double *out)
+{
+  const json_t *v = json_object_get(o, key);
+
+  if (!v)
+    return missing(path, key);
+  if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+      json_number_value(v) < 0)
+    return mistyped(path, key, "a number >= 0");
+  *out = json_number_value(v);
+  return 0;
+}
+
+/* An integer >= 0 or null (-1). */
+static int
+get_int_or_null(const json_t *o, const char *path, const char *key,
+                long long *out)
+{
+  const json_t *v = json_object_get(o, key);
+
+  *out = -1;
+  if (!v)
+    return missing(path, key);
+  if (json_is_null(v))
+    return 0;
+  return get_int(o, path, key, false, 0, out);
+}
+
+static int
+load_iodir(struct ff_rr_iodir *d, const json_t *io, const char *path,
+           const char *key)
+{
+  const json_t *o;
+  char p[PATH_LEN];
+
+  if (get_typed(io, path, key, false, false, &o) < 0)
+    return -1;
+  subpath(p, path, key);
+  return get_num(o, p, "bw", &d->bw) < 0 ||
+             get_num(o, p, "iops", &d->iops) < 0 ||
+             get_int(o, p, "ios", false, 0, &d->ios) < 0 ||
+             get_int_or_null(o, p, "clat_p50_ns", &d->clat_p50_ns) < 0 ||
+             get_int_or_null(o, p, "clat_p99_ns", &d->clat_p99_ns) < 0
+           ? -1
+           : 0;
+}
+
+/* A run's optional "io" object (io workloads). */
+static int
+load_io(struct ff_rr_run *r, const json_t *e, const char *path)
+{
+  const json_t *io;
+  char p[PATH_LEN];
+
+  if (get_typed(e, path, "io", true, false, &io) < 0)
+    return -1;
+  if (!io)
+    return 0;
+  subpath(p, path, "io");
+  if (load_iodir(&r->io_read, io, p, "read") < 0 ||
+      load_iodir(&r->io_write, io, p, "write") < 0 ||
+      get_int(io, p, "error", false, LLONG_MIN, &r->io_error) < 0)
+    return -1;
+  r->has_io = true;
+  return 0;
+}
+
 static int
 load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
 {
@@ -257,6 +327,9 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
   if (t == sizeof workload_types / sizeof *workload_types)
     return ff_error("%s.type: unknown workload type \"%s\"", path, w->type);
   w->event = !strcmp(w->type, "event-activation");
+  w->io = !strcmp(w->type, "io");
+  if (get_str(wj, path, "target", true, &w->target) < 0)
+    return -1;
   if (get_int(wj, path, "repeat", false, 1, &w->repeat) < 0 ||
       get_typed(wj, path, "runs", false, true, &runs) < 0 ||
       get_secs(wj, path, "min", &w->min) < 0 ||
@@ -284,6 +357,8 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
         get_str(e, p, "message", true, &r->message) < 0 ||
         get_int(e, p, "reads", true, 0, &r->reads) < 0 ||
         get_int(e, p, "bytes_read", true, 0, &r->bytes_read) < 0)
+      return -1;
+    if (load_io(r, e, p) < 0)
       return -1;
     r->commands = -1;
     if (json_is_array(json_object_get(e, "commands")))

@@ -73,6 +73,14 @@ struct ff_rr_unit {
   int vg_complete; /* pvscan: 0 or 1; vgchange: -1 */
 };
 
+/* One direction of an io run (fio's "read" or "write"): bytes/s, I/Os
+ * per second, I/Os done, completion latency p50 and p99 in ns (-1: no
+ * I/O this way). */
+struct ff_rr_iodir {
+  double bw, iops;
+  long long ios, clat_p50_ns, clat_p99_ns;
+};
+
 struct ff_rr_run {
   double wall;
   long long exit, errors;
@@ -80,11 +88,18 @@ struct ff_rr_run {
   /* optional (-1 when absent): what the farm served during this run, and
    * the number of commands it ran (lvchange's "commands") */
   long long reads, bytes_read, commands;
+  /* io workloads: has_io when the run has an "io" object (a run whose
+   * fio failed may have none) */
+  bool has_io;
+  struct ff_rr_iodir io_read, io_write;
+  long long io_error;
 };
 
 struct ff_rr_workload {
   const char *name, *type;
-  bool event; /* type is "event-activation" */
+  bool event;         /* type is "event-activation" */
+  bool io;            /* type is "io" */
+  const char *target; /* io: the target (optional: NULL) */
   long long repeat;
   struct ff_rr_run *runs;
   size_t nruns;
@@ -192,7 +207,9 @@ void ff_runreport_free(struct ff_runreport *rr);
  * group per workload name: median wall time with min–max when repeat >
  * 1; for event activation also the slowest pvscan and vgchange of the
  * last repetition), the definitions of its terms (repetitions, units,
- * built-in profiles), failed runs, the verdict
+ * built-in profiles), failed runs, for io workloads the io table (fio's
+ * MB/s, IOPS, clat p50/p99 per config, workload and direction: median
+ * and min–max over the runs), the verdict
  * (ff_runreport_print_verdict), then per event-activation workload the
  * `top` slowest units (no such lists when top is 0), then the notes.  UTF-8
  * (the ranges use an en dash).  -1 with ff_error if top < 0 or writing fails.

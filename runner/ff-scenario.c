@@ -42,6 +42,7 @@ static const char *const wtype_names[FF_W_COUNT] = {
   [FF_W_EVENT_ACTIVATION] = "event-activation",
   [FF_W_DIRECT_ACTIVATION] = "direct-activation",
   [FF_W_LVCHANGE] = "lvchange",
+  [FF_W_IO] = "io",
 };
 
 const char *
@@ -175,12 +176,125 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
   return 0;
 }
 
+/* A string key of an io workload that must be one of allowed[]
+ * (NULL-terminated); absent: *out = strdup(dflt). */
+static int
+io_choice(const char *file, const config_setting_t *g, const char *path,
+          const char *key, const char *const *allowed, const char *expected,
+          const char *dflt, char **out)
+{
+  char kp[256];
+
+  if (ff_cfg_str(file, g, path, key, out) < 0)
+    return -1;
+  if (!*out)
+    return (*out = strdup(dflt)) ? 0 : ff_error("out of memory");
+  for (size_t i = 0; allowed[i]; i++)
+    if (!strcmp(*out, allowed[i]))
+      return 0;
+  ff_cfg_join(kp, sizeof kp, path, key);
+  return ff_cfg_err(file, config_setting_get_member(g, key), kp,
+                    "unknown %s '%s' (expected %s)", key, *out, expected);
+}
+
+/* target: a farm device's name, or VG/LV (lvm's name rule on each). */
+static int
+io_target_valid(const char *t)
+{
+  const char *slash = strchr(t, '/');
+  char vg[128];
+
+  if (!slash)
+    return t[0] && strlen(t) < 128 && !strpbrk(t, " \t\n\"'\\:") &&
+           strcmp(t, ".") && strcmp(t, "..");
+  if (slash == t || (size_t)(slash - t) >= sizeof vg || strchr(slash + 1, '/'))
+    return 0;
+  memcpy(vg, t, (size_t)(slash - t));
+  vg[slash - t] = '\0';
+  return ff_valid_lvm_name(vg) && ff_valid_lvm_name(slash + 1);
+}
+
+/* The keys of an io workload (docs/scenario-format.md): the fio job. */
+static int
+parse_io(const char *file, const config_setting_t *g, const char *path,
+         struct ff_io_job *io)
+{
+  static const char *const rws[] = {"read", "write",  "randread", "randwrite",
+                                    "rw",   "randrw", NULL};
+  static const char *const engines[] = {"libaio", "psync", "io_uring", NULL};
+  char kp[256], *runtime = NULL;
+
+  io->bs = 4096;
+  io->iodepth = 1;
+  io->direct = 1;
+  io->size = 16u << 20;
+  io->numjobs = 1;
+  if (ff_cfg_str(file, g, path, "target", &io->target) < 0)
+    return -1;
+  ff_cfg_join(kp, sizeof kp, path, "target");
+  if (!io->target)
+    return ff_cfg_err(file, g, kp,
+                      "missing (expected a farm device such as \"pv0001\" "
+                      "or an LV as \"VG/LV\")");
+  if (!io_target_valid(io->target))
+    return ff_cfg_err(file, config_setting_get_member(g, "target"), kp,
+                      "'%s' is not a device name or VG/LV", io->target);
+  if (io_choice(file, g, path, "rw", rws,
+                "read, write, randread, randwrite, rw or randrw", "randread",
+                &io->rw) < 0 ||
+      io_choice(file, g, path, "ioengine", engines,
+                "libaio, psync or io_uring", "libaio", &io->ioengine) < 0 ||
+      ff_cfg_size(file, g, path, "bs", &io->bs) < 0 ||
+      ff_cfg_size(file, g, path, "size", &io->size) < 0 ||
+      ff_cfg_uint(file, g, path, "iodepth", 1, 1024, &io->iodepth) < 0 ||
+      ff_cfg_bool(file, g, path, "direct", &io->direct) < 0 ||
+      ff_cfg_uint(file, g, path, "fsync", 0, 1000000, &io->fsync) < 0 ||
+      ff_cfg_uint(file, g, path, "fdatasync", 0, 1000000, &io->fdatasync) <
+        0 ||
+      ff_cfg_uint(file, g, path, "numjobs", 1, 64, &io->numjobs) < 0 ||
+      ff_cfg_str(file, g, path, "runtime", &runtime) < 0)
+    return -1;
+  if (runtime) {
+    int r = ff_parse_duration(runtime, &io->runtime_ns);
+
+    free(runtime);
+    ff_cfg_join(kp, sizeof kp, path, "runtime");
+    if (r < 0)
+      return ff_cfg_err(file, config_setting_get_member(g, "runtime"), kp,
+                        "%s", ff_errmsg());
+    if (io->runtime_ns < 1000000000ull)
+      return ff_cfg_err(file, config_setting_get_member(g, "runtime"), kp,
+                        "is under 1 s (fio counts its runtime in seconds)");
+  }
+  ff_cfg_join(kp, sizeof kp, path, "bs");
+  if (io->bs == 0 || io->bs > (64u << 20))
+    return ff_cfg_err(file, config_setting_get_member(g, "bs"), kp,
+                      "%llu bytes is out of range (expected 512 to 64M)",
+                      (unsigned long long)io->bs);
+  if (io->direct && io->bs % 512)
+    return ff_cfg_err(file, config_setting_get_member(g, "bs"), kp,
+                      "%llu bytes is not a multiple of 512 (direct I/O "
+                      "needs whole sectors)",
+                      (unsigned long long)io->bs);
+  ff_cfg_join(kp, sizeof kp, path, "size");
+  if (io->size < io->bs || io->size % io->bs)
+    return ff_cfg_err(file, config_setting_get_member(g, "size"), kp,
+                      "%llu bytes is not a multiple of bs (%llu bytes, at "
+                      "least one)",
+                      (unsigned long long)io->size,
+                      (unsigned long long)io->bs);
+  return 0;
+}
+
 static int
 parse_workload(const char *file, const config_setting_t *g, const char *path,
                struct ff_workload *w)
 {
   static const char *const keys[] = {
-    "type", "name", "repeat", "concurrency", "spread", "count", "lv", NULL};
+    "type",    "name",      "repeat",   "concurrency", "spread",
+    "count",   "lv",        "target",   "rw",          "bs",
+    "iodepth", "direct",    "ioengine", "size",        "runtime",
+    "fsync",   "fdatasync", "numjobs",  NULL};
   char *type = NULL, *spread = NULL;
   char kp[256];
   int r;
@@ -196,7 +310,7 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
     return ff_cfg_err(file, g, kp,
                       "missing (expected one of pvs, vgs, "
                       "lvs, pvscan-cache, event-activation, "
-                      "direct-activation, lvchange)");
+                      "direct-activation, lvchange, io)");
   w->type = FF_W_COUNT;
   for (int t = 0; t < FF_W_COUNT; t++)
     if (!strcmp(type, wtype_names[t]))
@@ -204,8 +318,8 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
   if (w->type == FF_W_COUNT) {
     r = ff_cfg_err(file, config_setting_get_member(g, "type"), kp,
                    "unknown workload '%s' (expected pvs, vgs, lvs, "
-                   "pvscan-cache, event-activation, direct-activation or "
-                   "lvchange)",
+                   "pvscan-cache, event-activation, direct-activation, "
+                   "lvchange or io)",
                    type);
     free(type);
     return r;
@@ -241,6 +355,17 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
       {"spread", "event-activation"},
       {"count", "lvchange"},
       {"lv", "lvchange"},
+      {"target", "io"},
+      {"rw", "io"},
+      {"bs", "io"},
+      {"iodepth", "io"},
+      {"direct", "io"},
+      {"ioengine", "io"},
+      {"size", "io"},
+      {"runtime", "io"},
+      {"fsync", "io"},
+      {"fdatasync", "io"},
+      {"numjobs", "io"},
     };
 
     for (size_t i = 0; i < sizeof only / sizeof *only; i++)
@@ -251,6 +376,8 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
                           "only %s workloads take %s", only[i][1], only[i][0]);
       }
   }
+  if (w->type == FF_W_IO)
+    return parse_io(file, g, path, &w->io);
   return 0;
 }
 
@@ -705,6 +832,9 @@ ff_scenario_free(struct ff_scenario *sc)
   for (unsigned i = 0; i < sc->nworkloads; i++) {
     free(sc->workloads[i].name);
     free(sc->workloads[i].lv);
+    free(sc->workloads[i].io.target);
+    free(sc->workloads[i].io.rw);
+    free(sc->workloads[i].io.ioengine);
   }
   free(sc->workloads);
   free(sc->file);

@@ -22,11 +22,29 @@ enum ff_wtype {
   FF_W_EVENT_ACTIVATION,
   FF_W_DIRECT_ACTIVATION,
   FF_W_LVCHANGE,
+  FF_W_IO, /* fio against one target (ff-fio.h) */
   FF_W_COUNT,
 };
 
 /* "pvs", "event-activation", ... */
 const char *ff_wtype_name(enum ff_wtype t);
+
+/* An io workload's fio job (docs/scenario-format.md): what fio runs
+ * against the target, every value checked by the parser.  Strings are
+ * owned by the workload. */
+struct ff_io_job {
+  char *target;        /* a farm device name ("pv0001") or "VG/LV" */
+  char *rw;            /* read write randread randwrite rw randrw */
+  uint64_t bs;         /* bytes per I/O (4K) */
+  unsigned iodepth;    /* 1..1024 (1) */
+  int direct;          /* O_DIRECT (1) */
+  char *ioengine;      /* libaio (default), psync, io_uring */
+  uint64_t size;       /* bytes per job, from offset 0 (16M) */
+  uint64_t runtime_ns; /* 0: none; else time_based for this long */
+  unsigned fsync;      /* fsync every N writes (0: never) */
+  unsigned fdatasync;  /* fdatasync every N writes (0: never) */
+  unsigned numjobs;    /* jobs at once on the target (1) */
+};
 
 struct ff_workload {
   char *name; /* default: the type's name */
@@ -36,6 +54,7 @@ struct ff_workload {
   uint64_t spread_ns;   /* event-activation: arrivals spread over this */
   unsigned count;       /* lvchange: commands per repetition (10) */
   char *lv;             /* lvchange: "VG/LV", NULL: the farm's first LV */
+  struct ff_io_job io;  /* io: the fio job */
 };
 
 /* One value of a matrix axis: an integer or a string. */

@@ -2,8 +2,11 @@
 #include "ff-workload.h"
 
 #include "ff-error.h"
+#include "ff-fio.h"
 
 #include <jansson.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -783,6 +786,186 @@ lvchange_runs(const struct ff_wenv *e, const struct ff_workload *w,
   return 0;
 }
 
+/* ---- io: fio against one target -----------------------------------------
+ */
+
+const char *
+ff_io_target_refusal(const struct ff_workload *w, int no_dm, char *buf,
+                     size_t len)
+{
+  if (w->type != FF_W_IO || !strchr(w->io.target, '/') || !no_dm)
+    return NULL;
+  ff_pathf(buf, len,
+           "workload %s: target %s is an LV: LV targets need "
+           "device-mapper, which this kernel lacks; run the scenario with "
+           "`fusefarm vm` (a guest with real device-mapper)",
+           w->name, w->io.target);
+  return buf;
+}
+
+static json_t *
+counters_json(const struct ff_wcounters *c)
+{
+  return json_pack("{s:I, s:I, s:I, s:I, s:I}", "reads", (json_int_t)c->reads,
+                   "bytes_read", (json_int_t)c->bytes_read, "writes",
+                   (json_int_t)c->writes, "bytes_written",
+                   (json_int_t)c->bytes_written, "flushes",
+                   (json_int_t)c->flushes);
+}
+
+static json_t *
+fio_dir_json(const struct ff_fio_dir *d)
+{
+  json_t *o =
+    json_pack("{s:f, s:f, s:I, s:I}", "bw", d->bw, "iops", d->iops, "ios",
+              (json_int_t)d->ios, "bytes", (json_int_t)d->bytes);
+
+  json_object_set_new(o, "clat_p50_ns",
+                      d->clat_p50_ns < 0 ? json_null()
+                                         : json_integer(d->clat_p50_ns));
+  json_object_set_new(o, "clat_p99_ns",
+                      d->clat_p99_ns < 0 ? json_null()
+                                         : json_integer(d->clat_p99_ns));
+  return o;
+}
+
+/* The block device of target, into path: a farm device's node, or an
+ * LV's /dev/VG/LV.  NULL and why, in msg, when there is none. */
+static const char *
+io_target_path(const struct ff_wenv *e, const char *target, char *path,
+               size_t len, char *msg, size_t msglen)
+{
+  struct stat st;
+
+  if (strchr(target, '/')) {
+    ff_pathf(path, len, "/dev/%s", target);
+    if (stat(path, &st) < 0 || !S_ISBLK(st.st_mode)) {
+      ff_pathf(msg, msglen,
+               "target %s: %s is not a block device (is the LV "
+               "active?)",
+               target, path);
+      return NULL;
+    }
+    return path;
+  }
+  for (uint32_t i = 0; i < e->ndevs; i++) {
+    if (!e->names[i] || strcmp(e->names[i], target))
+      continue;
+    if (!e->paths[i]) {
+      ff_pathf(msg, msglen, "target %s: the device is not present", target);
+      return NULL;
+    }
+    ff_pathf(path, len, "%s", e->paths[i]);
+    return path;
+  }
+  ff_pathf(msg, msglen, "target %s: no such device in the farm", target);
+  return NULL;
+}
+
+/* One repetition of an io workload: fio, timed, its document read back
+ * into run's "io".  A failure is a failed command (exit, errors, msg);
+ * -1 only when the run cannot go on. */
+static int
+io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+       json_t *run, double *wall, int *worst, int *errors, char *msg,
+       size_t msglen)
+{
+  const char *fio = e->fio ? e->fio : getenv("FF_FIO");
+  char dev[PATH_MAX], job[PATH_MAX + 64], out[PATH_MAX + 64],
+    err[PATH_MAX + 64];
+  const char *argv[] = {NULL, "--output-format=json", job, NULL};
+  struct ff_fio_result fr;
+  struct ff_spawn o = {.argv = argv, .out = out, .err = err};
+  struct ff_proc p;
+  json_t *io;
+  char *text;
+  double t0;
+  int ex, fd;
+
+  if (!fio || !*fio)
+    fio = "fio";
+  argv[0] = fio;
+  if (!io_target_path(e, w->io.target, dev, sizeof dev, msg, msglen)) {
+    *worst = 1;
+    *errors = 1;
+    return 0;
+  }
+  /* The job reads and writes [0, size): it must fit. */
+  fd = open(dev, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    uint64_t devsize = 0;
+
+    if (ioctl(fd, BLKGETSIZE64, &devsize) == 0 && w->io.size > devsize) {
+      ff_pathf(msg, msglen,
+               "target %s: size %llu bytes is more than the device's %llu",
+               w->io.target, (unsigned long long)w->io.size,
+               (unsigned long long)devsize);
+      close(fd);
+      *worst = 1;
+      *errors = 1;
+      return 0;
+    }
+    close(fd);
+  }
+  ff_pathf(job, sizeof job, "%s/%s.fio", e->outdir, tag);
+  ff_pathf(out, sizeof out, "%s/%s.out", e->outdir, tag);
+  ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
+  if (ff_fio_write_job(&w->io, dev, job) < 0)
+    return -1;
+  t0 = now_s();
+  if (ff_proc_start(&p, &o) < 0) {
+    *wall = now_s() - t0;
+    ff_pathf(msg, msglen, "%s: %s (install fio, or set $FF_FIO)", fio,
+             ff_errmsg());
+    *worst = 127;
+    *errors = 1;
+    return 0;
+  }
+  ex = ff_proc_wait(&p);
+  *wall = now_s() - t0;
+  if (ex < 0)
+    return -1;
+  if (ex) {
+    *worst = ex;
+    *errors = 1;
+    error_line_of(err, ex, msg, msglen);
+    if (ex == 127 && !strcmp(msg, "(no message)"))
+      ff_pathf(msg, msglen, "%s: not found (install fio, or set $FF_FIO)",
+               fio);
+    return 0;
+  }
+  text = ff_slurp(out, 16u << 20);
+  if (ff_fio_parse(text ? text : "", &fr) < 0) {
+    free(text);
+    ff_pathf(msg, msglen, "%s", ff_errmsg());
+    *worst = 1;
+    *errors = 1;
+    return 0;
+  }
+  free(text);
+  io = json_pack("{s:s, s:s, s:o, s:o, s:I}", "target", w->io.target, "path",
+                 dev, "read", fio_dir_json(&fr.read), "write",
+                 fio_dir_json(&fr.write), "error", (json_int_t)fr.error);
+  if (fr.version[0])
+    json_object_set_new(io, "fio_version", json_string(fr.version));
+  if (fr.error) {
+    ff_pathf(msg, msglen, "fio: job error %lld (%s)", fr.error,
+             strerror((int)fr.error));
+    *worst = 1;
+    *errors = 1;
+  }
+  /* What the farm served on the target (a raw device only: an LV's I/O
+   * lands on its PVs). */
+  if (e->counters && !strchr(w->io.target, '/')) {
+    struct ff_wcounters c;
+
+    if (e->counters(e->ctx, w->io.target, &c) == 0)
+      json_object_set_new(io, "farm", counters_json(&c));
+  }
+  json_object_set_new(run, "io", io);
+  return 0;
+}
+
 static void
 summarize(const struct ff_wenv *e, const struct ff_workload *w, json_t *wl,
           json_t *runs, double *walls, const char *cmd, long long reads)
@@ -884,7 +1067,10 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
   json_t *runs = json_array(), *devs = NULL, *acts = NULL, *wl;
   double *walls = calloc(w->repeat, sizeof *walls);
   long long reads = 0, bytes = 0;
+  struct ff_wcounters tot = {0};
+  int have_tot = 0;
   const char *cmd = "";
+  char iocmd[512];
   int rc = 0;
 
   json_object_clear(res->wl);
@@ -900,6 +1086,11 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     return ff_error("workload %s: this lvm ran no event activation (2.02 "
                     "without lvmetad)",
                     w->name);
+  }
+  if (ff_io_target_refusal(w, e->no_dm, iocmd, sizeof iocmd)) {
+    free(walls);
+    json_decref(runs);
+    return ff_error("%s", iocmd);
   }
   for (unsigned rep = 0; rep < w->repeat && !rc; rep++) {
     double wall = 0;
@@ -924,6 +1115,11 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
                      : "lvm lvchange -ay VG/LV";
       rc =
         lvchange_runs(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
+      break;
+    case FF_W_IO:
+      ff_fio_describe(&w->io, iocmd, sizeof iocmd);
+      cmd = iocmd;
+      rc = io_run(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
       break;
     case FF_W_EVENT_ACTIVATION:
       cmd = ff_event_command(e->dialect, e->no_dm);
@@ -953,6 +1149,7 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     }
     if (e->reads)
       e->reads(e->ctx, &reads, &bytes);
+    have_tot = e->counters && e->counters(e->ctx, NULL, &tot) == 0;
     json_object_set_new(run, "wall", json_real(wall));
     json_object_set_new(run, "exit", json_integer(worst));
     json_object_set_new(run, "errors", json_integer(errors));
@@ -963,6 +1160,12 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     if (e->reads) {
       json_object_set_new(run, "reads", json_integer(reads));
       json_object_set_new(run, "bytes_read", json_integer(bytes));
+    }
+    if (have_tot) {
+      json_object_set_new(run, "writes", json_integer(tot.writes));
+      json_object_set_new(run, "bytes_written",
+                          json_integer(tot.bytes_written));
+      json_object_set_new(run, "flushes", json_integer(tot.flushes));
     }
     json_array_append_new(runs, run);
     walls[rep] = wall;
@@ -975,6 +1178,13 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     json_object_set_new(wl, "reads", json_integer(reads));
     json_object_set_new(wl, "bytes_read", json_integer(bytes));
   }
+  if (have_tot) {
+    json_object_set_new(wl, "writes", json_integer(tot.writes));
+    json_object_set_new(wl, "bytes_written", json_integer(tot.bytes_written));
+    json_object_set_new(wl, "flushes", json_integer(tot.flushes));
+  }
+  if (w->type == FF_W_IO)
+    json_object_set_new(wl, "target", json_string(w->io.target));
   if (devs) {
     json_object_set_new(wl, "devices", devs);
     json_object_set_new(wl, "activations", acts);

@@ -32,8 +32,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The farm's request counters since the last cold start (stats.json's
+ * counters, docs/stats.md). */
+struct ff_wcounters {
+  long long reads, bytes_read, writes, bytes_written, flushes;
+};
+
 struct ff_wenv {
   const char *lvm;    /* argv[0] of every lvm command */
+  const char *fio;    /* fio for io workloads; NULL: $FF_FIO, else fio */
   const char *outdir; /* each command's TAG.out and TAG.err go here */
   uint32_t ndevs;
   char **names;         /* [ndevs] the farm's device names */
@@ -53,6 +60,11 @@ struct ff_wenv {
   /* After each repetition: the farm's reads and bytes read since the
    * last cold start (NULL: not known; the workload has no "reads"). */
   void (*reads)(void *ctx, long long *reads, long long *bytes);
+  /* After each repetition: the farm's counters, of device dev (a farm
+   * device name, for an io workload's target) or, dev NULL, of the whole
+   * farm (writes, bytes_written, flushes of every run).  0, or -1 when
+   * they cannot be read (NULL: not known; left out). */
+  int (*counters)(void *ctx, const char *dev, struct ff_wcounters *out);
   /* One finished line for the log, and a progress line that a terminal
    * rewrites (either NULL: quiet). */
   void (*say)(void *ctx, const char *line);
@@ -90,9 +102,23 @@ char *ff_wresult_json_text(const struct ff_wresult *res);
 /* Run workload w (all its repetitions) and record in res, replacing what
  * it held, the members of one "workloads" entry of the run document.
  * Returns 0, or -1 when it could not go on (ff_error set; what ran is
- * still in res). */
+ * still in res).
+ *
+ * An io workload runs fio (e->fio) with a job file written into
+ * e->outdir against its target: a farm device's path from e->paths (by
+ * its name in e->names), or an LV's /dev/VG/LV, which needs
+ * device-mapper: with e->no_dm it is refused (-1, ff_io_target_refusal's
+ * message).  A fio that cannot start, exits non-zero, reports a job
+ * error or prints no document is a failed command, like a failed lvm
+ * command; each run gets an "io" object (docs/run-json.md). */
 int ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
                     struct ff_wresult *res);
+
+/* Why an io workload's target cannot run here, or NULL when it can: an
+ * LV target ("VG/LV") with no device-mapper (no_dm).  The message names
+ * the workload and target and says to use `fusefarm vm`. */
+const char *ff_io_target_refusal(const struct ff_workload *w, int no_dm,
+                                 char *buf, size_t len);
 
 /* Event activation's commands in dialect d (enum ff_lvm_dialect):
  * argv[1..] of the command a device's arrival runs (dev: its path,

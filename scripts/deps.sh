@@ -10,6 +10,8 @@ pkgs=(
   libfuse3-dev fuse3 libdevmapper-dev libcairo2-dev
   # integration tests: real lvm2, loop devices, signature checkers
   lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind strace
+  # io workloads (type = "io": docs/scenario-format.md) and test-io
+  fio
   # the guest tier (guest/, docs/guest.md)
   qemu-system-x86 cpio kmod busybox-static mmdebstrap e2fsprogs
   # the short fuzz run (tests/fuzz/run.sh): clang, libFuzzer, symbolizer

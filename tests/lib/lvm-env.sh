@@ -76,6 +76,7 @@ ff__pkg() {
 	cmp | diff) echo diffutils ;;
 	xxd) echo xxd ;;
 	strace) echo strace ;;
+	fio) echo fio ;;
 	python3) echo python3 ;;
 	jq) echo jq ;;
 	mktemp | truncate | od | dd | cat | sort | stat | timeout | realpath | env) echo coreutils ;;

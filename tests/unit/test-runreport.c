@@ -743,6 +743,125 @@ test_samples(void **state)
   }
 }
 
+/* An io workload (docs/run-json.md "io"): two configs differing in the
+ * profile; the io table gives, per config and direction with I/O, the
+ * median (min–max) of MB/s, IOPS and clat p50/p99 over the runs that
+ * have fio's numbers (config 2's failed run has none); the CSV keeps one
+ * row per run. */
+static const char io_doc[] =
+  "{\"format\": \"fusefarm-run\", \"version\": 1,"
+  " \"scenario\": {\"name\": \"io\", \"description\": null},"
+  " \"started\": \"2026-12-02T12:00:00Z\","
+  " \"host\": {\"kernel\": \"6.1.0\", \"lvm_version\": \"2.03.16\"},"
+  " \"configs\": ["
+  "  {\"id\": 1, \"label\": \"profile=ideal\","
+  "   \"settings\": {\"fusefarm/profile\": \"ideal\"},"
+  "   \"workloads\": ["
+  "    {\"name\": \"rw\", \"type\": \"io\", \"target\": \"pv0001\","
+  "     \"repeat\": 3, \"min\": 0.4, \"median\": 0.5, \"max\": 0.6,"
+  "     \"runs\": ["
+#define IORUN(wall, rbw, riops, rp50, rp99, wbw, wiops)                       \
+  "{\"wall\": " #wall ", \"exit\": 0, \"errors\": 0, \"io\": {"               \
+  "\"read\": {\"bw\": " #rbw ", \"iops\": " #riops ", \"ios\": 256,"          \
+  " \"clat_p50_ns\": " #rp50 ", \"clat_p99_ns\": " #rp99 "},"                 \
+  "\"write\": {\"bw\": " #wbw ", \"iops\": " #wiops ", \"ios\": 256,"         \
+  " \"clat_p50_ns\": 40000, \"clat_p99_ns\": 90000}, \"error\": 0}}"
+  IORUN(0.5, 20000000, 4882.8, 50000, 120000, 10000000, 2441.4) "," IORUN(
+    0.4, 30000000, 7324.2, 45000, 110000, 12000000,
+    2929.7) "," IORUN(0.6, 10000000, 2441.4, 60000, 150000, 8000000,
+                      1953.1) "]}]},"
+                              "  {\"id\": 2, \"label\": \"profile=slow\","
+                              "   \"settings\": {\"fusefarm/profile\": "
+                              "\"slow\"},"
+                              "   \"workloads\": ["
+                              "    {\"name\": \"rw\", \"type\": \"io\", "
+                              "\"target\": \"pv0001\","
+                              "     \"repeat\": 2, \"min\": 2.0, \"median\": "
+                              "2.5, \"max\": 3.0,"
+                              "     \"runs\": ["
+                              "{\"wall\": 2.0, \"exit\": 0, \"errors\": 0, "
+                              "\"io\": {"
+                              "\"read\": {\"bw\": 0, \"iops\": 0, \"ios\": 0,"
+                              " \"clat_p50_ns\": null, \"clat_p99_ns\": null},"
+                              "\"write\": {\"bw\": 1250000, \"iops\": 305.2, "
+                              "\"ios\": 512,"
+                              " \"clat_p50_ns\": 2240000, \"clat_p99_ns\": "
+                              "14000000}, \"error\": 0}},"
+                              "{\"wall\": 3.0, \"exit\": 1, \"errors\": 1,"
+                              " \"message\": \"fio: no such device\"}"
+                              "]}]}]}";
+#undef IORUN
+
+static void
+test_io(void **state)
+{
+  json_t *doc = parse(io_doc);
+  struct ff_runreport *rr = load(doc);
+  const struct ff_rr_workload *w;
+  char *text;
+
+  (void)state;
+  assert_nonnull_err(rr);
+  w = ff_runreport_find_workload(&rr->configs[0], "rw");
+  assert_non_null(w);
+  assert_true(w->io);
+  assert_false(w->event);
+  assert_string_equal(w->target, "pv0001");
+  assert_true(w->runs[1].has_io);
+  assert_int_equal(w->runs[1].io_read.clat_p50_ns, 45000);
+  assert_int_equal(w->runs[1].io_write.ios, 256);
+  w = ff_runreport_find_workload(&rr->configs[1], "rw");
+  assert_int_equal(w->runs[0].io_read.clat_p50_ns, -1); /* null */
+  assert_false(w->runs[1].has_io);
+  assert_int_equal(w->failed_runs, 1);
+
+  text = render(rr, 3, NULL);
+  assert_non_null(strstr(
+    text,
+    "\nio (fio): median (min\u2013max) over the runs with fio's numbers; "
+    "MB/s = 10^6 bytes/s; clat: completion latency\n"
+    "config  profile  workload  target  runs  rw                 MB/s         "
+    "     IOPS             clat p50             clat p99\n"
+    "     1  ideal    rw        pv0001     3  read   20.0 (10.0\u201330.0)  "
+    "4883 (2441\u20137324)  50.0 \u00b5s (45.0\u201360.0)     120 \u00b5s "
+    "(110\u2013150)\n"
+    "     1  ideal    rw        pv0001     3  write  10.0 (8.00\u201312.0)  "
+    "2441 (1953\u20132930)  40.0 \u00b5s (40.0\u201340.0)  90.0 \u00b5s "
+    "(90.0\u201390.0)\n"
+    "     2  slow     rw        pv0001     1  write              1.25        "
+    "       305              2.24 ms              14.0 ms\n\n"));
+  free(text);
+  text = render(rr, 0, ff_runreport_csv_runs);
+  assert_non_null(
+    strstr(text, "io,2,profile=slow,slow,rw,io,2,3.000000,1,1\n"));
+  free(text);
+  ff_runreport_free(rr);
+  json_decref(doc);
+
+  /* a malformed io object is named */
+  doc = parse(io_doc);
+  json_object_del(
+    json_object_get(
+      json_object_get(
+        json_array_get(
+          json_object_get(
+            json_array_get(
+              json_object_get(
+                json_array_get(json_object_get(doc, "configs"), 0),
+                "workloads"),
+              0),
+            "runs"),
+          0),
+        "io"),
+      "read"),
+    "iops");
+  assert_null(load(doc));
+  assert_non_null(strstr(ff_errmsg(),
+                         "configs[0].workloads[0].runs[0].io.read: missing "
+                         "\"iops\""));
+  json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -761,6 +880,7 @@ main(void)
     cmocka_unit_test(test_paths),
     cmocka_unit_test(test_order),
     cmocka_unit_test(test_samples),
+    cmocka_unit_test(test_io),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

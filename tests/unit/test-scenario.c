@@ -178,6 +178,50 @@ static const struct {
    "workloads = ({ type = \"pvs\"; });",
    "value 0 does not fit fusefarm/lvm", "a name on PATH or a git ref"},
   {"lvm_git = 3;\nworkloads = ({ type = \"pvs\"; });", "lvm_git", "string"},
+  /* io workloads: every bad value names the line and the key */
+  {"workloads = ({ type = \"io\"; });", "t:1: workloads.[0].target",
+   "missing (expected a farm device"},
+  {"workloads = ({ type = \"io\";\n target = \"a/b/c\"; });",
+   "t:2: workloads.[0].target", "'a/b/c' is not a device name or VG/LV"},
+  {"workloads = ({ type = \"io\";\n target = \"pv:1\"; });",
+   "t:2: workloads.[0].target", "not a device name"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n rw = \"trim\"; });",
+   "t:2: workloads.[0].rw", "unknown rw 'trim' (expected read, write,"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n bs = \"4Q\"; });",
+   "t:2: workloads.[0].bs", ""},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n bs = 1000; });",
+   "t:2: workloads.[0].bs", "not a multiple of 512"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n bs = 0; });",
+   "t:2: workloads.[0].bs", "out of range"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n iodepth = 0; });",
+   "t:2: workloads.[0].iodepth", "out of range"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n iodepth = 1025; });",
+   "t:2: workloads.[0].iodepth", "out of range"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n direct = 2; });",
+   "t:2: workloads.[0].direct", ""},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n ioengine = \"mmap\"; "
+   "});",
+   "t:2: workloads.[0].ioengine", "unknown ioengine 'mmap'"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n size = \"6K\"; });",
+   "t:2: workloads.[0].size", "not a multiple of bs"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n runtime = \"5\"; });",
+   "t:2: workloads.[0].runtime", "no unit"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n runtime = \"500ms\"; "
+   "});",
+   "t:2: workloads.[0].runtime", "under 1 s"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n fsync = -1; });",
+   "t:2: workloads.[0].fsync", "out of range"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n fdatasync = \"x\"; "
+   "});",
+   "t:2: workloads.[0].fdatasync", ""},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n numjobs = 0; });",
+   "t:2: workloads.[0].numjobs", "out of range"},
+  {"workloads = ({ type = \"pvs\";\n target = \"pv0001\"; });",
+   "t:2: workloads.[0].target", "only io workloads take target"},
+  {"workloads = ({ type = \"lvchange\";\n rw = \"read\"; });",
+   "t:2: workloads.[0].rw", "only io workloads take rw"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n count = 3; });",
+   "t:2: workloads.[0].count", "only lvchange workloads take count"},
 };
 
 static void
@@ -284,6 +328,57 @@ test_lvm_list(void **state)
   ff_scenario_free(sc);
 }
 
+/* io: the defaults, every key given, and the LV target form. */
+static void
+test_io_keys(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "workloads = ({ type = \"io\"; target = \"pv0001\"; },\n"
+    "  { type = \"io\"; name = \"w\"; target = \"vg0001/lv0001\";\n"
+    "    rw = \"randrw\"; bs = \"64K\"; iodepth = 32; direct = false;\n"
+    "    ioengine = \"io_uring\"; size = \"1M\"; runtime = \"2s\";\n"
+    "    fsync = 4; fdatasync = 8; numjobs = 2; repeat = 3; },\n"
+    "  { type = \"io\"; name = \"b\"; target = \"pv0002\"; bs = 1000;\n"
+    "    direct = false; size = 3000; });",
+    "t", "/b");
+  const struct ff_io_job *io;
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_int_equal(sc->nworkloads, 3);
+  assert_int_equal(sc->workloads[0].type, FF_W_IO);
+  assert_string_equal(ff_wtype_name(FF_W_IO), "io");
+  assert_string_equal(sc->workloads[0].name, "io");
+  io = &sc->workloads[0].io;
+  assert_string_equal(io->target, "pv0001");
+  assert_string_equal(io->rw, "randread");
+  assert_int_equal(io->bs, 4096);
+  assert_int_equal(io->iodepth, 1);
+  assert_int_equal(io->direct, 1);
+  assert_string_equal(io->ioengine, "libaio");
+  assert_int_equal(io->size, 16 << 20);
+  assert_int_equal(io->runtime_ns, 0);
+  assert_int_equal(io->fsync, 0);
+  assert_int_equal(io->fdatasync, 0);
+  assert_int_equal(io->numjobs, 1);
+  io = &sc->workloads[1].io;
+  assert_string_equal(io->target, "vg0001/lv0001");
+  assert_string_equal(io->rw, "randrw");
+  assert_int_equal(io->bs, 65536);
+  assert_int_equal(io->iodepth, 32);
+  assert_int_equal(io->direct, 0);
+  assert_string_equal(io->ioengine, "io_uring");
+  assert_int_equal(io->size, 1 << 20);
+  assert_int_equal(io->runtime_ns, 2000000000ull);
+  assert_int_equal(io->fsync, 4);
+  assert_int_equal(io->fdatasync, 8);
+  assert_int_equal(io->numjobs, 2);
+  assert_int_equal(sc->workloads[1].repeat, 3);
+  /* buffered I/O takes any block size */
+  assert_int_equal(sc->workloads[2].io.bs, 1000);
+  ff_scenario_free(sc);
+}
+
 static void
 test_bad(void **state)
 {
@@ -332,6 +427,7 @@ main(void)
     cmocka_unit_test(test_paths_and_values),
     cmocka_unit_test(test_fence_keys),
     cmocka_unit_test(test_lvm_list),
+    cmocka_unit_test(test_io_keys),
     cmocka_unit_test(test_bad),
   };
 

@@ -106,8 +106,8 @@ static int
 teardown(void **state)
 {
   struct fixture *f = *state;
-  const char *names[] = {"lvm",  "log",       "events",
-                         "gate", "spawn.out", "lvm-fail"};
+  const char *names[] = {"lvm",       "log",      "events", "gate",
+                         "spawn.out", "lvm-fail", "fio",    "dev0"};
   char path[PATH_MAX + 16];
 
   close(f->events);
@@ -662,6 +662,166 @@ test_killed_command_message(void **state)
   ff_wresult_free(res);
 }
 
+/* The io workload against a stub fio: it prints tests/data's real fio
+ * document (or, with the job's rw = write, fails as fio does); what
+ * fio reported lands in each run's "io", the farm's counters of the
+ * target in io.farm; a target that is not there, a failing or missing
+ * fio are failed commands with their message; an LV target with no
+ * device-mapper is refused. */
+static int
+io_counters(void *ctx, const char *dev, struct ff_wcounters *out)
+{
+  (void)ctx;
+  memset(out, 0, sizeof *out);
+  out->reads = dev ? 132 : 140;
+  out->writes = dev ? 124 : 130;
+  out->flushes = 3;
+  return 0;
+}
+
+static json_t *
+io_run_json(const struct ff_wenv *e, const struct ff_workload *w, int want)
+{
+  struct ff_wresult *res = ff_wresult_new();
+  char *text;
+  json_t *wl;
+
+  assert_non_null(res);
+  assert_int_equal(ff_workload_run(e, w, res), want);
+  text = ff_wresult_json_text(res);
+  assert_non_null(text);
+  wl = json_loads(text, 0, NULL);
+  assert_non_null(wl);
+  free(text);
+  ff_wresult_free(res);
+  return wl;
+}
+
+static void
+test_io_workload(void **state)
+{
+  struct fixture *f = *state;
+  const char *data = getenv("FF_TEST_DATA");
+  char fio[PATH_MAX + 16], dev0[PATH_MAX + 16], nofio[PATH_MAX + 16];
+  char *names[] = {(char *)"pv0", (char *)"pv1"}, *paths[] = {dev0, NULL};
+  struct ff_workload w = {
+    .name = (char *)"rr",
+    .type = FF_W_IO,
+    .repeat = 2,
+    .io = {.target = (char *)"pv0",
+           .rw = (char *)"randrw",
+           .bs = 4096,
+           .iodepth = 4,
+           .direct = 1,
+           .ioengine = (char *)"libaio",
+           .size = 1 << 20,
+           .numjobs = 1},
+  };
+  struct ff_wenv e = {.outdir = f->out,
+                      .fio = fio,
+                      .ndevs = 2,
+                      .names = names,
+                      .paths = paths,
+                      .counters = io_counters};
+  json_t *wl, *run, *io;
+  FILE *fp;
+
+  (void)state;
+  if (!data)
+    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
+  snprintf(fio, sizeof fio, "%s/fio", f->dir);
+  snprintf(dev0, sizeof dev0, "%s/dev0", f->dir);
+  snprintf(nofio, sizeof nofio, "%s/no-such-fio", f->dir);
+  fp = fopen(dev0, "w");
+  assert_non_null(fp);
+  assert_int_equal(fclose(fp), 0);
+  fp = fopen(fio, "w");
+  assert_non_null(fp);
+  fprintf(fp,
+          "#!/bin/sh\n"
+          "[ \"$1\" = --output-format=json ] || exit 9\n"
+          "grep -qx 'filename=%s' \"$2\" || exit 8\n"
+          "if grep -qx rw=write \"$2\"; then\n"
+          "  echo 'fio: pid=1, err=5/file:io_u.c:1889, func=io_u error, "
+          "error=Input/output error' >&2; exit 1\n"
+          "fi\n"
+          "echo 'note: a warning before the document'\n"
+          "cat '%s/fio-randrw.json'\n",
+          dev0, data);
+  assert_int_equal(fclose(fp), 0);
+  assert_int_equal(chmod(fio, 0755), 0);
+
+  wl = io_run_json(&e, &w, 0);
+  assert_string_equal(json_string_value(json_object_get(wl, "target")), "pv0");
+  assert_non_null(strstr(json_string_value(json_object_get(wl, "command")),
+                         "fio --output-format=json JOB (rw=randrw bs=4K"));
+  assert_int_equal(json_integer_value(json_object_get(wl, "flushes")), 3);
+  assert_int_equal(json_array_size(json_object_get(wl, "runs")), 2);
+  run = json_array_get(json_object_get(wl, "runs"), 1);
+  assert_int_equal(json_integer_value(json_object_get(run, "errors")), 0);
+  assert_int_equal(json_integer_value(json_object_get(run, "writes")), 130);
+  io = json_object_get(run, "io");
+  assert_non_null(io);
+  assert_string_equal(json_string_value(json_object_get(io, "path")), dev0);
+  assert_int_equal(
+    json_integer_value(json_object_get(json_object_get(io, "read"), "ios")),
+    132);
+  assert_int_equal(
+    json_integer_value(json_object_get(json_object_get(io, "write"), "ios")),
+    124);
+  assert_int_equal(json_integer_value(json_object_get(io, "error")), 0);
+  assert_int_equal(
+    json_integer_value(json_object_get(json_object_get(io, "farm"), "reads")),
+    132);
+  json_decref(wl);
+
+  /* fio fails: its first stderr line, no "io" */
+  w.io.rw = (char *)"write";
+  wl = io_run_json(&e, &w, 0);
+  run = json_array_get(json_object_get(wl, "runs"), 0);
+  assert_int_equal(json_integer_value(json_object_get(run, "exit")), 1);
+  assert_int_equal(json_integer_value(json_object_get(run, "errors")), 1);
+  assert_null(json_object_get(run, "io"));
+  assert_non_null(strstr(json_string_value(json_object_get(run, "message")),
+                         "error=Input/output error"));
+  json_decref(wl);
+
+  /* targets that are not there */
+  w.io.rw = (char *)"randrw";
+  w.io.target = (char *)"pv1";
+  wl = io_run_json(&e, &w, 0);
+  run = json_array_get(json_object_get(wl, "runs"), 0);
+  assert_string_equal(json_string_value(json_object_get(run, "message")),
+                      "target pv1: the device is not present");
+  json_decref(wl);
+  w.io.target = (char *)"pv7";
+  wl = io_run_json(&e, &w, 0);
+  run = json_array_get(json_object_get(wl, "runs"), 0);
+  assert_string_equal(json_string_value(json_object_get(run, "message")),
+                      "target pv7: no such device in the farm");
+  json_decref(wl);
+
+  /* no fio */
+  w.io.target = (char *)"pv0";
+  e.fio = nofio;
+  wl = io_run_json(&e, &w, 0);
+  run = json_array_get(json_object_get(wl, "runs"), 0);
+  assert_int_equal(json_integer_value(json_object_get(run, "exit")), 127);
+  assert_non_null(strstr(json_string_value(json_object_get(run, "message")),
+                         "(install fio, or set $FF_FIO)"));
+  json_decref(wl);
+
+  /* an LV without device-mapper: refused, nothing run */
+  e.fio = fio;
+  e.no_dm = 1;
+  w.io.target = (char *)"vg0/lv0";
+  wl = io_run_json(&e, &w, -1);
+  assert_non_null(strstr(ff_errmsg(), "target vg0/lv0 is an LV"));
+  assert_non_null(strstr(ff_errmsg(), "fusefarm vm"));
+  assert_null(json_object_get(wl, "runs"));
+  json_decref(wl);
+}
+
 int
 main(void)
 {
@@ -675,6 +835,7 @@ main(void)
     cmocka_unit_test_setup_teardown(test_spawn, setup, teardown),
     cmocka_unit_test(test_dialect_argv),
     cmocka_unit_test(test_error_line),
+    cmocka_unit_test_setup_teardown(test_io_workload, setup, teardown),
     cmocka_unit_test_setup_teardown(test_failed_command_message, setup,
                                     teardown),
     cmocka_unit_test_setup_teardown(test_killed_command_message, setup,
