@@ -1338,6 +1338,7 @@ allocate_thin_pool(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                 lv->name, (unsigned long long)(chunk / 2));
   lv->kind = FF_LVK_THIN_POOL;
   lv->segtype = lv->ktype = "thin-pool";
+  lv->stripes = 1;
   lv->chunk = (uint32_t)chunk;
   lv->discards = (uint8_t)sl->discards;
   lv->zero = (uint8_t)sl->zero;
@@ -1459,6 +1460,7 @@ make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
     lv->extents = round_up(lv->extents * es, pool->chunk) / es;
   lv->kind = FF_LVK_THIN;
   lv->segtype = lv->ktype = "thin";
+  lv->stripes = 1;
   lv->link = (uint32_t)(pool - vg->lvs);
   lv->device_id = ++pool->nthins;
   lv->transaction_id = pool->transaction_id++;
