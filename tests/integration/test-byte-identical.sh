@@ -97,6 +97,8 @@
 #       LV, thin2, a second pool (--poolmetadatasize 4m --discards
 #       nopassdown; the spare exists: two writes)
 #   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
+#   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
+#       and a snapshot of it)
 # Until the generator knows these types, `fusefarm gen` refuses their
 # specs and each of these scenarios is reported as a FAIL.
 #
@@ -744,7 +746,7 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 sn}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 sn ts}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -927,12 +929,22 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'snap|type = "snapshot"; origin = "lv"; size = "4M"|-s -L 4M|@vgsn/lv' \
 			'snap2|type = "snapshot"; origin = "lv"; size = "40M"; chunk_size = "8K"|-s -c 8k -L 40M|@vgsn/lv'
 		;;
+	ts)
+		# configs/thin-snapshot.conf's VG: a pool, two thins, a linear
+		# LV and a snapshot of it
+		run_scenario ts ts 1 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'thin1|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'thin2|type = "thin"; pool = "pool"; size = "40M"|-T -V 40M --thinpool pool' \
+			'lin|size = "8M"|-L 8M' \
+			'snap|type = "snapshot"; origin = "lin"; size = "4M"|-s -L 4M|@ts/lin'
+		;;
 	rt)
 		run_scenario rt vgrt 1 64M "@fakedm" \
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, sn)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, sn, ts)" ;;
 	esac
 done
 
