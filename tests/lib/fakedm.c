@@ -35,6 +35,9 @@
  *     device at the table's offset.  The scratch file of such a device is
  *     refilled from the block device at every open, so reads (bcache's
  *     read-modify-write of the log header) see the device's real bytes.
+ *   - thin-pool, thin and snapshot status lines, and the set_transaction_id
+ *     message: a pool's transaction id is kept in FF_FAKEDM_DIR across lvm
+ *     commands, as the kernel keeps it in the pool's metadata.
  *   - Writes to any other target (raid, mirror, striped, ...) go to the
  *     scratch file only.  lvm writes there only when it zeroes the first
  *     4 KiB of a new top LV (not with -Zn or -an); on the fresh, zeroed
@@ -43,8 +46,10 @@
  *
  * What it does not emulate: anything the kernel itself writes (dm-raid
  * and md bitmap superblocks in rmeta, the dm-log header update and clean
- * bits in mlog, resync copies between images).  Those are the guest
- * tier's (docs/guest.md).  Writes through a dup()ed fd, writev/pwritev
+ * bits in mlog, resync copies between images, the thin-pool metadata a
+ * pool's first activation formats, a snapshot's exception store
+ * header).  Those are the guest tier's (docs/guest.md).  Writes through a
+ * dup()ed fd, writev/pwritev
  * or mmap are not seen (lvm uses none of them on dm devices).
  * BLKDISCARD is logged and ignored.  State is per process: every lvm
  * command starts with no dm devices, as after a deactivation.
