@@ -45,6 +45,10 @@ enum ff_sub_role {
   FF_SUB_RMETA,
   FF_SUB_MIMAGE,
   FF_SUB_MLOG,
+  FF_SUB_PMSPARE,  /* the VG's lvolN_pmspare, made by the first pool */
+  FF_SUB_TMETA,    /* POOL_tmeta */
+  FF_SUB_TDATA,    /* POOL_tdata */
+  FF_SUB_SNAPSHOT, /* snapshotN, the snapshot segment over a COW LV */
 };
 
 const char *ff_sub_role_name(enum ff_sub_role r);
@@ -78,8 +82,21 @@ struct ff_lv {
   uint32_t nsubs;
   struct ff_lv *subs; /* [nsubs], creation order */
   uint32_t parent;    /* sub-LVs: the top LV's index in vg->lvs */
-  int64_t wtime[2];   /* the footer time of each write */
-  char *wdesc[2];     /* and its description */
+  int64_t wtime[3];   /* the footer time of each write */
+  char *wdesc[3];     /* and its description */
+  /* thin pools (FF_LVK_THIN_POOL: subs = [pmspare,] tmeta, tdata), thin
+   * LVs and snapshots (FF_LVK_SNAPSHOT: the COW, with its own linear
+   * segments; subs = [snapshotN]) */
+  uint32_t chunk;          /* pool, snapshot: chunk size in sectors */
+  uint8_t discards;        /* pool: enum ff_discards */
+  uint8_t zero;            /* pool: zero_new_blocks */
+  uint8_t new_spare;       /* pool: subs[0] is the spare it made */
+  uint32_t link;           /* thin: its pool's, snapshot: its origin's index
+                            * in vg->lvs */
+  uint32_t device_id;      /* thin */
+  uint64_t transaction_id; /* thin: the pool's id before it; pool: the last */
+  uint32_t nthins;         /* pool: thin LVs made in it */
+  uint8_t cow_header[16];  /* snapshot with cow_header: the kernel's */
 };
 
 /* Bytes of a PV's data area that are not zero (what lvm itself writes
@@ -149,6 +166,17 @@ struct ff_farm {
   /* Strings of the spec the farm keeps (device ids), one copy each. */
   char **pool;
   uint32_t npool, pool_cap;
+  /* Thin-pool metadata images, shared by pools of the same shape. */
+  struct ff_tmcache *tms;
+  uint32_t ntms;
+};
+
+/* One ff_thinmeta image: for a tmeta of tmeta_bytes, data_blocks chunks
+ * of chunk sectors, nthin thin LVs made with lvcreate -an. */
+struct ff_tmcache {
+  uint64_t tmeta_bytes, data_blocks;
+  uint32_t chunk, nthin;
+  struct ff_thinmeta *m;
 };
 
 /* The device whose bytes dev carries (itself, or the duplicated one). */

@@ -10,6 +10,7 @@
 #include "ff-error.h"
 #include "ff-lvmtext-int.h"
 #include "ff-pvlayout-int.h"
+#include "ff-thinmeta.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -262,6 +263,11 @@ struct astate {
   uint32_t nbatches;
   uint64_t allocated, new_extents;
   int alloc, flags;
+  /* a thin pool's metadata: one "log" area of log_len extents, found
+   * with the first batch (lvm's log_area_count 1) */
+  uint64_t log_len;
+  uint32_t log_needed; /* log_area_count_still_needed */
+  struct ff_area log_area;
 };
 
 static void
@@ -348,7 +354,8 @@ cling_to_alloced(struct astate *st, struct apva *a)
 /* _check_pva; -1 on error. */
 static int
 check_pva(struct astate *st, struct apva *a, uint64_t still_needed,
-          int already_found_one, unsigned iteration_count)
+          int already_found_one, unsigned iteration_count,
+          unsigned log_iteration_count)
 {
   if (!a->unreserved)
     return NEXT_AREA;
@@ -356,7 +363,8 @@ check_pva(struct astate *st, struct apva *a, uint64_t still_needed,
     for (uint32_t s = 0; s < st->areas_size; s++)
       if (st->areas[s].pva == a)
         return NEXT_AREA;
-  if (!iteration_count && (st->flags & A_CLING_TO_ALLOCED)) {
+  if (!iteration_count && !log_iteration_count &&
+      (st->flags & A_CLING_TO_ALLOCED)) {
     int r = cling_to_alloced(st, a);
 
     if (r < 0)
@@ -364,7 +372,7 @@ check_pva(struct astate *st, struct apva *a, uint64_t still_needed,
     if (!r)
       return NEXT_PV;
   } else if (a->unreserved * st->area_count < still_needed &&
-             (!(st->flags & A_CAN_SPLIT) ||
+             ((!(st->flags & A_CAN_SPLIT) && !st->log_len) ||
               (already_found_one && st->alloc != FF_ALLOC_ANYWHERE)))
     return NEXT_PV;
   return st->flags & A_POSITIONAL_FILL ? PREFERRED : USE_AREA;
@@ -377,8 +385,11 @@ required_extents(struct astate *st, struct apva *a, uint32_t ix,
 {
   uint64_t required = max_to_allocate / st->area_count;
 
-  if (st->alloc == FF_ALLOC_ANYWHERE && ix >= st->area_count)
-    required = 0; /* the mirror log's length, none here */
+  if (st->alloc == FF_ALLOC_ANYWHERE) {
+    if (ix >= st->area_count)
+      required = st->log_len;
+  } else if (required < st->log_len)
+    required = st->log_len;
   if (required >= a->unreserved) {
     required = a->unreserved;
     a->unreserved = 0;
@@ -389,9 +400,12 @@ required_extents(struct astate *st, struct apva *a, uint32_t ix,
   return required;
 }
 
-/* _alloc_parallel_area */
+/* _alloc_parallel_area: the data areas from areas[0..area_count), the
+ * log (when still needed) from areas[ix_log_offset], after them when
+ * they share an area. */
 static int
-alloc_parallel_area(struct astate *st, uint64_t max_to_allocate)
+alloc_parallel_area(struct astate *st, uint64_t max_to_allocate,
+                    uint32_t ix_log_offset)
 {
   uint64_t len = max_to_allocate / st->area_count;
   struct abatch *b, *nb;
@@ -416,6 +430,14 @@ alloc_parallel_area(struct astate *st, uint64_t max_to_allocate)
     b->areas[s].pe = a->start;
     consume_area(st, a, len);
   }
+  if (st->log_needed) {
+    struct apva *a = st->areas[ix_log_offset].pva;
+
+    st->log_area.pv = a->pv;
+    st->log_area.pe = a->start;
+    consume_area(st, a, st->log_len);
+    st->log_needed = 0; /* "Log is always allocated first time" */
+  }
   st->allocated += len * st->area_count;
   return 0;
 }
@@ -425,8 +447,9 @@ static int
 find_some_parallel_space(struct astate *st, uint64_t max_to_allocate)
 {
   uint32_t devices_needed = st->area_count, ix = 0, last_ix;
-  uint32_t preferred_count = 0;
-  unsigned iteration_count = 0;
+  uint32_t preferred_count = 0, too_small_for_log_count = 0;
+  uint32_t ix_log_offset = 0;
+  unsigned iteration_count = 0, log_iteration_count = 0;
   int more;
 
   st->num_positional = 0;
@@ -450,16 +473,23 @@ find_some_parallel_space(struct astate *st, uint64_t max_to_allocate)
 
       if (m->head.next == &m->head)
         continue;
-      if (st->alloc != FF_ALLOC_ANYWHERE && iteration_count)
-        for (uint32_t s = 0; s < devices_needed; s++)
-          if (st->areas[s].pva && st->areas[s].pva->pv == p)
-            goto next_pv;
+      if (st->alloc != FF_ALLOC_ANYWHERE) {
+        if (log_iteration_count) {
+          /* not the PVs already set aside for the log */
+          for (uint32_t s = devices_needed; s < ix + st->num_positional; s++)
+            if (st->areas[s].pva && st->areas[s].pva->pv == p)
+              goto next_pv;
+        } else if (iteration_count)
+          for (uint32_t s = 0; s < devices_needed; s++)
+            if (st->areas[s].pva && st->areas[s].pva->pv == p)
+              goto next_pv;
+      }
       for (struct apva *a = m->head.next; a != &m->head; a = a->next) {
         uint32_t slot;
         uint64_t required;
 
         switch (check_pva(st, a, max_to_allocate, already_found_one,
-                          iteration_count)) {
+                          iteration_count, log_iteration_count)) {
         case -1:
           return -1;
         case PREFERRED:
@@ -482,36 +512,63 @@ find_some_parallel_space(struct astate *st, uint64_t max_to_allocate)
       }
     next_pv:
       if ((st->alloc == FF_ALLOC_ANYWHERE &&
-           ix + st->num_positional >= devices_needed) ||
+           ix + st->num_positional >= devices_needed + st->log_needed) ||
           (preferred_count == st->num_positional &&
-           st->num_positional == devices_needed))
+           st->num_positional == devices_needed + st->log_needed))
         break;
     }
-    more = (st->alloc == FF_ALLOC_ANYWHERE && last_ix != ix &&
-            ix < devices_needed) ||
-           (st->alloc == FF_ALLOC_NORMAL && preferred_count &&
-            preferred_count < st->num_positional &&
-            (st->flags & A_CLING_TO_ALLOCED) && !iteration_count++);
+    /* lvm's loop condition, its side effects in the same order */
+    more =
+      (st->alloc == FF_ALLOC_ANYWHERE && last_ix != ix &&
+       ix < devices_needed + st->log_needed) ||
+      (st->alloc == FF_ALLOC_NORMAL && preferred_count &&
+       (preferred_count < st->num_positional || st->log_needed) &&
+       (st->flags & A_CLING_TO_ALLOCED) && !iteration_count++) ||
+      /* an extra iteration to fill the log on PVs already used */
+      (st->alloc == FF_ALLOC_NORMAL && preferred_count == st->num_positional &&
+       ix + preferred_count >= devices_needed &&
+       ix + preferred_count < devices_needed + st->log_needed &&
+       !log_iteration_count++);
   } while (more);
 
   if (preferred_count < st->num_positional &&
       !(st->flags & A_CLING_TO_ALLOCED) && !ix)
     return 0;
-  if (ix + preferred_count < devices_needed)
+  if (ix + preferred_count < devices_needed + st->log_needed)
     return 0;
   /* qsort(_comp_area) on glibc: stable, most extents first */
-  for (uint32_t i = 0; i < ix; i++)
-    st->areas[st->num_positional + i].ord = i;
-  qsort(st->areas + st->num_positional, ix, sizeof *st->areas, cmp_used);
+  if (log_iteration_count) {
+    if (ix > devices_needed + 1) {
+      for (uint32_t i = devices_needed; i < ix; i++)
+        st->areas[i].ord = i;
+      qsort(st->areas + devices_needed, ix - devices_needed, sizeof *st->areas,
+            cmp_used);
+    }
+  } else {
+    for (uint32_t i = 0; i < ix; i++)
+      st->areas[st->num_positional + i].ord = i;
+    qsort(st->areas + st->num_positional, ix, sizeof *st->areas, cmp_used);
+  }
   if (preferred_count && preferred_count != st->num_positional)
     for (uint32_t s = 0; s < devices_needed; s++)
       if (!st->areas[s].pva) {
         st->areas[s] = st->areas[st->num_positional];
         st->areas[st->num_positional++].pva = NULL;
       }
+  /* the log on the smallest area that has room for it */
+  if (st->log_needed) {
+    while (
+      too_small_for_log_count < st->num_positional + ix &&
+      st->areas[st->num_positional + ix - 1 - too_small_for_log_count].used <
+        st->log_len)
+      too_small_for_log_count++;
+    if (st->num_positional + ix < too_small_for_log_count + 1)
+      return 0;
+    ix_log_offset = st->num_positional + ix - (too_small_for_log_count + 1);
+  }
   if (ix + st->num_positional < devices_needed)
     return 0;
-  return alloc_parallel_area(st, max_to_allocate);
+  return alloc_parallel_area(st, max_to_allocate, ix_log_offset);
 }
 
 /* _find_max_parallel_space_for_one_policy */
@@ -584,12 +641,16 @@ static const char *const policy_names[] = {"inherit", "contiguous", "cling",
                                            "normal", "anywhere"};
 
 /* Place lv (lv->extents, stripes of stripe_size) as lvcreate --alloc
- * policy would on the free runs fl[npvs]; take them from fl.  Returns -1
- * with the error set (naming lp), as lvcreate refuses. */
+ * policy would on the free runs fl[npvs]; take them from fl.  With
+ * log_len, one more area of log_len extents is found in the same
+ * allocation (a thin pool's metadata: lvm allocates it as a mirror log)
+ * and returned in *log_area.  Returns -1 with the error set (naming lp),
+ * as lvcreate refuses. */
 static int
 lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
              struct freelist *fl, struct ff_lv *lv, uint32_t stripes,
-             uint64_t stripe_size, enum ff_alloc_policy policy)
+             uint64_t stripe_size, enum ff_alloc_policy policy,
+             uint64_t log_len, struct ff_area *log_area)
 {
   struct astate st = {0};
   struct apva *pool = NULL;
@@ -601,7 +662,10 @@ lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
   st.npvs = vg->npvs;
   st.area_count = stripes;
   st.new_extents = lv->extents;
-  st.areas_size = vg->npvs < stripes ? stripes : vg->npvs;
+  st.log_len = log_len;
+  st.log_needed = log_len ? 1 : 0;
+  st.areas_size =
+    vg->npvs < stripes + st.log_needed ? stripes + st.log_needed : vg->npvs;
   for (uint32_t p = 0; p < vg->npvs; p++)
     nruns += fl[p].n;
   st.pvms = calloc(vg->npvs, sizeof *st.pvms);
@@ -625,10 +689,11 @@ lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
   for (int alloc = FF_ALLOC_CONTIGUOUS; alloc <= top; alloc++) {
     uint64_t old = st.allocated;
 
-    if (st.new_extents - st.allocated > free_pes - st.allocated) {
+    if (st.new_extents - st.allocated + st.log_needed * log_len >
+        free_pes - st.allocated) {
       berr(b, line, lp, "VG %s has %llu free extents, LV %s needs %llu",
            vg->name, (unsigned long long)free_pes, lv->name,
-           (unsigned long long)st.new_extents);
+           (unsigned long long)(st.new_extents + log_len));
       goto out;
     }
     st.alloc = alloc;
@@ -639,8 +704,24 @@ lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
       st.flags |= A_CLING_TO_ALLOCED; /* maximise_cling */
     if (find_max_parallel_space(&st) < 0)
       goto out;
-    if (st.allocated == st.new_extents || (!can_split && st.allocated != old))
+    /* lvm: "if only the log is missing now, fall through and try later
+     * policies up to normal" */
+    if (st.allocated == st.new_extents && st.log_needed &&
+        top < FF_ALLOC_NORMAL) {
+      top = FF_ALLOC_NORMAL;
+      continue;
+    }
+    if ((st.allocated == st.new_extents && !st.log_needed) ||
+        (!can_split && st.allocated != old))
       break;
+  }
+  if (st.allocated == st.new_extents && st.log_needed) {
+    berr(b, line, lp,
+         "lvm's %s policy finds no room for the metadata of LV %s in VG %s "
+         "(%llu extents; lvcreate: insufficient free space for log "
+         "allocation)",
+         policy_names[top], lv->name, vg->name, (unsigned long long)log_len);
+    goto out;
   }
   if (st.allocated != st.new_extents) {
     berr(b, line, lp,
@@ -682,6 +763,11 @@ lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
     ba->areas = NULL;
     lv->nsegs++;
   }
+  if (log_len) {
+    if (free_take(&fl[st.log_area.pv], st.log_area.pe, log_len) < 0)
+      goto out;
+    *log_area = st.log_area;
+  }
   r = 0;
 out:
   for (uint32_t i = 0; i < st.nbatches; i++)
@@ -696,15 +782,17 @@ out:
 /* ---- mirror and raid LVs ------------------------------------------------ */
 
 static const char *const sub_role_names[] = {
-  [FF_SUB_NONE] = "lv",     [FF_SUB_RIMAGE] = "rimage",
-  [FF_SUB_RMETA] = "rmeta", [FF_SUB_MIMAGE] = "mimage",
-  [FF_SUB_MLOG] = "mlog",
+  [FF_SUB_NONE] = "lv",           [FF_SUB_RIMAGE] = "rimage",
+  [FF_SUB_RMETA] = "rmeta",       [FF_SUB_MIMAGE] = "mimage",
+  [FF_SUB_MLOG] = "mlog",         [FF_SUB_PMSPARE] = "pmspare",
+  [FF_SUB_TMETA] = "tmeta",       [FF_SUB_TDATA] = "tdata",
+  [FF_SUB_SNAPSHOT] = "snapshot",
 };
 
 const char *
 ff_sub_role_name(enum ff_sub_role r)
 {
-  return (unsigned)r <= FF_SUB_MLOG ? sub_role_names[r] : "?";
+  return (unsigned)r <= FF_SUB_SNAPSHOT ? sub_role_names[r] : "?";
 }
 
 /* The region size (sectors) lvcreate gives a mirror or raid LV of
@@ -950,8 +1038,8 @@ allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
    * image) per image, on different PVs unless alloc = anywhere */
   per = meta + img;
   tmp.extents = per * sl->images;
-  if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, sl->images, 0, sl->alloc) <
-      0)
+  if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, sl->images, 0, sl->alloc, 0,
+                   NULL) < 0)
     goto out;
   if (tmp.nsegs != 1) {
     berr(b, sl->line, lp,
@@ -1014,6 +1102,8 @@ holder(const struct ff_vg *vg, uint32_t li, uint32_t pv, uint64_t first,
         const struct ff_seg *seg = &lv->segs[s];
         uint64_t n = seg->len / seg->stripes;
 
+        if (!seg->areas) /* a mirror or raid top LV's */
+          continue;
         for (uint32_t a = 0; a < seg->stripes; a++)
           if (seg->areas[a].pv == pv && seg->areas[a].pe <= last &&
               first < seg->areas[a].pe + n)
@@ -1097,11 +1187,450 @@ place_lv(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
   return 0;
 }
 
+/* ---- thin pools, thin LVs, old-style snapshots -------------------------- */
+
+/* lvm's generate_lv_name(): PREFIX and one more than the highest N of
+ * the LVs (hidden ones too) named PREFIX N..., as its sscanf("PREFIX%d")
+ * reads them, among the first nl top LVs of vg and their sub-LVs, and
+ * extra (a sub-LV made already, or NULL). */
+static char *
+generate_lv_name(const struct ff_vg *vg, uint32_t nl, const struct ff_lv *top,
+                 const char *prefix)
+{
+  size_t pl = strlen(prefix);
+  long high = -1;
+  char *name;
+
+  for (uint32_t l = 0; l <= nl; l++) {
+    const struct ff_lv *t = l < nl ? &vg->lvs[l] : top;
+
+    if (!t)
+      continue;
+    for (uint32_t u = 0; u <= t->nsubs; u++) {
+      const char *n = u ? t->subs[u - 1].name : t->name;
+      int v;
+
+      if (n && !strncmp(n, prefix, pl) && sscanf(n + pl, "%d", &v) == 1 &&
+          v > high)
+        high = v;
+    }
+  }
+  if (asprintf(&name, "%s%ld", prefix, high + 1) < 0) {
+    ff_error("out of memory");
+    return NULL;
+  }
+  return name;
+}
+
+/* Sub-LV j of top LV li named name (taken): UUID, role, no segments. */
+static struct ff_lv *
+new_sub(struct bctx *b, const struct ff_spec_lv *sl, struct ff_lv *top,
+        uint32_t li, uint32_t j, enum ff_sub_role role, char *name)
+{
+  struct ff_lv *sub = &top->subs[j];
+
+  sub->name = name;
+  if (sl->uuids)
+    memcpy(sub->uuid, sl->uuids[j], FF_UUID_LEN);
+  else
+    ff_uuid_make(sub->uuid, b->spec->seed, K_SUBLV, b->v,
+                 ((uint64_t)li << 16) | j);
+  sub->role = (uint8_t)role;
+  sub->parent = li;
+  sub->time = top->time;
+  sub->writes = 1;
+  return sub;
+}
+
+/* An LV of the first li of vg named name, or NULL. */
+static struct ff_lv *
+find_lv(struct ff_vg *vg, uint32_t li, const char *name)
+{
+  for (uint32_t l = 0; l < li; l++)
+    if (!strcmp(vg->lvs[l].name, name))
+      return &vg->lvs[l];
+  return NULL;
+}
+
+static uint64_t
+round_up(uint64_t v, uint64_t to)
+{
+  return (v + to - 1) / to * to;
+}
+
+/* The thin-pool metadata size lvm's kernel table can address, in
+ * sectors: 255 bitmaps of 16320 blocks less what lvm keeps back
+ * (DEFAULT_THIN_POOL_MAX_METADATA_SIZE_V1_KB). */
+#define THIN_MAX_META_SECTORS (2ull * 255 * ((1u << 14) - 64) * 4)
+
+/* The chunk size lvm guesses from the data and metadata sizes (sectors;
+ * thin_manip.c _estimate_chunk_size, the kernel taking any multiple of
+ * 64 KiB: THIN_FEATURE_BLOCK_SIZE). */
+static uint64_t
+estimate_chunk(uint64_t data_sectors, uint64_t meta_sectors)
+{
+  uint64_t c = data_sectors / (meta_sectors * 8);
+
+  if (c > 2047)
+    c = (c + 2047) & ~(uint64_t)2047;
+  else {
+    uint64_t p = 1;
+
+    while (p < c)
+      p <<= 1;
+    c = p;
+  }
+  return c < 128 ? 128 : c > 2097152 ? 2097152 : c;
+}
+
+/* Place thin pool li as lvcreate --type thin-pool does: the VG's pool
+ * metadata spare first (its own allocation) when this pool makes it,
+ * then the data and the metadata in one allocation, the metadata as a
+ * "log" area (lib/metadata/lv_manip.c lv_extend, pool_manip.c
+ * create_pool; docs/research/thin-snapshot.md §2). */
+static int
+allocate_thin_pool(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+                   struct ff_vg *vg, struct freelist *fl, uint32_t li)
+{
+  struct ff_lv *lv = &vg->lvs[li], *spare = NULL;
+  uint64_t es = vg->extent_size / FF_SECTOR, data = lv->extents * es;
+  uint64_t chunk = sl->chunk_size / FF_SECTOR, meta, max_meta, meta_ext;
+  struct ff_lv tmp = {.name = lv->name}, sp = {.name = lv->name};
+  struct ff_area log_area;
+  char *name;
+  uint32_t j = 0;
+  int r = -1;
+
+  /* update_thin_pool_params */
+  if (!sl->metadata_size) {
+    if (!chunk) {
+      chunk = 128;
+      meta = data / (chunk * 8);
+      while (meta > 262144 && chunk < 2097152) {
+        chunk <<= 1;
+        meta >>= 1;
+      }
+    } else
+      meta = data / (chunk * 8);
+    meta = round_up(meta, es);
+  } else {
+    meta = round_up(sl->metadata_size, vg->extent_size) / FF_SECTOR;
+    if (!chunk)
+      chunk = estimate_chunk(data, meta);
+  }
+  max_meta = round_up(THIN_MAX_META_SECTORS, es);
+  if (meta > max_meta)
+    meta = max_meta;
+  else if (meta < round_up(4096, es))
+    meta = round_up(4096, es);
+  meta_ext = meta / es;
+  if (THIN_MAX_META_SECTORS * chunk * 8 / es < lv->extents)
+    return berr(
+      b, sl->line, lp,
+      "pool %s: lvm refuses it: Selected chunk size %llu KiB "
+      "cannot address more then %llu MiB of thin pool data space",
+      lv->name, (unsigned long long)(chunk / 2),
+      (unsigned long long)(THIN_MAX_META_SECTORS * chunk * 8 / 2048));
+  if (chunk > data)
+    return berr(b, sl->line, lp,
+                "pool %s: lvm refuses it: Size of thin-pool data volume "
+                "cannot be smaller than chunk size %llu KiB",
+                lv->name, (unsigned long long)(chunk / 2));
+  lv->kind = FF_LVK_THIN_POOL;
+  lv->segtype = lv->ktype = "thin-pool";
+  lv->stripes = 1;
+  lv->chunk = (uint32_t)chunk;
+  lv->discards = (uint8_t)sl->discards;
+  lv->zero = (uint8_t)sl->zero;
+  lv->new_spare = (uint8_t)sl->new_spare;
+  lv->writes = (uint8_t)ff_spec_lv_writes(sl);
+  lv->nsubs = 2 + lv->new_spare;
+  lv->subs = calloc(lv->nsubs, sizeof *lv->subs);
+  if (!lv->subs)
+    return ff_error("out of memory");
+
+  /* handle_pool_metadata_spare: at most 16 GiB */
+  if (sl->pmspare) {
+    uint64_t max_spare = (2ull * 16 * 1024 * 1024 + es - 1) / es;
+    uint64_t want = meta_ext < max_spare ? meta_ext : max_spare;
+
+    if (!lv->new_spare) {
+      for (uint32_t l = 0; l < li && !spare; l++)
+        if (vg->lvs[l].kind == FF_LVK_THIN_POOL && vg->lvs[l].new_spare)
+          spare = &vg->lvs[l].subs[0];
+      if (spare && spare->extents < want)
+        return berr(b, sl->line, lp,
+                    "pool %s: not supported yet: its metadata (%llu extents) "
+                    "is larger than the VG's pool metadata spare %s (%llu "
+                    "extents), which lvm would extend",
+                    lv->name, (unsigned long long)meta_ext, spare->name,
+                    (unsigned long long)spare->extents);
+    } else {
+      sp.extents = want;
+      if (lvm_allocate(b, sl->line, lp, vg, fl, &sp, 1, 0, FF_ALLOC_INHERIT, 0,
+                       NULL) < 0)
+        goto out;
+      if (!(name = generate_lv_name(vg, li, NULL, "lvol")))
+        goto out;
+      spare = new_sub(b, sl, lv, li, j++, FF_SUB_PMSPARE, NULL);
+      if (asprintf(&spare->name, "%s_pmspare", name) < 0) {
+        spare->name = NULL;
+        free(name);
+        ff_error("out of memory");
+        goto out;
+      }
+      free(name);
+      spare->extents = want;
+      spare->segs = sp.segs;
+      spare->nsegs = sp.nsegs;
+      sp.segs = NULL;
+      sp.nsegs = 0;
+    }
+  }
+
+  tmp.extents = lv->extents;
+  if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, 1, 0, FF_ALLOC_INHERIT,
+                   meta_ext, &log_area) < 0)
+    goto out;
+  {
+    struct ff_lv *tm, *td;
+    struct ff_sb nb = FF_SB_INIT;
+
+    ff_sb_addf(&nb, "%s_tmeta", lv->name);
+    tm = new_sub(b, sl, lv, li, j++, FF_SUB_TMETA, ff_sb_detach(&nb, NULL));
+    ff_sb_addf(&nb, "%s_tdata", lv->name);
+    td = new_sub(b, sl, lv, li, j++, FF_SUB_TDATA, ff_sb_detach(&nb, NULL));
+    if (!tm->name || !td->name) {
+      ff_error("out of memory");
+      goto out;
+    }
+    tm->extents = meta_ext;
+    tm->segs = calloc(1, sizeof *tm->segs);
+    if (!tm->segs ||
+        !(tm->segs[0].areas = calloc(1, sizeof(struct ff_area)))) {
+      ff_error("out of memory");
+      goto out;
+    }
+    tm->nsegs = 1;
+    tm->segs[0].len = meta_ext;
+    tm->segs[0].stripes = 1;
+    tm->segs[0].areas[0] = log_area;
+    td->extents = lv->extents;
+    td->segs = tmp.segs;
+    td->nsegs = tmp.nsegs;
+    tmp.segs = NULL;
+    tmp.nsegs = 0;
+  }
+  r = 0;
+out:
+  for (uint32_t s = 0; s < tmp.nsegs; s++)
+    free(tmp.segs[s].areas);
+  free(tmp.segs);
+  for (uint32_t s = 0; s < sp.nsegs; s++)
+    free(sp.segs[s].areas);
+  free(sp.segs);
+  return r;
+}
+
+/* Thin LV li in the pool its spec names (lvcreate -T -V): the next
+ * device id, the pool's transaction id, one more message for the pool. */
+static int
+make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+          struct ff_vg *vg, uint32_t li)
+{
+  struct ff_lv *lv = &vg->lvs[li], *pool = find_lv(vg, li, sl->pool);
+  uint64_t es = vg->extent_size / FF_SECTOR;
+
+  if (!pool)
+    return berr(b, sl->line, lp,
+                "pool '%s': lvm refuses it: Couldn't find volume %s in "
+                "Volume group %s (the pool must be an LV made before it)",
+                sl->pool, sl->pool, vg->name);
+  if (pool->kind != FF_LVK_THIN_POOL)
+    return berr(b, sl->line, lp,
+                "pool '%s': lvm refuses it: Logical volume %s/%s is not a "
+                "thin pool",
+                sl->pool, vg->name, sl->pool);
+  if (pool->nthins >= FF_THINMETA_MAX_DEV_ID)
+    return berr(b, sl->line, lp,
+                "pool %s: lvm refuses it: Cannot find free device_id",
+                pool->name);
+  /* the size aligned to the chunk when a chunk is larger than an extent */
+  if (pool->chunk > es)
+    lv->extents = round_up(lv->extents * es, pool->chunk) / es;
+  lv->kind = FF_LVK_THIN;
+  lv->segtype = lv->ktype = "thin";
+  lv->stripes = 1;
+  lv->link = (uint32_t)(pool - vg->lvs);
+  lv->device_id = ++pool->nthins;
+  lv->transaction_id = pool->transaction_id++;
+  lv->writes = 2;
+  return 0;
+}
+
+/* lib/metadata/snapshot_manip.c _cow_max_size, in extents (the kernel's
+ * snapshot target has the leak fix: no extra chunks). */
+static uint64_t
+cow_max_extents(uint64_t origin_sectors, uint64_t chunk, uint64_t es)
+{
+  uint64_t origin_chunks = (origin_sectors + chunk - 1) / chunk;
+  uint64_t per_area = chunk << (9 - 4);
+  uint64_t meta_chunks = (origin_chunks + per_area) / per_area;
+
+  return round_up((1 + origin_chunks + meta_chunks) * chunk, es) / es;
+}
+
+/* Snapshot li of the origin its spec names (lvcreate -s): the COW LV
+ * placed as a linear LV, then the hidden snapshotN over it. */
+static int
+allocate_snapshot(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+                  struct ff_vg *vg, struct freelist *fl, uint32_t li)
+{
+  struct ff_lv *lv = &vg->lvs[li], *o = find_lv(vg, li, sl->origin), *sn;
+  uint64_t es = vg->extent_size / FF_SECTOR, chunk = sl->chunk_size / 512;
+  uint64_t max;
+  char *name;
+
+  if (!o)
+    return berr(b, sl->line, lp,
+                "origin '%s': lvm refuses it: Couldn't find origin volume "
+                "'%s' (the origin must be an LV made before it)",
+                sl->origin, sl->origin);
+  if (o->kind == FF_LVK_SNAPSHOT || o->kind == FF_LVK_THIN_POOL)
+    return berr(b, sl->line, lp,
+                "origin '%s': lvm refuses it: Snapshots of %s are not "
+                "supported",
+                sl->origin,
+                o->kind == FF_LVK_SNAPSHOT ? "snapshots"
+                                           : "thin pool type volumes");
+  if (o->kind != FF_LVK_STRIPED)
+    return berr(b, sl->line, lp,
+                "origin '%s': not supported yet: snapshots of %s LVs (the "
+                "farm makes snapshots of linear and striped LVs)",
+                sl->origin, o->segtype);
+  max = cow_max_extents(o->extents * es, chunk, es);
+  if (lv->extents > max) /* "Reducing COW size ... down to maximum" */
+    lv->extents = max;
+  if (lv->extents * es < 3 * chunk)
+    return berr(b, sl->line, lp,
+                "LV %s: lvm refuses it: Snapshot volume cannot be smaller "
+                "than 3 chunks (%llu extents, %llu KiB)",
+                lv->name, (unsigned long long)((3 * chunk + es - 1) / es),
+                (unsigned long long)(3 * chunk / 2));
+  if (lvm_allocate(b, sl->line, lp, vg, fl, lv, 1, 0, FF_ALLOC_INHERIT, 0,
+                   NULL) < 0)
+    return -1;
+  lv->kind = FF_LVK_SNAPSHOT;
+  lv->segtype = lv->ktype = "snapshot";
+  lv->chunk = (uint32_t)chunk;
+  lv->link = (uint32_t)(o - vg->lvs);
+  lv->writes = 2;
+  lv->nsubs = 1;
+  lv->subs = calloc(1, sizeof *lv->subs);
+  if (!lv->subs)
+    return ff_error("out of memory");
+  if (!(name = generate_lv_name(vg, li, lv, "snapshot")))
+    return -1;
+  sn = new_sub(b, sl, lv, li, 0, FF_SUB_SNAPSHOT, name);
+  sn->extents = o->extents;
+  if (sl->cow_header) {
+    /* dm-snap-persistent.c write_header: magic "SnAp", valid 1,
+     * version 1, chunk size in sectors, all little-endian */
+    static const uint8_t head[12] = {0x53, 0x6e, 0x41, 0x70, 1, 0,
+                                     0,    0,    1,    0,    0, 0};
+    const struct ff_area *a = &lv->segs[0].areas[0];
+
+    memcpy(lv->cow_header, head, sizeof head);
+    for (int i = 0; i < 4; i++)
+      lv->cow_header[12 + i] = (uint8_t)(chunk >> (8 * i));
+    if (add_blob(vg, a->pv, vg->fmt.pe_start + a->pe * vg->extent_size,
+                 sizeof lv->cow_header, 0, lv->cow_header) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* The tmeta of every pool with thin LVs: the kernel's metadata after the
+ * lvcreates (all with -an: each thin's lvcreate activates the pool, the
+ * first one formats it first), an image shared by pools of one shape,
+ * served as data-area bytes of the tmeta's extents. */
+static int
+thin_pool_images(struct bctx *b, struct ff_vg *vg)
+{
+  for (uint32_t l = 0; l < vg->nlvs; l++) {
+    const struct ff_lv *lv = &vg->lvs[l], *tm;
+    uint64_t tb, blocks;
+    struct ff_thinmeta *m = NULL;
+    struct ff_farm *farm = b->farm;
+
+    if (lv->kind != FF_LVK_THIN_POOL || !lv->nthins)
+      continue;
+    tm = &lv->subs[lv->new_spare];
+    tb = tm->extents * vg->extent_size;
+    blocks = lv->extents * vg->extent_size / FF_SECTOR / lv->chunk;
+    for (uint32_t i = 0; i < farm->ntms && !m; i++)
+      if (farm->tms[i].tmeta_bytes == tb &&
+          farm->tms[i].data_blocks == blocks &&
+          farm->tms[i].chunk == lv->chunk && farm->tms[i].nthin == lv->nthins)
+        m = farm->tms[i].m;
+    if (!m) {
+      struct ff_thinmeta_op *ops =
+        calloc(4 + 6 * (size_t)lv->nthins, sizeof *ops);
+      struct ff_tmcache *n;
+      size_t k = 0;
+
+      if (!ops)
+        return ff_error("out of memory");
+      /* check_new_thin_pool: open (format), resize, commit, close */
+      ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_OPEN, 0, 0};
+      ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_RESIZE, blocks, 0};
+      ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_COMMIT, 0, 0};
+      ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CLOSE, 0, 0};
+      for (uint32_t t = 1; t <= lv->nthins; t++) {
+        ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_OPEN, 0, 0};
+        ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CREATE_THIN, t, 0};
+        ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_COMMIT, 0, 0};
+        ops[k++] =
+          (struct ff_thinmeta_op){FF_THINMETA_SET_TRANSACTION_ID, t - 1, t};
+        ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_COMMIT, 0, 0};
+        ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CLOSE, 0, 0};
+      }
+      m = ff_thinmeta_build(tb, lv->chunk, ops, k);
+      free(ops);
+      if (!m) {
+        char msg[512];
+
+        snprintf(msg, sizeof msg, "%s", ff_errmsg());
+        return ff_error("VG %s, pool %s: %s", vg->name, lv->name, msg);
+      }
+      n = realloc(farm->tms, (farm->ntms + 1) * sizeof *n);
+      if (!n) {
+        ff_thinmeta_free(m);
+        return ff_error("out of memory");
+      }
+      farm->tms = n;
+      n[farm->ntms++] =
+        (struct ff_tmcache){tb, blocks, lv->chunk, lv->nthins, m};
+    }
+    for (size_t i = 0; i < ff_thinmeta_nblocks(m); i++) {
+      const struct ff_area *a = &tm->segs[0].areas[0];
+
+      if (add_blob(vg, a->pv,
+                   vg->fmt.pe_start + a->pe * vg->extent_size +
+                     ff_thinmeta_blocknr(m, i) * FF_THINMETA_BLOCK,
+                   FF_THINMETA_BLOCK, 0, ff_thinmeta_block(m, i)) < 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
 static int lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                           struct ff_lv *lv);
 
-static const char *const reserved_parts[] = {"_mimage", "_mlog", "_rimage",
-                                             "_rmeta", NULL};
+static const char *const reserved_parts[] = {"_mimage",  "_mlog",  "_rimage",
+                                             "_rmeta",   "_tmeta", "_tdata",
+                                             "_pmspare", NULL};
 
 /* Lay out the LVs of vg on its PVs, one lvcreate after another. */
 static int
@@ -1156,6 +1685,13 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
                lv->name, *rp);
           goto out;
         }
+      if (!strncmp(lv->name, "snapshot", 8)) {
+        berr(b, sl->line, lp,
+             "LV name '%s': lvm refuses it: Names starting \"snapshot\" are "
+             "reserved",
+             lv->name);
+        goto out;
+      }
       for (uint32_t o = 0; o < li; o++)
         if (!strcmp(vg->lvs[o].name, lv->name)) {
           berr(b, sl->line, lp, "LV name '%s' is used twice in VG %s",
@@ -1199,18 +1735,41 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
        * physical extent size" */
       ssize =
         sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size;
-      if (sl->kind != FF_LVK_STRIPED) {
+      if (sl->kind == FF_LVK_THIN_POOL) {
+        if (allocate_thin_pool(b, sl, lp, vg, fl, li) < 0)
+          goto out;
+      } else if (sl->kind == FF_LVK_THIN) {
+        if (make_thin(b, sl, lp, vg, li) < 0)
+          goto out;
+      } else if (sl->kind == FF_LVK_SNAPSHOT) {
+        if (allocate_snapshot(b, sl, lp, vg, fl, li) < 0)
+          goto out;
+      } else if (sl->kind != FF_LVK_STRIPED) {
         if (allocate_mirror_raid(b, sl, lp, vg, fl, li) < 0)
           goto out;
-      } else if (sl->nplace ? place_lv(b, sl, lp, vg, fl, li, ssize)
-                            : lvm_allocate(b, sl->line, lp, vg, fl, lv,
-                                           sl->stripes, ssize, sl->alloc))
+      } else if (sl->nplace
+                   ? place_lv(b, sl, lp, vg, fl, li, ssize)
+                   : lvm_allocate(b, sl->line, lp, vg, fl, lv, sl->stripes,
+                                  ssize, sl->alloc, 0, NULL))
         goto out;
       lv->writes = (uint8_t)ff_spec_lv_writes(sl);
       if (lv_writes_meta(sl, vg, lv) < 0)
         goto out;
+      /* a sub-LV made for a later write has that write's time (lvm:
+       * lv_create_empty just before it) */
+      for (uint32_t u = 0; u < lv->nsubs; u++) {
+        struct ff_lv *sub = &lv->subs[u];
+
+        if (sub->role == FF_SUB_PMSPARE)
+          sub->time = lv->wtime[0];
+        else if (sub->role == FF_SUB_TMETA || sub->role == FF_SUB_TDATA ||
+                 sub->role == FF_SUB_SNAPSHOT)
+          sub->time = lv->wtime[lv->writes - 1];
+      }
     }
   }
+  if (thin_pool_images(b, vg) < 0)
+    goto out;
   r = 0;
 out:
   for (uint32_t p = 0; p < vg->npvs; p++)
@@ -1236,9 +1795,42 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                        const struct ff_lv *lv)
 {
   struct ff_sb sb = FF_SB_INIT;
-  const struct ff_seg *seg = &lv->segs[0];
+  const struct ff_seg *seg = lv->nsegs ? &lv->segs[0] : NULL;
 
   ff_sb_add(&sb, "Write from lvcreate");
+  if (lv->kind == FF_LVK_THIN_POOL) {
+    ff_sb_addf(&sb, " --type thin-pool -l %llu",
+               (unsigned long long)lv->extents);
+    if (sl->chunk_size)
+      ff_sb_addf(&sb, " -c %lluk", (unsigned long long)(sl->chunk_size >> 10));
+    if (sl->metadata_size)
+      ff_sb_addf(&sb, " --poolmetadatasize %lluk",
+                 (unsigned long long)(sl->metadata_size >> 10));
+    if (!sl->zero)
+      ff_sb_add(&sb, " -Zn");
+    if (sl->discards)
+      ff_sb_addf(&sb, " --discards %s",
+                 sl->discards == FF_DISCARDS_NOPASSDOWN ? "nopassdown"
+                                                        : "ignore");
+    if (!sl->pmspare)
+      ff_sb_add(&sb, " --poolmetadataspare n");
+    ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
+    return ff_sb_detach(&sb, NULL);
+  }
+  if (lv->kind == FF_LVK_THIN || lv->kind == FF_LVK_SNAPSHOT) {
+    if (lv->kind == FF_LVK_THIN)
+      ff_sb_addf(&sb, " -T -V %lluk",
+                 (unsigned long long)(lv->extents * vg->extent_size >> 10));
+    else {
+      ff_sb_addf(&sb, " -s -l %llu", (unsigned long long)lv->extents);
+      if (sl->chunk_size != 4096)
+        ff_sb_addf(&sb, " -c %lluk",
+                   (unsigned long long)(sl->chunk_size >> 10));
+    }
+    ff_sb_addf(&sb, " -n %s %s/%s.", lv->name, vg->name,
+               vg->lvs[lv->link].name);
+    return ff_sb_detach(&sb, NULL);
+  }
   if (lv->kind != FF_LVK_STRIPED) {
     ff_sb_addf(&sb, " --type %s", lv->segtype);
     if (lv->kind == FF_LVK_MIRROR || !strcmp(lv->segtype, "raid1"))
@@ -1256,38 +1848,39 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
       ff_sb_addf(&sb, " --alloc %s", lv->alloc);
   }
   ff_sb_addf(&sb, " -l %llu", (unsigned long long)lv->extents);
-  if (lv->kind == FF_LVK_STRIPED && seg->stripes > 1)
+  if (lv->kind == FF_LVK_STRIPED && seg && seg->stripes > 1)
     ff_sb_addf(&sb, " -i %u -I %lluk", seg->stripes,
                (unsigned long long)(seg->stripe_size / 1024));
   ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
   return ff_sb_detach(&sb, NULL);
 }
 
-/* The time and description of each write lv's lvcreate makes: write 1
- * from time/description (or write_times/descriptions), write 2 the same
- * time, "Write[2] from" for "Write from". */
+/* The time and description of each write lv's lvcreate makes: from
+ * write_times/descriptions, else time and description (write 1), and for
+ * write N the same with "Write[N] from" for "Write from". */
 static int
 lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                struct ff_lv *lv)
 {
   const char *d1 = sl->descriptions[0] ? sl->descriptions[0] : sl->description;
 
-  lv->wtime[0] = sl->has_write_times ? sl->write_times[0] : lv->time;
-  lv->wtime[1] = sl->has_write_times ? sl->write_times[1] : lv->time;
+  for (unsigned w = 0; w < lv->writes && w < 3; w++)
+    lv->wtime[w] = sl->has_write_times ? sl->write_times[w] : lv->time;
   lv->wdesc[0] = d1 ? strdup(d1) : default_lv_description(sl, vg, lv);
   if (!lv->wdesc[0])
     return ff_error("out of memory");
-  if (lv->writes < 2)
-    return 0;
-  if (sl->descriptions[1])
-    lv->wdesc[1] = strdup(sl->descriptions[1]);
-  else if (!strncmp(lv->wdesc[0], "Write from ", 11)) {
-    if (asprintf(&lv->wdesc[1], "Write[2] from %s", lv->wdesc[0] + 11) < 0)
-      lv->wdesc[1] = NULL;
-  } else
-    lv->wdesc[1] = strdup(lv->wdesc[0]);
-  if (!lv->wdesc[1])
-    return ff_error("out of memory");
+  for (unsigned w = 1; w < lv->writes && w < 3; w++) {
+    if (sl->descriptions[w])
+      lv->wdesc[w] = strdup(sl->descriptions[w]);
+    else if (!strncmp(lv->wdesc[0], "Write from ", 11)) {
+      if (asprintf(&lv->wdesc[w], "Write[%u] from %s", w + 1,
+                   lv->wdesc[0] + 11) < 0)
+        lv->wdesc[w] = NULL;
+    } else
+      lv->wdesc[w] = strdup(lv->wdesc[0]);
+    if (!lv->wdesc[w])
+      return ff_error("out of memory");
+  }
   return 0;
 }
 
@@ -1451,6 +2044,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   for (uint32_t w = 0; w < vg->seqno; w++) {
     struct ff_text *t = &vg->texts[w];
     struct ff_text_meta meta = {
+      .phase = -1,
       .host = sp->creation_host,
       .uname = sp->uname,
       .lvm_version = sp->lvm_version,
@@ -1500,7 +2094,10 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       desc = strdup(lv->wdesc[wphase[w - 1]]);
       meta.description = desc;
       meta.time = lv->wtime[wphase[w - 1]];
-      meta.first_write = lv->writes == 2 && wphase[w - 1] == 0;
+      meta.phase = wphase[w - 1];
+      meta.first_write =
+        (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID) &&
+        lv->writes == 2 && wphase[w - 1] == 0;
     } else {
       desc = NULL;
       if (asprintf(&desc, "Write from vgck --updatemetadata %s.", vg->name) <
@@ -2042,6 +2639,7 @@ free_lv(struct ff_lv *lv)
   free(lv->name);
   free(lv->wdesc[0]);
   free(lv->wdesc[1]);
+  free(lv->wdesc[2]);
 }
 
 void
@@ -2072,6 +2670,9 @@ ff_farm_free(struct ff_farm *farm)
     free(vg->pvs);
     free(vg->name);
   }
+  for (uint32_t i = 0; i < farm->ntms; i++)
+    ff_thinmeta_free(farm->tms[i].m);
+  free(farm->tms);
   if (farm->devs)
     for (uint32_t i = 0; i < farm->ndevs; i++)
       free(farm->devs[i].name);

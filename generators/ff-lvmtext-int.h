@@ -35,6 +35,10 @@ struct ff_text_meta {
    * visible _mlog and no mirror_log line yet); 0: every LV as it stands
    * once created. */
   int first_write;
+  /* Which write of the lvcreate of LV nlvs - 1 this is (0-based), or -1:
+   * every LV as it stands once created.  A thin pool's, a thin LV's and a
+   * snapshot's earlier writes differ from the last (ff-lvmtext.c). */
+  int phase;
 };
 
 /* Serialize vg as it stood after its first nlvs LVs were created, with

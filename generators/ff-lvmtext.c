@@ -96,13 +96,13 @@ add_mirror_raid_seg(struct ff_sb *sb, const struct ff_lv *lv, int first_write)
   ff_sb_add(sb, "]\n}\n");
 }
 
-/* LV lv; visible: VISIBLE in its status; skip: ACTIVATION_SKIP (write 1
- * of a raid LV); first_write: its mirror segment as write 1 has it. */
+/* The start of LV lv's section, named name: up to its segment count. */
 static void
-add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
-       const char *tags, int visible, int skip, int first_write)
+add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
+         const char *host, const char *tags, int visible, int skip,
+         uint32_t nsegs)
 {
-  ff_sb_addf(sb, "\n%s {\n", lv->name);
+  ff_sb_addf(sb, "\n%s {\n", name);
   add_uuid_line(sb, lv->uuid);
   ff_sb_addf(sb, "status = [\"READ\", \"WRITE\"%s%s]\nflags = [%s]\n",
              visible ? ", \"VISIBLE\"" : "",
@@ -116,17 +116,19 @@ add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
   ff_sb_add(sb, "\"\n");
   if (lv->alloc)
     ff_sb_addf(sb, "allocation_policy = \"%s\"\n", lv->alloc);
-  ff_sb_addf(sb, "segment_count = %u\n\n", lv->nsegs);
-  for (uint32_t s = 0; s < lv->nsegs; s++) {
-    const struct ff_seg *seg = &lv->segs[s];
+  ff_sb_addf(sb, "segment_count = %u\n\n", nsegs);
+}
+
+/* Linear or striped segments on PVs, and the end of the LV. */
+static void
+add_striped_segs(struct ff_sb *sb, const struct ff_seg *segs, uint32_t nsegs)
+{
+  for (uint32_t s = 0; s < nsegs; s++) {
+    const struct ff_seg *seg = &segs[s];
 
     ff_sb_addf(sb, "segment%u {\n", s + 1);
     ff_sb_addf(sb, "start_extent = %llu\n", (unsigned long long)seg->le);
     ff_sb_addf(sb, "extent_count = %llu\n\n", (unsigned long long)seg->len);
-    if (lv->kind != FF_LVK_STRIPED) {
-      add_mirror_raid_seg(sb, lv, first_write);
-      continue;
-    }
     ff_sb_add(sb, "type = \"striped\"\n");
     ff_sb_addf(sb, "stripe_count = %u\n", seg->stripes);
     if (seg->stripes > 1)
@@ -140,6 +142,89 @@ add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
     ff_sb_add(sb, "]\n}\n");
   }
   ff_sb_add(sb, "}\n");
+}
+
+/* LV lv; visible: VISIBLE in its status; skip: ACTIVATION_SKIP (write 1
+ * of a raid LV); first_write: its mirror segment as write 1 has it. */
+static void
+add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
+       const char *tags, int visible, int skip, int first_write)
+{
+  add_head(sb, lv, lv->name, host, tags, visible, skip, lv->nsegs);
+  if (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID) {
+    ff_sb_add(sb, "segment1 {\nstart_extent = 0\n");
+    ff_sb_addf(sb, "extent_count = %llu\n\n",
+               (unsigned long long)lv->segs[0].len);
+    add_mirror_raid_seg(sb, lv, first_write);
+    ff_sb_add(sb, "}\n");
+    return;
+  }
+  add_striped_segs(sb, lv->segs, lv->nsegs);
+}
+
+/* The one virtual segment of a pool, thin LV or snapshotN: its head. */
+static void
+add_virtual_seg(struct ff_sb *sb, uint64_t extents, const char *type)
+{
+  ff_sb_addf(sb,
+             "segment1 {\nstart_extent = 0\nextent_count = %llu\n\ntype = "
+             "\"%s\"\n",
+             (unsigned long long)extents, type);
+}
+
+/* Thin pool i of vg as it stands after the first nlvs LVs: its
+ * transaction id counts its thin LVs so far; msg: the thin LV whose
+ * create message is still queued (write 1 of that thin's lvcreate). */
+static void
+add_thin_pool(struct ff_sb *sb, const struct ff_vg *vg, uint32_t i,
+              uint32_t nlvs, const char *host, const char *tags,
+              const struct ff_lv *msg)
+{
+  static const char *const dnames[] = {"passdown", "nopassdown", "ignore"};
+  const struct ff_lv *lv = &vg->lvs[i];
+  uint64_t tid = 0;
+
+  for (uint32_t l = i + 1; l < nlvs; l++)
+    if (vg->lvs[l].kind == FF_LVK_THIN && vg->lvs[l].link == i)
+      tid++;
+  add_head(sb, lv, lv->name, host, tags, 1, 0, 1);
+  add_virtual_seg(sb, lv->extents, "thin-pool");
+  ff_sb_addf(sb, "metadata = \"%s\"\npool = \"%s\"\n",
+             lv->subs[lv->new_spare].name, lv->subs[lv->new_spare + 1].name);
+  ff_sb_addf(sb, "transaction_id = %llu\nchunk_size = %u\n",
+             (unsigned long long)tid, lv->chunk);
+  ff_sb_addf(sb, "discards = \"%s\"\n", dnames[lv->discards % 3]);
+  if (lv->zero)
+    ff_sb_add(sb, "zero_new_blocks = 1\n");
+  if (msg)
+    ff_sb_addf(sb, "\nmessage1 {\ncreate = \"%s\"\n}\n", msg->name);
+  ff_sb_add(sb, "}\n}\n");
+}
+
+static void
+add_thin(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
+         const char *host, const char *tags)
+{
+  add_head(sb, lv, lv->name, host, tags, 1, 0, 1);
+  add_virtual_seg(sb, lv->extents, "thin");
+  ff_sb_addf(sb, "thin_pool = \"%s\"\ntransaction_id = %llu\n",
+             vg->lvs[lv->link].name, (unsigned long long)lv->transaction_id);
+  ff_sb_addf(sb, "device_id = %u\n}\n}\n", lv->device_id);
+}
+
+/* snapshotN over COW LV cow: VISIBLE in its status, yet among the
+ * hidden LVs (lvm's lv_is_visible() is false for a snapshot). */
+static void
+add_snapshot(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *cow,
+             const char *host)
+{
+  const struct ff_lv *sn = &cow->subs[0];
+
+  add_head(sb, sn, sn->name, host, NULL, 1, 0, 1);
+  add_virtual_seg(sb, sn->extents, "snapshot");
+  ff_sb_addf(sb, "chunk_size = %u\norigin = \"%s\"\ncow_store = \"%s\"\n",
+             cow->chunk, vg->lvs[cow->link].name, cow->name);
+  ff_sb_add(sb, "}\n}\n");
 }
 
 char *
@@ -169,16 +254,76 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
     int fw = meta->first_write;
 
     ff_sb_add(&sb, "logical_volumes {\n");
-    /* _print_lvs: the visible LVs in list order, then the hidden ones */
-    for (uint32_t i = 0; i < nlvs; i++)
-      add_lv(&sb, &vg->lvs[i], meta->host,
-             meta->lv_tags ? meta->lv_tags[i] : NULL, 1,
-             fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
-             fw && i + 1 == nlvs);
+    /* _print_lvs: the visible LVs in list order, then the hidden ones.
+     * The LV of an lvcreate still under way (cur) may stand as its
+     * earlier writes have it. */
+    int cur = meta->phase >= 0 ? (int)nlvs - 1 : -1;
+    int ph = meta->phase;
+    int done = cur < 0 || ph + 1 >= last->writes;
+    const struct ff_lv *msg =
+      cur >= 0 && ph == 0 && last->kind == FF_LVK_THIN ? last : NULL;
+
+    for (uint32_t i = 0; i < nlvs; i++) {
+      const struct ff_lv *lv = &vg->lvs[i];
+      const char *tags = meta->lv_tags ? meta->lv_tags[i] : NULL;
+
+      if (lv->kind == FF_LVK_THIN_POOL && (int)i == cur && !done) {
+        const struct ff_lv *tm = &lv->subs[lv->new_spare];
+
+        if (lv->new_spare && ph == 0) {
+          /* write 1: only the spare, under lvm's generated name */
+          const struct ff_lv *sp = &lv->subs[0];
+          size_t n = strlen(sp->name) - strlen("_pmspare");
+          char *nm = strndup(sp->name, n);
+
+          add_head(&sb, sp, nm ? nm : sp->name, meta->host, NULL, 1, 0,
+                   sp->nsegs);
+          add_striped_segs(&sb, sp->segs, sp->nsegs);
+          free(nm);
+        } else {
+          /* the pool LV over the metadata area, to be wiped */
+          add_head(&sb, lv, lv->name, meta->host, tags, 1, 0, tm->nsegs);
+          add_striped_segs(&sb, tm->segs, tm->nsegs);
+        }
+      } else if (lv->kind == FF_LVK_THIN_POOL)
+        add_thin_pool(&sb, vg, i, nlvs, meta->host, tags,
+                      msg && msg->link == i ? msg : NULL);
+      else if (lv->kind == FF_LVK_THIN)
+        add_thin(&sb, vg, lv, meta->host, tags);
+      else if (lv->kind == FF_LVK_SNAPSHOT) {
+        /* the COW: VISIBLE until write 2 makes it the snapshot's */
+        add_head(&sb, lv, lv->name, meta->host, tags, (int)i == cur && ph == 0,
+                 0, lv->nsegs);
+        add_striped_segs(&sb, lv->segs, lv->nsegs);
+      } else
+        add_lv(&sb, lv, meta->host, tags, 1,
+               fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
+               fw && i + 1 == nlvs);
+    }
     for (int pass = fw ? 0 : 1; pass < 2; pass++)
-      for (uint32_t i = 0; i < nlvs; i++)
-        for (uint32_t u = 0; u < vg->lvs[i].nsubs; u++) {
-          const struct ff_lv *sub = &vg->lvs[i].subs[u];
+      for (uint32_t i = 0; i < nlvs; i++) {
+        const struct ff_lv *top = &vg->lvs[i];
+        int building = (int)i == cur && !done;
+
+        if (top->kind == FF_LVK_SNAPSHOT) {
+          if (pass == 1 && !building)
+            add_snapshot(&sb, vg, top, meta->host);
+          continue;
+        }
+        if (top->kind == FF_LVK_THIN_POOL) {
+          for (uint32_t u = 0; pass == 1 && u < top->nsubs; u++) {
+            const struct ff_lv *sub = &top->subs[u];
+
+            /* under way: write 1 shows the spare as lvolN (above); the
+             * metadata-only write has the spare, hidden, and no more */
+            if (building && (sub->role != FF_SUB_PMSPARE || ph == 0))
+              continue;
+            add_lv(&sb, sub, meta->host, NULL, 0, 0, 0);
+          }
+          continue;
+        }
+        for (uint32_t u = 0; u < top->nsubs; u++) {
+          const struct ff_lv *sub = &top->subs[u];
           const char *ct = meta->lv_ctags ? meta->lv_ctags[i] : NULL;
           /* write 1: the rmetas (raid) or the log (mirror) are visible */
           int vis = fw && i + 1 == nlvs &&
@@ -192,6 +337,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                    : NULL,
                  vis, 0, 0);
         }
+      }
     ff_sb_add(&sb, "}\n");
   }
   ff_sb_add(&sb, "\n}\n");

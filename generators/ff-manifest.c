@@ -85,20 +85,75 @@ mirror_raid_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
   (void)vg;
 }
 
+/* The fields of a thin pool, a thin LV or a snapshot (docs/manifest.md). */
+static void
+thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
+{
+  static const char *const dnames[] = {"passdown", "nopassdown", "ignore"};
+
+  json_object_set_new(o, "type", json_string(lv->segtype));
+  json_object_set_new(o, "dm_type", json_string(lv->ktype));
+  if (lv->kind == FF_LVK_THIN_POOL) {
+    const char *spare = NULL;
+
+    for (uint32_t l = 0; l < vg->nlvs && !spare; l++)
+      if (vg->lvs[l].kind == FF_LVK_THIN_POOL && vg->lvs[l].new_spare)
+        spare = vg->lvs[l].subs[0].name;
+    json_object_set_new(o, "chunk_size",
+                        json_integer((json_int_t)lv->chunk * FF_SECTOR));
+    json_object_set_new(o, "transaction_id",
+                        json_integer((json_int_t)lv->transaction_id));
+    json_object_set_new(o, "metadata",
+                        json_string(lv->subs[lv->new_spare].name));
+    json_object_set_new(o, "data",
+                        json_string(lv->subs[lv->new_spare + 1].name));
+    json_object_set_new(o, "pmspare",
+                        spare ? json_string(spare) : json_null());
+    json_object_set_new(o, "discards", json_string(dnames[lv->discards % 3]));
+    json_object_set_new(o, "zero", json_boolean(lv->zero));
+    json_object_set_new(o, "thins", json_integer((json_int_t)lv->nthins));
+  } else if (lv->kind == FF_LVK_THIN) {
+    json_object_set_new(o, "pool", json_string(vg->lvs[lv->link].name));
+    json_object_set_new(o, "device_id",
+                        json_integer((json_int_t)lv->device_id));
+    json_object_set_new(o, "transaction_id",
+                        json_integer((json_int_t)lv->transaction_id));
+  } else {
+    json_object_set_new(o, "origin", json_string(vg->lvs[lv->link].name));
+    json_object_set_new(o, "chunk_size",
+                        json_integer((json_int_t)lv->chunk * FF_SECTOR));
+    json_object_set_new(o, "cow", json_string(lv->name));
+    json_object_set_new(o, "snapshot", json_string(lv->subs[0].name));
+    json_object_set_new(o, "cow_header", json_boolean(lv->cow_header[0] != 0));
+  }
+}
+
+static int
+has_pv_segs(const struct ff_lv *lv)
+{
+  return lv->kind == FF_LVK_STRIPED || lv->kind == FF_LVK_SNAPSHOT;
+}
+
 static json_t *
 lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
         const struct ff_lv *lv)
 {
   json_t *segs = json_array(), *o;
 
-  if (lv->kind != FF_LVK_STRIPED) /* one segment over the sub-LVs */
+  if (lv->role == FF_SUB_SNAPSHOT) /* over the COW, which has the areas */
+    json_array_append_new(
+      segs, json_pack("{s:I, s:I, s:s, s:i, s:I, s:[]}", "start_extent",
+                      (json_int_t)0, "extent_count", (json_int_t)lv->extents,
+                      "type", "snapshot", "stripes", 1, "stripe_size",
+                      (json_int_t)0, "areas"));
+  else if (!has_pv_segs(lv)) /* one segment over the sub-LVs */
     json_array_append_new(
       segs,
       json_pack("{s:I, s:I, s:s, s:i, s:I, s:[]}", "start_extent",
                 (json_int_t)0, "extent_count", (json_int_t)lv->extents, "type",
                 lv->segtype, "stripes", (int)lv->stripes, "stripe_size",
                 (json_int_t)(lv->stripe_size * FF_SECTOR), "areas"));
-  for (uint32_t s = 0; lv->kind == FF_LVK_STRIPED && s < lv->nsegs; s++) {
+  for (uint32_t s = 0; has_pv_segs(lv) && s < lv->nsegs; s++) {
     const struct ff_seg *seg = &lv->segs[s];
     json_t *areas = json_array();
     uint64_t per = seg->len / seg->stripes;
@@ -133,8 +188,10 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
     json_object_set_new(o, "parent", json_string(vg->lvs[lv->parent].name));
     json_object_set_new(
       o, "role", json_string(ff_sub_role_name((enum ff_sub_role)lv->role)));
-  } else if (lv->kind != FF_LVK_STRIPED)
+  } else if (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID)
     mirror_raid_json(o, vg, lv);
+  else if (lv->kind != FF_LVK_STRIPED)
+    thin_snap_json(o, vg, lv);
   return o;
 }
 

@@ -874,15 +874,213 @@ parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
   return 0;
 }
 
+/* The keys only a thin pool, thin LV or snapshot takes. */
+static const char *const ts_keys[] = {
+  "chunk_size", "metadata_size", "discards",   "zero", "pmspare",
+  "pool",       "origin",        "cow_header", NULL};
+
+/* write_times and descriptions of an LV whose lvcreate makes n writes. */
+static int
+parse_writes(const struct pctx *c, const config_setting_t *g, const char *path,
+             struct ff_spec_lv *lv, unsigned n)
+{
+  static const char *const why[] = {
+    "", "", " (write 1 and write 2 of the lvcreate)",
+    " (the three writes of a pool lvcreate that makes the pool metadata "
+    "spare)"};
+  const config_setting_t *s;
+  char kp[256];
+
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "descriptions" : "write_times";
+
+    if (!(s = config_setting_get_member(g, key)))
+      continue;
+    if (get_list(c, g, path, key, (int)n, k ? "strings" : "integers", why[n],
+                 &s, kp) < 0)
+      return -1;
+    for (unsigned i = 0; i < n; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, i);
+
+      if (k && config_setting_type(e) != CONFIG_TYPE_STRING)
+        return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
+      if (!k && config_setting_type(e) != CONFIG_TYPE_INT &&
+          config_setting_type(e) != CONFIG_TYPE_INT64)
+        return ff_cfg_err(c->file, e, kp, "entry %u is not an integer", i);
+      if (k && !(lv->descriptions[i] = strdup(config_setting_get_string(e))))
+        return ff_cfg_err(c->file, e, kp, "out of memory");
+      if (!k)
+        lv->write_times[i] = config_setting_get_int64(e);
+    }
+    if (!k)
+      lv->has_write_times = 1;
+  }
+  return 0;
+}
+
+/* The keys of a thin pool, thin LV or snapshot group (type parsed; for a
+ * pool, lv->new_spare set by the VG from the groups before it). */
+static int
+parse_thin_snap(const struct pctx *c, const config_setting_t *g,
+                const char *path, struct ff_spec_lv *lv)
+{
+  static const char *const not_yet[] = {
+    "stripes", "stripe_size", "alloc", "placement", "fill", "tags", NULL};
+  static const char *const dnames[] = {"passdown", "nopassdown", "ignore"};
+  const char *tname = lv->kind == FF_LVK_THIN_POOL ? "thin-pool"
+                      : lv->kind == FF_LVK_THIN    ? "thin"
+                                                   : "snapshot";
+  const config_setting_t *s;
+  char kp[256], *str = NULL;
+  unsigned nuuids;
+
+  for (const char *const *k = mr_keys; *k; k++)
+    if (strcmp(*k, "uuids") && strcmp(*k, "write_times") &&
+        strcmp(*k, "descriptions") && (s = config_setting_get_member(g, *k))) {
+      ff_cfg_join(kp, sizeof kp, path, *k);
+      return ff_cfg_err(c->file, s, kp,
+                        "%s needs type = \"mirror\" or a raid type", *k);
+    }
+  for (const char *const *k = not_yet; *k; k++)
+    if ((s = config_setting_get_member(g, *k))) {
+      ff_cfg_join(kp, sizeof kp, path, *k);
+      return ff_cfg_err(
+        c->file, s, kp, "not supported yet for type %s%s", tname,
+        !strcmp(*k, "fill") ? " (give size)"
+        : !strncmp(*k, "stripe", 6) && lv->kind == FF_LVK_THIN_POOL
+          ? " (striped pools)"
+          : "");
+    }
+  for (const char *const *k = ts_keys; *k; k++) {
+    int ok = lv->kind == FF_LVK_THIN_POOL
+               ? strcmp(*k, "pool") && strcmp(*k, "origin") &&
+                   strcmp(*k, "cow_header")
+             : lv->kind == FF_LVK_THIN
+               ? !strcmp(*k, "pool")
+               : !strcmp(*k, "origin") || !strcmp(*k, "chunk_size") ||
+                   !strcmp(*k, "cow_header");
+
+    if (!ok && (s = config_setting_get_member(g, *k))) {
+      ff_cfg_join(kp, sizeof kp, path, *k);
+      return ff_cfg_err(c->file, s, kp, "type %s takes no %s", tname, *k);
+    }
+  }
+  lv->stripes = 1;
+  switch (lv->kind) {
+  case FF_LVK_THIN_POOL:
+    if (lv->count != 1) {
+      ff_cfg_join(kp, sizeof kp, path, "count");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "count"), kp,
+                        "not supported yet for type thin-pool (one pool per "
+                        "group)");
+    }
+    lv->zero = 1;
+    lv->pmspare = 1;
+    if (ff_cfg_size(c->file, g, path, "chunk_size", &lv->chunk_size) < 0 ||
+        ff_cfg_size(c->file, g, path, "metadata_size", &lv->metadata_size) <
+          0 ||
+        ff_cfg_bool(c->file, g, path, "zero", &lv->zero) < 0 ||
+        ff_cfg_bool(c->file, g, path, "pmspare", &lv->pmspare) < 0 ||
+        ff_cfg_str(c->file, g, path, "discards", &str) < 0)
+      return -1;
+    ff_cfg_join(kp, sizeof kp, path, "chunk_size");
+    s = config_setting_get_member(g, "chunk_size");
+    /* lvm's validate_thin_pool_chunk_size */
+    if (s && (lv->chunk_size < (64u << 10) || lv->chunk_size > (1u << 30)))
+      return ff_cfg_err(c->file, s, kp,
+                        "%llu: lvm refuses it: Thin pool chunk size is not in "
+                        "the range 64.00 KiB to 1.00 GiB",
+                        (unsigned long long)lv->chunk_size);
+    if (s && lv->chunk_size % (64u << 10))
+      return ff_cfg_err(c->file, s, kp,
+                        "%llu: lvm refuses it: Thin pool chunk size must be a "
+                        "multiple of 64.00 KiB",
+                        (unsigned long long)lv->chunk_size);
+    ff_cfg_join(kp, sizeof kp, path, "metadata_size");
+    if ((s = config_setting_get_member(g, "metadata_size")) &&
+        !lv->metadata_size)
+      return ff_cfg_err(c->file, s, kp, "must be positive");
+    if (str) {
+      unsigned i = 0;
+
+      while (i < 3 && strcmp(str, dnames[i]))
+        i++;
+      if (i == 3) {
+        ff_cfg_join(kp, sizeof kp, path, "discards");
+        ff_cfg_err(c->file, config_setting_get_member(g, "discards"), kp,
+                   "unknown discards '%s' (expected passdown, nopassdown or "
+                   "ignore)",
+                   str);
+        free(str);
+        return -1;
+      }
+      lv->discards = (enum ff_discards)i;
+      free(str);
+    }
+    if (!lv->pmspare)
+      lv->new_spare = 0;
+    nuuids = lv->new_spare ? 3 : 2;
+    break;
+  case FF_LVK_THIN:
+    if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0)
+      return -1;
+    if (!lv->pool)
+      return ff_cfg_err(c->file, g, path,
+                        "type thin needs pool = \"NAME\" (a thin-pool LV of "
+                        "the VG made before it)");
+    nuuids = 0;
+    break;
+  default:
+    if (ff_cfg_str(c->file, g, path, "origin", &lv->origin) < 0 ||
+        ff_cfg_bool(c->file, g, path, "cow_header", &lv->cow_header) < 0)
+      return -1;
+    if (!lv->origin)
+      return ff_cfg_err(c->file, g, path,
+                        "type snapshot needs origin = \"NAME\" (an LV of the "
+                        "VG made before it)");
+    lv->chunk_size = 4096;
+    if (ff_cfg_size(c->file, g, path, "chunk_size", &lv->chunk_size) < 0)
+      return -1;
+    if (!is_pow2(lv->chunk_size) || lv->chunk_size < 4096 ||
+        lv->chunk_size > (512u << 10)) {
+      ff_cfg_join(kp, sizeof kp, path, "chunk_size");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "chunk_size"),
+                        kp,
+                        "%llu: lvm refuses it: Chunk size must be a power of "
+                        "2 in the range 4K to 512K",
+                        (unsigned long long)lv->chunk_size);
+    }
+    nuuids = 1;
+    break;
+  }
+  /* uuids: the sub-LVs in lvm's creation order */
+  if ((s = config_setting_get_member(g, "uuids"))) {
+    ff_cfg_join(kp, sizeof kp, path, "uuids");
+    if (!nuuids)
+      return ff_cfg_err(c->file, s, kp, "a thin LV has no sub-LVs (use uuid)");
+    if (lv->count != 1)
+      return ff_cfg_err(c->file, s, kp,
+                        "uuids needs count = 1 (the group makes %u LVs)",
+                        lv->count);
+    lv->nuuids = nuuids;
+    if (get_strlist(c, g, path, "uuids", lv->nuuids, 1, &lv->uuids) < 0)
+      return -1;
+  }
+  return parse_writes(c, g, path, lv, ff_spec_lv_writes(lv));
+}
+
 static int
 parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
          struct ff_spec_lv *lv)
 {
   static const char *const keys[] = {
-    "count",       "name",   "type",  "stripes",     "stripe_size",
-    "size",        "fill",   "alloc", "placement",   "time",
-    "description", "uuid",   "tags",  "mirrors",     "region_size",
-    "mirror_log",  "nosync", "uuids", "write_times", "descriptions",
+    "count",       "name",          "type",        "stripes",
+    "stripe_size", "size",          "fill",        "alloc",
+    "placement",   "time",          "description", "uuid",
+    "tags",        "mirrors",       "region_size", "mirror_log",
+    "nosync",      "uuids",         "write_times", "descriptions",
+    "chunk_size",  "metadata_size", "discards",    "zero",
+    "pmspare",     "pool",          "origin",      "cow_header",
     NULL};
   static const char *const policies[] = {"inherit", "contiguous", "cling",
                                          "normal", "anywhere"};
@@ -947,15 +1145,54 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
     if (parse_mirror_raid(c, g, path, lv) < 0)
       return -1;
     type = NULL;
+  } else if (!strcmp(type, "thin-pool") || !strcmp(type, "thin") ||
+             !strcmp(type, "snapshot")) {
+    lv->kind = type[4] == '-'   ? FF_LVK_THIN_POOL
+               : type[0] == 't' ? FF_LVK_THIN
+                                : FF_LVK_SNAPSHOT;
+    lv->segtype = lv->kind == FF_LVK_THIN_POOL ? "thin-pool"
+                  : lv->kind == FF_LVK_THIN    ? "thin"
+                                               : "snapshot";
+    lv->ktype = lv->segtype;
+    free(type);
+    type = NULL;
+    if (parse_thin_snap(c, g, path, lv) < 0)
+      return -1;
   } else {
+    static const char *const later[] = {
+      "cache", "cache-pool", "writecache", "vdo", "vdo-pool",
+      "raid0", "raid0_meta", "integrity",  NULL};
+
+    for (const char *const *l = later; *l; l++)
+      if (!strcmp(type, *l)) {
+        r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
+                       "type %s is not supported yet", type);
+        free(type);
+        return r;
+      }
     r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
                    "unknown LV type '%s' (expected linear, striped, mirror, "
-                   "raid1, raid4, raid5, raid6 or raid10)",
+                   "raid1, raid4, raid5, raid6, raid10, thin-pool, thin or "
+                   "snapshot)",
                    type);
     free(type);
     return r;
   }
   free(type);
+  if (lv->kind != FF_LVK_THIN_POOL && lv->kind != FF_LVK_THIN &&
+      lv->kind != FF_LVK_SNAPSHOT)
+    for (const char *const *k = ts_keys; *k; k++)
+      if (config_setting_get_member(g, *k)) {
+        ff_cfg_join(kp, sizeof kp, path, *k);
+        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
+                          "%s needs type = \"%s\"", *k,
+                          !strcmp(*k, "pool") ? "thin"
+                          : !strcmp(*k, "origin") || !strcmp(*k, "cow_header")
+                            ? "snapshot"
+                          : !strcmp(*k, "chunk_size") ? "thin-pool\" or "
+                                                        "\"snapshot"
+                                                      : "thin-pool");
+      }
   if (lv->kind == FF_LVK_STRIPED)
     for (const char *const *k = mr_keys; *k; k++)
       if (config_setting_get_member(g, *k)) {
@@ -1062,6 +1299,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
                                      NULL};
   const config_setting_t *lvs, *s;
   int64_t seqno = 0, nlv_total = 0;
+  int have_spare = 0;
   char kp[256];
   int r;
 
@@ -1146,8 +1384,12 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       char ep[300];
 
       ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
+      /* the first pool of the VG that wants a spare makes it */
+      vg->lvs[i].new_spare = !have_spare;
       if (parse_lv(c, e, ep, &vg->lvs[i]) < 0)
         return -1;
+      if (vg->lvs[i].kind == FF_LVK_THIN_POOL && vg->lvs[i].pmspare)
+        have_spare = 1;
       if ((vg->lvs[i].uuid || vg->lvs[i].uuids) && vg->count != 1)
         return ff_cfg_err(c->file, e, ep,
                           "%s needs count = 1 in the VG "
@@ -1540,6 +1782,9 @@ ff_spec_free(struct ff_spec *sp)
       free_strv(vg->lvs[j].uuids);
       free(vg->lvs[j].descriptions[0]);
       free(vg->lvs[j].descriptions[1]);
+      free(vg->lvs[j].descriptions[2]);
+      free(vg->lvs[j].pool);
+      free(vg->lvs[j].origin);
     }
     free(vg->lvs);
     free(vg->name);

@@ -79,7 +79,21 @@ struct ff_spec_range {
 /* What kind of segment the top LV of a group has: linear/striped
  * (FF_LVK_STRIPED), a mirror (sub-LVs _mimage_N and, with a disk log,
  * _mlog) or raid (_rimage_N and _rmeta_N). */
-enum ff_lv_kind { FF_LVK_STRIPED = 0, FF_LVK_MIRROR, FF_LVK_RAID };
+enum ff_lv_kind {
+  FF_LVK_STRIPED = 0,
+  FF_LVK_MIRROR,
+  FF_LVK_RAID,
+  FF_LVK_THIN_POOL, /* _tmeta, _tdata and maybe the VG's lvol0_pmspare */
+  FF_LVK_THIN,      /* a thin LV of an earlier pool of the VG */
+  FF_LVK_SNAPSHOT,  /* the COW LV of an old-style snapshot (and snapshotN) */
+};
+
+/* Thin pool discards (lvcreate --discards). */
+enum ff_discards {
+  FF_DISCARDS_PASSDOWN = 0,
+  FF_DISCARDS_NOPASSDOWN,
+  FF_DISCARDS_IGNORE
+};
 
 struct ff_spec_lv {
   int line;
@@ -99,12 +113,24 @@ struct ff_spec_lv {
   char **uuids; /* [nuuids] raw, sub-LVs in creation order, or NULL */
   unsigned nuuids;
   int has_write_times;
-  int64_t write_times[2];
-  char *descriptions[2]; /* NULL: derived from description */
-  unsigned stripes;      /* 1 for linear, mirror, raid1; raid: data stripes */
-  uint64_t stripe_size;  /* bytes, 0 for linear, mirror, raid1 */
-  uint64_t size;         /* bytes; 0 when fill is used */
-  double fill;           /* 0 when size is used */
+  int64_t write_times[3]; /* [ff_spec_lv_writes()] */
+  char *descriptions[3];  /* NULL: derived from description */
+  /* thin pools, thin LVs, snapshots (docs/spec-format.md "Thin pools,
+   * thin LVs and snapshots") */
+  uint64_t chunk_size;    /* bytes; pool: 0 = lvm's default; snapshot */
+  uint64_t metadata_size; /* pool: bytes, 0 = lvm's default */
+  enum ff_discards discards;
+  int zero;         /* pool: zero_new_blocks (lvcreate -Z) */
+  int pmspare;      /* pool: --poolmetadataspare y (the default) */
+  int new_spare;    /* pool: its lvcreate creates the VG's lvol0_pmspare (no
+                     * earlier group of the VG did): three writes */
+  char *pool;       /* thin: the pool's LV name */
+  char *origin;     /* snapshot: the origin's LV name */
+  int cow_header;   /* snapshot: the kernel's exception store header */
+  unsigned stripes; /* 1 for linear, mirror, raid1; raid: data stripes */
+  uint64_t stripe_size; /* bytes, 0 for linear, mirror, raid1 */
+  uint64_t size;        /* bytes; 0 when fill is used */
+  double fill;          /* 0 when size is used */
   enum ff_alloc_policy alloc;
   unsigned nplace;             /* placement segments, 0: the policy */
   struct ff_spec_range *place; /* [nplace * stripes], segment by segment */
@@ -204,15 +230,24 @@ extern const char ff_spec_builtin_default[];
 void ff_spec_free(struct ff_spec *spec);
 
 /* The metadata writes one lvcreate of lv makes: 2 for a mirror with a
- * disk log and for raid (lvm2-ondisk-format: "Write from", then
- * "Write[2] from"), else 1. */
+ * disk log, raid, a thin LV and a snapshot (lvm2-ondisk-format: "Write
+ * from", then "Write[2] from"), 2 for a thin pool or 3 when it creates
+ * the VG's pool metadata spare, else 1. */
 static inline unsigned
 ff_spec_lv_writes(const struct ff_spec_lv *lv)
 {
-  return lv->kind == FF_LVK_RAID ||
-             (lv->kind == FF_LVK_MIRROR && !lv->core_log)
-           ? 2
-           : 1;
+  switch (lv->kind) {
+  case FF_LVK_RAID:
+  case FF_LVK_THIN:
+  case FF_LVK_SNAPSHOT:
+    return 2;
+  case FF_LVK_MIRROR:
+    return lv->core_log ? 1 : 2;
+  case FF_LVK_THIN_POOL:
+    return lv->new_spare ? 3 : 2;
+  default:
+    return 1;
+  }
 }
 
 /* How many devices the spec makes. */

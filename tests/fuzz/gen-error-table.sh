@@ -149,6 +149,33 @@ row "mirror/raid: write_times not two" 'vgs = ({ pvs = 2; lvs = ({ type = "raid1
 row "mirror/raid: placement" 'vgs = ({ pvs = 2; lvs = ({ type = "raid1"; placement = ( ["0:0"] ); }); });'
 row "mirror/raid: no room for a raid image" 'vgs = ({ pvs = 2; device_size = "13M";\n  lvs = ({ size = "8M"; }, { type = "raid1"; size = "4M"; }); });'
 row "mirror/raid: a name a sub-LV could have" 'vgs = ({ pvs = 2; lvs = ({ name = "lv"; type = "raid1"; size = "8M"; },\n  { name = "lv_rimage_0"; size = "4M"; }); });'
+row "thin: pool chunk_size below 64 KiB" 'vgs = ({ lvs = ({ type = "thin-pool"; chunk_size = "32K"; size = "16M"; }); });'
+row "thin: pool chunk_size not a multiple of 64 KiB" 'vgs = ({ lvs = ({ type = "thin-pool"; chunk_size = "96K"; size = "16M"; }); });'
+row "thin: unknown discards" 'vgs = ({ lvs = ({ type = "thin-pool"; discards = "sometimes"; size = "16M"; }); });'
+row "thin: striped pool" 'vgs = ({ pvs = 2; lvs = ({ type = "thin-pool"; stripes = 2; size = "16M"; }); });'
+row "thin: two pools in one group" 'vgs = ({ lvs = ({ count = 2; name = "p%u"; type = "thin-pool"; size = "8M"; }); });'
+row "thin: pool uuids for a pool that makes the spare" 'vgs = ({ lvs = ({ type = "thin-pool"; size = "8M";
+  uuids = ["wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI5", "wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI6"]; }); });'
+row "thin: write_times of a pool are three" 'vgs = ({ lvs = ({ type = "thin-pool"; size = "8M"; write_times = [1, 2]; }); });'
+row "thin: a thin LV without pool" 'vgs = ({ lvs = ({ type = "thin"; size = "8M"; }); });'
+row "thin: a pool that is not one" 'vgs = ({ lvs = ({ name = "lv"; size = "8M"; },
+  { type = "thin"; pool = "lv"; size = "8M"; }); });'
+row "thin: a pool made later" 'vgs = ({ lvs = ({ type = "thin"; pool = "pool"; size = "8M"; },
+  { name = "pool"; type = "thin-pool"; size = "8M"; }); });'
+row "thin: a pool key on a linear LV" 'vgs = ({ lvs = ({ zero = false; size = "8M"; }); });'
+row "thin: a name lvm reserves" 'vgs = ({ lvs = ({ name = "x_tmeta"; size = "8M"; }); });'
+row "snapshot: no origin" 'vgs = ({ lvs = ({ type = "snapshot"; size = "8M"; }); });'
+row "snapshot: chunk_size out of range" 'vgs = ({ lvs = ({ name = "lv"; size = "8M"; },
+  { type = "snapshot"; origin = "lv"; chunk_size = "1M"; size = "8M"; }); });'
+row "snapshot: of a snapshot" 'vgs = ({ lvs = ({ name = "lv"; size = "8M"; },
+  { name = "s1"; type = "snapshot"; origin = "lv"; size = "4M"; },
+  { name = "s2"; type = "snapshot"; origin = "s1"; size = "4M"; }); });'
+row "snapshot: of a raid LV" 'vgs = ({ pvs = 2; lvs = ({ name = "r"; type = "raid1"; size = "8M"; },
+  { type = "snapshot"; origin = "r"; size = "4M"; }); });'
+row "snapshot: smaller than 3 chunks" 'vgs = ({ extent_size = "4K"; lvs = ({ name = "lv"; size = "8M"; },
+  { type = "snapshot"; origin = "lv"; chunk_size = "8K"; size = "16K"; }); });'
+row "snapshot: a name lvm reserves" 'vgs = ({ lvs = ({ name = "snapshot1"; size = "8M"; }); });'
+row "type not supported yet" 'vgs = ({ lvs = ({ type = "cache"; size = "8M"; }); });'
 row "bad value: placement range syntax" 'vgs = ({ lvs = ({ placement = ( ["0-1"] ); }); });'
 row "bad value: placement range backwards" 'vgs = ({ lvs = ({ placement = ( ["0:2-1"] ); }); });'
 row "bad value: placement PV not in the VG" 'vgs = ({ pvs = 2; lvs = ({ placement = ( ["2:0-1"] ); }); });'

@@ -83,6 +83,22 @@
 #       one PV; the rmetas keep the tags, every sub-LV gets
 #       allocation_policy) and a disk-log mirror -m1 (the mlog has the
 #       tags in the first write only)
+# thin pools, thin LVs and old-style snapshots (docs/research/
+# thin-snapshot.md), also with the fake device-mapper (thin_check off in
+# the env's lvmlocal.conf: the shim cannot format a pool's metadata); the
+# tmeta of a pool with thin LVs is what the kernel writes, so it is
+# compared apart: zeros in lvm's image, and in the generator's metadata
+# thin_check accepts with the expected devices (thin_dump), then the
+# images are cmp'd with that range masked:
+#   tp: 1 PV, --type thin-pool -Zn -L 16M (the spare lvol0_pmspare,
+#       tdata, then tmeta after it; three writes)
+#   t1: 1 PV, a pool -Zy and one thin LV (-T -V 20M)
+#   t2: 2 PVs: a pool -c 128k (tmeta on the other PV), thin1, a linear
+#       LV, thin2, a second pool (--poolmetadatasize 4m --discards
+#       nopassdown; the spare exists: two writes)
+#   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
+#   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
+#       and a snapshot of it)
 # Until the generator knows these types, `fusefarm gen` refuses their
 # specs and each of these scenarios is reported as a FAIL.
 #
@@ -199,7 +215,28 @@ def layout(name, frag):
         if k.get("mirror_log", '"disk"').strip('"') == "core":
             return subs, 1
         return subs + [name + "_mlog"], 2
+    if t == "thin-pool":
+        # [the VG's new pool metadata spare], NAME_tmeta, NAME_tdata; the
+        # first pool that wants a spare makes it, in a write of its own
+        # (docs/research/thin-snapshot.md §2)
+        global have_spare
+        if k.get("pmspare", "true") == "false" or have_spare:
+            return [name + "_tmeta", name + "_tdata"], 2
+        have_spare = True
+        spare = [n for n in curlv if re.match(r"^lvol\d+_pmspare$", n)]
+        if len(spare) != 1:
+            fail("pool %s: no single lvolN_pmspare LV on disk (%s)" % (name, spare))
+        return spare + [name + "_tmeta", name + "_tdata"], 3
+    if t == "thin":
+        return [], 2
+    if t == "snapshot":
+        global nsnap
+        nsnap += 1
+        return ["snapshot%d" % (nsnap - 1)], 2
     return [], 1
+have_spare = False
+nsnap = 0
+curlv = {l["name"]: l for l in json.load(open(os.path.join(d, "dump.json")))["images"][0]["mdas"][0]["copies"][-1]["lvs"]}
 lay = {name: layout(name, frag) for name, frag in lv_intent}
 chg_intent = [i[1] for i in intent if i[0] == "chg"]
 pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
@@ -340,17 +377,30 @@ if lv_intent:
             fail("LV %s creation_time %d != write seqno %d time %d (second boundary), running the scenario again"
                  % (name, lv["creation_time"], wrs[0]["seqno"], wrs[0]["creation_time"]), 3)
         for g in group[1:]:
-            if g["creation_time"] != lv["creation_time"]:
-                fail("sub-LV %s creation_time %d != LV %s's %d (second boundary), running the scenario again"
-                     % (g["name"], g["creation_time"], name, lv["creation_time"]), 3)
-        if nwrites == 2:
-            d1, d2 = wrs[0]["description"], wrs[1]["description"]
-            if not d1.startswith("Write from lvcreate ") or d2 != "Write[2] from " + d1[len("Write from "):]:
-                fail("LV %s: its two writes are %r and %r, not one lvcreate's Write and Write[2]"
-                     % (name, d1, d2))
+            # a pool's spare has write 1's time, its tmeta and tdata the
+            # last write's, a snapshotN write 2's (each is made just
+            # before that write); mirror and raid sub-LVs the LV's
+            want_t = lv["creation_time"]
+            if g["name"].endswith("_pmspare"):
+                want_t = wrs[0]["creation_time"]
+            elif g["name"].endswith(("_tmeta", "_tdata")) or g["name"].startswith("snapshot"):
+                want_t = wrs[-1]["creation_time"]
+            if g["creation_time"] != want_t:
+                fail("sub-LV %s creation_time %d != %d (second boundary), running the scenario again"
+                     % (g["name"], g["creation_time"], want_t), 3)
+        if nwrites >= 2:
+            d1 = wrs[0]["description"]
+            for wk in range(1, nwrites):
+                dk = wrs[wk]["description"]
+                if not d1.startswith("Write from lvcreate ") or dk != "Write[%d] from " % (wk + 1) + d1[len("Write from "):]:
+                    fail("LV %s: its writes are %r, not one lvcreate's Write, Write[2], ..."
+                         % (name, [c["description"] for c in wrs]))
         for g in group:
             if g["creation_host"] != wrs[0]["creation_host"]:
                 fail("LV %s creation_host differs from the write's" % g["name"])
+            # lvs -a does not list an old-style snapshot's snapshotN
+            if g["name"].startswith("snapshot") and g["name"] not in lvuuid:
+                continue
             if lvuuid.get(g["name"]) != g["id"]:
                 fail("LV %s: lvs -a says %s, text says %s" % (g["name"], lvuuid.get(g["name"]), g["id"]))
         w("      {")
@@ -390,6 +440,23 @@ if chg_intent:
     w("    );")
 w("  }")
 w(");")
+# what only the kernel writes, compared apart: the tmeta of each pool
+# with thin LVs (lvm leaves it zeroed; the farm holds the metadata the
+# kernel formats): "IMAGE OFFSET LENGTH POOL THINS" lines
+kr = []
+for l in cur["lvs"]:
+    for seg in l["segments"]:
+        if seg["type"] != "thin-pool":
+            continue
+        nthin = sum(1 for t in cur["lvs"] for s2 in t["segments"]
+                    if s2["type"] == "thin" and s2["thin_pool"] == l["name"])
+        tm = curlv[seg["metadata"]]
+        m = re.match(r'^\["pv(\d+)", (\d+)\]$', tm["segments"][0]["stripes"])
+        pv = cur["pvs"][int(m.group(1))]
+        if nthin:
+            kr.append("r%d %d %d %s %d" % (int(m.group(1)), pv["pe_start_sectors"] * 512 + int(m.group(2)) * extent_size,
+                                           tm["segments"][0]["extent_count"] * extent_size, l["name"], nthin))
+open(os.path.join(d, "kranges"), "w").write("".join(x + "\n" for x in kr))
 open(os.path.join(d, "spec.conf"), "w").write("\n".join(out) + "\n")
 open(os.path.join(d, "values.txt"), "w").write("\n".join(vals) + "\n")
 PY
@@ -457,8 +524,8 @@ fakedm_selftest() {
 #   the shim's forwarded writes are checked (tests/lib/fakedm-check.py)
 run_scenario() {
 	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys vgopts usedf=0 dsel
-	local lvmf=ff_lvm usefd=0
-	local -a drv=(--driverloaded n)
+	local lvmf=ff_lvm usefd=0 target
+	local -a drv=(--driverloaded n) zopt
 	IFS='|' read -r pvopts pvkeys vgopts <<<"$5"
 	shift 5
 	if [[ $pvopts == *@devicesfile* ]]; then
@@ -474,6 +541,10 @@ run_scenario() {
 			fakedm_selftest
 			selftest_done=1
 		fi
+		# lvm runs thin_check before activating a pool; the shim cannot
+		# format a tmeta (the kernel does), so the check is off (lvm
+		# merges lvmlocal.conf into lvm.conf; the fence leaves it)
+		printf 'global {\n\tthin_check_executable = ""\n}\n' >"$FF_LVM_SYSTEM_DIR/lvmlocal.conf"
 	fi
 	local -a sizes
 	IFS=, read -r -a sizes <<<"$devsize"
@@ -528,11 +599,24 @@ run_scenario() {
 				continue
 			fi
 			pvargs=()
+			target=$vg
+			if [[ $ranges == @* ]]; then
+				# @VG/LV: lvcreate's positional argument (a
+				# snapshot's origin)
+				target=${ranges#@}
+				ranges=
+			fi
 			for w in $ranges; do
 				pvargs+=("${devs[${w%%:*}]}:${w#*:}")
 			done
+			# -Zn (no zeroing of the LV's start) is refused for thin
+			# LVs and snapshots, and a pool's -Z is its own option
+			zopt=(-Zn)
+			if [[ " $opts " =~ \ (-T|-s|-V|-Z[yn]?)\  || " $opts " == *" --type thin "* ]]; then
+				zopt=()
+			fi
 			# shellcheck disable=SC2086
-			$lvmf lvcreate "${dsel[@]}" -an -Zn "${drv[@]}" $opts -n "$name" "$vg" \
+			$lvmf lvcreate "${dsel[@]}" -an "${zopt[@]}" "${drv[@]}" $opts -n "$name" "$target" \
 				"${pvargs[@]}" >/dev/null 2>"$d/err" ||
 				{ cat "$d/err" >&2; ff_die "scenario $sc: lvcreate $name failed"; }
 			printf 'lv\t%s\t%s\n' "$name" "$frag" >>"$d/intent"
@@ -585,23 +669,84 @@ run_scenario() {
 		failed=1
 		return 0
 	fi
+	local g kern
 	for ((i = 0; i < npv; i++)); do
-		if [[ ! -f $d/gen/r$i ]]; then
-			echo "FAIL: scenario $sc: $d/gen/r$i not written" >&2
+		g=$d/gen/r$i
+		kern=
+		if [[ ! -f $g ]]; then
+			echo "FAIL: scenario $sc: $g not written" >&2
 			ls -la "$d/gen" >&2
 			failed=1
-		elif cmp -s "$d/lvm/r$i" "$d/gen/r$i"; then
-			echo "ok: scenario $sc: r$i identical ($(stat -c %s "$d/gen/r$i") bytes)"
+			continue
+		fi
+		if grep -q "^r$i " "$d/kranges"; then
+			# the kernel's bytes apart: checked, then masked with lvm's
+			if ! kernel_extents "$sc" "$d" "r$i"; then
+				failed=1
+				continue
+			fi
+			g=$d/gen/r$i.masked
+			kern=1
+		fi
+		if cmp -s "$d/lvm/r$i" "$g"; then
+			echo "ok: scenario $sc: r$i identical ($(stat -c %s "$g") bytes${kern:+; kernel-written extents compared apart})"
 		else
 			echo "FAIL: scenario $sc: r$i differs" >&2
-			show_diff "$d/lvm/r$i" "$d/gen/r$i" >&2
+			show_diff "$d/lvm/r$i" "$g" >&2
 			failed=1
 		fi
 	done
 }
 
+# kernel_extents SCENARIO DIR rN: each thin pool's tmeta on image rN
+# (DIR/kranges), which the kernel writes and the fake device-mapper
+# cannot: lvm's image must hold zeros there (lvm wiped it), the
+# generator's must be metadata thin_check accepts, with the pool's thin
+# devices 1..N made at transactions 0..N-1 and the pool at transaction N
+# (thin_dump); DIR/gen/rN.masked is the generator's image with lvm's
+# zeros over those ranges, for cmp.
+kernel_extents() {
+	local sc=$1 d=$2 img=$3 im off len pool nthin dumpf
+	ff_require thin_check thin_dump
+	cp --sparse=always "$d/gen/$img" "$d/gen/$img.masked"
+	while read -r im off len pool nthin; do
+		[[ $im == "$img" ]] || continue
+		if ! cmp -s -n "$len" -i "$off:0" "$d/lvm/$img" /dev/zero; then
+			echo "FAIL: scenario $sc: $img: lvm left non-zero bytes in $pool's tmeta ($off+$len)" >&2
+			return 1
+		fi
+		dd if="$d/gen/$img" of="$d/gen/$img.$pool.tmeta" bs=64k iflag=skip_bytes,count_bytes \
+			skip="$off" count="$len" status=none
+		if ! thin_check "$d/gen/$img.$pool.tmeta" >"$d/gen/$img.$pool.check" 2>&1; then
+			echo "FAIL: scenario $sc: $img: thin_check refuses the generated tmeta of $pool:" >&2
+			cat "$d/gen/$img.$pool.check" >&2
+			return 1
+		fi
+		dumpf=$d/gen/$img.$pool.xml
+		thin_dump "$d/gen/$img.$pool.tmeta" >"$dumpf"
+		if ! python3 - "$dumpf" "$nthin" <<'PY'
+import re, sys
+x = open(sys.argv[1]).read()
+n = int(sys.argv[2])
+sb = re.search(r'<superblock [^>]*transaction="(\d+)"', x)
+devs = re.findall(r'<device dev_id="(\d+)"[^>]*transaction="(\d+)"', x)
+ok = (sb and int(sb.group(1)) == n and [int(i) for i, _ in devs] == list(range(1, n + 1))
+      and [int(t) for _, t in devs] == list(range(n)))
+sys.exit(0 if ok else 1)
+PY
+		then
+			echo "FAIL: scenario $sc: $img: thin_dump of $pool's tmeta is not $nthin thin devices at transaction $nthin:" >&2
+			cat "$dumpf" >&2
+			return 1
+		fi
+		dd if=/dev/zero of="$d/gen/$img.masked" bs=64k oflag=seek_bytes iflag=count_bytes \
+			seek="$off" count="$len" conv=notrunc status=none
+		echo "ok: scenario $sc: $img: $pool's tmeta ($off+$len): lvm wiped it; the generator's passes thin_check ($nthin thin devices, transaction $nthin)"
+	done <"$d/kranges"
+}
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt}; do
+
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 sn ts}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -751,12 +896,55 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'lvB|size = "4M"|-l 1' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1|--type mirror -m1 -L 8M'
 		;;
+	tp)
+		# a pool alone: the spare, then tdata and tmeta on one PV (tmeta
+		# after tdata); three writes; -Zn: no zero_new_blocks
+		run_scenario tp vgtp 1 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"; zero = false|--type thin-pool -Zn -L 16M'
+		;;
+	t1)
+		# a pool with its defaults and one thin LV: the tmeta the kernel
+		# formats, the create message in write 1 of the thin's lvcreate
+		run_scenario t1 vgt1 1 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'thin1|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool'
+		;;
+	t2)
+		# 2 PVs: tmeta on the other PV; two thins (device ids 1, 2,
+		# transaction ids 0, 1), a linear LV between them; a second pool
+		# with the spare already there (two writes)
+		run_scenario t2 vgt2 2 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"; chunk_size = "128K"|--type thin-pool -Zy -c 128k -L 16M' \
+			'thin1|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'lin|size = "8M"|-L 8M' \
+			'thin2|type = "thin"; pool = "pool"; size = "40M"|-T -V 40M --thinpool pool' \
+			'pool2|type = "thin-pool"; size = "8M"; metadata_size = "4M"; discards = "nopassdown"|--type thin-pool -Zy --poolmetadatasize 4m --discards nopassdown -L 8M'
+		;;
+	sn)
+		# old-style snapshots of a linear LV: the COW visible in write 1,
+		# snapshot0/snapshot1 among the hidden LVs in write 2; 40M cut
+		# to what the origin can use
+		run_scenario sn vgsn 1 64M "@fakedm" \
+			'lv|size = "8M"|-L 8M' \
+			'snap|type = "snapshot"; origin = "lv"; size = "4M"|-s -L 4M|@vgsn/lv' \
+			'snap2|type = "snapshot"; origin = "lv"; size = "40M"; chunk_size = "8K"|-s -c 8k -L 40M|@vgsn/lv'
+		;;
+	ts)
+		# configs/thin-snapshot.conf's VG: a pool, two thins, a linear
+		# LV and a snapshot of it
+		run_scenario ts ts 1 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'thin1|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'thin2|type = "thin"; pool = "pool"; size = "40M"|-T -V 40M --thinpool pool' \
+			'lin|size = "8M"|-L 8M' \
+			'snap|type = "snapshot"; origin = "lin"; size = "4M"|-s -L 4M|@ts/lin'
+		;;
 	rt)
 		run_scenario rt vgrt 1 64M "@fakedm" \
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, sn, ts)" ;;
 	esac
 done
 

@@ -11,6 +11,8 @@ order), FAKEDM_LOG the shim's log of lvm's commands, DEVNUMS one
 "DEVICE MAJ:MIN" line per PV (the loop each image was attached to).
 
 From the last metadata copy it takes every `*_rmeta_N` and `*_mlog` LV
+(and what a thin pool's or snapshot's lvcreate zeroes: the new pool
+metadata spare, the pool's metadata area, the first 4 KiB of a COW)
 (the sub-LVs lvm activates alone and wipes between the two writes of its
 lvcreate, lvm2-ondisk-format.md; mirror-raid notes §3.2, §4.4) with its PV
 and first extent, and checks:
@@ -89,6 +91,42 @@ def main(argv):
             "writes": [],
         }
 
+    # what a thin pool's or a snapshot's lvcreate zeroes through linear dm
+    # devices (docs/research/thin-snapshot.md §2.4, §4): the new pool
+    # metadata spare as vg-lvolN and the pool's metadata area as vg-POOL
+    # (whole), the COW as vg-SNAP (its first 4 KiB)
+    def linear_area(l):
+        if len(l["segments"]) != 1:
+            return None
+        seg = l["segments"][0]
+        area = re.match(r'^\["(pv\d+)", (\d+)\]$', seg["stripes"])
+        if not area or seg["type"] != "striped":
+            return None
+        pv = pvs[area.group(1)]
+        return pv, pv["pe_start_sectors"] * 512 + int(area.group(2)) * ext_bytes, seg["extent_count"] * ext_bytes
+
+    def add_zeroed(dmname, l, kind, want):
+        a = linear_area(l)
+        if not a:
+            fail("%s: not one linear area" % l["name"])
+            return
+        pv, start, n = a
+        subs[dmname] = {"lv": l["name"], "kind": kind, "dev": pv["device"],
+                        "devnum": devnums[pv["device"]],
+                        "image": images[devorder.index(pv["device"])]["path"],
+                        "start": start, "len": n, "want": want if want else n,
+                        "nosync": False, "writes": []}
+
+    for l in cur["lvs"]:
+        m = re.match(r"^(lvol\d+)_pmspare$", l["name"])
+        if m:
+            add_zeroed(dm_name(m.group(1)), l, "zeroed", 0)
+        for seg in l["segments"]:
+            if seg["type"] == "thin-pool" and seg["metadata"] in lvs:
+                add_zeroed(dm_name(l["name"]), lvs[seg["metadata"]], "zeroed", 0)
+            if seg["type"] == "snapshot" and seg["cow_store"] in lvs:
+                add_zeroed(dm_name(seg["cow_store"]), lvs[seg["cow_store"]], "zeroed", 4096)
+
     fwd = re.compile(r"^FWD (\S+) (\d+) (\d+) (\d+:\d+) (\d+) (zero|data) (all=0x[0-9a-f]{2}|mixed head=[0-9a-f]*)$")
     for line in open(log_path):
         line = line.rstrip("\n")
@@ -105,7 +143,8 @@ def main(argv):
         off, n, devoff = int(off), int(n), int(devoff)
         s = subs.get(name)
         if s is None:
-            fail("write forwarded from %s, which is no rmeta or mlog LV: %s" % (name, line))
+            fail("write forwarded from %s, which is no rmeta, mlog, pool metadata, spare or COW LV: %s"
+                 % (name, line))
             continue
         if mm != s["devnum"] or devoff != s["start"] + off or off + n > s["len"]:
             fail("%s: write at LV offset %d (%d bytes) went to %s+%d, expected %s (%s)+%d within %d bytes"
@@ -124,6 +163,14 @@ def main(argv):
         return end >= want_len
 
     for name, s in sorted(subs.items()):
+        if s["kind"] == "zeroed":
+            if not covered(s["writes"], s["want"], ("all=0x00",)):
+                fail("%s: its first %d bytes were not zeroed through %s (writes: %s)"
+                     % (s["lv"], s["want"], name, s["writes"]))
+                continue
+            print("ok: scenario %s: shim: %s zeroed (%d bytes at %s+%d)"
+                  % (scen, s["lv"], s["want"], s["dev"], s["start"]))
+            continue
         if s["kind"] == "rmeta":
             if not covered(s["writes"], 4096, ("all=0x00",)):
                 fail("%s: its first 4 KiB were not wiped with zeros through %s (writes: %s)"

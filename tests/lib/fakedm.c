@@ -35,6 +35,9 @@
  *     device at the table's offset.  The scratch file of such a device is
  *     refilled from the block device at every open, so reads (bcache's
  *     read-modify-write of the log header) see the device's real bytes.
+ *   - thin-pool, thin and snapshot status lines, and the set_transaction_id
+ *     message: a pool's transaction id is kept in FF_FAKEDM_DIR across lvm
+ *     commands, as the kernel keeps it in the pool's metadata.
  *   - Writes to any other target (raid, mirror, striped, ...) go to the
  *     scratch file only.  lvm writes there only when it zeroes the first
  *     4 KiB of a new top LV (not with -Zn or -an); on the fresh, zeroed
@@ -43,8 +46,10 @@
  *
  * What it does not emulate: anything the kernel itself writes (dm-raid
  * and md bitmap superblocks in rmeta, the dm-log header update and clean
- * bits in mlog, resync copies between images).  Those are the guest
- * tier's (docs/guest.md).  Writes through a dup()ed fd, writev/pwritev
+ * bits in mlog, resync copies between images, the thin-pool metadata a
+ * pool's first activation formats, a snapshot's exception store
+ * header).  Those are the guest tier's (docs/guest.md).  Writes through a
+ * dup()ed fd, writev/pwritev
  * or mmap are not seen (lvm uses none of them on dm devices).
  * BLKDISCARD is logged and ignored.  State is per process: every lvm
  * command starts with no dm devices, as after a deactivation.
@@ -743,12 +748,157 @@ align8(char *p)
   return (char *)(((uintptr_t)p + 7) & ~(uintptr_t)7);
 }
 
-/* A healthy, in-sync status line for the targets lvm asks about (lvs,
- * the wait for a mirror's sync); every image 'A'. */
+/* --- thin pools ------------------------------------------------------ */
+
+/* A thin pool's transaction id is the kernel's, read from its metadata
+ * device at activation.  Nothing formats the tmeta here, and every lvm
+ * command starts with no dm devices, so the id lives in a file of
+ * FF_FAKEDM_DIR named after the pool LV's dm uuid ("LVM-" + VG and LV
+ * uuids, without a layer suffix such as -tpool): 0 until a
+ * set_transaction_id message changes it, as for a freshly formatted
+ * pool. */
+static int
+tid_path(const char *uuid, char *buf, size_t n)
+{
+  const char *d = getenv("FF_FAKEDM_DIR");
+  size_t l = strlen(uuid);
+
+  if (!d || !*d)
+    return -1;
+  if (l > 68)
+    l = 68;
+  return snprintf(buf, n, "%s/thin-tid-%.*s", d, (int)l, uuid) < (int)n ? 0
+                                                                        : -1;
+}
+
+static uint64_t
+tid_get(const char *uuid)
+{
+  char p[4096];
+  unsigned long long v = 0;
+  FILE *f;
+
+  if (tid_path(uuid, p, sizeof p) < 0)
+    return 0;
+  f = fopen(p, "re");
+  if (!f)
+    return 0;
+  if (fscanf(f, "%llu", &v) != 1)
+    v = 0;
+  fclose(f);
+  return v;
+}
+
+static int
+tid_set(const char *uuid, uint64_t v)
+{
+  char p[4096];
+  FILE *f;
+
+  if (tid_path(uuid, p, sizeof p) < 0)
+    return -1;
+  f = fopen(p, "we");
+  if (!f)
+    return -1;
+  fprintf(f, "%" PRIu64 "\n", v);
+  return fclose(f);
+}
+
+/* Size in sectors of the device a table parameter "MAJ:MIN" names, when
+ * it is one of ours; 0 otherwise. */
+static uint64_t
+param_dev_size(const char *params)
+{
+  unsigned ma, mi;
+
+  if (sscanf(params, "%u:%u", &ma, &mi) != 2 || ma != FAKE_MAJOR ||
+      mi >= MAXDEV || !devs[mi].used)
+    return 0;
+  return tsize(&devs[mi].live);
+}
+
+/* dm-thin-pool's status: TRANSACTION_ID USED_META/TOTAL_META
+ * USED_DATA/TOTAL_DATA HELD_ROOT rw|ro DISCARDS NO_SPACE needs_check|-
+ * METADATA_LOW_WATERMARK, for an empty pool (the 10 metadata blocks a
+ * format uses).  Params: META DATA BLOCK_SECTORS LOW_WATER ... */
 static void
-fake_status(const struct tgt *t, char *o, size_t n)
+thin_pool_status(const struct fdev *f, const struct tgt *t, char *o, size_t n)
+{
+  unsigned long long block = 128;
+  char meta[32] = "";
+  uint64_t mblocks, dblocks;
+
+  sscanf(t->params, "%31s %*s %llu", meta, &block);
+  if (!block)
+    block = 128;
+  mblocks = param_dev_size(meta) / 8;
+  dblocks = t->len / block;
+  snprintf(o, n,
+           "%" PRIu64 " %" PRIu64 "/%" PRIu64 " 0/%" PRIu64
+           " - rw %s queue_if_no_space - %" PRIu64,
+           tid_get(f->uuid), mblocks < 10 ? mblocks : 10, mblocks, dblocks,
+           strstr(t->params, "no_discard_passdown") ? "no_discard_passdown"
+           : strstr(t->params, "ignore_discard")    ? "ignore_discard"
+                                                    : "discard_passdown",
+           mblocks / 4 < 1024 ? mblocks / 4 : 1024);
+}
+
+/* A message to a thin pool: set_transaction_id checks and moves the
+ * pool's id as dm-thin does (EINVAL on a wrong current id); create_thin,
+ * create_snap and delete change nothing lvm reads back. */
+static int
+thin_pool_message(struct fdev *f, const char *msg)
+{
+  unsigned long long a, b;
+
+  if (!f->has_live || f->live.n != 1 ||
+      strcmp(f->live.t[0].type, "thin-pool") != 0)
+    return 0;
+  if (sscanf(msg, "set_transaction_id %llu %llu", &a, &b) == 2) {
+    uint64_t cur = tid_get(f->uuid);
+
+    if (cur != a) {
+      lg("MSG-FAILED %s: transaction id is %" PRIu64 ", not %llu\n", f->name,
+         cur, a);
+      errno = EINVAL;
+      return -1;
+    }
+    if (tid_set(f->uuid, b) < 0) {
+      errno = EIO;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A healthy, in-sync status line for the targets lvm asks about (lvs,
+ * the wait for a mirror's sync); every image 'A'; thin pools, thin
+ * devices and snapshots empty. */
+static void
+fake_status(const struct fdev *f, const struct tgt *t, char *o, size_t n)
 {
   o[0] = 0;
+  if (strcmp(t->type, "thin-pool") == 0) {
+    thin_pool_status(f, t, o, n);
+    return;
+  }
+  if (strcmp(t->type, "thin") == 0) {
+    /* no mapped sectors, no highest mapped sector */
+    snprintf(o, n, "0 -");
+    return;
+  }
+  if (strcmp(t->type, "snapshot") == 0) {
+    /* SECTORS_ALLOCATED/TOTAL_SECTORS METADATA_SECTORS: the header
+     * chunk only (params: ORIGIN COW P|N CHUNK) */
+    unsigned long long chunk = 8;
+
+    sscanf(t->params, "%*s %*s %*s %llu", &chunk);
+    snprintf(
+      o, n, "%llu/%" PRIu64 " %llu", chunk,
+      param_dev_size(strchr(t->params, ' ') ? strchr(t->params, ' ') + 1 : ""),
+      chunk);
+    return;
+  }
   if (strcmp(t->type, "raid") == 0) {
     char ty[32] = "", health[300];
     int nparams = 0, ndev = 2;
@@ -911,7 +1061,7 @@ table_status(struct dm_ioctl *d, struct fdev *f, size_t psize)
     if (want_table)
       snprintf(p, 4096, "%s", t->t[i].params);
     else
-      fake_status(&t->t[i], p, 4096);
+      fake_status(f, &t->t[i], p, 4096);
     p += strlen(p) + 1;
     used = d->data_start + (size_t)(p - o);
     p = align8(p);
@@ -1037,11 +1187,17 @@ dm_ioctl_emul(unsigned long req, struct dm_ioctl *d)
   case DM_LIST_VERSIONS_CMD:
   case DM_GET_TARGET_VERSION_CMD:
     return target_versions(d, psize, cmd == DM_GET_TARGET_VERSION_CMD);
-  case DM_TARGET_MSG_CMD:
-    lg("MSG %s %s\n", d->name,
-       (const char *)d + d->data_start + sizeof(struct dm_target_msg));
+  case DM_TARGET_MSG_CMD: {
+    const char *msg =
+      (const char *)d + d->data_start + sizeof(struct dm_target_msg);
+
+    lg("MSG %s %s\n", d->name, msg);
+    f = find(d);
+    if (f && thin_pool_message(f, msg) < 0)
+      return -1;
     d->data_size = sizeof(*d);
     return 0;
+  }
   case DM_DEV_REMOVE_CMD:
   case DM_DEV_RENAME_CMD:
   case DM_DEV_SUSPEND_CMD:

@@ -198,6 +198,16 @@ def decode_copy(raw):
                 "device_count": int(vals.get(sp + "device_count", "0")),
                 "region_size_sectors": int(vals.get(sp + "region_size", "0")),
                 "images": strings(vals.get(sp + "mirrors", vals.get(sp + "raids", ""))),
+                # thin pools, thin LVs and snapshots (research notes
+                # docs/research/thin-snapshot.md)
+                "metadata": unquote(vals.get(sp + "metadata", "")),
+                "pool": unquote(vals.get(sp + "pool", "")),
+                "thin_pool": unquote(vals.get(sp + "thin_pool", "")),
+                "transaction_id": int(vals.get(sp + "transaction_id", "-1")),
+                "device_id": int(vals.get(sp + "device_id", "-1")),
+                "chunk_size_sectors": int(vals.get(sp + "chunk_size", "0")),
+                "origin": unquote(vals.get(sp + "origin", "")),
+                "cow_store": unquote(vals.get(sp + "cow_store", "")),
             })
             s += 1
         c["lvs"].append({
