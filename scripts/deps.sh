@@ -10,6 +10,9 @@ pkgs=(
   libfuse3-dev fuse3 libdevmapper-dev libcairo2-dev
   # integration tests: real lvm2, loop devices, signature checkers
   lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind strace
+  # thin_check and thin_dump judge the generated thin-pool metadata
+  # (test-byte-identical, test-thin-snap)
+  thin-provisioning-tools
   # io workloads (type = "io": docs/scenario-format.md) and test-io
   fio
   # the guest tier (guest/, docs/guest.md)
