@@ -11,7 +11,7 @@ pkgs=(
   # integration tests: real lvm2, loop devices, signature checkers
   lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind strace
   # thin_check and thin_dump judge the generated thin-pool metadata
-  # (test-byte-identical, test-thin-snap)
+  # (test-byte-identical; test-thinmeta uses them when present)
   thin-provisioning-tools
   # io workloads (type = "io": docs/scenario-format.md) and test-io
   fio
