@@ -1439,7 +1439,6 @@ make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
           struct ff_vg *vg, uint32_t li)
 {
   struct ff_lv *lv = &vg->lvs[li], *pool = find_lv(vg, li, sl->pool);
-  uint64_t es = vg->extent_size / FF_SECTOR;
 
   if (!pool)
     return berr(b, sl->line, lp,
@@ -1455,9 +1454,9 @@ make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
     return berr(b, sl->line, lp,
                 "pool %s: lvm refuses it: Cannot find free device_id",
                 pool->name);
-  /* the size aligned to the chunk when a chunk is larger than an extent */
-  if (pool->chunk > es)
-    lv->extents = round_up(lv->extents * es, pool->chunk) / es;
+  /* lvcreate rounds lp->extents to a chunk larger than an extent, but a
+   * thin LV is made of lp->virtual_extents: -V stays as it is (in
+   * extents) */
   lv->kind = FF_LVK_THIN;
   lv->segtype = lv->ktype = "thin";
   lv->stripes = 1;

@@ -41,9 +41,11 @@ struct ff_text_meta {
   int phase;
 };
 
-/* Serialize vg as it stood after its first nlvs LVs were created, with
- * the given seqno: the visible LVs in creation order, then the hidden
- * ones (the sub-LVs of mirror and raid LVs), as lvm's _print_lvs.  Returns the
+/* Serialize vg as it stood after its first nlvs LVs were created (the
+ * last one at write meta->phase of its lvcreate), with the given seqno:
+ * the visible LVs in creation order (a snapshot's COW among them), then
+ * the hidden ones (the sub-LVs of mirror, raid and thin-pool LVs, a
+ * snapshot's snapshotN), as lvm's _print_lvs.  Returns the
  * text including its final NUL, and its length with the NUL in *size (what
  * raw_locn.size holds); NULL with ff_error on allocation failure. */
 char *ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,

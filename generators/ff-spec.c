@@ -884,10 +884,10 @@ static int
 parse_writes(const struct pctx *c, const config_setting_t *g, const char *path,
              struct ff_spec_lv *lv, unsigned n)
 {
+  static const char why3[] = " (the three writes of a pool lvcreate that "
+                             "makes the pool metadata spare)";
   static const char *const why[] = {
-    "", "", " (write 1 and write 2 of the lvcreate)",
-    " (the three writes of a pool lvcreate that makes the pool metadata "
-    "spare)"};
+    "", "", " (write 1 and write 2 of the lvcreate)", why3};
   const config_setting_t *s;
   char kp[256];
 
@@ -924,8 +924,8 @@ static int
 parse_thin_snap(const struct pctx *c, const config_setting_t *g,
                 const char *path, struct ff_spec_lv *lv)
 {
-  static const char *const not_yet[] = {
-    "stripes", "stripe_size", "alloc", "placement", "fill", "tags", NULL};
+  static const char *const not_yet[] = {"stripes",   "stripe_size", "alloc",
+                                        "placement", "fill",        NULL};
   static const char *const dnames[] = {"passdown", "nopassdown", "ignore"};
   const char *tname = lv->kind == FF_LVK_THIN_POOL ? "thin-pool"
                       : lv->kind == FF_LVK_THIN    ? "thin"

@@ -96,6 +96,11 @@
 #   t2: 2 PVs: a pool -c 128k (tmeta on the other PV), thin1, a linear
 #       LV, thin2, a second pool (--poolmetadatasize 4m --discards
 #       nopassdown; the spare exists: two writes)
+#   t3: 2 PVs, 1 MiB extents: lvol3, a pool -c 2m (its thin's -V 3M
+#       rounded up to the chunk; the spare is lvol4_pmspare), a pool
+#       with --poolmetadataspare n
+#   tg: --addtag on a pool, a thin and a snapshot (the tags on those
+#       LVs only, the pool's from its write 2 on)
 #   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
 #   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
 #       and a snapshot of it)
@@ -746,7 +751,7 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 sn ts}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -920,6 +925,26 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'thin2|type = "thin"; pool = "pool"; size = "40M"|-T -V 40M --thinpool pool' \
 			'pool2|type = "thin-pool"; size = "8M"; metadata_size = "4M"; discards = "nopassdown"|--type thin-pool -Zy --poolmetadatasize 4m --discards nopassdown -L 8M'
 		;;
+	t3)
+		# 1 MiB extents: a 2 MiB chunk (the thin's -V 3M rounded up to
+		# the chunk), the spare named after lvol3 (lvol4_pmspare), a
+		# second pool with --poolmetadataspare n
+		run_scenario t3 vgt3 2 64M '@fakedm||-s 1m' \
+			'lvol3|size = "4M"|-L 4M' \
+			'pool|type = "thin-pool"; size = "32M"; chunk_size = "2M"|--type thin-pool -Zy -c 2m -L 32M' \
+			'thin1|type = "thin"; pool = "pool"; size = "3M"|-T -V 3M --thinpool pool' \
+			'p2|type = "thin-pool"; size = "8M"; pmspare = false; zero = false|--type thin-pool -Zn --poolmetadataspare n -L 8M'
+		;;
+	tg)
+		# lvcreate --addtag: the pool's tags from its write 2 on (not on
+		# the spare, tmeta, tdata), a thin's and a COW's in both writes
+		# (not on snapshot0)
+		run_scenario tg vgtg 1 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"; zero = false; tags = ["pa", "pb"]|--type thin-pool -Zn --addtag pa --addtag pb -L 16M' \
+			'thin1|type = "thin"; pool = "pool"; size = "20M"; tags = ["ta"]|-T -V 20M --thinpool pool --addtag ta' \
+			'lv|size = "8M"|-L 8M' \
+			'snap|type = "snapshot"; origin = "lv"; size = "4M"; tags = ["sa"]|-s --addtag sa -L 4M|@vgtg/lv'
+		;;
 	sn)
 		# old-style snapshots of a linear LV: the COW visible in write 1,
 		# snapshot0/snapshot1 among the hidden LVs in write 2; 40M cut
@@ -944,7 +969,7 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, sn, ts)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts)" ;;
 	esac
 done
 

@@ -91,9 +91,9 @@ static const struct {
   {"vgs = ({ lvs = ({ type = \"snapshot\"; origin = \"a\"; metadata_size = "
    "\"4M\"; size = \"8M\"; }); });",
    "vgs.[0].lvs.[0].metadata_size", "type snapshot takes no metadata_size"},
-  {"vgs = ({ lvs = ({ type = \"snapshot\"; origin = \"a\"; tags = [\"x\"]; "
-   "size = \"8M\"; }); });",
-   "vgs.[0].lvs.[0].tags", "not supported yet for type snapshot"},
+  {"vgs = ({ lvs = ({ type = \"snapshot\"; origin = \"a\"; alloc = "
+   "\"cling\"; size = \"8M\"; }); });",
+   "vgs.[0].lvs.[0].alloc", "not supported yet for type snapshot"},
   {"vgs = ({ lvs = ({ type = \"vdo\"; size = \"8M\"; }); });",
    "vgs.[0].lvs.[0].type", "type vdo is not supported yet"},
 };
@@ -278,6 +278,28 @@ test_texts(void **state)
 
 /* Allocation: one PV: spare, tdata, then tmeta after it; two PVs: tmeta
  * on the other PV (research notes §2.2, tp1, tp2). */
+/* lvcreate --addtag: the LV's own tags, the pool's from its write 2 on
+ * (scenario tg of test-byte-identical). */
+static void
+test_tags(void **state)
+{
+  struct ff_farm *farm =
+    farm_of("vgs = ({ lvs = ( { name = \"pool\"; type = \"thin-pool\"; size "
+            "= \"8M\"; tags = [\"pa\"]; },\n { name = \"t\"; type = "
+            "\"thin\"; pool = \"pool\"; size = \"8M\"; tags = [\"ta\"]; "
+            "}); });");
+
+  (void)state;
+  assert_null(strstr(text(farm, 2), "tags"));
+  assert_non_null(strstr(text(farm, 3), "\npool {\nid = "));
+  assert_non_null(strstr(text(farm, 3), "flags = []\ntags = [\"pa\"]\n"));
+  assert_non_null(strstr(text(farm, 5), "tags = [\"ta\"]"));
+  /* one tags line each: not on the spare, tmeta, tdata */
+  assert_null(
+    strstr(strstr(text(farm, 6), "tags = [\"pa\"]") + 1, "tags = [\"pa\"]"));
+  ff_farm_free(farm);
+}
+
 static void
 test_alloc(void **state)
 {
@@ -362,8 +384,8 @@ main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_errors), cmocka_unit_test(test_sizes),
-    cmocka_unit_test(test_texts),  cmocka_unit_test(test_alloc),
-    cmocka_unit_test(test_bytes),
+    cmocka_unit_test(test_texts),  cmocka_unit_test(test_tags),
+    cmocka_unit_test(test_alloc),  cmocka_unit_test(test_bytes),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
