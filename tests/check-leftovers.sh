@@ -35,7 +35,8 @@
 # is new.  A new item of the tests fails the check, with the command that
 # would remove it.  A new item that is not the tests' (a qemu, loop, mount
 # or fusefarm process of someone else on the machine) is listed as
-# information, the first 5 of them, and never fails it, on any machine.
+# information, the first FF_LEFTOVER_SHOW of them (default 5; 0 lists
+# all), and never fails it, on any machine.
 # An item is identified by what would make it a different one (a loop
 # device by its number and backing file, a process by its pid and start
 # time), so an item that went away and came back as something else counts
@@ -79,6 +80,7 @@ mode, path = sys.argv[1], sys.argv[2]
 scope = os.path.realpath(os.environ["FF_LEFTOVER_SCOPE"]).rstrip("/")
 tag = os.environ.get("FF_LEFTOVER_TAG", "")
 wait = float(os.environ.get("FF_LEFTOVER_WAIT", "10"))
+show = int(os.environ.get("FF_LEFTOVER_SHOW", "5") or "5")
 PROC_NAMES = ("nbdkit", "fusefarm", "ff-nbdkit")
 STATE_DEPTH = 4  # scope/<test scratch>/<...>/state
 if "FF_LEFTOVER_SHARED" in os.environ:
@@ -269,12 +271,13 @@ others = sorted((k for k in new if k not in failing),
 for k in sorted(failing, key=lambda k: (failing[k]["kind"], k)):
     print(f"check-leftovers: new {failing[k]['kind']}: {failing[k]['what']}",
           file=sys.stderr)
-for k in others[:5]:
+listed = others[:show] if show > 0 else others
+for k in listed:
     print(f"check-leftovers: (not the tests', ignored) new {new[k]['kind']}: "
           f"{new[k]['what']}", file=sys.stderr)
-if len(others) > 5:
-    print(f"check-leftovers: (not the tests', ignored) ... and {len(others) - 5} "
-          f"more", file=sys.stderr)
+if len(others) > len(listed):
+    print(f"check-leftovers: (not the tests', ignored) ... and "
+          f"{len(others) - len(listed)} more", file=sys.stderr)
 if failing:
     print(f"check-leftovers: FAIL: the tests left {len(failing)} item(s) behind "
           f"(scope {scope}, waited {wait:g} s); to clean up:", file=sys.stderr)

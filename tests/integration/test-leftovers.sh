@@ -22,7 +22,9 @@ ff_require python3 losetup mount umount truncate
 ff_env_init # scratch dir, the loops' cleanup
 s=$FF_SCRATCH
 mkdir -p "$s/scope" "$s/other/mnt" "$s/scope/mnt"
-export FF_LEFTOVER_SCOPE=$s/scope FF_LEFTOVER_TAG=ff-leftover-test-$$ FF_LEFTOVER_WAIT=0
+# FF_LEFTOVER_SHOW=0: every new item of others is listed, so "theirs" is
+# found however many loops other users' farms attach meanwhile.
+export FF_LEFTOVER_SCOPE=$s/scope FF_LEFTOVER_TAG=ff-leftover-test-$$ FF_LEFTOVER_WAIT=0 FF_LEFTOVER_SHOW=0
 truncate -s 1M "$s/scope/ours.img" "$s/other/theirs.img"
 pids=()
 ff_on_cleanup 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done'
