@@ -14,7 +14,19 @@
  *   mirror:  "core 1 R | disk 2 LOG R" N IMAGE 0 ... "1 handle_errors"
  *   raid:    DM_TYPE #PARAMS CHUNK region_size R [raid10_copies C] N
  *            META IMAGE ...
- * with R = region_size / 512.
+ * with R = region_size / 512.  Thin pools, thin LVs and old-style
+ * snapshots (docs/research/thin-snapshot.md, section 5):
+ *   pool:    "VG-POOL-tpool" holds "thin-pool TMETA TDATA CHUNK 0 F
+ *            [skip_block_zeroing] [ignore_discard] [no_discard_passdown]"
+ *            (TMETA, TDATA: the _tmeta and _tdata LVs' devices) and the
+ *            public "VG-POOL" is "linear TPOOL 0" over it; a pool with no
+ *            thin LV may carry the thin-pool table on "VG-POOL" itself;
+ *   thin:    "thin TPOOL DEVICE_ID" over the pool's virtual size;
+ *   origin:  "VG-LV" is "snapshot-origin REAL", its segments are checked
+ *            on "VG-LV-real";
+ *   snapshot "VG-SNAP" is "snapshot REAL COW P CHUNK", the COW's
+ *            segments are checked on "VG-SNAP-cow";
+ * the pool metadata spare and the hidden snapshotN LV have no dm device.
  *
  * Where the tables come from:
  *   default      libdevmapper: DM_DEVICE_LIST, then DM_DEVICE_TABLE each;
@@ -703,6 +715,271 @@ out:
   return ok;
 }
 
+/* Does word w name dm device devname (by MAJ:MIN)?  Else false with WHY. */
+static bool
+check_devword(const char *devname, const char *w, const char *what, char *why,
+              size_t whysize)
+{
+  const char *mm = dmdev_majmin(devname);
+
+  if (mm == NULL) {
+    snprintf(why, whysize, "%s: no dm device %.200s", what, devname);
+    return false;
+  }
+  if (strcmp(w, mm) != 0) {
+    snprintf(why, whysize, "%s is %.32s, expected %s (%.200s)", what, w, mm,
+             devname);
+    return false;
+  }
+  return true;
+}
+
+/* The targets of dm device name, in order, marked used: the index of the
+ * first in *first, the count returned. */
+static size_t
+dev_targets(struct targets *t, const char *name, size_t *first)
+{
+  size_t count = 0;
+
+  *first = 0;
+  for (size_t k = 0; k < t->n; k++)
+    if (strcmp(t->v[k].dev, name) == 0) {
+      if (count++ == 0)
+        *first = k;
+      t->v[k].used = true;
+    }
+  return count;
+}
+
+/* Exactly one target on dm device name, of type type and length len
+ * sectors; NULL with WHY otherwise. */
+static const struct target *
+one_target(struct targets *t, const char *name, const char *type, uint64_t len,
+           char *why, size_t whysize)
+{
+  size_t first, n = dev_targets(t, name, &first);
+  const struct target *x = &t->v[first];
+
+  if (n != 1) {
+    snprintf(why, whysize, "%.200s: %zu targets, expected 1 %s", name, n,
+             type);
+    return NULL;
+  }
+  if (strcmp(x->type, type) != 0 || x->start != 0 || x->len != len) {
+    snprintf(why, whysize,
+             "%.200s: %s over sectors %" PRIu64 "+%" PRIu64
+             ", expected %s over 0+%" PRIu64,
+             name, x->type, x->start, x->len, type, len);
+    return NULL;
+  }
+  return x;
+}
+
+/* The thin-pool table of pool lv: "TMETA TDATA CHUNK 0 F FEATURES...". */
+static bool
+check_pool_params(const char *vgname, json_t *lv, const struct target *x,
+                  char *why, size_t whysize)
+{
+  const char *meta = json_string_value(json_object_get(lv, "metadata"));
+  const char *data = json_string_value(json_object_get(lv, "data"));
+  const char *discards = json_string_value(json_object_get(lv, "discards"));
+  uint64_t chunk = json_integer_value(json_object_get(lv, "chunk_size")) / 512;
+  char want[160] = "", *copy, *w[MAX_WORDS];
+  size_t n = words(x->params, &copy, w, MAX_WORDS), nf = 0;
+  bool ok = false;
+  char got[160] = "";
+
+  if (!json_is_false(json_object_get(lv, "zero")))
+    ; /* zeroing: no feature */
+  else
+    nf++, strcat(want, " skip_block_zeroing");
+  if (discards && strcmp(discards, "ignore") == 0)
+    nf++, strcat(want, " ignore_discard");
+  else if (discards && strcmp(discards, "nopassdown") == 0)
+    nf++, strcat(want, " no_discard_passdown");
+  if (n < 5 || !meta || !data) {
+    snprintf(why, whysize, "thin-pool params \"%s\" unreadable", x->params);
+    goto out;
+  }
+  if (!check_sublv(vgname, meta, w[0], "metadata", why, whysize) ||
+      !check_sublv(vgname, data, w[1], "data", why, whysize))
+    goto out;
+  if (strtoull(w[2], NULL, 10) != chunk || strcmp(w[3], "0") != 0) {
+    snprintf(why, whysize,
+             "chunk %s sectors and low water mark %s, expected %" PRIu64
+             " and 0",
+             w[2], w[3], chunk);
+    goto out;
+  }
+  for (size_t i = 5; i < n; i++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), " %s", w[i]);
+  if (strtoul(w[4], NULL, 10) != nf || n != 5 + nf || strcmp(got, want)) {
+    snprintf(why, whysize, "features \"%s%s\", expected \"%zu%s\"", w[4], got,
+             nf, want);
+    goto out;
+  }
+  ok = true;
+out:
+  free(copy);
+  return ok;
+}
+
+/* A thin pool: the -tpool layer and the public device, or (no thin LV)
+ * the thin-pool table on the public device. */
+static bool
+check_pool(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
+           char *why, size_t whysize)
+{
+  char pub[512], tpool[520];
+  uint64_t len =
+    json_integer_value(json_object_get(lv, "extents")) * extent / 512;
+  const struct target *x;
+  size_t first;
+
+  dm_name(vgname, json_string_value(json_object_get(lv, "name")), pub,
+          sizeof pub);
+  snprintf(tpool, sizeof tpool, "%s-tpool", pub);
+  if (dmdev_majmin(tpool) || dev_targets(t, tpool, &first)) {
+    if (!(x = one_target(t, tpool, "thin-pool", len, why, whysize)) ||
+        !check_pool_params(vgname, lv, x, why, whysize))
+      return false;
+    if (dev_targets(t, pub, &first) == 0)
+      return true; /* the public device is optional */
+    if (!(x = one_target(t, pub, "linear", len, why, whysize)))
+      return false;
+    char *copy, *w[4];
+    size_t n = words(x->params, &copy, w, 4);
+    bool ok = n == 2 &&
+              check_devword(tpool, w[0], "the pool's layer", why, whysize) &&
+              strcmp(w[1], "0") == 0;
+
+    if (n == 2 && ok == false && strcmp(w[1], "0") != 0)
+      snprintf(why, whysize, "%.200s: linear at offset %s, expected 0", pub,
+               w[1]);
+    else if (n != 2)
+      snprintf(why, whysize, "%.200s: params \"%s\", expected \"TPOOL 0\"",
+               pub, x->params);
+    free(copy);
+    return ok;
+  }
+  if (!(x = one_target(t, pub, "thin-pool", len, why, whysize)))
+    return false;
+  return check_pool_params(vgname, lv, x, why, whysize);
+}
+
+/* A thin LV: "thin TPOOL DEVICE_ID". */
+static bool
+check_thin(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
+           char *why, size_t whysize)
+{
+  const char *pool = json_string_value(json_object_get(lv, "pool"));
+  uint64_t len =
+    json_integer_value(json_object_get(lv, "extents")) * extent / 512;
+  char dev[512], tpool[520], want[32], *copy, *w[4];
+  const struct target *x;
+  size_t n;
+  bool ok;
+
+  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
+          sizeof dev);
+  if (!pool) {
+    snprintf(why, whysize, "the manifest names no pool");
+    return false;
+  }
+  dm_name(vgname, pool, tpool, sizeof tpool - 6);
+  strcat(tpool, "-tpool");
+  if (!(x = one_target(t, dev, "thin", len, why, whysize)))
+    return false;
+  n = words(x->params, &copy, w, 4);
+  snprintf(want, sizeof want, "%" PRId64,
+           (int64_t)json_integer_value(json_object_get(lv, "device_id")));
+  ok = n == 2 && check_devword(tpool, w[0], "the pool", why, whysize);
+  if (ok && strcmp(w[1], want) != 0) {
+    snprintf(why, whysize, "device id %s, expected %s", w[1], want);
+    ok = false;
+  } else if (n != 2) {
+    snprintf(why, whysize, "thin params \"%s\", expected \"TPOOL %s\"",
+             x->params, want);
+    ok = false;
+  }
+  free(copy);
+  return ok;
+}
+
+/* The snapshot LV (its COW) of origin whose name is origin: "snapshot REAL
+ * COW P CHUNK" over the origin's size. */
+static bool
+check_snapshot_target(const char *vgname, json_t *vg, json_t *lv,
+                      uint64_t extent, struct targets *t, char *why,
+                      size_t whysize)
+{
+  const char *origin = json_string_value(json_object_get(lv, "origin"));
+  json_t *lvs = json_object_get(vg, "lvs"), *o, *found = NULL;
+  char dev[512], real[520], cow[520], want[32], *copy, *w[8];
+  const struct target *x;
+  size_t i, n;
+  bool ok;
+
+  json_array_foreach(lvs, i, o)
+  {
+    const char *name = json_string_value(json_object_get(o, "name"));
+    if (origin && name && strcmp(name, origin) == 0)
+      found = o;
+  }
+  if (!found) {
+    snprintf(why, whysize, "origin %s is no LV of the VG",
+             origin ? origin : "(none)");
+    return false;
+  }
+  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
+          sizeof dev);
+  dm_name(vgname, origin, real, sizeof real - 5);
+  strcat(real, "-real");
+  snprintf(cow, sizeof cow, "%s-cow", dev);
+  if (!(x = one_target(t, dev, "snapshot",
+                       json_integer_value(json_object_get(found, "extents")) *
+                         extent / 512,
+                       why, whysize)))
+    return false;
+  n = words(x->params, &copy, w, 8);
+  snprintf(want, sizeof want, "%" PRIu64,
+           (uint64_t)json_integer_value(json_object_get(lv, "chunk_size")) /
+             512);
+  ok = n == 4 && check_devword(real, w[0], "the origin", why, whysize) &&
+       check_devword(cow, w[1], "the COW", why, whysize);
+  if (ok && (strcmp(w[2], "P") != 0 || strcmp(w[3], want) != 0)) {
+    snprintf(why, whysize, "\"%s %s\", expected \"P %s\" (persistent, chunk)",
+             w[2], w[3], want);
+    ok = false;
+  } else if (n != 4) {
+    snprintf(why, whysize,
+             "snapshot params \"%s\", expected \"REAL COW P %s\"", x->params,
+             want);
+    ok = false;
+  }
+  free(copy);
+  return ok;
+}
+
+/* Is lv the origin of an old-style snapshot of vg? */
+static bool
+is_origin(json_t *vg, const char *lvname)
+{
+  json_t *lvs = json_object_get(vg, "lvs"), *o;
+  size_t i;
+
+  json_array_foreach(lvs, i, o)
+  {
+    const char *type = json_string_value(json_object_get(o, "type"));
+    const char *origin = json_string_value(json_object_get(o, "origin"));
+
+    if (type && strcmp(type, "snapshot") == 0 && origin &&
+        strcmp(origin, lvname) == 0)
+      return true;
+  }
+  return false;
+}
+
 /* Check one segment against one target; false with WHY on a mismatch.
  * A mirror or raid LV (the manifest gives its dm_type) is checked from
  * the LV's fields: its sub-LVs are LVs of their own. */
@@ -726,13 +1003,18 @@ check_segment(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
              t->start, t->len, want_start, want_len);
     return false;
   }
-  if (type == NULL ||
-      (!json_object_get(lv, "dm_type") && strcmp(t->type, type) != 0)) {
+  /* A mirror or raid LV is one target over its sub-LVs; a snapshot's
+   * COW (dm_type snapshot) has plain segments. */
+  bool composite =
+    type && json_string_value(json_object_get(lv, "dm_type")) &&
+    (strcmp(type, "mirror") == 0 || strncmp(type, "raid", 4) == 0);
+
+  if (type == NULL || (!composite && strcmp(t->type, type) != 0)) {
     snprintf(why, whysize, "target type %s, expected %s", t->type,
              type ? type : "?");
     return false;
   }
-  if (json_string_value(json_object_get(lv, "dm_type"))) {
+  if (composite) {
     const char *dm = strcmp(type, "mirror") == 0 ? "mirror" : "raid";
 
     if (strcmp(t->type, dm) != 0) {
@@ -897,9 +1179,11 @@ main(int argc, char **argv)
     json_array_foreach(lvs, j, lv)
     {
       const char *lvname = json_string_value(json_object_get(lv, "name"));
+      const char *role = json_string_value(json_object_get(lv, "role"));
+      const char *type = json_string_value(json_object_get(lv, "type"));
       json_t *segs = json_object_get(lv, "segments");
       size_t first = 0, count = 0, nseg = json_array_size(segs);
-      char name[512], why[600] = "";
+      char name[512], dev[520], why[600] = "";
       bool ok = true;
 
       if (lvname == NULL) {
@@ -908,14 +1192,60 @@ main(int argc, char **argv)
       }
       checked++;
       dm_name(vgname, lvname, name, sizeof name);
-      for (size_t k = 0; k < t.n; k++)
-        if (strcmp(t.v[k].dev, name) == 0) {
-          if (count++ == 0)
-            first = k;
-          t.v[k].used = true;
+      snprintf(dev, sizeof dev, "%s", name);
+      if (role &&
+          (strcmp(role, "pmspare") == 0 || strcmp(role, "snapshot") == 0)) {
+        /* lvm never activates these: the spare waits for a repair, and
+         * snapshotN is the snapshot's text; its device is the COW's */
+        if (dev_targets(&t, name, &first)) {
+          printf("MISMATCH %s/%s: dm device %s exists; lvm activates no %s\n",
+                 vgname, lvname, name,
+                 strcmp(role, "pmspare") == 0 ? "pool metadata spare"
+                                              : "snapshotN LV");
+          bad++;
+        } else
+          printf("OK %s/%s: no dm device (%s)\n", vgname, lvname, role);
+        continue;
+      }
+      if (type && strcmp(type, "thin-pool") == 0) {
+        ok = check_pool(vgname, lv, extent, &t, why, sizeof why);
+        nseg = 1;
+        goto verdict;
+      }
+      if (type && strcmp(type, "thin") == 0) {
+        ok = check_thin(vgname, lv, extent, &t, why, sizeof why);
+        nseg = 1;
+        goto verdict;
+      }
+      if (is_origin(vg, lvname)) {
+        /* VG-LV is the snapshot-origin over VG-LV-real, which has the
+         * LV's segments */
+        const struct target *x;
+
+        snprintf(dev, sizeof dev, "%s-real", name);
+        x = one_target(&t, name, "snapshot-origin",
+                       json_integer_value(json_object_get(lv, "extents")) *
+                         extent / 512,
+                       why, sizeof why);
+        if (!x || !check_devword(dev, x->params, "the origin's real device",
+                                 why, sizeof why)) {
+          ok = false;
+          goto verdict;
         }
+      }
+      if (type && strcmp(type, "snapshot") == 0) {
+        /* VG-SNAP is the snapshot target, VG-SNAP-cow the COW's
+         * segments */
+        if (!check_snapshot_target(vgname, vg, lv, extent, &t, why,
+                                   sizeof why)) {
+          ok = false;
+          goto verdict;
+        }
+        snprintf(dev, sizeof dev, "%s-cow", name);
+      }
+      count = dev_targets(&t, dev, &first);
       if (count == 0) {
-        printf("MISMATCH %s/%s: no dm device %s\n", vgname, lvname, name);
+        printf("MISMATCH %s/%s: no dm device %s\n", vgname, lvname, dev);
         bad++;
         continue;
       }
@@ -933,6 +1263,7 @@ main(int argc, char **argv)
           ok = false;
         }
       }
+    verdict:
       if (ok)
         printf("OK %s/%s: %zu segment%s\n", vgname, lvname, nseg,
                nseg == 1 ? "" : "s");

@@ -5,7 +5,8 @@ a devmap ("MAJ:MIN DEVICE", device i as 8:16*i) and the dm devices'
 numbers ("254:K DM-NAME", K in name order), which mirror and raid tables
 refer to.  An implementation of the mapping independent of ff-dmcheck,
 written from lvm's tables (docs/spec-format.md, mirror and raid LVs), for
-guest/tests/test-dmcheck.sh."""
+guest/tests/test-dmcheck.sh.  Thin pools, thin LVs and snapshots as
+docs/research/thin-snapshot.md (section 5) says lvm loads them."""
 import json
 import sys
 
@@ -19,8 +20,30 @@ def dmname(vg, lv):
     return vg.replace("-", "--") + "-" + lv.replace("-", "--")
 
 
-names = sorted(dmname(vg["name"], lv["name"]) for vg in m["vgs"]
-               if vg["damage"] == "none" for lv in vg["lvs"])
+def origins(vg):
+    return {lv["origin"] for lv in vg["lvs"] if lv.get("type") == "snapshot"}
+
+
+def devices(vg):
+    """The dm devices lvm makes for vg's LVs (docs/research/thin-snapshot.md
+    section 5): none for the pool metadata spare and snapshotN, a -tpool
+    layer and the public device for a thin pool, -real under an origin,
+    -cow under a snapshot."""
+    for lv in vg["lvs"]:
+        d = dmname(vg["name"], lv["name"])
+        if lv.get("role") in ("pmspare", "snapshot"):
+            continue
+        if lv.get("type") == "thin-pool":
+            yield d + "-tpool"
+        elif lv["name"] in origins(vg):
+            yield d + "-real"
+        elif lv.get("type") == "snapshot":
+            yield d + "-cow"
+        yield d
+
+
+names = sorted(d for vg in m["vgs"] if vg["damage"] == "none"
+               for d in devices(vg))
 dmnum = {n: "254:%d" % k for k, n in enumerate(names)}
 if len(sys.argv) > 4:
     with open(sys.argv[4], "w") as f:
@@ -55,7 +78,34 @@ for vg in m["vgs"]:
     pe_start = {pv["uuid"]: pv["pe_start"] for pv in vg["pvs"]}
     for lv in vg["lvs"]:
         dm = dmname(vg["name"], lv["name"])
-        if lv.get("dm_type"):
+        size = lv["extents"] * es // 512
+        if lv.get("role") in ("pmspare", "snapshot"):
+            continue
+        if lv.get("type") == "thin-pool":
+            feats = (([] if lv["zero"] else ["skip_block_zeroing"]) +
+                     {"ignore": ["ignore_discard"],
+                      "nopassdown": ["no_discard_passdown"]}.get(lv["discards"], []))
+            lines.append((dm + "-tpool", "%s-tpool: 0 %d thin-pool %s %s %d 0 %s" % (
+                dm, size, dmnum[dmname(vg["name"], lv["metadata"])],
+                dmnum[dmname(vg["name"], lv["data"])], lv["chunk_size"] // 512,
+                " ".join([str(len(feats))] + feats))))
+            lines.append((dm, "%s: 0 %d linear %s 0" % (dm, size, dmnum[dm + "-tpool"])))
+            continue
+        if lv.get("type") == "thin":
+            lines.append((dm, "%s: 0 %d thin %s %d" % (
+                dm, size, dmnum[dmname(vg["name"], lv["pool"]) + "-tpool"], lv["device_id"])))
+            continue
+        if lv["name"] in origins(vg):
+            lines.append((dm, "%s: 0 %d snapshot-origin %s" % (dm, size, dmnum[dm + "-real"])))
+            dm += "-real"
+        elif lv.get("type") == "snapshot":
+            origin = next(o for o in vg["lvs"] if o["name"] == lv["origin"])
+            lines.append((dm, "%s: 0 %d snapshot %s %s P %d" % (
+                dm, origin["extents"] * es // 512,
+                dmnum[dmname(vg["name"], lv["origin"]) + "-real"], dmnum[dm + "-cow"],
+                lv["chunk_size"] // 512)))
+            dm += "-cow"
+        elif lv.get("dm_type"):
             typ, params = top_params(vg, lv)
             lines.append((dm, "%s: 0 %d %s %s" % (dm, lv["extents"] * es // 512,
                                                   typ, params)))

@@ -3,7 +3,8 @@
 # `dmsetup table` text: the tables lvm should make for guest/tests/farm16.conf
 # pass; each kind of damage to them fails naming the LV.
 # guest/tests/raid-mirror: the same for configs/raid-mirror.conf's mirror
-# and raid LVs, whose tables name their sub-LVs by dm device number.
+# and raid LVs, whose tables name their sub-LVs by dm device number, and
+# for configs/thin-snapshot.conf's thin pool, thin LVs and snapshot.
 # Registered with ctest as integration/test-dmcheck.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -110,5 +111,63 @@ expect raid10-copies 1 '^MISMATCH rm/r10: segment 0: raid params' \
 # a sub-LV not activated: it, and the LV naming it, mismatch
 expect sub-missing 1 '^MISMATCH rm/r6: segment 0: rimage 2 r6_rimage_2: no dm device rm-r6_rimage_2' \
   "$(mutate sub '/^rm-r6_rimage_2:/d'; sed -i '/ rm-r6_rimage_2$/d' "$tmp/dmdevs")"
+
+# Thin pools, thin LVs and an old-style snapshot (configs/thin-snapshot.conf):
+# the pool's -tpool layer over _tmeta and _tdata, the public pool device
+# over the layer, thin LVs over the layer, the origin over its -real
+# device, the snapshot over -real and its -cow; no device for the pool
+# metadata spare or snapshot0 (docs/research/thin-snapshot.md section 5).
+"$ff" manifest "$here/../../configs/thin-snapshot.conf" >"$tmp/ts.json"
+python3 "$here/dmtables.py" "$tmp/ts.json" "$tmp/good" "$tmp/devmap" "$tmp/dmdevs"
+m=$tmp/ts.json
+expect ts-good 0 'ff-dmcheck: 9 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' "$tmp/good"
+expect ts-spare 0 '^OK ts/lvol0_pmspare: no dm device (pmspare)' "$tmp/good"
+# _tmeta and _tdata swapped in the pool's table
+expect pool-swap 1 '^MISMATCH ts/pool: metadata is 254:4, expected 254:5 (ts-pool_tmeta)' \
+  "$(mutate pswap '/^ts-pool-tpool:/s/thin-pool 254:5 254:4/thin-pool 254:4 254:5/')"
+# another chunk size, a low water mark
+expect pool-chunk 1 '^MISMATCH ts/pool: chunk 256 sectors and low water mark 0, expected 128 and 0' \
+  "$(mutate pchunk '/^ts-pool-tpool:/s/ 128 0 0$/ 256 0 0/')"
+expect pool-lowwater 1 '^MISMATCH ts/pool: chunk 128 sectors and low water mark 8, expected 128 and 0' \
+  "$(mutate plw '/^ts-pool-tpool:/s/ 128 0 0$/ 128 8 0/')"
+# no zeroing where the spec zeroes
+expect pool-features 1 '^MISMATCH ts/pool: features "1 skip_block_zeroing", expected "0"' \
+  "$(mutate pfeat '/^ts-pool-tpool:/s/ 128 0 0$/ 128 0 1 skip_block_zeroing/')"
+# the public pool device at another offset of the layer
+expect pool-public 1 '^MISMATCH ts/pool: ts-pool: linear at offset 8, expected 0' \
+  "$(mutate ppub '/^ts-pool:/s/ 254:3 0$/ 254:3 8/')"
+# a thin LV with another device id, and one over the public device
+expect thin-id 1 '^MISMATCH ts/thin2: device id 3, expected 2' \
+  "$(mutate tid '/^ts-thin2:/s/ 2$/ 3/')"
+expect thin-pool 1 '^MISMATCH ts/thin1: the pool is 254:2, expected 254:3 (ts-pool-tpool)' \
+  "$(mutate tpool '/^ts-thin1:/s/thin 254:3/thin 254:2/')"
+# a thin LV of the wrong virtual size
+expect thin-size 1 '^MISMATCH ts/thin1: ts-thin1: thin over sectors 0+32768, expected thin over 0+40960' \
+  "$(mutate tsize '/^ts-thin1:/s/0 40960/0 32768/')"
+# the snapshot: transient, another chunk, the COW where the origin goes
+expect snap-transient 1 '^MISMATCH ts/snap: "N 8", expected "P 8"' \
+  "$(mutate sn '/^ts-snap:/s/ P 8$/ N 8/')"
+expect snap-chunk 1 '^MISMATCH ts/snap: "P 16", expected "P 8"' \
+  "$(mutate sc '/^ts-snap:/s/ P 8$/ P 16/')"
+expect snap-origin 1 '^MISMATCH ts/snap: the origin is 254:7, expected 254:1 (ts-lin-real)' \
+  "$(mutate so '/^ts-snap:/s/snapshot 254:1 254:7/snapshot 254:7 254:7/')"
+# the COW one sector off; the origin not a snapshot-origin
+expect snap-cow 1 '^MISMATCH ts/snap: segment 0: on ts0 at sector 67585, expected sector 67584' \
+  "$(mutate cow '/^ts-snap-cow:/s/ 67584$/ 67585/')"
+expect origin 1 '^MISMATCH ts/lin: ts-lin: linear over sectors 0+16384, expected snapshot-origin' \
+  "$(mutate orig '/^ts-lin:/s/snapshot-origin 254:1/linear 8:0 51200/')"
+# lvm never activates the spare
+cp "$tmp/good" "$tmp/spare"; echo "ts-lvol0_pmspare: 0 8192 linear 8:0 2048" >>"$tmp/spare"
+expect spare-active 1 '^MISMATCH ts/lvol0_pmspare: dm device ts-lvol0_pmspare exists' "$tmp/spare"
+# a pool with no thin LV: its thin-pool table on the public device
+sed -e '/^ts-pool-tpool:/d' -e 's/^ts-pool: 0 32768 linear 254:3 0$/ts-pool: 0 32768 thin-pool 254:5 254:4 128 0 0/' \
+  "$tmp/good" >"$tmp/nothin"
+sed '/ ts-pool-tpool$/d' "$tmp/dmdevs" >"$tmp/nothin.dmdevs"
+"$check" --tables "$tmp/nothin" --devmap "$tmp/devmap" --dmdevs "$tmp/nothin.dmdevs" "$m" >"$tmp/out" 2>&1 || true
+if grep -q '^OK ts/pool: 1 segment' "$tmp/out" && grep -q '^MISMATCH ts/thin1: the pool: no dm device ts-pool-tpool' "$tmp/out"; then
+  echo "ok   pool-without-layer: the pool's table on ts-pool is accepted, its thins miss the layer"
+else
+  echo "FAIL pool-without-layer:"; sed 's/^/  /' "$tmp/out"; fails=$((fails + 1))
+fi
 
 [ "$fails" = 0 ] && echo "test-dmcheck: PASS" || { echo "test-dmcheck: $fails FAILED"; exit 1; }
