@@ -5,7 +5,8 @@
 # lvm2, dmsetup, nbd-client and the libraries they need that a minimal
 # Debian host may lack, and builds in CACHE_DIR/<key>/:
 #   vmlinuz        the kernel
-#   base.cpio.gz   busybox, lvm, dmsetup, nbd-client, their libraries (the
+#   base.cpio.gz   busybox, lvm, dmsetup, nbd-client, thin_check and the
+#                  other thin-provisioning-tools, their libraries (the
 #                  host's own for the ones every Debian 12 has), the
 #                  modules the guest needs, an ordered insmod list
 #   versions       the packages and versions it was built from
@@ -48,7 +49,8 @@ fi
 KVER=${KPKG#linux-image-}
 PKGS="$KPKG busybox-static lvm2 dmsetup libdevmapper1.02.1
       libdevmapper-event1.02.1 libaio1 libedit2 libbsd0 libmd0
-      nbd-client libnl-3-200 libnl-genl-3-200"
+      nbd-client libnl-3-200 libnl-genl-3-200
+      thin-provisioning-tools libexpat1"
 
 # One apt-cache call for every version (each call costs ~0.4 s).
 declare -A VER
@@ -112,7 +114,7 @@ find_bin() { for d in sbin usr/sbin bin usr/bin; do
                [ -x "$X/$d/$1" ] && { echo "$X/$d/$1"; return; }; done
              die "$1 missing from the downloaded packages"; }
 LIBPATH=$X/lib/x86_64-linux-gnu:$X/usr/lib/x86_64-linux-gnu
-for b in lvm dmsetup nbd-client; do
+for b in lvm dmsetup nbd-client pdata_tools; do
   src=$(find_bin "$b")
   rm -f "$R/usr/sbin/$b"
   cp "$src" "$R/usr/sbin/$b"
@@ -128,6 +130,12 @@ mv "$R/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" "$R/usr/lib64/"
 # lvm's own command names (lvm execs itself by argv[0])
 for c in pvscan pvs vgs lvs vgchange lvchange vgscan lvmdevices; do
   ln -sf lvm "$R/usr/sbin/$c"
+done
+# thin-provisioning-tools' commands, by argv[0] too: lvm runs thin_check
+# on a pool's metadata before it activates the pool (global/
+# thin_check_executable), as on a real system
+for c in thin_check thin_dump thin_repair thin_restore thin_ls cache_check; do
+  ln -sf pdata_tools "$R/usr/sbin/$c"
 done
 
 # Modules, dependencies first.  dm-mod carries linear, striped and error;

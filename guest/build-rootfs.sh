@@ -52,7 +52,7 @@ if [ -z "$KPKG" ]; then
   [ -n "$KPKG" ] || die "apt-cache knows no linux-image-cloud-amd64"
 fi
 KVER=${KPKG#linux-image-}
-INCLUDE="systemd-sysv udev lvm2 dmsetup kmod $KPKG initramfs-tools"
+INCLUDE="systemd-sysv udev lvm2 dmsetup kmod $KPKG initramfs-tools thin-provisioning-tools"
 
 declare -A VER
 while read -r p v; do VER[$p]=$v; done < <(apt-cache policy $INCLUDE 2>/dev/null |
