@@ -719,6 +719,47 @@ sub_lvs(const struct ff_spec_lv *lv)
   return lv->images + !lv->core_log;
 }
 
+/* write_times and descriptions of an LV whose lvcreate makes n writes;
+ * counted: the "expected a list of ..." message names n (mirror, raid). */
+static int
+parse_writes(const struct pctx *c, const config_setting_t *g, const char *path,
+             struct ff_spec_lv *lv, unsigned n, int counted)
+{
+  static const char why3[] = " (the three writes of a pool lvcreate that "
+                             "makes the pool metadata spare)";
+  static const char *const why[] = {
+    "", "", " (write 1 and write 2 of the lvcreate)", why3};
+  const config_setting_t *s;
+  char kp[256], what[32];
+
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "descriptions" : "write_times";
+
+    if (!(s = config_setting_get_member(g, key)))
+      continue;
+    snprintf(what, sizeof what, "%.0u%s%s", counted ? n : 0,
+             counted ? " " : "", k ? "strings" : "integers");
+    if (get_list(c, g, path, key, (int)n, what, why[n], &s, kp) < 0)
+      return -1;
+    for (unsigned i = 0; i < n; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, i);
+
+      if (k && config_setting_type(e) != CONFIG_TYPE_STRING)
+        return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
+      if (!k && config_setting_type(e) != CONFIG_TYPE_INT &&
+          config_setting_type(e) != CONFIG_TYPE_INT64)
+        return ff_cfg_err(c->file, e, kp, "entry %u is not an integer", i);
+      if (k && !(lv->descriptions[i] = strdup(config_setting_get_string(e))))
+        return ff_cfg_err(c->file, e, kp, "out of memory");
+      if (!k)
+        lv->write_times[i] = config_setting_get_int64(e);
+    }
+    if (!k)
+      lv->has_write_times = 1;
+  }
+  return 0;
+}
+
 /* The keys of a mirror or raid LV group (type already parsed). */
 static int
 parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
@@ -842,35 +883,19 @@ parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
       return -1;
   }
   /* write_times, descriptions: the two writes of a two-write lvcreate */
-  for (int k = 0; k < 2; k++) {
-    const char *key = k ? "descriptions" : "write_times";
+  if (lv->kind == FF_LVK_MIRROR && lv->core_log)
+    for (int k = 0; k < 2; k++) {
+      const char *key = k ? "descriptions" : "write_times";
 
-    if (!(s = config_setting_get_member(g, key)))
-      continue;
-    ff_cfg_join(kp, sizeof kp, path, key);
-    if (lv->kind == FF_LVK_MIRROR && lv->core_log)
-      return ff_cfg_err(c->file, s, kp,
-                        "a mirror with a core log makes one write (use time "
-                        "and description)");
-    if (get_list(c, g, path, key, 2, k ? "2 strings" : "2 integers",
-                 " (write 1 and write 2 of the lvcreate)", &s, kp) < 0)
-      return -1;
-    for (unsigned i = 0; i < 2; i++) {
-      const config_setting_t *e = config_setting_get_elem(s, i);
-
-      if (k && config_setting_type(e) != CONFIG_TYPE_STRING)
-        return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
-      if (!k && config_setting_type(e) != CONFIG_TYPE_INT &&
-          config_setting_type(e) != CONFIG_TYPE_INT64)
-        return ff_cfg_err(c->file, e, kp, "entry %u is not an integer", i);
-      if (k && !(lv->descriptions[i] = strdup(config_setting_get_string(e))))
-        return ff_cfg_err(c->file, e, kp, "out of memory");
-      if (!k)
-        lv->write_times[i] = config_setting_get_int64(e);
+      if ((s = config_setting_get_member(g, key))) {
+        ff_cfg_join(kp, sizeof kp, path, key);
+        return ff_cfg_err(c->file, s, kp,
+                          "a mirror with a core log makes one write (use "
+                          "time and description)");
+      }
     }
-    if (!k)
-      lv->has_write_times = 1;
-  }
+  if (parse_writes(c, g, path, lv, 2, 1) < 0)
+    return -1;
   return 0;
 }
 
@@ -878,45 +903,6 @@ parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
 static const char *const ts_keys[] = {
   "chunk_size", "metadata_size", "discards",   "zero", "pmspare",
   "pool",       "origin",        "cow_header", NULL};
-
-/* write_times and descriptions of an LV whose lvcreate makes n writes. */
-static int
-parse_writes(const struct pctx *c, const config_setting_t *g, const char *path,
-             struct ff_spec_lv *lv, unsigned n)
-{
-  static const char why3[] = " (the three writes of a pool lvcreate that "
-                             "makes the pool metadata spare)";
-  static const char *const why[] = {
-    "", "", " (write 1 and write 2 of the lvcreate)", why3};
-  const config_setting_t *s;
-  char kp[256];
-
-  for (int k = 0; k < 2; k++) {
-    const char *key = k ? "descriptions" : "write_times";
-
-    if (!(s = config_setting_get_member(g, key)))
-      continue;
-    if (get_list(c, g, path, key, (int)n, k ? "strings" : "integers", why[n],
-                 &s, kp) < 0)
-      return -1;
-    for (unsigned i = 0; i < n; i++) {
-      const config_setting_t *e = config_setting_get_elem(s, i);
-
-      if (k && config_setting_type(e) != CONFIG_TYPE_STRING)
-        return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
-      if (!k && config_setting_type(e) != CONFIG_TYPE_INT &&
-          config_setting_type(e) != CONFIG_TYPE_INT64)
-        return ff_cfg_err(c->file, e, kp, "entry %u is not an integer", i);
-      if (k && !(lv->descriptions[i] = strdup(config_setting_get_string(e))))
-        return ff_cfg_err(c->file, e, kp, "out of memory");
-      if (!k)
-        lv->write_times[i] = config_setting_get_int64(e);
-    }
-    if (!k)
-      lv->has_write_times = 1;
-  }
-  return 0;
-}
 
 /* The keys of a thin pool, thin LV or snapshot group (type parsed; for a
  * pool, lv->new_spare set by the VG from the groups before it). */
@@ -1066,7 +1052,7 @@ parse_thin_snap(const struct pctx *c, const config_setting_t *g,
     if (get_strlist(c, g, path, "uuids", lv->nuuids, 1, &lv->uuids) < 0)
       return -1;
   }
-  return parse_writes(c, g, path, lv, ff_spec_lv_writes(lv));
+  return parse_writes(c, g, path, lv, ff_spec_lv_writes(lv), 0);
 }
 
 static int

@@ -13,19 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct ff_farm *
-farm_of(const char *text)
-{
-  struct ff_spec *sp = ff_spec_load_string(text, "t");
-  struct ff_farm *farm;
-
-  assert_nonnull_err(sp);
-  farm = ff_farm_new(sp);
-  ff_spec_free(sp);
-  assert_nonnull_err(farm);
-  return farm;
-}
-
 static const struct ff_lv *
 lv_named(const struct ff_vg *vg, const char *name)
 {
@@ -174,15 +161,15 @@ static void
 test_sizes(void **state)
 {
   struct ff_farm *farm =
-    farm_of("vgs = ({ device_size = \"3T\"; lvs = (\n"
-            " { name = \"p1\"; type = \"thin-pool\"; size = \"1T\"; },\n"
-            " { name = \"p2\"; type = \"thin-pool\"; size = \"100M\"; "
-            "metadata_size = \"8M\"; },\n"
-            " { name = \"p3\"; type = \"thin-pool\"; size = \"200M\"; "
-            "chunk_size = \"256K\"; },\n"
-            " { name = \"p4\"; type = \"thin-pool\"; size = \"10G\"; },\n"
-            " { name = \"p5\"; type = \"thin-pool\"; size = \"20G\"; "
-            "metadata_size = \"6M\"; }); });");
+    ff_test_farm("vgs = ({ device_size = \"3T\"; lvs = (\n"
+                 " { name = \"p1\"; type = \"thin-pool\"; size = \"1T\"; },\n"
+                 " { name = \"p2\"; type = \"thin-pool\"; size = \"100M\"; "
+                 "metadata_size = \"8M\"; },\n"
+                 " { name = \"p3\"; type = \"thin-pool\"; size = \"200M\"; "
+                 "chunk_size = \"256K\"; },\n"
+                 " { name = \"p4\"; type = \"thin-pool\"; size = \"10G\"; },\n"
+                 " { name = \"p5\"; type = \"thin-pool\"; size = \"20G\"; "
+                 "metadata_size = \"6M\"; }); });");
   static const struct {
     const char *pool, *tmeta;
     uint32_t chunk;
@@ -235,7 +222,7 @@ test_texts(void **state)
 
   (void)state;
   snprintf(spec, sizeof spec, pool_spec, 1u);
-  farm = farm_of(spec);
+  farm = ff_test_farm(spec);
   /* vgcreate, lvol3, pool 3, thins 2 + 2, snapshot 2 */
   assert_int_equal(farm->vgs[0].seqno, 1 + 1 + 3 + 4 + 2);
   /* pool write 1: the spare as lvol4 (after lvol3), visible */
@@ -283,11 +270,11 @@ test_texts(void **state)
 static void
 test_tags(void **state)
 {
-  struct ff_farm *farm =
-    farm_of("vgs = ({ lvs = ( { name = \"pool\"; type = \"thin-pool\"; size "
-            "= \"8M\"; tags = [\"pa\"]; },\n { name = \"t\"; type = "
-            "\"thin\"; pool = \"pool\"; size = \"8M\"; tags = [\"ta\"]; "
-            "}); });");
+  struct ff_farm *farm = ff_test_farm(
+    "vgs = ({ lvs = ( { name = \"pool\"; type = \"thin-pool\"; size "
+    "= \"8M\"; tags = [\"pa\"]; },\n { name = \"t\"; type = "
+    "\"thin\"; pool = \"pool\"; size = \"8M\"; tags = [\"ta\"]; "
+    "}); });");
 
   (void)state;
   assert_null(strstr(text(farm, 2), "tags"));
@@ -309,14 +296,14 @@ test_alloc(void **state)
 
   (void)state;
   snprintf(spec, sizeof spec, pool_spec, 1u);
-  farm = farm_of(spec);
+  farm = ff_test_farm(spec);
   vg = &farm->vgs[0];
   assert_int_equal(lv_named(vg, "lvol4_pmspare")->segs[0].areas[0].pe, 1);
   assert_int_equal(lv_named(vg, "pool_tdata")->segs[0].areas[0].pe, 2);
   assert_int_equal(lv_named(vg, "pool_tmeta")->segs[0].areas[0].pe, 6);
   ff_farm_free(farm);
   snprintf(spec, sizeof spec, pool_spec, 2u);
-  farm = farm_of(spec);
+  farm = ff_test_farm(spec);
   vg = &farm->vgs[0];
   /* each candidate gives what is asked: ties in PV order */
   assert_int_equal(lv_named(vg, "lvol4_pmspare")->segs[0].areas[0].pv, 0);
@@ -347,7 +334,7 @@ test_bytes(void **state)
 
   (void)state;
   snprintf(spec, sizeof spec, pool_spec, 1u);
-  farm = farm_of(spec);
+  farm = ff_test_farm(spec);
   vg = &farm->vgs[0];
   tm = lv_named(vg, "pool_tmeta");
   off = vg->fmt.pe_start + tm->segs[0].areas[0].pe * vg->extent_size;
