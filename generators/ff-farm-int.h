@@ -49,6 +49,9 @@ enum ff_sub_role {
   FF_SUB_TMETA,    /* POOL_tmeta */
   FF_SUB_TDATA,    /* POOL_tdata */
   FF_SUB_SNAPSHOT, /* snapshotN, the snapshot segment over a COW LV */
+  FF_SUB_CMETA,    /* POOL_cmeta (POOL_cpool_cmeta once it caches an LV) */
+  FF_SUB_CDATA,    /* POOL_cdata (POOL_cpool_cdata) */
+  FF_SUB_CORIG,    /* LV_corig, the cached LV's own extents */
 };
 
 const char *ff_sub_role_name(enum ff_sub_role r);
@@ -97,6 +100,18 @@ struct ff_lv {
   uint64_t transaction_id; /* thin: the pool's id before it; pool: the last */
   uint32_t nthins;         /* pool: thin LVs made in it */
   uint8_t cow_header[16];  /* snapshot with cow_header: the kernel's */
+  /* cache pools (FF_LVK_CACHE_POOL: subs = [pmspare,] cmeta, cdata) and
+   * cached LVs (FF_LVK_CACHE: subs = [corig], no segments of their own).
+   * A pool that caches an LV is renamed POOL_cpool (its cmeta and cdata
+   * POOL_cpool_cmeta, POOL_cpool_cdata) and hidden from write attach_seq
+   * on: name is the last name, oldname the one before (or NULL). */
+  uint8_t cache_mode;   /* enum ff_cache_mode: pool, as created; cache LV,
+                         * as attached (never NONE) */
+  uint8_t cache_policy; /* enum ff_cache_policy, likewise */
+  uint32_t attach_seq;  /* pool, cache LV: the seqno of the write that
+                         * attaches them (0: not yet, while texts are
+                         * built) */
+  char *oldname;
 };
 
 /* Bytes of a PV's data area that are not zero (what lvm itself writes

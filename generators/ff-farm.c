@@ -786,7 +786,8 @@ static const char *const sub_role_names[] = {
   [FF_SUB_RMETA] = "rmeta",       [FF_SUB_MIMAGE] = "mimage",
   [FF_SUB_MLOG] = "mlog",         [FF_SUB_PMSPARE] = "pmspare",
   [FF_SUB_TMETA] = "tmeta",       [FF_SUB_TDATA] = "tdata",
-  [FF_SUB_SNAPSHOT] = "snapshot",
+  [FF_SUB_SNAPSHOT] = "snapshot", [FF_SUB_CMETA] = "cmeta",
+  [FF_SUB_CDATA] = "cdata",       [FF_SUB_CORIG] = "corig",
 };
 
 const char *
@@ -1283,24 +1284,72 @@ estimate_chunk(uint64_t data_sectors, uint64_t meta_sectors)
   return c < 128 ? 128 : c > 2097152 ? 2097152 : c;
 }
 
-/* Place thin pool li as lvcreate --type thin-pool does: the VG's pool
- * metadata spare first (its own allocation) when this pool makes it,
- * then the data and the metadata in one allocation, the metadata as a
- * "log" area (lib/metadata/lv_manip.c lv_extend, pool_manip.c
- * create_pool; docs/research/thin-snapshot.md §2). */
+/* A cache pool's chunk and metadata sizes (sectors), as lvm's
+ * update_cache_pool_params (lib/metadata/cache_manip.c): the chunk at
+ * least what keeps the data under 1000000 chunks (a multiple of 32 KiB),
+ * the metadata at least 44 bytes a chunk plus 4 MiB, in extents, at most
+ * 16 GiB (docs/research/cache.md §2). */
 static int
-allocate_thin_pool(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
-                   struct ff_vg *vg, struct freelist *fl, uint32_t li)
+cache_pool_params(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+                  const struct ff_lv *lv, uint64_t es, uint64_t *chunk,
+                  uint64_t *meta)
+{
+  uint64_t data = lv->extents * es, min_chunk, min_meta;
+
+  min_chunk = round_up((data + 999999) / 1000000, 64);
+  *chunk = sl->chunk_size / FF_SECTOR;
+  if (!*chunk)
+    *chunk = 128 < min_chunk ? min_chunk : 128;
+  else if (*chunk < min_chunk)
+    return berr(b, sl->line, lp,
+                "pool %s: lvm refuses it: Chunk size %llu KiB is less then "
+                "required minimal chunk size %llu KiB for a cache pool of "
+                "%llu KiB size and limit 1000000 chunks",
+                lv->name, (unsigned long long)(*chunk / 2),
+                (unsigned long long)(min_chunk / 2),
+                (unsigned long long)(data / 2));
+  min_meta = round_up((data / *chunk * 44 + 511) / 512 + 8192, es);
+  *meta =
+    sl->metadata_size ? round_up(sl->metadata_size / FF_SECTOR, es) : min_meta;
+  if (*meta > 2ull * 16 * 1024 * 1024)
+    *meta = 2ull * 16 * 1024 * 1024;
+  else if (*meta < min_meta)
+    *meta = min_meta;
+  return 0;
+}
+
+/* Place thin or cache pool li as lvcreate --type thin-pool/cache-pool
+ * does: the VG's pool metadata spare first (its own allocation) when
+ * this pool makes it, then the data and the metadata in one allocation:
+ * a thin pool's metadata as a "log" area (lib/metadata/lv_manip.c
+ * lv_extend, pool_manip.c create_pool; docs/research/thin-snapshot.md
+ * §2), a cache pool's split off the front of the data's area
+ * (alloc_and_split_meta, as a raid image's rmeta; docs/research/cache.md
+ * §2). */
+static int
+allocate_pool(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+              struct ff_vg *vg, struct freelist *fl, uint32_t li)
 {
   struct ff_lv *lv = &vg->lvs[li], *spare = NULL;
   uint64_t es = vg->extent_size / FF_SECTOR, data = lv->extents * es;
-  uint64_t chunk = sl->chunk_size / FF_SECTOR, meta, max_meta, meta_ext;
+  uint64_t chunk = sl->chunk_size / FF_SECTOR, meta = 0, max_meta, meta_ext;
   struct ff_lv tmp = {.name = lv->name}, sp = {.name = lv->name};
   struct ff_area log_area;
+  int cache = sl->kind == FF_LVK_CACHE_POOL;
   char *name;
   uint32_t j = 0;
   int r = -1;
 
+  if (cache) {
+    if (cache_pool_params(b, sl, lp, lv, es, &chunk, &meta) < 0)
+      return -1;
+    meta_ext = meta / es;
+    lv->kind = FF_LVK_CACHE_POOL;
+    lv->segtype = lv->ktype = "cache-pool";
+    lv->cache_mode = (uint8_t)sl->cache_mode;
+    lv->cache_policy = (uint8_t)sl->cache_policy;
+    goto sized;
+  }
   /* update_thin_pool_params */
   if (!sl->metadata_size) {
     if (!chunk) {
@@ -1338,6 +1387,7 @@ allocate_thin_pool(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                 lv->name, (unsigned long long)(chunk / 2));
   lv->kind = FF_LVK_THIN_POOL;
   lv->segtype = lv->ktype = "thin-pool";
+sized:
   lv->stripes = 1;
   lv->chunk = (uint32_t)chunk;
   lv->discards = (uint8_t)sl->discards;
@@ -1356,7 +1406,9 @@ allocate_thin_pool(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
 
     if (!lv->new_spare) {
       for (uint32_t l = 0; l < li && !spare; l++)
-        if (vg->lvs[l].kind == FF_LVK_THIN_POOL && vg->lvs[l].new_spare)
+        if ((vg->lvs[l].kind == FF_LVK_THIN_POOL ||
+             vg->lvs[l].kind == FF_LVK_CACHE_POOL) &&
+            vg->lvs[l].new_spare)
           spare = &vg->lvs[l].subs[0];
       if (spare && spare->extents < want)
         return berr(b, sl->line, lp,
@@ -1388,18 +1440,38 @@ allocate_thin_pool(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
     }
   }
 
-  tmp.extents = lv->extents;
-  if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, 1, 0, FF_ALLOC_INHERIT,
-                   meta_ext, &log_area) < 0)
-    goto out;
+  if (cache) {
+    /* one area of metadata + data, the metadata taken from its start */
+    tmp.extents = lv->extents + meta_ext;
+    if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, 1, 0, FF_ALLOC_INHERIT, 0,
+                     NULL) < 0)
+      goto out;
+    if (tmp.nsegs != 1) {
+      berr(b, sl->line, lp,
+           "pool %s: not supported yet: its metadata and data would need "
+           "more than one free area (lvm would split them)",
+           lv->name);
+      goto out;
+    }
+    log_area = tmp.segs[0].areas[0];
+    tmp.segs[0].areas[0].pe += meta_ext;
+    tmp.segs[0].len = lv->extents;
+  } else {
+    tmp.extents = lv->extents;
+    if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, 1, 0, FF_ALLOC_INHERIT,
+                     meta_ext, &log_area) < 0)
+      goto out;
+  }
   {
     struct ff_lv *tm, *td;
     struct ff_sb nb = FF_SB_INIT;
 
-    ff_sb_addf(&nb, "%s_tmeta", lv->name);
-    tm = new_sub(b, sl, lv, li, j++, FF_SUB_TMETA, ff_sb_detach(&nb, NULL));
-    ff_sb_addf(&nb, "%s_tdata", lv->name);
-    td = new_sub(b, sl, lv, li, j++, FF_SUB_TDATA, ff_sb_detach(&nb, NULL));
+    ff_sb_addf(&nb, "%s_%s", lv->name, cache ? "cmeta" : "tmeta");
+    tm = new_sub(b, sl, lv, li, j++, cache ? FF_SUB_CMETA : FF_SUB_TMETA,
+                 ff_sb_detach(&nb, NULL));
+    ff_sb_addf(&nb, "%s_%s", lv->name, cache ? "cdata" : "tdata");
+    td = new_sub(b, sl, lv, li, j++, cache ? FF_SUB_CDATA : FF_SUB_TDATA,
+                 ff_sb_detach(&nb, NULL));
     if (!tm->name || !td->name) {
       ff_error("out of memory");
       goto out;
@@ -1464,6 +1536,92 @@ make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
   lv->device_id = ++pool->nthins;
   lv->transaction_id = pool->transaction_id++;
   lv->writes = 2;
+  return 0;
+}
+
+/* Cache LV li (its extents placed in its own segments) with cache pool
+ * pool_name, as lvcreate --type cache or lvconvert --type cache
+ * --cachepool do (lib/metadata/cache_manip.c cache_lv_create_cache): the
+ * LV's segments move to the new LV_corig, the pool is renamed POOL_cpool
+ * with POOL_cpool_cmeta and POOL_cpool_cdata, takes the given cache mode
+ * and policy (or keeps its own, or writethrough and smq).  The pool is
+ * one of the first nl LVs; corig_uuid: raw, or NULL for one of the
+ * seed. */
+static int
+attach_cache(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+             uint32_t li, uint32_t nl, const char *pool_name,
+             enum ff_cache_mode mode, enum ff_cache_policy policy,
+             const char *corig_uuid)
+{
+  struct ff_lv *lv = &vg->lvs[li], *pool = find_lv(vg, nl, pool_name);
+  struct ff_lv *co;
+  struct ff_sb nb = FF_SB_INIT;
+
+  if (!pool || (pool->kind == FF_LVK_CACHE_POOL && pool->attach_seq))
+    return berr(b, line, lp,
+                "pool '%s': lvm refuses it: Ambiguous syntax, please create "
+                "--type cache-pool %s separately (no unused cache pool of "
+                "that name in VG %s)",
+                pool_name, pool_name, vg->name);
+  if (pool->kind != FF_LVK_CACHE_POOL)
+    return berr(b, line, lp,
+                "pool '%s': lvm refuses it: Logical volume %s/%s is not a "
+                "cache pool",
+                pool_name, vg->name, pool_name);
+  if (lv->kind != FF_LVK_STRIPED)
+    return berr(b, line, lp,
+                "LV %s: not supported yet: caching a %s LV (the farm caches "
+                "linear and striped LVs)",
+                lv->name, lv->segtype ? lv->segtype : "striped");
+  lv->subs = calloc(1, sizeof *lv->subs);
+  if (!lv->subs)
+    return ff_error("out of memory");
+  lv->nsubs = 1;
+  co = &lv->subs[0];
+  ff_sb_addf(&nb, "%s_corig", lv->name);
+  if (!(co->name = ff_sb_detach(&nb, NULL)))
+    return ff_error("out of memory");
+  if (corig_uuid)
+    memcpy(co->uuid, corig_uuid, FF_UUID_LEN);
+  else
+    ff_uuid_make(co->uuid, b->spec->seed, K_SUBLV, b->v, (uint64_t)li << 16);
+  co->role = FF_SUB_CORIG;
+  co->parent = li;
+  co->time = lv->time;
+  co->writes = 1;
+  co->extents = lv->extents;
+  co->alloc = lv->alloc;
+  co->segs = lv->segs;
+  co->nsegs = lv->nsegs;
+  lv->segs = NULL;
+  lv->nsegs = 0;
+  lv->kind = FF_LVK_CACHE;
+  lv->segtype = lv->ktype = "cache";
+  lv->link = (uint32_t)(pool - vg->lvs);
+  lv->chunk = pool->chunk;
+  lv->cache_mode = (uint8_t)(mode               ? mode
+                             : pool->cache_mode ? pool->cache_mode
+                                                : FF_CACHE_MODE_WRITETHROUGH);
+  lv->cache_policy = (uint8_t)(policy               ? policy
+                               : pool->cache_policy ? pool->cache_policy
+                                                    : FF_CACHE_POLICY_SMQ);
+  pool->link = li;
+  /* attached: the seqno is known when the texts are built */
+  pool->attach_seq = UINT32_MAX;
+  for (uint32_t u = 0; u <= pool->nsubs; u++) {
+    struct ff_lv *p = u ? &pool->subs[u - 1] : pool;
+
+    if (u && p->role == FF_SUB_PMSPARE)
+      continue;
+    p->oldname = p->name;
+    if (u)
+      ff_sb_addf(&nb, "%s_cpool_%s", pool->oldname,
+                 p->role == FF_SUB_CMETA ? "cmeta" : "cdata");
+    else
+      ff_sb_addf(&nb, "%s_cpool", p->oldname);
+    if (!(p->name = ff_sb_detach(&nb, NULL)))
+      return ff_error("out of memory");
+  }
   return 0;
 }
 
@@ -1627,9 +1785,9 @@ thin_pool_images(struct bctx *b, struct ff_vg *vg)
 static int lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                           struct ff_lv *lv);
 
-static const char *const reserved_parts[] = {"_mimage",  "_mlog",  "_rimage",
-                                             "_rmeta",   "_tmeta", "_tdata",
-                                             "_pmspare", NULL};
+static const char *const reserved_parts[] = {
+  "_mimage",  "_mlog",  "_rimage", "_rmeta", "_tmeta", "_tdata",
+  "_pmspare", "_cmeta", "_cdata",  "_corig", "_cpool", NULL};
 
 /* Lay out the LVs of vg on its PVs, one lvcreate after another. */
 static int
@@ -1734,8 +1892,15 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
        * physical extent size" */
       ssize =
         sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size;
-      if (sl->kind == FF_LVK_THIN_POOL) {
-        if (allocate_thin_pool(b, sl, lp, vg, fl, li) < 0)
+      if (sl->kind == FF_LVK_THIN_POOL || sl->kind == FF_LVK_CACHE_POOL) {
+        if (allocate_pool(b, sl, lp, vg, fl, li) < 0)
+          goto out;
+      } else if (sl->kind == FF_LVK_CACHE) {
+        if (lvm_allocate(b, sl->line, lp, vg, fl, lv, 1, 0, sl->alloc, 0,
+                         NULL) < 0 ||
+            attach_cache(b, sl->line, lp, vg, li, li, sl->pool, sl->cache_mode,
+                         sl->cache_policy,
+                         sl->uuids ? sl->uuids[0] : NULL) < 0)
           goto out;
       } else if (sl->kind == FF_LVK_THIN) {
         if (make_thin(b, sl, lp, vg, li) < 0)
@@ -1762,10 +1927,29 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         if (sub->role == FF_SUB_PMSPARE)
           sub->time = lv->wtime[0];
         else if (sub->role == FF_SUB_TMETA || sub->role == FF_SUB_TDATA ||
-                 sub->role == FF_SUB_SNAPSHOT)
+                 sub->role == FF_SUB_CMETA || sub->role == FF_SUB_CDATA ||
+                 sub->role == FF_SUB_SNAPSHOT || sub->role == FF_SUB_CORIG)
           sub->time = lv->wtime[lv->writes - 1];
       }
     }
+  }
+  /* lvconvert --type cache (a change): after every lvcreate */
+  for (unsigned k = 0; k < g->nchanges; k++) {
+    const struct ff_spec_change *ch = &g->changes[k];
+    struct ff_lv *t;
+    char cp[96];
+
+    if (ch->cmd != FF_CHG_CACHE)
+      continue;
+    if (snprintf(cp, sizeof cp, "%s.changes.[%u]", path, k) < 0)
+      cp[0] = '\0';
+    if (!(t = find_lv(vg, vg->nlvs, ch->lv))) {
+      berr(b, ch->line, cp, "lv '%s': VG %s has no such LV", ch->lv, vg->name);
+      goto out;
+    }
+    if (attach_cache(b, ch->line, cp, vg, (uint32_t)(t - vg->lvs), vg->nlvs,
+                     ch->pool, ch->cache_mode, ch->cache_policy, ch->uuid) < 0)
+      goto out;
   }
   if (thin_pool_images(b, vg) < 0)
     goto out;
@@ -1789,6 +1973,21 @@ default_vg_description(const struct ff_vg *vg)
   return ff_sb_detach(&sb, NULL);
 }
 
+static const char *const cache_mode_names[] = {"", "writethrough", "writeback",
+                                               "passthrough"};
+static const char *const cache_policy_names[] = {"", "smq", "mq"};
+
+/* " --cachemode M --cachepolicy P", those given */
+static void
+add_cache_opts(struct ff_sb *sb, enum ff_cache_mode mode,
+               enum ff_cache_policy policy)
+{
+  if (mode)
+    ff_sb_addf(sb, " --cachemode %s", cache_mode_names[mode % 4]);
+  if (policy)
+    ff_sb_addf(sb, " --cachepolicy %s", cache_policy_names[policy % 3]);
+}
+
 static char *
 default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                        const struct ff_lv *lv)
@@ -1797,6 +1996,23 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   const struct ff_seg *seg = lv->nsegs ? &lv->segs[0] : NULL;
 
   ff_sb_add(&sb, "Write from lvcreate");
+  if (lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHE) {
+    ff_sb_addf(&sb, " --type %s -l %llu", lv->segtype,
+               (unsigned long long)lv->extents);
+    if (sl->chunk_size)
+      ff_sb_addf(&sb, " -c %lluk", (unsigned long long)(sl->chunk_size >> 10));
+    if (sl->metadata_size)
+      ff_sb_addf(&sb, " --poolmetadatasize %lluk",
+                 (unsigned long long)(sl->metadata_size >> 10));
+    add_cache_opts(&sb, sl->cache_mode, sl->cache_policy);
+    if (lv->kind == FF_LVK_CACHE_POOL && !sl->pmspare)
+      ff_sb_add(&sb, " --poolmetadataspare n");
+    ff_sb_addf(&sb, " -n %s", lv->name);
+    if (lv->kind == FF_LVK_CACHE)
+      ff_sb_addf(&sb, " --cachepool %s/%s", vg->name, sl->pool);
+    ff_sb_addf(&sb, " %s.", vg->name);
+    return ff_sb_detach(&sb, NULL);
+  }
   if (lv->kind == FF_LVK_THIN_POOL) {
     ff_sb_addf(&sb, " --type thin-pool -l %llu",
                (unsigned long long)lv->extents);
@@ -1964,15 +2180,21 @@ static char *
 default_change_description(const struct ff_spec_change *ch,
                            const struct ff_vg *vg, const char *target)
 {
-  static const char *const cmd[] = {"vgchange", "lvchange", "pvchange"};
+  static const char *const cmd[] = {"vgchange", "lvchange", "pvchange",
+                                    "lvconvert"};
   struct ff_sb sb = FF_SB_INIT;
 
   ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
+  if (ch->cmd == FF_CHG_CACHE) {
+    ff_sb_add(&sb, " --type cache");
+    add_cache_opts(&sb, ch->cache_mode, ch->cache_policy);
+    ff_sb_addf(&sb, " --cachepool %s/%s", vg->name, ch->pool);
+  }
   for (char **t = ch->addtag; t && *t; t++)
     ff_sb_addf(&sb, " --addtag %s", *t);
   for (char **t = ch->deltag; t && *t; t++)
     ff_sb_addf(&sb, " --deltag %s", *t);
-  if (ch->cmd == FF_CHG_LV)
+  if (ch->cmd == FF_CHG_LV || ch->cmd == FF_CHG_CACHE)
     ff_sb_addf(&sb, " %s/%s.", vg->name, target);
   else
     ff_sb_addf(&sb, " %s.", target);
@@ -2058,7 +2280,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       char cp[96];
 
       snprintf(cp, sizeof cp, "%s.changes.[%u]", path, w - nlw - 1);
-      if (ch->cmd == FF_CHG_LV) {
+      if (ch->cmd == FF_CHG_LV || ch->cmd == FF_CHG_CACHE) {
         uint32_t li = 0;
 
         while (li < vg->nlvs && strcmp(vg->lvs[li].name, ch->lv))
@@ -2070,6 +2292,12 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         }
         ts = &lvt[li];
         target = vg->lvs[li].name;
+        if (ch->cmd == FF_CHG_CACHE) {
+          /* the new LV_corig: made by this write */
+          vg->lvs[li].attach_seq = vg->lvs[vg->lvs[li].link].attach_seq =
+            w + 1;
+          vg->lvs[li].subs[0].time = ch->has_time ? ch->time : prev_time;
+        }
       } else if (ch->cmd == FF_CHG_PV) {
         ts = &pvt[ch->pv];
         target = vg->pvs[ch->pv].hint;
@@ -2088,8 +2316,10 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       meta.description = vgdesc;
       meta.time = g->has_time ? g->time : sp->creation_time;
     } else if (w <= nlw) {
-      const struct ff_lv *lv = &vg->lvs[wlv[w - 1]];
+      struct ff_lv *lv = &vg->lvs[wlv[w - 1]];
 
+      if (lv->kind == FF_LVK_CACHE && wphase[w - 1] == 1)
+        lv->attach_seq = vg->lvs[lv->link].attach_seq = w + 1;
       desc = strdup(lv->wdesc[wphase[w - 1]]);
       meta.description = desc;
       meta.time = lv->wtime[wphase[w - 1]];
@@ -2636,6 +2866,7 @@ free_lv(struct ff_lv *lv)
     free(lv->segs[s].areas);
   free(lv->segs);
   free(lv->name);
+  free(lv->oldname);
   free(lv->wdesc[0]);
   free(lv->wdesc[1]);
   free(lv->wdesc[2]);

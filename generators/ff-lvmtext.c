@@ -227,6 +227,71 @@ add_snapshot(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *cow,
   ff_sb_add(sb, "}\n}\n");
 }
 
+/* Whether cache pool or cache LV lv is attached at write seqno. */
+static int
+attached(const struct ff_lv *lv, uint32_t seqno)
+{
+  return lv->attach_seq && seqno >= lv->attach_seq;
+}
+
+/* lv's name at write seqno (a cache pool's parts are renamed when it
+ * caches an LV) */
+static const char *
+name_at(const struct ff_lv *lv, int att)
+{
+  return lv->oldname && !att ? lv->oldname : lv->name;
+}
+
+/* Cache pool lv (cache_segtype/cache.c _cache_pool_text_export): once it
+ * caches LV user, hidden, with the metadata format and user's mode and
+ * policy; before, visible, with the mode and policy it was made with. */
+static void
+add_cache_pool(struct ff_sb *sb, const struct ff_lv *lv,
+               const struct ff_lv *user, int att, const char *host,
+               const char *tags)
+{
+  static const char *const modes[] = {"", "writethrough", "writeback",
+                                      "passthrough"};
+  static const char *const policies[] = {"", "smq", "mq"};
+  const struct ff_lv *meta = &lv->subs[lv->new_spare];
+  const struct ff_lv *data = &lv->subs[lv->new_spare + 1];
+  unsigned mode = att ? user->cache_mode : lv->cache_mode;
+  unsigned policy = att ? user->cache_policy : lv->cache_policy;
+
+  add_head(sb, lv, name_at(lv, att), host, tags, !att, 0, 1);
+  add_virtual_seg(sb, lv->extents,
+                  att ? "cache-pool+METADATA_FORMAT" : "cache-pool");
+  ff_sb_addf(sb, "data = \"%s\"\nmetadata = \"%s\"\n", name_at(data, att),
+             name_at(meta, att));
+  if (att)
+    ff_sb_add(sb, "metadata_format = 2\n");
+  ff_sb_addf(sb, "chunk_size = %u\n", lv->chunk);
+  if (mode)
+    ff_sb_addf(sb, "cache_mode = \"%s\"\n", modes[mode % 4]);
+  if (policy)
+    ff_sb_addf(sb, "policy = \"%s\"\n", policies[policy % 3]);
+  ff_sb_add(sb, "}\n}\n");
+}
+
+/* A cache LV: before the write that attaches its pool, the linear LV it
+ * was (its segments are LV_corig's now). */
+static void
+add_cache(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
+          int att, const char *host, const char *tags)
+{
+  const struct ff_lv *co = &lv->subs[0];
+
+  if (!att) {
+    add_head(sb, lv, lv->name, host, tags, 1, 0, co->nsegs);
+    add_striped_segs(sb, co->segs, co->nsegs);
+    return;
+  }
+  add_head(sb, lv, lv->name, host, tags, 1, 0, 1);
+  add_virtual_seg(sb, lv->extents, "cache");
+  ff_sb_addf(sb, "cache_pool = \"%s\"\norigin = \"%s\"\n}\n}\n",
+             vg->lvs[lv->link].name, co->name);
+}
+
 char *
 ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                  const struct ff_text_meta *meta, uint32_t *size)
@@ -267,7 +332,8 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
       const struct ff_lv *lv = &vg->lvs[i];
       const char *tags = meta->lv_tags ? meta->lv_tags[i] : NULL;
 
-      if (lv->kind == FF_LVK_THIN_POOL && (int)i == cur && !done) {
+      if ((lv->kind == FF_LVK_THIN_POOL || lv->kind == FF_LVK_CACHE_POOL) &&
+          (int)i == cur && !done) {
         const struct ff_lv *tm = &lv->subs[lv->new_spare];
 
         if (lv->new_spare && ph == 0) {
@@ -282,7 +348,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           free(nm);
         } else {
           /* the pool LV over the metadata area, to be wiped */
-          add_head(&sb, lv, lv->name, meta->host, tags, 1, 0, tm->nsegs);
+          add_head(&sb, lv, name_at(lv, 0), meta->host, tags, 1, 0, tm->nsegs);
           add_striped_segs(&sb, tm->segs, tm->nsegs);
         }
       } else if (lv->kind == FF_LVK_THIN_POOL)
@@ -290,6 +356,11 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                       msg && msg->link == i ? msg : NULL);
       else if (lv->kind == FF_LVK_THIN)
         add_thin(&sb, vg, lv, meta->host, tags);
+      else if (lv->kind == FF_LVK_CACHE_POOL) {
+        if (!attached(lv, seqno))
+          add_cache_pool(&sb, lv, NULL, 0, meta->host, tags);
+      } else if (lv->kind == FF_LVK_CACHE)
+        add_cache(&sb, vg, lv, attached(lv, seqno), meta->host, tags);
       else if (lv->kind == FF_LVK_SNAPSHOT) {
         /* the COW: VISIBLE until write 2 makes it the snapshot's */
         add_head(&sb, lv, lv->name, meta->host, tags, (int)i == cur && ph == 0,
@@ -299,6 +370,24 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
         add_lv(&sb, lv, meta->host, tags, 1,
                fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
                fw && i + 1 == nlvs);
+    }
+    /* Each command reads the LVs in the order of the text before it
+     * (visible, then hidden), so a cache pool hidden by the write that
+     * attaches it comes before the LVs hidden earlier: the attached
+     * pools lead, the last attached first. */
+    for (uint32_t at = UINT32_MAX, next; at; at = next) {
+      next = 0;
+      for (uint32_t i = 0; i < nlvs; i++) {
+        const struct ff_lv *p = &vg->lvs[i];
+
+        if (p->kind != FF_LVK_CACHE_POOL || !attached(p, seqno))
+          continue;
+        if (p->attach_seq == at)
+          add_cache_pool(&sb, p, &vg->lvs[p->link], 1, meta->host,
+                         meta->lv_tags ? meta->lv_tags[i] : NULL);
+        else if (p->attach_seq < at && p->attach_seq > next)
+          next = p->attach_seq;
+      }
     }
     for (int pass = fw ? 0 : 1; pass < 2; pass++)
       for (uint32_t i = 0; i < nlvs; i++) {
@@ -310,7 +399,9 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
             add_snapshot(&sb, vg, top, meta->host);
           continue;
         }
-        if (top->kind == FF_LVK_THIN_POOL) {
+        if (top->kind == FF_LVK_THIN_POOL || top->kind == FF_LVK_CACHE_POOL) {
+          int att = attached(top, seqno);
+
           for (uint32_t u = 0; pass == 1 && u < top->nsubs; u++) {
             const struct ff_lv *sub = &top->subs[u];
 
@@ -318,8 +409,17 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
              * metadata-only write has the spare, hidden, and no more */
             if (building && (sub->role != FF_SUB_PMSPARE || ph == 0))
               continue;
-            add_lv(&sb, sub, meta->host, NULL, 0, 0, 0);
+            add_head(&sb, sub, name_at(sub, att), meta->host, NULL, 0, 0,
+                     sub->nsegs);
+            add_striped_segs(&sb, sub->segs, sub->nsegs);
           }
+          continue;
+        }
+        if (top->kind == FF_LVK_CACHE) {
+          /* lvcreate --type cache made LV_corig with the LV; an
+           * lvconvert's comes after every LV (below) */
+          if (pass == 1 && top->writes == 2 && attached(top, seqno))
+            add_lv(&sb, &top->subs[0], meta->host, NULL, 0, 0, 0);
           continue;
         }
         for (uint32_t u = 0; u < top->nsubs; u++) {
@@ -338,6 +438,21 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                  vis, 0, 0);
         }
       }
+    /* the LV_corig of each lvconvert --type cache so far, in its order */
+    for (uint32_t at = 0, next; at != UINT32_MAX; at = next) {
+      next = UINT32_MAX;
+      for (uint32_t i = 0; i < nlvs; i++) {
+        const struct ff_lv *top = &vg->lvs[i];
+
+        if (top->kind != FF_LVK_CACHE || top->writes == 2 ||
+            !attached(top, seqno))
+          continue;
+        if (top->attach_seq == at)
+          add_lv(&sb, &top->subs[0], meta->host, NULL, 0, 0, 0);
+        else if (top->attach_seq > at && top->attach_seq < next)
+          next = top->attach_seq;
+      }
+    }
     ff_sb_add(&sb, "}\n");
   }
   ff_sb_add(&sb, "\n}\n");

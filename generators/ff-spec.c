@@ -153,14 +153,21 @@ get_tags(const struct pctx *c, const config_setting_t *grp, const char *path,
   return get_strlist(c, grp, path, key, (unsigned)n, 0, out);
 }
 
+static int get_uuid(const struct pctx *c, const config_setting_t *grp,
+                    const char *path, const char *key, char **out);
+static int get_cache_opts(const struct pctx *c, const config_setting_t *g,
+                          const char *path, enum ff_cache_mode *mode,
+                          enum ff_cache_policy *policy);
+
 /* One entry of a VG group's changes: a write of vgchange, lvchange or
- * pvchange --addtag/--deltag. */
+ * pvchange --addtag/--deltag, or of lvconvert --type cache. */
 static int
 parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
              unsigned npvs, struct ff_spec_change *ch)
 {
   static const char *const keys[] = {
-    "command", "lv", "pv", "addtag", "deltag", "time", "description", NULL};
+    "command",     "lv",   "pv",        "addtag", "deltag", "time",
+    "description", "pool", "cachemode", "policy", "uuid",   NULL};
   char *cmd = NULL, kp[256];
   int r;
 
@@ -171,16 +178,19 @@ parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
   ff_cfg_join(kp, sizeof kp, path, "command");
   if (!cmd)
     return ff_cfg_err(c->file, g, kp,
-                      "missing (vgchange, lvchange or pvchange)");
+                      "missing (vgchange, lvchange, pvchange or lvconvert)");
   if (!strcmp(cmd, "vgchange"))
     ch->cmd = FF_CHG_VG;
   else if (!strcmp(cmd, "lvchange"))
     ch->cmd = FF_CHG_LV;
   else if (!strcmp(cmd, "pvchange"))
     ch->cmd = FF_CHG_PV;
+  else if (!strcmp(cmd, "lvconvert"))
+    ch->cmd = FF_CHG_CACHE;
   else {
-    r = ff_cfg_err(c->file, config_setting_get_member(g, "command"), kp,
-                   "'%s' is not vgchange, lvchange or pvchange", cmd);
+    r =
+      ff_cfg_err(c->file, config_setting_get_member(g, "command"), kp,
+                 "'%s' is not vgchange, lvchange, pvchange or lvconvert", cmd);
     free(cmd);
     return r;
   }
@@ -197,9 +207,42 @@ parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
   if (r < 0)
     return -1;
   ch->has_time = r;
+  if (ch->cmd == FF_CHG_CACHE) {
+    /* lvconvert --type cache --cachepool POOL VG/LV */
+    static const char *const tagkeys[] = {"addtag", "deltag", "pv", NULL};
+
+    for (const char *const *k = tagkeys; *k; k++)
+      if (config_setting_get_member(g, *k)) {
+        ff_cfg_join(kp, sizeof kp, path, *k);
+        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
+                          "an lvconvert takes no %s", *k);
+      }
+    if (ff_cfg_str(c->file, g, path, "pool", &ch->pool) < 0 ||
+        get_cache_opts(c, g, path, &ch->cache_mode, &ch->cache_policy) < 0 ||
+        get_uuid(c, g, path, "uuid", &ch->uuid) < 0)
+      return -1;
+    if (!ch->lv || !ch->pool)
+      return ff_cfg_err(c->file, g, path,
+                        "an lvconvert needs lv = \"NAME\" and pool = "
+                        "\"NAME\" (lvconvert --type cache --cachepool POOL "
+                        "VG/LV)");
+    return 0;
+  }
+  {
+    static const char *const cachekeys[] = {"pool", "cachemode", "policy",
+                                            "uuid", NULL};
+
+    for (const char *const *k = cachekeys; *k; k++)
+      if (config_setting_get_member(g, *k)) {
+        ff_cfg_join(kp, sizeof kp, path, *k);
+        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
+                          "%s is for command = \"lvconvert\" only", *k);
+      }
+  }
   if ((ch->cmd == FF_CHG_LV) != (ch->lv != NULL))
     return ff_cfg_err(c->file, g, path,
-                      ch->lv ? "lv names the LV of an lvchange only"
+                      ch->lv ? "lv names the LV of an lvchange or lvconvert "
+                               "only"
                              : "an lvchange needs lv = \"NAME\"");
   if ((ch->cmd == FF_CHG_PV) != (config_setting_get_member(g, "pv") != NULL))
     return ff_cfg_err(c->file, g, path,
@@ -899,10 +942,86 @@ parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
   return 0;
 }
 
-/* The keys only a thin pool, thin LV or snapshot takes. */
+/* The keys only a thin or cache pool, thin or cache LV or snapshot
+ * takes. */
 static const char *const ts_keys[] = {
-  "chunk_size", "metadata_size", "discards",   "zero", "pmspare",
-  "pool",       "origin",        "cow_header", NULL};
+  "chunk_size", "metadata_size", "discards",  "zero",   "pmspare", "pool",
+  "origin",     "cow_header",    "cachemode", "policy", NULL};
+
+/* Which of ts_keys each of those types takes, as a string of ' ' and 'x'
+ * in ts_keys' order. */
+static int
+ts_key_ok(enum ff_lv_kind kind, unsigned k)
+{
+  static const char *const ok[] = {
+    [FF_LVK_THIN_POOL] = "xxxxx     ", [FF_LVK_THIN] = "     x    ",
+    [FF_LVK_SNAPSHOT] = "x     xx  ",  [FF_LVK_CACHE_POOL] = "xx  x   xx",
+    [FF_LVK_CACHE] = "     x  xx",
+  };
+
+  return kind < sizeof ok / sizeof *ok && ok[kind] && ok[kind][k] == 'x';
+}
+
+static const char *
+ts_type_name(enum ff_lv_kind kind)
+{
+  switch (kind) {
+  case FF_LVK_THIN_POOL:
+    return "thin-pool";
+  case FF_LVK_THIN:
+    return "thin";
+  case FF_LVK_CACHE_POOL:
+    return "cache-pool";
+  case FF_LVK_CACHE:
+    return "cache";
+  default:
+    return "snapshot";
+  }
+}
+
+/* cachemode and policy (lvcreate/lvconvert --cachemode, --cachepolicy)
+ * of a cache pool, cache LV or lvconvert change. */
+static int
+get_cache_opts(const struct pctx *c, const config_setting_t *g,
+               const char *path, enum ff_cache_mode *mode,
+               enum ff_cache_policy *policy)
+{
+  static const char *const modes[] = {"", "writethrough", "writeback",
+                                      "passthrough", NULL};
+  static const char *const policies[] = {"", "smq", "mq", NULL};
+  char *str = NULL, kp[256];
+  unsigned i;
+
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "policy" : "cachemode";
+    const char *const *names = k ? policies : modes;
+
+    if (ff_cfg_str(c->file, g, path, key, &str) < 0)
+      return -1;
+    if (!str)
+      continue;
+    for (i = 1; names[i] && strcmp(str, names[i]); i++)
+      ;
+    if (!names[i]) {
+      ff_cfg_join(kp, sizeof kp, path, key);
+      ff_cfg_err(c->file, config_setting_get_member(g, key), kp,
+                 k ? "unknown policy '%s' (expected smq or mq; lvm's policy "
+                     "settings are not supported yet)"
+                   : "unknown cachemode '%s' (expected writethrough, "
+                     "writeback or passthrough)",
+                 str);
+      free(str);
+      return -1;
+    }
+    free(str);
+    str = NULL;
+    if (k)
+      *policy = (enum ff_cache_policy)i;
+    else
+      *mode = (enum ff_cache_mode)i;
+  }
+  return 0;
+}
 
 /* The keys of a thin pool, thin LV or snapshot group (type parsed; for a
  * pool, lv->new_spare set by the VG from the groups before it). */
@@ -913,9 +1032,7 @@ parse_thin_snap(const struct pctx *c, const config_setting_t *g,
   static const char *const not_yet[] = {"stripes",   "stripe_size", "alloc",
                                         "placement", "fill",        NULL};
   static const char *const dnames[] = {"passdown", "nopassdown", "ignore"};
-  const char *tname = lv->kind == FF_LVK_THIN_POOL ? "thin-pool"
-                      : lv->kind == FF_LVK_THIN    ? "thin"
-                                                   : "snapshot";
+  const char *tname = ts_type_name(lv->kind);
   const config_setting_t *s;
   char kp[256], *str = NULL;
   unsigned nuuids;
@@ -933,34 +1050,31 @@ parse_thin_snap(const struct pctx *c, const config_setting_t *g,
       return ff_cfg_err(
         c->file, s, kp, "not supported yet for type %s%s", tname,
         !strcmp(*k, "fill") ? " (give size)"
-        : !strncmp(*k, "stripe", 6) && lv->kind == FF_LVK_THIN_POOL
+        : !strncmp(*k, "stripe", 6) &&
+            (lv->kind == FF_LVK_THIN_POOL || lv->kind == FF_LVK_CACHE_POOL)
           ? " (striped pools)"
           : "");
     }
-  for (const char *const *k = ts_keys; *k; k++) {
-    int ok = lv->kind == FF_LVK_THIN_POOL
-               ? strcmp(*k, "pool") && strcmp(*k, "origin") &&
-                   strcmp(*k, "cow_header")
-             : lv->kind == FF_LVK_THIN
-               ? !strcmp(*k, "pool")
-               : !strcmp(*k, "origin") || !strcmp(*k, "chunk_size") ||
-                   !strcmp(*k, "cow_header");
-
-    if (!ok && (s = config_setting_get_member(g, *k))) {
-      ff_cfg_join(kp, sizeof kp, path, *k);
-      return ff_cfg_err(c->file, s, kp, "type %s takes no %s", tname, *k);
+  for (unsigned k = 0; ts_keys[k]; k++)
+    if (!ts_key_ok(lv->kind, k) &&
+        (s = config_setting_get_member(g, ts_keys[k]))) {
+      ff_cfg_join(kp, sizeof kp, path, ts_keys[k]);
+      return ff_cfg_err(c->file, s, kp, "type %s takes no %s", tname,
+                        ts_keys[k]);
     }
-  }
   lv->stripes = 1;
+  if (get_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0)
+    return -1;
   switch (lv->kind) {
   case FF_LVK_THIN_POOL:
+  case FF_LVK_CACHE_POOL:
     if (lv->count != 1) {
       ff_cfg_join(kp, sizeof kp, path, "count");
       return ff_cfg_err(c->file, config_setting_get_member(g, "count"), kp,
-                        "not supported yet for type thin-pool (one pool per "
-                        "group)");
+                        "not supported yet for type %s (one pool per group)",
+                        tname);
     }
-    lv->zero = 1;
+    lv->zero = lv->kind == FF_LVK_THIN_POOL;
     lv->pmspare = 1;
     if (ff_cfg_size(c->file, g, path, "chunk_size", &lv->chunk_size) < 0 ||
         ff_cfg_size(c->file, g, path, "metadata_size", &lv->metadata_size) <
@@ -971,13 +1085,26 @@ parse_thin_snap(const struct pctx *c, const config_setting_t *g,
       return -1;
     ff_cfg_join(kp, sizeof kp, path, "chunk_size");
     s = config_setting_get_member(g, "chunk_size");
+    /* lvm's validate_cache_chunk_size (cache_manip.c) */
+    if (s && lv->kind == FF_LVK_CACHE_POOL &&
+        (lv->chunk_size < (32u << 10) || lv->chunk_size > (1u << 30)))
+      return ff_cfg_err(c->file, s, kp,
+                        "%llu: lvm refuses it: Cache chunk size is not in "
+                        "the range 32.00 KiB to 1.00 GiB",
+                        (unsigned long long)lv->chunk_size);
+    if (s && lv->kind == FF_LVK_CACHE_POOL && lv->chunk_size % (32u << 10))
+      return ff_cfg_err(c->file, s, kp,
+                        "%llu: lvm refuses it: Cache chunk size must be a "
+                        "multiple of 32.00 KiB",
+                        (unsigned long long)lv->chunk_size);
     /* lvm's validate_thin_pool_chunk_size */
-    if (s && (lv->chunk_size < (64u << 10) || lv->chunk_size > (1u << 30)))
+    if (s && lv->kind == FF_LVK_THIN_POOL &&
+        (lv->chunk_size < (64u << 10) || lv->chunk_size > (1u << 30)))
       return ff_cfg_err(c->file, s, kp,
                         "%llu: lvm refuses it: Thin pool chunk size is not in "
                         "the range 64.00 KiB to 1.00 GiB",
                         (unsigned long long)lv->chunk_size);
-    if (s && lv->chunk_size % (64u << 10))
+    if (s && lv->kind == FF_LVK_THIN_POOL && lv->chunk_size % (64u << 10))
       return ff_cfg_err(c->file, s, kp,
                         "%llu: lvm refuses it: Thin pool chunk size must be a "
                         "multiple of 64.00 KiB",
@@ -1008,13 +1135,15 @@ parse_thin_snap(const struct pctx *c, const config_setting_t *g,
     nuuids = lv->new_spare ? 3 : 2;
     break;
   case FF_LVK_THIN:
+  case FF_LVK_CACHE:
     if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0)
       return -1;
     if (!lv->pool)
       return ff_cfg_err(c->file, g, path,
-                        "type thin needs pool = \"NAME\" (a thin-pool LV of "
-                        "the VG made before it)");
-    nuuids = 0;
+                        "type %s needs pool = \"NAME\" (a %s-pool LV of "
+                        "the VG made before it)",
+                        tname, tname);
+    nuuids = lv->kind == FF_LVK_CACHE; /* LV_corig */
     break;
   default:
     if (ff_cfg_str(c->file, g, path, "origin", &lv->origin) < 0 ||
@@ -1067,7 +1196,7 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
     "nosync",      "uuids",         "write_times", "descriptions",
     "chunk_size",  "metadata_size", "discards",    "zero",
     "pmspare",     "pool",          "origin",      "cow_header",
-    NULL};
+    "cachemode",   "policy",        NULL};
   static const char *const policies[] = {"inherit", "contiguous", "cling",
                                          "normal", "anywhere"};
   char *type = NULL, *alloc = NULL;
@@ -1132,13 +1261,14 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
       return -1;
     type = NULL;
   } else if (!strcmp(type, "thin-pool") || !strcmp(type, "thin") ||
-             !strcmp(type, "snapshot")) {
-    lv->kind = type[4] == '-'   ? FF_LVK_THIN_POOL
-               : type[0] == 't' ? FF_LVK_THIN
-                                : FF_LVK_SNAPSHOT;
-    lv->segtype = lv->kind == FF_LVK_THIN_POOL ? "thin-pool"
-                  : lv->kind == FF_LVK_THIN    ? "thin"
-                                               : "snapshot";
+             !strcmp(type, "snapshot") || !strcmp(type, "cache-pool") ||
+             !strcmp(type, "cache")) {
+    lv->kind = !strcmp(type, "thin-pool")    ? FF_LVK_THIN_POOL
+               : !strcmp(type, "thin")       ? FF_LVK_THIN
+               : !strcmp(type, "cache-pool") ? FF_LVK_CACHE_POOL
+               : !strcmp(type, "cache")      ? FF_LVK_CACHE
+                                             : FF_LVK_SNAPSHOT;
+    lv->segtype = ts_type_name(lv->kind);
     lv->ktype = lv->segtype;
     free(type);
     type = NULL;
@@ -1146,8 +1276,8 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
       return -1;
   } else {
     static const char *const later[] = {
-      "cache", "cache-pool", "writecache", "vdo", "vdo-pool",
-      "raid0", "raid0_meta", "integrity",  NULL};
+      "writecache", "vdo",       "vdo-pool", "raid0",
+      "raid0_meta", "integrity", NULL};
 
     for (const char *const *l = later; *l; l++)
       if (!strcmp(type, *l)) {
@@ -1158,26 +1288,30 @@ parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
       }
     r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
                    "unknown LV type '%s' (expected linear, striped, mirror, "
-                   "raid1, raid4, raid5, raid6, raid10, thin-pool, thin or "
-                   "snapshot)",
+                   "raid1, raid4, raid5, raid6, raid10, thin-pool, thin, "
+                   "snapshot, cache-pool or cache)",
                    type);
     free(type);
     return r;
   }
   free(type);
-  if (lv->kind != FF_LVK_THIN_POOL && lv->kind != FF_LVK_THIN &&
-      lv->kind != FF_LVK_SNAPSHOT)
+  if (lv->kind == FF_LVK_STRIPED || lv->kind == FF_LVK_MIRROR ||
+      lv->kind == FF_LVK_RAID)
     for (const char *const *k = ts_keys; *k; k++)
       if (config_setting_get_member(g, *k)) {
         ff_cfg_join(kp, sizeof kp, path, *k);
-        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
-                          "%s needs type = \"%s\"", *k,
-                          !strcmp(*k, "pool") ? "thin"
-                          : !strcmp(*k, "origin") || !strcmp(*k, "cow_header")
-                            ? "snapshot"
-                          : !strcmp(*k, "chunk_size") ? "thin-pool\" or "
-                                                        "\"snapshot"
-                                                      : "thin-pool");
+        return ff_cfg_err(
+          c->file, config_setting_get_member(g, *k), kp,
+          "%s needs type = \"%s\"", *k,
+          !strcmp(*k, "pool") ? "thin\" or \"cache"
+          : !strcmp(*k, "origin") || !strcmp(*k, "cow_header") ? "snapshot"
+          : !strcmp(*k, "chunk_size")
+            ? "thin-pool\", \"cache-pool\" or \"snapshot"
+          : !strcmp(*k, "metadata_size") || !strcmp(*k, "pmspare")
+            ? "thin-pool\" or \"cache-pool"
+          : !strcmp(*k, "cachemode") || !strcmp(*k, "policy")
+            ? "cache-pool\" or \"cache"
+            : "thin-pool");
       }
   if (lv->kind == FF_LVK_STRIPED)
     for (const char *const *k = mr_keys; *k; k++)
@@ -1374,7 +1508,9 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       vg->lvs[i].new_spare = !have_spare;
       if (parse_lv(c, e, ep, &vg->lvs[i]) < 0)
         return -1;
-      if (vg->lvs[i].kind == FF_LVK_THIN_POOL && vg->lvs[i].pmspare)
+      if ((vg->lvs[i].kind == FF_LVK_THIN_POOL ||
+           vg->lvs[i].kind == FF_LVK_CACHE_POOL) &&
+          vg->lvs[i].pmspare)
         have_spare = 1;
       if ((vg->lvs[i].uuid || vg->lvs[i].uuids) && vg->count != 1)
         return ff_cfg_err(c->file, e, ep,
@@ -1782,6 +1918,8 @@ ff_spec_free(struct ff_spec *sp)
     free_strv(vg->tags);
     for (unsigned j = 0; j < vg->nchanges; j++) {
       free(vg->changes[j].lv);
+      free(vg->changes[j].pool);
+      free(vg->changes[j].uuid);
       free_strv(vg->changes[j].addtag);
       free_strv(vg->changes[j].deltag);
       free(vg->changes[j].description);

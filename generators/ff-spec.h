@@ -83,9 +83,27 @@ enum ff_lv_kind {
   FF_LVK_STRIPED = 0,
   FF_LVK_MIRROR,
   FF_LVK_RAID,
-  FF_LVK_THIN_POOL, /* _tmeta, _tdata and maybe the VG's lvol0_pmspare */
-  FF_LVK_THIN,      /* a thin LV of an earlier pool of the VG */
-  FF_LVK_SNAPSHOT,  /* the COW LV of an old-style snapshot (and snapshotN) */
+  FF_LVK_THIN_POOL,  /* _tmeta, _tdata and maybe the VG's lvol0_pmspare */
+  FF_LVK_THIN,       /* a thin LV of an earlier pool of the VG */
+  FF_LVK_SNAPSHOT,   /* the COW LV of an old-style snapshot (and snapshotN) */
+  FF_LVK_CACHE_POOL, /* _cmeta, _cdata and maybe the VG's lvol0_pmspare */
+  FF_LVK_CACHE,      /* an LV cached by an earlier cache pool (_corig) */
+};
+
+/* lvcreate/lvconvert --cachemode: FF_CACHE_MODE_NONE writes no line (a
+ * pool that caches nothing yet; an attached pool then has writethrough). */
+enum ff_cache_mode {
+  FF_CACHE_MODE_NONE = 0,
+  FF_CACHE_MODE_WRITETHROUGH,
+  FF_CACHE_MODE_WRITEBACK,
+  FF_CACHE_MODE_PASSTHROUGH,
+};
+
+/* --cachepolicy: FF_CACHE_POLICY_NONE as above (attached: smq). */
+enum ff_cache_policy {
+  FF_CACHE_POLICY_NONE = 0,
+  FF_CACHE_POLICY_SMQ,
+  FF_CACHE_POLICY_MQ,
 };
 
 /* Thin pool discards (lvcreate --discards). */
@@ -120,14 +138,16 @@ struct ff_spec_lv {
   uint64_t chunk_size;    /* bytes; pool: 0 = lvm's default; snapshot */
   uint64_t metadata_size; /* pool: bytes, 0 = lvm's default */
   enum ff_discards discards;
-  int zero;         /* pool: zero_new_blocks (lvcreate -Z) */
-  int pmspare;      /* pool: --poolmetadataspare y (the default) */
-  int new_spare;    /* pool: its lvcreate creates the VG's lvol0_pmspare (no
-                     * earlier group of the VG did): three writes */
-  char *pool;       /* thin: the pool's LV name */
-  char *origin;     /* snapshot: the origin's LV name */
-  int cow_header;   /* snapshot: the kernel's exception store header */
-  unsigned stripes; /* 1 for linear, mirror, raid1; raid: data stripes */
+  int zero;      /* pool: zero_new_blocks (lvcreate -Z) */
+  int pmspare;   /* pool: --poolmetadataspare y (the default) */
+  int new_spare; /* pool: its lvcreate creates the VG's lvol0_pmspare (no
+                  * earlier group of the VG did): three writes */
+  char *pool;    /* thin, cache: the pool's LV name */
+  enum ff_cache_mode cache_mode;     /* cache pool, cache */
+  enum ff_cache_policy cache_policy; /* cache pool, cache */
+  char *origin;                      /* snapshot: the origin's LV name */
+  int cow_header;       /* snapshot: the kernel's exception store header */
+  unsigned stripes;     /* 1 for linear, mirror, raid1; raid: data stripes */
   uint64_t stripe_size; /* bytes, 0 for linear, mirror, raid1 */
   uint64_t size;        /* bytes; 0 when fill is used */
   double fill;          /* 0 when size is used */
@@ -144,13 +164,18 @@ struct ff_spec_lv {
 };
 
 /* A write after the LVs are created: vgchange, lvchange or pvchange of
- * tags (--addtag, --deltag), with its own time and description. */
-enum ff_change_cmd { FF_CHG_VG, FF_CHG_LV, FF_CHG_PV };
+ * tags (--addtag, --deltag), or lvconvert --type cache of an LV with a
+ * cache pool, with its own time and description. */
+enum ff_change_cmd { FF_CHG_VG, FF_CHG_LV, FF_CHG_PV, FF_CHG_CACHE };
 
 struct ff_spec_change {
   int line;
   enum ff_change_cmd cmd;
-  char *lv;      /* lvchange: the LV's name (its format, as rendered) */
+  char *lv;   /* lvchange, lvconvert: the LV's name (as rendered) */
+  char *pool; /* lvconvert: the cache pool's name */
+  enum ff_cache_mode cache_mode;
+  enum ff_cache_policy cache_policy;
+  char *uuid;    /* lvconvert: the new LV_corig's, raw, or NULL */
   unsigned pv;   /* pvchange: the PV's index in the VG */
   char **addtag; /* NULL-terminated, or NULL */
   char **deltag;
@@ -231,8 +256,9 @@ void ff_spec_free(struct ff_spec *spec);
 
 /* The metadata writes one lvcreate of lv makes: 2 for a mirror with a
  * disk log, raid, a thin LV and a snapshot (lvm2-ondisk-format: "Write
- * from", then "Write[2] from"), 2 for a thin pool or 3 when it creates
- * the VG's pool metadata spare, else 1. */
+ * from", then "Write[2] from"), 2 for a cache LV (lvcreate --type cache),
+ * 2 for a thin or cache pool or 3 when it creates the VG's pool metadata
+ * spare, else 1. */
 static inline unsigned
 ff_spec_lv_writes(const struct ff_spec_lv *lv)
 {
@@ -243,7 +269,10 @@ ff_spec_lv_writes(const struct ff_spec_lv *lv)
     return 2;
   case FF_LVK_MIRROR:
     return lv->core_log ? 1 : 2;
+  case FF_LVK_CACHE:
+    return 2;
   case FF_LVK_THIN_POOL:
+  case FF_LVK_CACHE_POOL:
     return lv->new_spare ? 3 : 2;
   default:
     return 1;

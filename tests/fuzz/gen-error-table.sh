@@ -164,6 +164,22 @@ row "thin: a pool made later" 'vgs = ({ lvs = ({ type = "thin"; pool = "pool"; s
   { name = "pool"; type = "thin-pool"; size = "8M"; }); });'
 row "thin: a pool key on a linear LV" 'vgs = ({ lvs = ({ zero = false; size = "8M"; }); });'
 row "thin: a name lvm reserves" 'vgs = ({ lvs = ({ name = "x_tmeta"; size = "8M"; }); });'
+row "cache: pool chunk_size below 32 KiB" 'vgs = ({ lvs = ({ type = "cache-pool"; chunk_size = "16K"; size = "8M"; }); });'
+row "cache: pool chunk_size not a multiple of 32 KiB" 'vgs = ({ lvs = ({ type = "cache-pool"; chunk_size = "48K"; size = "8M"; }); });'
+row "cache: unknown cachemode" 'vgs = ({ lvs = ({ type = "cache-pool"; cachemode = "fast"; size = "8M"; }); });'
+row "cache: unknown policy" 'vgs = ({ lvs = ({ type = "cache-pool"; policy = "cleaner"; size = "8M"; }); });'
+row "cache: a thin pool key on a cache pool" 'vgs = ({ lvs = ({ type = "cache-pool"; zero = false; size = "8M"; }); });'
+row "cache: a cache LV without pool" 'vgs = ({ lvs = ({ type = "cache"; size = "8M"; }); });'
+row "cache: a pool that is not one" 'vgs = ({ lvs = ({ name = "lv"; size = "8M"; },
+  { type = "cache"; pool = "lv"; size = "8M"; }); });'
+row "cache: a pool that caches an LV already" 'vgs = ({ lvs = ({ name = "p"; type = "cache-pool"; size = "8M"; },
+  { name = "a"; type = "cache"; pool = "p"; size = "4M"; },
+  { type = "cache"; pool = "p"; size = "4M"; }); });'
+row "cache: a cache key on a linear LV" 'vgs = ({ lvs = ({ cachemode = "writeback"; size = "8M"; }); });'
+row "cache: lvconvert without pool" 'vgs = ({ changes = ({ command = "lvconvert"; lv = "a"; }); });'
+row "cache: lvconvert of a raid LV" 'vgs = ({ pvs = 2; lvs = ({ name = "r"; type = "raid1"; size = "8M"; },
+  { name = "p"; type = "cache-pool"; size = "8M"; }); changes = ({ command = "lvconvert"; lv = "r"; pool = "p"; }); });'
+row "cache: a name lvm reserves" 'vgs = ({ lvs = ({ name = "x_cpool"; size = "8M"; }); });'
 row "snapshot: no origin" 'vgs = ({ lvs = ({ type = "snapshot"; size = "8M"; }); });'
 row "snapshot: chunk_size out of range" 'vgs = ({ lvs = ({ name = "lv"; size = "8M"; },
   { type = "snapshot"; origin = "lv"; chunk_size = "1M"; size = "8M"; }); });'

@@ -130,7 +130,7 @@ def main():
     write("profile", "")
     write("scenario", "")
     from_tests("spec", "tests/unit/test-spec.c", "tests/unit/test-farm.c",
-               "tests/unit/test-thin-snap.c",
+               "tests/unit/test-thin-snap.c", "tests/unit/test-cache.c",
                "generators/ff-spec.c", "generators/ff-builtin.c")
     from_tests("profile", "tests/unit/test-profile.c")
     from_tests("scenario", "tests/unit/test-scenario.c",

@@ -220,20 +220,24 @@ def layout(name, frag):
         if k.get("mirror_log", '"disk"').strip('"') == "core":
             return subs, 1
         return subs + [name + "_mlog"], 2
-    if t == "thin-pool":
-        # [the VG's new pool metadata spare], NAME_tmeta, NAME_tdata; the
-        # first pool that wants a spare makes it, in a write of its own
-        # (docs/research/thin-snapshot.md §2)
+    if t in ("thin-pool", "cache-pool"):
+        # [the VG's new pool metadata spare], NAME_tmeta, NAME_tdata (a
+        # cache pool: NAME_cmeta, NAME_cdata, NAME_cpool_cmeta... once it
+        # caches an LV); the first pool that wants a spare makes it, in a
+        # write of its own (docs/research/thin-snapshot.md §2, cache.md)
         global have_spare
+        subs = [disk(name) + x for x in (("_tmeta", "_tdata") if t == "thin-pool" else ("_cmeta", "_cdata"))]
         if k.get("pmspare", "true") == "false" or have_spare:
-            return [name + "_tmeta", name + "_tdata"], 2
+            return subs, 2
         have_spare = True
         spare = [n for n in curlv if re.match(r"^lvol\d+_pmspare$", n)]
         if len(spare) != 1:
             fail("pool %s: no single lvolN_pmspare LV on disk (%s)" % (name, spare))
-        return spare + [name + "_tmeta", name + "_tdata"], 3
+        return spare + subs, 3
     if t == "thin":
         return [], 2
+    if t == "cache":
+        return [name + "_corig"], 2
     if t == "snapshot":
         global nsnap
         nsnap += 1
@@ -242,8 +246,13 @@ def layout(name, frag):
 have_spare = False
 nsnap = 0
 curlv = {l["name"]: l for l in json.load(open(os.path.join(d, "dump.json")))["images"][0]["mdas"][0]["copies"][-1]["lvs"]}
+def disk(name):
+    """An LV's name on disk: a cache pool that caches an LV is NAME_cpool."""
+    return name + "_cpool" if name not in curlv and name + "_cpool" in curlv else name
 lay = {name: layout(name, frag) for name, frag in lv_intent}
 chg_intent = [i[1] for i in intent if i[0] == "chg"]
+# lvconvert --type cache: the LV's new LV_corig, after every LV
+converted = [keys_of(f)["lv"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")]
 pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
@@ -318,7 +327,13 @@ lvuuid = {l["lv_name"].strip("[]"): l["lv_uuid"] for l in lvrep}
 curlv = {l["name"]: l for l in cur["lvs"]}
 # the text lists the visible LVs, then the hidden ones, each in creation
 # order
-want = [n for n, _ in lv_intent] + [x for n, _ in lv_intent for x in lay[n][0]]
+# the cache pools attached (lvcreate --type cache, then each lvconvert),
+# hidden since: each command reads the LVs in the order of the text
+# before it, so the last attached leads the hidden LVs
+attached = ([keys_of(f)["pool"].strip('"') for _, f in lv_intent if keys_of(f).get("type") == '"cache"'] +
+            [keys_of(f)["pool"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
+want = ([n for n, _ in lv_intent if n not in attached] + [disk(n) for n in reversed(attached)] +
+        [x for n, _ in lv_intent for x in lay[n][0]] + [n + "_corig" for n in converted])
 if want != [l["name"] for l in cur["lvs"]]:
     fail("LVs on disk %s, expected %s" % ([l["name"] for l in cur["lvs"]], want))
 
@@ -376,7 +391,7 @@ if lv_intent:
         subs, nwrites = lay[name]
         wrs = copies[nwr:nwr + nwrites]
         nwr += nwrites
-        lv = curlv[name]
+        lv = curlv[disk(name)]
         group = [lv] + [curlv[x] for x in subs]
         if nwrites == 1 and lv["creation_time"] != wrs[0]["creation_time"]:
             fail("LV %s creation_time %d != write seqno %d time %d (second boundary), running the scenario again"
@@ -388,7 +403,7 @@ if lv_intent:
             want_t = lv["creation_time"]
             if g["name"].endswith("_pmspare"):
                 want_t = wrs[0]["creation_time"]
-            elif g["name"].endswith(("_tmeta", "_tdata")) or g["name"].startswith("snapshot"):
+            elif g["name"].endswith(("_tmeta", "_tdata", "_cmeta", "_cdata", "_corig")) or g["name"].startswith("snapshot"):
                 want_t = wrs[-1]["creation_time"]
             if g["creation_time"] != want_t:
                 fail("sub-LV %s creation_time %d != %d (second boundary), running the scenario again"
@@ -439,6 +454,14 @@ if chg_intent:
         for part in frag.split(";"):
             if part.strip():
                 w("        %s;" % part.strip())
+        ck = keys_of(frag)
+        if "lvconvert" in ck.get("command", ""):
+            co = curlv[ck["lv"].strip('"') + "_corig"]
+            if co["creation_time"] != wr["creation_time"]:
+                fail("%s creation_time %d != lvconvert write time %d (second boundary), running the scenario again"
+                     % (co["name"], co["creation_time"], wr["creation_time"]), 3)
+            w("        uuid = %s;" % q(co["id"]))
+            vals.append("lv %s uuid %s time %d (lvconvert)" % (co["name"], co["id"], co["creation_time"]))
         w("        time = %d;" % wr["creation_time"])
         w("        description = %s;" % q(wr["description"]))
         w("      }%s" % ("," if k + 1 < len(chg_intent) else ""))
@@ -617,7 +640,8 @@ run_scenario() {
 			# -Zn (no zeroing of the LV's start) is refused for thin
 			# LVs and snapshots, and a pool's -Z is its own option
 			zopt=(-Zn)
-			if [[ " $opts " =~ \ (-T|-s|-V|-Z[yn]?)\  || " $opts " == *" --type thin "* ]]; then
+			if [[ " $opts " =~ \ (-T|-s|-V|-Z[yn]?)\  || " $opts " == *" --type thin "* ||
+				" $opts " == *" --type cache"* ]]; then
 				zopt=()
 			fi
 			# shellcheck disable=SC2086
@@ -751,7 +775,7 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -964,12 +988,47 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'lin|size = "8M"|-L 8M' \
 			'snap|type = "snapshot"; origin = "lin"; size = "4M"|-s -L 4M|@ts/lin'
 		;;
+	ca)
+		# a cache pool alone: the spare, then cmeta and cdata from one
+		# area (cmeta first); three writes
+		run_scenario ca vgca 1 64M "@fakedm" \
+			'cpool|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M'
+		;;
+	cb)
+		# lvcreate --type cache with a cache pool: the LV linear in
+		# write 1, then cached (lv_corig), the pool renamed cpool_cpool
+		# and hidden, with the default mode and policy
+		run_scenario cb vgcb 1 64M "@fakedm" \
+			'cpool|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M' \
+			'lv|type = "cache"; pool = "cpool"; size = "8M"|--type cache -L 8M --cachepool vgcb/cpool'
+		;;
+	cc)
+		# lvconvert --type cache of a linear LV made before the pool:
+		# one write; lv_corig after every LV
+		run_scenario cc vgcc 2 64M "@fakedm" \
+			'lv|size = "12M"|-L 12M' \
+			'cpool|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M' \
+			'lin|size = "4M"|-L 4M' \
+			'!lvconvert|command = "lvconvert"; lv = "lv"; pool = "cpool"|-y --type cache --cachepool vgcc/cpool vgcc/lv'
+		;;
+	cd)
+		# the options: a pool with -c, the cache mode and policy and a
+		# metadata size lvm raises to its minimum; a second pool with
+		# --poolmetadataspare n caching an LV made with its own mode;
+		# a third one left alone
+		run_scenario cd vgcd 2 64M "@fakedm" \
+			'big|size = "40M"|-L 40M' \
+			'cp1|type = "cache-pool"; size = "8M"; chunk_size = "128K"; cachemode = "writeback"; policy = "mq"; metadata_size = "4M"|--type cache-pool -L 8M --chunksize 128k --cachemode writeback --cachepolicy mq --poolmetadatasize 4m' \
+			'cp2|type = "cache-pool"; size = "4M"; pmspare = false|--type cache-pool --poolmetadataspare n -L 4M' \
+			'lv|type = "cache"; pool = "cp2"; size = "8M"; cachemode = "passthrough"|--type cache --cachemode passthrough -L 8M --cachepool vgcd/cp2' \
+			'lv2|type = "cache"; pool = "cp1"; size = "4M"|--type cache -L 4M --cachepool vgcd/cp1'
+		;;
 	rt)
 		run_scenario rt vgrt 1 64M "@fakedm" \
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cd)" ;;
 	esac
 done
 

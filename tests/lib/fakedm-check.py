@@ -94,7 +94,7 @@ def main(argv):
     # what a thin pool's or a snapshot's lvcreate zeroes through linear dm
     # devices (docs/research/thin-snapshot.md §2.4, §4): the new pool
     # metadata spare as vg-lvolN and the pool's metadata area as vg-POOL
-    # (whole), the COW as vg-SNAP (its first 4 KiB)
+    # (whole; a thin or cache pool), the COW as vg-SNAP (its first 4 KiB)
     def linear_area(l):
         if len(l["segments"]) != 1:
             return None
@@ -124,6 +124,15 @@ def main(argv):
         for seg in l["segments"]:
             if seg["type"] == "thin-pool" and seg["metadata"] in lvs:
                 add_zeroed(dm_name(l["name"]), lvs[seg["metadata"]], "zeroed", 0)
+            # a cache pool's metadata: wiped whole as vg-POOL by its
+            # lvcreate, its first 4 KiB again by the lvcreate or
+            # lvconvert that attaches it, still under that name (then it
+            # is POOL_cpool; docs/research/cache.md)
+            if seg["type"].startswith("cache-pool") and seg["metadata"] in lvs:
+                nm = l["name"]
+                if seg["type"] != "cache-pool" and nm.endswith("_cpool"):
+                    nm = nm[:-len("_cpool")]
+                add_zeroed(dm_name(nm), lvs[seg["metadata"]], "zeroed", 0)
             if seg["type"] == "snapshot" and seg["cow_store"] in lvs:
                 add_zeroed(dm_name(seg["cow_store"]), lvs[seg["cow_store"]], "zeroed", 4096)
 

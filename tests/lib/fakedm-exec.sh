@@ -17,6 +17,15 @@ while IFS='	' read -r dev _; do
 	nodes="$nodes $dev:$(stat -L -c '%t:%T' "$dev")"
 done <"$FF_FAKEDM_LOOPS"
 mount -t tmpfs -o mode=0755 ff-fakedm-dev /dev
+# lvm looks for the dm-cache policy modules (module_present: a directory
+# /sys/module/dm_cache_smq, else modprobe) and writes policy = "mq" for a
+# cache whose kernel has no smq; a distribution kernel has dm-cache-smq
+# (and dm-cache-mq as its alias), so they are there, beside the real ones
+mods=$(ls /sys/module)
+mount -t tmpfs -o mode=0755 ff-fakedm-sysmod /sys/module
+for m in $mods dm_cache dm_cache_smq dm_cache_mq; do
+	mkdir -p "/sys/module/$m"
+done
 mknod -m 666 /dev/null c 1 3
 mknod -m 666 /dev/zero c 1 5
 mknod -m 666 /dev/random c 1 8

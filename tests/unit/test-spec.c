@@ -330,8 +330,8 @@ static const struct {
    ""},
   /* changes */
   {"vgs = ({ changes = ({ command = \"vgrename\"; addtag = [\"a\"]; }); });",
-   "t:1: vgs.[0].changes.[0].command: 'vgrename' is not vgchange, lvchange "
-   "or pvchange",
+   "t:1: vgs.[0].changes.[0].command: 'vgrename' is not vgchange, lvchange, "
+   "pvchange or lvconvert",
    ""},
   {"vgs = ({ changes = ({ command = \"lvchange\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0]: an lvchange needs lv = \"NAME\"", ""},
