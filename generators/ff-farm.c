@@ -793,7 +793,7 @@ static const char *const sub_role_names[] = {
 const char *
 ff_sub_role_name(enum ff_sub_role r)
 {
-  return (unsigned)r <= FF_SUB_SNAPSHOT ? sub_role_names[r] : "?";
+  return (unsigned)r <= FF_SUB_CORIG ? sub_role_names[r] : "?";
 }
 
 /* The region size (sectors) lvcreate gives a mirror or raid LV of

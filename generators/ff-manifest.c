@@ -85,7 +85,21 @@ mirror_raid_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
   (void)vg;
 }
 
-/* The fields of a thin pool, a thin LV or a snapshot (docs/manifest.md). */
+/* The VG's pool metadata spare (made by its first thin or cache pool that
+ * wants one), or NULL. */
+static const char *
+spare_name(const struct ff_vg *vg)
+{
+  for (uint32_t l = 0; l < vg->nlvs; l++)
+    if ((vg->lvs[l].kind == FF_LVK_THIN_POOL ||
+         vg->lvs[l].kind == FF_LVK_CACHE_POOL) &&
+        vg->lvs[l].new_spare)
+      return vg->lvs[l].subs[0].name;
+  return NULL;
+}
+
+/* The fields of a thin or cache pool, a thin or cache LV or a snapshot
+ * (docs/manifest.md). */
 static void
 thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
 {
@@ -94,11 +108,8 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
   json_object_set_new(o, "type", json_string(lv->segtype));
   json_object_set_new(o, "dm_type", json_string(lv->ktype));
   if (lv->kind == FF_LVK_THIN_POOL) {
-    const char *spare = NULL;
+    const char *spare = spare_name(vg);
 
-    for (uint32_t l = 0; l < vg->nlvs && !spare; l++)
-      if (vg->lvs[l].kind == FF_LVK_THIN_POOL && vg->lvs[l].new_spare)
-        spare = vg->lvs[l].subs[0].name;
     json_object_set_new(o, "chunk_size",
                         json_integer((json_int_t)lv->chunk * FF_SECTOR));
     json_object_set_new(o, "transaction_id",
@@ -112,6 +123,40 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
     json_object_set_new(o, "discards", json_string(dnames[lv->discards % 3]));
     json_object_set_new(o, "zero", json_boolean(lv->zero));
     json_object_set_new(o, "thins", json_integer((json_int_t)lv->nthins));
+  } else if (lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHE) {
+    static const char *const modes[] = {NULL, "writethrough", "writeback",
+                                        "passthrough"};
+    static const char *const policies[] = {NULL, "smq", "mq"};
+    int pool = lv->kind == FF_LVK_CACHE_POOL;
+    const struct ff_lv *p = pool ? lv : &vg->lvs[lv->link];
+    const struct ff_lv *user =
+      pool ? (lv->attach_seq ? &vg->lvs[lv->link] : NULL) : lv;
+    unsigned mode = user ? user->cache_mode : lv->cache_mode;
+    unsigned policy = user ? user->cache_policy : lv->cache_policy;
+
+    json_object_set_new(o, "chunk_size",
+                        json_integer((json_int_t)p->chunk * FF_SECTOR));
+    json_object_set_new(o, "cache_mode",
+                        modes[mode % 4] ? json_string(modes[mode % 4])
+                                        : json_null());
+    json_object_set_new(
+      o, "policy",
+      policies[policy % 3] ? json_string(policies[policy % 3]) : json_null());
+    if (pool) {
+      const char *spare = spare_name(vg);
+
+      json_object_set_new(o, "metadata",
+                          json_string(lv->subs[lv->new_spare].name));
+      json_object_set_new(o, "data",
+                          json_string(lv->subs[lv->new_spare + 1].name));
+      json_object_set_new(o, "pmspare",
+                          spare ? json_string(spare) : json_null());
+      json_object_set_new(o, "cached_lv",
+                          user ? json_string(user->name) : json_null());
+    } else {
+      json_object_set_new(o, "pool", json_string(p->name));
+      json_object_set_new(o, "origin", json_string(lv->subs[0].name));
+    }
   } else if (lv->kind == FF_LVK_THIN) {
     json_object_set_new(o, "pool", json_string(vg->lvs[lv->link].name));
     json_object_set_new(o, "device_id",
@@ -181,7 +226,8 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
               uuid_json(lv->uuid), "extents", (json_int_t)lv->extents, "size",
               (json_int_t)(lv->extents * vg->extent_size), "creation_time",
               (json_int_t)lv->time, "segments", segs, "visible",
-              lv->role == FF_SUB_NONE);
+              lv->role == FF_SUB_NONE &&
+                !(lv->kind == FF_LVK_CACHE_POOL && lv->attach_seq));
   if (!o)
     return NULL;
   if (lv->role != FF_SUB_NONE) {

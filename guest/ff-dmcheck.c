@@ -27,6 +27,11 @@
  *   snapshot "VG-SNAP" is "snapshot REAL COW P CHUNK", the COW's
  *            segments are checked on "VG-SNAP-cow";
  * the pool metadata spare and the hidden snapshotN LV have no dm device.
+ * Cache pools and cache LVs (docs/research/cache.md):
+ *   cache:   "cache CMETA CDATA CORIG CHUNK 2 metadata2 MODE POLICY 0"
+ *            (CMETA, CDATA: the pool's _cmeta and _cdata LVs' devices,
+ *            CORIG the LV's _corig, which has its segments);
+ *   a cache pool has no dm device of its own.
  *
  * Where the tables come from:
  *   default      libdevmapper: DM_DEVICE_LIST, then DM_DEVICE_TABLE each;
@@ -961,6 +966,89 @@ check_snapshot_target(const char *vgname, json_t *vg, json_t *lv,
   return ok;
 }
 
+/* A cache LV: "cache CMETA CDATA CORIG CHUNK 2 metadata2 MODE POLICY 0"
+ * over its size (libdm _cache_emit_segment_line: the features, then the
+ * policy and its argument count; migration_threshold left at 2048). */
+static bool
+check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
+            struct targets *t, char *why, size_t whysize)
+{
+  const char *pool = json_string_value(json_object_get(lv, "pool"));
+  const char *origin = json_string_value(json_object_get(lv, "origin"));
+  const char *mode = json_string_value(json_object_get(lv, "cache_mode"));
+  const char *policy = json_string_value(json_object_get(lv, "policy"));
+  json_t *lvs = json_object_get(vg, "lvs"), *o, *p = NULL;
+  char dev[512], want[160], got[160] = "", *copy = NULL, *w[16];
+  const struct target *x;
+  size_t i, n;
+  bool ok = false;
+
+  json_array_foreach(lvs, i, o)
+  {
+    const char *name = json_string_value(json_object_get(o, "name"));
+    if (pool && name && strcmp(name, pool) == 0)
+      p = o;
+  }
+  if (!p || !origin || !mode || !policy) {
+    snprintf(why, whysize,
+             "the manifest names no pool, origin, mode or "
+             "policy for it");
+    return false;
+  }
+  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
+          sizeof dev);
+  if (!(x = one_target(t, dev, "cache",
+                       json_integer_value(json_object_get(lv, "extents")) *
+                         extent / 512,
+                       why, whysize)))
+    return false;
+  n = words(x->params, &copy, w, 16);
+  if (n < 4) {
+    snprintf(why, whysize, "cache params \"%s\" unreadable", x->params);
+    goto out;
+  }
+  if (!check_sublv(vgname, json_string_value(json_object_get(p, "metadata")),
+                   w[0], "metadata", why, whysize) ||
+      !check_sublv(vgname, json_string_value(json_object_get(p, "data")), w[1],
+                   "cache", why, whysize) ||
+      !check_sublv(vgname, origin, w[2], "origin", why, whysize))
+    goto out;
+  snprintf(want, sizeof want, "%" PRIu64 " 2 metadata2 %.20s %.20s 0",
+           (uint64_t)json_integer_value(json_object_get(lv, "chunk_size")) /
+             512,
+           mode, policy);
+  for (i = 3; i < n; i++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s",
+             i > 3 ? " " : "", w[i]);
+  if (strcmp(got, want) != 0) {
+    snprintf(why, whysize, "\"%s\" after the devices, expected \"%s\"", got,
+             want);
+    goto out;
+  }
+  ok = true;
+out:
+  free(copy);
+  return ok;
+}
+
+/* Does the cache pool named by parent (a JSON string) cache an LV? */
+static bool
+cache_pool_used(json_t *vg, json_t *parent)
+{
+  json_t *lvs = json_object_get(vg, "lvs"), *o;
+  size_t i;
+
+  json_array_foreach(lvs, i, o)
+  {
+    const char *name = json_string_value(json_object_get(o, "name"));
+
+    if (name && json_is_string(parent) &&
+        strcmp(name, json_string_value(parent)) == 0)
+      return json_is_string(json_object_get(o, "cached_lv"));
+  }
+  return false;
+}
+
 /* Is lv the origin of an old-style snapshot of vg? */
 static bool
 is_origin(json_t *vg, const char *lvname)
@@ -1216,6 +1304,35 @@ main(int argc, char **argv)
         ok = check_thin(vgname, lv, extent, &t, why, sizeof why);
         nseg = 1;
         goto verdict;
+      }
+      if (type && strcmp(type, "cache") == 0) {
+        ok = check_cache(vgname, vg, lv, extent, &t, why, sizeof why);
+        nseg = 1;
+        goto verdict;
+      }
+      if (role && (strcmp(role, "cmeta") == 0 || strcmp(role, "cdata") == 0) &&
+          !cache_pool_used(vg, json_object_get(lv, "parent"))) {
+        /* a cache pool that caches nothing is not activated */
+        if (dev_targets(&t, name, &first)) {
+          printf("MISMATCH %s/%s: dm device %s exists; lvm activates no "
+                 "unused cache pool\n",
+                 vgname, lvname, name);
+          bad++;
+        } else
+          printf("OK %s/%s: no dm device (unused cache pool)\n", vgname,
+                 lvname);
+        continue;
+      }
+      if (type && strcmp(type, "cache-pool") == 0) {
+        /* the pool is its sub-LVs, which the cache target names */
+        if (dev_targets(&t, name, &first)) {
+          printf("MISMATCH %s/%s: dm device %s exists; lvm activates no "
+                 "cache pool\n",
+                 vgname, lvname, name);
+          bad++;
+        } else
+          printf("OK %s/%s: no dm device (cache pool)\n", vgname, lvname);
+        continue;
       }
       if (is_origin(vg, lvname)) {
         /* VG-LV is the snapshot-origin over VG-LV-real, which has the

@@ -6,7 +6,8 @@ numbers ("254:K DM-NAME", K in name order), which mirror and raid tables
 refer to.  An implementation of the mapping independent of ff-dmcheck,
 written from lvm's tables (docs/spec-format.md, mirror and raid LVs), for
 guest/tests/test-dmcheck.sh.  Thin pools, thin LVs and snapshots as
-docs/research/thin-snapshot.md (section 5) says lvm loads them."""
+docs/research/thin-snapshot.md (section 5) says lvm loads them, cache
+LVs as docs/research/cache.md does (no device for a cache pool)."""
 import json
 import sys
 
@@ -24,6 +25,13 @@ def origins(vg):
     return {lv["origin"] for lv in vg["lvs"] if lv.get("type") == "snapshot"}
 
 
+def unused_pool_part(vg, lv):
+    """A sub-LV of a cache pool that caches nothing: never activated."""
+    if lv.get("role") not in ("cmeta", "cdata"):
+        return False
+    return not next(p for p in vg["lvs"] if p["name"] == lv["parent"]).get("cached_lv")
+
+
 def devices(vg):
     """The dm devices lvm makes for vg's LVs (docs/research/thin-snapshot.md
     section 5): none for the pool metadata spare and snapshotN, a -tpool
@@ -31,7 +39,8 @@ def devices(vg):
     -cow under a snapshot."""
     for lv in vg["lvs"]:
         d = dmname(vg["name"], lv["name"])
-        if lv.get("role") in ("pmspare", "snapshot"):
+        if (lv.get("role") in ("pmspare", "snapshot") or lv.get("type") == "cache-pool"
+                or unused_pool_part(vg, lv)):
             continue
         if lv.get("type") == "thin-pool":
             yield d + "-tpool"
@@ -79,7 +88,16 @@ for vg in m["vgs"]:
     for lv in vg["lvs"]:
         dm = dmname(vg["name"], lv["name"])
         size = lv["extents"] * es // 512
-        if lv.get("role") in ("pmspare", "snapshot"):
+        if (lv.get("role") in ("pmspare", "snapshot") or lv.get("type") == "cache-pool"
+                or unused_pool_part(vg, lv)):
+            continue
+        if lv.get("type") == "cache":
+            pool = next(p for p in vg["lvs"] if p["name"] == lv["pool"])
+            lines.append((dm, "%s: 0 %d cache %s %s %s %d 2 metadata2 %s %s 0" % (
+                dm, size, dmnum[dmname(vg["name"], pool["metadata"])],
+                dmnum[dmname(vg["name"], pool["data"])],
+                dmnum[dmname(vg["name"], lv["origin"])], lv["chunk_size"] // 512,
+                lv["cache_mode"], lv["policy"])))
             continue
         if lv.get("type") == "thin-pool":
             feats = (([] if lv["zero"] else ["skip_block_zeroing"]) +

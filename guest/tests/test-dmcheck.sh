@@ -3,8 +3,9 @@
 # `dmsetup table` text: the tables lvm should make for guest/tests/farm16.conf
 # pass; each kind of damage to them fails naming the LV.
 # guest/tests/raid-mirror: the same for configs/raid-mirror.conf's mirror
-# and raid LVs, whose tables name their sub-LVs by dm device number, and
-# for configs/thin-snapshot.conf's thin pool, thin LVs and snapshot.
+# and raid LVs, whose tables name their sub-LVs by dm device number, for
+# configs/thin-snapshot.conf's thin pool, thin LVs and snapshot, and for
+# configs/cache.conf's cache LVs.
 # Registered with ctest as integration/test-dmcheck.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -169,5 +170,37 @@ if grep -q '^OK ts/pool: 1 segment' "$tmp/out" && grep -q '^MISMATCH ts/thin1: t
 else
   echo "FAIL pool-without-layer:"; sed 's/^/  /' "$tmp/out"; fails=$((fails + 1))
 fi
+
+# Cache LVs (configs/cache.conf): "cache CMETA CDATA CORIG CHUNK 2
+# metadata2 MODE POLICY 0" over the pool's _cmeta and _cdata and the LV's
+# _corig; no device for a cache pool, nor for the parts of one that
+# caches nothing (docs/research/cache.md section 5).
+"$ff" manifest "$here/../../configs/cache.conf" >"$tmp/cv.json"
+python3 "$here/dmtables.py" "$tmp/cv.json" "$tmp/good" "$tmp/devmap" "$tmp/dmdevs"
+m=$tmp/cv.json
+expect cv-good 0 'ff-dmcheck: 14 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' "$tmp/good"
+expect cv-pool 0 '^OK cv/cp1_cpool: no dm device (cache pool)' "$tmp/good"
+expect cv-unused 0 '^OK cv/spare_cmeta: no dm device (unused cache pool)' "$tmp/good"
+# _cmeta and _cdata swapped
+expect cache-swap 1 '^MISMATCH cv/data: metadata is 254:0, expected 254:1 (cv-cp1_cpool_cmeta)' \
+  "$(mutate cswap '/^cv-data:/s/cache 254:1 254:0/cache 254:0 254:1/')"
+# the origin another LV's
+expect cache-origin 1 '^MISMATCH cv/fast: origin is 254:5, expected 254:7 (cv-fast_corig)' \
+  "$(mutate corig '/^cv-fast:/s/ 254:7 128 / 254:5 128 /')"
+# another mode, policy, chunk, no metadata2
+expect cache-mode 1 '^MISMATCH cv/fast: "128 2 metadata2 writethrough smq 0" after the devices, expected "128 2 metadata2 writeback smq 0"' \
+  "$(mutate cmode '/^cv-fast:/s/writeback/writethrough/')"
+expect cache-policy 1 '^MISMATCH cv/data: "128 2 metadata2 writethrough mq 0" after' \
+  "$(mutate cpol '/^cv-data:/s/ smq 0$/ mq 0/')"
+expect cache-format 1 '^MISMATCH cv/data: "128 1 writethrough smq 0" after' \
+  "$(mutate cfmt '/^cv-data:/s/ 2 metadata2 / 1 /')"
+# the origin's extents one sector off
+expect corig-offset 1 '^MISMATCH cv/data_corig: segment 0: on pv0000 at sector 2049, expected sector 2048' \
+  "$(mutate coff '/^cv-data_corig:/s/ 2048$/ 2049/')"
+# a device for the pool, or for an unused pool's metadata
+cp "$tmp/good" "$tmp/pooldev"; echo "cv-cp1_cpool: 0 16384 linear 8:0 59392" >>"$tmp/pooldev"
+expect cache-pool-active 1 '^MISMATCH cv/cp1_cpool: dm device cv-cp1_cpool exists' "$tmp/pooldev"
+cp "$tmp/good" "$tmp/unused"; echo "cv-spare_cmeta: 0 16384 linear 8:16 2048" >>"$tmp/unused"
+expect cache-unused-active 1 '^MISMATCH cv/spare_cmeta: dm device cv-spare_cmeta exists' "$tmp/unused"
 
 [ "$fails" = 0 ] && echo "test-dmcheck: PASS" || { echo "test-dmcheck: $fails FAILED"; exit 1; }

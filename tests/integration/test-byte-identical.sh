@@ -104,8 +104,22 @@
 #   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
 #   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
 #       and a snapshot of it)
-# Until the generator knows these types, `fusefarm gen` refuses their
-# specs and each of these scenarios is reported as a FAIL.
+# cache pools and cache LVs (docs/research/cache.md), with the fake
+# device-mapper too (it reports dm-cache-smq present, as a distribution
+# kernel has it: lvm's default policy is then smq); lvm wipes the cmeta
+# and leaves it all zero, as the generator does:
+#   ca: 1 PV, --type cache-pool -L 8M (the spare, then cmeta and cdata
+#       from one area, cmeta first; three writes)
+#   cb: 1 PV, the pool, then --type cache -L 8M --cachepool: the LV
+#       linear in write 1, cached in write 2 (lv_corig; the pool renamed
+#       cpool_cpool and hidden, writethrough, smq, metadata_format 2)
+#   cc: 2 PVs, lv -L 12M, the pool, lin -L 4M, then lvconvert --type
+#       cache --cachepool (a change: one write; lv_corig after every LV)
+#   cd: 2 PVs, big -L 40M, cp1 with --chunksize 128k --cachemode
+#       writeback --cachepolicy mq --poolmetadatasize 4m (raised to 8M;
+#       on the other PV), cp2 --poolmetadataspare n -L 4M, lv --type cache
+#       --cachemode passthrough on cp2, lv2 on cp1 (the last attached
+#       pool leads the hidden LVs)
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to

@@ -14,8 +14,9 @@
 #      document is complete and `fusefarm report` renders it
 #   1b. every layout with real dm: guest/tests/layouts.conf (mirror with
 #      a disk and a core log, raid1/5/6/10, a thin pool whose metadata
-#      the kernel and thin_check accept, two thin LVs, a snapshot): all
-#      51 dm devices activate and ff-dmcheck matches every table
+#      the kernel and thin_check accept, two thin LVs, a snapshot, two
+#      cache LVs whose all-zero cmeta the kernel formats): all 59 dm
+#      devices activate and ff-dmcheck matches every table
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
@@ -130,10 +131,10 @@ for c in d["configs"]:
                 bad.append("config %d: vg_complete on %r" % (c["id"], sorted(done)))
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
-expect layouts 0 'verdict: ff-dmcheck: 50 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' -- \
+expect layouts 0 'verdict: ff-dmcheck: 61 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' -- \
   "$specs/layouts.conf" --nbd-client 0 --timeout 900
-grep -q 'vgchange -aay .*(51 dm devices, rc 0)' "$tmp/layouts.out" ||
-  fail "layouts: vgchange did not make the 51 dm devices: $(grep 'vgchange' "$tmp/layouts.out")"
+grep -q 'vgchange -aay .*(59 dm devices, rc 0)' "$tmp/layouts.out" ||
+  fail "layouts: vgchange did not make the 59 dm devices: $(grep 'vgchange' "$tmp/layouts.out")"
 "$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&
   grep -q 'obtain_device_list_from_udev' "$tmp/report16.out" ||
   { fail "boot16: fusefarm report cannot render the document"; cat "$tmp/report16.out"; }
