@@ -98,6 +98,19 @@ spare_name(const struct ff_vg *vg)
   return NULL;
 }
 
+/* A thin or cache pool's metadata and data sub-LVs and the VG's spare. */
+static void
+pool_parts_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
+{
+  const char *spare = spare_name(vg);
+
+  json_object_set_new(o, "metadata",
+                      json_string(lv->subs[lv->new_spare].name));
+  json_object_set_new(o, "data",
+                      json_string(lv->subs[lv->new_spare + 1].name));
+  json_object_set_new(o, "pmspare", spare ? json_string(spare) : json_null());
+}
+
 /* The fields of a thin or cache pool, a thin or cache LV or a snapshot
  * (docs/manifest.md). */
 static void
@@ -108,18 +121,11 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
   json_object_set_new(o, "type", json_string(lv->segtype));
   json_object_set_new(o, "dm_type", json_string(lv->ktype));
   if (lv->kind == FF_LVK_THIN_POOL) {
-    const char *spare = spare_name(vg);
-
     json_object_set_new(o, "chunk_size",
                         json_integer((json_int_t)lv->chunk * FF_SECTOR));
     json_object_set_new(o, "transaction_id",
                         json_integer((json_int_t)lv->transaction_id));
-    json_object_set_new(o, "metadata",
-                        json_string(lv->subs[lv->new_spare].name));
-    json_object_set_new(o, "data",
-                        json_string(lv->subs[lv->new_spare + 1].name));
-    json_object_set_new(o, "pmspare",
-                        spare ? json_string(spare) : json_null());
+    pool_parts_json(o, vg, lv);
     json_object_set_new(o, "discards", json_string(dnames[lv->discards % 3]));
     json_object_set_new(o, "zero", json_boolean(lv->zero));
     json_object_set_new(o, "thins", json_integer((json_int_t)lv->nthins));
@@ -143,14 +149,7 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
       o, "policy",
       policies[policy % 3] ? json_string(policies[policy % 3]) : json_null());
     if (pool) {
-      const char *spare = spare_name(vg);
-
-      json_object_set_new(o, "metadata",
-                          json_string(lv->subs[lv->new_spare].name));
-      json_object_set_new(o, "data",
-                          json_string(lv->subs[lv->new_spare + 1].name));
-      json_object_set_new(o, "pmspare",
-                          spare ? json_string(spare) : json_null());
+      pool_parts_json(o, vg, lv);
       json_object_set_new(o, "cached_lv",
                           user ? json_string(user->name) : json_null());
     } else {

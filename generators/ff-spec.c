@@ -1085,30 +1085,26 @@ parse_thin_snap(const struct pctx *c, const config_setting_t *g,
       return -1;
     ff_cfg_join(kp, sizeof kp, path, "chunk_size");
     s = config_setting_get_member(g, "chunk_size");
-    /* lvm's validate_cache_chunk_size (cache_manip.c) */
-    if (s && lv->kind == FF_LVK_CACHE_POOL &&
-        (lv->chunk_size < (32u << 10) || lv->chunk_size > (1u << 30)))
-      return ff_cfg_err(c->file, s, kp,
-                        "%llu: lvm refuses it: Cache chunk size is not in "
-                        "the range 32.00 KiB to 1.00 GiB",
-                        (unsigned long long)lv->chunk_size);
-    if (s && lv->kind == FF_LVK_CACHE_POOL && lv->chunk_size % (32u << 10))
-      return ff_cfg_err(c->file, s, kp,
-                        "%llu: lvm refuses it: Cache chunk size must be a "
-                        "multiple of 32.00 KiB",
-                        (unsigned long long)lv->chunk_size);
-    /* lvm's validate_thin_pool_chunk_size */
-    if (s && lv->kind == FF_LVK_THIN_POOL &&
-        (lv->chunk_size < (64u << 10) || lv->chunk_size > (1u << 30)))
-      return ff_cfg_err(c->file, s, kp,
-                        "%llu: lvm refuses it: Thin pool chunk size is not in "
-                        "the range 64.00 KiB to 1.00 GiB",
-                        (unsigned long long)lv->chunk_size);
-    if (s && lv->kind == FF_LVK_THIN_POOL && lv->chunk_size % (64u << 10))
-      return ff_cfg_err(c->file, s, kp,
-                        "%llu: lvm refuses it: Thin pool chunk size must be a "
-                        "multiple of 64.00 KiB",
-                        (unsigned long long)lv->chunk_size);
+    /* lvm's validate_thin_pool_chunk_size, validate_cache_chunk_size:
+     * a multiple of the smallest chunk, at most 1 GiB */
+    if (s) {
+      int cache = lv->kind == FF_LVK_CACHE_POOL;
+      uint64_t min = cache ? 32u << 10 : 64u << 10;
+      const char *what = cache ? "Cache" : "Thin pool";
+
+      if (lv->chunk_size < min || lv->chunk_size > (1u << 30))
+        return ff_cfg_err(c->file, s, kp,
+                          "%llu: lvm refuses it: %s chunk size is not in the "
+                          "range %.2f KiB to 1.00 GiB",
+                          (unsigned long long)lv->chunk_size, what,
+                          (double)(min >> 10));
+      if (lv->chunk_size % min)
+        return ff_cfg_err(c->file, s, kp,
+                          "%llu: lvm refuses it: %s chunk size must be a "
+                          "multiple of %.2f KiB",
+                          (unsigned long long)lv->chunk_size, what,
+                          (double)(min >> 10));
+    }
     ff_cfg_join(kp, sizeof kp, path, "metadata_size");
     if ((s = config_setting_get_member(g, "metadata_size")) &&
         !lv->metadata_size)

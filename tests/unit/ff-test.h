@@ -95,6 +95,56 @@ ff_test_farm(const char *text)
   assert_nonnull_err(farm);
   return farm;
 }
+
+/* A spec the core must refuse, and two parts of the message it must
+ * give (the place, then the words). */
+struct ff_test_bad {
+  const char *text, *want1, *want2;
+};
+
+/* Each of bad[n] must be refused: by the parser (in_farm 0), or parsed
+ * and then refused by ff_farm_new (in_farm 1). */
+static inline void
+ff_test_refused(const struct ff_test_bad *bad, size_t n, int in_farm)
+{
+  for (size_t i = 0; i < n; i++) {
+    struct ff_spec *sp = ff_spec_load_string(bad[i].text, "t");
+    struct ff_farm *farm = NULL;
+
+    if (in_farm && !sp)
+      fail_msg("farm spec %zu rejected by the parser: %s", i, ff_errmsg());
+    if (in_farm) {
+      farm = ff_farm_new(sp);
+      ff_spec_free(sp);
+    }
+    if (sp && !in_farm)
+      fail_msg("spec %zu was accepted: %s", i, bad[i].text);
+    if (farm)
+      fail_msg("farm spec %zu was accepted: %s", i, bad[i].text);
+    if (!strstr(ff_errmsg(), bad[i].want1) ||
+        !strstr(ff_errmsg(), bad[i].want2))
+      fail_msg("%sspec %zu: message \"%s\" lacks \"%s\" or \"%s\"",
+               in_farm ? "farm " : "", i, ff_errmsg(), bad[i].want1,
+               bad[i].want2);
+  }
+}
+#endif
+
+/* LV or sub-LV name of vg (failing the test when there is none). */
+#ifdef FF_FARM_INT_H
+static inline const struct ff_lv *
+ff_test_lv(const struct ff_vg *vg, const char *name)
+{
+  for (uint32_t l = 0; l < vg->nlvs; l++) {
+    if (!strcmp(vg->lvs[l].name, name))
+      return &vg->lvs[l];
+    for (uint32_t u = 0; u < vg->lvs[l].nsubs; u++)
+      if (!strcmp(vg->lvs[l].subs[u].name, name))
+        return &vg->lvs[l].subs[u];
+  }
+  fail_msg("no LV %s", name);
+  return NULL;
+}
 #endif
 
 #endif

@@ -11,24 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct ff_lv *
-lv_named(const struct ff_vg *vg, const char *name)
-{
-  for (uint32_t l = 0; l < vg->nlvs; l++) {
-    if (!strcmp(vg->lvs[l].name, name))
-      return &vg->lvs[l];
-    for (uint32_t u = 0; u < vg->lvs[l].nsubs; u++)
-      if (!strcmp(vg->lvs[l].subs[u].name, name))
-        return &vg->lvs[l].subs[u];
-  }
-  fail_msg("no LV %s", name);
-  return NULL;
-}
-
 /* Errors: the parser's and the farm's, each naming the key. */
-static const struct {
-  const char *text, *want1, *want2;
-} bad[] = {
+static const struct ff_test_bad bad[] = {
   {"vgs = ({ lvs = ({ type = \"cache-pool\"; chunk_size = \"16K\"; size = "
    "\"8M\"; }); });",
    "t:1: vgs.[0].lvs.[0].chunk_size",
@@ -77,9 +61,7 @@ static const struct {
    "vgs.[0].changes.[0].pool", "pool is for command = \"lvconvert\" only"},
 };
 
-static const struct {
-  const char *text, *want1, *want2;
-} bad_farm[] = {
+static const struct ff_test_bad bad_farm[] = {
   {"vgs = ({ lvs = ({ name = \"lv\"; size = \"8M\"; },\n { type = \"cache\"; "
    "pool = \"lv\"; size = \"8M\"; }); });",
    "t:2: vgs.[0].lvs.[1]", "Logical volume vg0000/lv is not a cache pool"},
@@ -114,31 +96,8 @@ static void
 test_errors(void **state)
 {
   (void)state;
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct ff_spec *sp = ff_spec_load_string(bad[i].text, "t");
-
-    if (sp)
-      fail_msg("spec %zu was accepted: %s", i, bad[i].text);
-    if (!strstr(ff_errmsg(), bad[i].want1) ||
-        !strstr(ff_errmsg(), bad[i].want2))
-      fail_msg("spec %zu: message \"%s\" lacks \"%s\" or \"%s\"", i,
-               ff_errmsg(), bad[i].want1, bad[i].want2);
-  }
-  for (size_t i = 0; i < sizeof bad_farm / sizeof *bad_farm; i++) {
-    struct ff_spec *sp = ff_spec_load_string(bad_farm[i].text, "t");
-    struct ff_farm *farm;
-
-    if (!sp)
-      fail_msg("farm spec %zu rejected by the parser: %s", i, ff_errmsg());
-    farm = ff_farm_new(sp);
-    ff_spec_free(sp);
-    if (farm)
-      fail_msg("farm spec %zu was accepted: %s", i, bad_farm[i].text);
-    if (!strstr(ff_errmsg(), bad_farm[i].want1) ||
-        !strstr(ff_errmsg(), bad_farm[i].want2))
-      fail_msg("farm spec %zu: message \"%s\" lacks \"%s\" or \"%s\"", i,
-               ff_errmsg(), bad_farm[i].want1, bad_farm[i].want2);
-  }
+  ff_test_refused(bad, sizeof bad / sizeof *bad, 0);
+  ff_test_refused(bad_farm, sizeof bad_farm / sizeof *bad_farm, 1);
 }
 
 /* lvcreate --type cache-pool's chunk and metadata sizes: what lvm
@@ -172,19 +131,19 @@ test_sizes(void **state)
 
   (void)state;
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-    const struct ff_lv *p = lv_named(vg, want[i].pool);
+    const struct ff_lv *p = ff_test_lv(vg, want[i].pool);
 
     assert_int_equal(p->kind, FF_LVK_CACHE_POOL);
     assert_int_equal(p->chunk, want[i].chunk);
-    assert_int_equal(lv_named(vg, want[i].cmeta)->extents, want[i].meta_ext);
+    assert_int_equal(ff_test_lv(vg, want[i].cmeta)->extents, want[i].meta_ext);
   }
   /* e2: the spare (p1's metadata size), then p1's cmeta and cdata */
-  assert_int_equal(lv_named(vg, "lvol0_pmspare")->segs[0].areas[0].pe, 0);
-  assert_int_equal(lv_named(vg, "lvol0_pmspare")->extents, 5);
-  assert_int_equal(lv_named(vg, "p1_cmeta")->segs[0].areas[0].pe, 5);
-  assert_int_equal(lv_named(vg, "p1_cdata")->segs[0].areas[0].pe, 10);
-  assert_int_equal(lv_named(vg, "p2_cmeta")->segs[0].areas[0].pe, 11);
-  assert_int_equal(lv_named(vg, "p2_cdata")->segs[0].areas[0].pe, 16);
+  assert_int_equal(ff_test_lv(vg, "lvol0_pmspare")->segs[0].areas[0].pe, 0);
+  assert_int_equal(ff_test_lv(vg, "lvol0_pmspare")->extents, 5);
+  assert_int_equal(ff_test_lv(vg, "p1_cmeta")->segs[0].areas[0].pe, 5);
+  assert_int_equal(ff_test_lv(vg, "p1_cdata")->segs[0].areas[0].pe, 10);
+  assert_int_equal(ff_test_lv(vg, "p2_cmeta")->segs[0].areas[0].pe, 11);
+  assert_int_equal(ff_test_lv(vg, "p2_cdata")->segs[0].areas[0].pe, 16);
   assert_int_equal(vg->seqno, 1 + 3 + 5 * 2);
   ff_farm_free(farm);
 }
@@ -206,8 +165,8 @@ test_lvcreate(void **state)
     " { name = \"lv\"; type = \"cache\"; pool = \"cpool\"; size = \"8M\"; "
     "}); });");
   const struct ff_vg *vg = &farm->vgs[0];
-  const struct ff_lv *pool = lv_named(vg, "cpool_cpool");
-  const struct ff_lv *lv = lv_named(vg, "lv");
+  const struct ff_lv *pool = ff_test_lv(vg, "cpool_cpool");
+  const struct ff_lv *lv = ff_test_lv(vg, "lv");
   const char *t;
 
   (void)state;
@@ -291,7 +250,7 @@ test_order(void **state)
   t = text(farm, 10);
   assert_non_null(strstr(t, "description = \"Write from lvconvert --type "
                             "cache --cachepool vg/cp1 vg/lv.\""));
-  assert_int_equal(lv_named(vg, "lv_corig")->time, 99);
+  assert_int_equal(ff_test_lv(vg, "lv_corig")->time, 99);
   assert_true(strstr(t, "\ncp1_cpool {") < strstr(t, "\ncp2_cpool {"));
   assert_true(strstr(t, "\ncp2_cpool {") < strstr(t, "\nlvol0_pmspare {"));
   assert_true(strstr(t, "\nc_corig {") < strstr(t, "\nlv_corig {"));

@@ -13,24 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct ff_lv *
-lv_named(const struct ff_vg *vg, const char *name)
-{
-  for (uint32_t l = 0; l < vg->nlvs; l++) {
-    if (!strcmp(vg->lvs[l].name, name))
-      return &vg->lvs[l];
-    for (uint32_t u = 0; u < vg->lvs[l].nsubs; u++)
-      if (!strcmp(vg->lvs[l].subs[u].name, name))
-        return &vg->lvs[l].subs[u];
-  }
-  fail_msg("no LV %s", name);
-  return NULL;
-}
-
 /* Errors: the parser's and the farm's, each naming the key. */
-static const struct {
-  const char *text, *want1, *want2;
-} bad[] = {
+static const struct ff_test_bad bad[] = {
   {"vgs = ({ lvs = ({ type = \"thin-pool\"; chunk_size = \"32K\"; size = "
    "\"16M\"; }); });",
    "t:1: vgs.[0].lvs.[0].chunk_size",
@@ -85,9 +69,7 @@ static const struct {
    "vgs.[0].lvs.[0].type", "type vdo is not supported yet"},
 };
 
-static const struct {
-  const char *text, *want1, *want2;
-} bad_farm[] = {
+static const struct ff_test_bad bad_farm[] = {
   {"vgs = ({ lvs = ({ name = \"lv\"; size = \"8M\"; },\n { type = \"thin\"; "
    "pool = \"lv\"; size = \"8M\"; }); });",
    "t:2: vgs.[0].lvs.[1]", "Logical volume vg0000/lv is not a thin pool"},
@@ -128,31 +110,8 @@ static void
 test_errors(void **state)
 {
   (void)state;
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct ff_spec *sp = ff_spec_load_string(bad[i].text, "t");
-
-    if (sp)
-      fail_msg("spec %zu was accepted: %s", i, bad[i].text);
-    if (!strstr(ff_errmsg(), bad[i].want1) ||
-        !strstr(ff_errmsg(), bad[i].want2))
-      fail_msg("spec %zu: message \"%s\" lacks \"%s\" or \"%s\"", i,
-               ff_errmsg(), bad[i].want1, bad[i].want2);
-  }
-  for (size_t i = 0; i < sizeof bad_farm / sizeof *bad_farm; i++) {
-    struct ff_spec *sp = ff_spec_load_string(bad_farm[i].text, "t");
-    struct ff_farm *farm;
-
-    if (!sp)
-      fail_msg("farm spec %zu rejected by the parser: %s", i, ff_errmsg());
-    farm = ff_farm_new(sp);
-    ff_spec_free(sp);
-    if (farm)
-      fail_msg("farm spec %zu was accepted: %s", i, bad_farm[i].text);
-    if (!strstr(ff_errmsg(), bad_farm[i].want1) ||
-        !strstr(ff_errmsg(), bad_farm[i].want2))
-      fail_msg("farm spec %zu: message \"%s\" lacks \"%s\" or \"%s\"", i,
-               ff_errmsg(), bad_farm[i].want1, bad_farm[i].want2);
-  }
+  ff_test_refused(bad, sizeof bad / sizeof *bad, 0);
+  ff_test_refused(bad_farm, sizeof bad_farm / sizeof *bad_farm, 1);
 }
 
 /* lvcreate's chunk and metadata sizes: what lvm 2.03.16 chose on a 3 TiB
@@ -183,16 +142,16 @@ test_sizes(void **state)
 
   (void)state;
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-    const struct ff_lv *p = lv_named(vg, want[i].pool);
-    const struct ff_lv *tm = lv_named(vg, want[i].tmeta);
+    const struct ff_lv *p = ff_test_lv(vg, want[i].pool);
+    const struct ff_lv *tm = ff_test_lv(vg, want[i].tmeta);
 
     assert_int_equal(p->chunk, want[i].chunk);
     assert_int_equal(tm->extents, want[i].meta_ext);
     assert_int_equal(tm->segs[0].areas[0].pe, want[i].at);
   }
   /* the spare: made by p1, its size */
-  assert_int_equal(lv_named(vg, "lvol0_pmspare")->extents, 32);
-  assert_int_equal(lv_named(vg, "lvol0_pmspare")->segs[0].areas[0].pe, 0);
+  assert_int_equal(ff_test_lv(vg, "lvol0_pmspare")->extents, 32);
+  assert_int_equal(ff_test_lv(vg, "lvol0_pmspare")->segs[0].areas[0].pe, 0);
   assert_int_equal(vg->seqno, 1 + 3 + 4 * 2);
   ff_farm_free(farm);
 }
@@ -258,8 +217,8 @@ test_texts(void **state)
                          "type = \"snapshot\"\nchunk_size = 8\n"
                          "origin = \"lvol3\"\ncow_store = "
                          "\"snap\"\n}"));
-  assert_int_equal(lv_named(&farm->vgs[0], "snap")->extents, 2);
-  assert_int_equal(lv_named(&farm->vgs[0], "snapshot0")->extents, 1);
+  assert_int_equal(ff_test_lv(&farm->vgs[0], "snap")->extents, 2);
+  assert_int_equal(ff_test_lv(&farm->vgs[0], "snapshot0")->extents, 1);
   ff_farm_free(farm);
 }
 
@@ -298,20 +257,20 @@ test_alloc(void **state)
   snprintf(spec, sizeof spec, pool_spec, 1u);
   farm = ff_test_farm(spec);
   vg = &farm->vgs[0];
-  assert_int_equal(lv_named(vg, "lvol4_pmspare")->segs[0].areas[0].pe, 1);
-  assert_int_equal(lv_named(vg, "pool_tdata")->segs[0].areas[0].pe, 2);
-  assert_int_equal(lv_named(vg, "pool_tmeta")->segs[0].areas[0].pe, 6);
+  assert_int_equal(ff_test_lv(vg, "lvol4_pmspare")->segs[0].areas[0].pe, 1);
+  assert_int_equal(ff_test_lv(vg, "pool_tdata")->segs[0].areas[0].pe, 2);
+  assert_int_equal(ff_test_lv(vg, "pool_tmeta")->segs[0].areas[0].pe, 6);
   ff_farm_free(farm);
   snprintf(spec, sizeof spec, pool_spec, 2u);
   farm = ff_test_farm(spec);
   vg = &farm->vgs[0];
   /* each candidate gives what is asked: ties in PV order */
-  assert_int_equal(lv_named(vg, "lvol4_pmspare")->segs[0].areas[0].pv, 0);
-  assert_int_equal(lv_named(vg, "lvol4_pmspare")->segs[0].areas[0].pe, 1);
-  assert_int_equal(lv_named(vg, "pool_tdata")->segs[0].areas[0].pv, 0);
-  assert_int_equal(lv_named(vg, "pool_tdata")->segs[0].areas[0].pe, 2);
-  assert_int_equal(lv_named(vg, "pool_tmeta")->segs[0].areas[0].pv, 1);
-  assert_int_equal(lv_named(vg, "pool_tmeta")->segs[0].areas[0].pe, 0);
+  assert_int_equal(ff_test_lv(vg, "lvol4_pmspare")->segs[0].areas[0].pv, 0);
+  assert_int_equal(ff_test_lv(vg, "lvol4_pmspare")->segs[0].areas[0].pe, 1);
+  assert_int_equal(ff_test_lv(vg, "pool_tdata")->segs[0].areas[0].pv, 0);
+  assert_int_equal(ff_test_lv(vg, "pool_tdata")->segs[0].areas[0].pe, 2);
+  assert_int_equal(ff_test_lv(vg, "pool_tmeta")->segs[0].areas[0].pv, 1);
+  assert_int_equal(ff_test_lv(vg, "pool_tmeta")->segs[0].areas[0].pe, 0);
   ff_farm_free(farm);
 }
 
@@ -336,7 +295,7 @@ test_bytes(void **state)
   snprintf(spec, sizeof spec, pool_spec, 1u);
   farm = ff_test_farm(spec);
   vg = &farm->vgs[0];
-  tm = lv_named(vg, "pool_tmeta");
+  tm = ff_test_lv(vg, "pool_tmeta");
   off = vg->fmt.pe_start + tm->segs[0].areas[0].pe * vg->extent_size;
   assert_ok(
     ff_thinmeta_parse_ops("open resize:256 commit close "
@@ -352,7 +311,7 @@ test_bytes(void **state)
   assert_ok(ff_farm_read(farm, 0, a, off, 4 << 20));
   ff_thinmeta_read(m, 0, 4 << 20, b);
   assert_memory_equal(a, b, 4 << 20);
-  cow = lv_named(vg, "snap");
+  cow = ff_test_lv(vg, "snap");
   assert_ok(ff_farm_read(
     farm, 0, a, vg->fmt.pe_start + cow->segs[0].areas[0].pe * vg->extent_size,
     4096));
