@@ -120,6 +120,9 @@
 #       on the other PV), cp2 --poolmetadataspare n -L 4M, lv --type cache
 #       --cachemode passthrough on cp2, lv2 on cp1 (the last attached
 #       pool leads the hidden LVs)
+#   ce: 1 PV, --addtag on a cache pool and a cache LV; a pool made with
+#       --cachemode writeback --cachepolicy smq, then lvconvert of a
+#       linear LV with --cachemode passthrough --cachepolicy mq
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to
@@ -789,7 +792,7 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1037,12 +1040,23 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'lv|type = "cache"; pool = "cp2"; size = "8M"; cachemode = "passthrough"|--type cache --cachemode passthrough -L 8M --cachepool vgcd/cp2' \
 			'lv2|type = "cache"; pool = "cp1"; size = "4M"|--type cache -L 4M --cachepool vgcd/cp1'
 		;;
+	ce)
+		# --addtag on a cache pool and a cache LV (the pool keeps its
+		# tags when it is hidden); an lvconvert with its own mode and
+		# policy over a pool made with others
+		run_scenario ce vgce 1 64M "@fakedm" \
+			'cp|type = "cache-pool"; size = "8M"; tags = ["pa"]|--type cache-pool --addtag pa -L 8M' \
+			'lv|type = "cache"; pool = "cp"; size = "4M"; tags = ["la", "lb"]|--type cache --addtag la --addtag lb -L 4M --cachepool vgce/cp' \
+			'cp2|type = "cache-pool"; size = "4M"; cachemode = "writeback"; policy = "smq"|--type cache-pool --cachemode writeback --cachepolicy smq -L 4M' \
+			'lin|size = "8M"|-L 8M' \
+			'!lvconvert|command = "lvconvert"; lv = "lin"; pool = "cp2"; cachemode = "passthrough"; policy = "mq"|-y --type cache --cachemode passthrough --cachepolicy mq --cachepool vgce/cp2 vgce/lin'
+		;;
 	rt)
 		run_scenario rt vgrt 1 64M "@fakedm" \
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cd)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to ce)" ;;
 	esac
 done
 
