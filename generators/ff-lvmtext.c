@@ -292,6 +292,31 @@ add_cache(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
              vg->lvs[lv->link].name, co->name);
 }
 
+/* The hidden LVs start with the cache pools attached so far.  Each
+ * command reads
+ * the LVs in the order of the text before it (visible, then hidden), so
+ * a pool hidden by the write that attaches it comes before the LVs
+ * hidden earlier: the last attached first. */
+static void
+add_attached_pools(struct ff_sb *sb, const struct ff_vg *vg, uint32_t nlvs,
+                   uint32_t seqno, const struct ff_text_meta *meta)
+{
+  for (uint32_t at = UINT32_MAX, next; at; at = next) {
+    next = 0;
+    for (uint32_t i = 0; i < nlvs; i++) {
+      const struct ff_lv *p = &vg->lvs[i];
+
+      if (p->kind != FF_LVK_CACHE_POOL || !attached(p, seqno))
+        continue;
+      if (p->attach_seq == at)
+        add_cache_pool(sb, p, &vg->lvs[p->link], 1, meta->host,
+                       meta->lv_tags ? meta->lv_tags[i] : NULL);
+      else if (p->attach_seq < at && p->attach_seq > next)
+        next = p->attach_seq;
+    }
+  }
+}
+
 char *
 ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                  const struct ff_text_meta *meta, uint32_t *size)
@@ -371,25 +396,9 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
                fw && i + 1 == nlvs);
     }
-    /* Each command reads the LVs in the order of the text before it
-     * (visible, then hidden), so a cache pool hidden by the write that
-     * attaches it comes before the LVs hidden earlier: the attached
-     * pools lead, the last attached first. */
-    for (uint32_t at = UINT32_MAX, next; at; at = next) {
-      next = 0;
-      for (uint32_t i = 0; i < nlvs; i++) {
-        const struct ff_lv *p = &vg->lvs[i];
-
-        if (p->kind != FF_LVK_CACHE_POOL || !attached(p, seqno))
-          continue;
-        if (p->attach_seq == at)
-          add_cache_pool(&sb, p, &vg->lvs[p->link], 1, meta->host,
-                         meta->lv_tags ? meta->lv_tags[i] : NULL);
-        else if (p->attach_seq < at && p->attach_seq > next)
-          next = p->attach_seq;
-      }
-    }
-    for (int pass = fw ? 0 : 1; pass < 2; pass++)
+    for (int pass = fw ? 0 : 1; pass < 2; pass++) {
+      if (pass == 1)
+        add_attached_pools(&sb, vg, nlvs, seqno, meta);
       for (uint32_t i = 0; i < nlvs; i++) {
         const struct ff_lv *top = &vg->lvs[i];
         int building = (int)i == cur && !done;
@@ -438,6 +447,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                  vis, 0, 0);
         }
       }
+    }
     /* the LV_corig of each lvconvert --type cache so far, in its order */
     for (uint32_t at = 0, next; at != UINT32_MAX; at = next) {
       next = UINT32_MAX;

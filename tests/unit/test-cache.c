@@ -219,7 +219,8 @@ test_lvcreate(void **state)
 
 /* Scenarios cc and cd: lvconvert of an LV made before its pool (its
  * _corig after every LV), and two pools attached in turn (the last
- * attached leads the hidden LVs). */
+ * attached leads the hidden LVs, after the visible ones: a raid LV's
+ * rmetas in its write 1). */
 static void
 test_order(void **state)
 {
@@ -232,14 +233,15 @@ test_order(void **state)
     "false; "
     "},\n"
     " { name = \"c\"; type = \"cache\"; pool = \"cp2\"; size = \"4M\"; "
-    "cachemode = \"passthrough\"; }); changes = (\n"
+    "cachemode = \"passthrough\"; },\n"
+    " { name = \"r\"; type = \"raid1\"; size = \"4M\"; }); changes = (\n"
     " { command = \"lvconvert\"; lv = \"lv\"; pool = \"cp1\"; time = 99; }); "
     "});");
   const struct ff_vg *vg = &farm->vgs[0];
   const char *t, *before;
 
   (void)state;
-  assert_int_equal(vg->seqno, 1 + 1 + 3 + 2 + 2 + 1);
+  assert_int_equal(vg->seqno, 1 + 1 + 3 + 2 + 2 + 2 + 1);
   /* before the lvconvert: cp1 visible with its own mode and policy */
   before = text(farm, 9);
   assert_non_null(strstr(before, "\ncp1 {\n"));
@@ -247,7 +249,11 @@ test_order(void **state)
                                  "\"writeback\"\npolicy = \"mq\"\n}"));
   assert_non_null(strstr(before, "cache_mode = \"passthrough\"\npolicy = "
                                  "\"smq\"\n}"));
+  /* raid write 1: its rmetas visible, before the hidden pool */
   t = text(farm, 10);
+  assert_non_null(strstr(t, "\nr_rmeta_0 {"));
+  assert_true(strstr(t, "\nr_rmeta_0 {") < strstr(t, "\ncp2_cpool {"));
+  t = text(farm, 12);
   assert_non_null(strstr(t, "description = \"Write from lvconvert --type "
                             "cache --cachepool vg/cp1 vg/lv.\""));
   assert_int_equal(ff_test_lv(vg, "lv_corig")->time, 99);
