@@ -146,6 +146,22 @@ test_sizes(void **state)
   assert_int_equal(ff_test_lv(vg, "p2_cdata")->segs[0].areas[0].pe, 16);
   assert_int_equal(vg->seqno, 1 + 3 + 5 * 2);
   ff_farm_free(farm);
+  /* e4, 4 MiB extents: 100G raises the chunk to 128 KiB (at most 1000000
+   * chunks), metadata 40M; 10G with 32 KiB chunks, 20M */
+  farm = ff_test_farm(
+    "vgs = ({ device_size = \"200G\"; lvs = (\n"
+    " { name = \"big\"; type = \"cache-pool\"; size = \"100G\"; },\n"
+    " { name = \"small\"; type = \"cache-pool\"; size = \"10G\"; "
+    "chunk_size = \"32K\"; }); });");
+  vg = &farm->vgs[0];
+  assert_int_equal(ff_test_lv(vg, "big")->chunk, 256);
+  assert_int_equal(ff_test_lv(vg, "big_cmeta")->extents, 10);
+  assert_int_equal(ff_test_lv(vg, "big_cmeta")->segs[0].areas[0].pe, 10);
+  assert_int_equal(ff_test_lv(vg, "big_cdata")->segs[0].areas[0].pe, 20);
+  assert_int_equal(ff_test_lv(vg, "small")->chunk, 64);
+  assert_int_equal(ff_test_lv(vg, "small_cmeta")->extents, 5);
+  assert_int_equal(ff_test_lv(vg, "small_cmeta")->segs[0].areas[0].pe, 25620);
+  ff_farm_free(farm);
 }
 
 /* The text of write w (1-based) of the VG. */
