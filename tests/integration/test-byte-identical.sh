@@ -123,6 +123,8 @@
 #   ce: 1 PV, --addtag on a cache pool and a cache LV; a pool made with
 #       --cachemode writeback --cachepolicy smq, then lvconvert of a
 #       linear LV with --cachemode passthrough --cachepolicy mq
+#   cf: 2 PVs, a cache LV, then a raid1 and a disk-log mirror (their
+#       write 1 lists the rmetas, the mlog before the hidden pool)
 #
 # Every lvm command that writes gets `--devices LOOP,LOOP…`: with the
 # devices file in use, vgcreate would add device_id_type/device_id lines to
@@ -792,7 +794,7 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1051,12 +1053,22 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'lin|size = "8M"|-L 8M' \
 			'!lvconvert|command = "lvconvert"; lv = "lin"; pool = "cp2"; cachemode = "passthrough"; policy = "mq"|-y --type cache --cachemode passthrough --cachepolicy mq --cachepool vgce/cp2 vgce/lin'
 		;;
+	cf)
+		# a raid1 and a disk-log mirror after a cache LV: their write 1
+		# lists the rmetas and the mlog with the visible LVs, before
+		# the hidden pool
+		run_scenario cf vgcf 2 64M "@fakedm" \
+			'cp|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M' \
+			'lv|type = "cache"; pool = "cp"; size = "4M"|--type cache -L 4M --cachepool vgcf/cp' \
+			'lvR|size = "8M"; type = "raid1"; mirrors = 1|--type raid1 -m1 -L 8M' \
+			'lvM|size = "4M"; type = "mirror"; mirrors = 1|--type mirror -m1 -L 4M'
+		;;
 	rt)
 		run_scenario rt vgrt 1 64M "@fakedm" \
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to ce)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
 	esac
 done
 
