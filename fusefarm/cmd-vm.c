@@ -356,6 +356,16 @@ caps_for(const struct vm *v, uint64_t k)
   return b ? &b->caps : &v->guest_caps;
 }
 
+/* Does the scenario have an io workload (fio in the guest)? */
+static int
+has_io(const struct ff_scenario *sc)
+{
+  for (unsigned i = 0; sc && i < sc->nworkloads; i++)
+    if (sc->workloads[i].type == FF_W_IO)
+      return 1;
+  return 0;
+}
+
 /* One boot: the script with the options of configuration k (lvmconf,
  * plan, result, json, out may be NULL).  Returns its exit status. */
 static int
@@ -423,6 +433,9 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
       args[a++] = plan;
       args[a++] = "--result";
       args[a++] = result;
+      /* fio's layer (guest/build-fio-layer.sh) only for io workloads */
+      if (has_io(v->sc))
+        args[a++] = "--fio";
       if (lvm) {
         args[a++] = "--lvm";
         args[a++] = lvm->path;

@@ -32,6 +32,10 @@
 #   --lvm PATH       the lvm binary the workloads run: copied into the
 #                    guest with the libraries it needs (default: the
 #                    guest's Debian lvm2)
+#   --fio            append the fio layer (build-fio-layer.sh, cached
+#                    beside the base) for io workloads, and give the
+#                    workloads the farm's counters (a snapshot channel on
+#                    ttyS2, guest/ff-snap.py)
 #
 # Serves every farm device from one nbdkit (unix socket, --threads 1),
 # attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
@@ -61,6 +65,7 @@ fdevices=0
 plan=""
 result_file=""
 lvm=""
+fio=0
 
 say() { printf 'run-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -86,6 +91,7 @@ while [ $# -gt 0 ]; do
     --plan) plan=$2; shift 2 ;;
     --result) result_file=$2; shift 2 ;;
     --lvm) lvm=$2; shift 2 ;;
+    --fio) fio=1; shift ;;
     -h|--help) usage ;;
     -*) say "unknown option $1"; usage ;;
     *) [ -z "$spec" ] || usage; spec=$1; shift ;;
@@ -132,6 +138,15 @@ say "farm: $ndisks devices from $spec${profile:+, profile $profile}"
 say "preparing the base image (cache $cache)"
 base=$("$here/build-initramfs.sh" "$cache") || die "building the base image failed"
 t_base=$(since "$t0")
+fio_layer=""
+if [ "$fio" = 1 ]; then
+  t1=$(now)
+  fio_dir=$("$here/build-fio-layer.sh" "$cache") || die "building the fio layer failed"
+  fio_layer=$fio_dir/fio.cpio.gz
+  say "fio layer: $(du -h "$fio_layer" | cut -f1) in $(since "$t1")s ($fio_dir)"
+  # the layer unpacks to ~82 MiB of RAM beside the base's
+  [ -n "${FF_GUEST_MEM:-}" ] || mem=3G
+fi
 
 # The per-run layer: /init, ff-dmcheck (+ any library the base lacks), the
 # manifest and the run's settings.  Appended after the base cpio.
@@ -180,7 +195,7 @@ FF_NBD_PORT=$nbd_port
 FF_LVM=$guest_lvm
 EOF
 (cd "$r" && find . | cpio -o -H newc --quiet) | gzip -1 >"$run/layer.cpio.gz"
-cat "$base/base.cpio.gz" "$run/layer.cpio.gz" >"$run/initrd"
+cat "$base/base.cpio.gz" $fio_layer "$run/layer.cpio.gz" >"$run/initrd"
 t_prep=$(since "$t0")
 say "image ready in ${t_prep}s (base ${t_base}s): $(du -h "$run/initrd" | cut -f1) initrd"
 
