@@ -81,7 +81,8 @@ guest_manifest() {
 # the whole farm of $run/manifest-full.json even when --disks attaches
 # fewer; qemu holds one socket per attached disk), start nbdkit with
 # $plugin spec=$spec (and $profile, and devices=$fdevices when set) on
-# $run/nbd.sock.  Sets sock, popt.
+# $run/nbd.sock; with $stats_file set, the plugin writes its stats there
+# every 50 ms (ff-snap.py reads them).  Sets sock, popt.
 guest_serve() {
   local nexp need
   nexp=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' \
@@ -94,8 +95,10 @@ guest_serve() {
   popt=()
   [ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
   [ "${fdevices:-0}" = 0 ] || popt+=(devices="$fdevices")
+  local sopt=()
+  [ -z "${stats_file:-}" ] || sopt=(stats="$stats_file" stats-interval=50ms)
   nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
-    2>"$run/nbdkit.log" &
+    "${sopt[@]}" 2>"$run/nbdkit.log" &
   nbdkit_pid=$!
   pids+=($!)
 }

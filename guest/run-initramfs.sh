@@ -193,6 +193,7 @@ FF_DISK_WAIT=$((timeout / 2))
 FF_NBD_EXPORTS="${nbd_exports[*]}"
 FF_NBD_PORT=$nbd_port
 FF_LVM=$guest_lvm
+FF_SNAP=$([ "$fio" = 0 ] || echo /dev/ttyS2)
 EOF
 (cd "$r" && find . | cpio -o -H newc --quiet) | gzip -1 >"$run/layer.cpio.gz"
 cat "$base/base.cpio.gz" $fio_layer "$run/layer.cpio.gz" >"$run/initrd"
@@ -201,6 +202,8 @@ say "image ready in ${t_prep}s (base ${t_base}s): $(du -h "$run/initrd" | cut -f
 
 # --- serve ---------------------------------------------------------------
 # nbdkit and qemu each hold one socket per disk
+stats_file=""
+[ "$fio" = 0 ] || stats_file=$run/stats.json
 guest_serve
 if [ -n "$nbd_port" ]; then
   # loopback only: slirp maps the guest's 10.0.2.2 to the host's 127.0.0.1
@@ -221,12 +224,21 @@ guest_disk_args
 if [ -n "$nbd_port" ]; then
   args+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0)
 fi
+if [ -n "$stats_file" ]; then
+  # ttyS2: the workloads ask ff-snap.py for the farm's counters
+  args+=(-chardev "socket,id=snap,path=$run/snap.sock,server=on,wait=off"
+         -serial chardev:snap)
+fi
 
 tq=$(now)
 "$qemu" "${args[@]}" 2>"$run/qemu.log" &
 qpid=$!
 pids=("$qpid" "${pids[@]}") # qemu first: it holds the nbd connections
 say "qemu started (pid $qpid), $ndisks disks on $(( (ndisks + 255) / 256 )) virtio-scsi controller(s)"
+if [ -n "$stats_file" ]; then
+  python3 "$here/ff-snap.py" "$run/snap.sock" "$stats_file" 2>"$run/ff-snap.log" &
+  pids+=($!)
+fi
 
 # Follow the serial log; show each step as the guest reports it.
 shown=0 result=""
