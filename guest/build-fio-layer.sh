@@ -26,7 +26,7 @@ CACHE_DIR=${1:-/var/cache/fusefarm/guest}
 say() { printf 'build-fio-layer: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 # shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh" # guest_mib, guest_disk_usage
+. "$(dirname "$0")/lib.sh" # guest_mib, guest_disk_usage, guest_prune
 t0=$(date +%s)
 
 for t in cpio gzip ldd sha256sum dpkg-query; do
@@ -47,7 +47,7 @@ if [ -f "$OUT/fio.cpio.gz" ]; then
 fi
 
 missing=$(ldd "$FIO" | awk '/not found/ { print $1 }')
-[ -z "$missing" ] || die "$FIO needs $(echo $missing), which the host lacks"
+[ -z "$missing" ] || die "$FIO needs ${missing//$'\n'/ }, which the host lacks"
 mkdir -p "$CACHE_DIR"
 WORK=$(mktemp -d "$CACHE_DIR/.build-fio.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -75,12 +75,6 @@ echo "fio=$FVER" >"$OUT.tmp/versions"
 echo "0 0" >"$OUT.tmp/download"
 rm -rf "$OUT"
 mv "$OUT.tmp" "$OUT"
-if [ "${FF_GUEST_KEEP_OLD:-0}" != 1 ]; then
-  ls -1dt "$CACHE_DIR"/fio-*/ 2>/dev/null | sed 's|/$||' | while read -r old; do
-    [ "$old" != "$OUT" ] && [ -f "$old/fio.cpio.gz" ] || continue
-    if [ -n "${kept:-}" ]; then say "removing the old $old"; rm -rf "$old"; fi
-    kept=1
-  done
-fi
+guest_prune "$CACHE_DIR" fio- "$OUT" fio.cpio.gz
 say "built $OUT in $(($(date +%s) - t0))s: fio layer $(guest_disk_usage "$OUT/fio.cpio.gz")"
 echo "$OUT"

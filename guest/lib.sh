@@ -2,9 +2,26 @@
 #
 # guest/lib.sh: what run-initramfs.sh and run-systemd.sh share, and the
 # size and time reports of the image builds (build-initramfs.sh,
-# build-rootfs.sh, prepare.sh).  Source it after defining say() and die()
+# build-rootfs.sh, prepare.sh) and the pruning of old images, which does
+# not change an image.  Source it after defining say() and die()
 # and the variables each function names.  The image builds' cache keys
-# hash their own scripts, not this file: only reporting belongs here.
+# hash their own scripts, not this file: only reporting and pruning
+# belong here.
+
+# guest_prune DIR PREFIX OUT FILE: besides OUT, keep the newest older
+# image directory DIR/PREFIX* that holds FILE (a run started just before
+# may still read it) and remove the rest; FF_GUEST_KEEP_OLD=1 keeps all.
+# (build-initramfs.sh and build-rootfs.sh keep their own copies: their
+# cache keys hash the scripts, and a change would rebuild every cache.)
+guest_prune() {
+  local old kept=""
+  [ "${FF_GUEST_KEEP_OLD:-0}" != 1 ] || return 0
+  while read -r old; do
+    if [ "$old" = "$3" ] || [ ! -f "$old/$4" ]; then continue; fi
+    if [ -n "$kept" ]; then say "removing the old $old"; rm -rf "$old"; fi
+    kept=1
+  done < <(ls -1dt "$1/$2"*/ 2>/dev/null | sed 's|/$||')
+}
 
 # guest_mib BYTES: BYTES in MiB, one decimal ("23.4 MiB").
 guest_mib() {
