@@ -85,11 +85,11 @@ snap_open(struct guest *g, const char *tty)
   return 0;
 }
 
-/* A snapshot from the host, or NULL with ff_error. */
+/* One SNAP request and its answer, or NULL with ff_error. */
 static json_t *
-snap_take(struct guest *g)
+snap_ask(struct guest *g)
 {
-  char line[1u << 16];
+  static char line[1u << 20]; /* ~60 bytes per device with I/O */
   size_t n = 0;
   json_t *j;
 
@@ -121,6 +121,23 @@ snap_take(struct guest *g)
   return j;
 }
 
+/* A snapshot from the host, or NULL with ff_error.  After a failure the
+ * channel is closed (no counters from then on: a dead ff-snap.py must not
+ * cost every later repetition a timeout). */
+static json_t *
+snap_take(struct guest *g)
+{
+  json_t *j = snap_ask(g);
+
+  if (!j) {
+    printf("FF-PROGRESS ff-guestrun: %s; no farm counters from here on\n",
+           ff_errmsg());
+    close(g->snap_fd);
+    g->snap_fd = -1;
+  }
+  return j;
+}
+
 /* Counters of dev (NULL: the totals) in snapshot j, into c (zero when
  * the device had no I/O). */
 static void
@@ -143,10 +160,8 @@ g_counters(void *ctx, const char *dev, struct ff_wcounters *out)
   if (g->snap_fd < 0 || !g->base)
     return -1;
   j = snap_take(g);
-  if (!j) {
-    printf("FF-PROGRESS ff-guestrun: %s\n", ff_errmsg());
+  if (!j)
     return -1;
-  }
   snap_counters(j, dev, now);
   snap_counters(g->base, dev, was);
   json_decref(j);
@@ -181,8 +196,6 @@ g_cold(void *ctx)
   if (g->snap_fd >= 0) {
     json_decref(g->base);
     g->base = snap_take(g);
-    if (!g->base)
-      printf("FF-PROGRESS ff-guestrun: %s\n", ff_errmsg());
   }
 }
 
