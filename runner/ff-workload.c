@@ -829,8 +829,50 @@ fio_dir_json(const struct ff_fio_dir *d)
   return o;
 }
 
+/* The kernel's node of LV target "VG/LV", /dev/dm-N, into path: the dm
+ * device whose name (sysfs dm/name) is VG-LV with each '-' inside a name
+ * doubled.  /dev/VG/LV and /dev/mapper are lvm's own nodes, which go
+ * stale when nothing keeps them (no udev in the guest): a VG activated
+ * again may get other minors.  0, or -1 when no such dm device. */
+static int
+io_lv_dm_node(const char *target, char *path, size_t len)
+{
+  char want[2 * NAME_MAX + 4], name[2 * NAME_MAX + 4], f[PATH_MAX];
+  size_t n = 0;
+  DIR *d = opendir("/sys/block");
+  struct dirent *de;
+  int rc = -1;
+
+  for (const char *p = target; *p && n + 3 < sizeof want; p++) {
+    want[n++] = *p == '/' ? '-' : *p;
+    if (*p == '-')
+      want[n++] = '-';
+  }
+  want[n] = '\0';
+  while (d && rc < 0 && (de = readdir(d))) {
+    FILE *fp;
+
+    if (strncmp(de->d_name, "dm-", 3))
+      continue;
+    ff_pathf(f, sizeof f, "/sys/block/%s/dm/name", de->d_name);
+    fp = fopen(f, "re");
+    if (!fp)
+      continue;
+    if (fgets(name, sizeof name, fp) &&
+        (name[strcspn(name, "\n")] = '\0', !strcmp(name, want))) {
+      ff_pathf(path, len, "/dev/%s", de->d_name);
+      rc = 0;
+    }
+    fclose(fp);
+  }
+  if (d)
+    closedir(d);
+  return rc;
+}
+
 /* The block device of target, into path: a farm device's node, or an
- * LV's /dev/VG/LV.  NULL and why, in msg, when there is none. */
+ * LV's dm node (io_lv_dm_node; /dev/VG/LV where sysfs has none).  NULL
+ * and why, in msg, when there is none. */
 static const char *
 io_target_path(const struct ff_wenv *e, const char *target, char *path,
                size_t len, char *msg, size_t msglen)
@@ -838,7 +880,8 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
   struct stat st;
 
   if (strchr(target, '/')) {
-    ff_pathf(path, len, "/dev/%s", target);
+    if (io_lv_dm_node(target, path, len) < 0)
+      ff_pathf(path, len, "/dev/%s", target);
     if (stat(path, &st) < 0 || !S_ISBLK(st.st_mode)) {
       ff_pathf(msg, msglen,
                "target %s: %s is not a block device (is the LV "
