@@ -1,5 +1,5 @@
 #!/bin/bash
-# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~5 min on
+# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~6.5 min on
 # 2 cores).  The guest images are not this test's time: ctest builds or
 # checks them first in the fixture guest/images (`fusefarm vm --prepare`:
 # the first time ~100 MiB of Debian packages into the default cache
