@@ -56,8 +56,8 @@ struct guest {
   char **names, **paths, **vgs;
   char *first_lv;
   uint32_t found, nvgs, nlvs; /* devices present; the manifest's VGs, LVs */
-  int snap_fd;                 /* FF_SNAP's tty, -1: no farm counters */
-  json_t *base;                /* the snapshot of the last cold start */
+  int snap_fd;                /* FF_SNAP's tty, -1: no farm counters */
+  json_t *base;               /* the snapshot of the last cold start */
 };
 
 /* ---- the farm's counters, from the host ------------------------------------
@@ -100,8 +100,7 @@ snap_ask(struct guest *g)
     ssize_t r;
 
     if (poll(&p, 1, 60000) <= 0)
-      return ff_error("farm counters: no answer from the host in 60 s"),
-             NULL;
+      return ff_error("farm counters: no answer from the host in 60 s"), NULL;
     r = read(g->snap_fd, line + n, sizeof line - 1 - n);
     if (r <= 0)
       return ff_error("farm counters: read: %m"), NULL;

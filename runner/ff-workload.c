@@ -1042,11 +1042,11 @@ io_vg_change(const struct ff_wenv *e, const char *target, int on,
 
     ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, t);
     error_line_of(err, ex, line, sizeof line);
-    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2],
-             vg, line);
+    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2], vg,
+             line);
   } else if (ex < 0) {
-    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2],
-             vg, ff_errmsg());
+    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2], vg,
+             ff_errmsg());
   }
   return ex;
 }
