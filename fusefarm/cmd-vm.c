@@ -51,7 +51,9 @@ static const char vm_usage[] =
   "plugin) and check real activation there.  KVM when a real one is\n"
   "present, TCG otherwise.  Without an argument: the built-in scenario.\n"
   "A scenario's workloads run in the guest (initramfs boot) for every\n"
-  "configuration of its matrix and are reported like `fusefarm run`.\n"
+  "configuration of its matrix and are reported like `fusefarm run`;\n"
+  "io workloads run fio there (raw farm disks and LVs, with the farm's\n"
+  "counters), from an optional fio layer of the initramfs.\n"
   "\n"
   "  --boot initramfs   busybox initramfs: vgchange -aay, every dm table\n"
   "                     checked against the manifest (ff-dmcheck),\n"
@@ -105,7 +107,8 @@ static const char vm_usage[] =
   "and libexec/fusefarm, or the source and build trees when run from the\n"
   "build tree; FUSEFARM_DATADIR, FUSEFARM_LIBEXECDIR and FUSEFARM_PLUGIN\n"
   "override them.  Scratch files go to $TMPDIR (default /tmp).\n"
-  "Exit: 0 pass, 1 failed check or boot, 2 bad usage or bad input.\n";
+  "Exit: 0 pass, 1 failed check or boot or a timed command (lvm or fio)\n"
+  "that failed in the guest, 2 bad usage or bad input.\n";
 
 static int
 write_file(const char *path, const char *text)
@@ -356,6 +359,55 @@ caps_for(const struct vm *v, uint64_t k)
   return b ? &b->caps : &v->guest_caps;
 }
 
+/* The timed commands (lvm or fio) that failed in the guest's runs (their
+ * "errors"), each workload's said on stderr with its first message.
+ * Returns how many. */
+static long long
+failed_commands(json_t *doc)
+{
+  long long n = 0;
+  size_t i, j, k;
+  json_t *c, *w, *r;
+
+  json_array_foreach(json_object_get(doc, "configs"), i, c)
+  {
+    json_array_foreach(json_object_get(c, "workloads"), j, w)
+    {
+      const char *msg = NULL,
+                 *label = json_string_value(json_object_get(c, "label"));
+      long long m = 0;
+
+      json_array_foreach(json_object_get(w, "runs"), k, r)
+      {
+        m += json_integer_value(json_object_get(r, "errors"));
+        if (!msg)
+          msg = json_string_value(json_object_get(r, "message"));
+      }
+      if (m)
+        fprintf(stderr, "fusefarm vm: config %lld (%s) %s: %lld failed (%s)\n",
+                (long long)json_integer_value(json_object_get(c, "id")),
+                label ? label : "?",
+                json_string_value(json_object_get(w, "name")), m,
+                msg ? msg : "no message");
+      n += m;
+    }
+  }
+  if (n)
+    fprintf(stderr, "fusefarm vm: %lld timed (lvm or fio) command%s failed\n",
+            n, n == 1 ? "" : "s");
+  return n;
+}
+
+/* Does the scenario have an io workload (fio in the guest)? */
+static int
+has_io(const struct ff_scenario *sc)
+{
+  for (unsigned i = 0; sc && i < sc->nworkloads; i++)
+    if (sc->workloads[i].type == FF_W_IO)
+      return 1;
+  return 0;
+}
+
 /* One boot: the script with the options of configuration k (lvmconf,
  * plan, result, json, out may be NULL).  Returns its exit status. */
 static int
@@ -423,6 +475,9 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
       args[a++] = plan;
       args[a++] = "--result";
       args[a++] = result;
+      /* fio's layer (guest/build-fio-layer.sh) only for io workloads */
+      if (has_io(v->sc))
+        args[a++] = "--fio";
       if (lvm) {
         args[a++] = "--lvm";
         args[a++] = lvm->path;
@@ -1028,6 +1083,10 @@ ff_cmd_vm(int argc, char **argv)
     char finished[32];
 
     rc = run_workloads(&v, ks, nk, doc, boots);
+    /* A timed command that failed makes the run a failure, as it does
+     * for `fusefarm run`: its numbers time an error path. */
+    if (failed_commands(doc) && !rc)
+      rc = 1;
     ff_iso_now(finished, sizeof finished);
     json_object_set_new(doc, "finished", json_string(finished));
     json_object_set_new(

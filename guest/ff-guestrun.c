@@ -40,11 +40,13 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <termios.h>
 #include <unistd.h>
 
 struct guest {
@@ -54,7 +56,121 @@ struct guest {
   char **names, **paths, **vgs;
   char *first_lv;
   uint32_t found, nvgs, nlvs; /* devices present; the manifest's VGs, LVs */
+  int snap_fd;                /* FF_SNAP's tty, -1: no farm counters */
+  json_t *base;               /* the snapshot of the last cold start */
 };
+
+/* ---- the farm's counters, from the host ------------------------------------
+ *
+ * With FF_SNAP (run-initramfs.sh --fio: /dev/ttyS2), each "SNAP" line
+ * written there gets one line back from the host's ff-snap.py: the
+ * counters of the nbdkit serving the disks, taken after the request
+ * arrived ({"devices": {NAME: [reads, bytes_read, writes, bytes_written,
+ * flushes]}, "totals": [...]}).  The cold start keeps one; the counters
+ * of a repetition are the difference to it. */
+
+static int
+snap_open(struct guest *g, const char *tty)
+{
+  struct termios t;
+
+  g->snap_fd = open(tty, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (g->snap_fd < 0)
+    return ff_error("%s: %m", tty);
+  if (tcgetattr(g->snap_fd, &t) == 0) {
+    cfmakeraw(&t);
+    tcsetattr(g->snap_fd, TCSANOW, &t);
+  }
+  tcflush(g->snap_fd, TCIOFLUSH);
+  return 0;
+}
+
+/* One SNAP request and its answer, or NULL with ff_error. */
+static json_t *
+snap_ask(struct guest *g)
+{
+  static char line[1u << 20]; /* ~60 bytes per device with I/O */
+  size_t n = 0;
+  json_t *j;
+
+  if (write(g->snap_fd, "SNAP\n", 5) != 5)
+    return ff_error("farm counters: write: %m"), NULL;
+  while (n < sizeof line - 1) {
+    struct pollfd p = {.fd = g->snap_fd, .events = POLLIN};
+    ssize_t r;
+
+    if (poll(&p, 1, 60000) <= 0)
+      return ff_error("farm counters: no answer from the host in 60 s"), NULL;
+    r = read(g->snap_fd, line + n, sizeof line - 1 - n);
+    if (r <= 0)
+      return ff_error("farm counters: read: %m"), NULL;
+    n += (size_t)r;
+    if (memchr(line, '\n', n))
+      break;
+  }
+  line[n] = '\0';
+  line[strcspn(line, "\r\n")] = '\0';
+  if (!strncmp(line, "ERR ", 4))
+    return ff_error("farm counters: %s", line + 4), NULL;
+  j = json_loads(line, 0, NULL);
+  if (!json_is_object(j)) {
+    json_decref(j);
+    return ff_error("farm counters: not a snapshot: %.60s", line), NULL;
+  }
+  return j;
+}
+
+/* A snapshot from the host, or NULL with ff_error.  After a failure the
+ * channel is closed (no counters from then on: a dead ff-snap.py must not
+ * cost every later repetition a timeout). */
+static json_t *
+snap_take(struct guest *g)
+{
+  json_t *j = snap_ask(g);
+
+  if (!j) {
+    printf("FF-PROGRESS ff-guestrun: %s; no farm counters from here on\n",
+           ff_errmsg());
+    close(g->snap_fd);
+    g->snap_fd = -1;
+  }
+  return j;
+}
+
+/* Counters of dev (NULL: the totals) in snapshot j, into c (zero when
+ * the device had no I/O). */
+static void
+snap_counters(json_t *j, const char *dev, long long *c)
+{
+  json_t *a = dev ? json_object_get(json_object_get(j, "devices"), dev)
+                  : json_object_get(j, "totals");
+
+  for (size_t i = 0; i < 5; i++)
+    c[i] = json_integer_value(json_array_get(a, i));
+}
+
+static int
+g_counters(void *ctx, const char *dev, struct ff_wcounters *out)
+{
+  struct guest *g = ctx;
+  long long now[5], was[5];
+  json_t *j;
+
+  if (g->snap_fd < 0 || !g->base)
+    return -1;
+  j = snap_take(g);
+  if (!j)
+    return -1;
+  snap_counters(j, dev, now);
+  snap_counters(g->base, dev, was);
+  json_decref(j);
+  out->reads = now[0] - was[0];
+  out->bytes_read = now[1] - was[1];
+  out->writes = now[2] - was[2];
+  out->bytes_written = now[3] - was[3];
+  out->flushes = now[4] - was[4];
+  return 0;
+}
 
 static const char *const lvm_env[] = {"LVM_SYSTEM_DIR",
                                       "/etc/lvm",
@@ -75,6 +191,11 @@ g_cold(void *ctx)
   if (pid > 0)
     ff_wait_status(pid);
   ff_empty_dir("/run/lvm");
+  /* the counters start here */
+  if (g->snap_fd >= 0) {
+    json_decref(g->base);
+    g->base = snap_take(g);
+  }
 }
 
 static void
@@ -272,6 +393,10 @@ main(int argc, char **argv)
   if (!g.lvm)
     g.lvm = "lvm";
   g.outdir = "/tmp/ff-out";
+  g.snap_fd = -1;
+  if (getenv("FF_SNAP") && *getenv("FF_SNAP") &&
+      snap_open(&g, getenv("FF_SNAP")) < 0)
+    printf("FF-PROGRESS ff-guestrun: no farm counters: %s\n", ff_errmsg());
   mkdir(g.outdir, 0755);
   mkdir("/run/lvm", 0755);
   if (load_devices(&g, argv[2]) < 0) {
@@ -327,6 +452,7 @@ main(int argc, char **argv)
         .first_lv = g.first_lv,
         .env = lvm_env,
         .cold = g_cold,
+        .counters = g.snap_fd >= 0 ? g_counters : NULL,
         .say = g_say,
         .ctx = &g,
       };
@@ -372,6 +498,9 @@ main(int argc, char **argv)
   }
   json_decref(result);
   json_decref(plan);
+  json_decref(g.base);
+  if (g.snap_fd >= 0)
+    close(g.snap_fd);
   for (uint32_t i = 0; i < g.ndevs; i++) {
     free(g.names[i]);
     free(g.paths[i]);

@@ -10,7 +10,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /run/lvm /run/lock/lvm /tmp
-. /etc/ff/run.conf   # FF_DISKS FF_NBD_EXPORTS FF_NBD_PORT FF_DISK_WAIT FF_LVM
+. /etc/ff/run.conf   # FF_DISKS FF_NBD_EXPORTS FF_NBD_PORT FF_DISK_WAIT FF_LVM FF_SNAP
 
 mark() { read -r up _ </proc/uptime; echo "FF-MARK $1 $up"; }
 section() { # section NAME CMD...: run CMD, its output between markers
@@ -83,7 +83,7 @@ if [ -f /etc/ff/plan/plan.json ]; then
   # the scenario's workloads (ff-guestrun); the result goes to the report
   # channel, ttyS1
   mark workloads-start
-  FF_LVM=$FF_LVM ff-guestrun /etc/ff/plan/plan.json /etc/ff/manifest.json /dev/ttyS1
+  FF_LVM=$FF_LVM FF_SNAP=$FF_SNAP ff-guestrun /etc/ff/plan/plan.json /etc/ff/manifest.json /dev/ttyS1
   echo "FF-RC workloads $?"
   mark workloads
 fi

@@ -2,9 +2,26 @@
 #
 # guest/lib.sh: what run-initramfs.sh and run-systemd.sh share, and the
 # size and time reports of the image builds (build-initramfs.sh,
-# build-rootfs.sh, prepare.sh).  Source it after defining say() and die()
+# build-rootfs.sh, prepare.sh) and the pruning of old images, which does
+# not change an image.  Source it after defining say() and die()
 # and the variables each function names.  The image builds' cache keys
-# hash their own scripts, not this file: only reporting belongs here.
+# hash their own scripts, not this file: only reporting and pruning
+# belong here.
+
+# guest_prune DIR PREFIX OUT FILE: besides OUT, keep the newest older
+# image directory DIR/PREFIX* that holds FILE (a run started just before
+# may still read it) and remove the rest; FF_GUEST_KEEP_OLD=1 keeps all.
+# (build-initramfs.sh and build-rootfs.sh keep their own copies: their
+# cache keys hash the scripts, and a change would rebuild every cache.)
+guest_prune() {
+  local old kept=""
+  [ "${FF_GUEST_KEEP_OLD:-0}" != 1 ] || return 0
+  while read -r old; do
+    if [ "$old" = "$3" ] || [ ! -f "$old/$4" ]; then continue; fi
+    if [ -n "$kept" ]; then say "removing the old $old"; rm -rf "$old"; fi
+    kept=1
+  done < <(ls -1dt "$1/$2"*/ 2>/dev/null | sed 's|/$||')
+}
 
 # guest_mib BYTES: BYTES in MiB, one decimal ("23.4 MiB").
 guest_mib() {
@@ -81,7 +98,8 @@ guest_manifest() {
 # the whole farm of $run/manifest-full.json even when --disks attaches
 # fewer; qemu holds one socket per attached disk), start nbdkit with
 # $plugin spec=$spec (and $profile, and devices=$fdevices when set) on
-# $run/nbd.sock.  Sets sock, popt.
+# $run/nbd.sock; with $stats_file set, the plugin writes its stats there
+# every 50 ms (ff-snap.py reads them).  Sets sock, popt.
 guest_serve() {
   local nexp need
   nexp=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' \
@@ -94,8 +112,10 @@ guest_serve() {
   popt=()
   [ -z "$profile" ] || popt=(profile="$(realpath "$profile")")
   [ "${fdevices:-0}" = 0 ] || popt+=(devices="$fdevices")
+  local sopt=()
+  [ -z "${stats_file:-}" ] || sopt=(stats="$stats_file" stats-interval=50ms)
   nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
-    2>"$run/nbdkit.log" &
+    "${sopt[@]}" 2>"$run/nbdkit.log" &
   nbdkit_pid=$!
   pids+=($!)
 }

@@ -2,7 +2,8 @@
 # prepare.sh [--boot initramfs|systemd|all] [CACHE_DIR]: build or check the
 # guest images `fusefarm vm` boots, before any boot needs them.
 #
-# The initramfs boot's base image (build-initramfs.sh) and the systemd
+# The initramfs boot's base image (build-initramfs.sh), its optional fio
+# layer (build-fio-layer.sh; skipped when the host has no fio) and the systemd
 # boot's root image (build-rootfs.sh), in CACHE_DIR (default
 # $FF_GUEST_CACHE, else /var/cache/fusefarm/guest).  `fusefarm vm
 # --prepare` runs it, and so does the ctest fixture guest/images before
@@ -52,6 +53,9 @@ check_initramfs() {
   [ -s "$1/vmlinuz" ] || { echo "no vmlinuz"; return; }
   gzip -t "$1/base.cpio.gz" 2>/dev/null || echo "base.cpio.gz is not a whole gzip stream"
 }
+check_fio() {
+  gzip -t "$1/fio.cpio.gz" 2>/dev/null || echo "fio.cpio.gz is not a whole gzip stream"
+}
 check_rootfs() {
   local f
   for f in vmlinuz initrd.img versions; do
@@ -86,7 +90,16 @@ prepare() {
 
 t_all=$(date +%s)
 mkdir -p "$cache" || die "cannot create $cache"
-case $which in initramfs | all) prepare initramfs build-initramfs.sh check_initramfs ;; esac
+case $which in
+  initramfs | all)
+    prepare initramfs build-initramfs.sh check_initramfs
+    # the optional layer io workloads boot with (run-initramfs.sh --fio)
+    if command -v fio >/dev/null; then
+      prepare fio build-fio-layer.sh check_fio
+    else
+      report+=("fio       skipped: no fio on the host (apt-get install fio; io workloads need it)")
+    fi ;;
+esac
 case $which in
   systemd | all)
     command -v debugfs >/dev/null || die "debugfs not found (apt-get install e2fsprogs)"

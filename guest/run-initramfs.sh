@@ -32,6 +32,10 @@
 #   --lvm PATH       the lvm binary the workloads run: copied into the
 #                    guest with the libraries it needs (default: the
 #                    guest's Debian lvm2)
+#   --fio            append the fio layer (build-fio-layer.sh, cached
+#                    beside the base) for io workloads, and give the
+#                    workloads the farm's counters (a snapshot channel on
+#                    ttyS2, guest/ff-snap.py)
 #
 # Serves every farm device from one nbdkit (unix socket, --threads 1),
 # attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
@@ -61,6 +65,7 @@ fdevices=0
 plan=""
 result_file=""
 lvm=""
+fio=0
 
 say() { printf 'run-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -86,6 +91,7 @@ while [ $# -gt 0 ]; do
     --plan) plan=$2; shift 2 ;;
     --result) result_file=$2; shift 2 ;;
     --lvm) lvm=$2; shift 2 ;;
+    --fio) fio=1; shift ;;
     -h|--help) usage ;;
     -*) say "unknown option $1"; usage ;;
     *) [ -z "$spec" ] || usage; spec=$1; shift ;;
@@ -132,6 +138,15 @@ say "farm: $ndisks devices from $spec${profile:+, profile $profile}"
 say "preparing the base image (cache $cache)"
 base=$("$here/build-initramfs.sh" "$cache") || die "building the base image failed"
 t_base=$(since "$t0")
+fio_layer=""
+if [ "$fio" = 1 ]; then
+  t1=$(now)
+  fio_dir=$("$here/build-fio-layer.sh" "$cache") || die "building the fio layer failed"
+  fio_layer=$fio_dir/fio.cpio.gz
+  say "fio layer: $(du -h "$fio_layer" | cut -f1) in $(since "$t1")s ($fio_dir)"
+  # the layer unpacks to ~82 MiB of RAM beside the base's
+  [ -n "${FF_GUEST_MEM:-}" ] || mem=3G
+fi
 
 # The per-run layer: /init, ff-dmcheck (+ any library the base lacks), the
 # manifest and the run's settings.  Appended after the base cpio.
@@ -178,14 +193,17 @@ FF_DISK_WAIT=$((timeout / 2))
 FF_NBD_EXPORTS="${nbd_exports[*]}"
 FF_NBD_PORT=$nbd_port
 FF_LVM=$guest_lvm
+FF_SNAP=$([ "$fio" = 0 ] || echo /dev/ttyS2)
 EOF
 (cd "$r" && find . | cpio -o -H newc --quiet) | gzip -1 >"$run/layer.cpio.gz"
-cat "$base/base.cpio.gz" "$run/layer.cpio.gz" >"$run/initrd"
+cat "$base/base.cpio.gz" $fio_layer "$run/layer.cpio.gz" >"$run/initrd"
 t_prep=$(since "$t0")
 say "image ready in ${t_prep}s (base ${t_base}s): $(du -h "$run/initrd" | cut -f1) initrd"
 
 # --- serve ---------------------------------------------------------------
 # nbdkit and qemu each hold one socket per disk
+stats_file=""
+[ "$fio" = 0 ] || stats_file=$run/stats.json
 guest_serve
 if [ -n "$nbd_port" ]; then
   # loopback only: slirp maps the guest's 10.0.2.2 to the host's 127.0.0.1
@@ -206,12 +224,21 @@ guest_disk_args
 if [ -n "$nbd_port" ]; then
   args+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0)
 fi
+if [ -n "$stats_file" ]; then
+  # ttyS2: the workloads ask ff-snap.py for the farm's counters
+  args+=(-chardev "socket,id=snap,path=$run/snap.sock,server=on,wait=off"
+         -serial chardev:snap)
+fi
 
 tq=$(now)
 "$qemu" "${args[@]}" 2>"$run/qemu.log" &
 qpid=$!
 pids=("$qpid" "${pids[@]}") # qemu first: it holds the nbd connections
 say "qemu started (pid $qpid), $ndisks disks on $(( (ndisks + 255) / 256 )) virtio-scsi controller(s)"
+if [ -n "$stats_file" ]; then
+  python3 "$here/ff-snap.py" "$run/snap.sock" "$stats_file" 2>"$run/ff-snap.log" &
+  pids+=($!)
+fi
 
 # Follow the serial log; show each step as the guest reports it.
 shown=0 result=""

@@ -829,8 +829,50 @@ fio_dir_json(const struct ff_fio_dir *d)
   return o;
 }
 
+/* The kernel's node of LV target "VG/LV", /dev/dm-N, into path: the dm
+ * device whose name (sysfs dm/name) is VG-LV with each '-' inside a name
+ * doubled.  /dev/VG/LV and /dev/mapper are lvm's own nodes, which go
+ * stale when nothing keeps them (no udev in the guest): a VG activated
+ * again may get other minors.  0, or -1 when no such dm device. */
+static int
+io_lv_dm_node(const char *target, char *path, size_t len)
+{
+  char want[2 * NAME_MAX + 4], name[2 * NAME_MAX + 4], f[PATH_MAX];
+  size_t n = 0;
+  DIR *d = opendir("/sys/block");
+  struct dirent *de;
+  int rc = -1;
+
+  for (const char *p = target; *p && n + 3 < sizeof want; p++) {
+    want[n++] = *p == '/' ? '-' : *p;
+    if (*p == '-')
+      want[n++] = '-';
+  }
+  want[n] = '\0';
+  while (d && rc < 0 && (de = readdir(d))) {
+    FILE *fp;
+
+    if (strncmp(de->d_name, "dm-", 3))
+      continue;
+    ff_pathf(f, sizeof f, "/sys/block/%s/dm/name", de->d_name);
+    fp = fopen(f, "re");
+    if (!fp)
+      continue;
+    if (fgets(name, sizeof name, fp) &&
+        (name[strcspn(name, "\n")] = '\0', !strcmp(name, want))) {
+      ff_pathf(path, len, "/dev/%s", de->d_name);
+      rc = 0;
+    }
+    fclose(fp);
+  }
+  if (d)
+    closedir(d);
+  return rc;
+}
+
 /* The block device of target, into path: a farm device's node, or an
- * LV's /dev/VG/LV.  NULL and why, in msg, when there is none. */
+ * LV's dm node (io_lv_dm_node; /dev/VG/LV where sysfs has none).  NULL
+ * and why, in msg, when there is none. */
 static const char *
 io_target_path(const struct ff_wenv *e, const char *target, char *path,
                size_t len, char *msg, size_t msglen)
@@ -838,7 +880,8 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
   struct stat st;
 
   if (strchr(target, '/')) {
-    ff_pathf(path, len, "/dev/%s", target);
+    if (io_lv_dm_node(target, path, len) < 0)
+      ff_pathf(path, len, "/dev/%s", target);
     if (stat(path, &st) < 0 || !S_ISBLK(st.st_mode)) {
       ff_pathf(msg, msglen,
                "target %s: %s is not a block device (is the LV "
@@ -866,7 +909,7 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
  * into run's "io".  A failure is a failed command (exit, errors, msg);
  * -1 only when the run cannot go on. */
 static int
-io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
        json_t *run, double *wall, int *worst, int *errors, char *msg,
        size_t msglen)
 {
@@ -954,16 +997,87 @@ io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     *worst = 1;
     *errors = 1;
   }
-  /* What the farm served on the target (a raw device only: an LV's I/O
-   * lands on its PVs). */
+  /* What the farm served on the target; an LV's I/O lands on its PVs:
+   * the whole farm's, and each PV of its VG ("devices": which took the
+   * writes, a mirror's log among them). */
   if (e->counters && !strchr(w->io.target, '/')) {
     struct ff_wcounters c;
 
     if (e->counters(e->ctx, w->io.target, &c) == 0)
       json_object_set_new(io, "farm", counters_json(&c));
+  } else if (e->counters) {
+    struct ff_wcounters c;
+    size_t vl = strcspn(w->io.target, "/");
+    json_t *devs = json_object();
+
+    if (e->counters(e->ctx, NULL, &c) == 0)
+      json_object_set_new(io, "farm", counters_json(&c));
+    for (uint32_t i = 0; i < e->ndevs; i++)
+      if (e->vgs[i] && strlen(e->vgs[i]) == vl &&
+          !strncmp(e->vgs[i], w->io.target, vl) &&
+          e->counters(e->ctx, e->names[i], &c) == 0)
+        json_object_set_new(devs, e->names[i], counters_json(&c));
+    json_object_set_new(io, "devices", devs);
   }
   json_object_set_new(run, "io", io);
   return 0;
+}
+
+/* `vgchange -ay VG` (on) or `-an` of an LV target's VG, untimed: 0, or
+ * its exit status with why in msg. */
+static int
+io_vg_change(const struct ff_wenv *e, const char *target, int on,
+             const char *tag, char *msg, size_t msglen)
+{
+  char vg[NAME_MAX + 1], t[96], err[PATH_MAX + 96];
+  const char *argv[] = {NULL, "vgchange", on ? "-ay" : "-an", vg, NULL};
+  double wall;
+  int ex;
+
+  snprintf(vg, sizeof vg, "%.*s", (int)strcspn(target, "/"), target);
+  ff_pathf(t, sizeof t, "%s-vg%s", tag, on ? "on" : "off");
+  ex = time_lvm(e, argv, &wall, t);
+  if (ex > 0) {
+    char line[256];
+
+    ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, t);
+    error_line_of(err, ex, line, sizeof line);
+    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2], vg,
+             line);
+  } else if (ex < 0) {
+    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2], vg,
+             ff_errmsg());
+  }
+  return ex;
+}
+
+/* An io repetition: an LV target's VG is activated first and deactivated
+ * after (untimed; real device-mapper only, the host refuses LV targets
+ * before anything runs), then fio (io_fio). */
+static int
+io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+       json_t *run, double *wall, int *worst, int *errors, char *msg,
+       size_t msglen)
+{
+  int lv = strchr(w->io.target, '/') && !e->no_dm, ex, rc;
+
+  if (lv && (ex = io_vg_change(e, w->io.target, 1, tag, msg, msglen))) {
+    *worst = ex < 0 ? 1 : ex;
+    *errors = 1;
+    return 0;
+  }
+  rc = io_fio(e, w, tag, run, wall, worst, errors, msg, msglen);
+  if (lv) {
+    char off[256];
+
+    ex = io_vg_change(e, w->io.target, 0, tag, off, sizeof off);
+    if (ex && !*errors) {
+      ff_pathf(msg, msglen, "%s", off);
+      *worst = ex < 0 ? 1 : ex;
+      *errors = 1;
+    }
+  }
+  return rc;
 }
 
 static void

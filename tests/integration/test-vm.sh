@@ -1,5 +1,5 @@
 #!/bin/bash
-# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~5 min on
+# test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~6.5 min on
 # 2 cores).  The guest images are not this test's time: ctest builds or
 # checks them first in the fixture guest/images (`fusefarm vm --prepare`:
 # the first time ~100 MiB of Debian packages into the default cache
@@ -17,6 +17,13 @@
 #      the kernel and thin_check accept, two thin LVs, a snapshot, two
 #      cache LVs whose all-zero cmeta the kernel formats): all 59 dm
 #      devices activate and ff-dmcheck matches every table
+#   1c. fio in the guest: guest/tests/io-2x2.conf (io workloads on a raw
+#      farm disk and on a linear LV, under 0 and 5 ms per write: 2 boots
+#      with the fio layer): all 4 io rows did I/O, the farm saw at least
+#      the writes fio issued (direct I/O) on the raw disk and on the LV's
+#      PV, and with 5 ms writes fio's clat p50 is at least 5 ms (less
+#      fio's own histogram rounding, 1/128); properties only, no
+#      wall-clock bound
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
@@ -135,6 +142,36 @@ expect layouts 0 'verdict: ff-dmcheck: 61 LVs checked, 0 mismatched, 0 VGs skipp
   "$specs/layouts.conf" --nbd-client 0 --timeout 900
 grep -q 'vgchange -aay .*(59 dm devices, rc 0)' "$tmp/layouts.out" ||
   fail "layouts: vgchange did not make the 59 dm devices: $(grep 'vgchange' "$tmp/layouts.out")"
+expect io 0 'write-5ms.conf *lv *vg0000/lvol0 *1 *write' -- "$specs/io-2x2.conf" --nbd-client 0 \
+  --json "$tmp/io.json" --timeout 900
+python3 - "$tmp/io.json" <<'PY' || fail "io: the run document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+rows = 0
+for c in d["configs"]:
+    slow = c["profile"].endswith("write-5ms.conf")
+    for w in c["workloads"]:
+        for r in w["runs"]:
+            io = r.get("io")
+            if r["exit"] != 0 or not io:
+                bad.append("config %d %s: run %r" % (c["id"], w["name"], r)); continue
+            rows += 1
+            ios = io["write"]["ios"]
+            if ios <= 0: bad.append("config %d %s: no writes done" % (c["id"], w["name"]))
+            farm = io.get("farm", {}).get("writes", -1)
+            if w["name"] == "raw" and farm < ios:
+                bad.append("config %d raw: the farm saw %d writes, fio did %d" % (c["id"], farm, ios))
+            pv = io.get("devices", {}).get("pv0000", {}).get("writes", -1)
+            if w["name"] == "lv" and pv < ios:
+                bad.append("config %d lv: pv0000 took %d writes, fio did %d" % (c["id"], pv, ios))
+            # fio reports a bucket's middle: at most 1/128 under the sample
+            p50 = io["write"]["clat_p50_ns"] or 0
+            if slow and p50 < 5e6 * (1 - 1 / 128):
+                bad.append("config %d %s: clat p50 %d ns under the profile's 5 ms" % (c["id"], w["name"], p50))
+if rows != 4: bad.append("%d io rows, expected 4" % rows)
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
 "$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&
   grep -q 'obtain_device_list_from_udev' "$tmp/report16.out" ||
   { fail "boot16: fusefarm report cannot render the document"; cat "$tmp/report16.out"; }
