@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -793,7 +794,8 @@ const char *
 ff_io_target_refusal(const struct ff_workload *w, int no_dm, char *buf,
                      size_t len)
 {
-  if (w->type != FF_W_IO || !strchr(w->io.target, '/') || !no_dm)
+  if ((w->type != FF_W_IO && w->type != FF_W_FS) ||
+      !strchr(w->io.target, '/') || !no_dm)
     return NULL;
   ff_pathf(buf, len,
            "workload %s: target %s is an LV: LV targets need "
@@ -863,12 +865,13 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
 }
 
 /* One repetition of an io workload: fio, timed, its document read back
- * into run's "io".  A failure is a failed command (exit, errors, msg);
- * -1 only when the run cannot go on. */
+ * into run's "io".  fio runs on at (an fs workload's mount point) or,
+ * at NULL, on the target's block device.  A failure is a failed command
+ * (exit, errors, msg); -1 only when the run cannot go on. */
 static int
 io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-       json_t *run, double *wall, int *worst, int *errors, char *msg,
-       size_t msglen)
+       const char *at, json_t *run, double *wall, int *worst, int *errors,
+       char *msg, size_t msglen)
 {
   const char *fio = e->fio ? e->fio : getenv("FF_FIO");
   char dev[PATH_MAX], job[PATH_MAX + 64], out[PATH_MAX + 64],
@@ -885,13 +888,15 @@ io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   if (!fio || !*fio)
     fio = "fio";
   argv[0] = fio;
-  if (!io_target_path(e, w->io.target, dev, sizeof dev, msg, msglen)) {
+  if (at)
+    ff_pathf(dev, sizeof dev, "%s", at);
+  else if (!io_target_path(e, w->io.target, dev, sizeof dev, msg, msglen)) {
     *worst = 1;
     *errors = 1;
     return 0;
   }
   /* The job reads and writes [0, size): it must fit. */
-  fd = open(dev, O_RDONLY | O_CLOEXEC);
+  fd = at ? -1 : open(dev, O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     uint64_t devsize = 0;
 
@@ -964,6 +969,154 @@ io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   }
   json_object_set_new(run, "io", io);
   return 0;
+}
+
+/* Run argv (stdout and stderr into outdir/TAG.SUFFIX.out and .err),
+ * timed into *wall: 0, or its exit status with the line that says why
+ * in msg ("mkfs.xfs: ..."); -1 when it cannot be waited for. */
+static int
+fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
+           const char *suffix, double *wall, char *msg, size_t msglen)
+{
+  char out[PATH_MAX + 64], err[PATH_MAX + 64], line[400];
+  struct ff_spawn o = {.argv = argv, .out = out, .err = err};
+  struct ff_proc p;
+  double t0 = now_s();
+  int ex;
+
+  ff_pathf(out, sizeof out, "%s/%s.%s.out", e->outdir, tag, suffix);
+  ff_pathf(err, sizeof err, "%s/%s.%s.err", e->outdir, tag, suffix);
+  if (ff_proc_start(&p, &o) < 0) {
+    *wall = now_s() - t0;
+    ff_pathf(msg, msglen, "%s: %s", argv[0], ff_errmsg());
+    return 127;
+  }
+  ex = ff_proc_wait(&p);
+  *wall = now_s() - t0;
+  if (ex > 0) {
+    ff_first_line(err, line, sizeof line);
+    ff_pathf(msg, msglen, "%s: exit %d: %s", argv[0], ex, line);
+  }
+  return ex;
+}
+
+/* One repetition of an fs workload: mkfs and mount (each timed, not in
+ * the wall), fio in the mount point (io_run: the wall), umount (timed,
+ * not in the wall: it writes what the page cache still held).  The
+ * filesystem's steps and their times go into run's "io" as "fs". */
+static int
+fs_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+       json_t *run, double *wall, int *worst, int *errors, char *msg,
+       size_t msglen)
+{
+  const struct ff_io_job *io = &w->io;
+  int xfs = !strcmp(io->fstype, "xfs");
+  const char *argv[48];
+  char dev[PATH_MAX], mnt[PATH_MAX + 64], opts[512], cmd[64];
+  double t_mkfs = 0, t_mount = 0, t_umount = 0, t0;
+  size_t n = 0;
+  int rc = 0, ex;
+  json_t *fs;
+
+  if (!io_target_path(e, io->target, dev, sizeof dev, msg, msglen)) {
+    *worst = *errors = 1;
+    return 0;
+  }
+  /* mkfs: forced (the target may hold a PV or an earlier filesystem),
+   * no discard (the farm does not keep them), and every table written
+   * now: ext4's lazy init would write them in the background during the
+   * measurement.  Then the workload's own options, split at blanks. */
+  ff_pathf(cmd, sizeof cmd, "mkfs.%s", io->fstype);
+  argv[n++] = cmd;
+  argv[n++] = xfs ? "-f" : "-F";
+  argv[n++] = "-q";
+  if (xfs) {
+    argv[n++] = "-K";
+  } else {
+    argv[n++] = "-E";
+    argv[n++] = "lazy_itable_init=0,lazy_journal_init=0,nodiscard";
+  }
+  ff_pathf(opts, sizeof opts, "%s", io->mkfs_options);
+  for (char *sv, *t = strtok_r(opts, " \t", &sv); t;
+       t = strtok_r(NULL, " \t", &sv)) {
+    if (n + 2 >= sizeof argv / sizeof *argv) {
+      ff_pathf(msg, msglen, "mkfs_options: more than %zu arguments",
+               sizeof argv / sizeof *argv - 8);
+      *worst = *errors = 1;
+      return 0;
+    }
+    argv[n++] = t;
+  }
+  argv[n++] = dev;
+  argv[n] = NULL;
+  ex = fs_command(e, argv, tag, "mkfs", &t_mkfs, msg, msglen);
+  if (ex) {
+    *worst = ex < 0 ? 1 : ex;
+    *errors = 1;
+    return ex < 0 ? -1 : 0;
+  }
+  ff_pathf(mnt, sizeof mnt, "%s/%s.mnt", e->outdir, tag);
+  if (mkdir(mnt, 0755) < 0 && errno != EEXIST)
+    return ff_error("%s: %m", mnt);
+  /* mount(8), which turns the generic options (noatime, sync, ...) into
+   * mount flags and passes the rest to the filesystem */
+  n = 0;
+  argv[n++] = "mount";
+  argv[n++] = "-t";
+  argv[n++] = io->fstype;
+  if (io->mount_options[0]) {
+    argv[n++] = "-o";
+    argv[n++] = io->mount_options;
+  }
+  argv[n++] = dev;
+  argv[n++] = mnt;
+  argv[n] = NULL;
+  ex = fs_command(e, argv, tag, "mount", &t_mount, msg, msglen);
+  if (ex) {
+    char line[400], err[PATH_MAX + 64];
+
+    ff_pathf(err, sizeof err, "%s/%s.mount.err", e->outdir, tag);
+    ff_first_line(err, line, sizeof line);
+    ff_pathf(msg, msglen, "mount -t %s%s%s %s: exit %d: %s", io->fstype,
+             io->mount_options[0] ? " -o " : "", io->mount_options, dev, ex,
+             line);
+    rmdir(mnt);
+    *worst = ex < 0 ? 1 : ex;
+    *errors = 1;
+    return ex < 0 ? -1 : 0;
+  }
+  rc = io_run(e, w, tag, mnt, run, wall, worst, errors, msg, msglen);
+  t0 = now_s();
+  if (umount(mnt) < 0) {
+    int err = errno;
+
+    /* Never leave it mounted under the output directory, which the next
+     * repetition empties. */
+    umount2(mnt, MNT_DETACH);
+    if (!*errors) {
+      ff_pathf(msg, msglen, "umount %s: %s", mnt, strerror(err));
+      *worst = *errors = 1;
+    }
+  }
+  t_umount = now_s() - t0;
+  rmdir(mnt);
+  fs = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f}", "fstype", io->fstype,
+                 "mkfs_options", io->mkfs_options, "mount_options",
+                 io->mount_options, "mkfs_wall", t_mkfs, "mount_wall",
+                 t_mount, "umount_wall", t_umount);
+  if (json_object_get(run, "io")) {
+    json_t *rio = json_object_get(run, "io");
+    struct ff_wcounters c;
+
+    json_object_set_new(rio, "fs", fs);
+    /* the target's counters with what umount wrote */
+    if (e->counters && json_object_get(rio, "farm") &&
+        e->counters(e->ctx, w->io.target, &c) == 0)
+      json_object_set_new(rio, "farm", counters_json(&c));
+  } else {
+    json_object_set_new(run, "fs", fs);
+  }
+  return rc;
 }
 
 static void
@@ -1061,9 +1214,12 @@ ff_wresult_json_text(const struct ff_wresult *res)
 }
 
 int
-ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
+ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w0,
                 struct ff_wresult *res)
 {
+  /* w0 with the configuration's target, fstype and mount options */
+  struct ff_workload wv = *w0;
+  const struct ff_workload *w = &wv;
   json_t *runs = json_array(), *devs = NULL, *acts = NULL, *wl;
   double *walls = calloc(w->repeat, sizeof *walls);
   long long reads = 0, bytes = 0;
@@ -1073,6 +1229,12 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
   char iocmd[512];
   int rc = 0;
 
+  if ((w->type == FF_W_IO || w->type == FF_W_FS) && e->target)
+    wv.io.target = (char *)e->target;
+  if (w->type == FF_W_FS && e->fstype)
+    wv.io.fstype = (char *)e->fstype;
+  if (w->type == FF_W_FS && e->mount_options)
+    wv.io.mount_options = (char *)e->mount_options;
   json_object_clear(res->wl);
   wl = res->wl;
   if (!walls || !runs) {
@@ -1119,7 +1281,13 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     case FF_W_IO:
       ff_fio_describe(&w->io, iocmd, sizeof iocmd);
       cmd = iocmd;
-      rc = io_run(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
+      rc = io_run(e, w, tag, NULL, run, &wall, &worst, &errors, msg,
+                  sizeof msg);
+      break;
+    case FF_W_FS:
+      ff_fio_describe(&w->io, iocmd, sizeof iocmd);
+      cmd = iocmd;
+      rc = fs_run(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
       break;
     case FF_W_EVENT_ACTIVATION:
       cmd = ff_event_command(e->dialect, e->no_dm);
@@ -1183,7 +1351,7 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     json_object_set_new(wl, "bytes_written", json_integer(tot.bytes_written));
     json_object_set_new(wl, "flushes", json_integer(tot.flushes));
   }
-  if (w->type == FF_W_IO)
+  if (w->type == FF_W_IO || w->type == FF_W_FS)
     json_object_set_new(wl, "target", json_string(w->io.target));
   if (devs) {
     json_object_set_new(wl, "devices", devs);
