@@ -963,6 +963,31 @@ ff_cmd_vm(int argc, char **argv)
     }
   }
 
+  /* What the guest cannot run yet: fs workloads (no mkfs there) and the
+   * axes that change io and fs workloads per configuration. */
+  for (unsigned i = 0; v.sc && i < v.sc->nworkloads; i++)
+    if (v.sc->workloads[i].type == FF_W_FS) {
+      fprintf(stderr,
+              "fusefarm vm: workload %s: fs workloads run only on the "
+              "host for now (`fusefarm run`): the guest has no mkfs\n",
+              v.sc->workloads[i].name);
+      rc = 2;
+      goto out;
+    }
+  {
+    static const char *const host_only[] = {
+      "fusefarm/target", "fusefarm/fstype", "fusefarm/mount_options"};
+
+    for (size_t i = 0; v.sc && i < sizeof host_only / sizeof *host_only; i++)
+      if (ff_scenario_axis(v.sc, host_only[i])) {
+        fprintf(stderr,
+                "fusefarm vm: the matrix axis %s runs only on the host for "
+                "now (`fusefarm run`)\n",
+                host_only[i]);
+        rc = 2;
+        goto out;
+      }
+  }
   /* The lvm builds: --lvm, else the scenario's lvm or fusefarm/lvm
    * axis; resolved (built from a ref if need be) before anything boots,
    * unless every one is the guest's own lvm2 ("lvm"). */

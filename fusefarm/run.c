@@ -127,7 +127,7 @@ struct run {
   struct ff_proc lvmetad;
   /* Failed timed lvm commands so far, and the summary line's text. */
   long long failed;
-  long long failed_io; /* of them, io workloads' fio runs */
+  long long failed_io; /* of them, io and fs workloads' */
   struct ff_sb failures;
 };
 
@@ -867,6 +867,9 @@ struct config {
   unsigned aio_inflight;
   uint64_t devices;
   const char *fence; /* "none", "devicesfile", "filter" */
+  /* fusefarm/target, fusefarm/fstype, fusefarm/mount_options (NULL:
+   * each workload's own) */
+  const char *target, *fstype, *mount_options;
   const struct ff_lvm_build *lvm;
   char label[1024];
 };
@@ -883,6 +886,7 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   c->aio_inflight = sc->aio_inflight;
   c->devices = sc->devices;
   c->fence = sc->fence;
+  c->target = c->fstype = c->mount_options = NULL;
   for (unsigned a = 0; a < sc->naxes; a++) {
     const struct ff_axis *ax = &sc->axes[a];
     const struct ff_sval *v = &ax->values[c->idx[a]];
@@ -897,6 +901,12 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->devices = (uint64_t)v->i;
     else if (!strcmp(ax->key, "fusefarm/fence"))
       c->fence = v->s;
+    else if (!strcmp(ax->key, "fusefarm/target"))
+      c->target = v->s;
+    else if (!strcmp(ax->key, "fusefarm/fstype"))
+      c->fstype = v->s;
+    else if (!strcmp(ax->key, "fusefarm/mount_options"))
+      c->mount_options = v->s;
   }
   ff_config_label(sc, c->idx, c->label, sizeof c->label);
   /* This configuration's lvm: its binary, version (fence caps, dialect)
@@ -1108,6 +1118,9 @@ run_workload(struct run *r, const struct config *c,
     .vgs = r->fv.vg,
     .first_lv = r->fv.first_lv,
     .no_dm = 1,
+    .target = c->target,
+    .fstype = c->fstype,
+    .mount_options = c->mount_options,
     .dialect = r->dialect,
     .stop = &stop_requested,
     .cold = wenv_cold,
@@ -1132,7 +1145,7 @@ run_workload(struct run *r, const struct config *c,
 
     if (nf > 0) {
       r->failed += nf;
-      if (w->type == FF_W_IO)
+      if (w->type == FF_W_IO || w->type == FF_W_FS)
         r->failed_io += nf;
       ff_sb_addf(&r->failures, "%sconfig %llu (%s) %s: %lld failed (%s)",
                  r->failures.len ? "; " : "", (unsigned long long)c->index + 1,
@@ -1671,11 +1684,19 @@ ff_cmd_run(int argc, char **argv)
   /* The host runs activation with --driverloaded n: an io workload on an
    * LV has no device to run on (the guest has one: fusefarm vm). */
   for (unsigned i = 0; i < r.sc->nworkloads; i++) {
+    const struct ff_axis *tx = ff_scenario_axis(r.sc, "fusefarm/target");
+    struct ff_workload w = r.sc->workloads[i];
     char why[512];
 
-    if (ff_io_target_refusal(&r.sc->workloads[i], 1, why, sizeof why)) {
-      fprintf(stderr, "fusefarm run: %s\n", why);
-      goto out;
+    /* the workload's own target, or each of the axis's */
+    for (unsigned v = 0; v < (tx ? tx->nvalues : 1); v++) {
+      if (tx)
+        w.io.target = tx->values[v].s;
+      if (ff_io_target_refusal(&w, 1, why, sizeof why)) {
+        fprintf(stderr, "fusefarm run: %s%s\n", why,
+                tx ? " (a value of the fusefarm/target axis)" : "");
+        goto out;
+      }
     }
   }
   n = readlink("/proc/self/exe", r.self, sizeof r.self - 1);
@@ -1854,7 +1875,9 @@ cleanup:
    * none of them reads leaves their verdict standing, and is said. */
   if (r.failed) {
     fprintf(stderr, "fusefarm run: %lld %s command%s failed: %s\n", r.failed,
-            r.failed_io ? "timed (lvm or fio)" : "lvm",
+            r.failed_io == r.failed ? "io or fs"
+            : r.failed_io           ? "timed (lvm, io or fs)"
+                                    : "lvm",
             r.failed == 1 ? "" : "s",
             ff_sb_failed(&r.failures) || !r.failures.buf ? "(out of memory)"
                                                          : r.failures.buf);

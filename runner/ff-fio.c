@@ -19,8 +19,8 @@ ff_fio_write_job(const struct ff_io_job *io, const char *path,
   if (!f)
     return ff_error("%s: %m", file);
   fprintf(f, "# fusefarm io workload (docs/scenario-format.md)\n[global]\n");
-  /* fio splits filename= at ':' (several files): escape it. */
-  fputs("filename=", f);
+  /* fio splits filename= and directory= at ':' (several): escape it. */
+  fputs(io->fstype ? "directory=" : "filename=", f);
   for (const char *p = path; *p; p++) {
     if (*p == ':')
       fputc('\\', f);
@@ -31,6 +31,10 @@ ff_fio_write_job(const struct ff_io_job *io, const char *path,
           "size=%" PRIu64 "\nnumjobs=%u\ngroup_reporting=1\n",
           io->rw, io->bs, io->iodepth, io->direct ? 1 : 0, io->ioengine,
           io->size, io->numjobs);
+  /* fs: nrfiles files per job, written as an application writes them
+   * (no preallocation: the filesystem allocates as the data comes) */
+  if (io->fstype)
+    fprintf(f, "nrfiles=%u\nfallocate=none\n", io->nrfiles);
   if (io->fsync)
     fprintf(f, "fsync=%u\n", io->fsync);
   if (io->fdatasync)
@@ -145,11 +149,21 @@ ff_fio_parse(const char *text, struct ff_fio_result *out)
 void
 ff_fio_describe(const struct ff_io_job *io, char *buf, size_t len)
 {
-  char bs[32], size[32], extra[96] = "";
+  char bs[32], size[32], extra[96] = "", where[256];
   int n = 0;
 
   ff_format_size(io->bs, bs, sizeof bs);
   ff_format_size(io->size, size, sizeof size);
+  /* fs: "xfs -o logbufs=8 (mkfs -m crc=0) of pv0001" */
+  if (io->fstype) {
+    n += snprintf(extra, sizeof extra, " nrfiles=%u", io->nrfiles);
+    snprintf(where, sizeof where, "%s%s%s%s%s%s of %s", io->fstype,
+             io->mount_options[0] ? " -o " : "", io->mount_options,
+             io->mkfs_options[0] ? " (mkfs " : "", io->mkfs_options,
+             io->mkfs_options[0] ? ")" : "", io->target);
+  } else {
+    snprintf(where, sizeof where, "%s", io->target);
+  }
   if (io->fsync)
     n += snprintf(extra + n, sizeof extra - (size_t)n, " fsync=%u", io->fsync);
   if (io->fdatasync && n >= 0 && (size_t)n < sizeof extra)
@@ -162,5 +176,5 @@ ff_fio_describe(const struct ff_io_job *io, char *buf, size_t len)
            "fio --output-format=json JOB (rw=%s bs=%s iodepth=%u direct=%d "
            "ioengine=%s size=%s numjobs=%u%s on %s)",
            io->rw, bs, io->iodepth, io->direct ? 1 : 0, io->ioengine, size,
-           io->numjobs, extra, io->target);
+           io->numjobs, extra, where);
 }

@@ -27,6 +27,7 @@ static const char *const workload_types[] = {
   "direct-activation",
   "lvchange",
   "io",
+  "fs",
 };
 
 /* --- checking the document -------------------------------------------
@@ -327,7 +328,7 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
   if (t == sizeof workload_types / sizeof *workload_types)
     return ff_error("%s.type: unknown workload type \"%s\"", path, w->type);
   w->event = !strcmp(w->type, "event-activation");
-  w->io = !strcmp(w->type, "io");
+  w->io = !strcmp(w->type, "io") || !strcmp(w->type, "fs");
   if (get_str(wj, path, "target", true, &w->target) < 0)
     return -1;
   if (get_int(wj, path, "repeat", false, 1, &w->repeat) < 0 ||

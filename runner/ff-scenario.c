@@ -43,6 +43,7 @@ static const char *const wtype_names[FF_W_COUNT] = {
   [FF_W_DIRECT_ACTIVATION] = "direct-activation",
   [FF_W_LVCHANGE] = "lvchange",
   [FF_W_IO] = "io",
+  [FF_W_FS] = "fs",
 };
 
 const char *
@@ -105,12 +106,16 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       strcmp(ax->key, "fusefarm/aio_contention") &&
       strcmp(ax->key, "fusefarm/aio_inflight") &&
       strcmp(ax->key, "fusefarm/devices") &&
-      strcmp(ax->key, "fusefarm/fence") && strcmp(ax->key, "fusefarm/lvm"))
+      strcmp(ax->key, "fusefarm/fence") && strcmp(ax->key, "fusefarm/lvm") &&
+      strcmp(ax->key, "fusefarm/target") &&
+      strcmp(ax->key, "fusefarm/fstype") &&
+      strcmp(ax->key, "fusefarm/mount_options"))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
                       "unknown runner setting '%s' (expected "
                       "fusefarm/profile, fusefarm/aio_contention, "
                       "fusefarm/aio_inflight, fusefarm/devices, "
-                      "fusefarm/fence or fusefarm/lvm)",
+                      "fusefarm/fence, fusefarm/lvm, fusefarm/target, "
+                      "fusefarm/fstype or fusefarm/mount_options)",
                       ax->key);
   vals = config_setting_get_member(g, "values");
   ff_cfg_join(kp, sizeof kp, path, "values");
@@ -161,7 +166,12 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         (!strcmp(ax->key, "fusefarm/profile") && !v->is_str) ||
         (!strcmp(ax->key, "fusefarm/lvm") && (!v->is_str || !v->s[0])) ||
         (!strcmp(ax->key, "fusefarm/fence") &&
-         (!v->is_str || !ff_scenario_fence_valid(v->s))))
+         (!v->is_str || !ff_scenario_fence_valid(v->s))) ||
+        (!strcmp(ax->key, "fusefarm/target") &&
+         (!v->is_str || !ff_scenario_target_valid(v->s))) ||
+        (!strcmp(ax->key, "fusefarm/fstype") &&
+         (!v->is_str || !ff_scenario_fstype_valid(v->s))) ||
+        (!strcmp(ax->key, "fusefarm/mount_options") && !v->is_str))
       return ff_cfg_err(
         file, e, kp, "value %u does not fit %s (expected %s)", i, ax->key,
         !strcmp(ax->key, "fusefarm/fence")
@@ -171,7 +181,12 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
           ? "an lvm binary's path, a name on PATH or a git ref"
         : !strcmp(ax->key, "fusefarm/devices")      ? "a device count >= 1"
         : !strcmp(ax->key, "fusefarm/aio_inflight") ? "a read count 0..65536"
-                                                    : "0 or 1");
+        : !strcmp(ax->key, "fusefarm/target")
+          ? "a farm device such as \"pv0001\" or an LV as \"VG/LV\""
+        : !strcmp(ax->key, "fusefarm/fstype") ? "\"ext4\" or \"xfs\""
+        : !strcmp(ax->key, "fusefarm/mount_options")
+          ? "mount options, a string such as \"logbufs=8\""
+          : "0 or 1");
   }
   return 0;
 }
@@ -197,9 +212,8 @@ io_choice(const char *file, const config_setting_t *g, const char *path,
                     "unknown %s '%s' (expected %s)", key, *out, expected);
 }
 
-/* target: a farm device's name, or VG/LV (lvm's name rule on each). */
-static int
-io_target_valid(const char *t)
+int
+ff_scenario_target_valid(const char *t)
 {
   const char *slash = strchr(t, '/');
   char vg[128];
@@ -214,10 +228,55 @@ io_target_valid(const char *t)
   return ff_valid_lvm_name(vg) && ff_valid_lvm_name(slash + 1);
 }
 
+int
+ff_scenario_fstype_valid(const char *s)
+{
+  return s && (!strcmp(s, "ext4") || !strcmp(s, "xfs"));
+}
+
+/* An fs workload's filesystem keys (the fio keys are parse_io's). */
+static int
+parse_fs(const char *file, const config_setting_t *g, const char *path,
+         struct ff_io_job *io)
+{
+  static const char *const types[] = {"ext4", "xfs", NULL};
+  char kp[256];
+
+  io->nrfiles = 1;
+  if (io_choice(file, g, path, "fstype", types, "ext4 or xfs", "ext4",
+                &io->fstype) < 0 ||
+      ff_cfg_str(file, g, path, "mkfs_options", &io->mkfs_options) < 0 ||
+      ff_cfg_str(file, g, path, "mount_options", &io->mount_options) < 0 ||
+      ff_cfg_uint(file, g, path, "nrfiles", 1, 100000, &io->nrfiles) < 0)
+    return -1;
+  if ((!io->mkfs_options && !(io->mkfs_options = strdup(""))) ||
+      (!io->mount_options && !(io->mount_options = strdup(""))))
+    return ff_error("out of memory");
+  ff_cfg_join(kp, sizeof kp, path, "mkfs_options");
+  if (strpbrk(io->mkfs_options, "\"'\\\n"))
+    return ff_cfg_err(file, config_setting_get_member(g, "mkfs_options"), kp,
+                      "has a quote, a backslash or a newline (the options "
+                      "are split at blanks, never by a shell)");
+  ff_cfg_join(kp, sizeof kp, path, "mount_options");
+  if (strpbrk(io->mount_options, " \t\n"))
+    return ff_cfg_err(file, config_setting_get_member(g, "mount_options"), kp,
+                      "'%s' has a blank (expected mount's -o list, such "
+                      "as \"logbufs=8,logbsize=256k\")",
+                      io->mount_options);
+  ff_cfg_join(kp, sizeof kp, path, "size");
+  if (io->size / io->nrfiles < io->bs)
+    return ff_cfg_err(file, config_setting_get_member(g, "size"), kp,
+                      "%llu bytes over %u files is less than one bs (%llu "
+                      "bytes) per file",
+                      (unsigned long long)io->size, io->nrfiles,
+                      (unsigned long long)io->bs);
+  return 0;
+}
+
 /* The keys of an io workload (docs/scenario-format.md): the fio job. */
 static int
 parse_io(const char *file, const config_setting_t *g, const char *path,
-         struct ff_io_job *io)
+         int fs, struct ff_io_job *io)
 {
   static const char *const rws[] = {"read", "write",  "randread", "randwrite",
                                     "rw",   "randrw", NULL};
@@ -226,7 +285,8 @@ parse_io(const char *file, const config_setting_t *g, const char *path,
 
   io->bs = 4096;
   io->iodepth = 1;
-  io->direct = 1;
+  /* fs: buffered writes through the page cache, as applications do */
+  io->direct = !fs;
   io->size = 16u << 20;
   io->numjobs = 1;
   if (ff_cfg_str(file, g, path, "target", &io->target) < 0)
@@ -236,14 +296,15 @@ parse_io(const char *file, const config_setting_t *g, const char *path,
     return ff_cfg_err(file, g, kp,
                       "missing (expected a farm device such as \"pv0001\" "
                       "or an LV as \"VG/LV\")");
-  if (!io_target_valid(io->target))
+  if (!ff_scenario_target_valid(io->target))
     return ff_cfg_err(file, config_setting_get_member(g, "target"), kp,
                       "'%s' is not a device name or VG/LV", io->target);
   if (io_choice(file, g, path, "rw", rws,
-                "read, write, randread, randwrite, rw or randrw", "randread",
-                &io->rw) < 0 ||
+                "read, write, randread, randwrite, rw or randrw",
+                fs ? "write" : "randread", &io->rw) < 0 ||
       io_choice(file, g, path, "ioengine", engines,
-                "libaio, psync or io_uring", "libaio", &io->ioengine) < 0 ||
+                "libaio, psync or io_uring", fs ? "psync" : "libaio",
+                &io->ioengine) < 0 ||
       ff_cfg_size(file, g, path, "bs", &io->bs) < 0 ||
       ff_cfg_size(file, g, path, "size", &io->size) < 0 ||
       ff_cfg_uint(file, g, path, "iodepth", 1, 1024, &io->iodepth) < 0 ||
@@ -294,7 +355,8 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
     "type",    "name",      "repeat",   "concurrency", "spread",
     "count",   "lv",        "target",   "rw",          "bs",
     "iodepth", "direct",    "ioengine", "size",        "runtime",
-    "fsync",   "fdatasync", "numjobs",  NULL};
+    "fsync",   "fdatasync", "numjobs",  "fstype",      "mkfs_options",
+    "mount_options", "nrfiles", NULL};
   char *type = NULL, *spread = NULL;
   char kp[256];
   int r;
@@ -310,7 +372,7 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
     return ff_cfg_err(file, g, kp,
                       "missing (expected one of pvs, vgs, "
                       "lvs, pvscan-cache, event-activation, "
-                      "direct-activation, lvchange, io)");
+                      "direct-activation, lvchange, io, fs)");
   w->type = FF_W_COUNT;
   for (int t = 0; t < FF_W_COUNT; t++)
     if (!strcmp(type, wtype_names[t]))
@@ -319,7 +381,7 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
     r = ff_cfg_err(file, config_setting_get_member(g, "type"), kp,
                    "unknown workload '%s' (expected pvs, vgs, lvs, "
                    "pvscan-cache, event-activation, direct-activation, "
-                   "lvchange or io)",
+                   "lvchange, io or fs)",
                    type);
     free(type);
     return r;
@@ -355,29 +417,40 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
       {"spread", "event-activation"},
       {"count", "lvchange"},
       {"lv", "lvchange"},
-      {"target", "io"},
-      {"rw", "io"},
-      {"bs", "io"},
-      {"iodepth", "io"},
-      {"direct", "io"},
-      {"ioengine", "io"},
-      {"size", "io"},
-      {"runtime", "io"},
-      {"fsync", "io"},
-      {"fdatasync", "io"},
-      {"numjobs", "io"},
+      {"target", "io and fs"},
+      {"rw", "io and fs"},
+      {"bs", "io and fs"},
+      {"iodepth", "io and fs"},
+      {"direct", "io and fs"},
+      {"ioengine", "io and fs"},
+      {"size", "io and fs"},
+      {"runtime", "io and fs"},
+      {"fsync", "io and fs"},
+      {"fdatasync", "io and fs"},
+      {"numjobs", "io and fs"},
+      {"fstype", "fs"},
+      {"mkfs_options", "fs"},
+      {"mount_options", "fs"},
+      {"nrfiles", "fs"},
     };
+    const char *tn = wtype_names[w->type];
 
     for (size_t i = 0; i < sizeof only / sizeof *only; i++)
       if (config_setting_get_member(g, only[i][0]) &&
-          strcmp(wtype_names[w->type], only[i][1])) {
+          strcmp(tn, only[i][1]) &&
+          (strcmp(only[i][1], "io and fs") ||
+           (w->type != FF_W_IO && w->type != FF_W_FS))) {
         ff_cfg_join(kp, sizeof kp, path, only[i][0]);
         return ff_cfg_err(file, config_setting_get_member(g, only[i][0]), kp,
                           "only %s workloads take %s", only[i][1], only[i][0]);
       }
   }
   if (w->type == FF_W_IO)
-    return parse_io(file, g, path, &w->io);
+    return parse_io(file, g, path, 0, &w->io);
+  if (w->type == FF_W_FS)
+    return parse_io(file, g, path, 1, &w->io) < 0 ? -1
+                                                  : parse_fs(file, g, path,
+                                                             &w->io);
   return 0;
 }
 
@@ -548,6 +621,36 @@ parse_lvm_keys(const char *file, const config_setting_t *root,
   }
   if (basedir && !(sc->dir = strdup(basedir)))
     return ff_error("out of memory");
+  return 0;
+}
+
+/* fusefarm/target needs an io or fs workload, fusefarm/fstype and
+ * fusefarm/mount_options an fs workload: an axis that changes nothing
+ * would show differences that are noise. */
+static int
+check_workload_axes(const char *file, const config_setting_t *m,
+                    const struct ff_scenario *sc)
+{
+  int io = 0, fs = 0;
+
+  for (unsigned i = 0; i < sc->nworkloads; i++) {
+    io |= sc->workloads[i].type == FF_W_IO || sc->workloads[i].type == FF_W_FS;
+    fs |= sc->workloads[i].type == FF_W_FS;
+  }
+  for (unsigned a = 0; a < sc->naxes; a++) {
+    const char *k = sc->axes[a].key;
+    char ep[64];
+
+    if ((!strcmp(k, "fusefarm/target") && !io) ||
+        ((!strcmp(k, "fusefarm/fstype") ||
+          !strcmp(k, "fusefarm/mount_options")) &&
+         !fs)) {
+      ff_cfg_pathf(ep, sizeof ep, "matrix.[%u]", a);
+      return ff_cfg_err(file, m ? config_setting_get_elem(m, a) : NULL, ep,
+                        "%s changes %s workloads, and this scenario has none",
+                        k, strcmp(k, "fusefarm/target") ? "fs" : "io and fs");
+    }
+  }
   return 0;
 }
 
@@ -756,6 +859,8 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
         goto fail;
       }
   }
+  if (check_workload_axes(file, m, sc) < 0)
+    goto fail;
   return sc;
 
 oom:
@@ -835,6 +940,9 @@ ff_scenario_free(struct ff_scenario *sc)
     free(sc->workloads[i].io.target);
     free(sc->workloads[i].io.rw);
     free(sc->workloads[i].io.ioengine);
+    free(sc->workloads[i].io.fstype);
+    free(sc->workloads[i].io.mkfs_options);
+    free(sc->workloads[i].io.mount_options);
   }
   free(sc->workloads);
   free(sc->file);

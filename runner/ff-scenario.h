@@ -23,6 +23,7 @@ enum ff_wtype {
   FF_W_DIRECT_ACTIVATION,
   FF_W_LVCHANGE,
   FF_W_IO, /* fio against one target (ff-fio.h) */
+  FF_W_FS, /* mkfs, mount, fio on files in the filesystem, umount */
   FF_W_COUNT,
 };
 
@@ -44,6 +45,12 @@ struct ff_io_job {
   unsigned fsync;      /* fsync every N writes (0: never) */
   unsigned fdatasync;  /* fdatasync every N writes (0: never) */
   unsigned numjobs;    /* jobs at once on the target (1) */
+  /* fs workloads only (NULL / 0 for io): the filesystem fio's files
+   * live in */
+  char *fstype;        /* "ext4" or "xfs" */
+  char *mkfs_options;  /* more mkfs arguments, split at blanks ("") */
+  char *mount_options; /* mount's -o ("": the filesystem's defaults) */
+  unsigned nrfiles;    /* files per job (1) */
 };
 
 struct ff_workload {
@@ -54,7 +61,7 @@ struct ff_workload {
   uint64_t spread_ns;   /* event-activation: arrivals spread over this */
   unsigned count;       /* lvchange: commands per repetition (10) */
   char *lv;             /* lvchange: "VG/LV", NULL: the farm's first LV */
-  struct ff_io_job io;  /* io: the fio job */
+  struct ff_io_job io;  /* io, fs: the fio job */
 };
 
 /* One value of a matrix axis: an integer or a string. */
@@ -71,7 +78,9 @@ struct ff_sval {
  * farm to this many devices), fusefarm/fence ("none", "devicesfile",
  * "filter"), fusefarm/lvm (lvm builds: a path, a name on PATH or a git
  * ref of the lvm_git tree; `lvm = [...]` is its shorthand; fusefarm run
- * resolves each and replaces the value by the build's short version).
+ * resolves each and replaces the value by the build's short version),
+ * fusefarm/target (the target of every io and fs workload),
+ * fusefarm/fstype and fusefarm/mount_options (every fs workload's).
  * devices/use_devicesfile = 0 replaces the devices file by a global_filter
  * that accepts only the farm's devices. */
 struct ff_axis {
@@ -134,6 +143,13 @@ int ff_scenario_fence_valid(const char *s);
  * ff_error. */
 int ff_scenario_set_lvms(struct ff_scenario *sc, const char *const *entries,
                          unsigned n);
+
+/* 1 if t can be an io or fs workload's target: a farm device's name
+ * ("pv0001") or an LV as "VG/LV" (lvm's name rules). */
+int ff_scenario_target_valid(const char *t);
+
+/* 1 if s is a filesystem an fs workload makes: ext4, xfs. */
+int ff_scenario_fstype_valid(const char *s);
 
 /* The axis named key, or NULL. */
 const struct ff_axis *ff_scenario_axis(const struct ff_scenario *sc,

@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -793,7 +794,8 @@ const char *
 ff_io_target_refusal(const struct ff_workload *w, int no_dm, char *buf,
                      size_t len)
 {
-  if (w->type != FF_W_IO || !strchr(w->io.target, '/') || !no_dm)
+  if ((w->type != FF_W_IO && w->type != FF_W_FS) ||
+      !strchr(w->io.target, '/') || !no_dm)
     return NULL;
   ff_pathf(buf, len,
            "workload %s: target %s is an LV: LV targets need "
@@ -905,13 +907,42 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
   return NULL;
 }
 
+/* What the farm served on w's target into io's "farm"; an LV's I/O
+ * lands on its PVs: the whole farm's, and each PV of its VG ("devices":
+ * which took the writes, a mirror's log among them). */
+static void
+io_counters(const struct ff_wenv *e, const struct ff_workload *w, json_t *io)
+{
+  struct ff_wcounters c;
+
+  if (!e->counters)
+    return;
+  if (!strchr(w->io.target, '/')) {
+    if (e->counters(e->ctx, w->io.target, &c) == 0)
+      json_object_set_new(io, "farm", counters_json(&c));
+  } else {
+    size_t vl = strcspn(w->io.target, "/");
+    json_t *devs = json_object();
+
+    if (e->counters(e->ctx, NULL, &c) == 0)
+      json_object_set_new(io, "farm", counters_json(&c));
+    for (uint32_t i = 0; i < e->ndevs; i++)
+      if (e->vgs[i] && strlen(e->vgs[i]) == vl &&
+          !strncmp(e->vgs[i], w->io.target, vl) &&
+          e->counters(e->ctx, e->names[i], &c) == 0)
+        json_object_set_new(devs, e->names[i], counters_json(&c));
+    json_object_set_new(io, "devices", devs);
+  }
+}
+
 /* One repetition of an io workload: fio, timed, its document read back
- * into run's "io".  A failure is a failed command (exit, errors, msg);
- * -1 only when the run cannot go on. */
+ * into run's "io".  fio runs on at (an fs workload's mount point) or,
+ * at NULL, on the target's block device.  A failure is a failed command
+ * (exit, errors, msg); -1 only when the run cannot go on. */
 static int
 io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-       json_t *run, double *wall, int *worst, int *errors, char *msg,
-       size_t msglen)
+       const char *at, json_t *run, double *wall, int *worst, int *errors,
+       char *msg, size_t msglen)
 {
   const char *fio = e->fio ? e->fio : getenv("FF_FIO");
   char dev[PATH_MAX], job[PATH_MAX + 64], out[PATH_MAX + 64],
@@ -928,13 +959,15 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   if (!fio || !*fio)
     fio = "fio";
   argv[0] = fio;
-  if (!io_target_path(e, w->io.target, dev, sizeof dev, msg, msglen)) {
+  if (at)
+    ff_pathf(dev, sizeof dev, "%s", at);
+  else if (!io_target_path(e, w->io.target, dev, sizeof dev, msg, msglen)) {
     *worst = 1;
     *errors = 1;
     return 0;
   }
   /* The job reads and writes [0, size): it must fit. */
-  fd = open(dev, O_RDONLY | O_CLOEXEC);
+  fd = at ? -1 : open(dev, O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     uint64_t devsize = 0;
 
@@ -997,28 +1030,7 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     *worst = 1;
     *errors = 1;
   }
-  /* What the farm served on the target; an LV's I/O lands on its PVs:
-   * the whole farm's, and each PV of its VG ("devices": which took the
-   * writes, a mirror's log among them). */
-  if (e->counters && !strchr(w->io.target, '/')) {
-    struct ff_wcounters c;
-
-    if (e->counters(e->ctx, w->io.target, &c) == 0)
-      json_object_set_new(io, "farm", counters_json(&c));
-  } else if (e->counters) {
-    struct ff_wcounters c;
-    size_t vl = strcspn(w->io.target, "/");
-    json_t *devs = json_object();
-
-    if (e->counters(e->ctx, NULL, &c) == 0)
-      json_object_set_new(io, "farm", counters_json(&c));
-    for (uint32_t i = 0; i < e->ndevs; i++)
-      if (e->vgs[i] && strlen(e->vgs[i]) == vl &&
-          !strncmp(e->vgs[i], w->io.target, vl) &&
-          e->counters(e->ctx, e->names[i], &c) == 0)
-        json_object_set_new(devs, e->names[i], counters_json(&c));
-    json_object_set_new(io, "devices", devs);
-  }
+  io_counters(e, w, io);
   json_object_set_new(run, "io", io);
   return 0;
 }
@@ -1051,13 +1063,26 @@ io_vg_change(const struct ff_wenv *e, const char *target, int on,
   return ex;
 }
 
-/* An io repetition: an LV target's VG is activated first and deactivated
- * after (untimed; real device-mapper only, the host refuses LV targets
- * before anything runs), then fio (io_fio). */
+/* fio on the target's block device (io_fio with no mount point). */
 static int
-io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-       json_t *run, double *wall, int *worst, int *errors, char *msg,
-       size_t msglen)
+io_block(const struct ff_wenv *e, const struct ff_workload *w,
+         const char *tag, json_t *run, double *wall, int *worst, int *errors,
+         char *msg, size_t msglen)
+{
+  return io_fio(e, w, tag, NULL, run, wall, worst, errors, msg, msglen);
+}
+
+typedef int repetition_fn(const struct ff_wenv *e, const struct ff_workload *w,
+                          const char *tag, json_t *run, double *wall,
+                          int *worst, int *errors, char *msg, size_t msglen);
+
+/* An io or fs repetition (body): an LV target's VG is activated first
+ * and deactivated after (untimed; real device-mapper only, the host
+ * refuses LV targets before anything runs). */
+static int
+with_vg(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+        repetition_fn *body, json_t *run, double *wall, int *worst,
+        int *errors, char *msg, size_t msglen)
 {
   int lv = strchr(w->io.target, '/') && !e->no_dm, ex, rc;
 
@@ -1066,7 +1091,7 @@ io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     *errors = 1;
     return 0;
   }
-  rc = io_fio(e, w, tag, run, wall, worst, errors, msg, msglen);
+  rc = body(e, w, tag, run, wall, worst, errors, msg, msglen);
   if (lv) {
     char off[256];
 
@@ -1078,6 +1103,158 @@ io_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     }
   }
   return rc;
+}
+
+/* Run argv (stdout and stderr into outdir/TAG.SUFFIX.out and .err),
+ * timed into *wall: 0, or its exit status with the line that says why
+ * in msg ("mkfs.xfs: ..."); -1 when it cannot be waited for. */
+static int
+fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
+           const char *suffix, double *wall, char *msg, size_t msglen)
+{
+  char out[PATH_MAX + 64], err[PATH_MAX + 64], line[400];
+  struct ff_spawn o = {.argv = argv, .out = out, .err = err};
+  struct ff_proc p;
+  double t0 = now_s();
+  int ex;
+
+  ff_pathf(out, sizeof out, "%s/%s.%s.out", e->outdir, tag, suffix);
+  ff_pathf(err, sizeof err, "%s/%s.%s.err", e->outdir, tag, suffix);
+  if (ff_proc_start(&p, &o) < 0) {
+    *wall = now_s() - t0;
+    ff_pathf(msg, msglen, "%s: %s", argv[0], ff_errmsg());
+    return 127;
+  }
+  ex = ff_proc_wait(&p);
+  *wall = now_s() - t0;
+  if (ex > 0) {
+    ff_first_line(err, line, sizeof line);
+    ff_pathf(msg, msglen, "%s: exit %d: %s", argv[0], ex, line);
+  }
+  return ex;
+}
+
+/* One repetition of an fs workload: mkfs and mount (each timed, not in
+ * the wall), fio in the mount point (io_fio: the wall), umount (timed,
+ * not in the wall: it writes what the page cache still held).  The
+ * filesystem's steps and their times go into run's "io" as "fs".  An LV
+ * target's VG is activated before and deactivated after, as for io. */
+static int
+fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+       json_t *run, double *wall, int *worst, int *errors, char *msg,
+       size_t msglen)
+{
+  const struct ff_io_job *io = &w->io;
+  int xfs = !strcmp(io->fstype, "xfs");
+  const char *argv[48];
+  char dev[PATH_MAX], mnt[PATH_MAX + 64], opts[512], cmd[64];
+  double t_mkfs = 0, t_mount = 0, t_umount = 0, t0;
+  size_t n = 0;
+  int rc = 0, ex;
+  json_t *fs;
+
+  if (!io_target_path(e, io->target, dev, sizeof dev, msg, msglen)) {
+    *worst = *errors = 1;
+    return 0;
+  }
+  /* mkfs: forced (the target may hold a PV or an earlier filesystem),
+   * no discard (the farm does not keep them), and every table written
+   * now: ext4's lazy init would write them in the background during the
+   * measurement.  Then the workload's own options, split at blanks. */
+  ff_pathf(cmd, sizeof cmd, "mkfs.%s", io->fstype);
+  argv[n++] = cmd;
+  argv[n++] = xfs ? "-f" : "-F";
+  argv[n++] = "-q";
+  if (xfs) {
+    argv[n++] = "-K";
+  } else {
+    argv[n++] = "-E";
+    argv[n++] = "lazy_itable_init=0,lazy_journal_init=0,nodiscard";
+  }
+  ff_pathf(opts, sizeof opts, "%s", io->mkfs_options);
+  for (char *sv, *t = strtok_r(opts, " \t", &sv); t;
+       t = strtok_r(NULL, " \t", &sv)) {
+    if (n + 2 >= sizeof argv / sizeof *argv) {
+      ff_pathf(msg, msglen, "mkfs_options: more than %zu arguments",
+               sizeof argv / sizeof *argv - 8);
+      *worst = *errors = 1;
+      return 0;
+    }
+    argv[n++] = t;
+  }
+  argv[n++] = dev;
+  argv[n] = NULL;
+  ex = fs_command(e, argv, tag, "mkfs", &t_mkfs, msg, msglen);
+  if (ex) {
+    *worst = ex < 0 ? 1 : ex;
+    *errors = 1;
+    return ex < 0 ? -1 : 0;
+  }
+  ff_pathf(mnt, sizeof mnt, "%s/%s.mnt", e->outdir, tag);
+  if (mkdir(mnt, 0755) < 0 && errno != EEXIST)
+    return ff_error("%s: %m", mnt);
+  /* mount(8), which turns the generic options (noatime, sync, ...) into
+   * mount flags and passes the rest to the filesystem */
+  n = 0;
+  argv[n++] = "mount";
+  argv[n++] = "-t";
+  argv[n++] = io->fstype;
+  if (io->mount_options[0]) {
+    argv[n++] = "-o";
+    argv[n++] = io->mount_options;
+  }
+  argv[n++] = dev;
+  argv[n++] = mnt;
+  argv[n] = NULL;
+  ex = fs_command(e, argv, tag, "mount", &t_mount, msg, msglen);
+  if (ex) {
+    char line[400], err[PATH_MAX + 64];
+
+    ff_pathf(err, sizeof err, "%s/%s.mount.err", e->outdir, tag);
+    ff_first_line(err, line, sizeof line);
+    ff_pathf(msg, msglen, "mount -t %s%s%s %s: exit %d: %s", io->fstype,
+             io->mount_options[0] ? " -o " : "", io->mount_options, dev, ex,
+             line);
+    rmdir(mnt);
+    *worst = ex < 0 ? 1 : ex;
+    *errors = 1;
+    return ex < 0 ? -1 : 0;
+  }
+  rc = io_fio(e, w, tag, mnt, run, wall, worst, errors, msg, msglen);
+  t0 = now_s();
+  if (umount(mnt) < 0) {
+    int err = errno;
+
+    /* Never leave it mounted under the output directory, which the next
+     * repetition empties. */
+    umount2(mnt, MNT_DETACH);
+    if (!*errors) {
+      ff_pathf(msg, msglen, "umount %s: %s", mnt, strerror(err));
+      *worst = *errors = 1;
+    }
+  }
+  t_umount = now_s() - t0;
+  rmdir(mnt);
+  fs = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f}", "fstype", io->fstype,
+                 "mkfs_options", io->mkfs_options, "mount_options",
+                 io->mount_options, "mkfs_wall", t_mkfs, "mount_wall",
+                 t_mount, "umount_wall", t_umount);
+  if (json_object_get(run, "io")) {
+    json_object_set_new(json_object_get(run, "io"), "fs", fs);
+    /* the target's counters with what umount wrote */
+    io_counters(e, w, json_object_get(run, "io"));
+  } else {
+    json_object_set_new(run, "fs", fs);
+  }
+  return rc;
+}
+
+static int
+fs_run(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+       json_t *run, double *wall, int *worst, int *errors, char *msg,
+       size_t msglen)
+{
+  return with_vg(e, w, tag, fs_steps, run, wall, worst, errors, msg, msglen);
 }
 
 static void
@@ -1175,9 +1352,12 @@ ff_wresult_json_text(const struct ff_wresult *res)
 }
 
 int
-ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
+ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w0,
                 struct ff_wresult *res)
 {
+  /* w0 with the configuration's target, fstype and mount options */
+  struct ff_workload wv = *w0;
+  const struct ff_workload *w = &wv;
   json_t *runs = json_array(), *devs = NULL, *acts = NULL, *wl;
   double *walls = calloc(w->repeat, sizeof *walls);
   long long reads = 0, bytes = 0;
@@ -1187,6 +1367,12 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
   char iocmd[512];
   int rc = 0;
 
+  if ((w->type == FF_W_IO || w->type == FF_W_FS) && e->target)
+    wv.io.target = (char *)e->target;
+  if (w->type == FF_W_FS && e->fstype)
+    wv.io.fstype = (char *)e->fstype;
+  if (w->type == FF_W_FS && e->mount_options)
+    wv.io.mount_options = (char *)e->mount_options;
   json_object_clear(res->wl);
   wl = res->wl;
   if (!walls || !runs) {
@@ -1233,7 +1419,13 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     case FF_W_IO:
       ff_fio_describe(&w->io, iocmd, sizeof iocmd);
       cmd = iocmd;
-      rc = io_run(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
+      rc = with_vg(e, w, tag, io_block, run, &wall, &worst, &errors, msg,
+                   sizeof msg);
+      break;
+    case FF_W_FS:
+      ff_fio_describe(&w->io, iocmd, sizeof iocmd);
+      cmd = iocmd;
+      rc = fs_run(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
       break;
     case FF_W_EVENT_ACTIVATION:
       cmd = ff_event_command(e->dialect, e->no_dm);
@@ -1297,7 +1489,7 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
     json_object_set_new(wl, "bytes_written", json_integer(tot.bytes_written));
     json_object_set_new(wl, "flushes", json_integer(tot.flushes));
   }
-  if (w->type == FF_W_IO)
+  if (w->type == FF_W_IO || w->type == FF_W_FS)
     json_object_set_new(wl, "target", json_string(w->io.target));
   if (devs) {
     json_object_set_new(wl, "devices", devs);

@@ -48,6 +48,11 @@ struct ff_wenv {
   char **vgs;           /* [ndevs] VG of a PV, NULL otherwise */
   const char *first_lv; /* "VG/LV" for lvchange, or NULL */
   int no_dm;            /* activation with --driverloaded n */
+  /* The configuration's fusefarm/target, fusefarm/fstype and
+   * fusefarm/mount_options: they replace every io and fs workload's
+   * target, every fs workload's fstype and mount options (NULL: the
+   * workload's own). */
+  const char *target, *fstype, *mount_options;
   /* How event activation runs (enum ff_lvm_dialect, ff-fence.h): as the
    * lvm build's own udev rule and systemd units did.  0: 2.03.15+. */
   int dialect;
@@ -110,11 +115,16 @@ char *ff_wresult_json_text(const struct ff_wresult *res);
  * device-mapper: with e->no_dm it is refused (-1, ff_io_target_refusal's
  * message).  A fio that cannot start, exits non-zero, reports a job
  * error or prints no document is a failed command, like a failed lvm
- * command; each run gets an "io" object (docs/run-json.md). */
+ * command; each run gets an "io" object (docs/run-json.md).
+ *
+ * An fs workload makes the filesystem on its target (mkfs.ext4 or
+ * mkfs.xfs, found on PATH), mounts it on e->outdir/TAG.mnt, runs its fio
+ * job on nrfiles files per job there and unmounts it, in every
+ * repetition; a failed mkfs, mount or umount is a failed command. */
 int ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
                     struct ff_wresult *res);
 
-/* Why an io workload's target cannot run here, or NULL when it can: an
+/* Why an io or fs workload's target cannot run here, or NULL when it can: an
  * LV target ("VG/LV") with no device-mapper (no_dm).  The message names
  * the workload and target and says to use `fusefarm vm`. */
 const char *ff_io_target_refusal(const struct ff_workload *w, int no_dm,

@@ -13,8 +13,9 @@ pkgs=(
   # thin_check and thin_dump judge the generated thin-pool metadata
   # (test-byte-identical; test-thinmeta uses them when present)
   thin-provisioning-tools
-  # io workloads (type = "io": docs/scenario-format.md) and test-io
-  fio
+  # io and fs workloads (type = "io", "fs": docs/scenario-format.md),
+  # test-io and test-fs: fio, and mkfs.xfs (mkfs.ext4 is e2fsprogs)
+  fio xfsprogs
   # the guest tier (guest/, docs/guest.md)
   qemu-system-x86 cpio kmod busybox-static mmdebstrap e2fsprogs
   # the short fuzz run (tests/fuzz/run.sh): clang, libFuzzer, symbolizer

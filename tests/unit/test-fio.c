@@ -179,6 +179,63 @@ test_job_file(void **state)
                            "numjobs=2 fsync=16 runtime=3s on pv0001)");
 }
 
+/* An fs workload's job: fio's files in the mount point (directory=),
+ * nrfiles per job, no preallocation. */
+static void
+test_fs_job_file(void **state)
+{
+  struct ff_io_job io = {
+    .target = (char *)"pv0002",
+    .rw = (char *)"write",
+    .bs = 4096,
+    .iodepth = 1,
+    .ioengine = (char *)"psync",
+    .size = 1 << 20,
+    .fsync = 1,
+    .numjobs = 8,
+    .fstype = (char *)"xfs",
+    .mkfs_options = (char *)"-m crc=1",
+    .mount_options = (char *)"logbufs=8",
+    .nrfiles = 16,
+  };
+  char dir[4096], file[4200], cmd[512], *text;
+
+  (void)state;
+  assert_int_equal(ff_test_mkscratch(dir, sizeof dir, "fio"), 0);
+  snprintf(file, sizeof file, "%s/job.fio", dir);
+  assert_ok(ff_fio_write_job(&io, "/run/x/fs-0.mnt", file));
+  text = ff_slurp(file, 4096);
+  assert_string_equal(text,
+                      "# fusefarm io workload (docs/scenario-format.md)\n"
+                      "[global]\n"
+                      "directory=/run/x/fs-0.mnt\n"
+                      "rw=write\n"
+                      "bs=4096\n"
+                      "iodepth=1\n"
+                      "direct=0\n"
+                      "ioengine=psync\n"
+                      "size=1048576\n"
+                      "numjobs=8\n"
+                      "group_reporting=1\n"
+                      "nrfiles=16\n"
+                      "fallocate=none\n"
+                      "fsync=1\n"
+                      "\n"
+                      "[ff-io]\n");
+  free(text);
+  unlink(file);
+  rmdir(dir);
+  ff_fio_describe(&io, cmd, sizeof cmd);
+  assert_string_equal(cmd, "fio --output-format=json JOB (rw=write bs=4K "
+                           "iodepth=1 direct=0 ioengine=psync size=1M "
+                           "numjobs=8 nrfiles=16 fsync=1 on xfs -o logbufs=8 "
+                           "(mkfs -m crc=1) of pv0002)");
+  io.mkfs_options = (char *)"";
+  io.mount_options = (char *)"";
+  ff_fio_describe(&io, cmd, sizeof cmd);
+  assert_non_null(strstr(cmd, "fsync=1 on xfs of pv0002)"));
+}
+
 int
 main(void)
 {
@@ -187,6 +244,7 @@ main(void)
     cmocka_unit_test(test_parse_one_way),
     cmocka_unit_test(test_parse_bad),
     cmocka_unit_test(test_job_file),
+    cmocka_unit_test(test_fs_job_file),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

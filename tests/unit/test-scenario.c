@@ -217,9 +217,48 @@ static const struct {
   {"workloads = ({ type = \"io\"; target = \"pv0001\";\n numjobs = 0; });",
    "t:2: workloads.[0].numjobs", "out of range"},
   {"workloads = ({ type = \"pvs\";\n target = \"pv0001\"; });",
-   "t:2: workloads.[0].target", "only io workloads take target"},
+   "t:2: workloads.[0].target", "only io and fs workloads take target"},
   {"workloads = ({ type = \"lvchange\";\n rw = \"read\"; });",
-   "t:2: workloads.[0].rw", "only io workloads take rw"},
+   "t:2: workloads.[0].rw", "only io and fs workloads take rw"},
+  /* fs workloads and the axes of io and fs workloads */
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n nrfiles = 3; });",
+   "t:2: workloads.[0].nrfiles", "only fs workloads take nrfiles"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n fstype = \"xfs\"; "
+   "});",
+   "t:2: workloads.[0].fstype", "only fs workloads take fstype"},
+  {"workloads = ({ type = \"fs\"; });", "t:1: workloads.[0].target",
+   "missing"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n fstype = "
+   "\"btrfs\"; });",
+   "t:2: workloads.[0].fstype", "unknown fstype 'btrfs' (expected ext4 or xfs)"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n mount_options = "
+   "\"logbufs=8, logbsize=256k\"; });",
+   "t:2: workloads.[0].mount_options", "has a blank"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n mkfs_options = "
+   "\"-L 'my fs'\"; });",
+   "t:2: workloads.[0].mkfs_options", "has a quote"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\"; size = \"8K\";\n "
+   "nrfiles = 4; });",
+   "t:1: workloads.[0].size", "less than one bs"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n nrfiles = 0; });",
+   "t:2: workloads.[0].nrfiles", "out of range"},
+  {"matrix = ({ key = \"fusefarm/target\"; values = [\"pv0001\"]; });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "t:1: matrix.[0]", "fusefarm/target changes io and fs workloads, and this "
+                      "scenario has none"},
+  {"matrix = ({ key = \"fusefarm/mount_options\"; values = [\"\"]; });\n"
+   "workloads = ({ type = \"io\"; target = \"pv0001\"; });",
+   "t:1: matrix.[0]", "fusefarm/mount_options changes fs workloads"},
+  {"matrix = ({ key = \"fusefarm/target\"; values = [\"pv0001\", \"a/b/c\"]; "
+   "});\nworkloads = ({ type = \"io\"; target = \"pv0001\"; });",
+   "t:1: matrix.[0].values", "value 1 does not fit fusefarm/target"},
+  {"matrix = ({ key = \"fusefarm/fstype\"; values = [\"ext3\"]; });\n"
+   "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
+   "t:1: matrix.[0].values", "value 0 does not fit fusefarm/fstype (expected "
+                             "\"ext4\" or \"xfs\")"},
+  {"matrix = ({ key = \"fusefarm/mount_options\"; values = [8]; });\n"
+   "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
+   "t:1: matrix.[0].values", "does not fit fusefarm/mount_options"},
   {"workloads = ({ type = \"io\"; target = \"pv0001\";\n count = 3; });",
    "t:2: workloads.[0].count", "only lvchange workloads take count"},
 };
@@ -379,6 +418,62 @@ test_io_keys(void **state)
   ff_scenario_free(sc);
 }
 
+/* fs: the fio keys with the defaults of buffered writes, the
+ * filesystem's keys; the axes that change io and fs workloads. */
+static void
+test_fs_keys(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "matrix = ({ key = \"fusefarm/mount_options\";\n"
+    "            values = [\"logbufs=2\", \"logbufs=8,logbsize=256k\"]; },\n"
+    "          { key = \"fusefarm/target\"; values = [\"pv0001\", "
+    "\"vg/lv\"]; },\n"
+    "          { key = \"fusefarm/fstype\"; values = [\"xfs\"]; });\n"
+    "workloads = ({ type = \"fs\"; target = \"pv0003\"; },\n"
+    "  { type = \"fs\"; name = \"x\"; target = \"pv0002\"; fstype = \"xfs\";\n"
+    "    mkfs_options = \"-m crc=1  -l size=8m\"; mount_options = "
+    "\"logbufs=4\";\n"
+    "    nrfiles = 16; numjobs = 8; fsync = 1; size = \"1M\"; });",
+    "t", "/b");
+  const struct ff_io_job *io;
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_int_equal(ff_scenario_nconfigs(sc), 4);
+  assert_int_equal(sc->workloads[0].type, FF_W_FS);
+  assert_string_equal(ff_wtype_name(FF_W_FS), "fs");
+  assert_string_equal(sc->workloads[0].name, "fs");
+  io = &sc->workloads[0].io;
+  assert_string_equal(io->target, "pv0003");
+  assert_string_equal(io->fstype, "ext4");
+  assert_string_equal(io->mkfs_options, "");
+  assert_string_equal(io->mount_options, "");
+  assert_int_equal(io->nrfiles, 1);
+  assert_string_equal(io->rw, "write");
+  assert_int_equal(io->direct, 0);
+  assert_string_equal(io->ioengine, "psync");
+  assert_int_equal(io->size, 16 << 20);
+  io = &sc->workloads[1].io;
+  assert_string_equal(io->fstype, "xfs");
+  assert_string_equal(io->mkfs_options, "-m crc=1  -l size=8m");
+  assert_string_equal(io->mount_options, "logbufs=4");
+  assert_int_equal(io->nrfiles, 16);
+  assert_int_equal(io->numjobs, 8);
+  assert_int_equal(io->fsync, 1);
+  assert_string_equal(
+    ff_scenario_axis(sc, "fusefarm/mount_options")->values[1].s,
+    "logbufs=8,logbsize=256k");
+  /* the target axis's values are not paths: kept as given */
+  assert_string_equal(ff_scenario_axis(sc, "fusefarm/target")->values[1].s,
+                      "vg/lv");
+  assert_true(ff_scenario_target_valid("vg0001/lv0001"));
+  assert_false(ff_scenario_target_valid("vg/lv/x"));
+  assert_false(ff_scenario_target_valid("a:b"));
+  assert_true(ff_scenario_fstype_valid("xfs"));
+  assert_false(ff_scenario_fstype_valid("btrfs"));
+  ff_scenario_free(sc);
+}
+
 static void
 test_bad(void **state)
 {
@@ -428,6 +523,7 @@ main(void)
     cmocka_unit_test(test_fence_keys),
     cmocka_unit_test(test_lvm_list),
     cmocka_unit_test(test_io_keys),
+    cmocka_unit_test(test_fs_keys),
     cmocka_unit_test(test_bad),
   };
 
