@@ -215,24 +215,46 @@ config_profile(const struct ff_scenario *sc, uint64_t k)
   return p;
 }
 
+/* The signal (SIGINT or SIGTERM) that stopped the run: no boot starts
+ * after it. */
+static volatile sig_atomic_t vm_stop;
+
+static void
+on_stop(int sig)
+{
+  vm_stop = sig;
+}
+
 /* Run a guest script in the foreground (stdio inherited) and wait for it.
- * While it runs we ignore SIGINT/SIGTERM: a ^C reaches the script, which
- * ends its own way, and we report how (ff-spawn.h gives the child the
- * default actions back). */
+ * While it runs a SIGINT/SIGTERM only marks the run stopped: a ^C (or a
+ * kill of the process group) reaches the script, which ends its own way
+ * (stopping its qemu and nbdkit), and we report how (ff-spawn.h gives the
+ * child the default actions back).  Once stopped, no script starts:
+ * 130, as the script's own exit on a signal. */
 static int
 run_script(char **args)
 {
   const struct ff_spawn o = {.argv = (const char *const *)args,
                              .inherit_stdio = 1};
-  struct sigaction ign = {0}, oldint, oldterm;
+  struct sigaction mark = {0}, oldint, oldterm;
   int st;
 
-  ign.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ign, &oldint);
-  sigaction(SIGTERM, &ign, &oldterm);
+  if (vm_stop) {
+    fprintf(stderr, "fusefarm vm: stopped by signal %d: %s not started\n",
+            (int)vm_stop, args[0]);
+    return 130;
+  }
+  mark.sa_handler = on_stop;
+  sigemptyset(&mark.sa_mask);
+  sigaction(SIGINT, &mark, &oldint);
+  sigaction(SIGTERM, &mark, &oldterm);
   st = ff_spawn_run(&o);
   sigaction(SIGINT, &oldint, NULL);
   sigaction(SIGTERM, &oldterm, NULL);
+  if (vm_stop) {
+    fprintf(stderr, "fusefarm vm: stopped by signal %d\n", (int)vm_stop);
+    return 130;
+  }
   if (st < 0) {
     fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
     return 127;
@@ -628,6 +650,8 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
     rc = boot_once(v, ks[g], NULL, plan, result, bootj, NULL);
     if (rc > status)
       status = rc;
+    if (vm_stop)
+      break;
     {
       json_t *bj = json_load_file(bootj, 0, NULL);
 
@@ -1211,7 +1235,7 @@ ff_cmd_vm(int argc, char **argv)
                               json_integer((json_int_t)ks[i] + 1));
         json_array_append_new(all, bj);
       }
-      if (r == 2)
+      if (r == 2 || vm_stop)
         break;
     }
     if (nk > 1) {

@@ -33,7 +33,8 @@
 #      Debian's, its lvm activates; what --lvm refuses before a boot
 #   4. a guest that panics, one that times out (initramfs and systemd)
 #      and a missing qemu each end with a clear message and leave no qemu
-#      or nbdkit behind
+#      or nbdkit behind; a SIGTERM to a run of 2 boots during its first
+#      stops it there: the second never starts, nothing is left
 #
 # usage: test-vm.sh FUSEFARM  (FF_SOURCE_DIR: the source tree; root;
 #        qemu-system-x86, nbdkit, cpio, kmod, mmdebstrap, e2fsprogs,
@@ -225,6 +226,33 @@ expect lvm-two-spec 2 'several builds are a matrix axis' -- \
   --lvm "$bdir/sbin/lvm" --lvm "$bdir/sbin/lvm" "$specs/farm16.conf"
 FF_LVM_GIT= expect lvm-ref-no-tree 2 'no lvm2 tree was given' -- \
   --boot systemd --lvm v2_03_05 "$specs/farm16.conf"
+
+# SIGTERM to the whole run (its process group, as a CI job's timeout or a
+# ^C sends it) while its first boot runs: that boot stops (qemu, nbdkit)
+# and the second of the scenario's 2 boots never starts.  The signal is
+# sent when the first boot's script says its qemu started (read from the
+# run's output as it comes), not after a time.
+rm -f "$tmp/stop.out" "$tmp/stop.fifo"
+mkfifo "$tmp/stop.fifo"
+setsid "$ff" vm "$tmp/scenario.conf" --timeout 1800 >"$tmp/stop.fifo" 2>&1 &
+stop_pid=$!
+sent=0
+while IFS= read -r line; do
+  printf '%s\n' "$line" >>"$tmp/stop.out"
+  if [ "$sent" = 0 ] && [[ $line == *"qemu started"* ]]; then
+    kill -TERM -- "-$stop_pid" 2>/dev/null || true
+    sent=1
+  fi
+done <"$tmp/stop.fifo"
+rc=0
+wait "$stop_pid" || rc=$?
+nboots=$(grep -c 'fusefarm vm: initramfs boot of' "$tmp/stop.out" || true)
+if [ "$rc" = 0 ] || [ "$nboots" != 1 ] || ! grep -q 'fusefarm vm: stopped by signal 15' "$tmp/stop.out"; then
+  fail "stop: rc $rc, $nboots boots started (want 1), in:"; sed 's/^/  /' "$tmp/stop.out"
+else
+  echo "ok   stop: rc $rc after 1 of 2 boots: $(grep -m1 'stopped by signal' "$tmp/stop.out")"
+fi
+[ -z "$(leftovers)" ] || { fail "stop: left processes behind:"; pgrep -af "$runs_re" | cut -c1-160; }
 
 FF_APPEND='rdinit=/nonexistent' expect panic 1 'error: guest kernel panic' -- "$specs/farm16.conf"
 expect timeout 1 'error: timeout: the guest did not finish in 3s' -- --timeout 3 "$specs/farm16.conf"
