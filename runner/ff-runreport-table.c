@@ -565,7 +565,8 @@ struct iostat {
   size_t n;
 };
 
-enum ioq { IO_MBS, IO_IOPS, IO_P50, IO_P99 };
+/* fio's numbers of a direction, then the farm's counters of the run */
+enum ioq { IO_MBS, IO_IOPS, IO_P50, IO_P99, IO_FWRITES, IO_FFLUSHES };
 
 static double
 ioq_value(const struct ff_rr_iodir *d, enum ioq q)
@@ -582,6 +583,17 @@ ioq_value(const struct ff_rr_iodir *d, enum ioq q)
   }
 }
 
+/* Quantity q of run r, direction d (negative: the run has none). */
+static double
+ioq_of_run(const struct ff_rr_run *r, const struct ff_rr_iodir *d, enum ioq q)
+{
+  if (q == IO_FWRITES)
+    return (double)r->io_farm_writes;
+  if (q == IO_FFLUSHES)
+    return (double)r->io_farm_flushes;
+  return ioq_value(d, q);
+}
+
 static bool
 iostat_of(const struct ff_rr_workload *w, bool write, enum ioq q,
           struct iostat *st)
@@ -596,9 +608,9 @@ iostat_of(const struct ff_rr_workload *w, bool write, enum ioq q,
       write ? &w->runs[i].io_write : &w->runs[i].io_read;
 
     if (!w->runs[i].has_io || d->ios <= 0 ||
-        ((q == IO_P50 || q == IO_P99) && ioq_value(d, q) < 0))
+        (q != IO_MBS && q != IO_IOPS && ioq_of_run(&w->runs[i], d, q) < 0))
       continue;
-    v[st->n++] = ioq_value(d, q);
+    v[st->n++] = ioq_of_run(&w->runs[i], d, q);
   }
   if (st->n) {
     qsort(v, st->n, sizeof *v, cmp_double);
@@ -640,10 +652,16 @@ io_cell(const struct iostat *st, enum ioq q, bool *failed)
         div = units[u].div;
         unit = units[u].unit;
       }
-  fmt_num(st->med / div, m, sizeof m);
-  if (st->n > 1) {
+  if (q == IO_FWRITES || q == IO_FFLUSHES) { /* counts */
+    snprintf(m, sizeof m, "%.0f", st->med);
+    snprintf(lo, sizeof lo, "%.0f", st->min);
+    snprintf(hi, sizeof hi, "%.0f", st->max);
+  } else {
+    fmt_num(st->med / div, m, sizeof m);
     fmt_num(st->min / div, lo, sizeof lo);
     fmt_num(st->max / div, hi, sizeof hi);
+  }
+  if (st->n > 1) {
     r = asprintf(&s, "%s%s (%s\u2013%s)", m, unit, lo, hi);
   } else {
     r = asprintf(&s, "%s%s", m, unit);
@@ -669,12 +687,13 @@ io_dir_used(const struct ff_rr_workload *w, bool write)
 static int
 print_io_table(const struct ff_runreport *rr, FILE *out)
 {
-  static const char *const heads[] = {"MB/s", "IOPS", "clat p50", "clat p99"};
+  static const char *const heads[] = {"MB/s",     "IOPS",        "clat p50",
+                                      "clat p99", "farm writes", "flushes"};
   struct table t = {0};
   size_t nrows = 0, nvary = 0, col = 0, r = 0, *cfg;
   const struct ff_rr_workload **wl;
   bool *wr, setcols, failed = false;
-  int rc;
+  int rc, nq = 4;
 
   for (size_t i = 0; i < rr->nconfigs; i++)
     for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
@@ -682,6 +701,10 @@ print_io_table(const struct ff_runreport *rr, FILE *out)
 
       if (w->io)
         nrows += io_dir_used(w, false) + io_dir_used(w, true);
+      /* the farm's counters: two more columns when a run has them */
+      for (size_t k = 0; w->io && k < w->nruns; k++)
+        if (w->runs[k].io_farm_writes >= 0)
+          nq = 6;
     }
   if (!nrows)
     return 0;
@@ -691,7 +714,7 @@ print_io_table(const struct ff_runreport *rr, FILE *out)
   cfg = calloc(nrows, sizeof *cfg);
   wl = calloc(nrows, sizeof *wl);
   wr = calloc(nrows, sizeof *wr);
-  t.ncols = 1 + (setcols ? nvary : 1) + 4 + 4;
+  t.ncols = 1 + (setcols ? nvary : 1) + 4 + (size_t)nq;
   t.nrows = nrows + 1;
   t.cell = calloc(t.ncols * t.nrows, sizeof *t.cell);
   t.group = calloc(t.ncols, sizeof *t.group);
@@ -736,7 +759,7 @@ print_io_table(const struct ff_runreport *rr, FILE *out)
     *tcell(&t, r + 1, col + 3) = xstrdup(wr[r] ? "write" : "read", &failed);
   }
   col += 4;
-  for (int q = 0; q < 4; q++, col++) {
+  for (int q = 0; q < nq; q++, col++) {
     *tcell(&t, 0, col) = xstrdup(heads[q], &failed);
     t.right[col] = true;
     for (r = 0; r < nrows; r++) {
@@ -753,8 +776,12 @@ print_io_table(const struct ff_runreport *rr, FILE *out)
     rc = ff_rr_oom();
     goto out;
   }
-  fprintf(out, "\nio (fio): median (min\u2013max) over the runs with fio's "
-               "numbers; MB/s = 10^6 bytes/s; clat: completion latency\n");
+  fprintf(out,
+          "\nio (fio): median (min\u2013max) over the runs with fio's "
+          "numbers; MB/s = 10^6 bytes/s; clat: completion latency%s\n",
+          nq > 4 ? "; farm writes, flushes: what the farm served during "
+                   "the run (the target device's; for an LV the whole farm's)"
+                 : "");
   rc = table_print(&t, out);
 out:
   table_free(&t);

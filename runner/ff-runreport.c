@@ -296,9 +296,10 @@ load_iodir(struct ff_rr_iodir *d, const json_t *io, const char *path,
 static int
 load_io(struct ff_rr_run *r, const json_t *e, const char *path)
 {
-  const json_t *io;
-  char p[PATH_LEN];
+  const json_t *io, *farm;
+  char p[PATH_LEN], fp[PATH_LEN];
 
+  r->io_farm_writes = r->io_farm_flushes = -1;
   if (get_typed(e, path, "io", true, false, &io) < 0)
     return -1;
   if (!io)
@@ -306,7 +307,13 @@ load_io(struct ff_rr_run *r, const json_t *e, const char *path)
   subpath(p, path, "io");
   if (load_iodir(&r->io_read, io, p, "read") < 0 ||
       load_iodir(&r->io_write, io, p, "write") < 0 ||
-      get_int(io, p, "error", false, LLONG_MIN, &r->io_error) < 0)
+      get_int(io, p, "error", false, LLONG_MIN, &r->io_error) < 0 ||
+      get_typed(io, p, "farm", true, false, &farm) < 0)
+    return -1;
+  subpath(fp, p, "farm");
+  if (farm &&
+      (get_int(farm, fp, "writes", false, 0, &r->io_farm_writes) < 0 ||
+       get_int(farm, fp, "flushes", false, 0, &r->io_farm_flushes) < 0))
     return -1;
   r->has_io = true;
   return 0;

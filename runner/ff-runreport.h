@@ -93,6 +93,9 @@ struct ff_rr_run {
   bool has_io;
   struct ff_rr_iodir io_read, io_write;
   long long io_error;
+  /* optional (-1 when absent): the farm's writes and flushes during the
+   * run (io.farm: the target's, or the whole farm's for an LV) */
+  long long io_farm_writes, io_farm_flushes;
 };
 
 struct ff_rr_workload {

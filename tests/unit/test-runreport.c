@@ -795,10 +795,10 @@ static const char io_doc[] =
 static void
 test_io(void **state)
 {
-  json_t *doc = parse(io_doc);
+  json_t *doc = parse(io_doc), *runs;
   struct ff_runreport *rr = load(doc);
   const struct ff_rr_workload *w;
-  char *text;
+  char *text, *p;
 
   (void)state;
   assert_nonnull_err(rr);
@@ -859,6 +859,46 @@ test_io(void **state)
   assert_non_null(strstr(ff_errmsg(),
                          "configs[0].workloads[0].runs[0].io.read: missing "
                          "\"iops\""));
+  json_decref(doc);
+
+  /* the farm's counters (io.farm) are two more columns, median (min–max)
+   * over the runs that have them; a document without them has none */
+  doc = parse(io_doc);
+  runs = json_object_get(
+    json_array_get(
+      json_object_get(json_array_get(json_object_get(doc, "configs"), 0),
+                      "workloads"),
+      0),
+    "runs");
+
+  for (size_t i = 0; i < 3; i++)
+    json_object_set_new(
+      json_object_get(json_array_get(runs, i), "io"), "farm",
+      json_pack("{s:I, s:I, s:I, s:I, s:I}", "reads", (json_int_t)256,
+                "bytes_read", (json_int_t)1048576, "writes",
+                (json_int_t)(256 + i), "bytes_written", (json_int_t)1048576,
+                "flushes", (json_int_t)(2 * i)));
+  rr = load(doc);
+  assert_nonnull_err(rr);
+  w = ff_runreport_find_workload(&rr->configs[0], "rw");
+  assert_int_equal(w->runs[2].io_farm_writes, 258);
+  assert_int_equal(w->runs[2].io_farm_flushes, 4);
+  w = ff_runreport_find_workload(&rr->configs[1], "rw");
+  assert_int_equal(w->runs[0].io_farm_writes, -1);
+  text = render(rr, 3, NULL);
+  assert_non_null(strstr(text, "  farm writes  flushes\n"));
+  assert_non_null(strstr(text, "  257 (256\u2013258)  2 (0\u20134)\n"));
+  /* config 2's runs have no farm counters: "-" in both columns */
+  p = strstr(text, "14.0 ms");
+  assert_non_null(p);
+  assert_memory_equal(strchr(p, '\n') - 2, " -", 2);
+  free(text);
+  ff_runreport_free(rr);
+  json_object_del(
+    json_object_get(json_object_get(json_array_get(runs, 0), "io"), "farm"),
+    "flushes");
+  assert_null(load(doc));
+  assert_non_null(strstr(ff_errmsg(), "runs[0].io.farm: missing \"flushes\""));
   json_decref(doc);
 }
 
