@@ -275,8 +275,8 @@ parse_fs(const char *file, const config_setting_t *g, const char *path,
 
 /* The keys of an io workload (docs/scenario-format.md): the fio job. */
 static int
-parse_io(const char *file, const config_setting_t *g, const char *path,
-         int fs, struct ff_io_job *io)
+parse_io(const char *file, const config_setting_t *g, const char *path, int fs,
+         struct ff_io_job *io)
 {
   static const char *const rws[] = {"read", "write",  "randread", "randwrite",
                                     "rw",   "randrw", NULL};
@@ -352,11 +352,11 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
                struct ff_workload *w)
 {
   static const char *const keys[] = {
-    "type",    "name",      "repeat",   "concurrency", "spread",
-    "count",   "lv",        "target",   "rw",          "bs",
-    "iodepth", "direct",    "ioengine", "size",        "runtime",
-    "fsync",   "fdatasync", "numjobs",  "fstype",      "mkfs_options",
-    "mount_options", "nrfiles", NULL};
+    "type",          "name",      "repeat",   "concurrency", "spread",
+    "count",         "lv",        "target",   "rw",          "bs",
+    "iodepth",       "direct",    "ioengine", "size",        "runtime",
+    "fsync",         "fdatasync", "numjobs",  "fstype",      "mkfs_options",
+    "mount_options", "nrfiles",   NULL};
   char *type = NULL, *spread = NULL;
   char kp[256];
   int r;
@@ -436,8 +436,7 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
     const char *tn = wtype_names[w->type];
 
     for (size_t i = 0; i < sizeof only / sizeof *only; i++)
-      if (config_setting_get_member(g, only[i][0]) &&
-          strcmp(tn, only[i][1]) &&
+      if (config_setting_get_member(g, only[i][0]) && strcmp(tn, only[i][1]) &&
           (strcmp(only[i][1], "io and fs") ||
            (w->type != FF_W_IO && w->type != FF_W_FS))) {
         ff_cfg_join(kp, sizeof kp, path, only[i][0]);
@@ -448,9 +447,9 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
   if (w->type == FF_W_IO)
     return parse_io(file, g, path, 0, &w->io);
   if (w->type == FF_W_FS)
-    return parse_io(file, g, path, 1, &w->io) < 0 ? -1
-                                                  : parse_fs(file, g, path,
-                                                             &w->io);
+    return parse_io(file, g, path, 1, &w->io) < 0
+             ? -1
+             : parse_fs(file, g, path, &w->io);
   return 0;
 }
 

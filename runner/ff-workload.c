@@ -1065,9 +1065,9 @@ io_vg_change(const struct ff_wenv *e, const char *target, int on,
 
 /* fio on the target's block device (io_fio with no mount point). */
 static int
-io_block(const struct ff_wenv *e, const struct ff_workload *w,
-         const char *tag, json_t *run, double *wall, int *worst, int *errors,
-         char *msg, size_t msglen)
+io_block(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
+         json_t *run, double *wall, int *worst, int *errors, char *msg,
+         size_t msglen)
 {
   return io_fio(e, w, tag, NULL, run, wall, worst, errors, msg, msglen);
 }
@@ -1141,8 +1141,8 @@ fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
  * target's VG is activated before and deactivated after, as for io. */
 static int
 fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-       json_t *run, double *wall, int *worst, int *errors, char *msg,
-       size_t msglen)
+         json_t *run, double *wall, int *worst, int *errors, char *msg,
+         size_t msglen)
 {
   const struct ff_io_job *io = &w->io;
   int xfs = !strcmp(io->fstype, "xfs");
@@ -1237,8 +1237,8 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   rmdir(mnt);
   fs = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f}", "fstype", io->fstype,
                  "mkfs_options", io->mkfs_options, "mount_options",
-                 io->mount_options, "mkfs_wall", t_mkfs, "mount_wall",
-                 t_mount, "umount_wall", t_umount);
+                 io->mount_options, "mkfs_wall", t_mkfs, "mount_wall", t_mount,
+                 "umount_wall", t_umount);
   if (json_object_get(run, "io")) {
     json_object_set_new(json_object_get(run, "io"), "fs", fs);
     /* the target's counters with what umount wrote */

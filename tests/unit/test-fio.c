@@ -240,10 +240,8 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_parse_fixture),
-    cmocka_unit_test(test_parse_one_way),
-    cmocka_unit_test(test_parse_bad),
-    cmocka_unit_test(test_job_file),
+    cmocka_unit_test(test_parse_fixture), cmocka_unit_test(test_parse_one_way),
+    cmocka_unit_test(test_parse_bad),     cmocka_unit_test(test_job_file),
     cmocka_unit_test(test_fs_job_file),
   };
 

@@ -230,7 +230,8 @@ static const struct {
    "missing"},
   {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n fstype = "
    "\"btrfs\"; });",
-   "t:2: workloads.[0].fstype", "unknown fstype 'btrfs' (expected ext4 or xfs)"},
+   "t:2: workloads.[0].fstype",
+   "unknown fstype 'btrfs' (expected ext4 or xfs)"},
   {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n mount_options = "
    "\"logbufs=8, logbsize=256k\"; });",
    "t:2: workloads.[0].mount_options", "has a blank"},
@@ -244,8 +245,9 @@ static const struct {
    "t:2: workloads.[0].nrfiles", "out of range"},
   {"matrix = ({ key = \"fusefarm/target\"; values = [\"pv0001\"]; });\n"
    "workloads = ({ type = \"pvs\"; });",
-   "t:1: matrix.[0]", "fusefarm/target changes io and fs workloads, and this "
-                      "scenario has none"},
+   "t:1: matrix.[0]",
+   "fusefarm/target changes io and fs workloads, and this "
+   "scenario has none"},
   {"matrix = ({ key = \"fusefarm/mount_options\"; values = [\"\"]; });\n"
    "workloads = ({ type = \"io\"; target = \"pv0001\"; });",
    "t:1: matrix.[0]", "fusefarm/mount_options changes fs workloads"},
@@ -254,8 +256,9 @@ static const struct {
    "t:1: matrix.[0].values", "value 1 does not fit fusefarm/target"},
   {"matrix = ({ key = \"fusefarm/fstype\"; values = [\"ext3\"]; });\n"
    "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
-   "t:1: matrix.[0].values", "value 0 does not fit fusefarm/fstype (expected "
-                             "\"ext4\" or \"xfs\")"},
+   "t:1: matrix.[0].values",
+   "value 0 does not fit fusefarm/fstype (expected "
+   "\"ext4\" or \"xfs\")"},
   {"matrix = ({ key = \"fusefarm/mount_options\"; values = [8]; });\n"
    "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
    "t:1: matrix.[0].values", "does not fit fusefarm/mount_options"},
