@@ -802,3 +802,36 @@ bl__copy_all() {
   t1=$(bl_now)
   bl_secs "$t0" "$t1"
 }
+
+# bl_section_guest_io: is the farm what caps fio in the guest?  One
+# `fusefarm vm` boot (TCG; the guest images are built first if the cache
+# has none: minutes) of bench/guest-io.conf: the same fio jobs on a raw
+# farm disk with the ideal profile and on the guest's RAM disk (brd), in
+# that one boot.  Rows: farm vs RAM disk for the clat p50 of 4 KiB random
+# writes at iodepth 1 (what one I/O costs the guest: the floor under every
+# profile latency), the IOPS of 4 KiB random reads at iodepth 16 and the
+# MB/s of 256 KiB sequential writes at iodepth 16.
+bl_section_guest_io() {
+  local s=$BL_S doc=$BL_S/guest-io.json
+  bl_log "guest-io: fusefarm vm bench/guest-io.conf (one TCG boot, ~1 min)"
+  "$BL_BIN" vm "$BL_TOP/bench/guest-io.conf" --json "$doc" >"$s/guest-io.out" 2>"$s/guest-io.err" ||
+    {
+      tail -n 20 "$s/guest-io.err" >&2
+      ff_die "guest-io: fusefarm vm failed (its output: above)"
+    }
+  local p="fio in one guest (TCG), ideal profile"
+  bl_row guest.io.clat "guest 4K randwrite qd1 clat p50: farm disk vs RAM disk" \
+    "$(bl_calc "$(bl__gio "$doc" farm-4k-randwrite write clat_p50_ns) / 1000")" us \
+    "$(bl_calc "$(bl__gio "$doc" ram-4k-randwrite write clat_p50_ns) / 1000")" us "$p; 4 MiB"
+  bl_row guest.io.iops "guest 4K randread qd16 IOPS: farm disk vs RAM disk" \
+    "$(bl__gio "$doc" farm-4k-randread read iops)" IOPS "$(bl__gio "$doc" ram-4k-randread read iops)" IOPS "$p; 8 MiB"
+  bl_row guest.io.mbs "guest 256K write qd16 MB/s: farm disk vs RAM disk" \
+    "$(bl_calc "$(bl__gio "$doc" farm-256k-write write bw) / 1e6")" MB/s \
+    "$(bl_calc "$(bl__gio "$doc" ram-256k-write write bw) / 1e6")" MB/s "$p; 128 MiB"
+}
+
+# bl__gio DOC WORKLOAD DIR KEY: io[DIR][KEY] of WORKLOAD's first run in
+# the run document DOC (its first configuration).
+bl__gio() {
+  bl_jget "$1" "[w for w in d['configs'][0]['workloads'] if w['name'] == '$2'][0]['runs'][0]['io']['$3']['$4']"
+}

@@ -160,6 +160,17 @@ for m in $MODS; do
   done
 done
 
+# Modules in the image but not loaded at boot: brd, the RAM disk of io
+# target "ram" (ff-guestrun loads it when a plan names that target; its
+# disks would otherwise be in every lvm scan).  No dependencies.
+for m in brd; do
+  modprobe -d "$X" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
+  while read -r ko; do
+    rel=${ko#"$X"/}
+    [ -f "$R/$rel" ] || { mkdir -p "$R/$(dirname "$rel")"; cp "$ko" "$R/$rel"; }
+  done
+done
+
 # lvm without udev: lvm makes the /dev/mapper nodes itself.
 cat >"$R/etc/lvm/lvm.conf" <<'EOF'
 devices { obtain_device_list_from_udev = 0 }

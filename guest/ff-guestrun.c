@@ -52,6 +52,7 @@
 struct guest {
   const char *lvm;
   const char *outdir;
+  const char *ram_disk; /* target "ram", or NULL */
   uint32_t ndevs;
   char **names, **paths, **vgs;
   char *first_lv;
@@ -287,6 +288,68 @@ load_devices(struct guest *g, const char *manifest)
   return 0;
 }
 
+/* ---- the RAM disk: io target "ram" -----------------------------------------
+ *
+ * A baseline with no farm below it: brd's /dev/ram0, in the guest's own
+ * memory.  The module is in the initramfs but not loaded at boot (its
+ * disks would be in every lvm scan): a plan that names target "ram" (a
+ * workload's, or a value of fusefarm/target) loads it once, one disk of
+ * 256 MiB (pages are allocated as they are written). */
+
+#define RAM_DISK "/dev/ram0"
+
+static int
+plan_wants_ram(json_t *plan)
+{
+  json_t *j;
+  size_t i;
+
+  json_array_foreach(json_object_get(plan, "workloads"), i, j)
+  {
+    const char *t =
+      json_string_value(json_object_get(json_object_get(j, "io"), "target"));
+
+    if (t && !strcmp(t, FF_IO_RAM_TARGET))
+      return 1;
+  }
+  json_array_foreach(json_object_get(plan, "configs"), i, j)
+  {
+    const char *t = json_string_value(json_object_get(j, "target"));
+
+    if (t && !strcmp(t, FF_IO_RAM_TARGET))
+      return 1;
+  }
+  return 0;
+}
+
+/* RAM_DISK, or NULL with a progress line saying why not. */
+static const char *
+ram_disk_load(void)
+{
+  struct utsname u;
+  struct stat st;
+  char ko[PATH_MAX];
+  const char *argv[] = {"insmod", ko, "rd_nr=1", "rd_size=262144", NULL};
+  pid_t pid;
+  int ex;
+
+  if (stat(RAM_DISK, &st) == 0 && S_ISBLK(st.st_mode))
+    return RAM_DISK;
+  uname(&u);
+  snprintf(ko, sizeof ko, "/lib/modules/%s/kernel/drivers/block/brd.ko",
+           u.release);
+  pid = ff_spawn(argv, "/tmp/ff-brd.out", "/tmp/ff-brd.err", NULL);
+  ex = pid > 0 ? ff_wait_status(pid) : -1;
+  if (ex != 0 || stat(RAM_DISK, &st) < 0 || !S_ISBLK(st.st_mode)) {
+    printf("FF-PROGRESS ff-guestrun: no RAM disk (insmod %s: exit %d): "
+           "target ram fails\n",
+           ko, ex);
+    return NULL;
+  }
+  printf("FF-PROGRESS ff-guestrun: RAM disk %s (brd, 256 MiB)\n", RAM_DISK);
+  return RAM_DISK;
+}
+
 /* "2.03.16(2) (2022-05-18)" from `lvm version`, or "unknown". */
 static char *
 lvm_version(const char *lvm)
@@ -403,6 +466,8 @@ main(int argc, char **argv)
     fprintf(stderr, "ff-guestrun: %s\n", ff_errmsg());
     return 1;
   }
+  if (plan_wants_ram(plan))
+    g.ram_disk = ram_disk_load();
   version = lvm_version(g.lvm);
   uname(&u);
   rconfigs = json_array();
@@ -450,6 +515,7 @@ main(int argc, char **argv)
         .paths = g.paths,
         .vgs = g.vgs,
         .first_lv = g.first_lv,
+        .ram_disk = g.ram_disk,
         .env = lvm_env,
         .cold = g_cold,
         .counters = g.snap_fd >= 0 ? g_counters : NULL,

@@ -132,7 +132,8 @@ ndisks=${#devices[@]}
 mapfile -t nbd_exports < <(python3 -c '
 import json, sys
 pvs = [d["name"] for d in json.load(open(sys.argv[1]))["devices"] if d["role"] == "pv"]
-print("\n".join(pvs[:int(sys.argv[2])]))' "$run/manifest.json" "$nbd_n")
+for name in pvs[:int(sys.argv[2])]:
+    print(name)' "$run/manifest.json" "$nbd_n")
 say "farm: $ndisks devices from $spec${profile:+, profile $profile}"
 
 say "preparing the base image (cache $cache)"

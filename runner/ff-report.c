@@ -169,6 +169,22 @@ whole_utf8(char t[1024], const char *s)
   }
 }
 
+/* A context on ms to measure text before the SVG exists, with the SVG
+ * surface's metrics: unhinted (an image surface's hinted advances are
+ * narrower, and a line measured there overflows the chart). */
+static cairo_t *
+scratch(cairo_surface_t *ms)
+{
+  cairo_t *mc = cairo_create(ms);
+  cairo_font_options_t *o = cairo_font_options_create();
+
+  cairo_font_options_set_hint_metrics(o, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_hint_style(o, CAIRO_HINT_STYLE_NONE);
+  cairo_set_font_options(mc, o);
+  cairo_font_options_destroy(o);
+  return mc;
+}
+
 static double
 text_w(cairo_t *cr, const char *s, double size, bool bold)
 {
@@ -331,7 +347,7 @@ draw_bars(const struct ff_runreport *rr, const char *path)
   {
     /* text is measured on a scratch context before the file exists */
     cairo_surface_t *ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
-    cairo_t *mc = cairo_create(ms);
+    cairo_t *mc = scratch(ms);
     double lw = 16, tw = 0;
 
     snprintf(buf, sizeof buf, "%s: median wall time per configuration",
@@ -425,6 +441,203 @@ draw_bars(const struct ff_runreport *rr, const char *path)
     snprintf(buf, sizeof buf, "%lld", c->id);
     text(cr, gx + group_w / 2, bottom + 16, 0.5, 10, true, C_CONFIG, buf);
     snprintf(buf, sizeof buf, "%lld: %s", c->id, c->label);
+    text(cr, ml, bottom + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
+  }
+  text(cr, ml + group_w * (double)nc / 2, bottom + 32, 0.5, 10, false, C_AXIS,
+       "configuration");
+  text(cr, ml, height - 12, 0, 10, false, C_TEXT, footer);
+  free(names);
+  return svg_close(&svg);
+}
+
+/* --- the io chart ---------------------------------------------------------
+ *
+ * One point per (config, io workload): fio's completion latency p50 (the
+ * median over the repetitions of the workload's main direction: writes
+ * when it wrote, else reads), on a log scale, the points of a workload
+ * joined across the configurations in document order, so that a latency
+ * axis reads left to right.  Markers are 7 x 7 squares in the workload's
+ * colour of the bar chart. */
+
+/* w's clat p50 in ns, the median over its runs, or -1 (no io). */
+static double
+io_p50(const struct ff_rr_workload *w)
+{
+  double v[64];
+  size_t n = 0;
+
+  for (size_t r = 0; r < w->nruns && n < 64; r++) {
+    const struct ff_rr_run *run = &w->runs[r];
+    const struct ff_rr_iodir *d =
+      run->io_write.ios > 0 ? &run->io_write : &run->io_read;
+
+    if (run->has_io && d->ios > 0 && d->clat_p50_ns > 0)
+      v[n++] = (double)d->clat_p50_ns;
+  }
+  if (!n)
+    return -1;
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      double t = v[j];
+
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* "10 µs", "1 ms", "100 ms", "1 s" for 10^e ns. */
+static void
+fmt_decade(char *buf, size_t len, int e)
+{
+  static const char *const unit[] = {"ns", "\u00b5s", "ms", "s"};
+  int u = e / 3 < 3 ? e / 3 : 3;
+  double v = pow(10, e - 3 * u);
+
+  snprintf(buf, len, "%g %s", v, unit[u]);
+}
+
+static int
+draw_io(const struct ff_runreport *rr, const char *path)
+{
+  const double ml = 72, mr = 24, ph = 280;
+  size_t nw, nc = rr->nconfigs, nio = 0;
+  const char **names = ff_runreport_workload_names(rr, &nw);
+  double lo = INFINITY, hi = 0, group_w, width, height, top, bottom, x;
+  int elo, ehi;
+  struct svg svg;
+  cairo_t *cr;
+  char buf[512];
+  const char *footer = "points: fio's completion latency p50 (clat; median "
+                       "of the repetitions), log scale";
+
+  if (!names)
+    return -1;
+  for (size_t i = 0; i < nc; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      double p = io_p50(&rr->configs[i].workloads[j]);
+
+      if (!rr->configs[i].workloads[j].io || p <= 0)
+        continue;
+      nio++;
+      lo = fmin(lo, p);
+      hi = fmax(hi, p);
+    }
+  if (!nio) {
+    free(names);
+    return 0; /* no io rows: no chart */
+  }
+  elo = (int)floor(log10(lo));
+  ehi = (int)ceil(log10(hi));
+  if (ehi <= elo)
+    ehi = elo + 1;
+  group_w = nc ? fmin(160, fmax(60, 720.0 / (double)nc)) : 160;
+  width = ml + mr + group_w * (double)nc;
+  {
+    cairo_surface_t *ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+    cairo_t *mc = scratch(ms);
+    double lw = 16, tw = 0;
+
+    snprintf(buf, sizeof buf, "%s: io completion latency per configuration",
+             rr->scenario);
+    tw = fmax(tw, 32 + text_w(mc, buf, 16, true));
+    host_line(rr, buf, sizeof buf);
+    tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
+    for (size_t k = 0; k < nw; k++)
+      lw += 17 + text_w(mc, names[k], 10, false) + 18;
+    tw = fmax(tw, fmin(lw, 1200));
+    for (size_t i = 0; i < nc; i++) {
+      snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
+               rr->configs[i].label);
+      tw = fmax(tw, ml + 16 + text_w(mc, buf, 10, false));
+    }
+    tw = fmax(tw, ml + 16 + text_w(mc, footer, 10, false));
+    width = fmax(width, fmin(tw, 1600));
+    cairo_destroy(mc);
+    cairo_surface_destroy(ms);
+  }
+  width = ceil(width);
+  top = 74 + 14 + 16;
+  bottom = top + ph;
+  height = bottom + 44 + 15 * (double)nc + 30;
+  if (svg_open(&svg, path, width, height) < 0) {
+    free(names);
+    return -1;
+  }
+  cr = svg.cr;
+  snprintf(buf, sizeof buf, "%s: io completion latency per configuration",
+           rr->scenario);
+  text(cr, 16, 26, 0, 16, true, C_TEXT, buf);
+  host_line(rr, buf, sizeof buf);
+  text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
+  x = 16;
+  for (size_t k = 0; k < nw; k++) {
+    bool io = false;
+
+    for (size_t i = 0; i < nc && !io; i++) {
+      const struct ff_rr_workload *w =
+        ff_runreport_find_workload(&rr->configs[i], names[k]);
+
+      io = w && w->io && io_p50(w) > 0;
+    }
+    if (!io)
+      continue;
+    if (x > 16 && x + 17 + text_w(cr, names[k], 10, false) > width - 16)
+      break; /* the points still name the workloads by colour */
+    x = legend(cr, x, 74, palette[k % NPALETTE], names[k]);
+  }
+
+  /* y axis: a line per decade */
+  for (int e = elo; e <= ehi; e++) {
+    double y = bottom - (double)(e - elo) / (ehi - elo) * ph;
+
+    line(cr, ml, y, ml + group_w * (double)nc, y, 1,
+         e == elo ? C_AXIS : C_GRID);
+    fmt_decade(buf, sizeof buf, e);
+    text(cr, ml - 6, y + 4, 1, 10, false, C_AXIS, buf);
+  }
+  line(cr, ml, top, ml, bottom, 1, C_AXIS);
+  text_up(cr, 18, (top + bottom) / 2, 0.5, 10, C_AXIS, "clat p50");
+
+  /* per workload: the line through its points, then the markers */
+  for (size_t k = 0; k < nw; k++) {
+    uint32_t col = palette[k % NPALETTE];
+
+    for (int pass = 0; pass < 2; pass++) {
+      bool first = true;
+
+      for (size_t i = 0; i < nc; i++) {
+        const struct ff_rr_workload *w =
+          ff_runreport_find_workload(&rr->configs[i], names[k]);
+        double p = w && w->io ? io_p50(w) : -1, px, py;
+
+        if (p <= 0)
+          continue;
+        px = ml + group_w * ((double)i + 0.5);
+        py = bottom - (log10(p) - elo) / (ehi - elo) * ph;
+        if (pass == 1)
+          fill_rect(cr, px - 3.5, py - 3.5, 7, 7, col);
+        else if (first)
+          cairo_move_to(cr, px, py);
+        else
+          cairo_line_to(cr, px, py);
+        first = false;
+      }
+      if (pass == 0 && !first) {
+        rgb(cr, col);
+        cairo_set_line_width(cr, 1.5);
+        cairo_stroke(cr);
+      }
+    }
+  }
+
+  /* config ids under the plot, then a key line per config */
+  for (size_t i = 0; i < nc; i++) {
+    snprintf(buf, sizeof buf, "%lld", rr->configs[i].id);
+    text(cr, ml + group_w * ((double)i + 0.5), bottom + 16, 0.5, 10, true,
+         C_CONFIG, buf);
+    snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
+             rr->configs[i].label);
     text(cr, ml, bottom + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
   }
   text(cr, ml + group_w * (double)nc / 2, bottom + 32, 0.5, 10, false, C_AXIS,
@@ -656,6 +869,12 @@ ff_report_svg_top(const struct ff_runreport *rr, const char *path, int top)
   if (top < 0)
     return ff_error("svg: top %d: expected a count >= 0", top);
   r = draw_bars(rr, path);
+  if (!r) {
+    char *iop = ff_runreport_io_chart_path(path);
+
+    r = iop ? draw_io(rr, iop) : -1;
+    free(iop);
+  }
   for (size_t i = 0; i < rr->nconfigs && !r; i++)
     for (size_t j = 0; j < rr->configs[i].nworkloads && !r; j++) {
       const struct ff_rr_config *c = &rr->configs[i];

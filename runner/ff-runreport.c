@@ -875,6 +875,12 @@ ff_runreport_units_csv_path(const char *csv_path)
 }
 
 char *
+ff_runreport_io_chart_path(const char *svg_path)
+{
+  return ff_runreport_sibling(svg_path, ".svg", "-io.svg");
+}
+
+char *
 ff_runreport_timeline_path(const struct ff_rr_config *c,
                            const struct ff_rr_workload *w,
                            const char *svg_path)

@@ -355,6 +355,10 @@ char *ff_runreport_fmt_secs(double s, bool unit, char *buf, size_t len);
 char *ff_runreport_sibling(const char *path, const char *ext,
                            const char *suffix);
 
+/* The io chart next to svg_path (the bar chart's path): "-io.svg"
+ * after it, ".svg" stripped; written when the document has io rows. */
+char *ff_runreport_io_chart_path(const char *svg_path);
+
 /* The timeline SVG for workload w of config c, next to svg_path (the bar
  * chart's path, ".svg" stripped): "-timeline-<id>.svg" when the config
  * has one event-activation workload, "-timeline-<id>-<name>.svg" when it

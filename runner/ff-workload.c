@@ -794,8 +794,16 @@ const char *
 ff_io_target_refusal(const struct ff_workload *w, int no_dm, char *buf,
                      size_t len)
 {
-  if ((w->type != FF_W_IO && w->type != FF_W_FS) ||
-      !strchr(w->io.target, '/') || !no_dm)
+  if ((w->type != FF_W_IO && w->type != FF_W_FS) || !no_dm)
+    return NULL;
+  if (!strcmp(w->io.target, FF_IO_RAM_TARGET)) {
+    ff_pathf(buf, len,
+             "workload %s: target %s is the guest's RAM disk, which only "
+             "`fusefarm vm` has",
+             w->name, w->io.target);
+    return buf;
+  }
+  if (!strchr(w->io.target, '/'))
     return NULL;
   ff_pathf(buf, len,
            "workload %s: target %s is an LV: LV targets need "
@@ -903,8 +911,30 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
     ff_pathf(path, len, "%s", e->paths[i]);
     return path;
   }
+  if (!strcmp(target, FF_IO_RAM_TARGET)) {
+    if (e->ram_disk) {
+      ff_pathf(path, len, "%s", e->ram_disk);
+      return path;
+    }
+    ff_pathf(msg, msglen,
+             "target %s: no RAM disk here (only the guest of "
+             "`fusefarm vm` has one)",
+             target);
+    return NULL;
+  }
   ff_pathf(msg, msglen, "target %s: no such device in the farm", target);
   return NULL;
+}
+
+/* Whether target is one of the farm's devices (a raw target the farm
+ * counts), not an LV or the RAM disk. */
+static int
+io_farm_device(const struct ff_wenv *e, const char *target)
+{
+  for (uint32_t i = 0; i < e->ndevs; i++)
+    if (e->names[i] && !strcmp(e->names[i], target))
+      return 1;
+  return 0;
 }
 
 /* What the farm served on w's target into io's "farm"; an LV's I/O
@@ -917,6 +947,8 @@ io_counters(const struct ff_wenv *e, const struct ff_workload *w, json_t *io)
 
   if (!e->counters)
     return;
+  if (!strchr(w->io.target, '/') && !io_farm_device(e, w->io.target))
+    return; /* the RAM disk: the farm served nothing */
   if (!strchr(w->io.target, '/')) {
     if (e->counters(e->ctx, w->io.target, &c) == 0)
       json_object_set_new(io, "farm", counters_json(&c));

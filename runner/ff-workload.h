@@ -48,6 +48,10 @@ struct ff_wenv {
   char **vgs;           /* [ndevs] VG of a PV, NULL otherwise */
   const char *first_lv; /* "VG/LV" for lvchange, or NULL */
   int no_dm;            /* activation with --driverloaded n */
+  /* The block device io target "ram" names: the guest's RAM disk (brd's
+   * /dev/ram0, fusefarm vm), a baseline with no farm below it.  NULL: no
+   * RAM disk here (the host). */
+  const char *ram_disk;
   /* The configuration's fusefarm/target, fusefarm/fstype and
    * fusefarm/mount_options: they replace every io and fs workload's
    * target, every fs workload's fstype and mount options (NULL: the
@@ -111,7 +115,8 @@ char *ff_wresult_json_text(const struct ff_wresult *res);
  *
  * An io workload runs fio (e->fio) with a job file written into
  * e->outdir against its target: a farm device's path from e->paths (by
- * its name in e->names), or an LV's /dev/VG/LV, which needs
+ * its name in e->names), the RAM disk (target "ram": e->ram_disk), or
+ * an LV's /dev/VG/LV, which needs
  * device-mapper: with e->no_dm it is refused (-1, ff_io_target_refusal's
  * message).  A fio that cannot start, exits non-zero, reports a job
  * error or prints no document is a failed command, like a failed lvm
@@ -124,9 +129,13 @@ char *ff_wresult_json_text(const struct ff_wresult *res);
 int ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
                     struct ff_wresult *res);
 
-/* Why an io or fs workload's target cannot run here, or NULL when it can: an
- * LV target ("VG/LV") with no device-mapper (no_dm).  The message names
- * the workload and target and says to use `fusefarm vm`. */
+/* The io target that names the guest's RAM disk (ff_wenv's ram_disk). */
+#define FF_IO_RAM_TARGET "ram"
+
+/* Why an io or fs workload's target cannot run here, or NULL when it can:
+ * on the host (no_dm: no device-mapper, no RAM disk), an LV target
+ * ("VG/LV") or the RAM disk ("ram").  The message names the workload and
+ * target and says to use `fusefarm vm`. */
 const char *ff_io_target_refusal(const struct ff_workload *w, int no_dm,
                                  char *buf, size_t len);
 

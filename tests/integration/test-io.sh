@@ -9,7 +9,8 @@
 #     report (report.txt and `fusefarm report`) has the io table with a
 #     row per config and job;
 #   - an LV target is refused before anything is mounted, naming the
-#     target and `fusefarm vm` (exit 2);
+#     target and `fusefarm vm` (exit 2), and so is target "ram" (the
+#     guest's RAM disk) as a value of the target axis;
 #   - a fio that is not there ($FF_FIO) is a failed command with its
 #     message (exit 1), and the run leaves nothing behind.
 # Properties only: no speed is judged (the 2 ms profile's times are
@@ -151,6 +152,20 @@ rc=0
 grep -q 'target vg0001/lvol0 is an LV' "$s/lv.err" && grep -q 'fusefarm vm' "$s/lv.err" ||
   ff_die "the LV refusal does not name the target and fusefarm vm: $(cat "$s/lv.err")"
 [[ ! -e $s/lv-out ]] || ff_die "a refused run made its run directory"
+ff_run_leftovers "$s" || ff_die "a refused run left something behind"
+# the guest's RAM disk, as a value of the target axis: the same
+cat >"$s/ram.conf" <<'EOF'
+name = "io-ram";
+spec = "farm.conf";
+matrix = ( { key = "fusefarm/target"; values = ["pv0002", "ram"]; } );
+workloads = ( { type = "io"; name = "w"; target = "pv0002"; size = "1M"; } );
+EOF
+rc=0
+"$bin" run "$s/ram.conf" --out "$s/ram-out" --quiet >/dev/null 2>"$s/ram.err" || rc=$?
+((rc == 2)) || ff_die "target ram exited $rc, expected 2: $(cat "$s/ram.err")"
+grep -qF "target ram is the guest's RAM disk, which only \`fusefarm vm\` has (a value of the fusefarm/target axis)" "$s/ram.err" ||
+  ff_die "the RAM disk refusal does not say why: $(cat "$s/ram.err")"
+[[ ! -e $s/ram-out ]] || ff_die "a refused run made its run directory"
 ff_run_leftovers "$s" || ff_die "a refused run left something behind"
 
 # ---- no fio: a failed command with its message -----------------------------------

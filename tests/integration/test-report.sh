@@ -19,7 +19,10 @@
 #     one bar per (config, workload) in the workload's colour and a value
 #     label per bar; each event activation has a timeline with one bar
 #     per unit and (with few units) a label per unit; every SVG renders
-#     to a PNG of its size with rsvg-convert;
+#     to a PNG of its size with rsvg-convert; a document with io rows
+#     (run-io.json) also gets an io chart: one square per (config, io
+#     workload) in the workload's colour, a higher clat p50 drawn higher
+#     in each configuration; a document without io rows gets none;
 #   - a run with 3,000 devices per event activation: every bar drawn,
 #     labels thinned out but the slowest always labelled.
 # Needs no root, no lvm, no loop device.
@@ -234,8 +237,64 @@ def breakdoc(src, out):
     del doc["configs"][2]["workloads"][0]["median"]
     json.dump(doc, open(out, "w"))
 
+def squares(path):
+    """The 7 x 7 squares of the io chart: (colour, x centre, y centre)."""
+    out = []
+    for p in ET.parse(path).getroot().iter(SVG + "path"):
+        st = p.get("style", "")
+        if "stroke:none" not in st.replace(" ", ""):
+            continue
+        v = [float(x) for x in re.findall(r"-?[0-9.]+", p.get("d", ""))]
+        xs, ys = v[0::2], v[1::2]
+        if len(xs) >= 4 and abs(max(xs) - min(xs) - 7) < 0.01 and \
+           abs(max(ys) - min(ys) - 7) < 0.01:
+            out.append((colour(st), (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2))
+    return out
+
+def p50(w):
+    """The io chart's value: median clat p50 of the writes (else reads)."""
+    v = []
+    for r in w["runs"]:
+        io = r.get("io") or {}
+        d = io.get("write") if (io.get("write") or {}).get("ios", 0) > 0 else io.get("read")
+        if d and d.get("ios", 0) > 0 and (d.get("clat_p50_ns") or 0) > 0:
+            v.append(d["clat_p50_ns"])
+    v.sort()
+    return None if not v else (v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2)
+
+def check_io(doc, path, png):
+    fills, texts, w, h = svg(path)
+    sq = squares(path)
+    names_ = names(doc)
+    for k, name in enumerate(names_):
+        n = sum(1 for c in doc["configs"] for x in c["workloads"]
+                if x["name"] == name and x["type"] in ("io", "fs") and p50(x))
+        col = PALETTE[k % len(PALETTE)]
+        got = sum(1 for c, _, _ in sq if c == col)
+        if got != n:
+            die("%s: %d squares of %s's colour, expected %d" % (path, got, name, n))
+        if n and fills.get(col, 0) != n + 1:
+            die("%s: %d fills of %s's colour, expected %d squares + the legend" %
+                (path, fills.get(col, 0), name, n))
+    # per configuration (a column of squares), a higher p50 is drawn higher
+    for i, c in enumerate(doc["configs"]):
+        xs = sorted(set(round(x, 1) for _, x, _ in sq))
+        col_y = {cl: y for cl, x, y in sq if round(x, 1) == xs[i]}
+        vals = [(p50(x), col_y[PALETTE[names_.index(x["name"]) % len(PALETTE)]])
+                for x in c["workloads"] if x["type"] in ("io", "fs") and p50(x)]
+        for a in vals:
+            for b in vals:
+                if a[0] > b[0] * 1.01 and not a[1] < b[1]:
+                    die("%s: config %d: p50 %d drawn at y %.1f, not above p50 %d at %.1f" %
+                        (path, c["id"], a[0], a[1], b[0], b[1]))
+    if tuple(png_size(png)) != (round(w), round(h)):
+        die("%s: %s is not %gx%g" % (png, png_size(png), w, h))
+    print("%s: %d squares, %gx%g" % (path, len(sq), w, h))
+
 cmd, args = sys.argv[1], sys.argv[2:]
-if cmd == "bars":
+if cmd == "io":
+    check_io(json.load(open(args[0])), args[1], args[2])
+elif cmd == "bars":
     check_bars(json.load(open(args[0])), args[1], args[2])
 elif cmd == "timeline":
     check_timeline(json.load(open(args[0])), int(args[1]), args[2], args[3],
@@ -328,6 +387,15 @@ check csv "$data/run-sample.json" "$tmp/s.csv" "$tmp/s-devices.csv"
 rsvg-convert "$tmp/s.svg" -o "$tmp/s.png" || ff_die "rsvg-convert s.svg failed"
 check bars "$data/run-sample.json" "$tmp/s.svg" "$tmp/s.png"
 ls "$tmp"/s-timeline-* >/dev/null 2>&1 && ff_die "timelines drawn for a run without event activation"
+[[ ! -e $tmp/s-io.svg ]] || ff_die "an io chart drawn for a run without io workloads"
+
+# ---- run-io.json: io rows (guest/tests/io-2x2.conf in a guest) --------------
+ff_log "run-io.json"
+report "$data/run-io.json" --svg "$tmp/io.svg"
+has_line "     2  write-5ms.conf  ram       ram              1  write  27.6  6737   3.82 µs    259 µs            -        -"
+[[ -s $tmp/io-io.svg ]] || ff_die "run-io.json: no io chart (io-io.svg)"
+rsvg-convert "$tmp/io-io.svg" -o "$tmp/io-io.png" || ff_die "rsvg-convert io-io.svg failed"
+check io "$data/run-io.json" "$tmp/io-io.svg" "$tmp/io-io.png"
 
 # ---- the verdict ------------------------------------------------------------
 ff_log "verdict-*.json"
