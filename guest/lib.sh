@@ -157,16 +157,30 @@ guest_accel() {
 
 # guest_disk_args: append to args one virtio-scsi controller per 256
 # disks and one NBD-backed scsi-hd per device in $devices (serial = its
-# farm name), all served over $sock.
+# farm name), all served over $sock.  The disks tell the guest what the
+# server says of their medium (nbdinfo's is_rotational, the profile's
+# `rotational`): rotation_rate 1 (the guest's queue/rotational 0) or 7200
+# (1); qemu's NBD client does not pass it on by itself.
 guest_disk_args() {
-  local c i n
+  local c i n rot rate=""
+  if command -v nbdinfo >/dev/null; then
+    rot=$(nbdinfo --json "nbd+unix:///${devices[0]}?socket=$sock" 2>/dev/null |
+      python3 -c 'import json, sys; print(int(json.load(sys.stdin)["exports"][0]["is_rotational"]))' 2>/dev/null) || rot=""
+    case $rot in
+      0) rate=",rotation_rate=1" ;;
+      1) rate=",rotation_rate=7200" ;;
+      *) say "note: nbdinfo could not read the disks' rotational flag: the guest sees them as rotational" ;;
+    esac
+  else
+    say "note: nbdinfo not found (apt-get install libnbd-bin): the guest sees every disk as rotational"
+  fi
   for ((c = 0; c * 256 < ndisks; c++)); do
     args+=(-device "virtio-scsi-pci,id=scsi$c")
   done
   for ((i = 0; i < ndisks; i++)); do
     n=${devices[$i]}
     args+=(-blockdev "driver=nbd,server.type=unix,server.path=$sock,export=$n,node-name=d$i"
-           -device "scsi-hd,drive=d$i,bus=scsi$((i / 256)).0,channel=0,scsi-id=$((i % 256)),lun=0,serial=$n")
+           -device "scsi-hd,drive=d$i,bus=scsi$((i / 256)).0,channel=0,scsi-id=$((i % 256)),lun=0,serial=$n$rate")
   done
 }
 

@@ -967,6 +967,30 @@ io_counters(const struct ff_wenv *e, const struct ff_workload *w, json_t *io)
   }
 }
 
+/* What the kernel says of block device dev's medium: 1 rotational, 0
+ * not, -1 unknown (sysfs's queue/rotational, which the guest's SCSI
+ * disks take from the farm's profile: docs/guest.md). */
+static int
+io_rotational(const char *dev)
+{
+  struct stat st;
+  char f[96];
+  FILE *fp;
+  int v = -1;
+
+  if (stat(dev, &st) < 0 || !S_ISBLK(st.st_mode))
+    return -1;
+  snprintf(f, sizeof f, "/sys/dev/block/%u:%u/queue/rotational",
+           major(st.st_rdev), minor(st.st_rdev));
+  fp = fopen(f, "re");
+  if (!fp)
+    return -1;
+  if (fscanf(fp, "%d", &v) != 1 || (v != 0 && v != 1))
+    v = -1;
+  fclose(fp);
+  return v;
+}
+
 /* One repetition of an io workload: fio, timed, its document read back
  * into run's "io".  fio runs on at (an fs workload's mount point) or,
  * at NULL, on the target's block device.  A failure is a failed command
@@ -1056,6 +1080,12 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
                  fio_dir_json(&fr.write), "error", (json_int_t)fr.error);
   if (fr.version[0])
     json_object_set_new(io, "fio_version", json_string(fr.version));
+  if (!at) {
+    int rot = io_rotational(dev);
+
+    if (rot >= 0)
+      json_object_set_new(io, "rotational", json_boolean(rot));
+  }
   if (fr.error) {
     ff_pathf(msg, msglen, "fio: job error %lld (%s)", fr.error,
              strerror((int)fr.error));

@@ -23,7 +23,9 @@
 #      the farm saw at least the writes fio issued (direct I/O) on the raw
 #      disk and on the LV's PV, and with 5 ms writes fio's clat p50 is at
 #      least 5 ms (less fio's own histogram rounding, 1/128) on those and
-#      under 5 ms on the RAM disk (/dev/ram0, no farm counters);
+#      under 5 ms on the RAM disk (/dev/ram0, no farm counters); the
+#      5 ms profile's disks are rotational in the guest (the raw disk
+#      and the LV on one), the ideal profile's and the RAM disk are not;
 #      properties only, no wall-clock bound
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
@@ -169,6 +171,11 @@ for c in d["configs"]:
                 bad.append("config %d lv: pv0000 took %d writes, fio did %d" % (c["id"], pv, ios))
             # fio reports a bucket's middle: at most 1/128 under the sample
             p50 = io["write"]["clat_p50_ns"] or 0
+            # the profile's rotational flag, as the guest's kernel sees
+            # the disk (and the LV above it); the RAM disk's is its own
+            rot = slow and w["name"] != "ram"
+            if io.get("rotational") is not rot:
+                bad.append("config %d %s: rotational %r, expected %r" % (c["id"], w["name"], io.get("rotational"), rot))
             if w["name"] == "ram":
                 # the guest's own RAM disk: the profile is not below it
                 if io["path"] != "/dev/ram0" or "farm" in io:
