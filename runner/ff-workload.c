@@ -246,23 +246,61 @@ ff_median(double *v, size_t n)
 /* ---- one command ---------------------------------------------------------
  */
 
+/* Where a command's stdout and stderr go: outdir/TAG.out and .err. */
+struct cmd_files {
+  char out[PATH_MAX + 64], err[PATH_MAX + 64];
+};
+
+static void
+cmd_files(const struct ff_wenv *e, const char *tag, struct cmd_files *f)
+{
+  ff_pathf(f->out, sizeof f->out, "%s/%s.out", e->outdir, tag);
+  ff_pathf(f->err, sizeof f->err, "%s/%s.err", e->outdir, tag);
+}
+
+/* An lvm command (argv[0] becomes the scenario's lvm) with lvm's
+ * environment, its output into f. */
+static struct ff_spawn
+lvm_spawn(const struct ff_wenv *e, const char **argv,
+          const struct cmd_files *f)
+{
+  argv[0] = e->lvm;
+  return (struct ff_spawn){
+    .argv = argv,
+    .env = e->env,
+    .out = f->out,
+    .err = f->err,
+    .raise_nofile = 1,
+  };
+}
+
 static int
 start_lvm(const struct ff_wenv *e, const char **argv, const char *tag,
           struct ff_proc *p)
 {
-  char out[PATH_MAX + 64], err[PATH_MAX + 64];
-  struct ff_spawn o = {
-    .argv = argv,
-    .env = e->env,
-    .out = out,
-    .err = err,
-    .raise_nofile = 1,
-  };
+  struct cmd_files f;
+  struct ff_spawn o;
 
-  argv[0] = e->lvm;
-  ff_pathf(out, sizeof out, "%s/%s.out", e->outdir, tag);
-  ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
+  cmd_files(e, tag, &f);
+  o = lvm_spawn(e, argv, &f);
   return ff_proc_start(p, &o);
+}
+
+/* A command that could not start (ff_error says why). */
+#define NOT_STARTED (-2)
+
+/* Run o to its end, timed into *wall (from just before it starts to its
+ * reaping; every timed command of a workload is timed here): its exit
+ * status, NOT_STARTED, or -1 when it could not be waited for. */
+static int
+run_timed(const struct ff_spawn *o, double *wall)
+{
+  struct ff_proc p;
+  double t0 = now_s();
+  int ex = ff_proc_start(&p, o) < 0 ? NOT_STARTED : ff_proc_wait(&p);
+
+  *wall = now_s() - t0;
+  return ex;
 }
 
 /* One lvm command, timed.  argv[0] is replaced by the scenario's lvm. */
@@ -270,12 +308,14 @@ static int
 time_lvm(const struct ff_wenv *e, const char **argv, double *wall,
          const char *tag)
 {
-  double t0 = now_s();
-  struct ff_proc p;
-  int rc = start_lvm(e, argv, tag, &p) < 0 ? -1 : ff_proc_wait(&p);
+  struct cmd_files f;
+  struct ff_spawn o;
+  int ex;
 
-  *wall = now_s() - t0;
-  return rc;
+  cmd_files(e, tag, &f);
+  o = lvm_spawn(e, argv, &f);
+  ex = run_timed(&o, wall);
+  return ex == NOT_STARTED ? -1 : ex;
 }
 
 /* ---- event-style activation ---------------------------------------------
@@ -1001,15 +1041,13 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
        char *msg, size_t msglen)
 {
   const char *fio = e->fio ? e->fio : getenv("FF_FIO");
-  char dev[PATH_MAX], job[PATH_MAX + 64], out[PATH_MAX + 64],
-    err[PATH_MAX + 64];
+  char dev[PATH_MAX], job[PATH_MAX + 64];
   const char *argv[] = {NULL, "--output-format=json", job, NULL};
   struct ff_fio_result fr;
-  struct ff_spawn o = {.argv = argv, .out = out, .err = err};
-  struct ff_proc p;
+  struct cmd_files f;
+  struct ff_spawn o = {.argv = argv, .out = f.out, .err = f.err};
   json_t *io;
   char *text;
-  double t0;
   int ex, fd;
 
   if (!fio || !*fio)
@@ -1040,33 +1078,29 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     close(fd);
   }
   ff_pathf(job, sizeof job, "%s/%s.fio", e->outdir, tag);
-  ff_pathf(out, sizeof out, "%s/%s.out", e->outdir, tag);
-  ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
+  cmd_files(e, tag, &f);
   if (ff_fio_write_job(&w->io, dev, job) < 0)
     return -1;
-  t0 = now_s();
-  if (ff_proc_start(&p, &o) < 0) {
-    *wall = now_s() - t0;
+  ex = run_timed(&o, wall);
+  if (ex == NOT_STARTED) {
     ff_pathf(msg, msglen, "%s: %s (install fio, or set $FF_FIO)", fio,
              ff_errmsg());
     *worst = 127;
     *errors = 1;
     return 0;
   }
-  ex = ff_proc_wait(&p);
-  *wall = now_s() - t0;
   if (ex < 0)
     return -1;
   if (ex) {
     *worst = ex;
     *errors = 1;
-    error_line_of(err, ex, msg, msglen);
+    error_line_of(f.err, ex, msg, msglen);
     if (ex == 127 && !strcmp(msg, "(no message)"))
       ff_pathf(msg, msglen, "%s: not found (install fio, or set $FF_FIO)",
                fio);
     return 0;
   }
-  text = ff_slurp(out, 16u << 20);
+  text = ff_slurp(f.out, 16u << 20);
   if (ff_fio_parse(text ? text : "", &fr) < 0) {
     free(text);
     ff_pathf(msg, msglen, "%s", ff_errmsg());
@@ -1174,23 +1208,20 @@ static int
 fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
            const char *suffix, double *wall, char *msg, size_t msglen)
 {
-  char out[PATH_MAX + 64], err[PATH_MAX + 64], line[400];
-  struct ff_spawn o = {.argv = argv, .out = out, .err = err};
-  struct ff_proc p;
-  double t0 = now_s();
+  char stag[PATH_MAX], line[400];
+  struct cmd_files f;
+  struct ff_spawn o = {.argv = argv, .out = f.out, .err = f.err};
   int ex;
 
-  ff_pathf(out, sizeof out, "%s/%s.%s.out", e->outdir, tag, suffix);
-  ff_pathf(err, sizeof err, "%s/%s.%s.err", e->outdir, tag, suffix);
-  if (ff_proc_start(&p, &o) < 0) {
-    *wall = now_s() - t0;
+  ff_pathf(stag, sizeof stag, "%s.%s", tag, suffix);
+  cmd_files(e, stag, &f);
+  ex = run_timed(&o, wall);
+  if (ex == NOT_STARTED) {
     ff_pathf(msg, msglen, "%s: %s", argv[0], ff_errmsg());
     return 127;
   }
-  ex = ff_proc_wait(&p);
-  *wall = now_s() - t0;
   if (ex > 0) {
-    ff_first_line(err, line, sizeof line);
+    ff_first_line(f.err, line, sizeof line);
     ff_pathf(msg, msglen, "%s: exit %d: %s", argv[0], ex, line);
   }
   return ex;
