@@ -779,6 +779,30 @@ out:
   return r;
 }
 
+/* lvm_allocate() of lv->extents as one segment of `areas` parallel areas
+ * (a cache pool's metadata + data, a mirror's or raid's images), or -1
+ * with the error: the farm places each such area in one free run, and
+ * when lvm would split one (no free run is long enough) the spec is
+ * refused, the rest of the message (fmt) saying what and why. */
+static int
+allocate_unsplit(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+                 struct freelist *fl, struct ff_lv *lv, uint32_t areas,
+                 enum ff_alloc_policy policy, const char *fmt, ...)
+{
+  char what[512];
+  va_list ap;
+
+  if (lvm_allocate(b, line, lp, vg, fl, lv, areas, 0, policy, 0, NULL) < 0)
+    return -1;
+  if (lv->nsegs == 1)
+    return 0;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return berr(b, line, lp, "%s would need more than one free area (%s)", what,
+              "the farm places it in one area; lvm would split it");
+}
+
 /* ---- mirror and raid LVs ------------------------------------------------ */
 
 static const char *const sub_role_names[] = {
@@ -1039,16 +1063,9 @@ allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
    * image) per image, on different PVs unless alloc = anywhere */
   per = meta + img;
   tmp.extents = per * sl->images;
-  if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, sl->images, 0, sl->alloc, 0,
-                   NULL) < 0)
+  if (allocate_unsplit(b, sl->line, lp, vg, fl, &tmp, sl->images, sl->alloc,
+                       "LV %s: a %s image", lv->name, sl->segtype) < 0)
     goto out;
-  if (tmp.nsegs != 1) {
-    berr(b, sl->line, lp,
-         "LV %s: an image would need more than one free area (the farm "
-         "places each %s image in one area; lvm would split it)",
-         lv->name, sl->segtype);
-    goto out;
-  }
   for (uint32_t i = 0; i < sl->images; i++) {
     const struct ff_area *a = &tmp.segs[0].areas[i];
 
@@ -1443,16 +1460,9 @@ sized:
   if (cache) {
     /* one area of metadata + data, the metadata taken from its start */
     tmp.extents = lv->extents + meta_ext;
-    if (lvm_allocate(b, sl->line, lp, vg, fl, &tmp, 1, 0, FF_ALLOC_INHERIT, 0,
-                     NULL) < 0)
+    if (allocate_unsplit(b, sl->line, lp, vg, fl, &tmp, 1, FF_ALLOC_INHERIT,
+                         "pool %s: its metadata and data", lv->name) < 0)
       goto out;
-    if (tmp.nsegs != 1) {
-      berr(b, sl->line, lp,
-           "pool %s: not supported yet: its metadata and data would need "
-           "more than one free area (lvm would split them)",
-           lv->name);
-      goto out;
-    }
     log_area = tmp.segs[0].areas[0];
     tmp.segs[0].areas[0].pe += meta_ext;
     tmp.segs[0].len = lv->extents;

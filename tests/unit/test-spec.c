@@ -272,6 +272,16 @@ static const struct {
   const char *text;
   const char *want1, *want2;
 } bad_farm[] = {
+  /* lvm would split these across PVs: the farm refuses (one area each) */
+  {"device_size = \"64M\"; vgs = ({ pvs = 4; lvs = ({ type = \"mirror\"; "
+   "size = \"100M\"; mirror_log = \"core\"; }); });",
+   "t:1: vgs.[0].lvs.[0]",
+   "LV lvol0: a mirror image would need more than one free area (the farm "
+   "places it in one area; lvm would split it)"},
+  {"device_size = \"64M\"; vgs = ({ pvs = 2; lvs = ({ name = \"cp\"; "
+   "type = \"cache-pool\"; size = \"100M\"; }); });",
+   "t:1: vgs.[0].lvs.[0]",
+   "pool cp: its metadata and data would need more than one free area"},
   {"vgs = ({ device_size = \"8M\"; lvs = ({ size = \"1G\"; }); });",
    "t:1: vgs.[0].lvs.[0]", "has 1 free extents, LV lvol0 needs 256"},
   {"vgs = ({ lvs = ({ fill = 0.7; }, { fill = 0.7; }); });", "vgs.[0].lvs.[1]",
