@@ -739,6 +739,44 @@ check_devword(const char *devname, const char *w, const char *what, char *why,
   return true;
 }
 
+/* The common form of a table's params: ndev dm devices by MAJ:MIN (devs
+ * their dm names, what how messages call each), then words that must
+ * read tail (joined by single spaces).  thin-pool, thin, snapshot, cache
+ * and a pool's public layer are all this; mirror and raid interleave
+ * devices and numbers and parse their own.  Else false with WHY: the
+ * device that differs, or the words after the devices ("label: " before
+ * them when label is not NULL). */
+static bool
+check_params(const struct target *x, size_t ndev, const char *const *devs,
+             const char *const *what, const char *tail, const char *label,
+             char *why, size_t whysize)
+{
+  char *copy, *w[MAX_WORDS], got[256] = "";
+  size_t n = words(x->params, &copy, w, MAX_WORDS);
+  bool ok = false;
+
+  if (n > MAX_WORDS || n < ndev) {
+    snprintf(why, whysize, "%s%s%s params \"%.120s\": expected %zu devices",
+             label ? label : "", label ? ": " : "", x->type, x->params, ndev);
+    goto out;
+  }
+  for (size_t k = 0; k < ndev; k++)
+    if (!check_devword(devs[k], w[k], what[k], why, whysize))
+      goto out;
+  for (size_t k = ndev; k < n; k++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s",
+             k > ndev ? " " : "", w[k]);
+  if (strcmp(got, tail) != 0) {
+    snprintf(why, whysize, "%s%s\"%s\" after the devices, expected \"%s\"",
+             label ? label : "", label ? ": " : "", got, tail);
+    goto out;
+  }
+  ok = true;
+out:
+  free(copy);
+  return ok;
+}
+
 /* The targets of dm device name, in order, marked used: the index of the
  * first in *first, the count returned. */
 static size_t
@@ -789,44 +827,26 @@ check_pool_params(const char *vgname, json_t *lv, const struct target *x,
   const char *data = json_string_value(json_object_get(lv, "data"));
   const char *discards = json_string_value(json_object_get(lv, "discards"));
   uint64_t chunk = json_integer_value(json_object_get(lv, "chunk_size")) / 512;
-  char want[160] = "", *copy, *w[MAX_WORDS];
-  size_t n = words(x->params, &copy, w, MAX_WORDS), nf = 0;
-  bool ok = false;
-  char got[160] = "";
+  char features[96] = "", tail[160], devs[2][512];
+  const char *dp[] = {devs[0], devs[1]}, *what[] = {"metadata", "data"};
+  size_t nf = 0;
 
-  if (!json_is_false(json_object_get(lv, "zero")))
-    ; /* zeroing: no feature */
-  else
-    nf++, strcat(want, " skip_block_zeroing");
+  if (!meta || !data) {
+    snprintf(why, whysize, "the manifest names no metadata or data LV");
+    return false;
+  }
+  if (json_is_false(json_object_get(lv, "zero")))
+    nf++, strcat(features, " skip_block_zeroing");
   if (discards && strcmp(discards, "ignore") == 0)
-    nf++, strcat(want, " ignore_discard");
+    nf++, strcat(features, " ignore_discard");
   else if (discards && strcmp(discards, "nopassdown") == 0)
-    nf++, strcat(want, " no_discard_passdown");
-  if (n < 5 || !meta || !data) {
-    snprintf(why, whysize, "thin-pool params \"%s\" unreadable", x->params);
-    goto out;
-  }
-  if (!check_sublv(vgname, meta, w[0], "metadata", why, whysize) ||
-      !check_sublv(vgname, data, w[1], "data", why, whysize))
-    goto out;
-  if (strtoull(w[2], NULL, 10) != chunk || strcmp(w[3], "0") != 0) {
-    snprintf(why, whysize,
-             "chunk %s sectors and low water mark %s, expected %" PRIu64
-             " and 0",
-             w[2], w[3], chunk);
-    goto out;
-  }
-  for (size_t i = 5; i < n; i++)
-    snprintf(got + strlen(got), sizeof got - strlen(got), " %s", w[i]);
-  if (strtoul(w[4], NULL, 10) != nf || n != 5 + nf || strcmp(got, want)) {
-    snprintf(why, whysize, "features \"%s%s\", expected \"%zu%s\"", w[4], got,
-             nf, want);
-    goto out;
-  }
-  ok = true;
-out:
-  free(copy);
-  return ok;
+    nf++, strcat(features, " no_discard_passdown");
+  dm_name(vgname, meta, devs[0], sizeof devs[0]);
+  dm_name(vgname, data, devs[1], sizeof devs[1]);
+  /* the chunk, the low water mark (0: lvm leaves it to dmeventd), the
+   * features */
+  snprintf(tail, sizeof tail, "%" PRIu64 " 0 %zu%s", chunk, nf, features);
+  return check_params(x, 2, dp, what, tail, NULL, why, whysize);
 }
 
 /* A thin pool: the -tpool layer and the public device, or (no thin LV)
@@ -852,20 +872,11 @@ check_pool(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
       return true; /* the public device is optional */
     if (!(x = one_target(t, pub, "linear", len, why, whysize)))
       return false;
-    char *copy, *w[4];
-    size_t n = words(x->params, &copy, w, 4);
-    bool ok = n == 2 &&
-              check_devword(tpool, w[0], "the pool's layer", why, whysize) &&
-              strcmp(w[1], "0") == 0;
+    {
+      const char *dp[] = {tpool}, *what[] = {"the pool's layer"};
 
-    if (n == 2 && ok == false && strcmp(w[1], "0") != 0)
-      snprintf(why, whysize, "%.200s: linear at offset %s, expected 0", pub,
-               w[1]);
-    else if (n != 2)
-      snprintf(why, whysize, "%.200s: params \"%s\", expected \"TPOOL 0\"",
-               pub, x->params);
-    free(copy);
-    return ok;
+      return check_params(x, 1, dp, what, "0", pub, why, whysize);
+    }
   }
   if (!(x = one_target(t, pub, "thin-pool", len, why, whysize)))
     return false;
@@ -880,10 +891,9 @@ check_thin(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
   const char *pool = json_string_value(json_object_get(lv, "pool"));
   uint64_t len =
     json_integer_value(json_object_get(lv, "extents")) * extent / 512;
-  char dev[512], tpool[520], want[32], *copy, *w[4];
+  char dev[512], tpool[520], want[32];
+  const char *dp[] = {tpool}, *what[] = {"the pool"};
   const struct target *x;
-  size_t n;
-  bool ok;
 
   dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
           sizeof dev);
@@ -895,20 +905,9 @@ check_thin(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
   strcat(tpool, "-tpool");
   if (!(x = one_target(t, dev, "thin", len, why, whysize)))
     return false;
-  n = words(x->params, &copy, w, 4);
   snprintf(want, sizeof want, "%" PRId64,
            (int64_t)json_integer_value(json_object_get(lv, "device_id")));
-  ok = n == 2 && check_devword(tpool, w[0], "the pool", why, whysize);
-  if (ok && strcmp(w[1], want) != 0) {
-    snprintf(why, whysize, "device id %s, expected %s", w[1], want);
-    ok = false;
-  } else if (n != 2) {
-    snprintf(why, whysize, "thin params \"%s\", expected \"TPOOL %s\"",
-             x->params, want);
-    ok = false;
-  }
-  free(copy);
-  return ok;
+  return check_params(x, 1, dp, what, want, NULL, why, whysize);
 }
 
 /* The snapshot LV (its COW) of origin whose name is origin: "snapshot REAL
@@ -920,10 +919,10 @@ check_snapshot_target(const char *vgname, json_t *vg, json_t *lv,
 {
   const char *origin = json_string_value(json_object_get(lv, "origin"));
   json_t *lvs = json_object_get(vg, "lvs"), *o, *found = NULL;
-  char dev[512], real[520], cow[520], want[32], *copy, *w[8];
+  char dev[512], real[520], cow[520], want[32];
+  const char *dp[] = {real, cow}, *what[] = {"the origin", "the COW"};
   const struct target *x;
-  size_t i, n;
-  bool ok;
+  size_t i;
 
   json_array_foreach(lvs, i, o)
   {
@@ -946,24 +945,10 @@ check_snapshot_target(const char *vgname, json_t *vg, json_t *lv,
                          extent / 512,
                        why, whysize)))
     return false;
-  n = words(x->params, &copy, w, 8);
-  snprintf(want, sizeof want, "%" PRIu64,
+  snprintf(want, sizeof want, "P %" PRIu64,
            (uint64_t)json_integer_value(json_object_get(lv, "chunk_size")) /
              512);
-  ok = n == 4 && check_devword(real, w[0], "the origin", why, whysize) &&
-       check_devword(cow, w[1], "the COW", why, whysize);
-  if (ok && (strcmp(w[2], "P") != 0 || strcmp(w[3], want) != 0)) {
-    snprintf(why, whysize, "\"%s %s\", expected \"P %s\" (persistent, chunk)",
-             w[2], w[3], want);
-    ok = false;
-  } else if (n != 4) {
-    snprintf(why, whysize,
-             "snapshot params \"%s\", expected \"REAL COW P %s\"", x->params,
-             want);
-    ok = false;
-  }
-  free(copy);
-  return ok;
+  return check_params(x, 2, dp, what, want, NULL, why, whysize);
 }
 
 /* A cache LV: "cache CMETA CDATA CORIG CHUNK 2 metadata2 MODE POLICY 0"
@@ -978,10 +963,11 @@ check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
   const char *mode = json_string_value(json_object_get(lv, "cache_mode"));
   const char *policy = json_string_value(json_object_get(lv, "policy"));
   json_t *lvs = json_object_get(vg, "lvs"), *o, *p = NULL;
-  char dev[512], want[160], got[160] = "", *copy = NULL, *w[16];
+  char dev[512], want[160], devs[3][512];
+  const char *dp[] = {devs[0], devs[1], devs[2]};
+  const char *what[] = {"metadata", "cache", "origin"};
   const struct target *x;
-  size_t i, n;
-  bool ok = false;
+  size_t i;
 
   json_array_foreach(lvs, i, o)
   {
@@ -1002,33 +988,16 @@ check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
                          extent / 512,
                        why, whysize)))
     return false;
-  n = words(x->params, &copy, w, 16);
-  if (n < 4) {
-    snprintf(why, whysize, "cache params \"%s\" unreadable", x->params);
-    goto out;
-  }
-  if (!check_sublv(vgname, json_string_value(json_object_get(p, "metadata")),
-                   w[0], "metadata", why, whysize) ||
-      !check_sublv(vgname, json_string_value(json_object_get(p, "data")), w[1],
-                   "cache", why, whysize) ||
-      !check_sublv(vgname, origin, w[2], "origin", why, whysize))
-    goto out;
+  dm_name(vgname, json_string_value(json_object_get(p, "metadata")), devs[0],
+          sizeof devs[0]);
+  dm_name(vgname, json_string_value(json_object_get(p, "data")), devs[1],
+          sizeof devs[1]);
+  dm_name(vgname, origin, devs[2], sizeof devs[2]);
   snprintf(want, sizeof want, "%" PRIu64 " 2 metadata2 %.20s %.20s 0",
            (uint64_t)json_integer_value(json_object_get(lv, "chunk_size")) /
              512,
            mode, policy);
-  for (i = 3; i < n; i++)
-    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s",
-             i > 3 ? " " : "", w[i]);
-  if (strcmp(got, want) != 0) {
-    snprintf(why, whysize, "\"%s\" after the devices, expected \"%s\"", got,
-             want);
-    goto out;
-  }
-  ok = true;
-out:
-  free(copy);
-  return ok;
+  return check_params(x, 3, dp, what, want, NULL, why, whysize);
 }
 
 /* Does the cache pool named by parent (a JSON string) cache an LV? */

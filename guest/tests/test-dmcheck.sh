@@ -127,18 +127,18 @@ expect ts-spare 0 '^OK ts/lvol0_pmspare: no dm device (pmspare)' "$tmp/good"
 expect pool-swap 1 '^MISMATCH ts/pool: metadata is 254:4, expected 254:5 (ts-pool_tmeta)' \
   "$(mutate pswap '/^ts-pool-tpool:/s/thin-pool 254:5 254:4/thin-pool 254:4 254:5/')"
 # another chunk size, a low water mark
-expect pool-chunk 1 '^MISMATCH ts/pool: chunk 256 sectors and low water mark 0, expected 128 and 0' \
+expect pool-chunk 1 '^MISMATCH ts/pool: "256 0 0" after the devices, expected "128 0 0"' \
   "$(mutate pchunk '/^ts-pool-tpool:/s/ 128 0 0$/ 256 0 0/')"
-expect pool-lowwater 1 '^MISMATCH ts/pool: chunk 128 sectors and low water mark 8, expected 128 and 0' \
+expect pool-lowwater 1 '^MISMATCH ts/pool: "128 8 0" after the devices, expected "128 0 0"' \
   "$(mutate plw '/^ts-pool-tpool:/s/ 128 0 0$/ 128 8 0/')"
 # no zeroing where the spec zeroes
-expect pool-features 1 '^MISMATCH ts/pool: features "1 skip_block_zeroing", expected "0"' \
+expect pool-features 1 '^MISMATCH ts/pool: "128 0 1 skip_block_zeroing" after the devices, expected "128 0 0"' \
   "$(mutate pfeat '/^ts-pool-tpool:/s/ 128 0 0$/ 128 0 1 skip_block_zeroing/')"
 # the public pool device at another offset of the layer
-expect pool-public 1 '^MISMATCH ts/pool: ts-pool: linear at offset 8, expected 0' \
+expect pool-public 1 '^MISMATCH ts/pool: ts-pool: "8" after the devices, expected "0"' \
   "$(mutate ppub '/^ts-pool:/s/ 254:3 0$/ 254:3 8/')"
 # a thin LV with another device id, and one over the public device
-expect thin-id 1 '^MISMATCH ts/thin2: device id 3, expected 2' \
+expect thin-id 1 '^MISMATCH ts/thin2: "3" after the devices, expected "2"' \
   "$(mutate tid '/^ts-thin2:/s/ 2$/ 3/')"
 expect thin-pool 1 '^MISMATCH ts/thin1: the pool is 254:2, expected 254:3 (ts-pool-tpool)' \
   "$(mutate tpool '/^ts-thin1:/s/thin 254:3/thin 254:2/')"
@@ -146,9 +146,9 @@ expect thin-pool 1 '^MISMATCH ts/thin1: the pool is 254:2, expected 254:3 (ts-po
 expect thin-size 1 '^MISMATCH ts/thin1: ts-thin1: thin over sectors 0+32768, expected thin over 0+40960' \
   "$(mutate tsize '/^ts-thin1:/s/0 40960/0 32768/')"
 # the snapshot: transient, another chunk, the COW where the origin goes
-expect snap-transient 1 '^MISMATCH ts/snap: "N 8", expected "P 8"' \
+expect snap-transient 1 '^MISMATCH ts/snap: "N 8" after the devices, expected "P 8"' \
   "$(mutate sn '/^ts-snap:/s/ P 8$/ N 8/')"
-expect snap-chunk 1 '^MISMATCH ts/snap: "P 16", expected "P 8"' \
+expect snap-chunk 1 '^MISMATCH ts/snap: "P 16" after the devices, expected "P 8"' \
   "$(mutate sc '/^ts-snap:/s/ P 8$/ P 16/')"
 expect snap-origin 1 '^MISMATCH ts/snap: the origin is 254:7, expected 254:1 (ts-lin-real)' \
   "$(mutate so '/^ts-snap:/s/snapshot 254:1 254:7/snapshot 254:7 254:7/')"
