@@ -82,7 +82,8 @@ static const char vm_usage[] =
   "  --lvm-git DIR|URL  the lvm2 git tree refs are built from (default:\n"
   "                     the scenario's lvm_git, else $FF_LVM_GIT)\n"
   "  --timeout S        give up a boot after S seconds (default 300\n"
-  "                     initramfs, 900 systemd)\n"
+  "                     initramfs, 1800 when it runs workloads, 900\n"
+  "                     systemd)\n"
   "  --cache DIR        image cache (default /var/cache/fusefarm/guest)\n"
   "  --out DIR          systemd: where to put the results (default\n"
   "                     ./fusefarm-vm-NAME; DIR/config-K per configuration\n"
@@ -476,6 +477,11 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
   if (v->timeout) {
     args[a++] = "--timeout";
     args[a++] = v->timeout;
+  } else if (plan) {
+    /* workloads at 10 ms per I/O under TCG take minutes per boot
+     * (mirror-log-latency: ~5 min at load 8) */
+    args[a++] = "--timeout";
+    args[a++] = "1800";
   }
   if (v->cache) {
     args[a++] = "--cache";
