@@ -53,7 +53,10 @@ static const char vm_usage[] =
   "A scenario's workloads run in the guest (initramfs boot) for every\n"
   "configuration of its matrix and are reported like `fusefarm run`;\n"
   "io workloads run fio there (raw farm disks and LVs, with the farm's\n"
-  "counters), from an optional fio layer of the initramfs.\n"
+  "counters), from an optional fio layer of the initramfs.  The matrix\n"
+  "axis fusefarm/transport \"nbd\" attaches every farm device with the\n"
+  "guest's kernel nbd client instead of virtio-scsi (initramfs boot; a\n"
+  "boot per transport).\n"
   "\n"
   "  --boot initramfs   busybox initramfs: vgchange -aay, every dm table\n"
   "                     checked against the manifest (ff-dmcheck),\n"
@@ -65,7 +68,8 @@ static const char vm_usage[] =
   "                     blame, plot SVG); one boot per configuration\n"
   "  --disks N          attach only the farm's first N devices (VGs with a\n"
   "                     PV beyond them are left out of the checks)\n"
-  "  --nbd-client K     initramfs: attach K PVs with nbd-client (default 2)\n"
+  "  --nbd-client K     initramfs: attach K PVs with nbd-client (default 2;\n"
+  "                     not with the nbd transport)\n"
   "  --profile P        I/O profile (path or builtin:NAME), overrides the\n"
   "                     scenario's; the plugin applies it to the guest's "
   "disks\n"
@@ -1111,7 +1115,8 @@ ff_cmd_vm(int argc, char **argv)
   if (v.sc && v.sc->attach && strcmp(v.sc->attach, "loop"))
     fprintf(stderr,
             "fusefarm vm: note: attach = \"%s\" is ignored: in the "
-            "guest the farm's disks are virtio-scsi\n",
+            "guest the farm's disks are virtio-scsi (or nbd: the matrix "
+            "axis fusefarm/transport)\n",
             v.sc->attach);
   if (v.have_lvms && !strcmp(v.boot, "initramfs") &&
       (!v.sc || !v.sc->nworkloads))
