@@ -53,7 +53,10 @@ static const char vm_usage[] =
   "A scenario's workloads run in the guest (initramfs boot) for every\n"
   "configuration of its matrix and are reported like `fusefarm run`;\n"
   "io workloads run fio there (raw farm disks and LVs, with the farm's\n"
-  "counters), from an optional fio layer of the initramfs.\n"
+  "counters), from an optional fio layer of the initramfs.  The matrix\n"
+  "axis fusefarm/transport \"nbd\" attaches every farm device with the\n"
+  "guest's kernel nbd client instead of virtio-scsi (initramfs boot; a\n"
+  "boot per transport).\n"
   "\n"
   "  --boot initramfs   busybox initramfs: vgchange -aay, every dm table\n"
   "                     checked against the manifest (ff-dmcheck),\n"
@@ -65,7 +68,8 @@ static const char vm_usage[] =
   "                     blame, plot SVG); one boot per configuration\n"
   "  --disks N          attach only the farm's first N devices (VGs with a\n"
   "                     PV beyond them are left out of the checks)\n"
-  "  --nbd-client K     initramfs: attach K PVs with nbd-client (default 2)\n"
+  "  --nbd-client K     initramfs: attach K PVs with nbd-client (default 2;\n"
+  "                     not with the nbd transport)\n"
   "  --profile P        I/O profile (path or builtin:NAME), overrides the\n"
   "                     scenario's; the plugin applies it to the guest's "
   "disks\n"
@@ -354,6 +358,27 @@ devices_of(const struct vm *v, uint64_t k)
   return d;
 }
 
+/* How configuration k's guest reaches the farm: the matrix's
+ * fusefarm/transport, "scsi" (virtio-scsi disks, the default) or "nbd"
+ * (the guest's kernel nbd client). */
+static const char *
+transport_of(const struct vm *v, uint64_t k)
+{
+  const struct ff_axis *ax =
+    v->sc ? ff_scenario_axis(v->sc, "fusefarm/transport") : NULL;
+  const char *t = "scsi";
+  unsigned *idx;
+
+  if (ax && (idx = calloc(v->sc->naxes, sizeof *idx))) {
+    ff_scenario_config(v->sc, k, idx);
+    for (unsigned a = 0; a < v->sc->naxes; a++)
+      if (&v->sc->axes[a] == ax)
+        t = ax->values[idx[a]].s;
+    free(idx);
+  }
+  return t;
+}
+
 /* The lvm build configuration k runs, or NULL: the guest's own lvm2. */
 static const struct ff_lvm_build *
 lvm_for(const struct vm *v, uint64_t k)
@@ -439,7 +464,7 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
 {
   const char *args[48];
   char prof[PATH_MAX + 64] = "", devs[32] = "";
-  const char *profile = profile_of(v, k);
+  const char *profile = profile_of(v, k), *transport = transport_of(v, k);
   const struct ff_lvm_build *lvm = lvm_for(v, k);
   uint64_t devices = devices_of(v, k);
   int a = 0;
@@ -494,7 +519,12 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
     args[a++] = json;
   }
   if (!strcmp(v->boot, "initramfs")) {
-    if (strcmp(v->nbd, "0")) {
+    if (strcmp(transport, "scsi")) {
+      args[a++] = "--transport";
+      args[a++] = transport;
+    }
+    /* the nbd-client check: moot when every device is attached over nbd */
+    if (strcmp(v->nbd, "0") && !strcmp(transport, "scsi")) {
       args[a++] = "--nbd-client";
       args[a++] = v->nbd;
     }
@@ -522,10 +552,12 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
   args[a++] = v->spec;
   args[a] = NULL;
 
-  fprintf(stderr, "fusefarm vm: %s boot of %s%s%s%s%s, lvm %s\n", v->boot,
+  fprintf(stderr, "fusefarm vm: %s boot of %s%s%s%s%s, lvm %s%s\n", v->boot,
           v->sc ? v->sc->file : v->spec, prof[0] ? ", profile " : "",
           prof[0] ? prof : "", devs[0] ? ", devices " : "", devs,
-          lvm ? lvm->version : "of the guest (Debian)");
+          lvm ? lvm->version : "of the guest (Debian)",
+          strcmp(transport, "scsi") ? ", farm over the guest's nbd-client"
+                                    : "");
   a = run_script((char **)args);
   return a == 0 ? 0 : a == 2 ? 2 : 1;
 }
@@ -574,9 +606,10 @@ settings_of(const struct ff_scenario *sc, const unsigned *idx)
   return j;
 }
 
-/* Configurations that share a profile and a farm size share a boot: the
- * plugin serves both, the guest switches lvm.conf between them.  Fills
- * doc's configs; returns the worst boot status. */
+/* Configurations that share a profile, a farm size, an lvm build and a
+ * transport share a boot: the plugin serves both, the guest switches
+ * lvm.conf between them.  Fills doc's configs; returns the worst boot
+ * status. */
 static int
 run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
               json_t *boots)
@@ -589,6 +622,7 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
     const char *prof;
     uint64_t devs;
     const struct ff_lvm_build *lvm;
+    const char *transport;
   } *bk = calloc(nk + 1, sizeof *bk);
   json_t *configs = json_object_get(doc, "configs");
   json_t *host = json_object_get(doc, "host");
@@ -603,7 +637,7 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
   }
   for (size_t h = 0; h < nk; h++)
     bk[h] = (struct boot_key){profile_of(v, ks[h]), devices_of(v, ks[h]),
-                              lvm_for(v, ks[h])};
+                              lvm_for(v, ks[h]), transport_of(v, ks[h])};
   for (size_t g = 0, group = 0; g < nk; g++) {
     char plan[PATH_MAX], path[PATH_MAX + 64], result[PATH_MAX + 64],
       bootj[PATH_MAX + 64];
@@ -627,6 +661,7 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
       const char *ph = bk[h].prof;
 
       if (done[h] || bk[h].devs != bk[g].devs || bk[h].lvm != bk[g].lvm ||
+          strcmp(bk[h].transport, bk[g].transport) ||
           (prof ? !ph || strcmp(prof, ph) : ph != NULL))
         continue;
       done[h] = 1;
@@ -758,6 +793,13 @@ new_doc(const struct vm *v)
       notes, json_sprintf("--disks %s: only the farm's first %s devices "
                           "were attached",
                           v->disks, v->disks));
+  if (ff_scenario_uses_nbd(sc))
+    json_array_append_new(
+      notes, json_string("fusefarm/transport \"nbd\": those configurations' "
+                         "farm devices were attached with the guest's kernel "
+                         "nbd client (nbd-client over slirp TCP to the "
+                         "host's nbdkit, /dev/nbdN), not as virtio-scsi "
+                         "disks; one boot per transport"));
   if (ff_scenario_axis(sc, "fusefarm/aio_contention") ||
       ff_scenario_axis(sc, "fusefarm/aio_inflight"))
     json_array_append_new(
@@ -1018,6 +1060,15 @@ ff_cmd_vm(int argc, char **argv)
         goto out;
       }
   }
+  if (v.sc && ff_scenario_uses_nbd(v.sc) && !strcmp(v.boot, "systemd")) {
+    fprintf(stderr,
+            "fusefarm vm: the matrix axis fusefarm/transport has \"nbd\": "
+            "only the initramfs boot attaches the farm with the guest's nbd "
+            "client (the systemd boot's disks are virtio-scsi); drop --boot "
+            "systemd\n");
+    rc = 2;
+    goto out;
+  }
   /* The lvm builds: --lvm, else the scenario's lvm or fusefarm/lvm
    * axis; resolved (built from a ref if need be) before anything boots,
    * unless every one is the guest's own lvm2 ("lvm"). */
@@ -1070,7 +1121,8 @@ ff_cmd_vm(int argc, char **argv)
   if (v.sc && v.sc->attach && strcmp(v.sc->attach, "loop"))
     fprintf(stderr,
             "fusefarm vm: note: attach = \"%s\" is ignored: in the "
-            "guest the farm's disks are virtio-scsi\n",
+            "guest the farm's disks are virtio-scsi (or nbd: the matrix "
+            "axis fusefarm/transport)\n",
             v.sc->attach);
   if (v.have_lvms && !strcmp(v.boot, "initramfs") &&
       (!v.sc || !v.sc->nworkloads))

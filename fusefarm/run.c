@@ -1681,6 +1681,15 @@ ff_cmd_run(int argc, char **argv)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     goto out;
   }
+  /* The host attaches the farm with loop devices: nbd is the guest's
+   * (fusefarm vm). */
+  if (ff_scenario_uses_nbd(r.sc)) {
+    fprintf(stderr,
+            "fusefarm run: the matrix axis fusefarm/transport has \"nbd\": "
+            "the host attaches the farm with loop devices; the nbd transport "
+            "runs in the guest (`fusefarm vm`)\n");
+    goto out;
+  }
   /* The host runs activation with --driverloaded n: an io workload on an
    * LV has no device to run on (the guest has one: fusefarm vm). */
   for (unsigned i = 0; i < r.sc->nworkloads; i++) {

@@ -14,7 +14,10 @@
  * MANIFEST is the farm's `fusefarm manifest` (the disks attached): the
  * devices in farm order, their VGs, the first LV.  Each device is found
  * among the guest's SCSI disks by its serial (qemu's serial= is the
- * device name; the kernel shows it in /sys/block/sdX/device/vpd_pg80).
+ * device name; the kernel shows it in /sys/block/sdX/device/vpd_pg80);
+ * with FF_DEVMAP (the nbd transport: init.sh attached every device with
+ * nbd-client) from that file's lines "NAME /dev/nbdI", each node checked
+ * connected (/sys/block/nbdI/pid) and not empty.
  *
  * For every configuration: its lvm.conf is copied to /etc/lvm/lvm.conf
  * (a relative path is relative to PLAN's directory), then every workload
@@ -238,9 +241,51 @@ disk_serial(const char *dev, char *buf, size_t len)
   return 0;
 }
 
+/* The nbd transport: the map init.sh wrote ("NAME /dev/nbdI" per device
+ * nbd-client attached).  A node counts when the kernel says it is
+ * connected (its pid file) and has a size. */
+static uint32_t
+load_devmap(struct guest *g, const char *map)
+{
+  FILE *f = fopen(map, "r");
+  char name[256], path[256];
+  uint32_t found = 0;
+
+  if (!f) {
+    printf("FF-PROGRESS ff-guestrun: %s: %s\n", map, strerror(errno));
+    return 0;
+  }
+  while (fscanf(f, "%255s %255s", name, path) == 2) {
+    const char *dev = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char sys[PATH_MAX], *size;
+    int connected;
+
+    snprintf(sys, sizeof sys, "/sys/block/%s/pid", dev);
+    connected = access(sys, F_OK) == 0;
+    snprintf(sys, sizeof sys, "/sys/block/%s/size", dev);
+    size = ff_slurp(sys, 64);
+    if (!connected || !size || atoll(size) <= 0) {
+      printf("FF-PROGRESS ff-guestrun: %s (%s) is not connected\n", path,
+             name);
+      free(size);
+      continue;
+    }
+    free(size);
+    for (uint32_t k = 0; k < g->ndevs; k++)
+      if (g->names[k] && !g->paths[k] && !strcmp(g->names[k], name)) {
+        if ((g->paths[k] = strdup(path)))
+          found++;
+        break;
+      }
+  }
+  fclose(f);
+  return found;
+}
+
 static int
 load_devices(struct guest *g, const char *manifest)
 {
+  const char *map = getenv("FF_DEVMAP");
   struct ff_runmanifest m;
   DIR *dir;
   struct dirent *de;
@@ -261,6 +306,15 @@ load_devices(struct guest *g, const char *manifest)
   g->nvgs = m.nvgs;
   g->nlvs = m.nlvs;
 
+  if (map && *map) {
+    g->found = found = load_devmap(g, map);
+    printf("FF-PROGRESS ff-guestrun: %u of %u farm devices attached over "
+           "nbd (%s)\n",
+           found, g->ndevs, map);
+    if (!found)
+      return ff_error("%s: no nbd device of a farm device is connected", map);
+    return 0;
+  }
   dir = opendir("/sys/block");
   if (!dir)
     return ff_error("/sys/block: %m");

@@ -98,8 +98,10 @@ guest_manifest() {
 # the whole farm of $run/manifest-full.json even when --disks attaches
 # fewer; qemu holds one socket per attached disk), start nbdkit with
 # $plugin spec=$spec (and $profile, and devices=$fdevices when set) on
-# $run/nbd.sock; with $stats_file set, the plugin writes its stats there
-# every 50 ms (ff-snap.py reads them).  Sets sock, popt.
+# $run/nbd.sock, or with $serve_port set on that TCP port of 127.0.0.1
+# (the guest's kernel nbd client, over slirp); with $stats_file set, the
+# plugin writes its stats there every 50 ms (ff-snap.py reads them).
+# Sets sock, popt.
 guest_serve() {
   local nexp need
   nexp=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' \
@@ -114,7 +116,10 @@ guest_serve() {
   [ "${fdevices:-0}" = 0 ] || popt+=(devices="$fdevices")
   local sopt=()
   [ -z "${stats_file:-}" ] || sopt=(stats="$stats_file" stats-interval=50ms)
-  nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
+  local listen=(-U "$sock")
+  # TCP: nbdkit writes the pid file once it listens (guest_wait_socket)
+  [ -z "${serve_port:-}" ] || listen=(-i 127.0.0.1 -p "$serve_port" -P "$run/nbdkit.pid")
+  nbdkit -f --exit-with-parent --threads 1 "${listen[@]}" "$plugin" spec="$spec" "${popt[@]}" \
     "${sopt[@]}" 2>"$run/nbdkit.log" &
   nbdkit_pid=$!
   pids+=($!)
@@ -136,8 +141,10 @@ peak_rss() {
 mem=${FF_GUEST_MEM:-2G}
 
 guest_wait_socket() {
-  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
-  [ -S "$sock" ] || { cat "$run/nbdkit.log" >&2; die "nbdkit did not start"; }
+  local ready=(-S "$sock")
+  [ -z "${serve_port:-}" ] || ready=(-s "$run/nbdkit.pid")
+  for _ in $(seq 100); do [ "${ready[@]}" ] && break; sleep 0.1; done
+  [ "${ready[@]}" ] || { cat "$run/nbdkit.log" >&2; die "nbdkit did not start"; }
 }
 
 # guest_accel: KVM when a real one is there, TCG otherwise (/dev/kvm may

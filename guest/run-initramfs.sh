@@ -32,6 +32,11 @@
 #   --lvm PATH       the lvm binary the workloads run: copied into the
 #                    guest with the libraries it needs (default: the
 #                    guest's Debian lvm2)
+#   --transport T    how the guest reaches the farm: scsi (default: one
+#                    scsi-hd per device on virtio-scsi) or nbd (every
+#                    device attached with the guest's kernel nbd client
+#                    over slirp to a loopback-only nbdkit; qemu gets no
+#                    farm disks; --nbd-client is then moot)
 #   --fio            append the fio layer (build-fio-layer.sh, cached
 #                    beside the base) for io workloads, and give the
 #                    workloads the farm's counters (a snapshot channel on
@@ -39,7 +44,8 @@
 #
 # Serves every farm device from one nbdkit (unix socket, --threads 1),
 # attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
-# controllers of 256 targets, boots with TCG (KVM when a real one is
+# controllers of 256 targets (--transport nbd: the nbdkit listens on a
+# loopback TCP port instead and the guest's nbd-client attaches each), boots with TCG (KVM when a real one is
 # present), and prints the guest's timings and ff-dmcheck's verdict.
 # Exit 0 when the checker passed (and the nbd-client check, if asked).
 # Every process it starts is killed on exit, whatever happened.
@@ -66,6 +72,7 @@ plan=""
 result_file=""
 lvm=""
 fio=0
+transport=scsi
 
 say() { printf 'run-initramfs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -92,6 +99,7 @@ while [ $# -gt 0 ]; do
     --result) result_file=$2; shift 2 ;;
     --lvm) lvm=$2; shift 2 ;;
     --fio) fio=1; shift ;;
+    --transport) transport=$2; shift 2 ;;
     -h|--help) usage ;;
     -*) say "unknown option $1"; usage ;;
     *) [ -z "$spec" ] || usage; spec=$1; shift ;;
@@ -101,6 +109,7 @@ done
 [ -f "$spec" ] || die "spec $spec: no such file"
 [[ $disks =~ ^[0-9]+$ ]] || die "--disks $disks: expected a number"
 [[ $timeout =~ ^[0-9]+$ ]] || die "--timeout $timeout: expected seconds"
+case $transport in scsi|nbd) ;; *) die "--transport $transport: expected scsi or nbd" ;; esac
 [ -z "$profile" ] || [ -f "$profile" ] || die "profile $profile: no such file"
 [ -z "$lvmconf" ] || [ -f "$lvmconf" ] || die "lvm.conf $lvmconf: no such file"
 [ -z "$plan" ] || [ -f "$plan/plan.json" ] || die "--plan $plan: no plan.json there"
@@ -135,7 +144,11 @@ import json, sys
 pvs = [d["name"] for d in json.load(open(sys.argv[1]))["devices"] if d["role"] == "pv"]
 for name in pvs[:int(sys.argv[2])]:
     print(name)' "$run/manifest.json" "$nbd_n")
-say "farm: $ndisks devices from $spec${profile:+, profile $profile}"
+if [ "$transport" = nbd ] && [ "$nbd_n" -gt 0 ]; then
+  say "note: --transport nbd attaches every device over nbd: no --nbd-client check"
+  nbd_n=0 nbd_exports=()
+fi
+say "farm: $ndisks devices from $spec${profile:+, profile $profile}, transport $transport"
 
 say "preparing the base image (cache $cache)"
 base=$("$here/build-initramfs.sh" "$cache") || die "building the base image failed"
@@ -186,9 +199,13 @@ if [ -n "$lvmconf" ]; then
   cp "$lvmconf" "$r/etc/lvm/lvm.conf"
 fi
 nbd_port=""
-if [ "$nbd_n" -gt 0 ]; then
+if [ "$nbd_n" -gt 0 ] || [ "$transport" = nbd ]; then
   nbd_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 fi
+# the nbd module's nbds_max: one device per export attached (default 16)
+nbd_max=16
+[ "$nbd_n" -le "$nbd_max" ] || nbd_max=$nbd_n
+[ "$transport" = scsi ] || [ "$ndisks" -le "$nbd_max" ] || nbd_max=$ndisks
 cat >"$r/etc/ff/run.conf" <<EOF
 FF_DISKS=$ndisks
 FF_DISK_WAIT=$((timeout / 2))
@@ -196,6 +213,9 @@ FF_NBD_EXPORTS="${nbd_exports[*]}"
 FF_NBD_PORT=$nbd_port
 FF_LVM=$guest_lvm
 FF_SNAP=$([ "$fio" = 0 ] || echo /dev/ttyS2)
+FF_TRANSPORT=$transport
+FF_FARM_EXPORTS="$([ "$transport" = scsi ] || echo "${devices[*]}")"
+FF_NBD_MAX=$nbd_max
 EOF
 (cd "$r" && find . | cpio -o -H newc --quiet) | gzip -1 >"$run/layer.cpio.gz"
 cat "$base/base.cpio.gz" $fio_layer "$run/layer.cpio.gz" >"$run/initrd"
@@ -206,8 +226,10 @@ say "image ready in ${t_prep}s (base ${t_base}s): $(du -h "$run/initrd" | cut -f
 # nbdkit and qemu each hold one socket per disk
 stats_file=""
 [ "$fio" = 0 ] || stats_file=$run/stats.json
+serve_port=""
+[ "$transport" = scsi ] || serve_port=$nbd_port
 guest_serve
-if [ -n "$nbd_port" ]; then
+if [ -n "$nbd_port" ] && [ "$transport" = scsi ]; then
   # loopback only: slirp maps the guest's 10.0.2.2 to the host's 127.0.0.1
   nbdkit -f --exit-with-parent --threads 1 -i 127.0.0.1 -p "$nbd_port" \
     "$plugin" spec="$spec" "${popt[@]}" 2>"$run/nbdkit-tcp.log" &
@@ -222,7 +244,7 @@ args=(-nodefaults -display none -no-reboot -m "$mem" -smp 2 "${accel[@]}"
       -kernel "$base/vmlinuz" -initrd "$run/initrd"
       -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init $append"
       -serial "file:$run/serial.log" -serial "file:$run/report.log")
-guest_disk_args
+[ "$transport" = nbd ] || guest_disk_args
 if [ -n "$nbd_port" ]; then
   args+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0)
 fi
@@ -236,7 +258,11 @@ tq=$(now) tq_s=$EPOCHSECONDS
 "$qemu" "${args[@]}" 2>"$run/qemu.log" &
 qpid=$!
 pids=("$qpid" "${pids[@]}") # qemu first: it holds the nbd connections
-say "qemu started (pid $qpid), $ndisks disks on $(( (ndisks + 255) / 256 )) virtio-scsi controller(s)"
+if [ "$transport" = nbd ]; then
+  say "qemu started (pid $qpid), $ndisks devices for the guest's nbd-client at 10.0.2.2:$nbd_port"
+else
+  say "qemu started (pid $qpid), $ndisks disks on $(( (ndisks + 255) / 256 )) virtio-scsi controller(s)"
+fi
 if [ -n "$stats_file" ]; then
   python3 "$here/ff-snap.py" "$run/snap.sock" "$stats_file" 2>"$run/ff-snap.log" &
   pids+=($!)
@@ -291,7 +317,7 @@ disks_seen=$(tr -d '\r' <"$log" | awk '$1 == "FF-DISKS" { print $2 }')
 dm_seen=$(tr -d '\r' <"$log" | awk '$1 == "FF-DM" { print $2 }')
 verdict=$(section dmcheck | tail -n 1)
 
-echo "== guest tier, initramfs boot: $ndisks disks, $accel_name"
+echo "== guest tier, initramfs boot: $ndisks disks over $transport, $accel_name"
 printf '%-28s %8s\n' "prepare image (host)" "${t_prep}s"
 m_done=$(mark done)
 printf '%-28s %8s\n' "qemu setup before kernel" "$(delta "$m_done" "$t_run")s"
@@ -312,7 +338,7 @@ echo "  ($(section dmcheck | grep -c '^OK ') LVs OK)"
 status=0
 [ "$(rc_of dmcheck)" = 0 ] || status=1
 [ "$disks_seen" = "$ndisks" ] || { say "error: guest saw $disks_seen of $ndisks disks"; status=1; }
-if [ -n "$nbd_port" ]; then
+if [ "$nbd_n" -gt 0 ]; then
   echo "-- nbd-client (kernel nbd over slirp, 10.0.2.2:$nbd_port -> 127.0.0.1:$nbd_port)"
   for e in "${nbd_exports[@]}"; do
     rc=$(rc_of "nbd-client-$e")
@@ -344,6 +370,15 @@ if [ -n "$plan" ]; then
   fi
   [ "$(rc_of workloads)" = 0 ] || { say "error: ff-guestrun failed in the guest (rc $(rc_of workloads))"; status=1; }
 fi
+pv_names=""
+if [ "$transport" = nbd ]; then
+  # what lvm scanned: every PV on an nbd node, none on a SCSI disk
+  pv_names=$(section pv-names | awk '$1 ~ /^\/dev\// { print $1 }' | tr '\n' ' ')
+  echo "-- farm over nbd: lvm's PVs ${pv_names:-none}"
+  for p in $pv_names; do
+    [[ $p == /dev/nbd* ]] || { say "error: over nbd lvm sees PV $p"; status=1; }
+  done
+fi
 lvm_version=$(section lvm-version | awk '/LVM version/ && !n++ { print $3 }')
 echo "guest lvm2: ${lvm_version:-unknown}"
 echo "verdict: $verdict"
@@ -353,7 +388,7 @@ if [ -n "$json" ]; then
   J_PREP=$t_prep J_RUN=$t_run J_EXIT=$t_exit J_INIT=$m_init J_MOD=$m_mod \
   J_DISKSAT=$m_disks J_PVSCAN=$m_pvscan J_ACT=$m_act J_CHECK=$m_check \
   J_SEEN=$disks_seen J_DM=$dm_seen J_RC=$(rc_of dmcheck) J_VERDICT=$verdict \
-  J_NBD="${nbd_exports[*]}" J_STATUS=$status J_QRSS=$rss_qemu J_NRSS=$rss_nbdkit J_MEM=$mem python3 -c '
+  J_NBD="${nbd_exports[*]}" J_TRANSPORT=$transport J_PVS="$pv_names" J_STATUS=$status J_QRSS=$rss_qemu J_NRSS=$rss_nbdkit J_MEM=$mem python3 -c '
 import json, os, sys
 e = os.environ
 def f(k):
@@ -368,7 +403,9 @@ d = {"boot": "initramfs", "spec": e["J_SPEC"], "disks": int(e["J_DISKS"]),
          "activated": f("J_ACT"), "dmcheck": f("J_CHECK")},
      "disks_seen": f("J_SEEN"), "dm_devices": f("J_DM"),
      "dmcheck_rc": f("J_RC"), "verdict": e["J_VERDICT"],
-     "nbd_exports": e["J_NBD"].split(), "status": int(e["J_STATUS"]),
+     "nbd_exports": e["J_NBD"].split(), "transport": e["J_TRANSPORT"],
+     "pv_names": e["J_PVS"].split(),
+     "status": int(e["J_STATUS"]),
      "guest_memory": e["J_MEM"],
      "peak_rss_mib": {"qemu": f("J_QRSS"), "nbdkit": f("J_NRSS")}}
 json.dump(d, open(sys.argv[1], "w"), indent=2)

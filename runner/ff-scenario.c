@@ -109,13 +109,15 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       strcmp(ax->key, "fusefarm/fence") && strcmp(ax->key, "fusefarm/lvm") &&
       strcmp(ax->key, "fusefarm/target") &&
       strcmp(ax->key, "fusefarm/fstype") &&
-      strcmp(ax->key, "fusefarm/mount_options"))
+      strcmp(ax->key, "fusefarm/mount_options") &&
+      strcmp(ax->key, "fusefarm/transport"))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
                       "unknown runner setting '%s' (expected "
                       "fusefarm/profile, fusefarm/aio_contention, "
                       "fusefarm/aio_inflight, fusefarm/devices, "
                       "fusefarm/fence, fusefarm/lvm, fusefarm/target, "
-                      "fusefarm/fstype or fusefarm/mount_options)",
+                      "fusefarm/fstype, fusefarm/mount_options or "
+                      "fusefarm/transport)",
                       ax->key);
   vals = config_setting_get_member(g, "values");
   ff_cfg_join(kp, sizeof kp, path, "values");
@@ -157,6 +159,21 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
     default:
       return ff_cfg_err(file, e, kp, "value %u is not an integer or a string",
                         i);
+    }
+    /* the transport's own message names the value */
+    if (!strcmp(ax->key, "fusefarm/transport") &&
+        (!v->is_str || !ff_scenario_transport_valid(v->s))) {
+      if (v->is_str)
+        return ff_cfg_err(file, e, kp,
+                          "value %u '%s' is not a transport of "
+                          "fusefarm/transport (expected \"scsi\" or "
+                          "\"nbd\")",
+                          i, v->s);
+      return ff_cfg_err(file, e, kp,
+                        "value %u %lld is not a transport of "
+                        "fusefarm/transport (expected \"scsi\" or "
+                        "\"nbd\")",
+                        i, (long long)v->i);
     }
     if ((!strcmp(ax->key, "fusefarm/aio_contention") &&
          (v->is_str || v->i < 0 || v->i > 1)) ||
@@ -232,6 +249,23 @@ int
 ff_scenario_fstype_valid(const char *s)
 {
   return s && (!strcmp(s, "ext4") || !strcmp(s, "xfs"));
+}
+
+int
+ff_scenario_transport_valid(const char *s)
+{
+  return s && (!strcmp(s, "scsi") || !strcmp(s, "nbd"));
+}
+
+int
+ff_scenario_uses_nbd(const struct ff_scenario *sc)
+{
+  const struct ff_axis *ax = ff_scenario_axis(sc, "fusefarm/transport");
+
+  for (unsigned i = 0; ax && i < ax->nvalues; i++)
+    if (ax->values[i].is_str && !strcmp(ax->values[i].s, "nbd"))
+      return 1;
+  return 0;
 }
 
 /* An fs workload's filesystem keys (the fio keys are parse_io's). */

@@ -151,6 +151,15 @@ int ff_scenario_target_valid(const char *t);
 /* 1 if s is a filesystem an fs workload makes: ext4, xfs. */
 int ff_scenario_fstype_valid(const char *s);
 
+/* 1 if s is a transport of the fusefarm/transport axis: scsi (the
+ * guest's disks on virtio-scsi, the default), nbd (the guest's kernel nbd
+ * client). */
+int ff_scenario_transport_valid(const char *s);
+
+/* 1 if the scenario's fusefarm/transport axis has the value "nbd" (only
+ * `fusefarm vm`'s initramfs boot attaches over nbd). */
+int ff_scenario_uses_nbd(const struct ff_scenario *sc);
+
 /* The axis named key, or NULL. */
 const struct ff_axis *ff_scenario_axis(const struct ff_scenario *sc,
                                        const char *key);

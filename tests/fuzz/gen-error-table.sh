@@ -313,6 +313,7 @@ row "bad value: fs mount_options with a blank" 'workloads = ({ type = "fs"; targ
 row "bad value: fs mkfs_options with a quote" 'workloads = ({ type = "fs"; target = "pv0001";\n  mkfs_options = "-L \\"my fs\\""; });'
 row "bad value: fs key on an io workload" 'workloads = ({ type = "io"; target = "pv0001"; nrfiles = 4; });'
 row "bad value: fusefarm/target axis value" 'matrix = ({ key = "fusefarm/target"; values = ["pv0001", "a/b/c"]; });\nworkloads = ({ type = "io"; target = "pv0001"; });'
+row "bad value: fusefarm/transport axis value" 'matrix = ({ key = "fusefarm/transport"; values = ["scsi", "iscsi"]; });\nworkloads = ({ type = "io"; target = "pv0001"; });'
 row "bad value: fusefarm/mount_options axis with no fs workload" 'matrix = ({ key = "fusefarm/mount_options"; values = ["logbufs=8"]; });\nworkloads = ({ type = "io"; target = "pv0001"; });'
 row "bad value: concurrency for a scan" 'workloads = ({ type = "pvs"; concurrency = 4; });'
 row "bad value: profile and latency" 'profile = "a.conf";\nlatency = "1ms";\nworkloads = ({ type = "pvs"; });'

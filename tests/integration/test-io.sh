@@ -11,6 +11,8 @@
 #   - an LV target is refused before anything is mounted, naming the
 #     target and `fusefarm vm` (exit 2), and so is target "ram" (the
 #     guest's RAM disk) as a value of the target axis;
+#   - the nbd transport (fusefarm/transport "nbd") is refused the same
+#     way (exit 2);
 #   - a fio that is not there ($FF_FIO) is a failed command with its
 #     message (exit 1), and the run leaves nothing behind.
 # Properties only: no speed is judged (the 2 ms profile's times are
@@ -166,6 +168,21 @@ rc=0
 grep -qF "target ram is the guest's RAM disk, which only \`fusefarm vm\` has (a value of the fusefarm/target axis)" "$s/ram.err" ||
   ff_die "the RAM disk refusal does not say why: $(cat "$s/ram.err")"
 [[ ! -e $s/ram-out ]] || ff_die "a refused run made its run directory"
+ff_run_leftovers "$s" || ff_die "a refused run left something behind"
+
+# ---- the nbd transport: the guest's, refused before anything runs ----------------
+cat >"$s/nbd.conf" <<'EOF'
+name = "io-nbd";
+spec = "farm.conf";
+matrix = ( { key = "fusefarm/transport"; values = ["scsi", "nbd"]; } );
+workloads = ( { type = "io"; target = "pv0001"; size = "1M"; } );
+EOF
+rc=0
+"$bin" run "$s/nbd.conf" --out "$s/nbd-out" --quiet >/dev/null 2>"$s/nbd.err" || rc=$?
+((rc == 2)) || ff_die "the nbd transport exited $rc, expected 2: $(cat "$s/nbd.err")"
+grep -q 'fusefarm/transport has "nbd"' "$s/nbd.err" && grep -q 'fusefarm vm' "$s/nbd.err" ||
+  ff_die "the nbd refusal does not name the axis and fusefarm vm: $(cat "$s/nbd.err")"
+[[ ! -e $s/nbd-out ]] || ff_die "a refused run made its run directory"
 ff_run_leftovers "$s" || ff_die "a refused run left something behind"
 
 # ---- no fio: a failed command with its message -----------------------------------

@@ -27,6 +27,14 @@
 #      5 ms profile's disks are rotational in the guest (the raw disk
 #      and the LV on one), the ideal profile's and the RAM disk are not;
 #      properties only, no wall-clock bound
+#   1d. the nbd transport: guest/tests/io-nbd.conf (the io-2x2 targets
+#      with the matrix axis fusefarm/transport ["scsi", "nbd"]: 2 boots,
+#      the second attaching every farm device with the guest's kernel
+#      nbd-client instead of virtio-scsi): 4 io rows with fio's writes
+#      done, the nbd raw row on /dev/nbd*, the scsi raw row on /dev/sd*,
+#      the LV rows on /dev/dm-*, every PV lvm saw over nbd an nbd node,
+#      and the farm counted at least fio's writes on the raw target (and
+#      the LV's PV) over both transports; properties only
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
@@ -36,7 +44,8 @@
 #      Debian's, its lvm activates; what --lvm refuses before a boot
 #   4. a guest that panics, one that times out (initramfs and systemd)
 #      and a missing qemu each end with a clear message and leave no qemu
-#      or nbdkit behind; a SIGTERM to a run of 2 boots during its first
+#      or nbdkit behind; the systemd boot refuses the nbd transport
+#      before anything boots; a SIGTERM to a run of 2 boots during its first
 #      stops it there: the second never starts, nothing is left
 #
 # usage: test-vm.sh FUSEFARM  (FF_SOURCE_DIR: the source tree; root;
@@ -187,6 +196,46 @@ for c in d["configs"]:
 if rows != 6: bad.append("%d io rows, expected 6" % rows)
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
+expect io-nbd 0 'nbd *lv *vg0000/lvol0 *1 *write' -- "$specs/io-nbd.conf" --nbd-client 0 \
+  --json "$tmp/io-nbd.json" --timeout 900
+python3 - "$tmp/io-nbd.json" <<'PY' || fail "io-nbd: the run document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+rows = {}
+for c in d["configs"]:
+    tr = c["settings"].get("fusefarm/transport")
+    if tr not in ("scsi", "nbd"):
+        bad.append("config %d: settings %r have no transport" % (c["id"], c["settings"])); continue
+    for w in c["workloads"]:
+        for r in w["runs"]:
+            io = r.get("io")
+            if r["exit"] != 0 or not io:
+                bad.append("config %d %s: run %r" % (c["id"], w["name"], r)); continue
+            rows[(tr, w["name"])] = rows.get((tr, w["name"]), 0) + 1
+            ios, path = io["write"]["ios"], io.get("path", "")
+            if ios <= 0: bad.append("%s %s: no writes done" % (tr, w["name"]))
+            want = "/dev/dm-" if w["name"] == "lv" else "/dev/nbd" if tr == "nbd" else "/dev/sd"
+            if not path.startswith(want):
+                bad.append("%s %s: fio ran on %r, expected %s*" % (tr, w["name"], path, want))
+            farm = io.get("farm", {}).get("writes", -1)
+            if w["name"] == "raw" and farm < ios:
+                bad.append("%s raw: the farm saw %d writes, fio did %d" % (tr, farm, ios))
+            pv = io.get("devices", {}).get("pv0000", {}).get("writes", -1)
+            if w["name"] == "lv" and pv < ios:
+                bad.append("%s lv: pv0000 took %d writes, fio did %d" % (tr, pv, ios))
+if sorted(rows) != [("nbd", "lv"), ("nbd", "raw"), ("scsi", "lv"), ("scsi", "raw")] or set(rows.values()) != {1}:
+    bad.append("io rows %r, expected one per transport and target" % rows)
+# one boot per transport; over nbd lvm saw its PVs on nbd nodes only
+boots = {b.get("transport"): b for b in d["guest"]["boots"]}
+if sorted(boots) != ["nbd", "scsi"]: bad.append("boots of transports %r" % sorted(boots))
+nb = boots.get("nbd", {})
+if not nb.get("pv_names") or any(not p.startswith("/dev/nbd") for p in nb["pv_names"]):
+    bad.append("over nbd lvm saw the PVs %r" % nb.get("pv_names"))
+if nb.get("disks_seen") != 2: bad.append("over nbd %r of 2 devices attached" % nb.get("disks_seen"))
+if not any("fusefarm/transport" in n for n in d["notes"]): bad.append("no note on the nbd transport")
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
 "$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&
   grep -q 'obtain_device_list_from_udev' "$tmp/report16.out" ||
   { fail "boot16: fusefarm report cannot render the document"; cat "$tmp/report16.out"; }
@@ -274,5 +323,7 @@ expect timeout-systemd 1 'error: timeout: the guest did not finish in 5s' -- \
   --boot systemd --timeout 5 --out "$tmp/sd-timeout" "$specs/farm16.conf"
 FF_QEMU=/nonexistent/qemu expect no-qemu 2 'error: /nonexistent/qemu not found' -- "$specs/farm16.conf"
 expect bad-boot 2 'expected initramfs or systemd' -- --boot grub "$specs/farm16.conf"
+expect nbd-systemd 2 'fusefarm/transport has "nbd": only the initramfs boot' -- \
+  --boot systemd "$specs/io-nbd.conf"
 
 [ "$fails" = 0 ] && echo "test-vm: PASS" || { echo "test-vm: $fails FAILED"; exit 1; }

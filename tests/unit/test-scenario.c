@@ -262,6 +262,15 @@ static const struct {
   {"matrix = ({ key = \"fusefarm/mount_options\"; values = [8]; });\n"
    "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
    "t:1: matrix.[0].values", "does not fit fusefarm/mount_options"},
+  {"matrix = ({ key = \"fusefarm/transport\";\n values = [\"scsi\", "
+   "\"iscsi\"]; });",
+   "t:2: matrix.[0].values",
+   "value 1 'iscsi' is not a transport of fusefarm/transport (expected "
+   "\"scsi\" or \"nbd\")"},
+  {"matrix = ({ key = \"fusefarm/transport\"; values = [1]; });",
+   "t:1: matrix.[0].values", "value 0 1 is not a transport"},
+  {"matrix = ({ key = \"fusefarm/transport\"; values = [\"NBD\"]; });",
+   "t:1: matrix.[0].values", "value 0 'NBD' is not a transport"},
   {"workloads = ({ type = \"io\"; target = \"pv0001\";\n count = 3; });",
    "t:2: workloads.[0].count", "only lvchange workloads take count"},
 };
@@ -477,6 +486,48 @@ test_fs_keys(void **state)
   ff_scenario_free(sc);
 }
 
+/* fusefarm/transport: scsi (default) or nbd, a boot of its own each in
+ * `fusefarm vm`; the host refuses nbd (ff_scenario_uses_nbd). */
+static void
+test_transport_axis(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "matrix = ({ key = \"fusefarm/transport\"; values = [\"scsi\", "
+    "\"nbd\"]; },\n"
+    "          { key = \"global/use_aio\"; values = [0, 1]; });\n"
+    "workloads = ({ type = \"io\"; target = \"pv0001\"; });",
+    "t", "/b");
+  unsigned idx[2];
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_int_equal(ff_scenario_nconfigs(sc), 4);
+  assert_string_equal(ff_scenario_axis(sc, "fusefarm/transport")->values[1].s,
+                      "nbd");
+  ff_scenario_config(sc, 2, idx);
+  assert_int_equal(idx[0], 1);
+  assert_true(ff_scenario_uses_nbd(sc));
+  assert_true(ff_scenario_transport_valid("scsi"));
+  assert_true(ff_scenario_transport_valid("nbd"));
+  assert_false(ff_scenario_transport_valid("virtio"));
+  assert_false(ff_scenario_transport_valid(NULL));
+  ff_scenario_free(sc);
+
+  /* scsi alone, or no axis: nothing over nbd */
+  sc = ff_scenario_load_string(
+    "matrix = ({ key = \"fusefarm/transport\"; values = [\"scsi\"]; });\n"
+    "workloads = ({ type = \"pvs\"; });",
+    "t", "/b");
+  assert_nonnull_err(sc);
+  assert_false(ff_scenario_uses_nbd(sc));
+  ff_scenario_free(sc);
+  sc =
+    ff_scenario_load_string("workloads = ({ type = \"pvs\"; });", "t", "/b");
+  assert_nonnull_err(sc);
+  assert_false(ff_scenario_uses_nbd(sc));
+  ff_scenario_free(sc);
+}
+
 static void
 test_bad(void **state)
 {
@@ -527,6 +578,7 @@ main(void)
     cmocka_unit_test(test_lvm_list),
     cmocka_unit_test(test_io_keys),
     cmocka_unit_test(test_fs_keys),
+    cmocka_unit_test(test_transport_axis),
     cmocka_unit_test(test_bad),
   };
 
