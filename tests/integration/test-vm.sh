@@ -24,6 +24,14 @@
 #      PV, and with 5 ms writes fio's clat p50 is at least 5 ms (less
 #      fio's own histogram rounding, 1/128); properties only, no
 #      wall-clock bound
+#   1d. filesystems in the guest: guest/tests/fs-2x2.conf (an xfs fs
+#      workload, fusefarm/target [a blank disk, a linear LV] x
+#      fusefarm/mount_options [logbufs=2, logbufs=8]: one boot, mkfs.xfs
+#      from the fio layer): 4 rows, each on its own target with its own
+#      options (the kernel's /proc/self/mounts shows them), every fio
+#      write done, mkfs/mount/umount timed, and the farm took fio's bytes
+#      and flushes on the target (the blank, or the LV's PV) and nothing
+#      elsewhere; properties only
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
@@ -171,6 +179,51 @@ for c in d["configs"]:
             if slow and p50 < 5e6 * (1 - 1 / 128):
                 bad.append("config %d %s: clat p50 %d ns under the profile's 5 ms" % (c["id"], w["name"], p50))
 if rows != 4: bad.append("%d io rows, expected 4" % rows)
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
+expect fs 0 'vg0000/lvol0 *logbufs=8 *xfs-fsync *vg0000/lvol0 *1 *write' -- \
+  "$specs/fs-2x2.conf" --nbd-client 0 --json "$tmp/fs.json" --timeout 900
+python3 - "$tmp/fs.json" <<'PY' || fail "fs: the run document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+want = [(t, o) for t in ("pv0001", "vg0000/lvol0") for o in ("logbufs=2", "logbufs=8")]
+got = [(c["settings"].get("fusefarm/target"), c["settings"].get("fusefarm/mount_options"))
+       for c in sorted(d["configs"], key=lambda c: c["id"])]
+if got != want: bad.append("configs %r, expected %r" % (got, want))
+# they differ only in target and mount options: one boot
+if len(d["guest"]["boots"]) != 1: bad.append("%d boots, expected 1" % len(d["guest"]["boots"]))
+rows = 0
+for c in d["configs"]:
+    target = c["settings"].get("fusefarm/target"); opts = c["settings"].get("fusefarm/mount_options")
+    for w in c["workloads"]:
+        for r in w["runs"]:
+            io = r.get("io") or {}
+            where = "config %d %s" % (c["id"], w["name"])
+            if w["type"] != "fs" or r["exit"] != 0 or r["errors"] != 0 or not io:
+                bad.append("%s: run %r" % (where, r)); continue
+            rows += 1
+            if io["target"] != target: bad.append("%s: target %r" % (where, io["target"]))
+            fs = io.get("fs", {})
+            if (fs.get("fstype"), fs.get("mount_options")) != ("xfs", opts):
+                bad.append("%s: io.fs %r" % (where, fs))
+            # the kernel's own view of the mount: busybox mount passed the option
+            if opts not in fs.get("mounted", "").split(","):
+                bad.append("%s: mounted with %r" % (where, fs.get("mounted")))
+            if not all(fs.get(k, -1) >= 0 for k in ("mkfs_wall", "mount_wall", "umount_wall")):
+                bad.append("%s: io.fs times %r" % (where, fs))
+            # 2 jobs x 256 KiB in 4 KiB writes, every one done
+            if io["write"]["ios"] != 128 or io["write"]["bytes"] != 512 << 10:
+                bad.append("%s: fio wrote %d I/Os" % (where, io["write"]["ios"]))
+            # an fsync after every write: fio's bytes reached the target's
+            # device with flushes, and no other device was written
+            dev = io.get("devices", {}).get("pv0000", {}) if "/" in target else io.get("farm", {})
+            if dev.get("bytes_written", -1) < 512 << 10 or dev.get("flushes", -1) < 1:
+                bad.append("%s: %s took %r" % (where, "pv0000" if "/" in target else target, dev))
+            if r["writes"] != dev.get("writes") or r["flushes"] != dev.get("flushes"):
+                bad.append("%s: the farm took %d writes, %d flushes; the target %r"
+                           % (where, r["writes"], r["flushes"], dev))
+if rows != 4: bad.append("%d fs rows, expected 4" % rows)
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
 "$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&
