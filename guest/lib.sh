@@ -99,7 +99,10 @@ guest_manifest() {
 # fewer; qemu holds one socket per attached disk), start nbdkit with
 # $plugin spec=$spec (and $profile, and devices=$fdevices when set) on
 # $run/nbd.sock; with $stats_file set, the plugin writes its stats there
-# every 50 ms (ff-snap.py reads them).  Sets sock, popt.
+# every 50 ms (ff-snap.py reads them).  Sets sock, popt.  nbdkit runs
+# --threads 1: each disk has one request in flight, as a VM disk on its
+# own connection; FF_NBD_THREADS=N lets qemu keep up to N per disk in
+# flight (its nbd client sends up to 16), as a disk with a deeper queue.
 guest_serve() {
   local nexp need
   nexp=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' \
@@ -114,7 +117,8 @@ guest_serve() {
   [ "${fdevices:-0}" = 0 ] || popt+=(devices="$fdevices")
   local sopt=()
   [ -z "${stats_file:-}" ] || sopt=(stats="$stats_file" stats-interval=50ms)
-  nbdkit -f --exit-with-parent --threads 1 -U "$sock" "$plugin" spec="$spec" "${popt[@]}" \
+  nbdkit -f --exit-with-parent --threads "${FF_NBD_THREADS:-1}" -U "$sock" "$plugin" \
+    spec="$spec" "${popt[@]}" \
     "${sopt[@]}" 2>"$run/nbdkit.log" &
   nbdkit_pid=$!
   pids+=($!)
