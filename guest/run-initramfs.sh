@@ -33,11 +33,13 @@
 #                    guest with the libraries it needs (default: the
 #                    guest's Debian lvm2)
 #   --fio            append the fio layer (build-fio-layer.sh, cached
-#                    beside the base) for io workloads, and give the
+#                    beside the base: fio, mkfs.ext4, mkfs.xfs) for io
+#                    and fs workloads, and give the
 #                    workloads the farm's counters (a snapshot channel on
 #                    ttyS2, guest/ff-snap.py)
 #
-# Serves every farm device from one nbdkit (unix socket, --threads 1),
+# Serves every farm device from one nbdkit (unix socket, --threads 1 or
+# $FF_NBD_THREADS),
 # attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
 # controllers of 256 targets, boots with TCG (KVM when a real one is
 # present), and prints the guest's timings and ff-dmcheck's verdict.
