@@ -53,8 +53,9 @@ static const char vm_usage[] =
   "A scenario's workloads run in the guest (initramfs boot) for every\n"
   "configuration of its matrix and are reported like `fusefarm run`;\n"
   "io workloads run fio there (raw farm disks and LVs, with the farm's\n"
-  "counters), from an optional fio layer of the initramfs.  The matrix\n"
-  "axis fusefarm/transport \"nbd\" attaches every farm device with the\n"
+  "counters), fs workloads mkfs.ext4 or mkfs.xfs, mount and fio, from\n"
+  "an optional fio layer of the initramfs.  The matrix axis\n"
+  "fusefarm/transport \"nbd\" attaches every farm device with the\n"
   "guest's kernel nbd client instead of virtio-scsi (initramfs boot; a\n"
   "boot per transport).\n"
   "\n"
@@ -446,12 +447,13 @@ failed_commands(json_t *doc)
   return n;
 }
 
-/* Does the scenario have an io workload (fio in the guest)? */
+/* Does the scenario have an io or fs workload (fio, and for fs mkfs, in
+ * the guest)? */
 static int
 has_io(const struct ff_scenario *sc)
 {
   for (unsigned i = 0; sc && i < sc->nworkloads; i++)
-    if (sc->workloads[i].type == FF_W_IO)
+    if (sc->workloads[i].type == FF_W_IO || sc->workloads[i].type == FF_W_FS)
       return 1;
   return 0;
 }
@@ -533,7 +535,8 @@ boot_once(struct vm *v, uint64_t k, const char *lvmconf, const char *plan,
       args[a++] = plan;
       args[a++] = "--result";
       args[a++] = result;
-      /* fio's layer (guest/build-fio-layer.sh) only for io workloads */
+      /* fio's layer (guest/build-fio-layer.sh: fio, mkfs.ext4, mkfs.xfs)
+       * only for io and fs workloads */
       if (has_io(v->sc))
         args[a++] = "--fio";
       if (lvm) {
@@ -577,20 +580,50 @@ plan_workloads(const struct ff_scenario *sc)
                 "concurrency", (int)w->concurrency, "spread_ns",
                 (json_int_t)w->spread_ns, "count", (int)w->count, "lv", w->lv);
 
-    /* an io workload's fio job, as ff-guestrun's workload_of reads it */
-    if (wj && w->type == FF_W_IO)
-      json_object_set_new(
-        wj, "io",
-        json_pack(
-          "{s:s, s:s, s:I, s:i, s:b, s:s, s:I, s:I, s:i, s:i, s:i}", "target",
-          w->io.target, "rw", w->io.rw, "bs", (json_int_t)w->io.bs, "iodepth",
-          (int)w->io.iodepth, "direct", w->io.direct, "ioengine",
-          w->io.ioengine, "size", (json_int_t)w->io.size, "runtime_ns",
-          (json_int_t)w->io.runtime_ns, "fsync", (int)w->io.fsync, "fdatasync",
-          (int)w->io.fdatasync, "numjobs", (int)w->io.numjobs));
+    /* an io or fs workload's fio job, as ff-guestrun's workload_of reads
+     * it; an fs workload's filesystem with it */
+    if (wj && (w->type == FF_W_IO || w->type == FF_W_FS)) {
+      json_t *io = json_pack(
+        "{s:s, s:s, s:I, s:i, s:b, s:s, s:I, s:I, s:i, s:i, s:i}", "target",
+        w->io.target, "rw", w->io.rw, "bs", (json_int_t)w->io.bs, "iodepth",
+        (int)w->io.iodepth, "direct", w->io.direct, "ioengine", w->io.ioengine,
+        "size", (json_int_t)w->io.size, "runtime_ns",
+        (json_int_t)w->io.runtime_ns, "fsync", (int)w->io.fsync, "fdatasync",
+        (int)w->io.fdatasync, "numjobs", (int)w->io.numjobs);
+
+      if (io && w->type == FF_W_FS) {
+        json_object_set_new(io, "fstype", json_string(w->io.fstype));
+        json_object_set_new(io, "mkfs_options",
+                            json_string(w->io.mkfs_options));
+        json_object_set_new(io, "mount_options",
+                            json_string(w->io.mount_options));
+        json_object_set_new(io, "nrfiles", json_integer(w->io.nrfiles));
+      }
+      json_object_set_new(wj, "io", io);
+    }
     json_array_append_new(a, wj);
   }
   return a;
+}
+
+/* Configuration k's fusefarm/target, fusefarm/fstype and
+ * fusefarm/mount_options, when the matrix has them, into its plan entry
+ * (ff-guestrun gives them to the workloads as `fusefarm run` does). */
+static void
+plan_config_axes(const struct ff_scenario *sc, uint64_t k, unsigned *idx,
+                 json_t *entry)
+{
+  static const char *const keys[][2] = {
+    {"fusefarm/target", "target"},
+    {"fusefarm/fstype", "fstype"},
+    {"fusefarm/mount_options", "mount_options"}};
+
+  ff_scenario_config(sc, k, idx);
+  for (unsigned a = 0; a < sc->naxes; a++)
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+      if (!strcmp(sc->axes[a].key, keys[i][0]))
+        json_object_set_new(entry, keys[i][1],
+                            json_string(sc->axes[a].values[idx[a]].s));
 }
 
 /* Config idx's "settings" object (ff_config_settings() parsed), or NULL
@@ -608,7 +641,8 @@ settings_of(const struct ff_scenario *sc, const unsigned *idx)
 
 /* Configurations that share a profile, a farm size, an lvm build and a
  * transport share a boot: the plugin serves both, the guest switches
- * lvm.conf between them.  Fills doc's configs; returns the worst boot
+ * lvm.conf (and the io and fs workloads' target, fstype and mount
+ * options) between them.  Fills doc's configs; returns the worst boot
  * status. */
 static int
 run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
@@ -673,9 +707,14 @@ run_workloads(struct vm *v, const uint64_t *ks, size_t nk, json_t *doc,
       }
       snprintf(path, sizeof path, "lvm-%llu.conf",
                (unsigned long long)ks[h] + 1);
-      json_array_append_new(pconfs, json_pack("{s:I, s:s}", "id",
-                                              (json_int_t)ks[h] + 1,
-                                              "lvm_conf", path));
+      {
+        json_t *ce = json_pack("{s:I, s:s}", "id", (json_int_t)ks[h] + 1,
+                               "lvm_conf", path);
+
+        if (ce)
+          plan_config_axes(sc, ks[h], idx, ce);
+        json_array_append_new(pconfs, ce);
+      }
     }
     pj = json_pack("{s:o, s:o}", "workloads", plan_workloads(sc), "configs",
                    pconfs);
@@ -1035,31 +1074,6 @@ ff_cmd_vm(int argc, char **argv)
     }
   }
 
-  /* What the guest cannot run yet: fs workloads (no mkfs there) and the
-   * axes that change io and fs workloads per configuration. */
-  for (unsigned i = 0; v.sc && i < v.sc->nworkloads; i++)
-    if (v.sc->workloads[i].type == FF_W_FS) {
-      fprintf(stderr,
-              "fusefarm vm: workload %s: fs workloads run only on the "
-              "host for now (`fusefarm run`): the guest has no mkfs\n",
-              v.sc->workloads[i].name);
-      rc = 2;
-      goto out;
-    }
-  {
-    static const char *const host_only[] = {
-      "fusefarm/target", "fusefarm/fstype", "fusefarm/mount_options"};
-
-    for (size_t i = 0; v.sc && i < sizeof host_only / sizeof *host_only; i++)
-      if (ff_scenario_axis(v.sc, host_only[i])) {
-        fprintf(stderr,
-                "fusefarm vm: the matrix axis %s runs only on the host for "
-                "now (`fusefarm run`)\n",
-                host_only[i]);
-        rc = 2;
-        goto out;
-      }
-  }
   if (v.sc && ff_scenario_uses_nbd(v.sc) && !strcmp(v.boot, "systemd")) {
     fprintf(stderr,
             "fusefarm vm: the matrix axis fusefarm/transport has \"nbd\": "

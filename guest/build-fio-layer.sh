@@ -1,16 +1,19 @@
 #!/bin/bash
 # build-fio-layer.sh [CACHE_DIR]: the guest tier's optional fio layer.
 #
-# fio for the io workloads (docs/scenario-format.md) as a second cpio
-# archive that run-initramfs.sh --fio appends after the base image (the
-# kernel unpacks concatenated archives in order), so boots without an io
+# fio for the io and fs workloads (docs/scenario-format.md), and the fs
+# workloads' mkfs.ext4 (mke2fs) and mkfs.xfs, as a second cpio archive
+# that run-initramfs.sh --fio appends after the base image (the kernel
+# unpacks concatenated archives in order), so boots without an io or fs
 # workload stay as small and fast as before.  Built in
 # CACHE_DIR/fio-<version>-<hash>/:
-#   fio.cpio.gz   /usr/bin/fio and every library `ldd` lists for it
-#   versions      fio's version
-#   download      "0 0": nothing downloaded (the host's fio is copied)
-# <hash> hashes fio's version, its binary and this script, so a second run
-# does nothing.  A new build keeps the newest older layer and removes the
+#   fio.cpio.gz   /usr/bin/fio, /usr/sbin/mke2fs (mkfs.ext4 a link to it),
+#                 /usr/sbin/mkfs.xfs, every library `ldd` lists for them,
+#                 /etc/mke2fs.conf
+#   versions      fio's, e2fsprogs' and xfsprogs' versions
+#   download      "0 0": nothing downloaded (the host's binaries are copied)
+# <hash> hashes fio's version, the three binaries and this script, so a
+# second run does nothing.  A new build keeps the newest older layer and removes the
 # rest (FF_GUEST_KEEP_OLD=1 keeps all).
 #
 # fio is the host's (the same Debian 12 the guest's libraries come from;
@@ -33,10 +36,19 @@ for t in cpio gzip ldd sha256sum dpkg-query; do
   command -v "$t" >/dev/null || die "$t not found (install: apt-get install cpio gzip libc-bin coreutils dpkg)"
 done
 FIO=$(command -v fio) || die "fio not found on the host (apt-get install fio): the guest's io workloads run the host's fio"
+# the fs workloads' mkfs (the host's, found where Debian puts them even
+# when sbin is not on PATH)
+host_bin() { local b; b=$(PATH=$PATH:/usr/sbin:/sbin command -v "$1") ||
+               die "$1 not found on the host (apt-get install $2): the guest's fs workloads run the host's"
+             echo "$b"; }
+MKE2FS=$(host_bin mke2fs e2fsprogs)
+MKXFS=$(host_bin mkfs.xfs xfsprogs)
+[ -f /etc/mke2fs.conf ] || die "/etc/mke2fs.conf not found on the host (e2fsprogs)"
 FVER=$(dpkg-query -W -f '${Version}' fio 2>/dev/null || true)
 [ -n "$FVER" ] || FVER=$("$FIO" --version 2>/dev/null | sed 's/^fio-//')
 [ -n "$FVER" ] || die "$FIO: cannot tell its version"
-key_hash=$(cat "$0" "$FIO" | sha256sum | cut -c1-8)
+pkgver() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo unknown; }
+key_hash=$(cat "$0" "$FIO" "$MKE2FS" "$MKXFS" /etc/mke2fs.conf | sha256sum | cut -c1-8)
 KEY="fio-${FVER//[:\/+~]/_}-$key_hash"
 OUT="$CACHE_DIR/$KEY"
 
@@ -46,14 +58,23 @@ if [ -f "$OUT/fio.cpio.gz" ]; then
   exit 0
 fi
 
-missing=$(ldd "$FIO" | awk '/not found/ { print $1 }')
-[ -z "$missing" ] || die "$FIO needs ${missing//$'\n'/ }, which the host lacks"
+for b in "$FIO" "$MKE2FS" "$MKXFS"; do
+  missing=$(ldd "$b" | awk '/not found/ { print $1 }')
+  [ -z "$missing" ] || die "$b needs ${missing//$'\n'/ }, which the host lacks"
+done
 mkdir -p "$CACHE_DIR"
 WORK=$(mktemp -d "$CACHE_DIR/.build-fio.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 R=$WORK/root
-mkdir -p "$R/usr/bin"
+mkdir -p "$R/usr/bin" "$R/usr/sbin" "$R/etc"
 cp "$FIO" "$R/usr/bin/fio"
+# mkfs.ext4 is mke2fs by another name (argv[0] picks the type); mke2fs
+# takes each type's features from /etc/mke2fs.conf: the host's, so the
+# guest makes the filesystem the host's `fusefarm run` makes
+cp "$MKE2FS" "$R/usr/sbin/mke2fs"
+ln -s mke2fs "$R/usr/sbin/mkfs.ext4"
+cp "$MKXFS" "$R/usr/sbin/mkfs.xfs"
+cp /etc/mke2fs.conf "$R/etc/mke2fs.conf"
 # Each library at its own path, under usr/ (the base image is merged-/usr:
 # its /lib is a link to usr/lib, which an archive entry must not replace);
 # the loader is already in the base.
@@ -63,15 +84,15 @@ while read -r lib; do
   mkdir -p "$R/$(dirname "$rel")"
   cp -L "$lib" "$R/$rel"
   nlibs=$((nlibs + 1))
-done < <(ldd "$FIO" | awk '/=> \// { print $3 }' | sed 's|^/lib/|/usr/lib/|' | sort -u)
+done < <(ldd "$FIO" "$MKE2FS" "$MKXFS" | awk '/=> \// { print $3 }' | sed 's|^/lib/|/usr/lib/|' | sort -u)
 # ldconfig's cache is not in the guest: libraries outside the default
 # directories (libceph-common in .../ceph) are found by their users'
 # RUNPATH, which names the same path here.
-say "packing fio $FVER and $nlibs libraries ($(guest_disk_usage "$R"))"
+say "packing fio $FVER, mke2fs, mkfs.xfs and $nlibs libraries ($(guest_disk_usage "$R"))"
 (cd "$R" && find . ! -name . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -6 >"$WORK/fio.cpio.gz"
 mkdir -p "$OUT.tmp"
 mv "$WORK/fio.cpio.gz" "$OUT.tmp/"
-echo "fio=$FVER" >"$OUT.tmp/versions"
+printf 'fio=%s\ne2fsprogs=%s\nxfsprogs=%s\n' "$FVER" "$(pkgver e2fsprogs)" "$(pkgver xfsprogs)" >"$OUT.tmp/versions"
 echo "0 0" >"$OUT.tmp/download"
 rm -rf "$OUT"
 mv "$OUT.tmp" "$OUT"

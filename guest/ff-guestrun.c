@@ -8,8 +8,15 @@
  *
  *   { "lvm": "/usr/sbin/lvm",
  *     "workloads": [ { "name", "type", "repeat", "concurrency",
- *                      "spread_ns", "count", "lv" }, ... ],
- *     "configs": [ { "id": 1, "lvm_conf": "lvm-1.conf" }, ... ] }
+ *                      "spread_ns", "count", "lv",
+ *                      "io": { fio's job; fs: "fstype", "mkfs_options",
+ *                              "mount_options", "nrfiles" } }, ... ],
+ *     "configs": [ { "id": 1, "lvm_conf": "lvm-1.conf",
+ *                    "target", "fstype", "mount_options" }, ... ] }
+ *
+ * A config's target, fstype and mount_options (each there when the
+ * matrix has its fusefarm/ axis) replace the io and fs workloads' own,
+ * as in `fusefarm run`.
  *
  * MANIFEST is the farm's `fusefarm manifest` (the disks attached): the
  * devices in farm order, their VGs, the first LV.  Each device is found
@@ -445,7 +452,7 @@ workload_of(json_t *j, struct ff_workload *w)
   w->spread_ns = (uint64_t)json_integer_value(json_object_get(j, "spread_ns"));
   w->count = (unsigned)json_integer_value(json_object_get(j, "count"));
   w->lv = (char *)json_string_value(json_object_get(j, "lv"));
-  if (w->type == FF_W_IO) {
+  if (w->type == FF_W_IO || w->type == FF_W_FS) {
     json_t *io = json_object_get(j, "io");
 
     w->io.target = (char *)json_string_value(json_object_get(io, "target"));
@@ -467,6 +474,21 @@ workload_of(json_t *j, struct ff_workload *w)
     if (!w->io.target || !w->io.rw || !w->io.ioengine || !w->io.bs ||
         !w->io.iodepth || !w->io.size || !w->io.numjobs)
       return ff_error("plan: io workload %s: incomplete fio job",
+                      w->name ? w->name : "?");
+  }
+  if (w->type == FF_W_FS) {
+    json_t *io = json_object_get(j, "io");
+
+    w->io.fstype = (char *)json_string_value(json_object_get(io, "fstype"));
+    w->io.mkfs_options =
+      (char *)json_string_value(json_object_get(io, "mkfs_options"));
+    w->io.mount_options =
+      (char *)json_string_value(json_object_get(io, "mount_options"));
+    w->io.nrfiles =
+      (unsigned)json_integer_value(json_object_get(io, "nrfiles"));
+    if (!w->io.fstype || !w->io.mkfs_options || !w->io.mount_options ||
+        !w->io.nrfiles)
+      return ff_error("plan: fs workload %s: incomplete filesystem",
                       w->name ? w->name : "?");
   }
   if (!w->name || !w->repeat ||
@@ -570,6 +592,10 @@ main(int argc, char **argv)
         .vgs = g.vgs,
         .first_lv = g.first_lv,
         .ram_disk = g.ram_disk,
+        .target = json_string_value(json_object_get(cj, "target")),
+        .fstype = json_string_value(json_object_get(cj, "fstype")),
+        .mount_options =
+          json_string_value(json_object_get(cj, "mount_options")),
         .env = lvm_env,
         .cold = g_cold,
         .counters = g.snap_fd >= 0 ? g_counters : NULL,

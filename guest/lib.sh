@@ -101,7 +101,10 @@ guest_manifest() {
 # $run/nbd.sock, or with $serve_port set on that TCP port of 127.0.0.1
 # (the guest's kernel nbd client, over slirp); with $stats_file set, the
 # plugin writes its stats there every 50 ms (ff-snap.py reads them).
-# Sets sock, popt.
+# Sets sock, popt.  nbdkit runs --threads 1: each disk has one request
+# in flight, as a VM disk on its own connection; FF_NBD_THREADS=N lets
+# the client keep up to N per disk in flight (qemu's nbd client sends up
+# to 16), as a disk with a deeper queue.
 guest_serve() {
   local nexp need
   nexp=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["devices"]))' \
@@ -119,7 +122,7 @@ guest_serve() {
   local listen=(-U "$sock")
   # TCP: nbdkit writes the pid file once it listens (guest_wait_socket)
   [ -z "${serve_port:-}" ] || listen=(-i 127.0.0.1 -p "$serve_port" -P "$run/nbdkit.pid")
-  nbdkit -f --exit-with-parent --threads 1 "${listen[@]}" "$plugin" spec="$spec" "${popt[@]}" \
+  nbdkit -f --exit-with-parent --threads "${FF_NBD_THREADS:-1}" "${listen[@]}" "$plugin" spec="$spec" "${popt[@]}" \
     "${sopt[@]}" 2>"$run/nbdkit.log" &
   nbdkit_pid=$!
   pids+=($!)

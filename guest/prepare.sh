@@ -3,7 +3,8 @@
 # guest images `fusefarm vm` boots, before any boot needs them.
 #
 # The initramfs boot's base image (build-initramfs.sh), its optional fio
-# layer (build-fio-layer.sh; skipped when the host has no fio) and the systemd
+# layer (build-fio-layer.sh: fio, mke2fs, mkfs.xfs; skipped when the host
+# lacks one of them) and the systemd
 # boot's root image (build-rootfs.sh), in CACHE_DIR (default
 # $FF_GUEST_CACHE, else /var/cache/fusefarm/guest).  `fusefarm vm
 # --prepare` runs it, and so does the ctest fixture guest/images before
@@ -93,11 +94,16 @@ mkdir -p "$cache" || die "cannot create $cache"
 case $which in
   initramfs | all)
     prepare initramfs build-initramfs.sh check_initramfs
-    # the optional layer io workloads boot with (run-initramfs.sh --fio)
-    if command -v fio >/dev/null; then
+    # the optional layer io and fs workloads boot with (run-initramfs.sh
+    # --fio): the host's fio, mke2fs and mkfs.xfs
+    lacks=""
+    for t in fio:fio mke2fs:e2fsprogs mkfs.xfs:xfsprogs; do
+      PATH=$PATH:/usr/sbin:/sbin command -v "${t%%:*}" >/dev/null || lacks+=" ${t#*:}"
+    done
+    if [ -z "$lacks" ]; then
       prepare fio build-fio-layer.sh check_fio
     else
-      report+=("fio       skipped: no fio on the host (apt-get install fio; io workloads need it)")
+      report+=("fio       skipped: the host lacks$lacks (apt-get install$lacks; io and fs workloads need it)")
     fi ;;
 esac
 case $which in

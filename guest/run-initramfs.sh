@@ -38,11 +38,13 @@
 #                    over slirp to a loopback-only nbdkit; qemu gets no
 #                    farm disks; --nbd-client is then moot)
 #   --fio            append the fio layer (build-fio-layer.sh, cached
-#                    beside the base) for io workloads, and give the
+#                    beside the base: fio, mkfs.ext4, mkfs.xfs) for io
+#                    and fs workloads, and give the
 #                    workloads the farm's counters (a snapshot channel on
 #                    ttyS2, guest/ff-snap.py)
 #
-# Serves every farm device from one nbdkit (unix socket, --threads 1),
+# Serves every farm device from one nbdkit (unix socket, --threads 1 or
+# $FF_NBD_THREADS),
 # attaches each as a scsi-hd (serial=device name) on virtio-scsi-pci
 # controllers of 256 targets (--transport nbd: the nbdkit listens on a
 # loopback TCP port instead and the guest's nbd-client attaches each), boots with TCG (KVM when a real one is

@@ -1227,6 +1227,32 @@ fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
   return ex;
 }
 
+/* The options the kernel shows for the mount on mnt (/proc/self/mounts'
+ * fourth field: "rw,relatime,attr2,inode64,logbufs=8,..."), into buf;
+ * "" when it is not found (a mount point with a blank or another escaped
+ * character is not looked for). */
+static void
+mounted_options(const char *mnt, char *buf, size_t len)
+{
+  FILE *f = fopen("/proc/self/mounts", "re");
+  char line[4096];
+
+  buf[0] = '\0';
+  if (!f)
+    return;
+  while (fgets(line, sizeof line, f)) {
+    char *sv, *dev = strtok_r(line, " ", &sv);
+    char *dir = dev ? strtok_r(NULL, " ", &sv) : NULL;
+    char *type = dir ? strtok_r(NULL, " ", &sv) : NULL;
+    char *opts = type ? strtok_r(NULL, " ", &sv) : NULL;
+
+    /* the last one wins: a mount over an earlier one on the same point */
+    if (opts && !strcmp(dir, mnt))
+      ff_pathf(buf, len, "%s", opts);
+  }
+  fclose(f);
+}
+
 /* One repetition of an fs workload: mkfs and mount (each timed, not in
  * the wall), fio in the mount point (io_fio: the wall), umount (timed,
  * not in the wall: it writes what the page cache still held).  The
@@ -1240,7 +1266,7 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   const struct ff_io_job *io = &w->io;
   int xfs = !strcmp(io->fstype, "xfs");
   const char *argv[48];
-  char dev[PATH_MAX], mnt[PATH_MAX + 64], opts[512], cmd[64];
+  char dev[PATH_MAX], mnt[PATH_MAX + 64], opts[512], cmd[64], mounted[1024];
   double t_mkfs = 0, t_mount = 0, t_umount = 0, t0;
   size_t n = 0;
   int rc = 0, ex;
@@ -1313,6 +1339,9 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     *errors = 1;
     return ex < 0 ? -1 : 0;
   }
+  /* what the kernel made of the options (mount(8) may drop one it does
+   * not know, and the filesystem fills in its defaults) */
+  mounted_options(mnt, mounted, sizeof mounted);
   rc = io_fio(e, w, tag, mnt, run, wall, worst, errors, msg, msglen);
   t0 = now_s();
   if (umount(mnt) < 0) {
@@ -1328,10 +1357,10 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   }
   t_umount = now_s() - t0;
   rmdir(mnt);
-  fs = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f}", "fstype", io->fstype,
+  fs = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f}", "fstype", io->fstype,
                  "mkfs_options", io->mkfs_options, "mount_options",
-                 io->mount_options, "mkfs_wall", t_mkfs, "mount_wall", t_mount,
-                 "umount_wall", t_umount);
+                 io->mount_options, "mounted", mounted, "mkfs_wall", t_mkfs,
+                 "mount_wall", t_mount, "umount_wall", t_umount);
   if (json_object_get(run, "io")) {
     json_object_set_new(json_object_get(run, "io"), "fs", fs);
     /* the target's counters with what umount wrote */

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test-vm.sh: `fusefarm vm`, end to end (qemu boots under TCG, ~6.5 min on
-# 2 cores).  The guest images are not this test's time: ctest builds or
+# 2 cores; 490 s with the fs check at load 4-6, 2026-12-02).  The guest images are not this test's time: ctest builds or
 # checks them first in the fixture guest/images (`fusefarm vm --prepare`:
 # the first time ~100 MiB of Debian packages into the default cache
 # /var/cache/fusefarm/guest and 2-17 min of builds, depending on the
@@ -35,6 +35,14 @@
 #      the LV rows on /dev/dm-*, every PV lvm saw over nbd an nbd node,
 #      and the farm counted at least fio's writes on the raw target (and
 #      the LV's PV) over both transports; properties only
+#   1e. filesystems in the guest: guest/tests/fs-2x2.conf (an xfs fs
+#      workload, fusefarm/target [a blank disk, a linear LV] x
+#      fusefarm/mount_options [logbufs=2, logbufs=8]: one boot, mkfs.xfs
+#      from the fio layer): 4 rows, each on its own target with its own
+#      options (the kernel's /proc/self/mounts shows them), every fio
+#      write done, mkfs/mount/umount timed, and the farm took fio's bytes
+#      and flushes on the target (the blank, or the LV's PV) and nothing
+#      elsewhere; properties only
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
@@ -234,6 +242,51 @@ if not nb.get("pv_names") or any(not p.startswith("/dev/nbd") for p in nb["pv_na
     bad.append("over nbd lvm saw the PVs %r" % nb.get("pv_names"))
 if nb.get("disks_seen") != 2: bad.append("over nbd %r of 2 devices attached" % nb.get("disks_seen"))
 if not any("fusefarm/transport" in n for n in d["notes"]): bad.append("no note on the nbd transport")
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
+expect fs 0 'vg0000/lvol0 *logbufs=8 *xfs-fsync *vg0000/lvol0 *1 *write' -- \
+  "$specs/fs-2x2.conf" --nbd-client 0 --json "$tmp/fs.json" --timeout 900
+python3 - "$tmp/fs.json" <<'PY' || fail "fs: the run document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+want = [(t, o) for t in ("pv0001", "vg0000/lvol0") for o in ("logbufs=2", "logbufs=8")]
+got = [(c["settings"].get("fusefarm/target"), c["settings"].get("fusefarm/mount_options"))
+       for c in sorted(d["configs"], key=lambda c: c["id"])]
+if got != want: bad.append("configs %r, expected %r" % (got, want))
+# they differ only in target and mount options: one boot
+if len(d["guest"]["boots"]) != 1: bad.append("%d boots, expected 1" % len(d["guest"]["boots"]))
+rows = 0
+for c in d["configs"]:
+    target = c["settings"].get("fusefarm/target"); opts = c["settings"].get("fusefarm/mount_options")
+    for w in c["workloads"]:
+        for r in w["runs"]:
+            io = r.get("io") or {}
+            where = "config %d %s" % (c["id"], w["name"])
+            if w["type"] != "fs" or r["exit"] != 0 or r["errors"] != 0 or not io:
+                bad.append("%s: run %r" % (where, r)); continue
+            rows += 1
+            if io["target"] != target: bad.append("%s: target %r" % (where, io["target"]))
+            fs = io.get("fs", {})
+            if (fs.get("fstype"), fs.get("mount_options")) != ("xfs", opts):
+                bad.append("%s: io.fs %r" % (where, fs))
+            # the kernel's own view of the mount: busybox mount passed the option
+            if opts not in fs.get("mounted", "").split(","):
+                bad.append("%s: mounted with %r" % (where, fs.get("mounted")))
+            if not all(fs.get(k, -1) >= 0 for k in ("mkfs_wall", "mount_wall", "umount_wall")):
+                bad.append("%s: io.fs times %r" % (where, fs))
+            # 2 jobs x 256 KiB in 4 KiB writes, every one done
+            if io["write"]["ios"] != 128 or io["write"]["bytes"] != 512 << 10:
+                bad.append("%s: fio wrote %d I/Os" % (where, io["write"]["ios"]))
+            # an fsync after every write: fio's bytes reached the target's
+            # device with flushes, and no other device was written
+            dev = io.get("devices", {}).get("pv0000", {}) if "/" in target else io.get("farm", {})
+            if dev.get("bytes_written", -1) < 512 << 10 or dev.get("flushes", -1) < 1:
+                bad.append("%s: %s took %r" % (where, "pv0000" if "/" in target else target, dev))
+            if r["writes"] != dev.get("writes") or r["flushes"] != dev.get("flushes"):
+                bad.append("%s: the farm took %d writes, %d flushes; the target %r"
+                           % (where, r["writes"], r["flushes"], dev))
+if rows != 4: bad.append("%d fs rows, expected 4" % rows)
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
 "$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&
