@@ -10,6 +10,7 @@
 #include "ff-report.h"
 #include "ff-error.h"
 #include "ff-runreport.h"
+#include "ff-workload.h" /* ff_median */
 
 #include <errno.h>
 #include <math.h>
@@ -298,6 +299,74 @@ host_line(const struct ff_runreport *rr, char *buf, size_t len)
            rr->lvm_version, rr->started);
 }
 
+/* --- what every chart has around its plot ------------------------------- */
+
+/* The width a chart needs, at least w and at most 1600 px (text wider
+ * than that is cut at the edge): its title (bold 16), the host line, the
+ * legend of names (at most legend_max px of it), each configuration's
+ * key line and the footer (at ml).  Text is measured on a scratch
+ * context before the file exists. */
+static double
+frame_width(const struct ff_runreport *rr, const char *title,
+            const char **names, size_t nw, double legend_max, double ml,
+            const char *footer, double w)
+{
+  cairo_surface_t *ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+  cairo_t *mc = scratch(ms);
+  double lw = 16, tw = 32 + text_w(mc, title, 16, true);
+  char buf[512];
+
+  host_line(rr, buf, sizeof buf);
+  tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
+  for (size_t k = 0; k < nw; k++)
+    lw += 17 + text_w(mc, names[k], 10, false) + 18;
+  tw = fmax(tw, fmin(lw, legend_max));
+  for (size_t i = 0; i < rr->nconfigs; i++) {
+    snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
+             rr->configs[i].label);
+    tw = fmax(tw, ml + 16 + text_w(mc, buf, 10, false));
+  }
+  tw = fmax(tw, ml + 16 + text_w(mc, footer, 10, false));
+  cairo_destroy(mc);
+  cairo_surface_destroy(ms);
+  return ceil(fmax(w, fmin(tw, 1600)));
+}
+
+/* The title and, under it, the host line. */
+static void
+frame_title(cairo_t *cr, const struct ff_runreport *rr, const char *title)
+{
+  char buf[512];
+
+  text(cr, 16, 26, 0, 16, true, C_TEXT, title);
+  host_line(rr, buf, sizeof buf);
+  text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
+}
+
+/* Under a plot whose groups (one per configuration, group_w wide) start
+ * at ml and whose x axis is at bottom: each id under its group, the axis
+ * title, a key line per configuration ("ID: LABEL") and the footer. */
+static void
+frame_configs(cairo_t *cr, const struct ff_runreport *rr, double ml,
+              double group_w, double bottom, double height, const char *footer)
+{
+  char buf[512];
+  size_t nc = rr->nconfigs;
+
+  for (size_t i = 0; i < nc; i++) {
+    const struct ff_rr_config *c = &rr->configs[i];
+
+    snprintf(buf, sizeof buf, "%lld", c->id);
+    text(cr, ml + group_w * ((double)i + 0.5), bottom + 16, 0.5, 10, true,
+         C_CONFIG, buf);
+    snprintf(buf, sizeof buf, "%lld: %s", c->id, c->label);
+    text(cr, ml, bottom + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
+  }
+  text(cr, ml + group_w * (double)nc / 2, bottom + 32, 0.5, 10, false, C_AXIS,
+       "configuration");
+  text(cr, ml, height - 12, 0, 10, false, C_TEXT, footer);
+}
+
 /* --- the bar chart ------------------------------------------------------ */
 
 static bool
@@ -318,7 +387,7 @@ draw_bars(const struct ff_runreport *rr, const char *path)
   struct ticks tk;
   struct svg svg;
   cairo_t *cr;
-  char buf[512], v[64], footer[160];
+  char buf[512], v[64], footer[160], title[512];
 
   if (!names)
     return -1;
@@ -343,33 +412,10 @@ draw_bars(const struct ff_runreport *rr, const char *path)
   group_w = (double)nw * bar_w + 28;
   if (ml + mr + group_w * (double)nc < 720)
     group_w = fmin(200, (720 - ml - mr) / (double)nc);
-  width = ml + mr + group_w * (double)nc;
-  {
-    /* text is measured on a scratch context before the file exists */
-    cairo_surface_t *ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
-    cairo_t *mc = scratch(ms);
-    double lw = 16, tw = 0;
-
-    snprintf(buf, sizeof buf, "%s: median wall time per configuration",
-             rr->scenario);
-    tw = fmax(tw, 32 + text_w(mc, buf, 16, true));
-    host_line(rr, buf, sizeof buf);
-    tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
-    for (size_t k = 0; k < nw; k++)
-      lw += 17 + text_w(mc, names[k], 10, false) + 18;
-    tw = fmax(tw, lw);
-    for (size_t i = 0; i < nc; i++) {
-      snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
-               rr->configs[i].label);
-      tw = fmax(tw, ml + 16 + text_w(mc, buf, 10, false));
-    }
-    tw = fmax(tw, ml + 16 + text_w(mc, footer, 10, false));
-    /* text wider than this is cut at the edge */
-    width = fmax(width, fmin(tw, 1600));
-    cairo_destroy(mc);
-    cairo_surface_destroy(ms);
-  }
-  width = ceil(width);
+  snprintf(title, sizeof title, "%s: median wall time per configuration",
+           rr->scenario);
+  width = frame_width(rr, title, names, nw, INFINITY, ml, footer,
+                      ml + mr + group_w * (double)nc);
   legend_y = 74;
   top = legend_y + 14 + value_room;
   bottom = top + ph;
@@ -381,11 +427,7 @@ draw_bars(const struct ff_runreport *rr, const char *path)
   }
   cr = svg.cr;
 
-  snprintf(buf, sizeof buf, "%s: median wall time per configuration",
-           rr->scenario);
-  text(cr, 16, 26, 0, 16, true, C_TEXT, buf);
-  host_line(rr, buf, sizeof buf);
-  text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
+  frame_title(cr, rr, title);
   x = 16;
   for (size_t k = 0; k < nw; k++) {
     if (k && x + 17 + text_w(cr, names[k], 10, false) > width - 16)
@@ -438,14 +480,8 @@ draw_bars(const struct ff_runreport *rr, const char *path)
       text_up(cr, xm + 3.5, ylab - 4, 0, 10, shade(palette[k % NPALETTE], 0.6),
               buf);
     }
-    snprintf(buf, sizeof buf, "%lld", c->id);
-    text(cr, gx + group_w / 2, bottom + 16, 0.5, 10, true, C_CONFIG, buf);
-    snprintf(buf, sizeof buf, "%lld: %s", c->id, c->label);
-    text(cr, ml, bottom + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
   }
-  text(cr, ml + group_w * (double)nc / 2, bottom + 32, 0.5, 10, false, C_AXIS,
-       "configuration");
-  text(cr, ml, height - 12, 0, 10, false, C_TEXT, footer);
+  frame_configs(cr, rr, ml, group_w, bottom, height, footer);
   free(names);
   return svg_close(&svg);
 }
@@ -474,16 +510,7 @@ io_p50(const struct ff_rr_workload *w)
     if (run->has_io && d->ios > 0 && d->clat_p50_ns > 0)
       v[n++] = (double)d->clat_p50_ns;
   }
-  if (!n)
-    return -1;
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-      double t = v[j];
-
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return n ? ff_median(v, n) : -1;
 }
 
 /* "10 µs", "1 ms", "100 ms", "1 s" for 10^e ns. */
@@ -507,7 +534,7 @@ draw_io(const struct ff_runreport *rr, const char *path)
   int elo, ehi;
   struct svg svg;
   cairo_t *cr;
-  char buf[512];
+  char buf[512], title[512];
   const char *footer = "points: fio's completion latency p50 (clat; median "
                        "of the repetitions), log scale";
 
@@ -532,31 +559,10 @@ draw_io(const struct ff_runreport *rr, const char *path)
   if (ehi <= elo)
     ehi = elo + 1;
   group_w = nc ? fmin(160, fmax(60, 720.0 / (double)nc)) : 160;
-  width = ml + mr + group_w * (double)nc;
-  {
-    cairo_surface_t *ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
-    cairo_t *mc = scratch(ms);
-    double lw = 16, tw = 0;
-
-    snprintf(buf, sizeof buf, "%s: io completion latency per configuration",
-             rr->scenario);
-    tw = fmax(tw, 32 + text_w(mc, buf, 16, true));
-    host_line(rr, buf, sizeof buf);
-    tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
-    for (size_t k = 0; k < nw; k++)
-      lw += 17 + text_w(mc, names[k], 10, false) + 18;
-    tw = fmax(tw, fmin(lw, 1200));
-    for (size_t i = 0; i < nc; i++) {
-      snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
-               rr->configs[i].label);
-      tw = fmax(tw, ml + 16 + text_w(mc, buf, 10, false));
-    }
-    tw = fmax(tw, ml + 16 + text_w(mc, footer, 10, false));
-    width = fmax(width, fmin(tw, 1600));
-    cairo_destroy(mc);
-    cairo_surface_destroy(ms);
-  }
-  width = ceil(width);
+  snprintf(title, sizeof title, "%s: io completion latency per configuration",
+           rr->scenario);
+  width = frame_width(rr, title, names, nw, 1200, ml, footer,
+                      ml + mr + group_w * (double)nc);
   top = 74 + 14 + 16;
   bottom = top + ph;
   height = bottom + 44 + 15 * (double)nc + 30;
@@ -565,11 +571,7 @@ draw_io(const struct ff_runreport *rr, const char *path)
     return -1;
   }
   cr = svg.cr;
-  snprintf(buf, sizeof buf, "%s: io completion latency per configuration",
-           rr->scenario);
-  text(cr, 16, 26, 0, 16, true, C_TEXT, buf);
-  host_line(rr, buf, sizeof buf);
-  text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
+  frame_title(cr, rr, title);
   x = 16;
   for (size_t k = 0; k < nw; k++) {
     bool io = false;
@@ -631,18 +633,7 @@ draw_io(const struct ff_runreport *rr, const char *path)
     }
   }
 
-  /* config ids under the plot, then a key line per config */
-  for (size_t i = 0; i < nc; i++) {
-    snprintf(buf, sizeof buf, "%lld", rr->configs[i].id);
-    text(cr, ml + group_w * ((double)i + 0.5), bottom + 16, 0.5, 10, true,
-         C_CONFIG, buf);
-    snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
-             rr->configs[i].label);
-    text(cr, ml, bottom + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
-  }
-  text(cr, ml + group_w * (double)nc / 2, bottom + 32, 0.5, 10, false, C_AXIS,
-       "configuration");
-  text(cr, ml, height - 12, 0, 10, false, C_TEXT, footer);
+  frame_configs(cr, rr, ml, group_w, bottom, height, footer);
   free(names);
   return svg_close(&svg);
 }
