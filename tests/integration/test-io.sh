@@ -142,48 +142,45 @@ grep -q 'clat p99' "$s/out/report.txt" || ff_die "report.txt has no io table"
 "$bin" report "$s/out/run.json" >"$s/report.txt" || ff_die "fusefarm report failed"
 cmp -s "$s/table.txt" "$s/report.txt" || ff_die "fusefarm report renders differently from the run"
 
-# ---- an LV target: refused before anything runs ---------------------------------
+# ---- refused before anything runs (exit 2) -----------------------------------------
+# refused NAME WHAT PATTERN...: `fusefarm run $s/NAME.conf` exits 2 with
+# every PATTERN (fixed strings) in its message, makes no run directory
+# and leaves nothing behind.
+refused() {
+  local name=$1 what=$2 rc=0 p
+  shift 2
+  "$bin" run "$s/$name.conf" --out "$s/$name-out" --quiet >/dev/null 2>"$s/$name.err" || rc=$?
+  ((rc == 2)) || ff_die "$what exited $rc, expected 2: $(cat "$s/$name.err")"
+  for p in "$@"; do
+    grep -qF -- "$p" "$s/$name.err" || ff_die "the refusal of $what does not say '$p': $(cat "$s/$name.err")"
+  done
+  [[ ! -e $s/$name-out ]] || ff_die "$what: a refused run made its run directory"
+  ff_run_leftovers "$s" || ff_die "$what: a refused run left something behind"
+}
+# an LV target (the host has no device-mapper)
 cat >"$s/lv.conf" <<'EOF'
 name = "io-lv";
 spec = "farm.conf";
 workloads = ( { type = "io"; target = "vg0001/lvol0"; size = "1M"; } );
 EOF
-rc=0
-"$bin" run "$s/lv.conf" --out "$s/lv-out" --quiet >/dev/null 2>"$s/lv.err" || rc=$?
-((rc == 2)) || ff_die "an LV target exited $rc, expected 2: $(cat "$s/lv.err")"
-grep -q 'target vg0001/lvol0 is an LV' "$s/lv.err" && grep -q 'fusefarm vm' "$s/lv.err" ||
-  ff_die "the LV refusal does not name the target and fusefarm vm: $(cat "$s/lv.err")"
-[[ ! -e $s/lv-out ]] || ff_die "a refused run made its run directory"
-ff_run_leftovers "$s" || ff_die "a refused run left something behind"
-# the guest's RAM disk, as a value of the target axis: the same
+refused lv "an LV target" 'target vg0001/lvol0 is an LV' 'fusefarm vm'
+# the guest's RAM disk, as a value of the target axis
 cat >"$s/ram.conf" <<'EOF'
 name = "io-ram";
 spec = "farm.conf";
 matrix = ( { key = "fusefarm/target"; values = ["pv0002", "ram"]; } );
 workloads = ( { type = "io"; name = "w"; target = "pv0002"; size = "1M"; } );
 EOF
-rc=0
-"$bin" run "$s/ram.conf" --out "$s/ram-out" --quiet >/dev/null 2>"$s/ram.err" || rc=$?
-((rc == 2)) || ff_die "target ram exited $rc, expected 2: $(cat "$s/ram.err")"
-grep -qF "target ram is the guest's RAM disk, which only \`fusefarm vm\` has (a value of the fusefarm/target axis)" "$s/ram.err" ||
-  ff_die "the RAM disk refusal does not say why: $(cat "$s/ram.err")"
-[[ ! -e $s/ram-out ]] || ff_die "a refused run made its run directory"
-ff_run_leftovers "$s" || ff_die "a refused run left something behind"
-
-# ---- the nbd transport: the guest's, refused before anything runs ----------------
+refused ram "target ram" \
+  "target ram is the guest's RAM disk, which only \`fusefarm vm\` has (a value of the fusefarm/target axis)"
+# the nbd transport: the guest's
 cat >"$s/nbd.conf" <<'EOF'
 name = "io-nbd";
 spec = "farm.conf";
 matrix = ( { key = "fusefarm/transport"; values = ["scsi", "nbd"]; } );
 workloads = ( { type = "io"; target = "pv0001"; size = "1M"; } );
 EOF
-rc=0
-"$bin" run "$s/nbd.conf" --out "$s/nbd-out" --quiet >/dev/null 2>"$s/nbd.err" || rc=$?
-((rc == 2)) || ff_die "the nbd transport exited $rc, expected 2: $(cat "$s/nbd.err")"
-grep -q 'fusefarm/transport has "nbd"' "$s/nbd.err" && grep -q 'fusefarm vm' "$s/nbd.err" ||
-  ff_die "the nbd refusal does not name the axis and fusefarm vm: $(cat "$s/nbd.err")"
-[[ ! -e $s/nbd-out ]] || ff_die "a refused run made its run directory"
-ff_run_leftovers "$s" || ff_die "a refused run left something behind"
+refused nbd "the nbd transport" 'fusefarm/transport has "nbd"' 'fusefarm vm'
 
 # ---- no fio: a failed command with its message -----------------------------------
 cat >"$s/one.conf" <<'EOF'
