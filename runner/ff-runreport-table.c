@@ -791,6 +791,112 @@ out:
   return rc;
 }
 
+/* ---- what each PV of an LV target took ---------------------------------
+ *
+ * Under the io table, for every io or fs row on an LV: the farm's writes
+ * and flushes of each PV of its VG (the run document's io.devices), the
+ * median over the runs, so that where an LV type sends its I/O shows (a
+ * mirror's log PV, a stripe's halves). */
+
+/* The median of PV dev's writes (flushes: !writes) over w's runs; -1
+ * when no run has it. */
+static double
+iodev_median(const struct ff_rr_workload *w, const char *dev, bool writes)
+{
+  double *v = calloc(w->nruns ? w->nruns : 1, sizeof *v), m = -1;
+  size_t n = 0;
+
+  if (!v)
+    return -2;
+  for (size_t i = 0; i < w->nruns; i++)
+    for (size_t k = 0; k < w->runs[i].nio_devs; k++)
+      if (!strcmp(w->runs[i].io_devs[k].name, dev))
+        v[n++] = (double)(writes ? w->runs[i].io_devs[k].writes
+                                 : w->runs[i].io_devs[k].flushes);
+  if (n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+  free(v);
+  return m;
+}
+
+/* The run of w whose PV list names the PVs (the first that has one). */
+static const struct ff_rr_run *
+iodev_run(const struct ff_rr_workload *w)
+{
+  for (size_t i = 0; w->io && i < w->nruns; i++)
+    if (w->runs[i].nio_devs)
+      return &w->runs[i];
+  return NULL;
+}
+
+static int
+print_io_devices(const struct ff_runreport *rr, FILE *out)
+{
+  struct table t = {0};
+  size_t nrows = 0, r = 1;
+  bool failed = false;
+  int rc;
+
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      const struct ff_rr_run *run = iodev_run(&rr->configs[i].workloads[j]);
+
+      nrows += run ? run->nio_devs : 0;
+    }
+  if (!nrows)
+    return 0;
+  t.ncols = 6;
+  t.nrows = nrows + 1;
+  t.cell = calloc(t.ncols * t.nrows, sizeof *t.cell);
+  t.group = calloc(t.ncols, sizeof *t.group);
+  t.right = calloc(t.ncols, sizeof *t.right);
+  if (!t.cell || !t.group || !t.right) {
+    rc = ff_rr_oom();
+    goto out;
+  }
+  {
+    static const char *const heads[] = {"config", "workload", "target",
+                                        "PV",     "writes",   "flushes"};
+
+    for (size_t c = 0; c < t.ncols; c++)
+      *tcell(&t, 0, c) = xstrdup(heads[c], &failed);
+    t.right[0] = t.right[4] = t.right[5] = true;
+  }
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++) {
+      const struct ff_rr_workload *w = &rr->configs[i].workloads[j];
+      const struct ff_rr_run *run = iodev_run(w);
+
+      for (size_t k = 0; run && k < run->nio_devs; k++, r++) {
+        const char *dev = run->io_devs[k].name;
+        double wr = iodev_median(w, dev, true);
+        double fl = iodev_median(w, dev, false);
+
+        if (wr < -1 || fl < -1 ||
+            asprintf(tcell(&t, r, 0), "%lld", rr->configs[i].id) < 0 ||
+            asprintf(tcell(&t, r, 4), "%.0f", wr) < 0 ||
+            asprintf(tcell(&t, r, 5), "%.0f", fl) < 0)
+          failed = true;
+        *tcell(&t, r, 1) = xstrdup(w->name, &failed);
+        *tcell(&t, r, 2) = xstrdup(w->target ? w->target : "-", &failed);
+        *tcell(&t, r, 3) = xstrdup(dev, &failed);
+      }
+    }
+  if (failed) {
+    rc = ff_rr_oom();
+    goto out;
+  }
+  fprintf(out, "\nio per PV of an LV target (the farm's writes and flushes "
+               "to each PV of its VG during the run, median over the runs; "
+               "activating the VG writes too):\n");
+  rc = table_print(&t, out);
+out:
+  table_free(&t);
+  return rc;
+}
+
 int
 ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
 {
@@ -806,7 +912,7 @@ ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
   }
   table_free(&t);
   print_footer(rr, out);
-  if (print_io_table(rr, out) < 0)
+  if (print_io_table(rr, out) < 0 || print_io_devices(rr, out) < 0)
     return -1;
   fputc('\n', out);
   if (ff_runreport_print_verdict(rr, out) < 0 || print_blame(rr, out, top) < 0)

@@ -296,7 +296,7 @@ load_iodir(struct ff_rr_iodir *d, const json_t *io, const char *path,
 static int
 load_io(struct ff_rr_run *r, const json_t *e, const char *path)
 {
-  const json_t *io, *farm;
+  const json_t *io, *farm, *devs;
   char p[PATH_LEN], fp[PATH_LEN];
 
   r->io_farm_writes = r->io_farm_flushes = -1;
@@ -315,6 +315,32 @@ load_io(struct ff_rr_run *r, const json_t *e, const char *path)
       (get_int(farm, fp, "writes", false, 0, &r->io_farm_writes) < 0 ||
        get_int(farm, fp, "flushes", false, 0, &r->io_farm_flushes) < 0))
     return -1;
+  if (get_typed(io, p, "devices", true, false, &devs) < 0)
+    return -1;
+  if (devs && json_object_size(devs)) {
+    const char *name;
+    const json_t *d;
+    size_t n = 0;
+
+    r->io_devs = calloc(json_object_size(devs), sizeof *r->io_devs);
+    if (!r->io_devs)
+      return ff_rr_oom();
+    subpath(fp, p, "devices");
+    json_object_foreach((json_t *)devs, name, d)
+    {
+      char dp[PATH_LEN];
+      struct ff_rr_iodev *v = &r->io_devs[n];
+
+      subpath(dp, fp, name);
+      if (!json_is_object(d))
+        return ff_error("%s: expected an object", dp);
+      v->name = name;
+      if (get_int(d, dp, "writes", false, 0, &v->writes) < 0 ||
+          get_int(d, dp, "flushes", false, 0, &v->flushes) < 0)
+        return -1;
+      r->nio_devs = ++n;
+    }
+  }
   r->has_io = true;
   return 0;
 }
@@ -742,6 +768,8 @@ ff_runreport_free(struct ff_runreport *rr)
     struct ff_rr_config *c = &rr->configs[i];
 
     for (size_t j = 0; j < c->nworkloads; j++) {
+      for (size_t k = 0; k < c->workloads[j].nruns; k++)
+        free(c->workloads[j].runs[k].io_devs);
       free(c->workloads[j].runs);
       free(c->workloads[j].units);
     }

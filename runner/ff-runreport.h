@@ -81,6 +81,13 @@ struct ff_rr_iodir {
   long long ios, clat_p50_ns, clat_p99_ns;
 };
 
+/* One PV of an io run's LV target: what the farm served it during the
+ * run (io.devices). */
+struct ff_rr_iodev {
+  const char *name;
+  long long writes, flushes;
+};
+
 struct ff_rr_run {
   double wall;
   long long exit, errors;
@@ -96,6 +103,10 @@ struct ff_rr_run {
   /* optional (-1 when absent): the farm's writes and flushes during the
    * run (io.farm: the target's, or the whole farm's for an LV) */
   long long io_farm_writes, io_farm_flushes;
+  /* io on an LV: each PV of its VG, in the document's order (NULL and 0
+   * otherwise) */
+  struct ff_rr_iodev *io_devs;
+  size_t nio_devs;
 };
 
 struct ff_rr_workload {

@@ -22,7 +22,9 @@
 #     to a PNG of its size with rsvg-convert; a document with io rows
 #     (run-io.json) also gets an io chart: one square per (config, io
 #     workload) in the workload's colour, a higher clat p50 drawn higher
-#     in each configuration; a document without io rows gets none;
+#     in each configuration; a document without io rows gets none; an
+#     LV row's PVs get a row each under the io table (io.devices, the
+#     median over the runs);
 #   - a run with 3,000 devices per event activation: every bar drawn,
 #     labels thinned out but the slowest always labelled.
 # Needs no root, no lvm, no loop device.
@@ -396,6 +398,28 @@ has_line "     2  write-5ms.conf  ram       ram              1  write  27.6  673
 [[ -s $tmp/io-io.svg ]] || ff_die "run-io.json: no io chart (io-io.svg)"
 rsvg-convert "$tmp/io-io.svg" -o "$tmp/io-io.png" || ff_die "rsvg-convert io-io.svg failed"
 check io "$data/run-io.json" "$tmp/io-io.svg" "$tmp/io-io.png"
+# the PVs of an LV target: a row per PV with the median over the runs
+# (config 1's lv row made 3 runs, pv0000 100/300/200 writes, a second PV
+# with 5/1/3 flushes)
+has_line "     2  lv        vg0000/lvol0  pv0000     128        0"
+python3 - "$data/run-io.json" "$tmp/io3.json" <<'PY'
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+w = [w for w in d["configs"][0]["workloads"] if w["name"] == "lv"][0]
+run = w["runs"][0]
+w["runs"] = []
+for wr, fl in ((100, 5), (300, 1), (200, 3)):
+    r = copy.deepcopy(run)
+    r["io"]["devices"]["pv0000"]["writes"] = wr
+    r["io"]["devices"]["pv0001"] = dict(r["io"]["devices"]["pv0000"], writes=0, flushes=fl)
+    w["runs"].append(r)
+w["repeat"] = 3
+json.dump(d, open(sys.argv[2], "w"))
+PY
+report "$tmp/io3.json"
+has_line "     1  lv        vg0000/lvol0  pv0000     200        0"
+has_line "     1  lv        vg0000/lvol0  pv0001       0        3"
+has_line "     2  lv        vg0000/lvol0  pv0000     128        0"
 
 # ---- the verdict ------------------------------------------------------------
 ff_log "verdict-*.json"
