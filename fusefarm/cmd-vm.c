@@ -24,6 +24,7 @@
 #include "ff-file.h"
 #include "ff-paths.h"
 #include "ff-report.h"
+#include "ff-rundir.h"
 #include "ff-runreport.h"
 #include "ff-scenario.h"
 #include "ff-spawn.h"
@@ -90,7 +91,11 @@ static const char vm_usage[] =
   "                     initramfs, 1800 when it runs workloads, 900\n"
   "                     systemd)\n"
   "  --cache DIR        image cache (default /var/cache/fusefarm/guest)\n"
-  "  --out DIR          systemd: where to put the results (default\n"
+  "  --out DIR          with workloads: the run directory (run.json,\n"
+  "                     report.txt, run.svg and the charts; default a new\n"
+  "                     ./fusefarm-vm-NAME-YYYYmmdd-HHMMSS unless --json,\n"
+  "                     --csv or --svg says where outputs go); systemd:\n"
+  "                     where to put the results (default\n"
   "                     ./fusefarm-vm-NAME; DIR/config-K per configuration\n"
   "                     when there are several)\n"
   "  --keep             keep the run directory (logs, image copy)\n"
@@ -899,6 +904,10 @@ ff_cmd_vm(int argc, char **argv)
   };
   struct vm v = {.boot = "initramfs", .nbd = "2"};
   const char *json = NULL, *csv = NULL, *svg = NULL, *env;
+  /* the run directory of a workloads run (ff-rundir.h), "" when none */
+  char run_dir[PATH_MAX] = "", json_default[PATH_MAX + 16],
+       svg_default[PATH_MAX + 16], txt_path[PATH_MAX + 16] = "";
+  int made_dir = 0;
   const char *lvm[32], *lvm_git = NULL;
   unsigned nlvm = 0;
   unsigned long long num, config = 0, top = FF_RUNREPORT_TOP;
@@ -1145,6 +1154,30 @@ ff_cmd_vm(int argc, char **argv)
             "the workloads only; this scenario has none, so the boot runs "
             "the guest's Debian lvm2 (the systemd boot runs a build: "
             "--boot systemd)\n");
+  /* A workloads run's outputs go into a run directory, as `fusefarm
+   * run`'s do: --out DIR, else a new ./fusefarm-vm-NAME-STAMP, unless
+   * --json, --csv or --svg names where they go. */
+  if (v.sc && v.sc->nworkloads && !strcmp(v.boot, "initramfs") &&
+      (v.out || (!json && !csv && !svg))) {
+    if (v.out && ff_rundir_check("vm", v.out) != 0) {
+      rc = 2;
+      goto out;
+    }
+    if (ff_rundir_make(v.out, "vm", v.sc->name, run_dir, &made_dir) < 0) {
+      fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
+      goto out;
+    }
+    if (!json) {
+      snprintf(json_default, sizeof json_default, "%s/run.json", run_dir);
+      json = json_default;
+    }
+    if (!svg) {
+      snprintf(svg_default, sizeof svg_default, "%s/run.svg", run_dir);
+      svg = svg_default;
+    }
+    snprintf(txt_path, sizeof txt_path, "%s/report.txt", run_dir);
+    fprintf(stderr, "fusefarm vm: run directory: %s\n", run_dir);
+  }
   if (v.sc && v.sc->nworkloads && strcmp(v.boot, "initramfs"))
     fprintf(stderr,
             "fusefarm vm: note: the systemd boot measures boot-time "
@@ -1221,6 +1254,8 @@ ff_cmd_vm(int argc, char **argv)
       if (!text)
         ff_error("run document: out of memory");
       if (!rr || ff_report_print(rr, stdout, (int)top) < 0 ||
+          (txt_path[0] &&
+           ff_rundir_write_report(rr, txt_path, (int)top) < 0) ||
           (json && json_dump_file(doc, json, JSON_INDENT(2)) < 0) ||
           (csv && ff_report_csv(rr, csv) < 0) ||
           (svg && ff_report_svg_top(rr, svg, (int)top) < 0)) {
@@ -1351,6 +1386,19 @@ ff_cmd_vm(int argc, char **argv)
   }
 
 out:
+  if (run_dir[0]) {
+    char files[2048];
+
+    ff_rundir_list(run_dir, files, sizeof files);
+    if (files[0])
+      fprintf(stderr,
+              "fusefarm vm: %s in %s/: %s\n"
+              "fusefarm vm: `fusefarm report %s` prints the report again\n",
+              rc ? "what the failed run left" : "results", run_dir, files,
+              json);
+    else if (made_dir)
+      rmdir(run_dir); /* the run wrote nothing: leave no empty directory */
+  }
   if (have_tmp) {
     /* everything in it is ours: specs, profiles, plans, results */
     ff_empty_dir(v.tmp);

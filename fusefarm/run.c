@@ -45,6 +45,7 @@
 #include "ff-fence.h"
 #include "ff-paths.h"
 #include "ff-privdev.h"
+#include "ff-rundir.h"
 #include "ff-report.h"
 #include "ff-runmanifest.h"
 #include "ff-scenario.h"
@@ -1358,23 +1359,6 @@ judge_run(json_t *doc, struct ff_expect *const *ex, size_t nex,
   return rc;
 }
 
-/* The printed report, also as a file of the run directory. */
-static int
-write_text_report(const struct ff_runreport *rr, const char *path, int top)
-{
-  FILE *f = fopen(path, "w");
-
-  if (!f)
-    return ff_error("open %s: %m", path);
-  if (ff_report_print(rr, f, top) < 0) {
-    fclose(f);
-    return -1;
-  }
-  if (fclose(f) != 0)
-    return ff_error("write %s: %m", path);
-  return 0;
-}
-
 static const char run_usage[] =
   "usage: fusefarm run [SCENARIO] [--out DIR] [--json FILE] [--csv FILE]\n"
   "                    [--svg FILE | --no-svg] [--top N] [--lvm LVM]...\n"
@@ -1431,127 +1415,6 @@ static const char run_usage[] =
   "usage or input (checked before anything runs, EXPR included); with\n"
   "--expect: 0 holds, 1 fails, 125 could not judge (the run failed, or an\n"
   "EXPR reads a workload whose commands failed), 2 bad input.\n";
-
-/* --out DIR given: refuse, before anything runs, one that is not a
- * directory or not empty (a run directory holds one run).  Returns 0, or
- * 2 after printing why. */
-static int
-check_out_dir(const char *dir)
-{
-  struct stat st;
-  DIR *d;
-  struct dirent *e;
-  int used = 0;
-
-  if (!*dir) {
-    fprintf(stderr, "fusefarm run: --out: expected a directory name\n");
-    return 2;
-  }
-  if (stat(dir, &st) < 0)
-    return 0; /* made later; a failure then is reported there */
-  if (!S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "fusefarm run: --out %s: exists and is not a directory\n",
-            dir);
-    return 2;
-  }
-  d = opendir(dir);
-  if (!d) {
-    fprintf(stderr, "fusefarm run: --out %s: %m\n", dir);
-    return 2;
-  }
-  while (!used && (e = readdir(d)))
-    used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-  closedir(d);
-  if (used) {
-    fprintf(stderr,
-            "fusefarm run: --out %s: exists and is not empty (a run "
-            "directory holds one run: name a new or an empty one)\n",
-            dir);
-    return 2;
-  }
-  return 0;
-}
-
-/* Make the run directory into out (PATH_MAX): --out DIR, or a new
- * ./fusefarm-run-NAME-YYYYmmdd-HHMMSS (then -2, -3, ... if that exists).
- * *made: whether this call created it.  -1 with ff_error. */
-static int
-make_out_dir(const char *given, const char *name, char *out, int *made)
-{
-  char base[PATH_MAX], stamp[32], clean[64];
-  time_t now = time(NULL);
-  struct tm tm;
-  size_t i;
-
-  *made = 0;
-  if (given) {
-    if (mkdir(given, 0755) == 0)
-      *made = 1;
-    else if (errno == ENOENT)
-      return ff_error("--out %s: cannot create it: %m (its parent must "
-                      "exist)",
-                      given);
-    else if (errno != EEXIST)
-      return ff_error("--out %s: cannot create it: %m", given);
-    if (!realpath(given, out))
-      return ff_error("--out %s: %m", given);
-    return 0;
-  }
-  /* the scenario's name, as a file name */
-  for (i = 0; name[i] && i < sizeof clean - 1; i++)
-    clean[i] = isalnum((unsigned char)name[i]) || strchr("._-", name[i])
-                 ? name[i]
-                 : '_';
-  clean[i] = '\0';
-  localtime_r(&now, &tm);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  ff_pathf(base, sizeof base, "fusefarm-run-%s-%s", clean, stamp);
-  for (int k = 1; k < 100; k++) {
-    char dir[PATH_MAX + 16];
-
-    if (k == 1)
-      ff_pathf(dir, sizeof dir, "%s", base);
-    else
-      ff_pathf(dir, sizeof dir, "%s-%d", base, k);
-    if (mkdir(dir, 0755) == 0) {
-      *made = 1;
-      if (!realpath(dir, out))
-        return ff_error("%s: %m", dir);
-      return 0;
-    }
-    if (errno != EEXIST) {
-      char cwd[PATH_MAX];
-
-      return ff_error("cannot create the run directory %s in %s: %m "
-                      "(--out DIR names another)",
-                      dir, getcwd(cwd, sizeof cwd) ? cwd : ".");
-    }
-  }
-  return ff_error("%s: 99 run directories of that name exist already", base);
-}
-
-/* "run.json report.txt run.svg ...": the names in dir, sorted. */
-static void
-list_dir(const char *dir, char *buf, size_t len)
-{
-  struct dirent **names;
-  int n = scandir(dir, &names, NULL, alphasort);
-  size_t used = 0;
-
-  buf[0] = '\0';
-  for (int i = 0; i < n; i++) {
-    if (names[i]->d_name[0] != '.' && used + 1 < len) {
-      int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-                       names[i]->d_name);
-
-      used = w < 0 ? used : used + (size_t)w;
-      used = used < len ? used : len - 1;
-    }
-    free(names[i]);
-  }
-  if (n >= 0)
-    free(names);
-}
 
 int
 ff_cmd_run(int argc, char **argv)
@@ -1746,7 +1609,7 @@ ff_cmd_run(int argc, char **argv)
   }
   /* The run directory takes whatever has no path of its own. */
   want_dir = out_given || !json_out || (!svg_out && !no_svg);
-  if (out_given && check_out_dir(out_given) != 0) {
+  if (out_given && ff_rundir_check("run", out_given) != 0) {
     rc = 2;
     goto out;
   }
@@ -1767,7 +1630,7 @@ ff_cmd_run(int argc, char **argv)
     goto out;
   }
   if (want_dir) {
-    if (make_out_dir(out_given, r.sc->name, out_dir, &made_dir) < 0) {
+    if (ff_rundir_make(out_given, "run", r.sc->name, out_dir, &made_dir) < 0) {
       fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
       goto out;
     }
@@ -1864,7 +1727,7 @@ cleanup:
       if (!text)
         ff_error("run document: out of memory");
       if (!rr || ff_report_print(rr, stdout, top) < 0 ||
-          (txt_path[0] && write_text_report(rr, txt_path, top) < 0) ||
+          (txt_path[0] && ff_rundir_write_report(rr, txt_path, top) < 0) ||
           (csv_out && ff_report_csv(rr, csv_out) < 0) ||
           (svg_out && ff_report_svg_top(rr, svg_out, top) < 0)) {
         fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
@@ -1905,7 +1768,7 @@ cleanup:
   if (out_dir[0]) {
     char files[2048];
 
-    list_dir(out_dir, files, sizeof files);
+    ff_rundir_list(out_dir, files, sizeof files);
     if (files[0])
       fprintf(stderr,
               "fusefarm run: %s in %s/: %s\n"

@@ -42,7 +42,8 @@
 #      options (the kernel's /proc/self/mounts shows them), every fio
 #      write done, mkfs/mount/umount timed, and the farm took fio's bytes
 #      and flushes on the target (the blank, or the LV's PV) and nothing
-#      elsewhere; properties only
+#      elsewhere; its outputs in the run directory --out names (run.json,
+#      report.txt, run.svg, run-io.svg); properties only
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
@@ -244,8 +245,20 @@ if nb.get("disks_seen") != 2: bad.append("over nbd %r of 2 devices attached" % n
 if not any("fusefarm/transport" in n for n in d["notes"]): bad.append("no note on the nbd transport")
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
+# its outputs into a run directory (--out), as `fusefarm run` does: the
+# document, the printed report, the bar chart and the io chart
 expect fs 0 'vg0000/lvol0 *logbufs=8 *xfs-fsync *vg0000/lvol0 *1 *write' -- \
-  "$specs/fs-2x2.conf" --nbd-client 0 --json "$tmp/fs.json" --timeout 900
+  "$specs/fs-2x2.conf" --nbd-client 0 --out "$tmp/fs-run" --timeout 900
+for f in run.json report.txt run.svg run-io.svg; do
+  [ -s "$tmp/fs-run/$f" ] || fail "fs: no $f in the run directory ($(ls "$tmp/fs-run" 2>&1 | tr '\n' ' '))"
+done
+grep -q 'xfs-fsync' "$tmp/fs-run/report.txt" || fail "fs: report.txt has no fs row"
+grep -q "results in $tmp/fs-run/: report.txt, run-io.svg, run.json, run.svg" "$tmp/fs.out" ||
+  fail "fs: the run does not name its run directory and files"
+cp "$tmp/fs-run/run.json" "$tmp/fs.json" 2>/dev/null
+# a run directory holds one run: a used --out is refused before any boot
+expect out-used 2 "fusefarm vm: --out $tmp/fs-run: exists and is not empty" -- \
+  "$specs/fs-2x2.conf" --out "$tmp/fs-run"
 python3 - "$tmp/fs.json" <<'PY' || fail "fs: the run document"
 import json, sys
 d = json.load(open(sys.argv[1]))
