@@ -784,7 +784,7 @@ out:
  * with the error: the farm places each such area in one free run, and
  * when lvm would split one (no free run is long enough) the spec is
  * refused, the rest of the message (fmt) saying what and why. */
-static int
+__attribute__((format(printf, 9, 10))) static int
 allocate_unsplit(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
                  struct freelist *fl, struct ff_lv *lv, uint32_t areas,
                  enum ff_alloc_policy policy, const char *fmt, ...)

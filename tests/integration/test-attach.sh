@@ -406,6 +406,7 @@ other_back=$(loop_backing "$reused_dev")
 printf '%s\t%s\n' "$reused_dev" "$other_back" >>"$s/loops" # lvm-env cleans it up
 
 cp "$state/loops" "$s/loops.final"
+cp "$state/created" "$s/created.final" 2>/dev/null || : >"$s/created.final"
 farm_stop
 # attach now fails cleanly: exit 1, a message, nothing new recorded.
 rc=0
@@ -441,6 +442,31 @@ while read -r dev _ back; do
 		ff_die "$dev still carries $back after detach"
 	fi
 done <"$s/loops.final"
+
+# The reused loop is the test's own now: detach it, and when our attach
+# created its node (a machine with few loop devices), delete the node as
+# detach would have, so that nothing of ours is left (check-leftovers).
+if [[ $(loop_backing "$reused_dev") == "$other_back" ]]; then
+	losetup -d "$reused_dev"
+fi
+if grep -qxF "$reused_dev" "$s/created.final"; then
+	python3 - "${reused_dev#/dev/loop}" <<'PY' || ff_die "cannot delete $reused_dev, which attach created"
+import errno, fcntl, os, sys, time
+fd = os.open("/dev/loop-control", os.O_RDWR)
+for _ in range(500):  # the kernel may still be releasing it
+    try:
+        fcntl.ioctl(fd, 0x4C81, int(sys.argv[1]))  # LOOP_CTL_REMOVE
+        break
+    except OSError as e:
+        if e.errno in (errno.ENODEV, errno.ENXIO):
+            break
+        if e.errno != errno.EBUSY:
+            raise
+        time.sleep(0.01)
+else:
+    sys.exit("loop%s stays busy" % sys.argv[1])
+PY
+fi
 
 rate() {
 	awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }'
