@@ -110,6 +110,15 @@ remove_created(struct removal *rm, const struct record *r)
   rm->q[rm->nq++] = r;
 }
 
+/* Record r's loop carries someone else's file now: it is theirs, the
+ * node too when attach created it (journalled as left, not deleted). */
+static void
+leave_reused(const struct removal *rm, const struct record *r)
+{
+  if (ff_loop_seen_has(&rm->created, ff_loop_number(r->dev)))
+    fa_journal("left", r->dev, r->backing);
+}
+
 static void *
 remove_worker(void *arg)
 {
@@ -419,6 +428,7 @@ ff_cmd_detach(int argc, char **argv)
       break;
     case FF_LOOP_OTHER:
       r->keep = 0;
+      leave_reused(&rm, r);
       if (nother++ < MAX_WARNINGS)
         fprintf(stderr,
                 "fusefarm detach: warning: %s: %s; someone else reused it: "
@@ -461,6 +471,7 @@ ff_cmd_detach(int argc, char **argv)
         remove_created(&rm, &recs.v[i]);
       } else if (s == FF_LOOP_OTHER) {
         recs.v[i].keep = 0;
+        leave_reused(&rm, &recs.v[i]);
         if (nother++ < MAX_WARNINGS)
           fprintf(stderr,
                   "fusefarm detach: warning: %s: %s; someone else reused "

@@ -23,8 +23,9 @@
 # Several envs may exist in one shell (a test that needs a second, unrelated
 # "host" view); ff_env_init makes the new one current and ff_env_use
 # switches.  Each env records the loop devices it attached in
-# $FF_SCRATCH/loops ("DEV<TAB>BACKING-FILE" lines); cleanup detaches those
-# and nothing else.
+# $FF_SCRATCH/loops ("DEV<TAB>BACKING-FILE" lines) and the ones whose node
+# losetup created in $FF_SCRATCH/created; cleanup detaches those, deletes
+# the created nodes, and touches nothing else.
 #
 # Ownership: the EXIT/INT/TERM/PIPE/HUP traps belong to this library once
 # ff_env_init ran.  A test needing its own cleanup registers it with
@@ -202,13 +203,21 @@ ff_on_cleanup() {
 # subshell is fine, and a failure still stops the test (a <(…) would not).
 ff_loop_attach() {
 	[[ -n $FF_SCRATCH ]] || ff_die "ff_loop_attach: call ff_env_init first"
-	local f dev real
+	local f dev real had
+	# The loop devices there before: one that losetup -f creates (a machine
+	# with few of them, as a fresh one) is ours, and cleanup deletes it.
+	had=" $(cd /sys/block && echo loop*) "
 	for f in "$@"; do
 		[[ -f $f ]] || ff_die "ff_loop_attach: $f: not a regular file"
 		real=$(realpath -- "$f")
 		dev=$(losetup -f --show --direct-io=off -- "$real") ||
 			ff_die "ff_loop_attach: losetup $f failed"
 		printf '%s\t%s\n' "$dev" "$real" >>"$FF_SCRATCH/loops"
+		if [[ $had != *" ${dev#/dev/} "* ]]; then
+			printf '%s\n' "$dev" >>"$FF_SCRATCH/created"
+			ff__journal created "$dev" "$real"
+			had+="${dev#/dev/} "
+		fi
 		printf '%s\n' "$dev"
 	done
 	ff__fence "$FF_SCRATCH"
@@ -227,14 +236,27 @@ ff_loop_detach_all() {
 	: >"$FF_SCRATCH/loops"
 }
 
+# ff__journal WHAT DEV BACKING: with FUSEFARM_LOOP_JOURNAL set (tests/run.sh
+# sets it), append "WHAT DEV BACKING" to it as fusefarm attach and detach
+# do (fusefarm/attach.h): tests/check-leftovers.sh fails a pass that left a
+# loop device it created.
+ff__journal() {
+	[[ -z ${FUSEFARM_LOOP_JOURNAL:-} ]] ||
+		printf '%s %s %s\n' "$1" "$2" "$3" >>"$FUSEFARM_LOOP_JOURNAL"
+}
+
 # ff__detach_env DIR: detach every loop recorded in DIR/loops whose backing
-# file is still the one recorded.  A loop that was detached meanwhile and
-# reused by someone else is left alone.
+# file is still the one recorded, and delete the ones ff_loop_attach
+# created (DIR/created).  A loop that was detached meanwhile and reused by
+# someone else is left alone.
 ff__detach_env() {
-	local dev file cur rc=0
+	local dev file cur rc=0 gone=()
 	[[ -f $1/loops ]] || return 0
 	while IFS=$'\t' read -r dev file; do
 		[[ -n $dev ]] || continue
+		if [[ -f $1/created ]] && grep -qxF -- "$dev" "$1/created"; then
+			gone+=("$dev" "$file")
+		fi
 		cur=$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null) || continue
 		if [[ $cur != "$file" && $cur != "$file (deleted)" ]]; then
 			continue
@@ -242,7 +264,60 @@ ff__detach_env() {
 		blockdev --flushbufs "$dev" 2>/dev/null || true
 		losetup -d "$dev" || rc=1
 	done <"$1/loops"
+	if ((${#gone[@]})); then
+		ff__loop_remove "${gone[@]}" || rc=1
+	fi
+	rm -f -- "$1/created"
 	return $rc
+}
+
+# ff__loop_remove DEV BACKING...: delete each loop device DEV that our
+# attach created for BACKING, once its detach is through: `losetup -d` of
+# a loop someone else holds open (another farm's lvm scan) only marks it,
+# and the kernel lets go at their last close.  A DEV bound to another file
+# by then is someone else's and stays ("left" in the journal).  Status 1,
+# naming it, when one is still busy after 30 s (times FF_WAIT_SCALE).
+ff__loop_remove() {
+	python3 - "$@" <<'PY'
+import errno, fcntl, os, sys, time
+
+journal = os.environ.get("FUSEFARM_LOOP_JOURNAL")
+scale = float(os.environ.get("FF_WAIT_SCALE") or 1)
+ctl = os.open("/dev/loop-control", os.O_RDWR)
+rc = 0
+args = sys.argv[1:]
+for dev, back in zip(args[0::2], args[1::2]):
+    nr = int(dev[len("/dev/loop"):])
+    deadline = time.monotonic() + 30 * scale
+    while True:
+        try:
+            with open(f"/sys/block/loop{nr}/loop/backing_file") as f:
+                cur = f.read().rstrip("\n")
+        except OSError:
+            cur = None  # unbound, or gone
+        if cur is not None and cur not in (back, back + " (deleted)"):
+            what = "left"
+            break
+        try:
+            fcntl.ioctl(ctl, 0x4C81, nr)  # LOOP_CTL_REMOVE
+            what = "deleted"
+            break
+        except OSError as e:
+            if e.errno in (errno.ENODEV, errno.ENXIO):
+                what = "deleted"  # someone deleted it first
+                break
+            if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                print(f"lvm-env: cannot delete {dev}, which losetup created "
+                      f"for {back}: {os.strerror(e.errno)}", file=sys.stderr)
+                what = None
+                rc = 1
+                break
+        time.sleep(0.02)
+    if what and journal:
+        with open(journal, "a") as f:
+            f.write(f"{what} {dev} {back}\n")
+sys.exit(rc)
+PY
 }
 
 # ff_env_cleanup: run the cleanup hooks, then for every env of this shell
