@@ -403,10 +403,12 @@ for line in 10 11 12 13 14 15 16 17 18 19; do
 done
 [[ -n $reused_dev ]] || ff_die "10 freed loops in a row were taken by someone else: ${lost[*]}"
 other_back=$(loop_backing "$reused_dev")
-printf '%s\t%s\n' "$reused_dev" "$other_back" >>"$s/loops" # lvm-env cleans it up
+# The reused loop is the test's own now: lvm-env detaches it at exit, and
+# deletes its node when our attach created it (a machine with few loop
+# devices), as detach would have.
+ff_loop_adopt "$reused_dev" "$other_back" "$state/created"
 
 cp "$state/loops" "$s/loops.final"
-cp "$state/created" "$s/created.final" 2>/dev/null || : >"$s/created.final"
 farm_stop
 # attach now fails cleanly: exit 1, a message, nothing new recorded.
 rc=0
@@ -442,13 +444,6 @@ while read -r dev _ back; do
 		ff_die "$dev still carries $back after detach"
 	fi
 done <"$s/loops.final"
-
-# The reused loop is the test's own now (lvm-env detaches it at exit):
-# when our attach created its node (a machine with few loop devices), it
-# is lvm-env's to delete as well, as detach would have.
-if grep -qxF "$reused_dev" "$s/created.final"; then
-	printf '%s\n' "$reused_dev" >>"$s/created"
-fi
 
 rate() {
 	awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }'

@@ -149,13 +149,7 @@ ours_foreign=0
 if losetup --direct-io=off "$reused" "$s/foreign.img" 2>/dev/null; then
   ours_foreign=1
   foreign_back=$(cat "/sys/block/${reused#/dev/}/loop/backing_file")
-  # The foreign loop is the test's own: lvm-env detaches it at exit, and
-  # deletes it when our attach created its node (a machine with few loop
-  # devices), as detach would have.
-  printf '%s\t%s\n' "$reused" "$foreign_back" >>"$s/loops"
-  if grep -qxF "$reused" "$FF_STATE/created" 2>/dev/null; then
-    printf '%s\n' "$reused" >>"$s/created"
-  fi
+  ff_loop_adopt "$reused" "$foreign_back" "$FF_STATE/created"
 else
   ff_log "$reused was taken by another process before the foreign file"
 fi

@@ -223,6 +223,18 @@ ff_loop_attach() {
 	ff__fence "$FF_SCRATCH"
 }
 
+# ff_loop_adopt DEV BACKING [CREATED]: a loop device the test took over
+# (attached BACKING to it itself) is the current env's from now on: cleanup
+# detaches it, and deletes its node when the file CREATED (an attach state
+# dir's `created`) lists DEV, as that attach's detach would have.
+ff_loop_adopt() {
+	[[ -n $FF_SCRATCH ]] || ff_die "ff_loop_adopt: call ff_env_init first"
+	printf '%s\t%s\n' "$1" "$2" >>"$FF_SCRATCH/loops"
+	if [[ -n ${3:-} ]] && grep -qxF -- "$1" "$3" 2>/dev/null; then
+		printf '%s\n' "$1" >>"$FF_SCRATCH/created"
+	fi
+}
+
 # ff_loop_list: print the current env's loop devices, in attach order.
 ff_loop_list() {
 	cut -f1 "$FF_SCRATCH/loops"
@@ -251,10 +263,16 @@ ff__journal() {
 # someone else is left alone.
 ff__detach_env() {
 	local dev file cur rc=0 gone=()
+	local -A made=()
 	[[ -f $1/loops ]] || return 0
+	if [[ -f $1/created ]]; then
+		while read -r dev; do
+			[[ -n $dev ]] && made[$dev]=1
+		done <"$1/created"
+	fi
 	while IFS=$'\t' read -r dev file; do
 		[[ -n $dev ]] || continue
-		if [[ -f $1/created ]] && grep -qxF -- "$dev" "$1/created"; then
+		if [[ -n ${made[$dev]:-} ]]; then
 			gone+=("$dev" "$file")
 		fi
 		cur=$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null) || continue
