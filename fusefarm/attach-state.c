@@ -113,6 +113,59 @@ fa_default_state_dir(const char *mnt_real, char *out, size_t len)
   return 0;
 }
 
+/* STATE_ROOT/<state dir name>.save-failed for mnt_real. */
+static int
+save_failed_path(const char *mnt_real, char *out, size_t len)
+{
+  char dir[PATH_MAX];
+
+  if (fa_default_state_dir(mnt_real, dir, sizeof dir) < 0)
+    return -1;
+  if ((size_t)snprintf(out, len, "%s.save-failed", dir) >= len)
+    return ff_error("%s: path too long", dir);
+  return 0;
+}
+
+void
+fa_note_save_failed(const char *mnt_real, const char *report)
+{
+  char path[PATH_MAX + 16];
+
+  if (save_failed_path(mnt_real, path, sizeof path) < 0 ||
+      fa_mkdir_p(STATE_ROOT, 0755) < 0 ||
+      ff_write_file_atomic(path, report, strlen(report)) < 0)
+    fprintf(stderr, "fusefarm: cannot record the failed save for %s: %s\n",
+            mnt_real, ff_errmsg());
+}
+
+int
+fa_tell_save_failed(const char *mnt_real, const char *who, int forget)
+{
+  char path[PATH_MAX + 16], line[4096];
+  struct stat st;
+  FILE *f;
+  int told = 0;
+
+  if (save_failed_path(mnt_real, path, sizeof path) < 0 ||
+      lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+    return 0;
+  f = fopen(path, "re");
+  if (!f)
+    return 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    fprintf(stderr,
+            "fusefarm %s: %s: the farm's daemon did NOT save its write "
+            "overlay at exit: %s\n",
+            who, mnt_real, line);
+    told = 1;
+  }
+  fclose(f);
+  if (told && forget)
+    unlink(path);
+  return told;
+}
+
 int
 fa_join(char *out, const char *a, const char *b)
 {

@@ -111,6 +111,17 @@ int fa_resolve_mnt(const char *mnt, int strict, char *out);
  * %XX. */
 int fa_default_state_dir(const char *mnt_real, char *out, size_t len);
 
+/* A farm daemon whose overlay save at exit failed leaves its report in
+ * STATE_ROOT/<the state dir's name>.save-failed (on /run: room even when
+ * the save's own file system is full) until `fusefarm detach MNT` or a
+ * later `fusefarm mount` at MNT has told it.  fa_note_save_failed writes
+ * it (best effort: the daemon has already said it on stderr, in the
+ * system log and in the overlay's PATH.failed).  fa_tell_save_failed
+ * prints "fusefarm WHO: MNT: ..." with the report when there is one and
+ * returns 1 (then removes it when forget), else 0. */
+void fa_note_save_failed(const char *mnt_real, const char *report);
+int fa_tell_save_failed(const char *mnt_real, const char *who, int forget);
+
 /* Lock the state dir; returns the fd holding the lock. */
 int fa_lock_state(const char *state);
 

@@ -58,12 +58,18 @@ static const char detach_usage[] =
   "one attach reused stays, free, and one that someone else has taken or\n"
   "opened again in between is left in place.\n"
   "\n"
+  "When the farm's daemon could not save its write overlay at exit\n"
+  "(`fusefarm mount --save-overlay F` on a full or read-only file\n"
+  "system), detach says so, with the reason, and exits 1 (once: the\n"
+  "report is then forgotten; F.failed stays).\n"
+  "\n"
   "  -s, --state DIR   state dir to use instead of the default\n"
   "                    (" STATE_ROOT "/<MNT's real path with '/' as %2F>)\n"
   "  -q, --quiet       no progress or summary on stderr\n"
   "  -h, --help        this text\n"
   "\n"
-  "Exit status: 0 success, 1 runtime failure or busy loops, 2 bad usage.\n";
+  "Exit status: 0 success, 1 runtime failure, busy loops or a lost\n"
+  "overlay, 2 bad usage.\n";
 
 /* ---- detach ----------------------------------------------------------- */
 
@@ -317,6 +323,14 @@ unmount_dead(const char *mnt, int quiet)
                   real, real);
 }
 
+/* 1 after telling that the daemon of mnt_real lost its overlay at exit
+ * (the record is then forgotten: told once), else 0. */
+static int
+save_failed(const char *mnt_real)
+{
+  return mnt_real[0] && fa_tell_save_failed(mnt_real, "detach", 1);
+}
+
 int
 ff_cmd_detach(int argc, char **argv)
 {
@@ -364,8 +378,11 @@ ff_cmd_detach(int argc, char **argv)
     return 2;
   t0 = fa_now_s();
 
+  mnt_real[0] = '\0';
   if (state_opt) {
     snprintf(state, sizeof state, "%s", state_opt);
+    if (fa_resolve_mnt(mnt, 0, mnt_real) < 0)
+      mnt_real[0] = '\0';
   } else if (fa_resolve_mnt(mnt, 0, mnt_real) < 0 ||
              fa_default_state_dir(mnt_real, state, sizeof state) < 0) {
     fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
@@ -381,7 +398,7 @@ ff_cmd_detach(int argc, char **argv)
       fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
       return 1;
     }
-    return 0;
+    return save_failed(mnt_real);
   }
   lockfd = fa_lock_state(state);
   if (lockfd < 0 || fa_read_records(state, &recs) < 0 ||
@@ -555,6 +572,8 @@ ff_cmd_detach(int argc, char **argv)
     fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
     rc = 1;
   }
+  if (save_failed(mnt_real))
+    rc = 1;
 out:
   if (rm.ctl >= 0)
     close(rm.ctl);

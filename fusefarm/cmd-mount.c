@@ -12,6 +12,7 @@
  * the farm's mount is gone from it; it shares nothing else (its mount ID
  * is set before it starts) and is joined before the exit path runs.
  */
+#include "attach.h"
 #include "ff-builtin.h"
 #include "ff-cli.h"
 #include "ff-daemon.h"
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -300,6 +302,24 @@ check_mountpoint(const char *mnt)
   return 0;
 }
 
+/* Two `fusefarm mount` of one MNT at once: each takes this lock on the
+ * directory before it checks MNT is no mount point, and holds it until
+ * its own mount is there, so the second one sees the first's mount and
+ * is refused.  The fd holding the lock, or -1 when MNT is no directory
+ * it can open (check_mountpoint says why). */
+static int
+lock_mountpoint(const char *mnt)
+{
+  int fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  while (fd >= 0 && flock(fd, LOCK_EX) < 0)
+    if (errno != EINTR) {
+      close(fd);
+      fd = -1;
+    }
+  return fd;
+}
+
 int
 ff_cmd_mount(int argc, char **argv)
 {
@@ -320,7 +340,7 @@ ff_cmd_mount(int argc, char **argv)
   const char *fuseopts = NULL, *spec = NULL, *mnt, *save_arg = NULL;
   const char *trace = NULL;
   unsigned long long threads = 8, reply_threads = 4, devices = 0;
-  int foreground = 0, c, rc = 1;
+  int foreground = 0, c, rc = 1, mntlock = -1;
   struct ff_daemon d = {0};
   struct ff_server_options so = {.stats = 1};
   enum ff_server_fault fault;
@@ -390,17 +410,21 @@ ff_cmd_mount(int argc, char **argv)
 
   /* Everything that can be wrong with the input is found before mount:
    * the arguments and input files (2), then the machine (1). */
+  mntlock = lock_mountpoint(mnt);
   if (check_mountpoint(mnt) < 0 || !realpath(mnt, realmnt)) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
-    return 2;
+    rc = 2;
+    goto out;
   }
+  /* The daemon that served here before lost its writes: say it again. */
+  fa_tell_save_failed(realmnt, "mount", 1);
   if (check_nofile() < 0) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
-    return 1;
+    goto out;
   }
   if (save_arg && !(save_abs = save_path(save_arg))) {
     fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
-    return 1;
+    goto out;
   }
   so.spec = spec;
   so.devices = devices;
@@ -444,6 +468,7 @@ ff_cmd_mount(int argc, char **argv)
     d.profile =
       ff_is_builtin(profile) ? strdup(profile) : realpath(profile, NULL);
   pthread_mutex_init(&d.ctl_lock, NULL);
+  pthread_mutex_init(&d.manifest_lock, NULL);
 
   if (fuse_opt_add_arg(&args, "fusefarm") < 0 ||
       fuse_opt_add_arg(&args, "-o") < 0 ||
@@ -469,6 +494,8 @@ ff_cmd_mount(int argc, char **argv)
     fprintf(stderr, "fusefarm mount: cannot mount %s (see above)\n", realmnt);
     goto out_signals;
   }
+  close(mntlock); /* a mount at MNT now refuses the next one */
+  mntlock = -1;
   if (!foreground && logfile) {
     int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
@@ -513,10 +540,20 @@ out_unmount:
   d.sched = NULL;
   release_mount(d.se, realmnt);
   fuse_session_unmount(d.se);
-  /* On failure say plainly that the writes are lost. */
-  if (ff_server_save_at_exit(d.srv) < 0) {
-    fprintf(stderr, "fusefarm: %s with this daemon\n", ff_errmsg());
-    rc = 1;
+  /* On failure say plainly that the writes are lost, where it cannot be
+   * missed: stderr (the --log, or /dev/null in the background), the
+   * system log and SAVE.failed (ff_server_save_at_exit), and the record
+   * `fusefarm detach MNT` and `fusefarm stats MNT` report. */
+  {
+    char *report = NULL;
+
+    if (ff_server_save_at_exit(d.srv, &report) < 0) {
+      fprintf(stderr, "fusefarm: %s with this daemon\n", ff_errmsg());
+      if (report)
+        fa_note_save_failed(realmnt, report);
+      rc = 1;
+    }
+    free(report);
   }
   if (ff_server_trace_check(d.srv) < 0) {
     fprintf(stderr, "fusefarm: --trace: %s\n", ff_errmsg());
@@ -527,12 +564,15 @@ out_signals:
 out_session:
   fuse_session_destroy(d.se);
 out:
+  if (mntlock >= 0)
+    close(mntlock);
   if (lc)
     fuse_loop_cfg_destroy(lc);
   fuse_opt_free_args(&args);
   ff_server_free(d.srv);
   free(d.spec);
   free(d.profile);
+  free(d.manifest);
   free(save_abs);
   return rc;
 }

@@ -6,6 +6,7 @@
  * it verbatim (--json, once ff_stats_json_text_check() accepts it) or
  * as the table of ff_stats_text_from_json_text().  No threads.
  */
+#include "attach.h"
 #include "ff-cfgkind.h"
 #include "ff-cli.h"
 #include "ff-ctl.h"
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,10 @@ static const char stats_usage[] =
   "  -r, --reset   after printing, zero the daemon's statistics (writes\n"
   "                \"reset\" to MNT/.fusefarm/control; MNT only)\n"
   "  -h, --help    this text\n"
+  "\n"
+  "MNT no longer mounted because its daemon exited: when that daemon\n"
+  "could not save its write overlay (--save-overlay F), stats says so\n"
+  "with the reason (until `fusefarm detach MNT` has told it).\n"
   "\n"
   "Exit status: 0 success, 1 runtime failure (MNT is not a mounted farm),\n"
   "2 bad usage or bad input (a path that does not exist, a FILE that is\n"
@@ -195,10 +201,16 @@ ff_cmd_stats(int argc, char **argv)
   } else {
     snprintf(path, sizeof path, "%s/.fusefarm/stats.json", arg);
     if (access(path, F_OK) < 0) {
+      char real[PATH_MAX];
+
       fprintf(stderr,
               "fusefarm stats: %s is not a fusefarm mount (no "
               ".fusefarm/stats.json)\n",
               arg);
+      /* The daemon that served there lost its writes at exit: say so
+       * until `fusefarm detach MNT` has told it. */
+      if (realpath(arg, real))
+        fa_tell_save_failed(real, "stats", 0);
       return 1;
     }
   }

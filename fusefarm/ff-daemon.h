@@ -27,6 +27,14 @@ struct ff_daemon {
   pthread_mutex_t ctl_lock; /* guards profile, last_error */
   char *profile;            /* path of the current profile, or NULL */
   char last_error[1024];
+
+  /* manifest.json's text, built at its first open and shared by every
+   * open after it (the farm never changes while mounted: a 100,000-device
+   * manifest is built once, not once per reader). */
+  pthread_mutex_t manifest_lock; /* guards the three below */
+  char *manifest;
+  size_t manifest_len;
+  unsigned manifest_builds;
 };
 
 /* The low-level operations (ops.c), with the daemon as userdata. */

@@ -32,7 +32,9 @@
  *   device captured under its own overlay lock).  Profile switches go
  *   through ff_server_set_profile(), safe against concurrent requests.
  * - Control-file snapshots are built at open, owned by the open file
- *   (fi->fh) and freed at release.
+ *   (fi->fh) and freed at release; but manifest.json, which never
+ *   changes, is built once (at its first open, under manifest_lock) and
+ *   shared by every open until the daemon exits.
  * - Every request gets exactly one reply, in whichever thread finishes it.
  */
 #include "ff-daemon.h"
@@ -47,6 +49,7 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +311,7 @@ struct ctl_file {
   enum ctl which;
   char *buf;
   size_t len;
+  int shared; /* buf is the daemon's (manifest.json): not freed here */
 };
 
 void
@@ -355,14 +359,8 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
       ff_sb_add(&sb, "\n");
     }
     return ff_sb_detach(&sb, NULL);
-  case CTL_MANIFEST: {
-    char *m = ff_manifest_text(farm, FF_MANIFEST_INDENTED), *t = NULL;
-
-    if (m && asprintf(&t, "%s\n", m) < 0)
-      t = NULL;
-    free(m);
-    return t;
-  }
+  case CTL_MANIFEST: /* shared_manifest(), not a snapshot of its own */
+    return ff_sb_detach(&sb, NULL);
   case CTL_STATS_JSON:
     return ff_server_stats_json(d->srv, 0, 1, NULL, NULL);
   case CTL_STATS:
@@ -371,14 +369,21 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
     ff_sched_counts(d->sched, &pending, &pmax);
     pthread_mutex_lock(&d->ctl_lock);
     {
-      json_t *j = json_pack(
-        "{s:s, s:i, s:I, s:s, s:s, s:s?, s:s, s:I, s:i, s:i, s:I, s:I}",
+      unsigned builds;
+      json_t *j;
+
+      pthread_mutex_lock(&d->manifest_lock);
+      builds = d->manifest_builds;
+      pthread_mutex_unlock(&d->manifest_lock);
+      j = json_pack(
+        "{s:s, s:i, s:I, s:s, s:s, s:s?, s:s, s:I, s:i, s:i, s:I, s:I, s:i}",
         "format", "fusefarm-info", "version", 1, "pid", (json_int_t)getpid(),
         "spec", d->spec, "mountpoint", d->mountpoint, "profile", d->profile,
         "profile_name", ff_server_profile_name(d->srv), "devices",
         (json_int_t)ff_farm_ndevs(farm), "fuse_threads", (int)d->fuse_threads,
         "sched_threads", (int)ff_sched_threads(d->sched), "delayed_pending",
-        (json_int_t)pending, "delayed_max", (json_int_t)pmax);
+        (json_int_t)pending, "delayed_max", (json_int_t)pmax,
+        "manifest_builds", (int)builds);
 
       pthread_mutex_unlock(&d->ctl_lock);
       return json_text(j);
@@ -421,6 +426,35 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
   }
 }
 
+/* manifest.json's text: built at the first open, then the same buffer for
+ * every reader until the daemon exits.  Building a 100,000-device
+ * manifest takes hundreds of MB of JSON objects on the way; the pages
+ * they took go back to the system at once (malloc_trim), so eight readers
+ * cost one build and one text, not eight. */
+static const char *
+shared_manifest(struct ff_daemon *d, size_t *len)
+{
+  const char *t;
+
+  pthread_mutex_lock(&d->manifest_lock);
+  if (!d->manifest) {
+    char *m = ff_manifest_text(ff_server_farm(d->srv), FF_MANIFEST_INDENTED);
+
+    if (m && asprintf(&d->manifest, "%s\n", m) < 0)
+      d->manifest = NULL;
+    free(m);
+    malloc_trim(0);
+    if (d->manifest) {
+      d->manifest_len = strlen(d->manifest);
+      d->manifest_builds++;
+    }
+  }
+  t = d->manifest;
+  *len = d->manifest_len;
+  pthread_mutex_unlock(&d->manifest_lock);
+  return t;
+}
+
 static void
 op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -456,13 +490,18 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
     cf->which = which;
     if ((fi->flags & O_ACCMODE) == O_RDONLY) {
-      cf->buf = ctl_snapshot(d, which);
+      if (which == CTL_MANIFEST) {
+        cf->buf = (char *)shared_manifest(d, &cf->len);
+        cf->shared = 1;
+      } else {
+        cf->buf = ctl_snapshot(d, which);
+        cf->len = cf->buf ? strlen(cf->buf) : 0;
+      }
       if (!cf->buf) {
         free(cf);
         fuse_reply_err(req, ENOMEM);
         return;
       }
-      cf->len = strlen(cf->buf);
     }
     fi->fh = (uint64_t)(uintptr_t)cf;
     fi->direct_io = 1;
@@ -479,7 +518,7 @@ op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   if (is_ctl(ino)) {
     struct ctl_file *cf = (struct ctl_file *)(uintptr_t)fi->fh;
 
-    if (cf)
+    if (cf && !cf->shared)
       free(cf->buf);
     free(cf);
   }
@@ -535,10 +574,21 @@ static void
 ctl_write(fuse_req_t req, struct ff_daemon *d, struct ctl_file *cf,
           const char *buf, size_t size)
 {
-  char *cmd = strndup(buf, size);
+  char *cmd;
   size_t n;
   int err;
 
+  /* A command is text: "save-overlay /p/z\0junk" must not save to /p/z. */
+  if (memchr(buf, '\0', size)) {
+    ff_error("the command holds a NUL byte (at offset %zu of %zu): refused",
+             (size_t)((const char *)memchr(buf, '\0', size) - buf), size);
+    ff_daemon_set_error(d, ff_errmsg());
+    fprintf(stderr, "fusefarm: .fusefarm/%s: %s\n", ctl_files[cf->which].name,
+            ff_errmsg());
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  cmd = strndup(buf, size);
   if (!cmd) {
     fuse_reply_err(req, ENOMEM);
     return;

@@ -1,6 +1,7 @@
 /* fusefarm: helpers for our libconfig formats (see ff-cfg-int.h). */
 #include "ff-cfg-int.h"
 #include "ff-error.h"
+#include "ff-file.h"
 #include "ff-util.h"
 
 #include <ctype.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_CONFIG_FILE (64u << 20)
 #define PATH_MAX_HINT   4200
@@ -601,12 +603,16 @@ check_ints(const char *t, size_t n, const char *name)
 static char *
 slurp(const char *path, const char *what, size_t *len)
 {
-  FILE *f = fopen(path, "re");
+  int fd = ff_open_regular(path, what);
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "re");
   char *buf = NULL;
   size_t n = 0, cap = 0, got;
 
   if (!f) {
-    ff_error("%s: cannot read the %s: %m", path, what);
+    if (fd >= 0) {
+      ff_error("%s: cannot read the %s: %m", path, what);
+      close(fd);
+    }
     return NULL;
   }
   do {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int
@@ -130,4 +131,32 @@ ff_nofile_raise(rlim_t need, const char *who, const char *advice,
                     (unsigned long long)rl.rlim_max, who,
                     (unsigned long long)need, advice);
   return 0;
+}
+
+int
+ff_open_regular(const char *path, const char *what)
+{
+  struct stat st;
+  const char *pre = what ? ": cannot read the " : "", *w = what ? what : "";
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+  if (fd < 0)
+    return ff_error("%s%s%s: %m", path, pre, w);
+  if (fstat(fd, &st) < 0) {
+    ff_error("%s%s%s: %m", path, pre, w);
+    close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    errno = EINVAL;
+    return ff_error("%s%s%s: not a regular file (%s)", path, pre, w,
+                    S_ISFIFO(st.st_mode)   ? "a fifo"
+                    : S_ISDIR(st.st_mode)  ? "a directory"
+                    : S_ISSOCK(st.st_mode) ? "a socket"
+                                           : "a device");
+  }
+  /* Regular files ignore O_NONBLOCK; clear it all the same. */
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
 }

@@ -40,6 +40,13 @@ void ff_atomic_abort(struct ff_atomic *a);
 /* Replace path by len bytes of data, atomically (the steps above). */
 int ff_write_file_atomic(const char *path, const void *data, size_t len);
 
+/* Open an input file (spec, profile, scenario, overlay, run document)
+ * for reading, refusing anything but a regular file without blocking: a
+ * fifo would hang the reader, a directory or device is no input.  The fd,
+ * or -1 with "PATH: cannot read the WHAT: REASON" ("PATH: REASON" when
+ * what is NULL; errno EINVAL for the wrong kind of file). */
+int ff_open_regular(const char *path, const char *what);
+
 /* Raise RLIMIT_NOFILE's soft limit to the hard one and check it is at
  * least need.  Else an error: "file descriptor limit too low: ulimit -n is
  * C and the hard limit H, but WHO needs NEED; raise it (ADVICE)".

@@ -465,9 +465,9 @@ ff_overlay_load(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
                       "%" PRIu32 " has blocks)",
                       path, i);
 
-  fd = open(path, O_RDONLY | O_CLOEXEC);
+  fd = ff_open_regular(path, NULL);
   if (fd == -1)
-    return ff_error("open overlay %s: %m", path);
+    return -1;
   if (fstat(fd, &st) == -1) {
     ff_error("stat overlay %s: %m", path);
     goto out;

@@ -601,7 +601,7 @@ ff_cleanup(void)
   /* Every connection is closed: this snapshot is exact. */
   if (stats_path && write_stats() < 0)
     nbdkit_error("%s", ff_errmsg());
-  if (ff_server_save_at_exit(srv) < 0)
+  if (ff_server_save_at_exit(srv, NULL) < 0)
     nbdkit_error("save-overlay=%s: %s", save_overlay_path, ff_errmsg());
   if (ff_server_trace_check(srv) < 0)
     nbdkit_error("trace: %s", ff_errmsg());

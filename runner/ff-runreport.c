@@ -4,6 +4,7 @@
  * ff-runreport-table.c, the CSV files in ff-runreport-csv.c.  No threads. */
 #include "ff-runreport.h"
 #include "ff-error.h"
+#include "ff-file.h"
 #include "ff-runreport-int.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PATH_LEN 320
 
@@ -736,13 +738,17 @@ struct ff_runreport *
 ff_runreport_load_file(const char *path)
 {
   struct ff_runreport *rr;
-  FILE *f = fopen(path, "r");
+  int fd = ff_open_regular(path, NULL);
+  FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
   char *text = NULL;
   size_t len = 0;
   int r;
 
   if (!f) {
-    ff_error("%s: %m", path);
+    if (fd >= 0) {
+      ff_error("%s: %m", path);
+      close(fd);
+    }
     return NULL;
   }
   errno = 0;

@@ -10,6 +10,7 @@
 #include "ff-server.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-file.h"
 #include "ff-iomodel.h"
 #include "ff-overlay.h"
 #include "ff-spec.h"
@@ -24,6 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 struct ff_server {
@@ -535,17 +539,65 @@ ff_server_save_overlay(struct ff_server *s, const char *path)
   return r;
 }
 
+/* The marker next to a save-at-exit target: "<path>.failed". */
+static int
+failed_marker(const char *path, char *out, size_t len)
+{
+  return (size_t)snprintf(out, len, "%s.failed", path) < len ? 0 : -1;
+}
+
 int
-ff_server_save_at_exit(struct ff_server *s)
+ff_server_save_at_exit(struct ff_server *s, char **report)
 {
   uint64_t data = 0, zero = 0;
-  char why[1024];
+  char why[1024], marker[4200], stamp[64], *text = NULL;
+  struct stat st;
+  time_t now;
+  struct tm tm;
 
-  if (!s->save_overlay || ff_server_save_overlay(s, s->save_overlay) == 0)
+  if (report)
+    *report = NULL;
+  if (!s->save_overlay)
     return 0;
+  if (failed_marker(s->save_overlay, marker, sizeof marker) < 0)
+    marker[0] = '\0';
+  if (ff_server_save_overlay(s, s->save_overlay) == 0) {
+    /* A marker of an earlier failed save no longer tells the truth. */
+    if (marker[0] && lstat(marker, &st) == 0 && S_ISREG(st.st_mode))
+      unlink(marker);
+    return 0;
+  }
   snprintf(why, sizeof why, "%s", ff_errmsg()); /* ff_error reuses it */
   ff_overlay_stats(ff_farm_overlay(s->farm), &data, &zero, NULL);
+  now = time(NULL);
+  if (!localtime_r(&now, &tm) ||
+      !strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S %z", &tm))
+    snprintf(stamp, sizeof stamp, "%lld", (long long)now);
+  if (asprintf(&text,
+               "%s: fusefarm (pid %d): %s: the write overlay (%llu blocks "
+               "written, %llu zeroed) was NOT saved and is lost\n",
+               stamp, (int)getpid(), why, (unsigned long long)data,
+               (unsigned long long)zero) < 0)
+    text = NULL;
+  /* Impossible to miss: the marker next to the file the user asked for
+   * (the failed save removed its temporary file, so even a full file
+   * system has room for these few bytes), and the system log, which a
+   * daemon whose stderr went to /dev/null still reaches. */
+  if (text && marker[0] && ff_write_file_atomic(marker, text, strlen(text)) < 0)
+    fprintf(stderr, "fusefarm: cannot write %s either: %s\n", marker,
+            ff_errmsg());
+  openlog("fusefarm", LOG_PID, LOG_DAEMON);
+  syslog(LOG_ERR, "overlay save to %s failed: %s (%llu blocks written, %llu "
+                  "zeroed, lost)",
+         s->save_overlay, why, (unsigned long long)data,
+         (unsigned long long)zero);
+  closelog();
+  if (report)
+    *report = text;
+  else
+    free(text);
   return ff_error("%s: the write overlay (%llu blocks written, %llu zeroed) "
-                  "was NOT saved and is lost",
-                  why, (unsigned long long)data, (unsigned long long)zero);
+                  "was NOT saved and is lost (%s says so)",
+                  why, (unsigned long long)data, (unsigned long long)zero,
+                  marker[0] ? marker : "the system log");
 }

@@ -222,7 +222,11 @@ int ff_server_save_overlay(struct ff_server *s, const char *path);
 
 /* At exit: save to the options' save_overlay (0 when there is none).  On
  * failure the message is "<why>: the write overlay (N blocks written, M
- * zeroed) was NOT saved and is lost". */
-int ff_server_save_at_exit(struct ff_server *s);
+ * zeroed) was NOT saved and is lost (PATH.failed says so)": the same
+ * line, stamped with the time and pid, goes to PATH.failed next to the
+ * file asked for and to the system log (LOG_DAEMON), and *report (may be
+ * NULL; the caller frees it) gets that stamped line.  A successful save
+ * removes a PATH.failed left by an earlier one. */
+int ff_server_save_at_exit(struct ff_server *s, char **report);
 
 #endif

@@ -228,9 +228,11 @@ def scan():
 
     for s in glob.glob("/run/fusefarm/*"):
         name = os.path.basename(s)
+        # MNT.save-failed: a daemon's failed save at exit, not yet told
+        mnt = name.removesuffix(".save-failed").replace("%2F", "/")
         items[f"state {s}"] = {
-            "kind": "state", "what": s, "ours": under(name.replace("%2F", "/")),
-            "undo": f"fusefarm detach {name.replace('%2F', '/')} (or rm -r {s})"}
+            "kind": "state", "what": s, "ours": under(mnt),
+            "undo": f"fusefarm detach {mnt} (or rm -r {s})"}
     if os.path.isdir(scope):
         for s in state_dirs(mounts):
             items[f"state {s}"] = {

@@ -122,7 +122,8 @@ ff_wait_exit "$FF_DAEMON_PID" "$bound_s" || ff_die "the daemon is still there ${
 ff_log "exit with a failing save took $(ff_ms_since "$t0") ms"
 expect_in "$s/daemon.log" "fusefarm: save overlay $s/small/exit.ovl: write $s/small/exit.ovl.tmp: No space left on device" \
   "save at exit"
-expect_in "$s/daemon.log" "was NOT saved and is lost with this daemon" "save at exit"
+expect_in "$s/daemon.log" "was NOT saved and is lost ($s/small/exit.ovl.failed says so) with this daemon" "save at exit"
+expect_in "$s/small/exit.ovl.failed" "No space left on device: the write overlay" "the marker of the save at exit"
 [[ ! -e $s/small/exit.ovl && ! -e $s/small/exit.ovl.tmp ]] ||
   ff_die "a failed save at exit left $(ls "$s/small")"
 cmp "$s/small/old.ovl" "$s/old.copy" || ff_die "the failed save at exit changed old.ovl"

@@ -98,6 +98,9 @@ ff_fuse_cleanup() {
     fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null ||
       printf 'ff_fuse_cleanup: could not unmount %s\n' "$mnt" >&2
   fi
+  # A daemon whose save at exit failed left its report for detach to
+  # tell (/run/fusefarm/MNT.save-failed): told and forgotten here.
+  "$FF_FUSEFARM" detach "$mnt" --state "$FF_STATE" --quiet 2>/dev/null || true
 }
 
 # ff_mount_holders MNT: after MNT was unmounted here, the processes (one

@@ -970,8 +970,18 @@ test_load_rejects(void **state)
   /* Missing file; a directory. */
   ov = new_overlay();
   assert_failed_with(ff_overlay_load(ov, "/nonexistent/overlay", FP),
-                     "open overlay /nonexistent/overlay: ");
+                     "/nonexistent/overlay: No such file");
   assert_failed_with(ff_overlay_load(ov, tmpdir, FP), "not a regular file");
+  /* A fifo is refused at once, not read forever. */
+  {
+    char fifo[4200];
+
+    snprintf(fifo, sizeof fifo, "%s/fifo.ovl", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_failed_with(ff_overlay_load(ov, fifo, FP),
+                       "not a regular file (a fifo)");
+    unlink(fifo);
+  }
   /* And the good file still loads. */
   assert_ok(ff_overlay_load(ov, good, FP));
   assert_int_equal(ff_overlay_blocks(ov, 0), 3);

@@ -448,7 +448,7 @@ static void
 test_save_at_exit(void **state)
 {
   char *spec = tmp_file("spec.conf", spec_text);
-  char *dir = tmp_file("savedir", NULL), *path;
+  char *dir = tmp_file("savedir", NULL), *path, *marker, *report = NULL;
   struct ff_server_options o = {.spec = spec};
   struct ff_server *s;
   uint8_t w[4096];
@@ -457,7 +457,8 @@ test_save_at_exit(void **state)
   (void)state;
   if (mkdir(dir, 0755) < 0)
     fail_msg("mkdir %s: %m", dir);
-  if (asprintf(&path, "%s/x.ovl", dir) < 0)
+  if (asprintf(&path, "%s/x.ovl", dir) < 0 ||
+      asprintf(&marker, "%s.failed", path) < 0)
     fail_msg("asprintf: %m");
   o.save_overlay = path;
   s = ff_server_new(&o, NULL);
@@ -481,16 +482,41 @@ test_save_at_exit(void **state)
   assert_non_null(strstr(ff_errmsg(), "statistics are off"));
   memset(w, 1, sizeof w);
   run(s, FF_REQ_WRITE, 0, 0, sizeof w, w, NULL, T0);
-  assert_ok(ff_server_save_at_exit(s));
+  assert_ok(ff_server_save_at_exit(s, &report));
+  assert_null(report);
   assert_int_equal(stat(path, &st), 0);
+  /* A directory where the file should go: the save fails, and the marker
+   * next to it says so with the report's words. */
+  unlink(path);
+  assert_int_equal(mkdir(path, 0755), 0);
+  assert_int_equal(ff_server_save_at_exit(s, &report), -1);
+  assert_non_null(strstr(ff_errmsg(), "was NOT saved and is lost"));
+  assert_non_null(strstr(ff_errmsg(), marker));
+  assert_non_null(report);
+  assert_non_null(strstr(report, "1 blocks written"));
+  {
+    FILE *f = fopen(marker, "r");
+    char line[2048] = "";
+
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, report);
+  }
+  free(report);
+  /* A save that works again removes the stale marker. */
+  rmdir(path);
+  assert_ok(ff_server_save_at_exit(s, NULL));
+  assert_int_equal(lstat(marker, &st), -1);
   /* The directory goes away: the save fails and says the writes are
-   * lost. */
+   * lost; no marker can be written there either. */
   unlink(path);
   rmdir(dir);
-  assert_int_equal(ff_server_save_at_exit(s), -1);
+  assert_int_equal(ff_server_save_at_exit(s, NULL), -1);
   assert_non_null(strstr(ff_errmsg(), "1 blocks written"));
   assert_non_null(strstr(ff_errmsg(), "was NOT saved and is lost"));
   ff_server_free(s);
+  free(marker);
   free(path);
   free(dir);
   free(spec);
