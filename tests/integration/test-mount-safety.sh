@@ -26,6 +26,12 @@ ff_env_init
 s=$FF_SCRATCH
 FF_FUSEFARM=$bin
 
+# daemon_pid MNT: the pid of the daemon serving MNT (its info.json).
+daemon_pid() {
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
+    "$1/.fusefarm/info.json"
+}
+
 # ---- a failed save at exit is impossible to miss -------------------------
 # A 1 MiB tmpfs of the test's own holds the save; 3 MiB of writes cannot
 # fit.  The daemon goes to the background without --log: its stderr is
@@ -43,8 +49,7 @@ ff_on_cleanup "rm -f /run/fusefarm/$(python3 -c 'import sys, re
 print(re.sub(rb"[^A-Za-z0-9._+-]", lambda m: b"%%%02X" % m.group()[0], sys.argv[1].encode()).decode())' "$(realpath "$FF_MNT")").save-failed"
 "$bin" mount "$spec" "$FF_MNT" --save-overlay "$full/farm.ovl" ||
   ff_die "fusefarm mount failed"
-FF_DAEMON_PID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
-  "$FF_MNT/.fusefarm/info.json")
+FF_DAEMON_PID=$(daemon_pid "$FF_MNT")
 head -c $((3 << 20)) /dev/urandom >"$s/junk"
 dd if="$s/junk" of="$FF_MNT/pv0001" bs=1M seek=8 conv=notrunc status=none ||
   ff_die "writing 3 MiB to pv0001 failed"
@@ -77,8 +82,7 @@ mount -t tmpfs -o size=16m fusefarm-test-full "$full"
 echo stale >"$full/farm.ovl.failed"
 "$bin" mount "$spec" "$FF_MNT" --save-overlay "$full/farm.ovl" ||
   ff_die "fusefarm mount failed"
-FF_DAEMON_PID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
-  "$FF_MNT/.fusefarm/info.json")
+FF_DAEMON_PID=$(daemon_pid "$FF_MNT")
 dd if="$s/junk" of="$FF_MNT/pv0001" bs=1M seek=8 conv=notrunc status=none
 fusermount3 -u "$FF_MNT"
 ff_wait_exit "$FF_DAEMON_PID" 120 || ff_die "the daemon did not exit after the unmount"
@@ -98,7 +102,7 @@ for try in 1 2 3 4 5; do
   wait "$a" || ra=$?
   wait "$b" || rb=$?
   n=$(awk -v d="$(realpath "$m")" '$5 == d' /proc/self/mountinfo | wc -l)
-  pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$m/.fusefarm/info.json" 2>/dev/null || true)
+  pid=$(daemon_pid "$m" 2>/dev/null || true)
   fusermount3 -u "$m" 2>/dev/null || true
   while fusermount3 -u "$m" 2>/dev/null; do :; done
   [[ -z $pid ]] || ff_wait_exit "$pid" 120 || ff_die "a daemon did not exit"
@@ -114,8 +118,7 @@ done
 FF_MNT=$s/mnt
 FF_STATE=$s/state
 "$bin" mount "$spec" "$FF_MNT" || ff_die "fusefarm mount failed"
-FF_DAEMON_PID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
-  "$FF_MNT/.fusefarm/info.json")
+FF_DAEMON_PID=$(daemon_pid "$FF_MNT")
 mkdir -p "$s/saves"
 python3 - "$FF_MNT/.fusefarm/control" "$s/saves/z" <<'PY' || ff_die "a command with a NUL byte was not refused"
 import errno, os, sys
