@@ -11,6 +11,7 @@
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-file.h"
+#include "ff-udev.h"
 #include <getopt.h>
 
 #include <dirent.h>
@@ -112,6 +113,65 @@ warn_lvm_nofile(rlim_t hard, size_t ndev)
           (unsigned long long)hard, need, ndev, need);
 }
 
+/* After attaching: did the host's udev leave the farm's loops alone?
+ * Once udevd has handled their events, each loop's udev record must
+ * carry fusefarm's rule, and no device-mapper device may sit on any of
+ * them (the host activated a farm VG: an attach before the rule was
+ * there, or by hand).  Says what it found; `fusefarm detach` removes
+ * exactly those dm devices. */
+static void
+check_host(const char *mnt_real, const struct records *rs, int quiet)
+{
+  const char **devs = malloc((rs->n + 1) * sizeof *devs);
+  size_t n = 0, fenced = 0, missed = 0, ndm = 0;
+  char **dm = NULL;
+
+  if (!devs)
+    return;
+  for (size_t i = 0; i < rs->n; i++)
+    if (rs->v[i].keep)
+      devs[n++] = rs->v[i].dev;
+  if (ff_udev_running()) {
+    if (ff_udev_settle() < 0)
+      fprintf(stderr, "fusefarm attach: warning: %s\n", ff_errmsg());
+    for (size_t i = 0; i < n; i++) {
+      int f = ff_udev_loop_fenced(devs[i], mnt_real);
+
+      if (f == 1)
+        fenced++;
+      else if (missed++ < MAX_WARNINGS)
+        fprintf(stderr,
+                "fusefarm attach: warning: %s: udev %s without fusefarm's "
+                "rule: the host's lvm2, systemd and udisks may act on it\n",
+                devs[i], f < 0 ? "has no record of it" : "handled it");
+    }
+    if (!quiet && !missed)
+      fprintf(stderr,
+              "udev: all %zu loop devices fenced (lvm2's rules, blkid, "
+              "systemd and udisks leave them alone)\n",
+              fenced);
+  }
+  if (ff_udev_host_holders(devs, n, &dm, &ndm) < 0) {
+    fprintf(stderr, "fusefarm attach: warning: %s\n", ff_errmsg());
+  } else if (ndm) {
+    struct ff_sb sb = FF_SB_INIT;
+
+    for (size_t i = 0; i < ndm && i < 20; i++)
+      ff_sb_addf(&sb, "%s%s", i ? ", " : "", dm[i]);
+    fprintf(stderr,
+            "fusefarm attach: warning: the host activated %zu device-mapper "
+            "device%s on the farm's loops: %s%s; `fusefarm detach` removes "
+            "exactly these\n",
+            ndm, ndm == 1 ? "" : "s", ff_sb_failed(&sb) ? "" : sb.buf,
+            ndm > 20 ? ", ..." : "");
+    ff_sb_release(&sb);
+  } else if (!quiet && ff_udev_running()) {
+    fprintf(stderr, "host: no device-mapper device on the farm's loops\n");
+  }
+  ff_udev_names_free(dm, ndm);
+  free(devs);
+}
+
 static int
 cmp_record_name(const void *a, const void *b)
 {
@@ -145,7 +205,7 @@ ff_cmd_attach(int argc, char **argv)
   int createdfd = -1, new_loops = 0;
   char createdpath[PATH_MAX];
   struct ff_loop_seen seen = {NULL, 0}, created = {NULL, 0};
-  int failed = 0, caught_sigs = 0, fresh = 0;
+  int failed = 0, caught_sigs = 0, fresh = 0, fenced = 0;
   size_t ngone = 0;
   rlim_t hard_nofile = RLIM_INFINITY;
   double t0;
@@ -268,6 +328,15 @@ ff_cmd_attach(int argc, char **argv)
    * lvm scan every disk of the machine), so write it before attaching. */
   if (fa_write_lvm_config(state, &recs, &list, "attach", quiet) < 0)
     goto fail;
+  /* And the host's udev must know the farm's loops before the first one
+   * fires its event (ff-udev.h). */
+  if (ff_udev_fence(mnt_real) < 0) {
+    if (ff_udev_running())
+      goto fail;
+    fprintf(stderr, "fusefarm attach: warning: %s (no udevd runs here)\n",
+            ff_errmsg());
+  }
+  fenced = 1;
 
   by_name = malloc((recs.n + 1) * sizeof *by_name);
   todo = malloc((list.n + 1) * sizeof *todo);
@@ -393,6 +462,7 @@ ff_cmd_attach(int argc, char **argv)
     goto out;
   }
   warn_lvm_nofile(hard_nofile, nlive + nattached);
+  check_host(mnt_real, &recs, quiet);
   if (!quiet) {
     struct ff_sb sb = FF_SB_INIT;
     char lvmdir[PATH_MAX];
@@ -432,9 +502,12 @@ out:
   if (caught_sigs)
     fa_signals_restore(&sigs);
   /* A failed first attach that attached nothing leaves nothing behind. */
-  if (rc != 0 && fresh && lockfd >= 0 && nattached + nlive == 0 &&
-      fa_remove_state(state) < 0)
-    fprintf(stderr, "fusefarm attach: warning: %s\n", ff_errmsg());
+  if (rc != 0 && fresh && lockfd >= 0 && nattached + nlive == 0) {
+    if (fa_remove_state(state) < 0)
+      fprintf(stderr, "fusefarm attach: warning: %s\n", ff_errmsg());
+    if (fenced && ff_udev_unfence(mnt_real) < 0)
+      fprintf(stderr, "fusefarm attach: warning: %s\n", ff_errmsg());
+  }
   if (loopsfd >= 0)
     close(loopsfd);
   if (createdfd >= 0)

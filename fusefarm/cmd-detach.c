@@ -12,6 +12,7 @@
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-file.h"
+#include "ff-udev.h"
 #include <getopt.h>
 
 #include <pthread.h>
@@ -323,6 +324,35 @@ unmount_dead(const char *mnt, int quiet)
                   real, real);
 }
 
+/* Remove the device-mapper devices the host stacked on the recorded
+ * loops (ff_udev_host_holders: nothing that rests on anything else), top
+ * first, saying which.  0 or -1. */
+static int
+remove_host_dm(const struct records *rs, int quiet)
+{
+  const char **devs = malloc((rs->n + 1) * sizeof *devs);
+  char **dm = NULL;
+  size_t ndm = 0;
+  int r;
+
+  if (!devs)
+    return ff_error("out of memory");
+  for (size_t i = 0; i < rs->n; i++)
+    devs[i] = rs->v[i].dev;
+  r = ff_udev_host_holders(devs, rs->n, &dm, &ndm);
+  free(devs);
+  if (r < 0 || !ndm)
+    return r;
+  r = ff_udev_remove_dm(dm, ndm);
+  if (r >= 0 && !quiet)
+    fprintf(stderr,
+            "removed %zu device-mapper device%s the host had activated on "
+            "the farm's loops\n",
+            ndm, ndm == 1 ? "" : "s");
+  ff_udev_names_free(dm, ndm);
+  return r < 0 ? -1 : 0;
+}
+
 /* 1 after telling that the daemon of mnt_real lost its overlay at exit
  * (the record is then forgotten: told once), else 0. */
 static int
@@ -398,6 +428,11 @@ ff_cmd_detach(int argc, char **argv)
       fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
       return 1;
     }
+    /* An attach cut off before its first loop may have left its rules. */
+    if (mnt_real[0] && ff_udev_unfence(mnt_real) < 0) {
+      fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
+      return 1;
+    }
     return save_failed(mnt_real);
   }
   lockfd = fa_lock_state(state);
@@ -420,6 +455,10 @@ ff_cmd_detach(int argc, char **argv)
               "created stay in place\n",
               ff_errmsg());
   }
+  /* What the host activated on the farm's loops (ff-udev.h) goes first:
+   * it holds them open.  Exactly the dm devices stacked on them. */
+  if (remove_host_dm(&recs, quiet) < 0)
+    fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
   fa_progress_init(&prog, "detaching", recs.n, quiet);
   fa_signals_catch(&sigs);
   for (size_t i = 0; i < recs.n && !fa_interrupted; i++) {
@@ -512,8 +551,12 @@ ff_cmd_detach(int argc, char **argv)
       fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
       goto out;
     }
-  } else if (fa_remove_state(state) < 0) {
-    fprintf(stderr, "fusefarm detach: warning: %s\n", ff_errmsg());
+  } else {
+    if (fa_remove_state(state) < 0)
+      fprintf(stderr, "fusefarm detach: warning: %s\n", ff_errmsg());
+    /* No loop of the farm is left: the udev rules naming it go. */
+    if (mnt_real[0] && ff_udev_unfence(mnt_real) < 0)
+      fprintf(stderr, "fusefarm detach: warning: %s\n", ff_errmsg());
   }
 
   if (!quiet) {

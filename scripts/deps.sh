@@ -22,6 +22,10 @@ pkgs=(
   clang libclang-rt-dev llvm
   # nbdkit plugin: build, man page, real NBD clients
   nbdkit nbdkit-plugin-dev perl libnbd-bin python3-libnbd qemu-utils
+  # udevadm: test-udev-fence runs lvm2's and fusefarm's udev rules on a
+  # farm loop with `udevadm test` in a private namespace (no udevd is
+  # started: Debian's udev does not start in a container or chroot)
+  udev
   # the installed tree (tests/integration/test-install.sh renders the man pages)
   man-db
   # fusefarm lvm-build (docs/lvm-builds.md): lvm2 from its git tree; the

@@ -26,6 +26,11 @@
 #           a /run/fusefarm/* state dir named after a mount point under
 #           the scope (the tests always pass --state; this catches one
 #           that did not)
+#   udev    a /run/udev/rules.d/*fusefarm-*.rules file naming a farm mount
+#           under the scope (`fusefarm attach` writes them, detach
+#           removes them)
+#   dm      a device-mapper device resting on a loop whose backing file
+#           is under the scope
 # FF_LEFTOVER_SCOPE is the tests' TMPDIR (tests/run.sh makes a fresh one
 # and gives it to ctest, so every scratch dir, mount point and loop
 # backing file is under it) and FF_LEFTOVER_TAG a word their environment
@@ -233,6 +238,29 @@ def scan():
         items[f"state {s}"] = {
             "kind": "state", "what": s, "ours": under(mnt),
             "undo": f"fusefarm detach {mnt} (or rm -r {s})"}
+    # udev rules `fusefarm attach` wrote for a farm mounted under the
+    # scope ("# mount: MNT" names it), which detach removes.
+    for r in glob.glob("/run/udev/rules.d/*fusefarm-*.rules"):
+        mnt = ""
+        for line in (read(r) or "").splitlines():
+            if line.startswith("# mount: "):
+                mnt = line[len("# mount: "):]
+                break
+        items[f"udev {r}"] = {
+            "kind": "udev", "what": f"{r} (udev rule for the farm at {mnt})",
+            "ours": bool(mnt) and under(mnt),
+            "undo": f"fusefarm detach {mnt} (or rm {r}; udevadm control --reload)"}
+    # device-mapper devices resting on a loop whose backing file is under
+    # the scope (the host's udev activated a farm VG, or a test did)
+    for dm in glob.glob("/sys/block/dm-*"):
+        name = (read(f"{dm}/dm/name") or "").strip()
+        slaves = [os.path.basename(x) for x in glob.glob(f"{dm}/slaves/*")]
+        backs = [(read(f"/sys/block/{x}/loop/backing_file") or "").strip()
+                 for x in slaves if x.startswith("loop")]
+        items[f"dm {name} {os.path.basename(dm)}"] = {
+            "kind": "dm", "what": f"/dev/mapper/{name} on {', '.join(slaves)}",
+            "ours": any(b and under(b) for b in backs),
+            "undo": f"dmsetup remove {name}"}
     if os.path.isdir(scope):
         for s in state_dirs(mounts):
             items[f"state {s}"] = {
@@ -251,7 +279,8 @@ if mode == "snapshot":
     ours = sum(v["ours"] for v in items.values())
     print(f"check-leftovers: snapshot of {counts.get('loop', 0)} loop devices, "
           f"{counts.get('mount', 0)} mounts, {counts.get('proc', 0)} qemu/nbdkit/"
-          f"fusefarm processes, {counts.get('state', 0)} state dirs "
+          f"fusefarm processes, {counts.get('state', 0)} state dirs, "
+          f"{counts.get('udev', 0)} fusefarm udev rules, {counts.get('dm', 0)} dm devices "
           f"({ours} in the tests' scope {scope}) -> {path}")
     sys.exit(0)
 
