@@ -117,7 +117,9 @@ fa_progress_end(struct progress *p)
     fputs("\r\033[K", stderr);
 }
 
-/* mkdir -p with mode for every directory created. */
+/* mkdir -p with mode for every directory created.  The last one, ours,
+ * must not be a symbolic link (ff_mkdir); the ones above it may be (a
+ * /var/run -> /run). */
 int
 fa_mkdir_p(const char *path, mode_t mode)
 {
@@ -131,12 +133,14 @@ fa_mkdir_p(const char *path, mode_t mode)
       char c = *p;
 
       *p = '\0';
+      if (!c) {
+        r = ff_mkdir(tmp, mode) < 0 ? -1 : 0;
+        break;
+      }
       if (mkdir(tmp, mode) < 0 && errno != EEXIST) {
         r = ff_error("mkdir %s: %m", tmp);
         break;
       }
-      if (!c)
-        break;
       *p = c;
     }
   }

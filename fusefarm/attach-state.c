@@ -231,9 +231,10 @@ fa_prepare_state(const char *state, int *fresh)
   lockfd = fa_lock_state(state);
   if (lockfd < 0)
     return -1;
-  fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  fd = ff_open_write(p, O_APPEND);
   if (fd < 0 || close(fd) < 0) {
-    ff_error("create %s: %m", p);
+    if (fd >= 0)
+      ff_error("create %s: %m", p);
     close(lockfd);
     return -1;
   }
@@ -483,8 +484,11 @@ fa_journal(const char *what, const char *dev, const char *backing)
                backing ? backing : "-");
   if (n < 0 || (size_t)n >= sizeof line)
     return;
-  fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if ((fd < 0 || write(fd, line, (size_t)n) != n) && !warned++)
+  fd = ff_open_write(path, O_APPEND);
+  if (fd < 0 && !warned++)
+    fprintf(stderr, "fusefarm: warning: FUSEFARM_LOOP_JOURNAL %s\n",
+            ff_errmsg());
+  else if (fd >= 0 && write(fd, line, (size_t)n) != n && !warned++)
     fprintf(stderr, "fusefarm: warning: FUSEFARM_LOOP_JOURNAL %s: %s\n", path,
             strerror(errno));
   if (fd >= 0)

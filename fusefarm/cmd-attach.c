@@ -365,7 +365,7 @@ ff_cmd_attach(int argc, char **argv)
 
   if (fa_join(loops, state, "loops") < 0)
     goto fail;
-  loopsfd = open(loops, O_WRONLY | O_APPEND | O_CLOEXEC);
+  loopsfd = open(loops, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (loopsfd < 0) {
     ff_error("open %s: %m", loops);
     goto fail;
@@ -376,12 +376,9 @@ ff_cmd_attach(int argc, char **argv)
   if (fa_join(createdpath, state, "created") < 0 ||
       ff_loop_seen_load(&seen) < 0)
     goto fail;
-  createdfd =
-    open(createdpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (createdfd < 0) {
-    ff_error("open %s: %m", createdpath);
+  createdfd = ff_open_write(createdpath, O_APPEND);
+  if (createdfd < 0)
     goto fail;
-  }
   fa_progress_init(&prog, "attaching", ntodo, quiet);
   fa_signals_catch(&sigs);
   caught_sigs = 1;

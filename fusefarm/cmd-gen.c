@@ -2,11 +2,13 @@
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-farm.h"
+#include "ff-file.h"
 #include "ff-manifest.h"
 #include "ff-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +48,8 @@ static const char gen_usage[] =
   "  -h, --help         this text\n";
 
 static int
-write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
+write_image(const struct ff_farm *farm, uint32_t dev, const char *out,
+            int force)
 {
   const char *name = ff_farm_dev_name(farm, dev);
   uint64_t size = ff_farm_dev_size(farm, dev);
@@ -54,21 +57,24 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
   size_t bufsz = 1u << 20;
   int64_t n;
   char *buf;
+  char path[PATH_MAX];
   int fd, r = -1;
 
-  fd =
-    openat(dirfd, name,
-           O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+  if ((size_t)snprintf(path, sizeof path, "%s/%s", out, name) >= sizeof path)
+    return ff_error("%s/%s: path too long", out, name);
+
+  fd = ff_open_write(path, force ? O_TRUNC : O_EXCL);
   if (fd < 0)
-    return ff_error("%s: %m%s", name,
-                    errno == EEXIST ? " (use --force to overwrite)" : "");
+    return errno == EEXIST
+             ? ff_error("%s: %m (use --force to overwrite)", path)
+             : -1;
   buf = malloc(bufsz);
   if (!buf) {
     ff_error("out of memory");
     goto out;
   }
   if (ftruncate(fd, (off_t)size) < 0) {
-    ff_error("%s: truncate to %llu bytes: %m", name, (unsigned long long)size);
+    ff_error("%s: truncate to %llu bytes: %m", path, (unsigned long long)size);
     goto out;
   }
   n = ff_farm_extents_all(farm, dev, &ranges);
@@ -82,7 +88,7 @@ write_image(const struct ff_farm *farm, uint32_t dev, int dirfd, int force)
       if (ff_farm_read(farm, dev, buf, at, chunk) < 0)
         goto out;
       if (pwrite(fd, buf, chunk, (off_t)at) != (ssize_t)chunk) {
-        ff_error("%s: write at %llu: %m", name, (unsigned long long)at);
+        ff_error("%s: write at %llu: %m", path, (unsigned long long)at);
         goto out;
       }
     }
@@ -91,7 +97,7 @@ out:
   free(ranges);
   free(buf);
   if (close(fd) < 0 && r == 0)
-    r = ff_error("%s: close: %m", name);
+    r = ff_error("%s: close: %m", path);
   return r;
 }
 
@@ -148,20 +154,20 @@ ff_cmd_gen(int argc, char **argv)
     ff_farm_free(farm);
     return 2;
   }
-  if (mkdir(out, 0755) < 0 && errno != EEXIST) {
-    fprintf(stderr, "fusefarm gen: mkdir %s: %m\n", out);
+  if (ff_mkdir(out, 0755) < 0) {
+    fprintf(stderr, "fusefarm gen: %s\n", ff_errmsg());
     ff_farm_free(farm);
     return 1;
   }
-  dirfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  dirfd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0) {
     fprintf(stderr, "fusefarm gen: %s: %m\n", out);
     ff_farm_free(farm);
     return 1;
   }
   for (uint32_t i = 0; i < ff_farm_ndevs(farm); i++)
-    if (write_image(farm, i, dirfd, force) < 0) {
-      fprintf(stderr, "fusefarm gen: %s/%s\n", out, ff_errmsg());
+    if (write_image(farm, i, out, force) < 0) {
+      fprintf(stderr, "fusefarm gen: %s\n", ff_errmsg());
       rc = 1;
       break;
     }

@@ -497,10 +497,10 @@ ff_cmd_mount(int argc, char **argv)
   close(mntlock); /* a mount at MNT now refuses the next one */
   mntlock = -1;
   if (!foreground && logfile) {
-    int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = ff_open_write(logfile, O_APPEND);
 
     if (fd < 0) {
-      fprintf(stderr, "fusefarm mount: --log %s: %m\n", logfile);
+      fprintf(stderr, "fusefarm mount: --log %s\n", ff_errmsg());
       goto out_unmount;
     }
     fprintf(stderr, "fusefarm: serving %u devices at %s\n",

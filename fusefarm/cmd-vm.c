@@ -124,9 +124,9 @@ static const char vm_usage[] =
 static int
 write_file(const char *path, const char *text)
 {
-  FILE *f = fopen(path, "w");
+  FILE *f = ff_fopen_write(path, "w");
   if (!f) {
-    fprintf(stderr, "fusefarm vm: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
     return -1;
   }
   fputs(text, f);
@@ -1320,7 +1320,12 @@ ff_cmd_vm(int argc, char **argv)
             rc = 1;
             break;
           }
-          mkdir(o, 0755);
+          if (ff_mkdir(o, 0755) < 0) {
+            fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
+            free(sub);
+            rc = 1;
+            break;
+          }
           snprintf(outdir, sizeof outdir, "%s", sub);
           free(sub);
           o = outdir;

@@ -1,6 +1,7 @@
 /* fusefarm: the run directory (ff-rundir.h). */
 #include "ff-rundir.h"
 #include "ff-error.h"
+#include "ff-file.h"
 #include "ff-report.h"
 #include "ff-util.h"
 #include "ff-workload.h" /* ff_pathf */
@@ -20,10 +21,10 @@ int
 ff_rundir_write_report(const struct ff_runreport *rr, const char *path,
                        int top)
 {
-  FILE *f = fopen(path, "w");
+  FILE *f = ff_fopen_write(path, "w");
 
   if (!f)
-    return ff_error("open %s: %m", path);
+    return -1;
   if (ff_report_print(rr, f, top) < 0) {
     fclose(f);
     return -1;
@@ -45,8 +46,15 @@ ff_rundir_check(const char *cmd, const char *dir)
     fprintf(stderr, "fusefarm %s: --out: expected a directory name\n", cmd);
     return 2;
   }
-  if (stat(dir, &st) < 0)
+  if (lstat(dir, &st) < 0)
     return 0; /* made later; a failure then is reported there */
+  if (S_ISLNK(st.st_mode)) {
+    fprintf(stderr,
+            "fusefarm %s: --out %s: refusing to use it: it is a symbolic "
+            "link (not made by fusefarm)\n",
+            cmd, dir);
+    return 2;
+  }
   if (!S_ISDIR(st.st_mode)) {
     fprintf(stderr, "fusefarm %s: --out %s: exists and is not a directory\n",
             cmd, dir);
@@ -81,14 +89,16 @@ ff_rundir_make(const char *given, const char *cmd, const char *name, char *out,
 
   *made = 0;
   if (given) {
-    if (mkdir(given, 0755) == 0)
+    int m = ff_mkdir(given, 0755);
+
+    if (m == 1)
       *made = 1;
-    else if (errno == ENOENT)
+    else if (m < 0 && errno == ENOENT)
       return ff_error("--out %s: cannot create it: %m (its parent must "
                       "exist)",
                       given);
-    else if (errno != EEXIST)
-      return ff_error("--out %s: cannot create it: %m", given);
+    else if (m < 0)
+      return ff_error_prefix("--out %s: ", given);
     if (!realpath(given, out))
       return ff_error("--out %s: %m", given);
     return 0;

@@ -43,6 +43,7 @@
 #include "ff-error.h"
 #include "ff-expect.h"
 #include "ff-fence.h"
+#include "ff-file.h"
 #include "ff-paths.h"
 #include "ff-privdev.h"
 #include "ff-rundir.h"
@@ -1237,8 +1238,10 @@ run_scenario(struct run *r, json_t *doc)
     FILE *f;
 
     ff_pathf(path, sizeof path, "%s/farm.conf", r->scratch);
-    f = fopen(path, "w");
-    if (!f || fputs(sc->farm, f) == EOF || fclose(f) != 0)
+    f = ff_fopen_write(path, "w");
+    if (!f)
+      return -1;
+    if (fputs(sc->farm, f) == EOF || fclose(f) != 0)
       return ff_error("%s: %m", path);
     r->sc->spec = strdup(path);
     if (!r->sc->spec)
@@ -1249,9 +1252,9 @@ run_scenario(struct run *r, json_t *doc)
 
     ff_pathf(latency_profile, sizeof latency_profile, "%s/latency.conf",
              r->scratch);
-    f = fopen(latency_profile, "w");
+    f = ff_fopen_write(latency_profile, "w");
     if (!f)
-      return ff_error("%s: %m", latency_profile);
+      return -1;
     fprintf(f,
             "name = \"latency-%lluns\";\ngroups = ({ devices = \"all\";\n"
             "  read = { dist = \"fixed\"; value = \"%lluns\"; };\n"

@@ -9,9 +9,50 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What a path that is not a regular file is, for a refusal. */
+static const char *
+kind_of(mode_t m)
+{
+  return S_ISLNK(m)    ? "a symbolic link (not made by fusefarm)"
+         : S_ISDIR(m)  ? "a directory"
+         : S_ISFIFO(m) ? "a fifo"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+         : S_ISREG(m)  ? "a regular file"
+                       : "not a regular file";
+}
+
+/* Record a refusal to write through path (lstat'ed as st).  -1, errno
+ * ELOOP for a link, EISDIR for a directory, else EINVAL (never EEXIST,
+ * which callers read as "a regular file is there"). */
+static int
+refuse(const char *path, const struct stat *st)
+{
+  errno = S_ISLNK(st->st_mode)   ? ELOOP
+          : S_ISDIR(st->st_mode) ? EISDIR
+                                 : EINVAL;
+  return ff_error("refusing to write through %s: it is %s", path,
+                  kind_of(st->st_mode));
+}
+
+/* Refuse a path that is a symbolic link (the rename would replace it, but
+ * whoever planted it meant something else). */
+static int
+check_not_link(const char *path)
+{
+  struct stat st;
+
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+    return refuse(path, &st);
+  return 0;
+}
+
 int
 ff_atomic_begin(struct ff_atomic *a, const char *path)
 {
+  struct stat st;
+
   a->fd = -1;
   if ((size_t)snprintf(a->path, sizeof a->path, "%s", path) >=
         sizeof a->path ||
@@ -20,10 +61,27 @@ ff_atomic_begin(struct ff_atomic *a, const char *path)
     errno = ENAMETOOLONG;
     return ff_error("%s: path too long", path);
   }
-  a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (a->fd < 0)
-    return ff_error("create %s: %m", a->tmp);
-  return 0;
+  if (check_not_link(path) < 0)
+    return -1;
+  for (int tries = 0;; tries++) {
+    a->fd =
+      open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (a->fd >= 0)
+      return 0;
+    if (errno != EEXIST || lstat(a->tmp, &st) < 0)
+      return ff_error("create %s: %m", a->tmp);
+    /* Only a regular file of ours, left by a crash, is replaced. */
+    if (!S_ISREG(st.st_mode))
+      return refuse(a->tmp, &st);
+    if (st.st_uid != geteuid() || tries > 0) {
+      errno = EEXIST;
+      return ff_error("refusing to write through %s: it exists and is not "
+                      "ours (uid %u)",
+                      a->tmp, (unsigned)st.st_uid);
+    }
+    if (unlink(a->tmp) < 0 && errno != ENOENT)
+      return ff_error("remove stale %s: %m", a->tmp);
+  }
 }
 
 void
@@ -73,6 +131,12 @@ ff_atomic_commit(struct ff_atomic *a, const char **step)
     what = "fsync";
   if (close(fd) < 0 && !what)
     what = "close";
+  if (!what && check_not_link(a->path) < 0) {
+    if (step)
+      *step = NULL;
+    ff_atomic_abort(a);
+    return -1;
+  }
   if (!what && rename(a->tmp, a->path) < 0)
     what = "rename";
   if (step)
@@ -107,6 +171,90 @@ ff_write_file_atomic(const char *path, const void *data, size_t len)
     off += (size_t)n;
   }
   return ff_atomic_commit(&a, NULL);
+}
+
+int
+ff_open_write_at(int dirfd, const char *path, int flags)
+{
+  struct stat st;
+  int fd, e;
+
+  /* O_NONBLOCK: a fifo without a reader fails (ENXIO) instead of
+   * blocking; O_TRUNC waits for the fstat below. */
+  fd = openat(dirfd, path,
+              O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                (flags & (O_APPEND | O_EXCL)),
+              0644);
+  if (fd < 0) {
+    /* ELOOP, EISDIR, ENXIO (a fifo), or EACCES for a link of someone
+     * else's in a sticky directory: say what is there */
+    e = errno;
+    if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISREG(st.st_mode))
+      return refuse(path, &st);
+    errno = e;
+    return ff_error("%s: %m", path);
+  }
+  if (fstat(fd, &st) < 0) {
+    e = errno;
+    close(fd);
+    errno = e;
+    return ff_error("stat %s: %m", path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return refuse(path, &st);
+  }
+  if (fcntl(fd, F_SETFL, flags & O_APPEND) < 0 ||
+      ((flags & O_TRUNC) && ftruncate(fd, 0) < 0)) {
+    e = errno;
+    close(fd);
+    errno = e;
+    return ff_error("open %s: %m", path);
+  }
+  return fd;
+}
+
+int
+ff_open_write(const char *path, int flags)
+{
+  return ff_open_write_at(AT_FDCWD, path, flags);
+}
+
+FILE *
+ff_fopen_write(const char *path, const char *mode)
+{
+  int append = mode[0] == 'a';
+  int fd = ff_open_write(path, append ? O_APPEND : O_TRUNC);
+  FILE *f;
+
+  if (fd < 0)
+    return NULL;
+  f = fdopen(fd, append ? "a" : "w");
+  if (!f) {
+    ff_error("%s: %m", path);
+    close(fd);
+  }
+  return f;
+}
+
+int
+ff_mkdir(const char *path, mode_t mode)
+{
+  struct stat st;
+  int e;
+
+  if (mkdir(path, mode) == 0)
+    return 1;
+  e = errno;
+  if (e == EEXIST && lstat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return 0;
+    errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+    return ff_error("refusing to use %s: it is %s", path, kind_of(st.st_mode));
+  }
+  errno = e;
+  return ff_error("mkdir %s: %m", path);
 }
 
 int

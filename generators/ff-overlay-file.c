@@ -123,40 +123,24 @@ save_error(int err, const char *path, const char *what, const char *tmp)
   errno = err;
 }
 
-/* Create path.tmp for writing: a stale temporary file from an interrupted
- * save is replaced; O_EXCL keeps us from writing through a symlink or a
- * hard link.  Returns the fd, or -1 with errno set. */
-static int
-create_tmp(const char *tmp)
-{
-  unlink(tmp);
-  return open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-}
-
 int
 ff_overlay_save_check(const char *path)
 {
-  char *tmp;
-  int fd, e;
+  struct ff_atomic a;
 
   if (path == NULL || *path == '\0')
     return ff_error("save overlay: no path");
-  if (asprintf(&tmp, "%s.tmp", path) == -1)
-    return ff_error("save overlay %s: %m", path);
-  fd = create_tmp(tmp);
-  if (fd == -1) {
-    save_error(errno, path, "create", tmp);
-    free(tmp);
+  /* The save's own first step (a link planted at path or path.tmp is
+   * refused now, not at unmount), undone. */
+  if (ff_atomic_begin(&a, path) == -1) {
+    ff_error_prefix("save overlay %s: ", path);
     return -1;
   }
-  close(fd);
-  if (unlink(tmp) == -1) {
-    e = errno;
-    save_error(e, path, "remove", tmp);
-    free(tmp);
+  close(a.fd);
+  if (unlink(a.tmp) == -1) {
+    save_error(errno, path, "remove", a.tmp);
     return -1;
   }
-  free(tmp);
   return 0;
 }
 
@@ -181,19 +165,11 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
     ff_error("save overlay %s: %m", path);
     goto out;
   }
-  /* A stale temporary file from an interrupted save is replaced, not
-   * written through (it may be a symlink or a hard link). */
-  if (strlen(path) + 5 > sizeof a.path) {
-    err = ENAMETOOLONG;
-    errno = err;
-    ff_error("save overlay %s: %m", path);
-    goto out;
-  }
-  snprintf(a.tmp, sizeof a.tmp, "%s.tmp", path);
-  unlink(a.tmp);
+  /* A stale temporary file of ours from an interrupted save is replaced;
+   * a link there is refused, never written through (ff_atomic_begin). */
   if (ff_atomic_begin(&a, path) == -1) {
     err = errno;
-    save_error(err, path, "create", a.tmp);
+    ff_error_prefix("save overlay %s: ", path);
     goto out;
   }
   created = true;
@@ -227,7 +203,10 @@ ff_overlay_save(struct ff_overlay *ov, const char *path, uint64_t fingerprint)
   created = false;
   if (ff_atomic_commit(&a, &step) == -1) {
     err = errno;
-    save_error(err, path, step ? step : "commit", a.tmp);
+    if (step)
+      save_error(err, path, step, a.tmp);
+    else /* its own message: path became a link */
+      ff_error_prefix("save overlay %s: ", path);
     goto out;
   }
   r = 0;

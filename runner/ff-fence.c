@@ -740,14 +740,8 @@ ff_fence_write(const char *dir, const struct ff_fence *f)
     ff_error("%s: path too long", dir);
     goto out;
   }
-  if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-    ff_error("mkdir %s: %m", dir);
+  if (ff_mkdir(dir, 0700) < 0 || ff_mkdir(path, 0700) < 0)
     goto out;
-  }
-  if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-    ff_error("mkdir %s: %m", path);
-    goto out;
-  }
   /* The devices file first: lvm.conf turns it on. */
   snprintf(path, sizeof path, "%s/devices/system.devices", dir);
   if (ff_write_file_atomic(path, devs, strlen(devs)) < 0)

@@ -2,6 +2,7 @@
 #include "ff-fio.h"
 
 #include "ff-error.h"
+#include "ff-file.h"
 #include "ff-util.h"
 
 #include <jansson.h>
@@ -14,10 +15,10 @@ int
 ff_fio_write_job(const struct ff_io_job *io, const char *path,
                  const char *file)
 {
-  FILE *f = fopen(file, "w");
+  FILE *f = ff_fopen_write(file, "w");
 
   if (!f)
-    return ff_error("%s: %m", file);
+    return -1;
   fprintf(f, "# fusefarm io workload (docs/scenario-format.md)\n[global]\n");
   /* fio splits filename= and directory= at ':' (several): escape it. */
   fputs(io->fstype ? "directory=" : "filename=", f);

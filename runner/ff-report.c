@@ -9,6 +9,7 @@
  */
 #include "ff-report.h"
 #include "ff-error.h"
+#include "ff-file.h"
 #include "ff-runreport.h"
 #include "ff-workload.h" /* ff_median */
 
@@ -86,9 +87,9 @@ svg_open(struct svg *svg, const char *path, double w, double h)
 {
   memset(svg, 0, sizeof *svg);
   svg->path = path;
-  svg->f = fopen(path, "w");
+  svg->f = ff_fopen_write(path, "w");
   if (!svg->f)
-    return ff_error("open %s: %m", path);
+    return -1;
   svg->s = cairo_svg_surface_create_for_stream(svg_write, svg, w, h);
   /* Pixels, not points: the file then renders at w x h. */
   cairo_svg_surface_set_document_unit(svg->s, CAIRO_SVG_UNIT_PX);
@@ -825,11 +826,11 @@ static int
 write_csv(const char *path, int (*fn)(const struct ff_runreport *, FILE *),
           const struct ff_runreport *rr)
 {
-  FILE *f = fopen(path, "w");
+  FILE *f = ff_fopen_write(path, "w");
   int r;
 
   if (!f)
-    return ff_error("open %s: %m", path);
+    return -1;
   r = fn(rr, f);
   if (r < 0)
     ff_error_prefix("%s: ", path);

@@ -97,7 +97,19 @@ start_spawn(const struct ff_spawn *o, char **env, pid_t *pid)
   posix_spawnattr_t at;
   sigset_t def;
   short flags = POSIX_SPAWN_SETSIGDEF;
+  int ofd[2] = {-1, -1}; /* out, err: opened here, never through a link */
   int e;
+
+  if (!o->inherit_stdio) {
+    const char *path[2] = {o->out, o->err};
+
+    for (int i = 0; i < 2; i++)
+      if (path[i] && (ofd[i] = ff_open_write(path[i], O_TRUNC)) < 0) {
+        if (i)
+          close(ofd[0]);
+        return -1;
+      }
+  }
 
   posix_spawn_file_actions_init(&fa);
   posix_spawnattr_init(&at);
@@ -112,10 +124,11 @@ start_spawn(const struct ff_spawn *o, char **env, pid_t *pid)
   posix_spawnattr_setflags(&at, flags);
   if (!o->inherit_stdio) {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, o->out ? o->out : "/dev/null",
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, o->err ? o->err : "/dev/null",
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    for (int i = 0; i < 2; i++)
+      if (ofd[i] >= 0)
+        posix_spawn_file_actions_adddup2(&fa, ofd[i], i + 1);
+      else
+        posix_spawn_file_actions_addopen(&fa, i + 1, "/dev/null", O_WRONLY, 0);
   }
   if (o->cwd)
     posix_spawn_file_actions_addchdir_np(&fa, o->cwd);
@@ -123,6 +136,9 @@ start_spawn(const struct ff_spawn *o, char **env, pid_t *pid)
                    env ? env : environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
+  for (int i = 0; i < 2; i++)
+    if (ofd[i] >= 0)
+      close(ofd[i]);
   if (e) {
     errno = e;
     return ff_error("posix_spawn %s: %m", o->argv[0]);
@@ -143,10 +159,12 @@ start_fork(const struct ff_spawn *o, char **env, pid_t *pid)
                            o->err ? o->err : "/dev/null"};
 
     for (int i = 0; i < 3 && !rc; i++) {
-      fd[i] = open(path[i],
-                   i ? O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
-                     : O_RDONLY | O_CLOEXEC,
-                   0644);
+      if (i && (i == 1 ? o->out : o->err)) {
+        fd[i] = ff_open_write(path[i], O_TRUNC);
+        rc = fd[i] < 0 ? -1 : 0;
+        continue;
+      }
+      fd[i] = open(path[i], i ? O_WRONLY | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
       if (fd[i] < 0)
         rc = ff_error("%s: %m", path[i]);
     }

@@ -3,6 +3,7 @@
 
 #include "ff-error.h"
 #include "ff-fio.h"
+#include "ff-file.h"
 
 #include <jansson.h>
 #include <linux/fs.h>
@@ -185,11 +186,13 @@ ff_copy_file(const char *src, const char *dst, size_t max)
 
   if (!text)
     return ff_error("%s: %m", src);
-  f = fopen(dst, "w");
-  if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
+  f = ff_fopen_write(dst, "w");
+  if (!f) {
     free(text);
-    if (f)
-      fclose(f);
+    return -1;
+  }
+  if (fputs(text, f) == EOF || fclose(f) != 0) {
+    free(text);
     return ff_error("%s: %m", dst);
   }
   free(text);
@@ -1310,8 +1313,8 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     return ex < 0 ? -1 : 0;
   }
   ff_pathf(mnt, sizeof mnt, "%s/%s.mnt", e->outdir, tag);
-  if (mkdir(mnt, 0755) < 0 && errno != EEXIST)
-    return ff_error("%s: %m", mnt);
+  if (ff_mkdir(mnt, 0755) < 0)
+    return -1;
   /* mount(8), which turns the generic options (noatime, sync, ...) into
    * mount flags and passes the rest to the filesystem */
   n = 0;

@@ -110,10 +110,9 @@ trace_open(struct ff_server *s, const char *path)
 {
   size_t n = sizeof TRACE_HEADER - 1;
 
-  s->trace_fd =
-    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  s->trace_fd = ff_open_write(path, O_TRUNC | O_APPEND);
   if (s->trace_fd < 0)
-    return ff_error("%s: %m", path);
+    return -1;
   if (write_all(s->trace_fd, TRACE_HEADER, n) < 0) {
     ff_error("%s: write: %m", path);
     close(s->trace_fd);
