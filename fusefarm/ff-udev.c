@@ -142,26 +142,6 @@ reload(void)
   return ff_udev_running() ? udevadm(argv) : 0;
 }
 
-/* mkdir dir, or accept it when it is a real directory already (never a
- * symbolic link someone planted). */
-static int
-own_dir(const char *dir)
-{
-  struct stat st;
-
-  if (mkdir(dir, 0755) == 0)
-    return 0;
-  if (errno != EEXIST)
-    return ff_error("mkdir %s: %m", dir);
-  if (lstat(dir, &st) < 0)
-    return ff_error("%s: %m", dir);
-  if (!S_ISDIR(st.st_mode))
-    return ff_error("%s is not a directory (a symbolic link?): refusing to "
-                    "write udev rules through it",
-                    dir);
-  return 0;
-}
-
 int
 ff_udev_fence(const char *mnt_real)
 {
@@ -178,7 +158,7 @@ ff_udev_fence(const char *mnt_real)
     r = 0;
     goto out;
   }
-  if (own_dir(ff_udev_rules_dir()) < 0 ||
+  if (ff_mkdir(ff_udev_rules_dir(), 0755) < 0 ||
       ff_write_file_atomic(early, t[0], strlen(t[0])) < 0 ||
       ff_write_file_atomic(late, t[1], strlen(t[1])) < 0)
     goto out;
