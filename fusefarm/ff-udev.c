@@ -104,12 +104,7 @@ ff_udev_rules_text(const char *mnt_real, int late)
                "ENV{SYSTEMD_READY}=\"0\"\n"
                "LABEL=\"fusefarm_late_end\"\n",
                mnt_real);
-  if (ff_sb_failed(&sb)) {
-    ff_sb_release(&sb);
-    ff_error("out of memory");
-    return NULL;
-  }
-  return ff_sb_detach(&sb, NULL);
+  return ff_sb_text(&sb);
 }
 
 int

@@ -312,6 +312,17 @@ ff_sb_failed(const struct ff_sb *sb)
 }
 
 char *
+ff_sb_text(struct ff_sb *sb)
+{
+  if (ff_sb_failed(sb)) {
+    ff_sb_release(sb);
+    ff_error("out of memory");
+    return NULL;
+  }
+  return ff_sb_detach(sb, NULL);
+}
+
+char *
 ff_sb_detach(struct ff_sb *sb, size_t *len)
 {
   char *b = sb->buf;

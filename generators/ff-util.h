@@ -82,6 +82,9 @@ void ff_sb_addn(struct ff_sb *sb, const char *s, size_t n);
 int ff_sb_failed(const struct ff_sb *sb);
 /* Hand the buffer to the caller (who frees it) and reset sb. */
 char *ff_sb_detach(struct ff_sb *sb, size_t *len);
+/* The text built, or NULL with ff_error "out of memory" (and sb
+ * released) when an append failed. */
+char *ff_sb_text(struct ff_sb *sb);
 void ff_sb_release(struct ff_sb *sb);
 
 #endif

@@ -416,12 +416,7 @@ ff_fence_left_out(const struct ff_fence *f)
       continue;
     ff_sb_addf(&sb, "%s%s (%s)", sb.len ? ", " : "", f->settings[i].key, why);
   }
-  if (ff_sb_failed(&sb)) {
-    ff_sb_release(&sb);
-    ff_error("out of memory");
-    return NULL;
-  }
-  return ff_sb_detach(&sb, NULL);
+  return ff_sb_text(&sb);
 }
 
 /* ---- text ------------------------------------------------------------- */
@@ -605,12 +600,7 @@ ff_fence_lvm_conf(const struct ff_fence *f)
     add_settings(&sb, f, key, n);
     ff_sb_add(&sb, "}\n");
   }
-  if (ff_sb_failed(&sb)) {
-    ff_sb_release(&sb);
-    ff_error("out of memory");
-    return NULL;
-  }
-  return ff_sb_detach(&sb, NULL);
+  return ff_sb_text(&sb);
 }
 
 char *
@@ -670,12 +660,7 @@ ff_fence_lvmlocal_conf(const struct ff_fence *f)
   ff_sb_add(&sb, "}\nlog {\n");
   add_defaults(&sb, f, logd);
   ff_sb_add(&sb, "}\n");
-  if (ff_sb_failed(&sb)) {
-    ff_sb_release(&sb);
-    ff_error("out of memory");
-    return NULL;
-  }
-  return ff_sb_detach(&sb, NULL);
+  return ff_sb_text(&sb);
 }
 
 /* lvm reads IDNAME up to the next blank. */
@@ -716,12 +701,7 @@ ff_fence_devices_file(const struct ff_fence *f)
       ff_sb_addf(&sb, "IDTYPE=devname IDNAME=%s DEVNAME=%s PVID=%s\n",
                  d->devname, d->devname, pvid);
   }
-  if (ff_sb_failed(&sb)) {
-    ff_sb_release(&sb);
-    ff_error("out of memory");
-    return NULL;
-  }
-  return ff_sb_detach(&sb, NULL);
+  return ff_sb_text(&sb);
 }
 
 int
