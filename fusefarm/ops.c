@@ -36,6 +36,10 @@
  *   changes, is built once (at its first open, under manifest_lock) and
  *   shared by every open until the daemon exits.
  * - Every request gets exactly one reply, in whichever thread finishes it.
+ * - A delayed request whose reader is interrupted (a signal: the kernel
+ *   sends FUSE_INTERRUPT, for a SIGKILL too) is answered EINTR at once
+ *   by the libfuse thread that reads the interrupt (interrupted(), below:
+ *   "Interrupts" says who replies when they race).
  */
 #include "ff-daemon.h"
 #include "ff-error.h"
@@ -618,6 +622,32 @@ struct pending {
   struct ff_request r;
 };
 
+/* Interrupts.  A delayed request has three parties that may touch it: the
+ * FUSE worker that submits it, the scheduler's worker that finishes it
+ * when due (finish_item) and the libfuse thread that reads a
+ * FUSE_INTERRUPT for it (interrupted).  The scheduler decides who replies:
+ * the timer thread taking the item when due and ff_sched_cancel both act
+ * under the heap mutex, so exactly one of them gets a waiting item.
+ *
+ * - interrupted() runs with libfuse's lock on the request held.  Its
+ *   cancel returns 1 only for an item still waiting: then it replies
+ *   EINTR and frees the item; nobody else ever sees it again.  Otherwise
+ *   it does nothing: finish_item replies, or submit (not added yet: the
+ *   cancel marks the item, and ff_sched_add refuses it).
+ * - submit registers the callback before ff_sched_add and never touches
+ *   the item after a successful add.  The callback may run inside the
+ *   registration when the interrupt came first (libfuse calls it there
+ *   for a request already interrupted), and then the add refuses.
+ * - finish_item, before it replies and frees the item, unregisters the
+ *   callback: fuse_req_interrupt_func takes the request's lock, so a
+ *   callback still running with this item has returned, and none starts
+ *   later.  Until finish_item's reply the request is alive, since
+ *   interrupted() replied only to items it took out of the heap.
+ *
+ * The model's decision stands: the request held its queue and contention
+ * slots until its done time whatever the reader did; only the reply
+ * comes early, counted in the stats as interrupted. */
+
 /* Complete and end the request, and answer it: exactly one reply. */
 static void
 finish(struct pending *p)
@@ -645,12 +675,35 @@ finish(struct pending *p)
   ff_server_end(d->srv, r, ff_now_ns());
 }
 
+/* The reader went away: answer EINTR now, not at done_ns. */
+static void
+finish_interrupted(struct pending *p)
+{
+  p->r.error = EINTR;
+  p->r.injected = 0;
+  p->r.interrupted = 1;
+  finish(p);
+}
+
 static void
 finish_item(struct ff_sched_item *it)
 {
   struct pending *p = (struct pending *)it;
 
+  fuse_req_interrupt_func(p->req, NULL, NULL); /* see "Interrupts" */
   finish(p);
+  free(p);
+}
+
+static void
+interrupted(fuse_req_t req, void *data)
+{
+  struct pending *p = data;
+
+  (void)req;
+  if (ff_sched_cancel(p->d->sched, &p->item) != 1)
+    return; /* not waiting: finish_item or submit replies */
+  finish_interrupted(p);
   free(p);
 }
 
@@ -663,6 +716,7 @@ submit(fuse_req_t req, enum ff_req_kind kind, uint32_t dev, uint64_t off,
 {
   struct ff_daemon *d = daemon_of(req);
   struct pending *p, local;
+  int rc;
   struct ff_request r = {
     .dev = dev, .kind = kind, .off = off, .len = len, .wbuf = wbuf};
   uint64_t now = ff_now_ns();
@@ -681,10 +735,18 @@ submit(fuse_req_t req, enum ff_req_kind kind, uint32_t dev, uint64_t off,
   };
   if (p == &local) {
     finish(p);
-  } else if (ff_sched_add(d->sched, &p->item) < 0) {
-    finish(p); /* the heap cannot grow: answer now rather than never */
-    free(p);
+    return;
   }
+  fuse_req_interrupt_func(req, interrupted, p);
+  rc = ff_sched_add(d->sched, &p->item);
+  if (rc == 0)
+    return; /* p is the scheduler's, or interrupted()'s, now */
+  fuse_req_interrupt_func(req, NULL, NULL);
+  if (rc > 0)
+    finish_interrupted(p); /* interrupted before it was queued */
+  else
+    finish(p); /* the heap cannot grow: answer now rather than never */
+  free(p);
 }
 
 static void

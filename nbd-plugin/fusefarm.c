@@ -802,6 +802,7 @@ serve(struct handle *h, enum ff_req_kind kind, void *rbuf, const void *wbuf,
         !r.error) {
       r.error = ESHUTDOWN; /* nbdkit said why */
       r.injected = 0;
+      r.interrupted = 1; /* the client went away, or the server stops */
     }
   }
   if (ff_server_complete(srv, &r, rbuf) < 0)

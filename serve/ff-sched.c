@@ -9,6 +9,14 @@
 #include <string.h>
 #include <time.h>
 
+/* item->state, under the heap mutex. */
+enum {
+  ITEM_NEW,       /* not added yet (zeroed), or given back by a cancel */
+  ITEM_WAITING,   /* in the heap */
+  ITEM_TAKEN,     /* handed to the workers */
+  ITEM_CANCELLED, /* cancelled before it was added: the add refuses it */
+};
+
 struct ff_sched {
   pthread_mutex_t lock;        /* guards heap, n, alloc, stopping */
   pthread_cond_t timer_cond;   /* the timer thread waits here */
@@ -45,18 +53,27 @@ before(const struct ff_sched_item *a, const struct ff_sched_item *b)
   return a->due_ns < b->due_ns || (a->due_ns == b->due_ns && a->seq < b->seq);
 }
 
+/* Exchange two heap entries, keeping each item's slot. */
+static void
+heap_swap(struct ff_sched_item **h, size_t i, size_t j)
+{
+  struct ff_sched_item *t = h[i];
+
+  h[i] = h[j];
+  h[j] = t;
+  h[i]->slot = i;
+  h[j]->slot = j;
+}
+
 static void
 heap_up(struct ff_sched_item **h, size_t i)
 {
   while (i > 0) {
     size_t p = (i - 1) / 2;
-    struct ff_sched_item *t;
 
     if (!before(h[i], h[p]))
       break;
-    t = h[p];
-    h[p] = h[i];
-    h[i] = t;
+    heap_swap(h, i, p);
     i = p;
   }
 }
@@ -66,7 +83,6 @@ heap_down(struct ff_sched_item **h, size_t n, size_t i)
 {
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, m = i;
-    struct ff_sched_item *t;
 
     if (l < n && before(h[l], h[m]))
       m = l;
@@ -74,11 +90,24 @@ heap_down(struct ff_sched_item **h, size_t n, size_t i)
       m = r;
     if (m == i)
       return;
-    t = h[m];
-    h[m] = h[i];
-    h[i] = t;
+    heap_swap(h, i, m);
     i = m;
   }
+}
+
+/* Take the item at slot i out of the heap of s (lock held). */
+static struct ff_sched_item *
+heap_take(struct ff_sched *s, size_t i)
+{
+  struct ff_sched_item *it = s->heap[i], *last = s->heap[--s->n];
+
+  if (i < s->n) {
+    s->heap[i] = last;
+    last->slot = i;
+    heap_up(s->heap, i);
+    heap_down(s->heap, s->n, last->slot);
+  }
+  return it;
 }
 
 static void
@@ -121,10 +150,9 @@ timer_main(void *arg)
     }
     /* Take every due item (all of them when stopping). */
     while (s->n && (s->stopping || s->heap[0]->due_ns <= now)) {
-      struct ff_sched_item *it = s->heap[0];
+      struct ff_sched_item *it = heap_take(s, 0);
 
-      s->heap[0] = s->heap[--s->n];
-      heap_down(s->heap, s->n, 0);
+      it->state = ITEM_TAKEN;
       it->next = NULL;
       if (tail)
         tail->next = it;
@@ -212,6 +240,11 @@ int
 ff_sched_add(struct ff_sched *s, struct ff_sched_item *item)
 {
   pthread_mutex_lock(&s->lock);
+  if (item->state == ITEM_CANCELLED) {
+    item->state = ITEM_NEW;
+    pthread_mutex_unlock(&s->lock);
+    return 1;
+  }
   /* Once ff_sched_stop has begun, the timer thread may already have taken
    * its last batch: an item queued now would never run.  Refuse it like a
    * heap that cannot grow, so that the caller runs it itself. */
@@ -231,6 +264,8 @@ ff_sched_add(struct ff_sched *s, struct ff_sched_item *item)
     s->alloc = na;
   }
   item->seq = s->seq++;
+  item->state = ITEM_WAITING;
+  item->slot = s->n;
   s->heap[s->n] = item;
   heap_up(s->heap, s->n);
   s->n++;
@@ -240,6 +275,26 @@ ff_sched_add(struct ff_sched *s, struct ff_sched_item *item)
     pthread_cond_signal(&s->timer_cond);
   pthread_mutex_unlock(&s->lock);
   return 0;
+}
+
+int
+ff_sched_cancel(struct ff_sched *s, struct ff_sched_item *item)
+{
+  int r = 0;
+
+  pthread_mutex_lock(&s->lock);
+  /* The timer thread, waiting for this item's deadline, wakes then to
+   * find the next one not due and waits again. */
+  if (item->state == ITEM_WAITING) {
+    heap_take(s, item->slot);
+    item->state = ITEM_NEW;
+    s->pending--;
+    r = 1;
+  } else if (item->state == ITEM_NEW) {
+    item->state = ITEM_CANCELLED;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return r;
 }
 
 void

@@ -20,9 +20,15 @@
  * - ff_sched_stop() runs every item still waiting, at once, in the
  *   calling thread's pool (their deadlines are ignored), then joins the
  *   threads.  No item is lost.
+ * - ff_sched_cancel() may be called from any thread.  Taking an item out
+ *   of the heap (the timer thread, when it is due) and cancelling it are
+ *   both done under the heap mutex, so exactly one of them gets it: a
+ *   cancelled item never runs, an item handed to a worker is no longer
+ *   cancellable.
  *
  * Ownership: the caller allocates items (embedding struct ff_sched_item
- * first in its own struct) and frees them in fn.
+ * first in its own struct, its internal fields zeroed) and frees them in
+ * fn, or after ff_sched_cancel gave one back.
  */
 #ifndef FF_SCHED_H
 #define FF_SCHED_H
@@ -35,6 +41,8 @@ struct ff_sched_item {
   void (*fn)(struct ff_sched_item *item); /* runs in a worker */
   struct ff_sched_item *next;             /* run queue link, internal */
   uint64_t seq;                           /* arrival order, internal */
+  size_t slot;                            /* heap index, internal */
+  int state;                              /* internal; 0 before the add */
 };
 
 struct ff_sched;
@@ -42,9 +50,19 @@ struct ff_sched;
 /* Start the timer thread and nworkers workers.  NULL + ff_error. */
 struct ff_sched *ff_sched_new(unsigned nworkers);
 
-/* Queue item to run at or after item->due_ns.  Returns 0, or -1 when the
- * heap cannot grow (the caller should run the item itself). */
+/* Queue item to run at or after item->due_ns.  Returns 0; 1 when item
+ * was cancelled before it was added (below: it is not queued, the caller
+ * still owns it); -1 when the heap cannot grow or the scheduler is
+ * stopping (the caller should run the item itself). */
 int ff_sched_add(struct ff_sched *s, struct ff_sched_item *item);
+
+/* Withdraw item.  Returns 1 when it was waiting: it will never run, and
+ * it is the caller's again (to free, or to add again).  Returns 0 when it
+ * is not waiting: either a worker has it (fn runs or has run; the caller
+ * must make sure by its own means that item is still allocated when it
+ * calls this) or it has not been added yet, and then the next
+ * ff_sched_add of it returns 1, so a cancel racing the add is not lost. */
+int ff_sched_cancel(struct ff_sched *s, struct ff_sched_item *item);
 
 /* Items waiting or running now, and the most ever at once. */
 void ff_sched_counts(struct ff_sched *s, uint64_t *pending, uint64_t *max);

@@ -310,7 +310,7 @@ ff_server_begin(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
 
   r->seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
   r->arrival_ns = r->done_ns = now_ns;
-  r->error = r->injected = 0;
+  r->error = r->injected = r->interrupted = 0;
   if (s->stats)
     ff_stats_inflight_add(s->stats, 1);
   if (!s->io) {
@@ -381,6 +381,8 @@ ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
                   stat_len,
                   now_ns > r->arrival_ns ? now_ns - r->arrival_ns : 0,
                   r->error, r->error && r->injected);
+  if (r->interrupted)
+    ff_stats_interrupted(s->stats, r->dev);
   ff_stats_inflight_add(s->stats, -1);
 }
 

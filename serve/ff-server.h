@@ -13,6 +13,11 @@
  *             it is answered);
  *   end       stats record (latency from arrival), in flight -1.
  *
+ * A front end whose requester goes away while it waits (a FUSE
+ * interrupt, an NBD client that disconnects) may give up: it sets
+ * r->error and r->interrupted, skips complete and ends the request at
+ * once.
+ *
  * The front ends only translate their protocol and wait: the FUSE daemon
  * hands the request to the timer heap (ff-sched.h) and completes it when
  * due; the nbdkit plugin sleeps with nbdkit_nanosleep in its worker.
@@ -126,6 +131,12 @@ struct ff_request {
   uint64_t done_ns; /* answer at this CLOCK_MONOTONIC time (>= arrival) */
   int error;        /* 0 or an errno (EIO, ENODEV, EINVAL, ...) */
   int injected;     /* 1 when the profile's faults caused error */
+  /* Set by the front end, with error (EINTR, ESHUTDOWN), when it answers
+   * before done_ns because the requester went away (a killed reader, a
+   * disconnected client): counted as "interrupted".  The model's decision
+   * stands (the request held its queue slot until done_ns); only the
+   * reply came early. */
+  int interrupted;
 };
 
 /* Step 1, at arrival (now_ns).  Returns 0, or -1 when the request failed

@@ -45,6 +45,7 @@ struct dev {
   _Alignas(64) _Atomic uint64_t ops[FF_STAT_OPS];
   _Atomic uint64_t bytes[2]; /* read, written */
   _Atomic uint64_t errors, injected;
+  _Atomic uint64_t interrupted;
   _Atomic(struct hist *) hist[FF_STAT_OPS];
   struct dev_log *log;
 };
@@ -355,6 +356,7 @@ ff_stats_new(uint32_t ndevs)
     atomic_init(&d->bytes[1], 0);
     atomic_init(&d->errors, 0);
     atomic_init(&d->injected, 0);
+    atomic_init(&d->interrupted, 0);
     d->log = NULL;
   }
   for (i = 0; i < FF_STATS_STRIPES; i++)
@@ -435,6 +437,16 @@ ff_stats_record(struct ff_stats *s, uint32_t dev, enum ff_stat_op op,
 }
 
 void
+ff_stats_interrupted(struct ff_stats *s, uint32_t dev)
+{
+  if (dev >= s->ndevs) {
+    inc(&s->dropped, 1);
+    return;
+  }
+  inc(&s->devs[dev].interrupted, 1);
+}
+
+void
 ff_stats_inflight_add(struct ff_stats *s, int delta)
 {
   int64_t now =
@@ -471,6 +483,7 @@ ff_stats_reset(struct ff_stats *s)
     atomic_store_explicit(&d->bytes[1], 0, memory_order_relaxed);
     atomic_store_explicit(&d->errors, 0, memory_order_relaxed);
     atomic_store_explicit(&d->injected, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->interrupted, 0, memory_order_relaxed);
     lock(&st->lock);
     log_free(s, d);
     unlock(&st->lock);
@@ -617,7 +630,8 @@ offsets_json(const uint64_t *v, size_t n)
 
 /* Plain-number sums for the totals. */
 struct sums {
-  uint64_t ops[FF_STAT_OPS], bytes[2], errors, injected, blocks, active;
+  uint64_t ops[FF_STAT_OPS], bytes[2], errors, injected, interrupted, blocks;
+  uint64_t active;
   bool capped;
   struct hsnap hs[FF_STAT_OPS];
 };
@@ -628,7 +642,8 @@ device_json(struct ff_stats *s, uint32_t i, const char *const *names,
 {
   struct dev *d = &s->devs[i];
   struct stripe *st = &s->stripes[i % FF_STATS_STRIPES];
-  uint64_t ops[FF_STAT_OPS], bytes[2], errors, injected, nreads = 0;
+  uint64_t ops[FF_STAT_OPS], bytes[2], errors, injected, interrupted;
+  uint64_t nreads = 0;
   uint64_t first[FF_STATS_RING], last[FF_STATS_RING];
   uint64_t blocks = 0;
   size_t nfirst, nlast;
@@ -644,6 +659,7 @@ device_json(struct ff_stats *s, uint32_t i, const char *const *names,
   bytes[1] = ld(&d->bytes[1]);
   errors = ld(&d->errors);
   injected = ld(&d->injected);
+  interrupted = ld(&d->interrupted);
   for (unsigned op = 0; op < FF_STAT_OPS; op++) {
     hsnap_init(&hs[op]);
     hsnap_add(&hs[op],
@@ -672,6 +688,7 @@ device_json(struct ff_stats *s, uint32_t i, const char *const *names,
   t->bytes[1] += bytes[1];
   t->errors += errors;
   t->injected += injected;
+  t->interrupted += interrupted;
   t->blocks += blocks;
   t->capped = t->capped || capped;
   if (ops[0] + ops[1] + ops[2] == 0) {
@@ -699,13 +716,14 @@ device_json(struct ff_stats *s, uint32_t i, const char *const *names,
     name = namebuf;
   }
   o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, "
-                "s:o, s:o, s:o}",
+                "s:I, s:o, s:o, s:o}",
                 "name", name, "index", (json_int_t)i, "reads", jint(ops[0]),
                 "writes", jint(ops[1]), "flushes", jint(ops[2]), "bytes_read",
                 jint(bytes[0]), "bytes_written", jint(bytes[1]),
                 "blocks_touched", jint(blocks), "blocks_touched_capped",
                 (int)capped, "errors", jint(errors), "errors_injected",
-                jint(injected), "read_offsets_first",
+                jint(injected), "interrupted", jint(interrupted),
+                "read_offsets_first",
                 offsets_json(first, nfirst), "read_offsets_last",
                 offsets_json(last, nlast), "latency", latencies_json(hs));
   return o;
@@ -733,11 +751,12 @@ ff_stats_json(struct ff_stats *s, const char *const *names, int include_idle)
       goto oom;
   }
   totals = json_pack(
-    "{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:o}", "reads",
+    "{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:o}", "reads",
     jint(t->ops[0]), "writes", jint(t->ops[1]), "flushes", jint(t->ops[2]),
     "bytes_read", jint(t->bytes[0]), "bytes_written", jint(t->bytes[1]),
     "blocks_touched", jint(t->blocks), "blocks_touched_capped", (int)t->capped,
     "errors", jint(t->errors), "errors_injected", jint(t->injected),
+    "interrupted", jint(t->interrupted),
     "devices_active", jint(t->active), "latency", latencies_json(t->hs));
   if (!totals)
     goto oom;
@@ -852,7 +871,7 @@ get_bool(const json_t *o, const char *path, const char *key, bool *out)
   return 0;
 }
 
-#define NCOLS 11
+#define NCOLS 12
 
 /* One row of the table, already formatted. */
 struct row {
@@ -861,7 +880,7 @@ struct row {
 
 static const char *const headers[NCOLS] = {
   "device", "reads",  "writes", "read_MiB", "blocks",   "p50_ms",
-  "p90_ms", "p99_ms", "max_ms", "errors",   "injected",
+  "p90_ms", "p99_ms", "max_ms", "errors",   "injected", "interrupted",
 };
 
 static void
@@ -879,6 +898,7 @@ row_fill(struct row *r, const json_t *o, const char *path)
 {
   char lpath[96];
   uint64_t reads, writes, bytes_read, blocks, errors, injected;
+  uint64_t interrupted = 0;
   uint64_t count, p50, p90, p99, max;
   const json_t *lat, *rd;
   bool capped = false;
@@ -890,6 +910,10 @@ row_fill(struct row *r, const json_t *o, const char *path)
       get_bool(o, path, "blocks_touched_capped", &capped) < 0 ||
       get_u64(o, path, "errors", &errors) < 0 ||
       get_u64(o, path, "errors_injected", &injected) < 0)
+    return -1;
+  /* Absent from snapshots made before it was counted: 0 then. */
+  if (json_object_get(o, "interrupted") &&
+      get_u64(o, path, "interrupted", &interrupted) < 0)
     return -1;
   lat = get_obj(o, path, "latency");
   if (!lat)
@@ -915,6 +939,7 @@ row_fill(struct row *r, const json_t *o, const char *path)
   fmt_ms(r->c[8], max, count);
   snprintf(r->c[9], 32, "%" PRIu64, errors);
   snprintf(r->c[10], 32, "%" PRIu64, injected);
+  snprintf(r->c[11], 32, "%" PRIu64, interrupted);
   return 0;
 }
 

@@ -11,8 +11,10 @@
  *
  * - Per device: counts of reads, writes and flushes (every completed
  *   request, failed or not), bytes read and written (successful requests
- *   only), errors (requests answered with an errno) and injected errors
- *   (those of them a fault profile caused).
+ *   only), errors (requests answered with an errno), injected errors
+ *   (those of them a fault profile caused) and interrupted requests
+ *   (those of them answered early, EINTR or ESHUTDOWN, because their
+ *   reader went away: ff_stats_interrupted).
  * - Blocks touched: the number of distinct FF_STATS_BLOCK-sized blocks
  *   (offset >> FF_STATS_BLOCK_SHIFT) covered by successful reads and
  *   writes.  A device stops remembering new blocks at FF_STATS_BLOCKS_MAX;
@@ -56,11 +58,10 @@
  *
  * THREAD MODEL
  *
- * ff_stats_record, ff_stats_inflight_add, ff_stats_reset,
- * ff_stats_json_text, ff_stats_text and ff_stats_memory may be called
- * concurrently from any
- * number of threads.  ff_stats_new and ff_stats_free must not race with
- * anything on the same set.
+ * ff_stats_record, ff_stats_interrupted, ff_stats_inflight_add,
+ * ff_stats_reset, ff_stats_json_text, ff_stats_text and ff_stats_memory
+ * may be called concurrently from any number of threads.  ff_stats_new
+ * and ff_stats_free must not race with anything on the same set.
  *
  * - Counters, histogram buckets, the gauge and the maxima are C11 atomics
  *   updated with relaxed order (maxima with a compare-and-swap loop).  A
@@ -147,6 +148,12 @@ void ff_stats_free(struct ff_stats *s);
 void ff_stats_record(struct ff_stats *s, uint32_t dev, enum ff_stat_op op,
                      uint64_t off, uint64_t len, uint64_t latency_ns,
                      int error, int injected);
+
+/* One of the requests recorded on dev was interrupted: its reader went
+ * away (a killed process, a disconnected client) and it was answered
+ * before its time.  Call it with the request's ff_stats_record.  Never
+ * fails, never blocks. */
+void ff_stats_interrupted(struct ff_stats *s, uint32_t dev);
 
 /* The in-flight gauge: +1 when a request arrives, -1 when it is answered.
  * Tracks the maximum. */

@@ -1,6 +1,8 @@
 /* The timer heap (ff-sched.h): items run in due order, equal due times in
  * arrival order, never before they are due; ff_sched_stop runs everything
- * still pending at once; the pending counts.  No test waits on a clock:
+ * still pending at once; the pending counts; a cancelled item never runs
+ * (from anywhere in the heap, or before it was added), one already handed
+ * to a worker cannot be cancelled.  No test waits on a clock:
  * they wait for the items themselves (a condition variable). */
 #include "ff-sched.h"
 #include "ff-test.h"
@@ -194,6 +196,71 @@ test_many_workers(void **state)
       fail_msg("item %u ran %u times", k, seen[k]);
 }
 
+/* Cancel every third item of a heap due in an hour, from every position
+ * (the rest must still run in order); cancel before the add (the add
+ * refuses, once); cancel after the run (nothing to cancel). */
+static void
+test_cancel(void **state)
+{
+  static struct item items[N];
+  struct ff_sched *s = ff_sched_new(1);
+  uint64_t base = ff_now_ns() + 3600 * SEC, pending, max;
+  struct item early = {.id = N}, late = {.id = N + 1};
+  unsigned perm[N], kept = 0;
+
+  (void)state;
+  assert_nonnull_err(s);
+  log_reset();
+  shuffle(perm, N);
+  for (unsigned k = 0; k < N; k++) {
+    items[k] = (struct item){
+      .it = {.due_ns = base + (uint64_t)(perm[k] % 17) * SEC, .fn = ran},
+      .id = k};
+    assert_ok(ff_sched_add(s, &items[k].it));
+  }
+  for (unsigned k = 0; k < N; k += 3) {
+    assert_int_equal(ff_sched_cancel(s, &items[k].it), 1);
+    assert_int_equal(ff_sched_cancel(s, &items[k].it), 0); /* not twice */
+  }
+  ff_sched_counts(s, &pending, &max);
+  assert_int_equal(pending, N - (N + 2) / 3);
+  assert_int_equal(max, N);
+
+  /* Cancelled before it was added: the add refuses it, once. */
+  early.it = (struct ff_sched_item){.due_ns = ff_now_ns(), .fn = ran};
+  assert_int_equal(ff_sched_cancel(s, &early.it), 0);
+  assert_int_equal(ff_sched_add(s, &early.it), 1);
+  /* A cancelled item is the caller's again: it may be added anew. */
+  assert_ok(ff_sched_add(s, &early.it));
+  wait_for(1);
+  assert_int_equal(log_.order[0], N);
+  assert_int_equal(ff_sched_cancel(s, &early.it), 0); /* it ran */
+
+  /* An item a worker has run is no longer cancellable. */
+  late.it = (struct ff_sched_item){.due_ns = ff_now_ns(), .fn = ran};
+  assert_ok(ff_sched_add(s, &late.it));
+  wait_for(2);
+  assert_int_equal(ff_sched_cancel(s, &late.it), 0);
+
+  ff_sched_stop(s);
+  /* log_.order[0] and [1] are early and late; the heap's items follow. */
+  for (unsigned k = 2; k < log_.nran; k++) {
+    const struct item *b = &items[log_.order[k]];
+
+    if (b->id % 3 == 0)
+      fail_msg("cancelled item %u ran", b->id);
+    if (k > 2) {
+      const struct item *a = &items[log_.order[k - 1]];
+
+      if (a->it.due_ns > b->it.due_ns ||
+          (a->it.due_ns == b->it.due_ns && a->id > b->id))
+        fail_msg("item %u ran before item %u", a->id, b->id);
+    }
+    kept++;
+  }
+  assert_int_equal(kept, N - (N + 2) / 3);
+}
+
 int
 main(void)
 {
@@ -201,6 +268,7 @@ main(void)
     cmocka_unit_test(test_stop_runs_all_in_order),
     cmocka_unit_test(test_fire_when_due),
     cmocka_unit_test(test_many_workers),
+    cmocka_unit_test(test_cancel),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,6 +122,7 @@ test_counters(void **state)
   ff_stats_record(s, 1, FF_STAT_WRITE, 0, 4096, MS, 28 /* ENOSPC */, 0);
   ff_stats_record(s, 3, FF_STAT_FLUSH, 0, 0, 2 * MS, 0, 1);
   /* injected without an error is not an injected error */
+  ff_stats_interrupted(s, 3);
 
   j = snapshot(s, 0);
   assert_string_equal(json_string_value(json_object_get(j, "format")),
@@ -140,12 +141,14 @@ test_counters(void **state)
   assert_int_equal(u64(d, "bytes_written"), 4096);
   assert_int_equal(u64(d, "errors"), 2);
   assert_int_equal(u64(d, "errors_injected"), 1);
+  assert_int_equal(u64(d, "interrupted"), 0);
   assert_int_equal(u64(lat(d, "read"), "count"), 3);
   assert_int_equal(u64(lat(d, "write"), "count"), 2);
   assert_int_equal(u64(lat(d, "flush"), "count"), 1);
   d = dev_of(j, 3);
   assert_int_equal(u64(d, "flushes"), 1);
   assert_int_equal(u64(d, "errors_injected"), 0);
+  assert_int_equal(u64(d, "interrupted"), 1);
   assert_int_equal(u64(lat(d, "flush"), "max_ns"), 2 * MS);
 
   t = json_object_get(j, "totals");
@@ -153,6 +156,7 @@ test_counters(void **state)
   assert_int_equal(u64(t, "writes"), 2);
   assert_int_equal(u64(t, "flushes"), 2);
   assert_int_equal(u64(t, "devices_active"), 2);
+  assert_int_equal(u64(t, "interrupted"), 1);
   assert_int_equal(u64(lat(t, "flush"), "count"), 2);
   assert_int_equal(u64(lat(t, "flush"), "max_ns"), 2 * MS);
   assert_int_equal(u64(lat(t, "flush"), "min_ns"), MS);
