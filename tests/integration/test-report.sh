@@ -472,9 +472,9 @@ report "$data/run-event.json" --csv "$tmp/plain" --svg "$tmp/chart"
 for f in plain plain-devices.csv chart chart-timeline-1.svg chart-timeline-2.svg; do
   [[ -s $tmp/$f ]] || ff_die "--csv plain --svg chart: no $f"
 done
-expect_fail 1 "fusefarm report: open $tmp/no/dir.csv: No such file or directory" \
+expect_fail 1 "fusefarm report: $tmp/no/dir.csv: No such file or directory" \
   "$data/run-event.json" --csv "$tmp/no/dir.csv"
-expect_fail 1 "fusefarm report: open $tmp/no/dir.svg: No such file or directory" \
+expect_fail 1 "fusefarm report: $tmp/no/dir.svg: No such file or directory" \
   "$data/run-event.json" --svg "$tmp/no/dir.svg"
 
 # ---- thousands of devices ------------------------------------------------
