@@ -26,6 +26,9 @@
 #           a /run/fusefarm/* state dir named after a mount point under
 #           the scope (the tests always pass --state; this catches one
 #           that did not)
+#   registry an entry of /run/fusefarm/farms (a `fusefarm run`'s farm that
+#           was not torn down) whose scratch dir or mount point is under
+#           the scope
 # FF_LEFTOVER_SCOPE is the tests' TMPDIR (tests/run.sh makes a fresh one
 # and gives it to ctest, so every scratch dir, mount point and loop
 # backing file is under it) and FF_LEFTOVER_TAG a word their environment
@@ -226,8 +229,18 @@ def scan():
             "kind": "proc", "what": f"pid {pid} ({comm}): {args[:200]}",
             "ours": ours, "undo": f"kill {pid}"}
 
+    for s in glob.glob("/run/fusefarm/farms/*"):
+        # the registry of `fusefarm run`'s farms (fusefarm/farm-registry.h)
+        fields = dict(l.split(" ", 1) for l in (read(s) or "").splitlines()
+                      if " " in l)
+        items[f"registry {s}"] = {
+            "kind": "registry", "what": f"{s} ({fields.get('scratch', '?')})",
+            "ours": under(fields.get("scratch", "")) or under(fields.get("mnt", "")),
+            "undo": f"fusefarm cleanup --prefix {scope}"}
     for s in glob.glob("/run/fusefarm/*"):
         name = os.path.basename(s)
+        if name == "farms":
+            continue
         items[f"state {s}"] = {
             "kind": "state", "what": s, "ours": under(name.replace("%2F", "/")),
             "undo": f"fusefarm detach {name.replace('%2F', '/')} (or rm -r {s})"}
