@@ -9,6 +9,7 @@
  * command still forgets exactly what it did.
  */
 #include "attach.h"
+#include "farm-registry.h"
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-file.h"
@@ -65,7 +66,9 @@ static const char detach_usage[] =
   "report is then forgotten; F.failed stays).\n"
   "\n"
   "  -s, --state DIR   state dir to use instead of the default\n"
-  "                    (" STATE_ROOT "/<MNT's real path with '/' as %2F>)\n"
+  "                    (" STATE_ROOT "/<MNT's real path with '/' as %2F>,\n"
+  "                    or, for the farm of a `fusefarm run`, the state\n"
+  "                    dir its entry in " REGISTRY_DIR " names)\n"
   "  -q, --quiet       no progress or summary on stderr\n"
   "  -h, --help        this text\n"
   "\n"
@@ -417,6 +420,15 @@ ff_cmd_detach(int argc, char **argv)
              fa_default_state_dir(mnt_real, state, sizeof state) < 0) {
     fprintf(stderr, "fusefarm detach: %s\n", ff_errmsg());
     return 1;
+  }
+  if (!state_opt && stat(state, &st) < 0 && errno == ENOENT) {
+    /* Not attached with the default state: a farm `fusefarm run` made
+     * keeps its state in the run's scratch, and says so in the registry
+     * (farm-registry.h). */
+    struct ff_reg e;
+
+    if (ff_reg_find_mnt(mnt_real, &e) == 1)
+      snprintf(state, sizeof state, "%s", e.state);
   }
   if (stat(state, &st) < 0 && errno == ENOENT) {
     if (!quiet)

@@ -49,7 +49,7 @@ static const char mount_usage[] =
   "control directory MNT/.fusefarm/ holds devices, manifest.json,\n"
   "stats.json, stats, info.json, profile, control and last-error\n"
   "(docs/fuse.md).  Returns once MNT is mounted; the daemon runs until\n"
-  "`fusermount3 -u MNT` or SIGINT/SIGTERM.\n"
+  "`fusermount3 -u MNT` or SIGINT/SIGTERM/SIGHUP.\n"
   "\n"
   "  -p, --profile FILE     I/O profile: latency, contention, faults\n"
   "                         (docs/profile-format.md; default: none)\n"

@@ -226,8 +226,8 @@ config_profile(const struct ff_scenario *sc, uint64_t k)
   return p;
 }
 
-/* The signal (SIGINT or SIGTERM) that stopped the run: no boot starts
- * after it. */
+/* The signal (SIGINT, SIGTERM or SIGHUP) that stopped the run: no boot
+ * starts after it. */
 static volatile sig_atomic_t vm_stop;
 
 static void
@@ -237,9 +237,9 @@ on_stop(int sig)
 }
 
 /* Run a guest script in the foreground (stdio inherited) and wait for it.
- * While it runs a SIGINT/SIGTERM only marks the run stopped: a ^C (or a
- * kill of the process group) reaches the script, which ends its own way
- * (stopping its qemu and nbdkit), and we report how (ff-spawn.h gives the
+ * While it runs a SIGINT, SIGTERM or SIGHUP only marks the run stopped:
+ * a ^C (or a kill of the process group) reaches the script, which ends its own
+ * way (stopping its qemu and nbdkit), and we report how (ff-spawn.h gives the
  * child the default actions back).  Once stopped, no script starts:
  * 130, as the script's own exit on a signal. */
 static int
@@ -247,7 +247,7 @@ run_script(char **args)
 {
   const struct ff_spawn o = {.argv = (const char *const *)args,
                              .inherit_stdio = 1};
-  struct sigaction mark = {0}, oldint, oldterm;
+  struct sigaction mark = {0}, oldint, oldterm, oldhup;
   int st;
 
   if (vm_stop) {
@@ -259,9 +259,11 @@ run_script(char **args)
   sigemptyset(&mark.sa_mask);
   sigaction(SIGINT, &mark, &oldint);
   sigaction(SIGTERM, &mark, &oldterm);
+  sigaction(SIGHUP, &mark, &oldhup);
   st = ff_spawn_run(&o);
   sigaction(SIGINT, &oldint, NULL);
   sigaction(SIGTERM, &oldterm, NULL);
+  sigaction(SIGHUP, &oldhup, NULL);
   if (vm_stop) {
     fprintf(stderr, "fusefarm vm: stopped by signal %d\n", (int)vm_stop);
     return 130;

@@ -1,4 +1,5 @@
 /* fusefarm: the one user-facing program; dispatches to subcommands. */
+#include "farm-registry.h"
 #include "ff-cli.h"
 #include "ff-daemon.h"
 #include "ff-loop.h"
@@ -25,6 +26,8 @@ static const struct command commands[] = {
   {"mount", ff_cmd_mount, "serve the farm over FUSE: one file per device"},
   {"attach", ff_cmd_attach, "attach a mounted farm's files to loop devices"},
   {"detach", ff_cmd_detach, "detach exactly the loop devices attach attached"},
+  {"cleanup", ff_cmd_cleanup,
+   "tear down the farms of runs that were cut off (SIGKILL)"},
   {"fence", ff_cmd_fence,
    "write a private lvm.conf + devices file for given devices"},
   {"profile", ff_cmd_profile, "switch the I/O profile of a mounted farm"},

@@ -27,15 +27,33 @@
  *   devices/use_devicesfile = 0, or an lvm without a devices file, the
  *   filter form) or filter (a global_filter and filter accepting only
  *   those devices).
- * - Teardown always runs (normal end, failure, SIGINT/SIGTERM): children
- *   are killed, the aio companion stopped, the private /dev unmounted,
- *   exactly the loops attach attached are detached (and the loop devices
- *   it created deleted), the farm is unmounted, scratch removed.
+ * - Teardown always runs (normal end, failure, SIGINT/SIGTERM/SIGHUP):
+ *   children are killed, the aio companion stopped, the private /dev
+ *   unmounted, exactly the loops attach attached are detached (and the
+ *   loop devices it created deleted), the farm is unmounted, scratch
+ *   removed.
+ * - A runner that dies without its teardown (SIGKILL, the OOM killer) is
+ *   covered by its watchdog: a child forked right after the runner enters
+ *   its namespace, living there, ignoring SIGINT/SIGTERM/SIGHUP, in a
+ *   process group of its own, blocked on a pidfd of the runner.  When the
+ *   runner has gone without removing its registry entry, the watchdog
+ *   tears the farm down as `fusefarm cleanup` would (farm-registry.h):
+ *   every other process of the namespace stopped (the daemon by its
+ *   SIGTERM path, after the loops), the private /dev uncovered, the loops
+ *   detached, the farm unmounted, scratch and entry removed; then it
+ *   exits and the namespace goes with its last process.  Chosen over
+ *   PR_SET_PDEATHSIG in each child: the daemon is nobody's child (it
+ *   daemonizes), the loops need someone to detach them, and the lvm
+ *   commands start by posix_spawn, which cannot set it.  The farm is in
+ *   the registry (REGISTRY_DIR) from before the namespace is made, so
+ *   when the watchdog is killed too (kill -9 of both), `fusefarm detach
+ *   MNT` still finds the state and `fusefarm cleanup` the rest.
  *
  * Threads: none; children are processes (ff-spawn.h), each waited for by
  * its own pid.  Event-style activation (ff-workload.c) keeps up to
  * `concurrency` lvm processes running and starts each arrival on time.
  */
+#include "farm-registry.h"
 #include "ff-builtin.h"
 #include "ff-cli.h"
 #include "ff-ctl.h"
@@ -131,6 +149,10 @@ struct run {
   long long failed;
   long long failed_io; /* of them, io and fs workloads' */
   struct ff_sb failures;
+  /* The farm's registry entry (farm-registry.h) and the watchdog. */
+  int regfd; /* REGISTRY_DIR, opened before the namespace; -1: none */
+  struct ff_reg reg;
+  pid_t watchdog;
 };
 
 static void say(struct run *r, const char *fmt, ...)
@@ -209,6 +231,131 @@ run_wait(struct run *r, const char *const argv[], const char *out,
   pid_t pid = spawn(r, argv, out, err, lvm);
 
   return pid < 0 ? -1 : ff_wait_status(pid);
+}
+
+/* ---- the registry entry and the watchdog (farm-registry.h) ------------- */
+
+/* Write the entry as the run knows it now.  A registry that cannot be
+ * written is a warning, not an error: the watchdog works without it. */
+static void
+reg_update(struct run *r, int fresh)
+{
+  if (r->regfd < 0 || ff_reg_write(r->regfd, &r->reg, fresh) == 0)
+    return;
+  fprintf(stderr,
+          "fusefarm run: warning: %s: if this run is cut off, `fusefarm "
+          "cleanup` will not find its farm\n",
+          ff_errmsg());
+  close(r->regfd);
+  r->regfd = -1;
+}
+
+static void
+reg_start(struct run *r)
+{
+  const char *base = strrchr(r->scratch, '/');
+
+  r->regfd = ff_reg_open(1);
+  ff_pathf(r->reg.name, sizeof r->reg.name, "%d-%s", (int)getpid(),
+           base ? base + 1 : r->scratch);
+  ff_pathf(r->reg.mnt, sizeof r->reg.mnt, "%s", r->mnt);
+  ff_pathf(r->reg.state, sizeof r->reg.state, "%s", r->state);
+  ff_pathf(r->reg.scratch, sizeof r->reg.scratch, "%s", r->scratch);
+  ff_pathf(r->reg.exe, sizeof r->reg.exe, "%s", r->self);
+  r->reg.creator.pid = getpid();
+  r->reg.creator.start = ff_proc_start_time(getpid());
+  if (r->regfd < 0) {
+    fprintf(stderr,
+            "fusefarm run: warning: %s: if this run is cut off, `fusefarm "
+            "cleanup` will not find its farm\n",
+            ff_errmsg());
+    return;
+  }
+  reg_update(r, 1);
+}
+
+static void
+reg_end(struct run *r)
+{
+  if (r->regfd < 0)
+    return;
+  if (ff_reg_remove(r->regfd, r->reg.name) < 0)
+    fprintf(stderr, "fusefarm run: warning: %s\n", ff_errmsg());
+  close(r->regfd);
+  r->regfd = -1;
+}
+
+/* The watchdog (see the top of this file): wait for the runner to go;
+ * if it went without removing its entry, tear its farm down. */
+static void __attribute__((noreturn))
+watchdog_main(struct run *r, pid_t runner)
+{
+  struct pollfd p = {.events = POLLIN};
+  struct ff_reg e;
+  int fd, rc;
+
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  setpgid(0, 0); /* a kill of the run's process group leaves it */
+  /* A caller reading the run's stdout to its end is not held by it. */
+  fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    dup2(fd, STDIN_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+  }
+  p.fd = (int)syscall(SYS_pidfd_open, runner, 0);
+  if (p.fd >= 0 && getppid() == runner)
+    while (poll(&p, 1, -1) < 0 && errno == EINTR)
+      ;
+  if (r->regfd >= 0 && ff_reg_read(r->regfd, r->reg.name, &e) < 0 &&
+      errno == ENOENT)
+    _exit(0); /* the runner's own teardown ended with the entry */
+  if (r->regfd < 0 || ff_reg_read(r->regfd, r->reg.name, &e) < 0)
+    e = r->reg;
+  fprintf(stderr,
+          "fusefarm run: the runner %d is gone without its teardown; its "
+          "watchdog %d tears the farm down\n",
+          (int)runner, (int)getpid());
+  rc = ff_farm_teardown(r->regfd, &e, 1, 0, stderr);
+  if (rc < 0)
+    fprintf(stderr, "fusefarm run: watchdog: %s\n", ff_errmsg());
+  _exit(rc < 0 ? 1 : 0);
+}
+
+/* Start the watchdog in the runner's namespace; without one (fork
+ * failed) the run goes on, as it did before watchdogs. */
+static void
+watchdog_start(struct run *r)
+{
+  pid_t runner = getpid(), pid;
+
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "fusefarm run: warning: fork the watchdog: %m\n");
+    return;
+  }
+  if (pid == 0)
+    watchdog_main(r, runner);
+  r->watchdog = pid;
+  r->reg.watchdog.pid = pid;
+  r->reg.watchdog.start = ff_proc_start_time(pid);
+  r->reg.mntns = ff_proc_mntns(runner);
+  reg_update(r, 0);
+}
+
+/* The teardown ran: the watchdog has nothing left to do. */
+static void
+watchdog_stop(struct run *r)
+{
+  if (r->watchdog <= 0)
+    return;
+  kill(r->watchdog, SIGKILL);
+  ff_wait_status(r->watchdog);
+  r->watchdog = 0;
 }
 
 /* ---- the namespace ------------------------------------------------------ */
@@ -402,6 +549,9 @@ mount_farm(struct run *r, uint64_t devices)
   info = json_load_file(log, 0, NULL);
   r->daemon_pid = (pid_t)json_integer_value(json_object_get(info, "pid"));
   json_decref(info);
+  r->reg.daemon.pid = r->daemon_pid;
+  r->reg.daemon.start = ff_proc_start_time(r->daemon_pid);
+  reg_update(r, 0);
 
   {
     const char *attach[] = {r->self,  "attach",  r->mnt, "--state",
@@ -1450,7 +1600,7 @@ ff_cmd_run(int argc, char **argv)
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
   char txt_path[PATH_MAX + 16] = "";
-  struct run r = {0};
+  struct run r = {.regfd = -1};
   json_t *doc = NULL;
   char when[64];
   ssize_t n;
@@ -1655,6 +1805,10 @@ ff_cmd_run(int argc, char **argv)
       fprintf(stderr, "fusefarm run: TMPDIR is longer than 256 bytes\n");
       goto out;
     }
+    if (strchr(tmp, '\n')) { /* the registry's lines end paths */
+      fprintf(stderr, "fusefarm run: TMPDIR has a newline\n");
+      goto out;
+    }
     ff_pathf(r.scratch, sizeof r.scratch, "%s/fusefarm-run.XXXXXX", tmp);
   }
   if (!mkdtemp(r.scratch)) {
@@ -1679,11 +1833,14 @@ ff_cmd_run(int argc, char **argv)
   }
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
+  signal(SIGHUP, on_signal); /* a lost terminal or SSH session */
   signal(SIGPIPE, SIG_IGN);
+  reg_start(&r);
   if (enter_namespace(&r) < 0) {
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     goto cleanup;
   }
+  watchdog_start(&r);
 
   ff_iso_now(when, sizeof when);
   doc = json_pack("{s:s, s:i, s:{s:s, s:s, s:s?}, s:s, s:o}", "format",
@@ -1710,6 +1867,7 @@ cleanup:
   aio_stop(&r);
   lvmetad_stop(&r);
   unmount_farm(&r);
+  watchdog_stop(&r);
   farmview_free(&r.fv);
   if (doc) {
     if (!rc && nex && (verdict = judge_run(doc, ex, nex, base)) < 0) {
@@ -1787,6 +1945,7 @@ cleanup:
     ff_empty_dir(r.scratch);
     rmdir(r.scratch);
   }
+  reg_end(&r);
 out:
   ff_lvm_set_free(&r.lvms);
   ff_scenario_free(r.sc);

@@ -31,6 +31,9 @@
 #           removes them)
 #   dm      a device-mapper device resting on a loop whose backing file
 #           is under the scope
+#   registry an entry of /run/fusefarm/farms (a `fusefarm run`'s farm that
+#           was not torn down) whose scratch dir or mount point is under
+#           the scope
 # FF_LEFTOVER_SCOPE is the tests' TMPDIR (tests/run.sh makes a fresh one
 # and gives it to ctest, so every scratch dir, mount point and loop
 # backing file is under it) and FF_LEFTOVER_TAG a word their environment
@@ -231,8 +234,18 @@ def scan():
             "kind": "proc", "what": f"pid {pid} ({comm}): {args[:200]}",
             "ours": ours, "undo": f"kill {pid}"}
 
+    for s in glob.glob("/run/fusefarm/farms/*"):
+        # the registry of `fusefarm run`'s farms (fusefarm/farm-registry.h)
+        fields = dict(l.split(" ", 1) for l in (read(s) or "").splitlines()
+                      if " " in l)
+        items[f"registry {s}"] = {
+            "kind": "registry", "what": f"{s} ({fields.get('scratch', '?')})",
+            "ours": under(fields.get("scratch", "")) or under(fields.get("mnt", "")),
+            "undo": f"fusefarm cleanup --prefix {scope}"}
     for s in glob.glob("/run/fusefarm/*"):
         name = os.path.basename(s)
+        if name == "farms":
+            continue
         # MNT.save-failed: a daemon's failed save at exit, not yet told
         mnt = name.removesuffix(".save-failed").replace("%2F", "/")
         items[f"state {s}"] = {

@@ -162,21 +162,8 @@ PY
 # running as its child, and stays there until the signal: no sighting of
 # a short-lived process, no race with the run's end.  The run must stop,
 # kill the blocked pvscan and leave nothing behind.
-reallvm=$(command -v lvm)
 mkfifo "$s/release"
-cat >"$s/gatelvm" <<SH
-#!/bin/sh
-case " \$* " in
-*" pvscan --cache --listvg "*)
-  if mkdir "$s/gate.first" 2>/dev/null; then
-    echo \$\$ >"$s/gate.tmp" && mv "$s/gate.tmp" "$s/gate.pid"
-    read -r _ <"$s/release"
-  fi
-  ;;
-esac
-exec "$reallvm" "\$@"
-SH
-chmod +x "$s/gatelvm"
+ff_gate_lvm "$s/gatelvm" "$s/gate" "$s/release"
 cat >"$s/gated.conf" <<SC
 name = "gated-event";
 spec = "$top/configs/mixed-1000.conf";

@@ -248,3 +248,27 @@ ff_run_leftovers() {
 	fi
 	return $bad
 }
+
+# ff_gate_lvm SCRIPT PREFIX RELEASE: write SCRIPT, an lvm for `fusefarm run
+# --lvm` that runs the real one, except the first event-activation pvscan
+# it is asked for (`pvscan --cache --listvg`): that one writes its pid to
+# PREFIX.pid (PREFIX.first marks it taken) and blocks reading the fifo
+# RELEASE, so a test acts while a run is inside event activation, farm
+# attached, with that pvscan its running child.
+ff_gate_lvm() {
+	local reallvm
+	reallvm=$(command -v lvm)
+	cat >"$1" <<SH
+#!/bin/sh
+case " \$* " in
+*" pvscan --cache --listvg "*)
+  if mkdir "$2.first" 2>/dev/null; then
+    echo \$\$ >"$2.tmp" && mv "$2.tmp" "$2.pid"
+    read -r _ <"$3"
+  fi
+  ;;
+esac
+exec "$reallvm" "\$@"
+SH
+	chmod +x "$1"
+}
