@@ -68,7 +68,10 @@ pids+=($!)
 compare 1 "new proc: pid $! (sleep)" "kill $!"
 stop "$!"
 compare 0
-(cd / && exec env -u FF_LEFTOVER_TAG python3 -c 'import time; time.sleep(600)' "$s/scope/x") &
+# The interpreter itself, not a wrapper (pyenv's shim is a bash script
+# that runs it later): the process is "python3" from its start.
+py=$(python3 -c 'import sys; print(sys.executable)')
+(cd / && exec env -u FF_LEFTOVER_TAG "$py" -c 'import time; time.sleep(600)' "$s/scope/x") &
 pids+=($!)
 compare 1 "new proc: pid $! (python3)"
 stop "$!"
