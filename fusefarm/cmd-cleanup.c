@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <mntent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@ static const char cleanup_usage[] =
   "entry is checked to be still what it recorded before anything is done;\n"
   "a farm whose run still runs is listed and left alone, one whose\n"
   "watchdog is at work is waited for.  Nothing the registry does not name\n"
-  "is touched: farms mounted and attached by hand are not looked at.\n"
+  "is touched: farms mounted by hand are listed and left alone.\n"
   "\n"
   "  -p, --prefix DIR  only farms whose mount point and scratch dir lie\n"
   "                    under DIR (a test's scratch: other farms on the\n"
@@ -416,6 +417,26 @@ cleanup_one(int dirfd, const char *name, const char *prefix, int dry,
   return ff_farm_teardown(dirfd, &e, 0, dry, out);
 }
 
+/* Farms mounted by hand (`fusefarm mount`, no run): listed, never
+ * touched; the user tears them down with detach and fusermount3. */
+static void
+list_by_hand(const char *prefix, FILE *out)
+{
+  FILE *m = setmntent("/proc/self/mounts", "re");
+  struct mntent *e;
+
+  if (!m)
+    return;
+  while ((e = getmntent(m)))
+    if (!strcmp(e->mnt_type, "fuse.fusefarm") &&
+        (!prefix || under(e->mnt_dir, prefix)))
+      fprintf(out,
+              "left alone: %s, a farm mounted by hand (not by a run): "
+              "`fusefarm detach %s && fusermount3 -u %s` removes it\n",
+              e->mnt_dir, e->mnt_dir, e->mnt_dir);
+  endmntent(m);
+}
+
 int
 ff_cmd_cleanup(int argc, char **argv)
 {
@@ -465,6 +486,7 @@ ff_cmd_cleanup(int argc, char **argv)
     fprintf(stderr, "fusefarm cleanup: /dev/null: %m\n");
     return 1;
   }
+  list_by_hand(prefix_arg ? prefix : NULL, out);
   fd = ff_reg_open(0);
   if (fd < 0) {
     if (errno == ENOENT) {

@@ -10,7 +10,8 @@
 # - a control command holding a NUL byte is refused, not cut at the NUL;
 # - manifest.json opened by many readers at once is built once;
 # - a spec, profile or overlay that is a fifo is refused at once, never
-#   read forever.
+#   read forever;
+# - `fusefarm cleanup` lists a farm mounted by hand and leaves it alone.
 # usage: test-mount-safety.sh FUSEFARM
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -119,6 +120,12 @@ FF_MNT=$s/mnt
 FF_STATE=$s/state
 "$bin" mount "$spec" "$FF_MNT" || ff_die "fusefarm mount failed"
 FF_DAEMON_PID=$(daemon_pid "$FF_MNT")
+# fusefarm cleanup lists a farm mounted by hand and leaves it alone.
+"$bin" cleanup --prefix "$s" >"$s/cleanup.out" 2>&1 || ff_die "fusefarm cleanup failed: $(cat "$s/cleanup.out")"
+grep -q "left alone: $(realpath "$FF_MNT"), a farm mounted by hand" "$s/cleanup.out" ||
+  ff_die "fusefarm cleanup does not list the farm mounted by hand: $(cat "$s/cleanup.out")"
+ff_is_mounted "$FF_MNT" && ff_alive "$FF_DAEMON_PID" ||
+  ff_die "fusefarm cleanup touched a farm mounted by hand"
 mkdir -p "$s/saves"
 python3 - "$FF_MNT/.fusefarm/control" "$s/saves/z" <<'PY' || ff_die "a command with a NUL byte was not refused"
 import errno, os, sys
