@@ -21,6 +21,7 @@
 #include "ff-loop.h"
 #include "ff-sched.h"
 #include "ff-server.h"
+#include "ff-util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +58,9 @@ static const char mount_usage[] =
   "      --overlay FILE     load a saved write overlay at start\n"
   "      --save-overlay FILE  save the write overlay there at exit (a\n"
   "                         path that cannot be written is refused now)\n"
+  "      --overlay-max SIZE cap the overlay's written blocks at SIZE bytes\n"
+  "                         (64M, 2G): a write past it fails with ENOSPC,\n"
+  "                         counted in stats.json's overlay.full\n"
   "      --threads N        FUSE worker threads (default 8, 1..64)\n"
   "      --reply-threads N  threads answering delayed requests (default 4)\n"
   "      --devices N        scale the farm to about N devices, keeping its\n"
@@ -333,6 +337,7 @@ ff_cmd_mount(int argc, char **argv)
     {"log", required_argument, NULL, 'L'},
     {"devices", required_argument, NULL, 'D'},
     {"trace", required_argument, NULL, 'A'},
+    {"overlay-max", required_argument, NULL, 'M'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -384,6 +389,15 @@ ff_cmd_mount(int argc, char **argv)
       break;
     case 'A':
       trace = optarg;
+      break;
+    case 'M':
+      if (ff_parse_size(optarg, &so.overlay_max) < 0 || !so.overlay_max) {
+        fprintf(stderr,
+                "fusefarm mount: --overlay-max '%s': expected a size such "
+                "as 64M or 2G (greater than 0)\n",
+                optarg);
+        return 2;
+      }
       break;
     case 'o':
       fuseopts = optarg;

@@ -47,7 +47,17 @@ struct ff_overlay {
   void *opaque;
   uint64_t *sizes;                /* ndev entries, immutable */
   _Atomic(struct ov_dev *) *devs; /* ndev entries, NULL until first write */
+  /* The cap (ff_overlay_set_max): data blocks held across all devices,
+   * at most max_data (0: no cap); changed under a device's write lock
+   * with the change it counts. */
+  uint64_t max_data;
+  _Atomic uint64_t ndata;
+  _Atomic uint64_t nfull; /* writes refused: the cap was reached */
 };
+
+/* Account for delta more (or fewer) data blocks: 0, or -1 with errno
+ * ENOSPC (counted) when more would pass the cap. */
+int ff_ov_reserve(struct ff_overlay *ov, int64_t delta);
 
 /* Lock failures mean a corrupted lock or a bug (we never lock
  * recursively), so there is nothing sensible to return. */

@@ -154,11 +154,46 @@ dev_trim(struct ov_dev *d)
   }
 }
 
+int
+ff_ov_reserve(struct ff_overlay *ov, int64_t delta)
+{
+  uint64_t cur;
+
+  if (delta <= 0) {
+    atomic_fetch_sub(&ov->ndata, (uint64_t)-delta);
+    return 0;
+  }
+  cur = atomic_load(&ov->ndata);
+  do {
+    if (ov->max_data && cur + (uint64_t)delta > ov->max_data) {
+      atomic_fetch_add(&ov->nfull, 1);
+      errno = ENOSPC;
+      return -1;
+    }
+  } while (!atomic_compare_exchange_weak(&ov->ndata, &cur,
+                                         cur + (uint64_t)delta));
+  return 0;
+}
+
+void
+ff_overlay_set_max(struct ff_overlay *ov, uint64_t bytes)
+{
+  ov->max_data = bytes / BLOCK + (bytes && bytes < BLOCK);
+}
+
+void
+ff_overlay_cap(struct ff_overlay *ov, uint64_t *max_bytes, uint64_t *full)
+{
+  *max_bytes = ov->max_data * BLOCK;
+  *full = atomic_load(&ov->nfull);
+}
+
 /* Drop every block of the device. */
 static void
-dev_clear(struct ov_dev *d)
+dev_clear(struct ff_overlay *ov, struct ov_dev *d)
 {
   wrlock(d);
+  ff_ov_reserve(ov, -(int64_t)(d->len - d->nzero));
   for (size_t i = 0; i < d->len; i++)
     free(d->v[i].data);
   d->len = 0;
@@ -317,6 +352,7 @@ write_piece(struct wreq *w, uint64_t poff, uint64_t pend)
   uint64_t size = ov->sizes[w->dev];
   uint64_t fb = poff / BLOCK, lb = (pend - 1) / BLOCK;
   size_t n = lb - fb + 1, kmax = 0, k = 0, kz = 0, oldz = 0, i, j, i0, i1;
+  size_t kd = 0, oldd = 0;
   struct plan *plan = w->plan;
   struct ov_dev *d;
 
@@ -414,6 +450,22 @@ write_piece(struct wreq *w, uint64_t poff, uint64_t pend)
     }
     if (p->kind != PLAN_DROP)
       k++;
+    if (p->kind == PLAN_DATA)
+      kd++;
+  }
+  /* The cap counts data blocks: the ones this piece adds, less those it
+   * replaces.  Past it nothing of the piece lands. */
+  for (j = i0; j < i1; j++)
+    if (d->v[j].data != NULL)
+      oldd++;
+  if (ff_ov_reserve(ov, (int64_t)kd - (int64_t)oldd) < 0) {
+    unlock(d);
+    plan_free(plan, n);
+    ff_error("%s device %" PRIu32 ": the overlay is full (overlay-max: "
+             "%" PRIu64 " bytes of written blocks held): %m",
+             w->verb, w->dev, ov->max_data * BLOCK);
+    errno = ENOSPC;
+    return -1;
   }
   for (j = i0; j < i1; j++) {
     if (d->v[j].data == NULL)
@@ -636,6 +688,13 @@ ff_ov_append(struct ff_overlay *ov, uint32_t dev, uint64_t blk,
     errno = e;
     return ff_error("allocate overlay blocks of device %" PRIu32 ": %m", dev);
   }
+  if (data != NULL && ff_ov_reserve(ov, 1) < 0) {
+    unlock(d);
+    errno = ENOSPC;
+    return ff_error("device %" PRIu32 ": more written blocks than "
+                    "overlay-max (%" PRIu64 " bytes) allows",
+                    dev, ov->max_data * BLOCK);
+  }
   d->v[d->len].blk = blk;
   d->v[d->len].data = data;
   d->len++;
@@ -653,6 +712,6 @@ ff_ov_clear(struct ff_overlay *ov)
     struct ov_dev *d = dev_state(ov, i);
 
     if (d != NULL)
-      dev_clear(d);
+      dev_clear(ov, d);
   }
 }

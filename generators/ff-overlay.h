@@ -105,6 +105,19 @@ typedef int (*ff_base_read_fn)(void *opaque, uint32_t dev, void *buf,
 struct ff_overlay *ff_overlay_new(uint32_t ndev, const uint64_t *dev_sizes,
                                   ff_base_read_fn base, void *opaque);
 
+/* Cap the memory the overlay's written blocks hold: at most bytes of
+ * data blocks (FF_OVERLAY_BLOCK each; bytes rounded down to whole
+ * blocks, at least one) across all devices, 0 for no cap.  A write or
+ * load that would need more fails with errno ENOSPC and holds nothing
+ * new, and is counted; zero markers (16 bytes of index each) and the
+ * index are not counted, and a write that replaces held blocks, or a
+ * zero or trim that frees them, makes room.  Set before any write. */
+void ff_overlay_set_max(struct ff_overlay *ov, uint64_t bytes);
+
+/* The cap in bytes (0: none) and the writes it refused so far. */
+void ff_overlay_cap(struct ff_overlay *ov, uint64_t *max_bytes,
+                    uint64_t *full);
+
 /* Free the overlay and every block it holds.  No other call on ov may be
  * running or start afterwards.  NULL is accepted and ignored.
  */

@@ -38,6 +38,7 @@
 #include "ff-iomodel.h"
 #include "ff-overlay.h"
 #include "ff-server.h"
+#include "ff-util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -247,6 +248,26 @@ parse_devices(const char *key, const char *value)
   return 0;
 }
 
+/* overlay-max=SIZE: the overlay's cap (ff_overlay_set_max). */
+static uint64_t overlay_max;
+
+static int
+parse_overlay_max(const char *key, const char *value)
+{
+  if (overlay_max) {
+    nbdkit_error("%s=%s: %s given twice", key, value, key);
+    return -1;
+  }
+  if (ff_parse_size(value, &overlay_max) < 0 || !overlay_max) {
+    nbdkit_error("%s=%s: expected a size such as 64M or 2G (greater than "
+                 "0): the most written blocks' bytes the overlay holds",
+                 key, value);
+    overlay_max = 0;
+    return -1;
+  }
+  return 0;
+}
+
 static int
 ff_config(const char *key, const char *value)
 {
@@ -271,9 +292,11 @@ ff_config(const char *key, const char *value)
     return set_once(key, value, &save_overlay_path, false);
   if (!strcmp(key, "trace"))
     return set_once(key, value, &trace_path, false);
+  if (!strcmp(key, "overlay-max"))
+    return parse_overlay_max(key, value);
   nbdkit_error("unknown parameter '%s=%s' (expected spec, profile, stats, "
-               "stats-interval, devices, shard, overlay, save-overlay or "
-               "trace; see nbdkit fusefarm --help)",
+               "stats-interval, devices, shard, overlay, save-overlay, "
+               "overlay-max or trace; see nbdkit fusefarm --help)",
                key, value);
   return -1;
 }
@@ -379,6 +402,7 @@ ff_config_complete(void)
     .save_overlay = save_overlay_path,
     .stats = 1,
     .trace = trace_path,
+    .overlay_max = overlay_max,
   };
   enum ff_server_fault fault;
   uint32_t ndevs;
@@ -927,6 +951,8 @@ out:
   "shard=K/M            serve only the devices whose index is K mod M\n"      \
   "overlay=FILE         load a saved write overlay at start\n"                \
   "save-overlay=FILE    save the write overlay there at exit\n"               \
+  "overlay-max=SIZE     cap the overlay's written blocks (64M, 2G): a\n"      \
+  "                     write past it fails with ENOSPC (stats: overlay)\n"   \
   "trace=FILE           write one line per request there (docs/stats.md)"
 
 static struct nbdkit_plugin plugin = {

@@ -225,6 +225,7 @@ ff_server_new(const struct ff_server_options *o, enum ff_server_fault *fault)
     f = FF_SERVER_BAD_PROFILE;
     goto fail;
   }
+  ff_overlay_set_max(ff_farm_overlay(s->farm), o->overlay_max);
   /* The fingerprint is the scaled farm's: an overlay saved with another
    * device count is refused. */
   if (o->overlay && ff_farm_load_overlay(s->farm, o->overlay) < 0) {
@@ -344,7 +345,8 @@ ff_server_begin(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
   else if (r->kind == FF_REQ_ZERO || r->kind == FF_REQ_TRIM)
     rc = ff_farm_zero_sparse(s->farm, r->dev, r->off, r->len);
   if (rc < 0) {
-    r->error = EIO;
+    /* The overlay's cap (overlay-max) is the writer's "disk full". */
+    r->error = errno == ENOSPC ? ENOSPC : EIO;
     ff_error_prefix("%s %s at %llu: ", ff_req_kind_name(r->kind),
                     s->names[r->dev], (unsigned long long)r->off);
     return -1;
@@ -499,6 +501,17 @@ ff_server_stats_json(struct ff_server *s, int include_idle, int indent,
         json_array_append(mine, d);
     }
     json_object_set_new(j, "devices", mine);
+  }
+  {
+    uint64_t data, max, full;
+
+    ff_overlay_stats(ff_farm_overlay(s->farm), &data, NULL, NULL);
+    ff_overlay_cap(ff_farm_overlay(s->farm), &max, &full);
+    json_object_set_new(
+      j, "overlay",
+      json_pack("{s:I, s:I, s:I}", "data_bytes",
+                (json_int_t)(data * FF_OVERLAY_BLOCK), "max_bytes",
+                (json_int_t)max, "full", (json_int_t)full));
   }
   out = ff_stats_json_dump(j, indent);
   json_decref(j);

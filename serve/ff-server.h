@@ -62,6 +62,9 @@ struct ff_server_options {
   const char *save_overlay; /* save here at exit (checked by new), or NULL */
   int stats;                /* keep statistics */
   const char *trace;        /* append a line per request there, or NULL */
+  uint64_t overlay_max;     /* cap on written blocks' bytes (0: none;
+                               ff_overlay_set_max): past it writes fail
+                               ENOSPC */
 };
 
 /* What ff_server_new found wrong, so a front end can name its own

@@ -1508,6 +1508,65 @@ test_large_zero(void **state)
 
 /* --- main ---------------------------------------------------------- */
 
+/* overlay-max: data blocks past the cap fail with ENOSPC and land
+ * nowhere; rewriting held blocks, zero markers and freed room work. */
+static void
+test_cap(void **state)
+{
+  struct ff_overlay *ov = new_overlay(), *ov2;
+  unsigned char buf[2 * B];
+  uint64_t data, max, full;
+  char *path = tmp_path("cap");
+
+  (void)state;
+  ff_overlay_set_max(ov, 2 * B);
+  ff_overlay_cap(ov, &max, &full);
+  assert_int_equal(max, 2 * B);
+  assert_int_equal(full, 0);
+  memset(buf, 0xa5, sizeof buf);
+  assert_ok(ff_overlay_write(ov, 0, buf, 1 * B, B));
+  assert_ok(ff_overlay_write(ov, 1, buf, 1 * B, B));
+  /* A third data block: refused whole, ENOSPC, counted; nothing lands. */
+  errno = 0;
+  assert_failed_with(ff_overlay_write(ov, 2, buf, 1 * B, B),
+                     "the overlay is full");
+  assert_int_equal(errno, ENOSPC);
+  assert_int_equal(ff_overlay_blocks(ov, 2), 0);
+  /* Two blocks, one of them held: still one new block too many. */
+  assert_failed_with(ff_overlay_write(ov, 0, buf, 1 * B, 2 * B),
+                     "the overlay is full");
+  assert_int_equal(ff_overlay_blocks(ov, 0), 1);
+  ff_overlay_cap(ov, &max, &full);
+  assert_int_equal(full, 2);
+  /* Rewriting a held block needs no room. */
+  memset(buf, 0x5a, sizeof buf);
+  assert_ok(ff_overlay_write(ov, 0, buf, 1 * B, B));
+  /* A zero marker holds no data block: over a non-zero base it fits. */
+  assert_ok(ff_overlay_zero(ov, 2, 1 * B, B));
+  ff_overlay_stats(ov, &data, NULL, NULL);
+  assert_int_equal(data, 2);
+  /* Zeroing a held block frees its room for another. */
+  assert_ok(ff_overlay_zero(ov, 1, 1 * B, B));
+  assert_ok(ff_overlay_write(ov, 3, buf, 1 * B, B));
+  ff_overlay_stats(ov, &data, NULL, NULL);
+  assert_int_equal(data, 2);
+  /* A saved overlay larger than another's cap is refused at load. */
+  assert_ok(ff_overlay_save(ov, path, FP));
+  ov2 = new_overlay();
+  ff_overlay_set_max(ov2, 1 * B);
+  errno = 0;
+  assert_failed_with(ff_overlay_load(ov2, path, FP), "overlay-max");
+  ff_overlay_free(ov2);
+  ov2 = new_overlay();
+  ff_overlay_set_max(ov2, 2 * B);
+  assert_ok(ff_overlay_load(ov2, path, FP));
+  assert_same(ov, ov2);
+  ff_overlay_free(ov2);
+  unlink(path);
+  free(path);
+  ff_overlay_free(ov);
+}
+
 static int
 group_setup(void **state)
 {
@@ -1545,6 +1604,7 @@ main(void)
     cmocka_unit_test(test_threads),
     cmocka_unit_test(test_many_devices),
     cmocka_unit_test(test_large_zero),
+    cmocka_unit_test(test_cap),
   };
 
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
