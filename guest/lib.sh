@@ -221,3 +221,85 @@ guest_verdict() {
 mark() { tr -d '\r' <"$glog" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m && !n++ { print $3 }'; }
 section() { tr -d '\r' <"$glog" | awk -v s="$1" '$1 == "FF-END" && $2 == s { p = 0 } p { print } $1 == "FF-BEGIN" && $2 == s { p = 1 }'; }
 rc_of() { tr -d '\r' <"$glog" | awk -v s="$1" '$1 == "FF-RC" && $2 == s && !n++ { print $3 }'; }
+
+# guest_systemd_args: qemu's arguments for a boot of the systemd root, in
+# args: the kernel and initramfs of the image dir $img, the run's copy
+# $run/root.img as the root (virtio-blk, snapshot=on), the console on
+# ttyS0 into $run/console.log and the report channel, ttyS1, into
+# $run/report.log.  Needs $mem and $accel (guest_accel).
+guest_systemd_args() {
+  args=(-nodefaults -display none -no-reboot -m "$mem" -smp 2 "${accel[@]}"
+        -kernel "$img/vmlinuz" -initrd "$img/initrd.img"
+        -append "root=/dev/vda rw console=ttyS0 panic=-1 quiet loglevel=3 systemd.show_status=0 ${FF_APPEND:-}"
+        -drive "file=$run/root.img,if=virtio,format=raw,snapshot=on"
+        -serial "file:$run/console.log" -serial "file:$run/report.log")
+}
+
+# guest_systemd_boot WHAT SHOW_RE: start qemu with args (WHAT says what
+# it boots), show each report line matching SHOW_RE as it arrives, and
+# wait until the report ends (FF-DONE), the kernel panics, qemu exits or
+# $timeout seconds pass.  Sets qpid, tq (its start), rlog and clog (the
+# report and console logs), result (done, panic, exited, timeout), t_run
+# (start to result) and t_exit (start to qemu's exit, at most 5 s more).
+guest_systemd_boot() {
+  local lines shown=0 last_note=0 el
+  tq=$(now)
+  "$qemu" "${args[@]}" 2>"$run/qemu.log" &
+  qpid=$!
+  pids=("$qpid" "${pids[@]}")
+  say "qemu started (pid $qpid), $1"
+  rlog=$run/report.log clog=$run/console.log result=""
+  while :; do
+    if [ -f "$rlog" ]; then
+      lines=$(grep -a -c '' "$rlog" || true)
+      if [ "$lines" -gt "$shown" ]; then
+        sed -n "$((shown + 1)),${lines}p" "$rlog" | tr -d '\r' |
+          grep -a -E "$2" | sed 's/^/  guest: /' >&2 || true
+        shown=$lines
+      fi
+      if grep -a -q '^FF-DONE' "$rlog"; then result=done; fi
+    fi
+    if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic; fi
+    [ -n "$result" ] && break
+    peak_rss  # qemu's and nbdkit's VmHWM, while they live
+    if ! kill -0 "$qpid" 2>/dev/null; then
+      # qemu is gone, so its logs are whole: read them once more (what was
+      # written just before qemu exited may have missed the checks above)
+      if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic
+      elif [ -f "$rlog" ] && grep -a -q '^FF-DONE' "$rlog"; then result=done
+      else result=exited; fi
+      break
+    fi
+    el=$(since "$tq")
+    if [ "${el%.*}" -ge "$timeout" ]; then result=timeout; break; fi
+    if [ "$shown" = 0 ] && [ $(( ${el%.*} - last_note )) -ge 15 ]; then
+      say "booting… ${el%.*}s"; last_note=${el%.*}
+    fi
+    sleep 0.5
+  done
+  t_run=$(since "$tq")
+  for _ in $(seq 50); do peak_rss; kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
+  t_exit=$(since "$tq")
+}
+
+# guest_tree_cmds ROOT [HAVE]: the debugfs commands that copy the staged
+# tree ROOT into an image at the same paths: a mkdir for every directory
+# (one the image has already only makes debugfs complain), a symlink for
+# every link, and "rm" then "write" for every file, so a file the image
+# has is replaced.  A file whose path is a line of the file HAVE (what
+# the image holds already: its libraries) is left out.
+guest_tree_cmds() {
+  local root=$1 have=${2:-/dev/null} p
+  (cd "$root" && find . -mindepth 1 -type d | LC_ALL=C sort) |
+    while read -r p; do echo "mkdir ${p#.}"; done
+  (cd "$root" && find . -mindepth 1 ! -type d | LC_ALL=C sort) |
+    while read -r p; do
+      p=${p#.}
+      if [ -L "$root$p" ]; then
+        echo "symlink $p $(readlink "$root$p")"
+      elif ! grep -qxF "$p" "$have"; then
+        echo "rm $p"
+        echo "write $root$p $p"
+      fi
+    done
+}
