@@ -27,7 +27,7 @@ CACHE_DIR=${2:-/var/cache/fusefarm/guest}
 say() { printf 'build-fusefarm-layer: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 # shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh" # guest_mib, guest_disk_usage, guest_prune
+. "$(dirname "$0")/lib.sh" # guest_mib, guest_disk_usage, guest_prune, guest_copy_libs
 t0=$(date +%s)
 
 for t in cmake ldd sha256sum; do
@@ -58,14 +58,7 @@ missing=$(ldd "${bins[@]}" 2>/dev/null | awk '/not found/ { print $1 }' | sort -
 [ -z "$missing" ] || die "the build needs ${missing//$'\n'/ }, which the host lacks"
 # Each library at its own path, under usr/ (the image is merged-/usr: its
 # /lib is a link to usr/lib); the loader is in the image already.
-nlibs=0
-while read -r lib; do
-  rel=usr/${lib#/usr/}
-  mkdir -p "$R/$(dirname "$rel")"
-  cp -L "$lib" "$R/$rel"
-  nlibs=$((nlibs + 1))
-done < <(ldd "${bins[@]}" 2>/dev/null | awk '/=> \// { print $3 }' |
-  sed 's|^/lib/|/usr/lib/|' | sort -u)
+nlibs=$(guest_copy_libs "$R" "${bins[@]}")
 
 key_hash=$( { cat "$0"; (cd "$R" && find . -type f | LC_ALL=C sort | xargs sha256sum);
               (cd "$R" && find . -type l -printf '%p -> %l\n' | LC_ALL=C sort); } |

@@ -40,9 +40,18 @@ bad() { echo "FF-FAIL $step: $*"; step_failed=1; }
 info() { sed -e "s/^/FF-INFO $step: /" | head -n "${1:-30}"; }
 # check WHAT CMD...: CMD's success is the check's
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-# empty WHAT FILE: the check that FILE holds nothing; else its lines
+# summary: lines "KIND: DETAIL" as one line per kind, its count and its
+# first three details
+summary() {
+  awk '{ k = $0; sub(/: .*/, "", k); d = substr($0, length(k) + 3)
+         if (!(k in n)) order[++nk] = k
+         if (++n[k] <= 3) ex[k] = ex[k] (n[k] > 1 ? ", " : "") d }
+       END { for (i = 1; i <= nk; i++) { k = order[i]
+               print n[k] " x " k ": " ex[k] (n[k] > 3 ? ", ..." : "") } }'
+}
+# empty WHAT FILE: the check that FILE holds nothing; else what it holds
 empty() {
-  if [ -s "$2" ]; then bad "$1"; info <"$2"; else ok "$1"; fi
+  if [ -s "$2" ]; then bad "$1"; summary <"$2" | info; else ok "$1"; fi
 }
 # wait_until SECS CMD...: CMD again every half second until it succeeds;
 # 1 when it did not in SECS
@@ -69,16 +78,16 @@ farm_vgs() { grep -o '"vg":"[^"]*"' "$1" | cut -d'"' -f4 | sort -u; }
 host_evidence() {
   local vgs=$1 cur=$2
   dmsetup ls 2>/dev/null | awk 'NR == FNR { p = $1; gsub(/-/, "--", p); pre[p "-"] = 1; next }
-    { for (p in pre) if (index($1, p) == 1) { print "dm device " $1; break } }' "$vgs" -
+    { for (p in pre) if (index($1, p) == 1) { print "dm device: " $1; break } }' "$vgs" -
   { ls /run/lvm/vgs_online 2>/dev/null; } | sort | comm -12 - "$vgs" |
-    sed 's|^|lvm online record /run/lvm/vgs_online/|'
+    sed 's|^|lvm online record: /run/lvm/vgs_online/|'
   { cat /run/lvm/pvs_online/* 2>/dev/null | sed -n 's/^vg://p'; } | sort -u | comm -12 - "$vgs" |
-    sed 's|^|lvm online record in /run/lvm/pvs_online: a PV of VG |'
+    sed 's|^|lvm online record: /run/lvm/pvs_online, a PV of VG |'
   systemctl list-units --all --plain --no-legend 'lvm-activate-*' 'lvm2-pvscan@*' 2>/dev/null |
     awk '{ print $1 }' | sed -n 's/^lvm-activate-\(.*\)\.service$/\1/p' | sort -u |
-    comm -12 - "$vgs" | sed 's/^/systemd unit lvm-activate-/'
+    comm -12 - "$vgs" | sed 's/^/systemd unit: lvm-activate-/'
   systemctl list-units --all --plain --no-legend 'lvm2-pvscan@7:*' 2>/dev/null |
-    awk '{ print "systemd unit " $1 " (a loop device)" }'
+    awk '{ print "systemd unit: " $1 " (a loop device)" }'
   journalctl -q --after-cursor "$cur" -o cat 2>/dev/null |
     sed -n -e 's/.*VG \([^ ]*\) is complete.*/\1 VG \1 is complete/p' \
       -e 's/.*volume group "\([^"]*\)" now active.*/\1 volume group "\1" now active/p' \
@@ -91,13 +100,14 @@ loops_under() { losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$1" 'ind
 mounted() { awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; }
 
 # farm_gone WHAT PREFIX: nothing of a farm mounted at a path starting
-# with PREFIX is left: no loop backed by a file there, no mount there, no dm device at all (nothing else
+# with PREFIX is left: no loop backed by a file there, no mount there,
+# no dm device at all (nothing else
 # in this guest makes one), no fusefarm udev rule, no fusefarm run scratch
 farm_gone() {
-  loops_under "$2" >"$w/left"
-  awk -v m="$2" 'index($2, m) == 1 { print "mount " $2 " (" $3 ")" }' /proc/mounts >>"$w/left"
-  dmsetup ls 2>/dev/null | grep -v '^No devices found' | sed 's/^/dm device /' >>"$w/left"
-  ls -d /run/udev/rules.d/*fusefarm* /tmp/fusefarm-run.* 2>/dev/null >>"$w/left"
+  loops_under "$2" | sed 's/^/loop: /' >"$w/left"
+  awk -v m="$2" 'index($2, m) == 1 { print "mount: " $2 " (" $3 ")" }' /proc/mounts >>"$w/left"
+  dmsetup ls 2>/dev/null | grep -v '^No devices found' | sed 's/^/dm device: /' >>"$w/left"
+  ls -d /run/udev/rules.d/*fusefarm* /tmp/fusefarm-run.* 2>/dev/null | sed 's/^/file: /' >>"$w/left"
   empty "$1: nothing left (loops, mounts, dm devices, udev rules, run scratch)" "$w/left"
 }
 
@@ -109,7 +119,7 @@ release_farm() {
   systemctl list-units --all --plain --no-legend 'lvm-activate-*' | awk '{ print $1 }' |
     xargs -r systemctl stop 2>&1 | info 5
   for n in 1 2 3 4; do
-    host_evidence "$1" "$(cursor)" | sed -n 's/^dm device //p' >"$w/dm"
+    host_evidence "$1" "$(cursor)" | sed -n 's/^dm device: //p' >"$w/dm"
     [ -s "$w/dm" ] || break
     xargs -r -n1 dmsetup remove --retry <"$w/dm" 2>&1 | info 5
   done
@@ -124,7 +134,7 @@ release_farm() {
 # dir; udev's record of every loop carries fusefarm's rule and the host
 # did nothing with the farm; detach and unmount leave nothing
 step_fenced() {
-  local mnt=/mnt/farm cur st rc
+  local mnt=/mnt/farm cur st rc n l
   mkdir -p "$mnt"
   cur=$(cursor)
   check "fusefarm mount mixed-1000.conf $mnt --devices $FF_DEVICES" \
@@ -136,8 +146,9 @@ step_fenced() {
   mark attached
   if [ $rc = 0 ]; then ok "fusefarm attach $mnt: $(grep -c . "$mnt/.fusefarm/devices") devices, $(grep -c . "$w/vgs") VGs"
   else bad "fusefarm attach $mnt: exit $rc"; info <"$w/attach.err"; fi
-  check "attach says: $(grep -o 'udev: all [0-9]* loop devices fenced' "$w/attach.err")" \
-    grep -q 'udev: all [0-9]* loop devices fenced' "$w/attach.err"
+  n=$(grep -c . "$mnt/.fusefarm/devices")
+  check "attach says: udev: all $n loop devices fenced" \
+    grep -q "udev: all $n loop devices fenced" "$w/attach.err"
   check "attach says: host: no device-mapper device on the farm's loops" \
     grep -q "host: no device-mapper device on the farm's loops" "$w/attach.err"
   st=/run/fusefarm/$(echo "$mnt" | sed 's|/|%2F|g')
@@ -150,7 +161,7 @@ step_fenced() {
       if (dev in want) {
         seen[dev] = 1
         if (!(("FUSEFARM_MOUNT=" m) in e) || !("DM_UDEV_DISABLE_OTHER_RULES_FLAG=1" in e) || odd != "")
-          print dev ": " (("FUSEFARM_MOUNT=" m) in e ? "" : "no FUSEFARM_MOUNT=" m " ") \
+          print "unfenced loop: " dev " " (("FUSEFARM_MOUNT=" m) in e ? "" : "no FUSEFARM_MOUNT=" m " ") \
                 ("DM_UDEV_DISABLE_OTHER_RULES_FLAG=1" in e ? "" : "no DM_UDEV_DISABLE_OTHER_RULES_FLAG=1 ") odd
       }
       dev = ""; odd = ""; delete e
@@ -158,7 +169,7 @@ step_fenced() {
     /^$/ { done(); next }
     /^N: / { dev = "/dev/" substr($0, 4) }
     /^E: / { kv = substr($0, 4); e[kv] = 1; if (kv ~ /^(ID_FS_TYPE|LVM_[A-Z_]*)=/) odd = odd kv " " }
-    END { done(); for (d in want) if (!(d in seen)) print d ": not in udev'"'"'s database" }' \
+    END { done(); for (d in want) if (!(d in seen)) print "unfenced loop: " d " not in udev'"'"'s database" }' \
     "$w/loops" "$w/udev-db" >"$w/unfenced"
   if [ ! -s "$w/loops" ]; then bad "no loop recorded in $st/loops"
   else
@@ -225,12 +236,13 @@ step_run() {
   rc=0; wait "$pid" || rc=$?
   mark ran
   kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
-  if [ $rc = 0 ]; then ok "fusefarm run (20 devices, $(grep -c . "$w/vgs") VGs, 5 workloads): exit 0, $(grep -o 'farm: .* attached' "$w/run.out" | head -n1)"
+  if [ $rc = 0 ]; then ok "fusefarm run (mixed-1000 at devices = 20, 5 workloads): exit 0, $(grep -o 'farm: .* attached' "$w/run.out" | head -n1)"
   else bad "fusefarm run: exit $rc"; tail -n 20 "$w/run.out" | info; fi
   # the udev events of the run's loops (their backing files are in its
   # scratch dir): each with fusefarm's rule, none with lvm's or blkid's
   awk 'BEGIN { RS = "" } /DEVNAME=\/dev\/loop/ && /FUSEFARM_MOUNT=\/tmp\/fusefarm-run\./ { f++ }
-       /DEVNAME=\/dev\/loop/ && /(ID_FS_TYPE=LVM2_member|LVM_VG_NAME_COMPLETE|LVM_PV_)/ { print "udev event of " $0 ; bad++ }
+       /DEVNAME=\/dev\/loop/ && /(ID_FS_TYPE=LVM2_member|LVM_VG_NAME_COMPLETE|LVM_PV_)/ { d = $0; sub(/.*DEVNAME=/, "", d); sub(/\n.*/, "", d)
+         print "udev event with LVM2_member: " d }
        END { print f + 0 >"/dev/stderr" }' "$w/udev-events" >"$w/unfenced" 2>"$w/nfenced"
   n=$(cat "$w/nfenced")
   check "udev: $n loop events carried fusefarm's rule for the run's mount" [ "$n" -ge 20 ]
@@ -264,9 +276,9 @@ step_control() {
     bad "the host did not activate smoke in ${FF_WAIT}s (no smoke-lin and smoke-str, or no \"now active\")"
   mark control-active
   host_evidence "$vgs" "$cur" >"$w/evidence"
-  if grep -q '^dm device smoke-lin' "$w/evidence" && grep -q '^journal' "$w/evidence"; then
+  if grep -q '^dm device: smoke-lin' "$w/evidence" && grep -q '^journal' "$w/evidence"; then
     ok "host activated an unfenced farm (expected): $(grep -c . "$w/evidence") signs"
-    info <"$w/evidence"
+    summary <"$w/evidence" | info
   else
     bad "the probe did not see the host activate an unfenced farm"; info <"$w/evidence"
   fi

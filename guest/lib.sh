@@ -1,12 +1,13 @@
 # shellcheck shell=bash
 #
-# guest/lib.sh: what run-initramfs.sh and run-systemd.sh share, and the
-# size and time reports of the image builds (build-initramfs.sh,
-# build-rootfs.sh, prepare.sh) and the pruning of old images, which does
-# not change an image.  Source it after defining say() and die()
-# and the variables each function names.  The image builds' cache keys
-# hash their own scripts, not this file: only reporting and pruning
-# belong here.
+# guest/lib.sh: what run-initramfs.sh, run-systemd.sh and
+# run-hosttier.sh share, and the size and time reports of the image
+# builds (build-initramfs.sh, build-rootfs.sh, prepare.sh) and the pruning
+# of old images, which does not change an image.  Source it after
+# defining say() and die() and the variables each function names.  The
+# image builds' cache keys hash their own scripts, not this file: only
+# reporting, pruning and guest_copy_libs (which the layers that use it
+# hash themselves) belong here.
 
 # guest_prune DIR PREFIX OUT FILE: besides OUT, keep the newest older
 # image directory DIR/PREFIX* that holds FILE (a run started just before
@@ -21,6 +22,22 @@ guest_prune() {
     if [ -n "$kept" ]; then say "removing the old $old"; rm -rf "$old"; fi
     kept=1
   done < <(ls -1dt "$1/$2"*/ 2>/dev/null | sed 's|/$||')
+}
+
+# guest_copy_libs ROOT BIN...: copy every library `ldd` lists for the
+# BINs into ROOT, each at its own path under usr/ (/lib/... as
+# /usr/lib/...: the guest's root is merged-/usr); print how many.  The
+# layers that use it hash this function into their cache keys.
+guest_copy_libs() {
+  local root=$1 lib rel n=0
+  shift
+  while read -r lib; do
+    rel=usr/${lib#/usr/}
+    mkdir -p "$root/$(dirname "$rel")"
+    cp -L "$lib" "$root/$rel"
+    n=$((n + 1))
+  done < <(ldd "$@" 2>/dev/null | awk '/=> \// { print $3 }' | sed 's|^/lib/|/usr/lib/|' | sort -u)
+  echo "$n"
 }
 
 # guest_mib BYTES: BYTES in MiB, one decimal ("23.4 MiB").

@@ -68,7 +68,7 @@ has tier 'FF-CHECK run: fusefarm run .*exit 0'
 has tier 'FF-CHECK run: host: no dm device while it ran'
 has tier 'FF-CHECK run: after fusefarm run: nothing left'
 has tier 'FF-CHECK control: host activated an unfenced farm \(expected\)'
-has tier 'FF-INFO control: dm device smoke-lin'
+has tier 'FF-INFO control: 2 x dm device: smoke-lin, smoke-str'
 has tier 'FF-CHECK control: control cleaned up: nothing left'
 for s in fenced run control; do
   has tier "^step $s .* pass$"
