@@ -29,7 +29,7 @@ CACHE_DIR=${1:-/var/cache/fusefarm/guest}
 say() { printf 'build-fio-layer: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 # shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh" # guest_mib, guest_disk_usage, guest_prune
+. "$(dirname "$0")/lib.sh" # guest_mib, guest_disk_usage, guest_prune, guest_copy_libs
 t0=$(date +%s)
 
 for t in cpio gzip ldd sha256sum dpkg-query; do
@@ -48,7 +48,8 @@ FVER=$(dpkg-query -W -f '${Version}' fio 2>/dev/null || true)
 [ -n "$FVER" ] || FVER=$("$FIO" --version 2>/dev/null | sed 's/^fio-//')
 [ -n "$FVER" ] || die "$FIO: cannot tell its version"
 pkgver() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo unknown; }
-key_hash=$(cat "$0" "$FIO" "$MKE2FS" "$MKXFS" /etc/mke2fs.conf | sha256sum | cut -c1-8)
+key_hash=$( { cat "$0" "$FIO" "$MKE2FS" "$MKXFS" /etc/mke2fs.conf; declare -f guest_copy_libs; } |
+  sha256sum | cut -c1-8)
 KEY="fio-${FVER//[:\/+~]/_}-$key_hash"
 OUT="$CACHE_DIR/$KEY"
 
@@ -78,13 +79,7 @@ cp /etc/mke2fs.conf "$R/etc/mke2fs.conf"
 # Each library at its own path, under usr/ (the base image is merged-/usr:
 # its /lib is a link to usr/lib, which an archive entry must not replace);
 # the loader is already in the base.
-nlibs=0
-while read -r lib; do
-  rel=usr/${lib#/usr/}
-  mkdir -p "$R/$(dirname "$rel")"
-  cp -L "$lib" "$R/$rel"
-  nlibs=$((nlibs + 1))
-done < <(ldd "$FIO" "$MKE2FS" "$MKXFS" | awk '/=> \// { print $3 }' | sed 's|^/lib/|/usr/lib/|' | sort -u)
+nlibs=$(guest_copy_libs "$R" "$FIO" "$MKE2FS" "$MKXFS")
 # ldconfig's cache is not in the guest: libraries outside the default
 # directories (libceph-common in .../ceph) are found by their users'
 # RUNPATH, which names the same path here.

@@ -1,12 +1,13 @@
 # shellcheck shell=bash
 #
-# guest/lib.sh: what run-initramfs.sh and run-systemd.sh share, and the
-# size and time reports of the image builds (build-initramfs.sh,
-# build-rootfs.sh, prepare.sh) and the pruning of old images, which does
-# not change an image.  Source it after defining say() and die()
-# and the variables each function names.  The image builds' cache keys
-# hash their own scripts, not this file: only reporting and pruning
-# belong here.
+# guest/lib.sh: what run-initramfs.sh, run-systemd.sh and
+# run-hosttier.sh share, and the size and time reports of the image
+# builds (build-initramfs.sh, build-rootfs.sh, prepare.sh) and the pruning
+# of old images, which does not change an image.  Source it after
+# defining say() and die() and the variables each function names.  The
+# image builds' cache keys hash their own scripts, not this file: only
+# reporting, pruning and guest_copy_libs (which the layers that use it
+# hash themselves) belong here.
 
 # guest_prune DIR PREFIX OUT FILE: besides OUT, keep the newest older
 # image directory DIR/PREFIX* that holds FILE (a run started just before
@@ -21,6 +22,22 @@ guest_prune() {
     if [ -n "$kept" ]; then say "removing the old $old"; rm -rf "$old"; fi
     kept=1
   done < <(ls -1dt "$1/$2"*/ 2>/dev/null | sed 's|/$||')
+}
+
+# guest_copy_libs ROOT BIN...: copy every library `ldd` lists for the
+# BINs into ROOT, each at its own path under usr/ (/lib/... as
+# /usr/lib/...: the guest's root is merged-/usr); print how many.  The
+# layers that use it hash this function into their cache keys.
+guest_copy_libs() {
+  local root=$1 lib rel n=0
+  shift
+  while read -r lib; do
+    rel=usr/${lib#/usr/}
+    mkdir -p "$root/$(dirname "$rel")"
+    cp -L "$lib" "$root/$rel"
+    n=$((n + 1))
+  done < <(ldd "$@" 2>/dev/null | awk '/=> \// { print $3 }' | sed 's|^/lib/|/usr/lib/|' | sort -u)
+  echo "$n"
 }
 
 # guest_mib BYTES: BYTES in MiB, one decimal ("23.4 MiB").
@@ -221,3 +238,85 @@ guest_verdict() {
 mark() { tr -d '\r' <"$glog" | awk -v m="$1" '$1 == "FF-MARK" && $2 == m && !n++ { print $3 }'; }
 section() { tr -d '\r' <"$glog" | awk -v s="$1" '$1 == "FF-END" && $2 == s { p = 0 } p { print } $1 == "FF-BEGIN" && $2 == s { p = 1 }'; }
 rc_of() { tr -d '\r' <"$glog" | awk -v s="$1" '$1 == "FF-RC" && $2 == s && !n++ { print $3 }'; }
+
+# guest_systemd_args: qemu's arguments for a boot of the systemd root, in
+# args: the kernel and initramfs of the image dir $img, the run's copy
+# $run/root.img as the root (virtio-blk, snapshot=on), the console on
+# ttyS0 into $run/console.log and the report channel, ttyS1, into
+# $run/report.log.  Needs $mem and $accel (guest_accel).
+guest_systemd_args() {
+  args=(-nodefaults -display none -no-reboot -m "$mem" -smp 2 "${accel[@]}"
+        -kernel "$img/vmlinuz" -initrd "$img/initrd.img"
+        -append "root=/dev/vda rw console=ttyS0 panic=-1 quiet loglevel=3 systemd.show_status=0 ${FF_APPEND:-}"
+        -drive "file=$run/root.img,if=virtio,format=raw,snapshot=on"
+        -serial "file:$run/console.log" -serial "file:$run/report.log")
+}
+
+# guest_systemd_boot WHAT SHOW_RE: start qemu with args (WHAT says what
+# it boots), show each report line matching SHOW_RE as it arrives, and
+# wait until the report ends (FF-DONE), the kernel panics, qemu exits or
+# $timeout seconds pass.  Sets qpid, tq (its start), rlog and clog (the
+# report and console logs), result (done, panic, exited, timeout), t_run
+# (start to result) and t_exit (start to qemu's exit, at most 5 s more).
+guest_systemd_boot() {
+  local lines shown=0 last_note=0 el
+  tq=$(now)
+  "$qemu" "${args[@]}" 2>"$run/qemu.log" &
+  qpid=$!
+  pids=("$qpid" "${pids[@]}")
+  say "qemu started (pid $qpid), $1"
+  rlog=$run/report.log clog=$run/console.log result=""
+  while :; do
+    if [ -f "$rlog" ]; then
+      lines=$(grep -a -c '' "$rlog" || true)
+      if [ "$lines" -gt "$shown" ]; then
+        sed -n "$((shown + 1)),${lines}p" "$rlog" | tr -d '\r' |
+          grep -a -E "$2" | sed 's/^/  guest: /' >&2 || true
+        shown=$lines
+      fi
+      if grep -a -q '^FF-DONE' "$rlog"; then result=done; fi
+    fi
+    if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic; fi
+    [ -n "$result" ] && break
+    peak_rss  # qemu's and nbdkit's VmHWM, while they live
+    if ! kill -0 "$qpid" 2>/dev/null; then
+      # qemu is gone, so its logs are whole: read them once more (what was
+      # written just before qemu exited may have missed the checks above)
+      if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic
+      elif [ -f "$rlog" ] && grep -a -q '^FF-DONE' "$rlog"; then result=done
+      else result=exited; fi
+      break
+    fi
+    el=$(since "$tq")
+    if [ "${el%.*}" -ge "$timeout" ]; then result=timeout; break; fi
+    if [ "$shown" = 0 ] && [ $(( ${el%.*} - last_note )) -ge 15 ]; then
+      say "booting… ${el%.*}s"; last_note=${el%.*}
+    fi
+    sleep 0.5
+  done
+  t_run=$(since "$tq")
+  for _ in $(seq 50); do peak_rss; kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
+  t_exit=$(since "$tq")
+}
+
+# guest_tree_cmds ROOT [HAVE]: the debugfs commands that copy the staged
+# tree ROOT into an image at the same paths: a mkdir for every directory
+# (one the image has already only makes debugfs complain), a symlink for
+# every link, and "rm" then "write" for every file, so a file the image
+# has is replaced.  A file whose path is a line of the file HAVE (what
+# the image holds already: its libraries) is left out.
+guest_tree_cmds() {
+  local root=$1 have=${2:-/dev/null} p
+  (cd "$root" && find . -mindepth 1 -type d | LC_ALL=C sort) |
+    while read -r p; do echo "mkdir ${p#.}"; done
+  (cd "$root" && find . -mindepth 1 ! -type d | LC_ALL=C sort) |
+    while read -r p; do
+      p=${p#.}
+      if [ -L "$root$p" ]; then
+        echo "symlink $p $(readlink "$root$p")"
+      elif ! grep -qxF "$p" "$have"; then
+        echo "rm $p"
+        echo "write $root$p $p"
+      fi
+    done
+}

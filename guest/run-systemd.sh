@@ -224,52 +224,11 @@ guest_wait_socket
 # --- boot ----------------------------------------------------------------
 guest_accel
 
-args=(-nodefaults -display none -no-reboot -m "$mem" -smp 2 "${accel[@]}"
-      -kernel "$img/vmlinuz" -initrd "$img/initrd.img"
-      -append "root=/dev/vda rw console=ttyS0 panic=-1 quiet loglevel=3 systemd.show_status=0 ${FF_APPEND:-}"
-      -drive "file=$run/root.img,if=virtio,format=raw,snapshot=on"
-      -serial "file:$run/console.log" -serial "file:$run/report.log")
+guest_systemd_args
 guest_disk_args
 
-tq=$(now)
-"$qemu" "${args[@]}" 2>"$run/qemu.log" &
-qpid=$!
-pids=("$qpid" "${pids[@]}")
-say "qemu started (pid $qpid), $ndisks disks on $(( (ndisks + 255) / 256 )) virtio-scsi controller(s), systemd boot"
-
-rlog=$run/report.log clog=$run/console.log
-shown=0 result="" last_note=0
-while :; do
-  if [ -f "$rlog" ]; then
-    lines=$(grep -a -c '' "$rlog" || true)
-    if [ "$lines" -gt "$shown" ]; then
-      sed -n "$((shown + 1)),${lines}p" "$rlog" | tr -d '\r' |
-        grep -a -E '^FF-(MARK|PROGRESS|DM|ERROR)' | sed 's/^/  guest: /' >&2 || true
-      shown=$lines
-    fi
-    if grep -a -q '^FF-DONE' "$rlog"; then result=done; fi
-  fi
-  if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic; fi
-  [ -n "$result" ] && break
-  peak_rss  # qemu's and nbdkit's VmHWM, while they live
-  if ! kill -0 "$qpid" 2>/dev/null; then
-    # qemu is gone, so its logs are whole: read them once more (what was
-    # written just before qemu exited may have missed the checks above)
-    if [ -f "$clog" ] && grep -a -q 'Kernel panic' "$clog"; then result=panic
-    elif [ -f "$rlog" ] && grep -a -q '^FF-DONE' "$rlog"; then result=done
-    else result=exited; fi
-    break
-  fi
-  el=$(since "$tq")
-  if [ "${el%.*}" -ge "$timeout" ]; then result=timeout; break; fi
-  if [ "$shown" = 0 ] && [ $(( ${el%.*} - last_note )) -ge 15 ]; then
-    say "booting… ${el%.*}s"; last_note=${el%.*}
-  fi
-  sleep 0.5
-done
-t_run=$(since "$tq")
-for _ in $(seq 50); do peak_rss; kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
-t_exit=$(since "$tq")
+guest_systemd_boot "$ndisks disks on $(( (ndisks + 255) / 256 )) virtio-scsi controller(s), systemd boot" \
+  '^FF-(MARK|PROGRESS|DM|ERROR)'
 
 guest_verdict "$result" "$clog" console
 

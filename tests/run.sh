@@ -133,16 +133,16 @@ build_and_test() {
 pass build "warnings as errors; every test" \
   build_and_test "$top/build-test" -DFF_WERROR=ON -DFF_SANITIZE=OFF --
 
-# The guest boots (test-vm) run qemu under TCG for minutes and exercise no
-# more of our code than the plugin tests already do under the sanitizers:
-# they run once, in the pass above.  test-valgrind skips itself here
+# The guest boots (test-vm, test-install, test-host-tier) run qemu under
+# TCG for minutes and exercise no more of our code than the plugin tests
+# already do under the sanitizers: they run once, in the pass above.  test-valgrind skips itself here
 # (valgrind cannot run ASan binaries).
 # In a subshell: the sanitizers' options stay with this pass.
 asan_pass() (
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   build_and_test "$top/build-asan" -DFF_WERROR=ON -DFF_SANITIZE=ON \
-    -DCMAKE_BUILD_TYPE=Debug -- -E '^(integration/test-(vm|install)|guest/images)$'
+    -DCMAKE_BUILD_TYPE=Debug -- -E '^(integration/test-(vm|install|host-tier)|guest/images)$'
 )
 pass asan "ASan+UBSan build; every test but the guest boots" asan_pass
 

@@ -1,0 +1,303 @@
+#!/bin/bash
+# host-tier (guest, systemd boot): fusefarm as a user runs it on a host
+# with udev, systemd, lvm2 and device-mapper live, and what the host did.
+# guest/run-hosttier.sh installs fusefarm into the image copy
+# (build-fusefarm-layer.sh), this script as /usr/local/sbin/ff-host-tier,
+# ff-hosttier.service to start it once the boot is done, and
+# /etc/ff/hosttier.conf:
+#   FF_STEPS    the steps, in order (default "fenced run control")
+#   FF_DEVICES  the size of the fenced step's farm (mount --devices)
+#   FF_WAIT     seconds any one wait may take before it is a failure
+#
+# A step is a function step_NAME.  It starts on a host with no farm and
+# must leave it so: every step ends with farm_gone, which checks that no
+# loop, mount, dm device, fusefarm udev rule or run scratch dir is left.
+# The probe host_evidence lists what the host's udev, lvm2 and systemd
+# did with a farm's VGs (dm devices, lvm's online records, lvm-activate
+# units, the journal); the steps that run fusefarm require it empty, the
+# control requires it not to be, so a probe that cannot see the host's
+# activation fails the control.
+#
+# Everything goes to ttyS1, the report channel: FF-MARK NAME UPTIME,
+# FF-STEP NAME begin|pass|fail, one FF-CHECK STEP: WHAT per check passed
+# and FF-FAIL STEP: WHAT per check failed (FF-INFO STEP: lines after it
+# say why), FF-DONE last.  Exit 0 when no check failed.
+export LC_ALL=C PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
+FF_STEPS="fenced run control" FF_DEVICES=200 FF_WAIT=300
+. /etc/ff/hosttier.conf
+out=/dev/ttyS1
+stty -F $out raw -echo 115200 2>/dev/null
+exec >$out 2>&1
+data=/usr/local/share/fusefarm/configs
+w=/root/ff-hosttier
+mkdir -p "$w"
+failed=0 step=""
+
+up() { read -r u _ </proc/uptime; echo "$u"; }
+mark() { echo "FF-MARK $1 $(up)"; }
+ok() { echo "FF-CHECK $step: $*"; }
+bad() { echo "FF-FAIL $step: $*"; step_failed=1; }
+info() { sed -e "s/^/FF-INFO $step: /" | head -n "${1:-30}"; }
+# check WHAT CMD...: CMD's success is the check's
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+# summary: lines "KIND: DETAIL" as one line per kind, its count and its
+# first three details
+summary() {
+  awk '{ k = $0; sub(/: .*/, "", k); d = substr($0, length(k) + 3)
+         if (!(k in n)) order[++nk] = k
+         if (++n[k] <= 3) ex[k] = ex[k] (n[k] > 1 ? ", " : "") d }
+       END { for (i = 1; i <= nk; i++) { k = order[i]
+               print n[k] " x " k ": " ex[k] (n[k] > 3 ? ", ..." : "") } }'
+}
+# empty WHAT FILE: the check that FILE holds nothing; else what it holds
+empty() {
+  if [ -s "$2" ]; then bad "$1"; summary <"$2" | info; else ok "$1"; fi
+}
+# wait_until SECS CMD...: CMD again every half second until it succeeds;
+# 1 when it did not in SECS
+wait_until() {
+  local end=$(( $(date +%s) + $1 )); shift
+  until "$@"; do
+    [ "$(date +%s)" -lt "$end" ] || return 1
+    sleep 0.5
+  done
+}
+
+cursor() { journalctl -q -n 0 --show-cursor | sed -n 's/^-- cursor: //p'; }
+
+# farm_vgs MANIFEST: the VG names of a manifest (fusefarm manifest, or a
+# mount's .fusefarm/manifest.json), sorted
+farm_vgs() { grep -o '"vg":"[^"]*"' "$1" | cut -d'"' -f4 | sort -u; }
+
+# host_evidence VGS CURSOR: what the host did with the VGs named in the
+# file VGS since the journal's CURSOR, one line each: their dm devices
+# (VG-LV, '-' doubled in the names), lvm's online records
+# (/run/lvm/pvs_online, vgs_online: pvscan --cache of lvm2's udev rule),
+# lvm-activate-VG and lvm2-pvscan@ units, and the journal's lines of lvm
+# and systemd about them
+host_evidence() {
+  local vgs=$1 cur=$2
+  dmsetup ls 2>/dev/null | awk 'NR == FNR { p = $1; gsub(/-/, "--", p); pre[p "-"] = 1; next }
+    { for (p in pre) if (index($1, p) == 1) { print "dm device: " $1; break } }' "$vgs" -
+  { ls /run/lvm/vgs_online 2>/dev/null; } | sort | comm -12 - "$vgs" |
+    sed 's|^|lvm online record: /run/lvm/vgs_online/|'
+  { cat /run/lvm/pvs_online/* 2>/dev/null | sed -n 's/^vg://p'; } | sort -u | comm -12 - "$vgs" |
+    sed 's|^|lvm online record: /run/lvm/pvs_online, a PV of VG |'
+  systemctl list-units --all --plain --no-legend 'lvm-activate-*' 'lvm2-pvscan@*' 2>/dev/null |
+    awk '{ print $1 }' | sed -n 's/^lvm-activate-\(.*\)\.service$/\1/p' | sort -u |
+    comm -12 - "$vgs" | sed 's/^/systemd unit: lvm-activate-/'
+  systemctl list-units --all --plain --no-legend 'lvm2-pvscan@7:*' 2>/dev/null |
+    awk '{ print "systemd unit: " $1 " (a loop device)" }'
+  journalctl -q --after-cursor "$cur" -o cat 2>/dev/null |
+    sed -n -e 's/.*VG \([^ ]*\) is complete.*/\1 VG \1 is complete/p' \
+      -e 's/.*volume group "\([^"]*\)" now active.*/\1 volume group "\1" now active/p' \
+      -e 's/.*\(lvm-activate-\([^ ]*\)\.service\).*/\2 unit \1/p' | sort -u |
+    join - "$vgs" | cut -d' ' -f2- | sed 's/^/journal: /'
+}
+
+# the loops whose backing file's path starts with PREFIX
+loops_under() { losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$1" 'index($2, d) == 1'; }
+mounted() { awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; }
+
+# farm_gone WHAT PREFIX: nothing of a farm mounted at a path starting
+# with PREFIX is left: no loop backed by a file there, no mount there,
+# no dm device at all (nothing else
+# in this guest makes one), no fusefarm udev rule, no fusefarm run scratch
+farm_gone() {
+  loops_under "$2" | sed 's/^/loop: /' >"$w/left"
+  awk -v m="$2" 'index($2, m) == 1 { print "mount: " $2 " (" $3 ")" }' /proc/mounts >>"$w/left"
+  dmsetup ls 2>/dev/null | grep -v '^No devices found' | sed 's/^/dm device: /' >>"$w/left"
+  ls -d /run/udev/rules.d/*fusefarm* /tmp/fusefarm-run.* 2>/dev/null | sed 's/^/file: /' >>"$w/left"
+  empty "$1: nothing left (loops, mounts, dm devices, udev rules, run scratch)" "$w/left"
+}
+
+# release_farm VGS DIR: after a failed step, take back what the host
+# stacked on the farm (lvm-activate units, dm devices of its VGs), so the
+# next step starts clean; says what it did
+release_farm() {
+  local n
+  systemctl list-units --all --plain --no-legend 'lvm-activate-*' | awk '{ print $1 }' |
+    xargs -r systemctl stop 2>&1 | info 5
+  for n in 1 2 3 4; do
+    host_evidence "$1" "$(cursor)" | sed -n 's/^dm device: //p' >"$w/dm"
+    [ -s "$w/dm" ] || break
+    xargs -r -n1 dmsetup remove --retry <"$w/dm" 2>&1 | info 5
+  done
+  loops_under "$2" | awk '{ print $1 }' | xargs -r losetup -d 2>&1 | info 5
+  mounted "$2" && { fusermount3 -u "$2" 2>/dev/null || umount -l "$2"; }
+  echo "released what was left of the farm at $2" | info
+}
+
+# ---- the steps ----------------------------------------------------------
+
+# fenced: mount and attach a farm as a user does, with the default state
+# dir; udev's record of every loop carries fusefarm's rule and the host
+# did nothing with the farm; detach and unmount leave nothing
+step_fenced() {
+  local mnt=/mnt/farm cur st rc n l
+  mkdir -p "$mnt"
+  cur=$(cursor)
+  check "fusefarm mount mixed-1000.conf $mnt --devices $FF_DEVICES" \
+    fusefarm mount "$data/mixed-1000.conf" "$mnt" --devices "$FF_DEVICES"
+  mounted "$mnt" || return 0
+  farm_vgs "$mnt/.fusefarm/manifest.json" >"$w/vgs"
+  mark attach
+  rc=0; fusefarm attach "$mnt" >"$w/attach.out" 2>"$w/attach.err" || rc=$?
+  mark attached
+  if [ $rc = 0 ]; then ok "fusefarm attach $mnt: $(grep -c . "$mnt/.fusefarm/devices") devices, $(grep -c . "$w/vgs") VGs"
+  else bad "fusefarm attach $mnt: exit $rc"; info <"$w/attach.err"; fi
+  n=$(grep -c . "$mnt/.fusefarm/devices")
+  check "attach says: udev: all $n loop devices fenced" \
+    grep -q "udev: all $n loop devices fenced" "$w/attach.err"
+  check "attach says: host: no device-mapper device on the farm's loops" \
+    grep -q "host: no device-mapper device on the farm's loops" "$w/attach.err"
+  st=/run/fusefarm/$(echo "$mnt" | sed 's|/|%2F|g')
+  awk '{ print $1 }' "$st/loops" 2>/dev/null >"$w/loops"
+  # udev's record of every farm loop, read at once (a udevadm per loop
+  # costs seconds under TCG)
+  udevadm info --export-db >"$w/udev-db"
+  awk -v m="$mnt" 'NR == FNR { want[$1] = 1; next }
+    function done() {
+      if (dev in want) {
+        seen[dev] = 1
+        if (!(("FUSEFARM_MOUNT=" m) in e) || !("DM_UDEV_DISABLE_OTHER_RULES_FLAG=1" in e) || odd != "")
+          print "unfenced loop: " dev " " (("FUSEFARM_MOUNT=" m) in e ? "" : "no FUSEFARM_MOUNT=" m " ") \
+                ("DM_UDEV_DISABLE_OTHER_RULES_FLAG=1" in e ? "" : "no DM_UDEV_DISABLE_OTHER_RULES_FLAG=1 ") odd
+      }
+      dev = ""; odd = ""; delete e
+    }
+    /^$/ { done(); next }
+    /^N: / { dev = "/dev/" substr($0, 4) }
+    /^E: / { kv = substr($0, 4); e[kv] = 1; if (kv ~ /^(ID_FS_TYPE|LVM_[A-Z_]*)=/) odd = odd kv " " }
+    END { done(); for (d in want) if (!(d in seen)) print "unfenced loop: " d " not in udev'"'"'s database" }' \
+    "$w/loops" "$w/udev-db" >"$w/unfenced"
+  if [ ! -s "$w/loops" ]; then bad "no loop recorded in $st/loops"
+  else
+    l=$(head -n1 "$w/loops")
+    udevadm info --query=property --name="$l" |
+      grep -E '^(FUSEFARM_MOUNT|DM_UDEV_DISABLE_OTHER_RULES_FLAG|SYSTEMD_READY|UDISKS_IGNORE)=' |
+      sed "s|^|udevadm info $l: |" | info
+    empty "udev: every one of $(grep -c . "$w/loops") loops has FUSEFARM_MOUNT=$mnt, DM_UDEV_DISABLE_OTHER_RULES_FLAG=1, no ID_FS_TYPE, no LVM_*" "$w/unfenced"
+  fi
+  udevadm settle
+  host_evidence "$w/vgs" "$cur" >"$w/evidence"
+  empty "host: no dm device, lvm online record, lvm-activate unit or journal line for the farm's $(grep -c . "$w/vgs") VGs" "$w/evidence"
+  mark detach
+  rc=0; fusefarm detach "$mnt" >"$w/detach.out" 2>&1 || rc=$?
+  if [ $rc = 0 ]; then ok "fusefarm detach $mnt"; else bad "fusefarm detach $mnt: exit $rc"; info <"$w/detach.out"; fi
+  rc=0; fusermount3 -u "$mnt" >"$w/umount.out" 2>&1 || rc=$?
+  if [ $rc = 0 ]; then ok "fusermount3 -u $mnt"; else bad "fusermount3 -u $mnt: exit $rc"; info <"$w/umount.out"; fi
+  mark detached
+  [ "$step_failed" = 0 ] || release_farm "$w/vgs" "$mnt"
+  host_evidence "$w/vgs" "$cur" >"$w/evidence"
+  [ "$step_failed" = 1 ] ||
+    empty "host: still nothing of the farm's VGs after detach" "$w/evidence"
+  farm_gone "detach and unmount" "$mnt"
+}
+
+# The run's scenario: a small mixed farm, every lvm workload once
+run_scenario() {
+  cat <<EOF
+name = "host-tier";
+description = "the host tier's run: 20 devices, every lvm workload once";
+spec = "$data/mixed-1000.conf";
+devices = 20;
+workloads = ( { type = "pvs"; },
+              { type = "pvscan-cache"; },
+              { type = "event-activation"; concurrency = 4; },
+              { type = "direct-activation"; },
+              { type = "lvchange"; count = 1; } );
+EOF
+}
+
+# run: `fusefarm run` of a small scenario; udev saw every loop of the run
+# fenced, the host never activated a VG of it (dm devices sampled while it
+# ran, the journal after) and nothing of it is left
+step_run() {
+  local cur pid rc mon n
+  run_scenario >"$w/host-tier.conf"
+  fusefarm manifest "$data/mixed-1000.conf" --devices 20 >"$w/run-manifest.json"
+  farm_vgs "$w/run-manifest.json" >"$w/vgs"
+  cur=$(cursor)
+  udevadm monitor --udev --property --subsystem-match=block >"$w/udev-events" 2>&1 &
+  mon=$!
+  wait_until 30 grep -q '^UDEV' "$w/udev-events" || bad "udevadm monitor did not start"
+  : >"$w/dm-seen"
+  mark run
+  fusefarm run "$w/host-tier.conf" --json "$w/run.json" >"$w/run.out" 2>&1 &
+  pid=$!
+  n=0
+  # sampling, not synchronisation: what dm devices exist while it runs
+  while kill -0 "$pid" 2>/dev/null && [ $n -lt $((FF_WAIT * 2)) ]; do
+    dmsetup ls 2>/dev/null | grep -v '^No devices found' >>"$w/dm-seen"
+    sleep 0.5; n=$((n + 1))
+  done
+  kill -0 "$pid" 2>/dev/null && { bad "fusefarm run still running after ${FF_WAIT}s: killed"; kill "$pid"; }
+  rc=0; wait "$pid" || rc=$?
+  mark ran
+  kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
+  if [ $rc = 0 ]; then ok "fusefarm run (mixed-1000 at devices = 20, 5 workloads): exit 0, $(grep -o 'farm: .* attached' "$w/run.out" | head -n1)"
+  else bad "fusefarm run: exit $rc"; tail -n 20 "$w/run.out" | info; fi
+  # the udev events of the run's loops (their backing files are in its
+  # scratch dir): each with fusefarm's rule, none with lvm's or blkid's
+  awk 'BEGIN { RS = "" } /DEVNAME=\/dev\/loop/ && /FUSEFARM_MOUNT=\/tmp\/fusefarm-run\./ { f++ }
+       /DEVNAME=\/dev\/loop/ && /(ID_FS_TYPE=LVM2_member|LVM_VG_NAME_COMPLETE|LVM_PV_)/ { d = $0; sub(/.*DEVNAME=/, "", d); sub(/\n.*/, "", d)
+         print "udev event with LVM2_member: " d }
+       END { print f + 0 >"/dev/stderr" }' "$w/udev-events" >"$w/unfenced" 2>"$w/nfenced"
+  n=$(cat "$w/nfenced")
+  check "udev: $n loop events carried fusefarm's rule for the run's mount" [ "$n" -ge 20 ]
+  empty "udev: no loop event with lvm's or blkid's LVM2_member properties" "$w/unfenced"
+  sort -u "$w/dm-seen" | sed 's/^/dm device while the run ran: /' >"$w/evidence"
+  host_evidence "$w/vgs" "$cur" >>"$w/evidence"
+  empty "host: no dm device while it ran, no lvm online record, lvm-activate unit or journal line for its $(grep -c . "$w/vgs") VGs" "$w/evidence"
+  farm_gone "after fusefarm run" /tmp/fusefarm-run.
+}
+
+# control: a farm attached without fusefarm (its images, losetup -f), as
+# before fusefarm had its udev rules: the host's lvm2 activates it and
+# host_evidence sees that, else the probes above prove nothing
+step_control() {
+  local cur l loops=() vgs=$w/control-vgs
+  echo smoke >"$vgs"
+  cur=$(cursor)
+  rm -rf "$w/img"
+  check "fusefarm gen smoke.conf -o $w/img" fusefarm gen "$data/smoke.conf" -o "$w/img" -q
+  for f in "$w"/img/pv*; do
+    l=$(losetup -f --show "$f") && loops+=("$l")
+  done
+  check "losetup -f: ${loops[*]}" [ ${#loops[@]} = 2 ]
+  udevadm settle
+  mark control-attached
+  smoke_active() {
+    dmsetup info smoke-lin >/dev/null 2>&1 && dmsetup info smoke-str >/dev/null 2>&1 &&
+      journalctl -q --after-cursor "$cur" -o cat | grep -q 'volume group "smoke" now active'
+  }
+  wait_until "$FF_WAIT" smoke_active ||
+    bad "the host did not activate smoke in ${FF_WAIT}s (no smoke-lin and smoke-str, or no \"now active\")"
+  mark control-active
+  host_evidence "$vgs" "$cur" >"$w/evidence"
+  if grep -q '^dm device: smoke-lin' "$w/evidence" && grep -q '^journal' "$w/evidence"; then
+    ok "host activated an unfenced farm (expected): $(grep -c . "$w/evidence") signs"
+    summary <"$w/evidence" | info
+  else
+    bad "the probe did not see the host activate an unfenced farm"; info <"$w/evidence"
+  fi
+  vgchange -an smoke >"$w/vgchange.out" 2>&1 || { bad "vgchange -an smoke"; info <"$w/vgchange.out"; }
+  losetup -d "${loops[@]}"
+  rm -rf "$w/img"
+  farm_gone "control cleaned up" "$w/img"
+}
+
+mark host-tier-start
+modprobe fuse && modprobe loop || echo "FF-FAIL setup: modprobe fuse loop"
+echo "FF-INFO setup: $(fusefarm --version), $(lvm version | awk '/LVM version/ { print "lvm2 " $3 }'), systemd $(systemctl --version | awk 'NR == 1 { print $2 }'), kernel $(uname -r)"
+for s in $FF_STEPS; do
+  step=$s step_failed=0
+  if ! declare -F "step_$s" >/dev/null; then echo "FF-FAIL $s: no such step"; failed=1; continue; fi
+  echo "FF-STEP $s begin $(up)"
+  "step_$s"
+  if [ "$step_failed" = 0 ]; then echo "FF-STEP $s pass $(up)"; else echo "FF-STEP $s fail $(up)"; failed=1; fi
+done
+echo "FF-DONE $([ $failed = 0 ] && echo pass || echo fail)"
+sync
+exit $failed

@@ -1,0 +1,88 @@
+#!/bin/bash
+# test-host-tier.sh: the host tier (docs/guest.md "The host tier"):
+# guest/run-hosttier.sh installs this build into a copy of the systemd
+# guest's root (Debian 12: systemd 252, udev, lvm2 2.03.16 with event
+# activation, device-mapper) and runs fusefarm there as a user does on a
+# host of their own, under qemu TCG (~3.5 min on 2 cores):
+#   1. fenced: mount mixed-1000.conf at 200 devices, attach with the
+#      default state dir: attach says every loop is fenced and no dm
+#      device sits on them, udev's record of every loop has
+#      FUSEFARM_MOUNT and DM_UDEV_DISABLE_OTHER_RULES_FLAG=1 and no
+#      LVM2_member, the host made no dm device, no lvm online record, no
+#      lvm-activate unit and no journal line for a farm VG; detach and
+#      fusermount3 -u leave no loop, mount or udev rule
+#   2. run: `fusefarm run` of a 20-device scenario: exit 0, udev saw the
+#      run's loops fenced, the host never activated a VG of it, nothing
+#      of it is left (loops, mounts, dm devices, rules, scratch)
+#   3. control: two images of smoke.conf attached by losetup, without
+#      fusefarm: the host activates them and the same probe sees it (else
+#      1 and 2 prove nothing)
+#   4. a guest step that fails (an unknown step) makes the run exit 1,
+#      and a boot that does not finish in --timeout is killed with a
+#      clear message; nothing is left running after either
+# The guest images are built or checked first by the ctest fixture
+# guest/images, as for test-vm.sh; run by hand, the boot builds them.
+# usage: test-host-tier.sh FUSEFARM  (FF_BUILD_DIR: the build tree to
+#        install into the guest; FF_SOURCE_DIR: the source tree; root;
+#        qemu-system-x86, e2fsprogs, cmake: scripts/deps.sh)
+set -uo pipefail
+ff=${1:?usage: test-host-tier.sh FUSEFARM}
+ff=$(realpath "$ff")
+src=${FF_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${FF_BUILD_DIR:-$(dirname "$(dirname "$ff")")}
+[ -f "$build/CMakeCache.txt" ] || { echo "test-host-tier: $build is not a build tree"; exit 1; }
+for t in qemu-system-x86_64 debugfs cmake python3 fusermount3; do
+  command -v $t >/dev/null || { echo "test-host-tier: $t missing (scripts/deps.sh installs it)"; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# run-hosttier.sh makes its run dir in TMPDIR: a qemu it left behind names
+# $tmp in its command line, and other guest runs are not taken for ours
+export TMPDIR=$tmp
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+leftovers() { pgrep -f "$tmp/ff-hosttier\." || true; }
+
+hosttier() { # hosttier NAME WANT_RC ARGS...: one boot
+  local name=$1 want=$2 rc=0 t0=$SECONDS; shift 2
+  "$src/guest/run-hosttier.sh" --build "$build" "$@" >"$tmp/$name.out" 2>&1 || rc=$?
+  # a failed run keeps its directory for debugging; not ours to keep
+  sed -n 's|^run-hosttier: kept \(/.*/ff-hosttier\.[A-Za-z0-9]*\)$|\1|p' "$tmp/$name.out" | xargs -r rm -rf
+  echo "-- $name: exit $rc ($((SECONDS - t0))s)"
+  [ "$rc" = "$want" ] || { fail "$name: exit $rc, want $want:"; sed 's/^/  /' "$tmp/$name.out"; }
+  [ -z "$(leftovers)" ] || { fail "$name: left processes behind:"; pgrep -af "$tmp/ff-hosttier\." | cut -c1-160; }
+}
+has() { # has NAME PATTERN
+  grep -q -E -- "$2" "$tmp/$1.out" || fail "$1: no line matching '$2'"
+}
+
+hosttier tier 0 --out "$tmp/tier"
+grep -E '^  guest: FF-(CHECK|FAIL)|^(step|boot|prepare|qemu|checks|verdict)' "$tmp/tier.out"
+has tier '^verdict: PASS'
+has tier 'FF-CHECK fenced: attach says: udev: all 20[0-9] loop devices fenced'
+has tier "FF-CHECK fenced: attach says: host: no device-mapper device on the farm's loops"
+has tier 'FF-CHECK fenced: udev: every one of 20[0-9] loops has FUSEFARM_MOUNT=/mnt/farm, DM_UDEV_DISABLE_OTHER_RULES_FLAG=1'
+has tier 'FF-CHECK fenced: host: no dm device, lvm online record, lvm-activate unit or journal line'
+has tier 'FF-CHECK fenced: detach and unmount: nothing left'
+has tier 'FF-CHECK run: fusefarm run .*exit 0'
+has tier 'FF-CHECK run: host: no dm device while it ran'
+has tier 'FF-CHECK run: after fusefarm run: nothing left'
+has tier 'FF-CHECK control: host activated an unfenced farm \(expected\)'
+has tier 'FF-INFO control: 2 x dm device: smoke-lin, smoke-str'
+has tier 'FF-CHECK control: control cleaned up: nothing left'
+for s in fenced run control; do
+  has tier "^step $s .* pass$"
+done
+[ -s "$tmp/tier/report.log" ] || fail "tier: --out has no report.log"
+
+# a failing check in the guest is the run's failure
+hosttier nostep 1 --steps "fenced-nosuch"
+has nostep 'FF-FAIL fenced-nosuch: no such step'
+has nostep '^verdict: FAIL'
+
+# a guest that does not finish is killed
+hosttier timeout 1 --timeout 10 --steps control
+has timeout 'error: timeout: the guest did not finish in 10s'
+
+[ "$fails" = 0 ] || { echo "test-host-tier: $fails failure(s)"; exit 1; }
+echo "test-host-tier: ok"
