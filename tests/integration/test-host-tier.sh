@@ -3,7 +3,7 @@
 # guest/run-hosttier.sh installs this build into a copy of the systemd
 # guest's root (Debian 12: systemd 252, udev, lvm2 2.03.16 with event
 # activation, device-mapper) and runs fusefarm there as a user does on a
-# host of their own, under qemu TCG (~3.5 min on 2 cores):
+# host of their own, under qemu TCG (4-6 min on 2 cores, three boots):
 #   1. fenced: mount mixed-1000.conf at 200 devices, attach with the
 #      default state dir: attach says every loop is fenced and no dm
 #      device sits on them, udev's record of every loop has
