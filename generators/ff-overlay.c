@@ -170,8 +170,8 @@ ff_ov_reserve(struct ff_overlay *ov, int64_t delta)
       errno = ENOSPC;
       return -1;
     }
-  } while (!atomic_compare_exchange_weak(&ov->ndata, &cur,
-                                         cur + (uint64_t)delta));
+  } while (
+    !atomic_compare_exchange_weak(&ov->ndata, &cur, cur + (uint64_t)delta));
   return 0;
 }
 

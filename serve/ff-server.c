@@ -507,11 +507,11 @@ ff_server_stats_json(struct ff_server *s, int include_idle, int indent,
 
     ff_overlay_stats(ff_farm_overlay(s->farm), &data, NULL, NULL);
     ff_overlay_cap(ff_farm_overlay(s->farm), &max, &full);
-    json_object_set_new(
-      j, "overlay",
-      json_pack("{s:I, s:I, s:I}", "data_bytes",
-                (json_int_t)(data * FF_OVERLAY_BLOCK), "max_bytes",
-                (json_int_t)max, "full", (json_int_t)full));
+    json_object_set_new(j, "overlay",
+                        json_pack("{s:I, s:I, s:I}", "data_bytes",
+                                  (json_int_t)(data * FF_OVERLAY_BLOCK),
+                                  "max_bytes", (json_int_t)max, "full",
+                                  (json_int_t)full));
   }
   out = ff_stats_json_dump(j, indent);
   json_decref(j);
@@ -597,12 +597,14 @@ ff_server_save_at_exit(struct ff_server *s, char **report)
    * (the failed save removed its temporary file, so even a full file
    * system has room for these few bytes), and the system log, which a
    * daemon whose stderr went to /dev/null still reaches. */
-  if (text && marker[0] && ff_write_file_atomic(marker, text, strlen(text)) < 0)
+  if (text && marker[0] &&
+      ff_write_file_atomic(marker, text, strlen(text)) < 0)
     fprintf(stderr, "fusefarm: cannot write %s either: %s\n", marker,
             ff_errmsg());
   openlog("fusefarm", LOG_PID, LOG_DAEMON);
-  syslog(LOG_ERR, "overlay save to %s failed: %s (%llu blocks written, %llu "
-                  "zeroed, lost)",
+  syslog(LOG_ERR,
+         "overlay save to %s failed: %s (%llu blocks written, %llu "
+         "zeroed, lost)",
          s->save_overlay, why, (unsigned long long)data,
          (unsigned long long)zero);
   closelog();

@@ -715,17 +715,16 @@ device_json(struct ff_stats *s, uint32_t i, const char *const *names,
     snprintf(namebuf, sizeof namebuf, "dev%" PRIu32, i);
     name = namebuf;
   }
-  o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, "
-                "s:I, s:o, s:o, s:o}",
-                "name", name, "index", (json_int_t)i, "reads", jint(ops[0]),
-                "writes", jint(ops[1]), "flushes", jint(ops[2]), "bytes_read",
-                jint(bytes[0]), "bytes_written", jint(bytes[1]),
-                "blocks_touched", jint(blocks), "blocks_touched_capped",
-                (int)capped, "errors", jint(errors), "errors_injected",
-                jint(injected), "interrupted", jint(interrupted),
-                "read_offsets_first",
-                offsets_json(first, nfirst), "read_offsets_last",
-                offsets_json(last, nlast), "latency", latencies_json(hs));
+  o = json_pack(
+    "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, "
+    "s:I, s:o, s:o, s:o}",
+    "name", name, "index", (json_int_t)i, "reads", jint(ops[0]), "writes",
+    jint(ops[1]), "flushes", jint(ops[2]), "bytes_read", jint(bytes[0]),
+    "bytes_written", jint(bytes[1]), "blocks_touched", jint(blocks),
+    "blocks_touched_capped", (int)capped, "errors", jint(errors),
+    "errors_injected", jint(injected), "interrupted", jint(interrupted),
+    "read_offsets_first", offsets_json(first, nfirst), "read_offsets_last",
+    offsets_json(last, nlast), "latency", latencies_json(hs));
   return o;
 }
 
@@ -756,8 +755,8 @@ ff_stats_json(struct ff_stats *s, const char *const *names, int include_idle)
     "bytes_read", jint(t->bytes[0]), "bytes_written", jint(t->bytes[1]),
     "blocks_touched", jint(t->blocks), "blocks_touched_capped", (int)t->capped,
     "errors", jint(t->errors), "errors_injected", jint(t->injected),
-    "interrupted", jint(t->interrupted),
-    "devices_active", jint(t->active), "latency", latencies_json(t->hs));
+    "interrupted", jint(t->interrupted), "devices_active", jint(t->active),
+    "latency", latencies_json(t->hs));
   if (!totals)
     goto oom;
   since = atomic_load_explicit(&s->since_ns, memory_order_relaxed);

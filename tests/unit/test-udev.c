@@ -21,9 +21,10 @@ test_rules_text(void **state)
   assert_non_null(t);
   /* Only loops backed by a file in the mount; every flag set. */
   assert_non_null(strstr(t, "# mount: /tmp/farm 1/mnt\n"));
-  assert_non_null(strstr(t, "KERNEL!=\"loop[0-9]*\", GOTO=\"fusefarm_end\"\n"));
-  assert_non_null(strstr(
-    t, "ATTR{loop/backing_file}!=\"/tmp/farm 1/mnt/*\", GOTO=\"fusefarm_end\"\n"));
+  assert_non_null(
+    strstr(t, "KERNEL!=\"loop[0-9]*\", GOTO=\"fusefarm_end\"\n"));
+  assert_non_null(strstr(t, "ATTR{loop/backing_file}!=\"/tmp/farm 1/mnt/*\", "
+                            "GOTO=\"fusefarm_end\"\n"));
   assert_non_null(strstr(t, "ENV{FUSEFARM_MOUNT}=\"/tmp/farm 1/mnt\"\n"));
   assert_non_null(strstr(t, "ENV{DM_UDEV_DISABLE_OTHER_RULES_FLAG}=\"1\"\n"));
   assert_non_null(
@@ -35,7 +36,8 @@ test_rules_text(void **state)
   t = ff_udev_rules_text("/tmp/farm 1/mnt", 1);
   assert_non_null(t);
   assert_non_null(strstr(
-    t, "ENV{FUSEFARM_MOUNT}!=\"/tmp/farm 1/mnt\", GOTO=\"fusefarm_late_end\"\n"));
+    t,
+    "ENV{FUSEFARM_MOUNT}!=\"/tmp/farm 1/mnt\", GOTO=\"fusefarm_late_end\"\n"));
   assert_non_null(strstr(t, "ENV{ID_FS_TYPE}=\"\""));
   free(t);
   /* udev would take these as patterns: refused, naming the character. */
