@@ -299,10 +299,7 @@ ff_open_regular(const char *path, const char *what)
     close(fd);
     errno = EINVAL;
     return ff_error("%s%s%s: not a regular file (%s)", path, pre, w,
-                    S_ISFIFO(st.st_mode)   ? "a fifo"
-                    : S_ISDIR(st.st_mode)  ? "a directory"
-                    : S_ISSOCK(st.st_mode) ? "a socket"
-                                           : "a device");
+                    kind_of(st.st_mode));
   }
   /* Regular files ignore O_NONBLOCK; clear it all the same. */
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
