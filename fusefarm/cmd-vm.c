@@ -1094,6 +1094,23 @@ ff_cmd_vm(int argc, char **argv)
     rc = 2;
     goto out;
   }
+  /* The guest activates with real device-mapper, always. */
+  if (v.sc) {
+    const struct ff_axis *dx = ff_scenario_axis(v.sc, "fusefarm/dm");
+    int none = !dx && !strcmp(v.sc->dm, "none");
+
+    for (unsigned i = 0; dx && i < dx->nvalues; i++)
+      none |= !strcmp(dx->values[i].s, "none");
+    if (none) {
+      fprintf(stderr,
+              "fusefarm vm: %s \"none\": the guest always activates with "
+              "real device-mapper; --driverloaded n is `fusefarm run`'s "
+              "(dm = \"none\")\n",
+              dx ? "the fusefarm/dm axis has" : "dm =");
+      rc = 2;
+      goto out;
+    }
+  }
   /* The lvm builds: --lvm, else the scenario's lvm or fusefarm/lvm
    * axis; resolved (built from a ref if need be) before anything boots,
    * unless every one is the guest's own lvm2 ("lvm"). */

@@ -58,6 +58,7 @@
 #include "ff-cli.h"
 #include "ff-ctl.h"
 #include "ff-daemon.h"
+#include "ff-dm.h"
 #include "ff-error.h"
 #include "ff-expect.h"
 #include "ff-fence.h"
@@ -149,6 +150,18 @@ struct run {
   long long failed;
   long long failed_io; /* of them, io and fs workloads' */
   struct ff_sb failures;
+  /* device-mapper (ff-dm.h): the --dm override, whether the current
+   * configuration activates for real, and what its activations made. */
+  const char *dm_override;
+  int dm_real;
+  int dm_udev; /* real, and lvm synchronises with the host's udevd */
+  struct dmcount {
+    long activations; /* cold starts that found the farm's devices */
+    long created;     /* the devices they found, summed */
+    long removed;     /* removed by `vgchange -an` */
+    long forced;      /* removed by the runner (lvm left them) */
+    long max_active;  /* the most at once */
+  } dm;
   /* The farm's registry entry (farm-registry.h) and the watchdog. */
   int regfd; /* REGISTRY_DIR, opened before the namespace; -1: none */
   struct ff_reg reg;
@@ -197,7 +210,7 @@ progress(struct run *r, const char *fmt, ...)
 /* Run argv (argv[0] found on PATH), stdout and stderr to the given files
  * (NULL: /dev/null), lvm's environment when lvm is set.  Returns the pid,
  * or -1. */
-#define LVM_ENV_LEN 7
+#define LVM_ENV_LEN 9
 
 /* lvm's environment, as ff-spawn.h pairs: the scratch etc/ (its lvm.conf
  * and devices file), no fd warnings, times in UTC. */
@@ -211,6 +224,15 @@ lvm_env(struct run *r, const char *env[LVM_ENV_LEN])
   env[4] = "TZ";
   env[5] = "UTC";
   env[6] = NULL;
+  /* Real device-mapper in the private /dev: libdevmapper makes the nodes
+   * there itself, and its cookie tells the host's udev rules to leave
+   * /dev/mapper and /dev/VG alone (DM_UDEV_DISABLE_DM_RULES_FLAG,
+   * DM_UDEV_DISABLE_SUBSYSTEM_RULES_FLAG). */
+  if (r->dm_real && !r->dm_udev) {
+    env[6] = "DM_DISABLE_UDEV";
+    env[7] = "1";
+    env[8] = NULL;
+  }
 }
 
 static pid_t
@@ -469,6 +491,138 @@ read_farmview(struct run *r)
 static void privdev_down(struct run *r);
 static int privdev_up(struct run *r);
 
+/* ---- device-mapper (fusefarm/dm = real) ----------------------------------
+ */
+
+/* The farm's VG names, one per device (NULL: not a PV), for ff-dm.h. */
+#define FARM_VGS(r) ((const char *const *)(r)->fv.vg), NULL, (r)->fv.ndevs
+
+/* Whatever dm devices of the farm's VGs exist go: `vgchange -an` first
+ * when lvm is to do it (lvm), then the runner's own removal of anything
+ * left.  Counted into r->dm.  0, or -1 with ff_error. */
+static int
+dm_sweep(struct run *r, int lvm)
+{
+  long before, after;
+
+  before = ff_dm_count(FARM_VGS(r));
+  if (before < 0)
+    return -1;
+  if (!before)
+    return 0;
+  r->dm.activations++;
+  r->dm.created += before;
+  if (before > r->dm.max_active)
+    r->dm.max_active = before;
+  after = before;
+  if (lvm) {
+    const char *argv[] = {r->lvm_path, "vgchange", "-an", NULL};
+    char err[PATH_MAX + 32];
+
+    /* The host's udev may still be probing the new LVs (blkid holds each
+     * for a moment): lvm would call them "in use" and keep them. */
+    if (ff_dm_wait_released(FARM_VGS(r), 5000) < 0)
+      return -1;
+    ff_pathf(err, sizeof err, "%s/vgchange-an.err", r->outdir);
+    run_wait(r, argv, NULL, err, 1);
+    after = ff_dm_count(FARM_VGS(r));
+    if (after < 0)
+      return -1;
+    r->dm.removed += before - after;
+  }
+  if (after > 0) {
+    long gone = ff_dm_remove_all(FARM_VGS(r));
+
+    if (gone < 0)
+      return -1;
+    r->dm.forced += gone;
+  }
+  return 0;
+}
+
+/* On the way out (any way): no dm device of the farm's VGs is left. */
+static void
+dm_teardown(struct run *r)
+{
+  long gone;
+  char why[256];
+
+  if (!r->fv.vg || !ff_dm_usable(why, sizeof why))
+    return;
+  gone = ff_dm_remove_all(FARM_VGS(r));
+  if (gone < 0)
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+  else if (gone > 0)
+    say(r, "removed %ld device-mapper device%s of the farm's VGs", gone,
+        gone == 1 ? "" : "s");
+}
+
+/* Before a configuration with real activation: a dm device that already
+ * has a farm VG's name is the host's or another farm's, and lvm's create
+ * would fail on it (or a later `vgchange -an` take it down).  Refuse,
+ * naming it. */
+static int
+dm_check_clash(struct run *r)
+{
+  struct ff_dm_list l;
+  const struct ff_dm_dev *d;
+  char vg[128] = "?";
+
+  if (ff_dm_list(&l) < 0)
+    return -1;
+  d = ff_dm_clash(&l, FARM_VGS(r));
+  if (d) {
+    ff_dm_vg_of(d->name, vg, sizeof vg);
+    ff_error("fusefarm/dm = real: device-mapper device %s (UUID %s) "
+             "already exists, and VG %s is one of the farm's: activating "
+             "the farm would clash with it (another farm of the same spec, "
+             "or a VG of the host's by that name); tear that down first, "
+             "or run with dm = \"none\"",
+             d->name, d->uuid[0] ? d->uuid : "none", vg);
+    ff_dm_list_free(&l);
+    return -1;
+  }
+  ff_dm_list_free(&l);
+  return 0;
+}
+
+/* The configuration's device-mapper mode: "real" or "none" from its
+ * fusefarm/dm (auto: real when device-mapper answers).  0, or -1 when
+ * real is asked of a kernel without it. */
+static int
+dm_resolve(struct run *r, const char *mode, int udev_sync)
+{
+  char why[256];
+  int usable = ff_dm_usable(why, sizeof why);
+
+  if (!strcmp(mode, "real") && !usable)
+    return ff_error("fusefarm/dm = real, but this kernel's device-mapper "
+                    "cannot be used (%s); dm = \"auto\" or \"none\" "
+                    "activates with --driverloaded n",
+                    why);
+  r->dm_real = strcmp(mode, "none") && usable;
+  r->dm_udev = r->dm_real && udev_sync;
+  /* lvm would wait for a udev that never answers, or (libdevmapper's
+   * own check) quietly not wait: either way not what the axis asks. */
+  if (r->dm_udev && access("/run/udev/control", F_OK) < 0)
+    return ff_error("activation/udev_sync = 1 with real device-mapper: lvm "
+                    "waits for udev to process every dm device, and no "
+                    "udevd runs here (/run/udev/control: %m)");
+  memset(&r->dm, 0, sizeof r->dm);
+  return 0;
+}
+
+static json_t *
+dm_json(const struct run *r, const char *requested)
+{
+  return json_pack(
+    "{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "mode",
+    r->dm_real ? "real" : "none", "requested", requested, "udev_sync",
+    r->dm_udev, "activations", (json_int_t)r->dm.activations, "created",
+    (json_int_t)r->dm.created, "removed", (json_int_t)r->dm.removed, "forced",
+    (json_int_t)r->dm.forced, "max_active", (json_int_t)r->dm.max_active);
+}
+
 static void
 unmount_farm(struct run *r)
 {
@@ -477,6 +631,7 @@ unmount_farm(struct run *r)
 
   if (!r->mounted)
     return;
+  dm_teardown(r);
   privdev_down(r); /* detach names the loops of the host's /dev */
   run_wait(r, detach, NULL, NULL, 0);
   if (umount2(r->mnt, 0) < 0 && umount2(r->mnt, MNT_DETACH) < 0)
@@ -1022,6 +1177,8 @@ struct config {
   /* fusefarm/target, fusefarm/fstype, fusefarm/mount_options (NULL:
    * each workload's own) */
   const char *target, *fstype, *mount_options;
+  const char *dm; /* fusefarm/dm: "auto", "real", "none" */
+  int udev_sync;  /* the matrix's activation/udev_sync (0: none given) */
   const struct ff_lvm_build *lvm;
   char label[1024];
 };
@@ -1039,6 +1196,8 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   c->devices = sc->devices;
   c->fence = sc->fence;
   c->target = c->fstype = c->mount_options = NULL;
+  c->dm = r->dm_override ? r->dm_override : sc->dm;
+  c->udev_sync = 0;
   for (unsigned a = 0; a < sc->naxes; a++) {
     const struct ff_axis *ax = &sc->axes[a];
     const struct ff_sval *v = &ax->values[c->idx[a]];
@@ -1059,6 +1218,10 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->fstype = v->s;
     else if (!strcmp(ax->key, "fusefarm/mount_options"))
       c->mount_options = v->s;
+    else if (!strcmp(ax->key, "fusefarm/dm"))
+      c->dm = v->s;
+    else if (!strcmp(ax->key, "activation/udev_sync") && !v->is_str)
+      c->udev_sync = v->i != 0;
   }
   ff_config_label(sc, c->idx, c->label, sizeof c->label);
   /* This configuration's lvm: its binary, version (fence caps, dialect)
@@ -1174,6 +1337,10 @@ wenv_cold(void *ctx)
 {
   struct run *r = ctx;
 
+  /* Real activation: what the last repetition activated goes first (with
+   * the lvmetad it may need), untimed. */
+  if (r->dm_real && dm_sweep(r, 1) < 0)
+    say(r, "  device-mapper: %s", ff_errmsg());
   lvmetad_stop(r);
   ff_empty_dir(r->rundir);
   control(r, "reset");
@@ -1269,7 +1436,7 @@ run_workload(struct run *r, const struct config *c,
     .paths = r->fv.paths,
     .vgs = r->fv.vg,
     .first_lv = r->fv.first_lv,
-    .no_dm = 1,
+    .no_dm = !r->dm_real,
     .target = c->target,
     .fstype = c->fstype,
     .mount_options = c->mount_options,
@@ -1372,12 +1539,6 @@ run_scenario(struct run *r, json_t *doc)
     return ff_error("out of memory");
   json_object_set_new(doc, "configs", configs);
   json_object_set_new(doc, "notes", notes);
-  if (!have_device_mapper())
-    json_array_append_new(
-      notes, json_string("activation ran with --driverloaded n: this kernel "
-                         "has no device-mapper, so vgchange/lvchange do all "
-                         "of lvm's scanning and metadata work but create no "
-                         "dm devices"));
   json_array_append_new(
     notes, json_string("no udev runs here: obtain_device_list_from_udev=1 "
                        "falls back to scanning /dev, as lvm does when udev "
@@ -1436,6 +1597,33 @@ run_scenario(struct run *r, json_t *doc)
       json_decref(wls);
       break;
     }
+    if (dm_resolve(r, c.dm, c.udev_sync) < 0 ||
+        (r->dm_real && dm_check_clash(r) < 0)) {
+      rc = -1;
+      json_decref(settings);
+      json_decref(wls);
+      break;
+    }
+    note_once(notes,
+              r->dm_real
+                ? "activation created real device-mapper devices (dm = "
+                  "real): DM_DISABLE_UDEV=1, so libdevmapper made their "
+                  "nodes in the private /dev and told the host's udev rules "
+                  "to leave /dev/mapper alone; no udev synchronisation was "
+                  "timed; every repetition starts with the farm's devices "
+                  "removed (vgchange -an, untimed)"
+                : "activation ran with --driverloaded n (dm = none, or "
+                  "auto on a kernel without device-mapper): vgchange and "
+                  "lvchange do all of lvm's scanning and metadata work but "
+                  "create no dm devices");
+    if (r->dm_udev)
+      note_once(notes,
+                "activation/udev_sync = 1 with real device-mapper: lvm "
+                "waited for the host's udevd to run its rules on every dm "
+                "device it made (libdevmapper's cookie, completed by "
+                "95-dm-notify.rules); the nodes are still libdevmapper's, "
+                "in the private /dev (udev_rules = 0 unless the matrix "
+                "sets it), so the host's /dev/mapper gets no link");
     /* A build that needs lvmetad and cannot start one stops the run here
      * (2.02 would quietly scan without it, in another dialect). */
     if (set_profile(r, profile) < 0 || write_lvm_conf(r, &c, notes) < 0 ||
@@ -1486,6 +1674,9 @@ run_scenario(struct run *r, json_t *doc)
       }
       rc = run_workload(r, &c, wk, wls);
     }
+    if (r->dm_real && dm_sweep(r, 1) < 0 && !rc)
+      rc = -1;
+    json_object_set_new(cj, "dm", dm_json(r, c.dm));
     aio_stop(r);
     lvmetad_stop(r);
   }
@@ -1512,14 +1703,50 @@ judge_run(json_t *doc, struct ff_expect *const *ex, size_t nex,
   return rc;
 }
 
+/* The first configuration's mode that asks for real dm devices ("real"
+ * as --dm, the scenario's dm or a value of its fusefarm/dm axis), or
+ * NULL. */
+static const char *
+dm_real_asked(const struct run *r)
+{
+  const struct ff_axis *dx = ff_scenario_axis(r->sc, "fusefarm/dm");
+
+  if (!dx)
+    return !strcmp(r->dm_override ? r->dm_override : r->sc->dm, "real")
+             ? (r->dm_override ? "--dm real" : "dm = \"real\"")
+             : NULL;
+  for (unsigned v = 0; v < dx->nvalues; v++)
+    if (!strcmp(dx->values[v].s, "real"))
+      return "the fusefarm/dm axis's \"real\"";
+  return NULL;
+}
+
+/* Whether every configuration of r->sc activates with real dm devices. */
+static int
+dm_always_real(const struct run *r)
+{
+  const struct ff_axis *dx = ff_scenario_axis(r->sc, "fusefarm/dm");
+  char why[256];
+
+  if (!ff_dm_usable(why, sizeof why))
+    return 0;
+  if (!dx)
+    return strcmp(r->dm_override ? r->dm_override : r->sc->dm, "none") != 0;
+  for (unsigned v = 0; v < dx->nvalues; v++)
+    if (!strcmp(dx->values[v].s, "none"))
+      return 0;
+  return 1;
+}
+
 static const char run_usage[] =
   "usage: fusefarm run [SCENARIO] [--out DIR] [--json FILE] [--csv FILE]\n"
   "                    [--svg FILE | --no-svg] [--top N] [--lvm LVM]...\n"
   "                    [--lvm-git DIR|URL]\n"
   "                    [--keep] [--quiet] [--expect EXPR]...\n"
-  "                    [--baseline RUN.json]\n"
+  "                    [--baseline RUN.json] [--devices N] [--repeat N]\n"
+  "                    [--dm auto|real|none]\n"
   "\n"
-  "Run a scenario (docs/scenario-format.md; default: the built-in one, 400\n"
+  "Run a scenario (docs/scenario-format.md; default: the built-in one, 160\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
   "the farm, then for every configuration of the matrix time each workload\n"
   "with real lvm commands (or fio: io workloads, $FF_FIO), kept off the\n"
@@ -1557,6 +1784,14 @@ static const char run_usage[] =
   "                every EXPR holds, 1 when one fails, 125 when the build\n"
   "                or the farm could not run what it needs\n"
   "  --baseline RUN.json  the run that baseline.WORKLOAD names\n"
+  "  --devices N   scale the farm to N devices, overriding the scenario's\n"
+  "                devices (as `fusefarm mount --devices`)\n"
+  "  --repeat N    run every workload N times, overriding each one's repeat\n"
+  "                (1: a quick look; the verdict needs 2 or more)\n"
+  "  --dm MODE     device-mapper: auto (default: real when the kernel has\n"
+  "                it), real (activation makes dm devices, removed before\n"
+  "                each repetition and at the end) or none (--driverloaded\n"
+  "                n); overrides the scenario's dm\n"
   "  -h, --help    this text\n"
   "\n"
   "With --json and --svg (or --no-svg) and no --out, no run directory is\n"
@@ -1586,6 +1821,9 @@ ff_cmd_run(int argc, char **argv)
     {"out", required_argument, NULL, 'o'},
     {"expect", required_argument, NULL, 'e'},
     {"baseline", required_argument, NULL, 'b'},
+    {"dm", required_argument, NULL, 'D'},
+    {"devices", required_argument, NULL, 'N'},
+    {"repeat", required_argument, NULL, 'R'},
     {NULL, 0, NULL, 0},
   };
   struct ff_expect *ex[32];
@@ -1596,6 +1834,7 @@ ff_cmd_run(int argc, char **argv)
   const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
   const char *lvm[32], *lvm_git = NULL, *out_given = NULL;
   unsigned nlvm = 0;
+  unsigned long long ndevices = 0, nrepeat = 0;
   int top = 10, keep = 0, no_svg = 0, c, rc = 2, want_dir, made_dir = 0;
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
@@ -1663,6 +1902,24 @@ ff_cmd_run(int argc, char **argv)
     case 'b':
       baseline = optarg;
       break;
+    case 'D':
+      if (!ff_scenario_dm_valid(optarg)) {
+        ff_cli_usage("run",
+                     "--dm %s: expected auto (real when the kernel has "
+                     "device-mapper), real or none",
+                     optarg);
+        goto out_expect;
+      }
+      r.dm_override = optarg;
+      break;
+    case 'N':
+      if (ff_cli_number("run", "--devices", optarg, 1, 1u << 24, &ndevices))
+        goto out_expect;
+      break;
+    case 'R':
+      if (ff_cli_number("run", "--repeat", optarg, 1, 1000, &nrepeat))
+        goto out_expect;
+      break;
     case 'h':
       fputs(run_usage, stdout);
       rc = 0;
@@ -1697,6 +1954,24 @@ ff_cmd_run(int argc, char **argv)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
     goto out;
   }
+  if (ndevices && ff_scenario_axis(r.sc, "fusefarm/devices")) {
+    fprintf(stderr,
+            "fusefarm run: --devices %llu and the scenario's "
+            "fusefarm/devices axis: give one\n",
+            ndevices);
+    goto out;
+  }
+  if (ndevices)
+    r.sc->devices = ndevices;
+  for (unsigned i = 0; nrepeat && i < r.sc->nworkloads; i++)
+    r.sc->workloads[i].repeat = (unsigned)nrepeat;
+  if (r.dm_override && ff_scenario_axis(r.sc, "fusefarm/dm")) {
+    fprintf(stderr,
+            "fusefarm run: --dm %s and the scenario's fusefarm/dm axis: "
+            "give one\n",
+            r.dm_override);
+    goto out;
+  }
   /* The host attaches the farm with loop devices: nbd is the guest's
    * (fusefarm vm). */
   if (ff_scenario_uses_nbd(r.sc)) {
@@ -1706,9 +1981,24 @@ ff_cmd_run(int argc, char **argv)
             "runs in the guest (`fusefarm vm`)\n");
     goto out;
   }
-  /* The host runs activation with --driverloaded n: an io workload on an
-   * LV has no device to run on (the guest has one: fusefarm vm). */
-  for (unsigned i = 0; i < r.sc->nworkloads; i++) {
+  {
+    const char *asked = dm_real_asked(&r);
+    char why[256];
+
+    if (asked && !ff_dm_usable(why, sizeof why)) {
+      fprintf(stderr,
+              "fusefarm run: %s, but this kernel's device-mapper cannot be "
+              "used (%s); dm = \"auto\" or \"none\" activates with "
+              "--driverloaded n (`fusefarm vm` runs real device-mapper in a "
+              "guest)\n",
+              asked, why);
+      goto out;
+    }
+  }
+  /* A configuration that activates with --driverloaded n (dm none, or
+   * auto without device-mapper): an io workload on an LV has no device to
+   * run on (the guest has one: fusefarm vm). */
+  for (unsigned i = 0; i < r.sc->nworkloads && !dm_always_real(&r); i++) {
     const struct ff_axis *tx = ff_scenario_axis(r.sc, "fusefarm/target");
     struct ff_workload w = r.sc->workloads[i];
     char why[512];

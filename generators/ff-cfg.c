@@ -106,7 +106,8 @@ static const char *const scenario_keys[] = {
   "name",    "description", "spec",           "farm",
   "devices", "profile",     "latency",        "lvm",
   "matrix",  "workloads",   "aio_contention", "attach",
-  "fence",   "dev_names",   "lvm_git",        NULL};
+  "fence",   "dev_names",   "lvm_git",        "dm",
+  NULL};
 
 static const enum ff_cfg_kind cfg_kinds[] = {FF_CFG_SPEC, FF_CFG_PROFILE,
                                              FF_CFG_SCENARIO};

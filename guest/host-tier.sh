@@ -7,6 +7,7 @@
 # /etc/ff/hosttier.conf:
 #   FF_STEPS    the steps, in order (default "fenced run control")
 #   FF_DEVICES  the size of the fenced step's farm (mount --devices)
+#   FF_RUN_DEVICES  the size of the runs' farms (run --devices)
 #   FF_WAIT     seconds any one wait may take before it is a failure
 #
 # A step is a function step_NAME.  It starts on a host with no farm and
@@ -23,7 +24,7 @@
 # and FF-FAIL STEP: WHAT per check failed (FF-INFO STEP: lines after it
 # say why), FF-DONE last.  Exit 0 when no check failed.
 export LC_ALL=C PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
-FF_STEPS="fenced run control" FF_DEVICES=200 FF_WAIT=300
+FF_STEPS="fenced run dmreal kill9 control" FF_DEVICES=200 FF_RUN_DEVICES=6 FF_WAIT=300 FF_SCENARIO=""
 . /etc/ff/hosttier.conf
 out=/dev/ttyS1
 stty -F $out raw -echo 115200 2>/dev/null
@@ -195,62 +196,166 @@ step_fenced() {
   farm_gone "detach and unmount" "$mnt"
 }
 
-# The run's scenario: a small mixed farm, every lvm workload once
-run_scenario() {
-  cat <<EOF
-name = "host-tier";
-description = "the host tier's run: 20 devices, every lvm workload once";
-spec = "$data/mixed-1000.conf";
-devices = 20;
-workloads = ( { type = "pvs"; },
-              { type = "pvscan-cache"; },
-              { type = "event-activation"; concurrency = 4; },
-              { type = "direct-activation"; },
-              { type = "lvchange"; count = 1; } );
-EOF
+# dm_of_vgs VGS: the dm devices (names on stdin, one per line) of the VGs
+# named in the file VGS, as lvm names them (VG-LV, '-' doubled in names)
+dm_of_vgs() {
+  awk 'NR == FNR { p = $1; gsub(/-/, "--", p); pre[p "-"] = 1; next }
+    { for (p in pre) if (index($1, p) == 1) { print $1; break } }' "$1" -
 }
 
-# run: `fusefarm run` of a small scenario; udev saw every loop of the run
-# fenced, the host never activated a VG of it (dm devices sampled while it
-# ran, the journal after) and nothing of it is left
-step_run() {
-  local cur pid rc mon n
-  run_scenario >"$w/host-tier.conf"
-  fusefarm manifest "$data/mixed-1000.conf" --devices 20 >"$w/run-manifest.json"
-  farm_vgs "$w/run-manifest.json" >"$w/vgs"
-  cur=$(cursor)
-  udevadm monitor --udev --property --subsystem-match=block >"$w/udev-events" 2>&1 &
+# jnum FILE KEY: every value of "KEY": N in the JSON FILE, one per line;
+# jsum: their sum
+jnum() { grep -o "\"$2\": *[0-9]*" "$1" | sed 's/.*: *//'; }
+jsum() { jnum "$1" "$2" | awk '{ s += $1 } END { print s + 0 }'; }
+
+# run_sampled NAME ARGS...: `fusefarm run ARGS... --json $w/NAME.json` in
+# the background, with udev's block events in $w/NAME-events and the dm
+# devices that exist while it runs in $w/NAME-dm-seen (sampling, not
+# synchronisation); waits FF_WAIT seconds at most
+run_sampled() {
+  local name=$1 pid mon end rc; shift
+  : >"$w/$name-dm-seen"
+  udevadm monitor --udev --property --subsystem-match=block >"$w/$name-events" 2>&1 &
   mon=$!
-  wait_until 30 grep -q '^UDEV' "$w/udev-events" || bad "udevadm monitor did not start"
-  : >"$w/dm-seen"
-  mark run
-  fusefarm run "$w/host-tier.conf" --json "$w/run.json" >"$w/run.out" 2>&1 &
+  wait_until 30 grep -q '^UDEV' "$w/$name-events" || bad "udevadm monitor did not start"
+  mark "$name"
+  fusefarm run "$@" --no-svg --json "$w/$name.json" >"$w/$name.out" 2>&1 &
   pid=$!
-  n=0
-  # sampling, not synchronisation: what dm devices exist while it runs
-  while kill -0 "$pid" 2>/dev/null && [ $n -lt $((FF_WAIT * 2)) ]; do
-    dmsetup ls 2>/dev/null | grep -v '^No devices found' >>"$w/dm-seen"
-    sleep 0.5; n=$((n + 1))
+  end=$(( $(date +%s) + FF_WAIT ))
+  while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do
+    dmsetup ls 2>/dev/null | grep -v '^No devices found' | awk '{ print $1 }' >>"$w/$name-dm-seen"
+    sleep 0.5
   done
-  kill -0 "$pid" 2>/dev/null && { bad "fusefarm run still running after ${FF_WAIT}s: killed"; kill "$pid"; }
+  kill -0 "$pid" 2>/dev/null && { bad "fusefarm run $* still running after ${FF_WAIT}s: killed"; kill "$pid"; }
   rc=0; wait "$pid" || rc=$?
-  mark ran
+  mark "$name-ran"
   kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
-  if [ $rc = 0 ]; then ok "fusefarm run (mixed-1000 at devices = 20, 5 workloads): exit 0, $(grep -o 'farm: .* attached' "$w/run.out" | head -n1)"
-  else bad "fusefarm run: exit $rc"; tail -n 20 "$w/run.out" | info; fi
-  # the udev events of the run's loops (their backing files are in its
-  # scratch dir): each with fusefarm's rule, none with lvm's or blkid's
+  if [ $rc = 0 ]; then ok "fusefarm run $*: exit 0, $(grep -o 'farm: .* attached' "$w/$name.out" | head -n1)"
+  else bad "fusefarm run $*: exit $rc"; tail -n 20 "$w/$name.out" | info; fi
+  # what it measured, for the log: the report from its farm line on
+  [ -s "$w/$name.json" ] && fusefarm report "$w/$name.json" 2>&1 | sed -n '/^farm:/,/^notes:/p' | info 60
+}
+
+# run_checks NAME VGS CURSOR: what the host did during run_sampled NAME,
+# whose farm has the VGs of the file VGS: udev saw the run's loops
+# fenced, dm devices came only from the run's VGs (the run activates
+# them when the kernel has dm), the host's lvm and systemd never
+# activated one, and nothing of the run is left
+run_checks() {
+  local name=$1 vgs=$2 cur=$3 n
   awk 'BEGIN { RS = "" } /DEVNAME=\/dev\/loop/ && /FUSEFARM_MOUNT=\/tmp\/fusefarm-run\./ { f++ }
        /DEVNAME=\/dev\/loop/ && /(ID_FS_TYPE=LVM2_member|LVM_VG_NAME_COMPLETE|LVM_PV_)/ { d = $0; sub(/.*DEVNAME=/, "", d); sub(/\n.*/, "", d)
          print "udev event with LVM2_member: " d }
-       END { print f + 0 >"/dev/stderr" }' "$w/udev-events" >"$w/unfenced" 2>"$w/nfenced"
+       END { print f + 0 >"/dev/stderr" }' "$w/$name-events" >"$w/unfenced" 2>"$w/nfenced"
   n=$(cat "$w/nfenced")
-  check "udev: $n loop events carried fusefarm's rule for the run's mount" [ "$n" -ge 20 ]
+  check "udev: $n loop events carried fusefarm's rule for the run's mount" [ "$n" -ge "$FF_RUN_DEVICES" ]
   empty "udev: no loop event with lvm's or blkid's LVM2_member properties" "$w/unfenced"
-  sort -u "$w/dm-seen" | sed 's/^/dm device while the run ran: /' >"$w/evidence"
-  host_evidence "$w/vgs" "$cur" >>"$w/evidence"
-  empty "host: no dm device while it ran, no lvm online record, lvm-activate unit or journal line for its $(grep -c . "$w/vgs") VGs" "$w/evidence"
+  sort -u "$w/$name-dm-seen" >"$w/dm-seen.u"
+  dm_of_vgs "$vgs" <"$w/dm-seen.u" >"$w/dm-ours"
+  comm -23 "$w/dm-seen.u" "$w/dm-ours" | sed 's/^/dm device of no farm VG while it ran: /' >"$w/evidence"
+  empty "dm devices while it ran: $(grep -c . "$w/dm-ours") of the run's VGs, none else" "$w/evidence"
+  host_evidence "$vgs" "$cur" >"$w/evidence"
+  empty "host: no dm device left, no lvm online record, lvm-activate unit or journal line for the run's $(grep -c . "$vgs") VGs" "$w/evidence"
   farm_gone "after fusefarm run" /tmp/fusefarm-run.
+}
+
+# run: the README's main job, `fusefarm run` of the built-in default
+# scenario, at FF_RUN_DEVICES devices and each workload once (under TCG
+# every lvm command costs about a second), dm as by default (auto: real
+# here)
+step_run() {
+  local cur
+  fusefarm manifest builtin:default-1000 --devices "$FF_RUN_DEVICES" >"$w/run-manifest.json"
+  farm_vgs "$w/run-manifest.json" >"$w/vgs"
+  cur=$(cursor)
+  run_sampled run --devices "$FF_RUN_DEVICES" --repeat 1
+  check "run.json: the default dm = auto ran \"real\" on this kernel" \
+    grep -q '"mode": *"real"' "$w/run.json"
+  run_checks run "$w/vgs" "$cur"
+}
+
+# dmreal: `fusefarm run ci-small --dm real`: activation made real dm
+# devices, as many at once as the manifest has LVs, of the run's VGs and
+# nothing else, every one removed by `vgchange -an` before the next
+# repetition and at the end; the host's lvm never activated a VG of it
+step_dmreal() {
+  local cur lvs j=$w/dmreal.json
+  fusefarm manifest "$data/mixed-1000.conf" --devices "$FF_RUN_DEVICES" >"$w/dm-manifest.json"
+  farm_vgs "$w/dm-manifest.json" >"$w/vgs"
+  lvs=$(grep -c '"extents":' "$w/dm-manifest.json")
+  cur=$(cursor)
+  run_sampled dmreal ci-small --dm real --devices "$FF_RUN_DEVICES"
+  if [ -s "$j" ]; then
+    check "run.json: every config says \"mode\": \"real\"" \
+      test "$(grep -o '"mode": *"real"' "$j" | wc -l)" = "$(grep -o '"requested": *"[a-z]*"' "$j" | wc -l)"
+    check "run.json: every config's activations made dm devices (created: $(jnum "$j" created | xargs))" \
+      sh -c "! grep -q '\"created\": *0[,}]' '$j'"
+    check "run.json: the most at once is the manifest's $lvs LVs (max_active: $(jnum "$j" max_active | xargs))" \
+      sh -c "! grep -o '\"max_active\": *[0-9]*' '$j' | sed 's/.*: *//' | grep -qvx '$lvs'"
+    check "run.json: every device the activations made was removed (created $(jsum "$j" created) = removed by vgchange -an $(jsum "$j" removed) + by the runner $(jsum "$j" forced))" \
+      test "$(jsum "$j" created)" = "$(( $(jsum "$j" removed) + $(jsum "$j" forced) ))"
+  else
+    bad "no run document $j"
+  fi
+  check "dm devices of the run's VGs were seen while it ran" [ -s "$w/dmreal-dm-seen" ]
+  run_checks dmreal "$w/vgs" "$cur"
+}
+
+# kill9: a run killed with SIGKILL while its real activation has dm
+# devices up, its watchdog killed too (nothing of the run tears down);
+# then `fusefarm cleanup` alone removes its dm devices, loops, mount,
+# udev rule and scratch
+step_kill9() {
+  local cur pid wd e rc
+  fusefarm manifest "$data/mixed-1000.conf" --devices "$FF_RUN_DEVICES" >"$w/k9-manifest.json"
+  farm_vgs "$w/k9-manifest.json" >"$w/vgs"
+  cur=$(cursor)
+  cat >"$w/kill9.conf" <<EOF
+name = "kill9";
+spec = "$data/mixed-1000.conf";
+devices = $FF_RUN_DEVICES;
+dm = "real";
+workloads = ( { type = "direct-activation"; repeat = 1000; } );
+EOF
+  fusefarm run "$w/kill9.conf" --no-svg --json "$w/kill9.json" >"$w/kill9.out" 2>&1 &
+  pid=$!
+  # the event: the run's activation has made dm devices
+  have_dm() { dmsetup ls 2>/dev/null | awk '{ print $1 }' | dm_of_vgs "$w/vgs" | grep -q .; }
+  if wait_until "$FF_WAIT" have_dm; then
+    ok "the run's activation made $(dmsetup ls | awk '{ print $1 }' | dm_of_vgs "$w/vgs" | wc -l) dm devices"
+  else
+    bad "no dm device of the run's VGs appeared in ${FF_WAIT}s"; tail -n 20 "$w/kill9.out" | info
+  fi
+  e=$(grep -l "^creator $pid " /run/fusefarm/farms/* 2>/dev/null | head -n1)
+  wd=$([ -n "$e" ] && sed -n 's/^watchdog \([0-9]*\) .*/\1/p' "$e")
+  check "registry entry ${e:-(none)} names the runner $pid and its watchdog ${wd:-(none)}" [ -n "$wd" ]
+  kill -9 "$pid" ${wd:+"$wd"} 2>/dev/null
+  wait "$pid" 2>/dev/null
+  mark killed
+  check "after kill -9 of the runner and its watchdog its dm devices are still there (what cleanup must remove)" have_dm
+  rc=0; fusefarm cleanup >"$w/cleanup.out" 2>&1 || rc=$?
+  if [ $rc = 0 ]; then ok "fusefarm cleanup: exit 0"; else bad "fusefarm cleanup: exit $rc"; fi
+  info 20 <"$w/cleanup.out"
+  mark cleaned
+  host_evidence "$w/vgs" "$cur" >"$w/evidence"
+  empty "host: no dm device left, no lvm online record, lvm-activate unit or journal line for the run's VGs" "$w/evidence"
+  farm_gone "after fusefarm cleanup" /tmp/fusefarm-run.
+  [ "$step_failed" = 0 ] || release_farm "$w/vgs" /tmp/fusefarm-run.
+}
+
+# scenario: a measurement, not a check: `fusefarm run $FF_SCENARIO`
+# (run-hosttier.sh --scenario "NAME ARGS..."), its report printed whole
+# (FF-INFO lines)
+step_scenario() {
+  local rc=0
+  [ -n "$FF_SCENARIO" ] || { bad "no scenario (run-hosttier.sh --scenario NAME)"; return; }
+  mark scenario
+  # shellcheck disable=SC2086 # NAME and its options
+  fusefarm run $FF_SCENARIO --no-svg --json "$w/scenario.json" >"$w/scenario.out" 2>&1 || rc=$?
+  mark scenario-ran
+  if [ $rc = 0 ]; then ok "fusefarm run $FF_SCENARIO: exit 0"; else bad "fusefarm run $FF_SCENARIO: exit $rc"; tail -n 20 "$w/scenario.out" | info; fi
+  [ -s "$w/scenario.json" ] && fusefarm report "$w/scenario.json" 2>&1 | info 400
+  farm_gone "after the scenario" /tmp/fusefarm-run.
 }
 
 # control: a farm attached without fusefarm (its images, losetup -f), as

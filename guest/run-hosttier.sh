@@ -8,9 +8,16 @@
 #                    (default ../build; `cmake --install` of it:
 #                    build-fusefarm-layer.sh)
 #   --steps LIST     the in-guest steps, in order (default "fenced run
-#                    control"; guest/host-tier.sh's step_NAME functions)
+#                    dmreal kill9 control"; guest/host-tier.sh's step_NAME
+#                    functions)
 #   --devices N      the fenced step's farm: mixed-1000.conf scaled to N
 #                    devices (default 200)
+#   --run-devices N  the farm of each `fusefarm run` step (run --devices;
+#                    default 6)
+#   --scenario "NAME ARGS..."  the step "scenario" (a measurement, not a
+#                    check): `fusefarm run NAME ARGS...` in the guest, NAME
+#                    an installed configs/scenarios/NAME.conf, its report
+#                    printed, e.g. --scenario "dm-udev --devices 1258"
 #   --timeout S      kill the guest after S seconds (default 900); one
 #                    wait in the guest may take a third of it
 #   --cache DIR      image cache (default $FF_GUEST_CACHE, else
@@ -34,9 +41,11 @@ cache=${FF_GUEST_CACHE:-/var/cache/fusefarm/guest}
 qemu=${FF_QEMU:-qemu-system-x86_64}
 timeout=900
 keep=0
-steps="fenced run control"
+steps="fenced run dmreal kill9 control"
 devices=200
+run_devices=6
 out=""
+scenario=""
 
 say() { printf 'run-hosttier: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -47,6 +56,8 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --devices) devices=$2; shift 2 ;;
+    --run-devices) run_devices=$2; shift 2 ;;
+    --scenario) scenario=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -57,6 +68,8 @@ while [ $# -gt 0 ]; do
 done
 [[ $timeout =~ ^[0-9]+$ ]] || die "--timeout $timeout: expected seconds"
 [[ $devices =~ ^[1-9][0-9]*$ ]] || die "--devices $devices: expected a number"
+[[ $run_devices =~ ^[1-9][0-9]*$ ]] || die "--run-devices $run_devices: expected a number"
+[[ $scenario =~ ^[A-Za-z0-9_.\ -]*$ ]] || die "--scenario $scenario: expected a scenario name and options"
 [[ $steps =~ ^[a-z0-9_\ -]+$ ]] || die "--steps $steps: expected step names"
 
 . "$here/lib.sh"
@@ -78,6 +91,8 @@ debugfs -R "ls -p $lib" "$img/root.img" 2>/dev/null |
 cat >"$run/hosttier.conf" <<EOF
 FF_STEPS="$steps"
 FF_DEVICES=$devices
+FF_RUN_DEVICES=$run_devices
+FF_SCENARIO="$scenario"
 FF_WAIT=$((timeout / 3))
 EOF
 {

@@ -418,6 +418,34 @@ build_table(const struct ff_runreport *rr, struct table *t)
   return failed ? ff_rr_oom() : 0;
 }
 
+/* How activation ran (fusefarm run's "dm"): one line for the run when
+ * every config ran the same way, else one per config. */
+static void
+print_dm(const struct ff_runreport *rr, FILE *out)
+{
+  bool same = true;
+
+  if (!rr->nconfigs || !rr->configs[0].dm_mode)
+    return;
+  for (size_t i = 1; i < rr->nconfigs; i++)
+    same &= rr->configs[i].dm_mode &&
+            !strcmp(rr->configs[i].dm_mode, rr->configs[0].dm_mode);
+  for (size_t i = 0; i < (same ? 1 : rr->nconfigs); i++) {
+    const struct ff_rr_config *c = &rr->configs[i];
+
+    if (!same)
+      fprintf(out, "  config %lld: ", c->id);
+    if (c->dm_mode && !strcmp(c->dm_mode, "real"))
+      fprintf(out,
+              "activation: real device-mapper devices (dm = real; up to "
+              "%lld at once%s), removed before each repetition\n",
+              c->dm_max_active, same && rr->nconfigs > 1 ? " per config" : "");
+    else
+      fprintf(out, "activation: --driverloaded n, no device-mapper devices "
+                   "(dm = none)\n");
+  }
+}
+
 static void
 print_header(const struct ff_runreport *rr, FILE *out)
 {
@@ -458,6 +486,7 @@ print_header(const struct ff_runreport *rr, FILE *out)
     fprintf(out, "farm: %lld device%s, %lld VG%s, %lld LV%s\n", c0->devices,
             c0->devices == 1 ? "" : "s", c0->vgs, c0->vgs == 1 ? "" : "s",
             c0->lvs, c0->lvs == 1 ? "" : "s");
+  print_dm(rr, out);
   for (size_t k = 0; k < rr->nkeys; k++) {
     if (rr->varying[k])
       continue;

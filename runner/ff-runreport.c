@@ -466,6 +466,15 @@ load_config(struct ff_rr_config *c, const json_t *cj, const char *path)
       return -1;
     c->has_farm = true;
   }
+  if (get_typed(cj, path, "dm", true, false, &v) < 0)
+    return -1;
+  if (v) {
+    subpath(p, path, "dm");
+    if (get_str(v, p, "mode", false, &c->dm_mode) < 0 ||
+        get_int(v, p, "created", true, 0, &c->dm_created) < 0 ||
+        get_int(v, p, "max_active", true, 0, &c->dm_max_active) < 0)
+      return -1;
+  }
   if (get_typed(cj, path, "workloads", false, true, &wls) < 0)
     return -1;
   c->nworkloads = json_array_size(wls);

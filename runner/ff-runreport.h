@@ -156,6 +156,10 @@ struct ff_rr_config {
   size_t nsettings;
   bool has_farm; /* "farm" present: devices, vgs, lvs are set */
   long long devices, vgs, lvs;
+  /* "dm" (fusefarm run): "real" or "none", NULL when absent; with real,
+   * the dm devices its activations made in all and the most at once */
+  const char *dm_mode;
+  long long dm_created, dm_max_active;
   struct ff_rr_workload *workloads;
   size_t nworkloads;
 };

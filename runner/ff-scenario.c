@@ -110,14 +110,14 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       strcmp(ax->key, "fusefarm/target") &&
       strcmp(ax->key, "fusefarm/fstype") &&
       strcmp(ax->key, "fusefarm/mount_options") &&
-      strcmp(ax->key, "fusefarm/transport"))
+      strcmp(ax->key, "fusefarm/transport") && strcmp(ax->key, "fusefarm/dm"))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
                       "unknown runner setting '%s' (expected "
                       "fusefarm/profile, fusefarm/aio_contention, "
                       "fusefarm/aio_inflight, fusefarm/devices, "
                       "fusefarm/fence, fusefarm/lvm, fusefarm/target, "
-                      "fusefarm/fstype, fusefarm/mount_options or "
-                      "fusefarm/transport)",
+                      "fusefarm/fstype, fusefarm/mount_options, "
+                      "fusefarm/transport or fusefarm/dm)",
                       ax->key);
   vals = config_setting_get_member(g, "values");
   ff_cfg_join(kp, sizeof kp, path, "values");
@@ -188,7 +188,9 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
          (!v->is_str || !ff_scenario_target_valid(v->s))) ||
         (!strcmp(ax->key, "fusefarm/fstype") &&
          (!v->is_str || !ff_scenario_fstype_valid(v->s))) ||
-        (!strcmp(ax->key, "fusefarm/mount_options") && !v->is_str))
+        (!strcmp(ax->key, "fusefarm/mount_options") && !v->is_str) ||
+        (!strcmp(ax->key, "fusefarm/dm") &&
+         (!v->is_str || !ff_scenario_dm_valid(v->s))))
       return ff_cfg_err(
         file, e, kp, "value %u does not fit %s (expected %s)", i, ax->key,
         !strcmp(ax->key, "fusefarm/fence")
@@ -203,7 +205,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         : !strcmp(ax->key, "fusefarm/fstype") ? "\"ext4\" or \"xfs\""
         : !strcmp(ax->key, "fusefarm/mount_options")
           ? "mount options, a string such as \"logbufs=8\""
-          : "0 or 1");
+        : !strcmp(ax->key, "fusefarm/dm") ? "\"auto\", \"real\" or \"none\""
+                                          : "0 or 1");
   }
   return 0;
 }
@@ -494,8 +497,17 @@ parse_dev_keys(const char *file, const config_setting_t *root,
                struct ff_scenario *sc)
 {
   if (ff_cfg_str(file, root, "", "fence", &sc->fence) < 0 ||
-      ff_cfg_str(file, root, "", "dev_names", &sc->dev_names) < 0)
+      ff_cfg_str(file, root, "", "dev_names", &sc->dev_names) < 0 ||
+      ff_cfg_str(file, root, "", "dm", &sc->dm) < 0)
     return -1;
+  if (!sc->dm && !(sc->dm = strdup("auto")))
+    return ff_error("out of memory");
+  if (!ff_scenario_dm_valid(sc->dm))
+    return ff_cfg_err(file, config_setting_get_member(root, "dm"), "dm",
+                      "unknown device-mapper mode '%s' (expected \"auto\": "
+                      "real when the kernel has device-mapper, \"real\" or "
+                      "\"none\")",
+                      sc->dm);
   if (!sc->fence && !(sc->fence = strdup("none")))
     return ff_error("out of memory");
   if (!sc->dev_names && !(sc->dev_names = strdup("farm")))
@@ -513,6 +525,12 @@ parse_dev_keys(const char *file, const config_setting_t *root,
                       "PVs' device hints say, \"loop\" or \"disk\")",
                       sc->dev_names);
   return 0;
+}
+
+int
+ff_scenario_dm_valid(const char *s)
+{
+  return s && (!strcmp(s, "auto") || !strcmp(s, "real") || !strcmp(s, "none"));
 }
 
 int
@@ -694,7 +712,8 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
     "name",    "description", "spec",           "farm",
     "devices", "profile",     "latency",        "lvm",
     "matrix",  "workloads",   "aio_contention", "attach",
-    "fence",   "dev_names",   "lvm_git",        NULL};
+    "fence",   "dev_names",   "lvm_git",        "dm",
+    NULL};
   struct ff_scenario *sc = calloc(1, sizeof *sc);
   const config_setting_t *m, *w, *aio, *lvms = NULL;
   char *s = NULL;
@@ -985,6 +1004,7 @@ ff_scenario_free(struct ff_scenario *sc)
   free(sc->farm);
   free(sc->attach);
   free(sc->fence);
+  free(sc->dm);
   free(sc->dev_names);
   free(sc->profile);
   free(sc->lvm);

@@ -80,7 +80,8 @@ struct ff_sval {
  * ref of the lvm_git tree; `lvm = [...]` is its shorthand; fusefarm run
  * resolves each and replaces the value by the build's short version),
  * fusefarm/target (the target of every io and fs workload),
- * fusefarm/fstype and fusefarm/mount_options (every fs workload's).
+ * fusefarm/fstype and fusefarm/mount_options (every fs workload's),
+ * fusefarm/dm ("auto", "real", "none": how activation runs).
  * devices/use_devicesfile = 0 replaces the devices file by a global_filter
  * that accepts only the farm's devices. */
 struct ff_axis {
@@ -109,6 +110,9 @@ struct ff_scenario {
   unsigned aio_inflight; /* reads it keeps in flight (32) */
   char *fence;           /* "none" (default: the private /dev alone),
                             "devicesfile" or "filter"; fusefarm/fence overrides */
+  char *dm;              /* "auto" (default: real when the kernel has
+                            device-mapper), "real" or "none" (activation
+                            with --driverloaded n); fusefarm/dm overrides */
   char *dev_names;       /* the farm's nodes in the private /dev: "farm"
                             (default: as the PVs' hints say), "loop", "disk" */
   unsigned naxes;
@@ -133,6 +137,9 @@ uint64_t ff_scenario_nconfigs(const struct ff_scenario *sc);
  * axis varies slowest).  idx has naxes entries. */
 void ff_scenario_config(const struct ff_scenario *sc, uint64_t k,
                         unsigned *idx);
+
+/* 1 if s is a device-mapper mode: auto, real, none. */
+int ff_scenario_dm_valid(const char *s);
 
 /* 1 if s is a fence the runner knows: none, devicesfile, filter. */
 int ff_scenario_fence_valid(const char *s);

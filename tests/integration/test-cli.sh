@@ -95,6 +95,28 @@ usage 2 "fusefarm vm: --boot grub: expected initramfs or systemd" vm --boot grub
 usage 2 "fusefarm fence: --config 0: expected a whole number from 1" \
   fence --dir "$s/fence" --lvm-version 2.03.16 --scenario "$cfg/scenarios/ci-small.conf" --config 0
 
+ff_log "device-mapper mode and scale (fusefarm run --dm, --devices; dm, fusefarm/dm)"
+usage 2 "fusefarm run: --dm yes: expected auto (real when the kernel has device-mapper), real or none" run --dm yes
+usage 2 "fusefarm run: --devices 0: expected a whole number from 1" run --devices 0
+usage 2 "fusefarm run: --repeat 0: expected a whole number from 1 to 1000" run --repeat 0
+printf 'name = "d"; spec = "%s"; dm = "yes"; workloads = ({ type = "pvs"; });\n' "$cfg/smoke.conf" >"$s/dm-key.conf"
+expect 2 "fusefarm run: $s/dm-key.conf:1: dm: unknown device-mapper mode 'yes' (expected \"auto\"" -- run "$s/dm-key.conf"
+printf 'name = "d"; spec = "%s"; matrix = ({ key = "fusefarm/dm"; values = ["none", "rael"]; });\nworkloads = ({ type = "pvs"; });\n' \
+  "$cfg/smoke.conf" >"$s/dm-axis.conf"
+expect 2 "fusefarm run: $s/dm-axis.conf:1: matrix.[0].values: value 1 does not fit fusefarm/dm (expected \"auto\", \"real\" or \"none\")" -- run "$s/dm-axis.conf"
+sed -i 's/"rael"/"real"/' "$s/dm-axis.conf"
+expect 2 "fusefarm run: --dm none and the scenario's fusefarm/dm axis: give one" -- run "$s/dm-axis.conf" --dm none
+expect 2 "fusefarm vm: the fusefarm/dm axis has \"none\": the guest always activates with real device-mapper" -- vm "$s/dm-axis.conf"
+printf 'name = "d"; spec = "%s"; matrix = ({ key = "fusefarm/devices"; values = [2, 4]; });\nworkloads = ({ type = "pvs"; });\n' \
+  "$cfg/smoke.conf" >"$s/dev-axis.conf"
+expect 2 "fusefarm run: --devices 3 and the scenario's fusefarm/devices axis: give one" -- run "$s/dev-axis.conf" --devices 3
+# real asked of a kernel without device-mapper: refused before anything
+# runs (a kernel with it runs the scenario: not checked here)
+if ! grep -qw device-mapper /proc/misc; then
+  expect 2 "fusefarm run: --dm real, but this kernel's device-mapper cannot be used" -- run "$cfg/scenarios/ci-small.conf" --dm real
+  expect 2 "fusefarm run: the fusefarm/dm axis's \"real\", but this kernel's device-mapper cannot be used" -- run "$s/dm-axis.conf"
+fi
+
 ff_log "operands"
 usage 2 "fusefarm gen: missing -o DIR" gen
 usage 2 "fusefarm mount: missing MNT" mount

@@ -36,6 +36,9 @@ hostrun >"$s/run-before"
 
 # ---- the small end-to-end run -------------------------------------------------
 export TMPDIR=$s
+# device-mapper here? (this project's CI host: no; a laptop: yes)
+dm_usable=0
+grep -qw device-mapper /proc/misc && dmsetup version >/dev/null 2>&1 && dm_usable=1
 "$bin" run "$top/configs/scenarios/ci-small.conf" --json "$s/run.json" \
   --csv "$s/run.csv" --svg "$s/run.svg" --keep --quiet >"$s/table.txt" 2>"$s/run.err" ||
   { cat "$s/run.err" >&2; ff_die "fusefarm run failed"; }
@@ -44,9 +47,10 @@ kept=$(sed -n 's/^fusefarm run: kept //p' "$s/run.err")
 ff_run_leftovers "$s" || ff_die "the run left something behind"
 cat "$s/table.txt"
 
-python3 - "$s/run.json" <<'PY' || ff_die "the run document is incomplete or out of order"
+python3 - "$s/run.json" "$dm_usable" <<'PY' || ff_die "the run document is incomplete or out of order"
 import json, sys
 doc = json.load(open(sys.argv[1]))
+dm_usable = sys.argv[2] == "1"
 bad = []
 for k in ("format", "version", "scenario", "started", "finished", "host",
           "notes", "configs"):
@@ -96,6 +100,15 @@ for c in doc["configs"]:
         med[(c["profile"].split("/")[-1], w["name"])] = w["median"]
     if seen != types:
         bad.append(f"config {c['id']}: workloads {sorted(seen)}")
+    # dm = auto: real where device-mapper answers, else --driverloaded n
+    dm = c.get("dm", {})
+    want = "real" if dm_usable else "none"
+    if dm.get("mode") != want or dm.get("requested") != "auto":
+        bad.append(f"config {c['id']}: dm {dm}, want mode {want} from auto")
+    if want == "none" and any(dm.get(k) for k in ("created", "max_active")):
+        bad.append(f"config {c['id']}: dm devices counted with mode none: {dm}")
+    if want == "real" and dm.get("created") != dm.get("removed", 0) + dm.get("forced", 0):
+        bad.append(f"config {c['id']}: dm created != removed + forced: {dm}")
 # The 20 ms profile was in force: every run that read anything waited at
 # least one 20 ms read (a lower bound: a loaded machine only adds to it).
 # How it compares with ideal is printed, not judged (bench/run measures).
@@ -122,6 +135,11 @@ PY
 [[ -s $s/run.csv && -s $s/run.svg ]] || ff_die "--csv or --svg wrote nothing"
 "$bin" report "$s/run.json" >"$s/report.txt" || ff_die "fusefarm report failed"
 cmp -s "$s/table.txt" "$s/report.txt" || ff_die "fusefarm report renders differently from the run"
+if [[ $dm_usable = 1 ]]; then
+  grep -q '^activation: real device-mapper devices' "$s/table.txt"
+else
+  grep -q '^activation: --driverloaded n, no device-mapper devices (dm = none)' "$s/table.txt"
+fi || ff_die "the table does not say how activation ran: $(grep -n activation "$s/table.txt" | head -3)"
 
 # ---- host safety ----------------------------------------------------------------
 # Whole words: the host's /dev/loop1 is not the farm's /dev/loop10.

@@ -566,6 +566,52 @@ test_optional_absent(void **state)
   json_decref(doc);
 }
 
+/* "dm" per config (fusefarm run): the header says how activation ran,
+ * once when every config ran the same way, else per config; a bad
+ * member is named. */
+static void
+test_dm_line(void **state)
+{
+  json_t *doc = parse(tiny);
+  struct ff_runreport *rr;
+  char *text;
+
+  (void)state;
+  for (int i = 0; i < 2; i++)
+    json_object_set_new(
+      at(doc, i ? "configs[1]" : "configs[0]"), "dm",
+      json_pack("{s:s, s:s, s:b, s:i, s:i, s:i, s:i, s:i}", "mode", "real",
+                "requested", "auto", "udev_sync", 0, "activations", 2,
+                "created", 2, "removed", 2, "forced", 0, "max_active", 1));
+  rr = load(doc);
+  assert_nonnull_err(rr);
+  assert_string_equal(rr->configs[1].dm_mode, "real");
+  assert_int_equal(rr->configs[0].dm_created, 2);
+  text = render(rr, 0, NULL);
+  assert_non_null(strstr(text, "\nactivation: real device-mapper devices "
+                               "(dm = real; up to 1 at once per config), "
+                               "removed before each repetition\n"));
+  free(text);
+  ff_runreport_free(rr);
+  json_object_set_new(json_object_get(at(doc, "configs[1]"), "dm"), "mode",
+                      json_string("none"));
+  rr = load(doc);
+  assert_nonnull_err(rr);
+  text = render(rr, 0, NULL);
+  assert_non_null(strstr(text, "\n  config 1: activation: real "
+                               "device-mapper devices (dm = real; up to 1 "
+                               "at once), removed before each repetition\n"
+                               "  config 2: activation: --driverloaded n, "
+                               "no device-mapper devices (dm = none)\n"));
+  free(text);
+  ff_runreport_free(rr);
+  json_object_del(json_object_get(at(doc, "configs[0]"), "dm"), "mode");
+  assert_null(load(doc));
+  assert_non_null(strstr(ff_errmsg(), "configs[0].dm"));
+  assert_non_null(strstr(ff_errmsg(), "mode"));
+  json_decref(doc);
+}
+
 /* Many varying settings: the label replaces the settings columns. */
 static void
 test_label_column(void **state)
@@ -916,6 +962,7 @@ main(void)
     cmocka_unit_test(test_settings),
     cmocka_unit_test(test_optional_absent),
     cmocka_unit_test(test_label_column),
+    cmocka_unit_test(test_dm_line),
     cmocka_unit_test(test_fmt_secs),
     cmocka_unit_test(test_paths),
     cmocka_unit_test(test_order),

@@ -178,6 +178,13 @@ static const struct {
    "workloads = ({ type = \"pvs\"; });",
    "value 0 does not fit fusefarm/lvm", "a name on PATH or a git ref"},
   {"lvm_git = 3;\nworkloads = ({ type = \"pvs\"; });", "lvm_git", "string"},
+  /* dm and fusefarm/dm: auto, real or none */
+  {"dm = 1;\nworkloads = ({ type = \"pvs\"; });", "dm", "string"},
+  {"dm = \"on\";\nworkloads = ({ type = \"pvs\"; });",
+   "t:1: dm: unknown device-mapper mode 'on'", "\"real\" or \"none\""},
+  {"matrix = ({ key = \"fusefarm/dm\"; values = (\"real\", 1); });\n"
+   "workloads = ({ type = \"pvs\"; });",
+   "value 1 does not fit fusefarm/dm", "\"auto\", \"real\" or \"none\""},
   /* io workloads: every bad value names the line and the key */
   {"workloads = ({ type = \"io\"; });", "t:1: workloads.[0].target",
    "missing (expected a farm device"},
