@@ -1540,9 +1540,16 @@ run_scenario(struct run *r, json_t *doc)
   json_object_set_new(doc, "configs", configs);
   json_object_set_new(doc, "notes", notes);
   json_array_append_new(
-    notes, json_string("no udev runs here: obtain_device_list_from_udev=1 "
-                       "falls back to scanning /dev, as lvm does when udev "
-                       "is not running"));
+    notes,
+    json_string(access("/run/udev/control", F_OK) < 0
+                  ? "no udev runs here: obtain_device_list_from_udev=1 "
+                    "falls back to scanning /dev, as lvm does when udev is "
+                    "not running"
+                  : "the host's udevd runs: obtain_device_list_from_udev=1 "
+                    "would list the host's udev database, whose devices "
+                    "other than the farm's have no node in the private /dev; "
+                    "the runner's lvmlocal.conf sets it to 0 unless the "
+                    "matrix sets it"));
 
   if (sc->farm) {
     char path[PATH_MAX + 32];
