@@ -103,7 +103,7 @@ printf 'name = "d"; spec = "%s"; dm = "yes"; workloads = ({ type = "pvs"; });\n'
 expect 2 "fusefarm run: $s/dm-key.conf:1: dm: unknown device-mapper mode 'yes' (expected \"auto\"" -- run "$s/dm-key.conf"
 printf 'name = "d"; spec = "%s"; matrix = ({ key = "fusefarm/dm"; values = ["none", "rael"]; });\nworkloads = ({ type = "pvs"; });\n' \
   "$cfg/smoke.conf" >"$s/dm-axis.conf"
-expect 2 "fusefarm run: $s/dm-axis.conf:1: matrix.[0].values: value 1 does not fit fusefarm/dm (expected \"auto\", \"real\" or \"none\")" -- run "$s/dm-axis.conf"
+expect 2 "fusefarm run: $s/dm-axis.conf:1: matrix.[0].values: value 1 'rael' does not fit fusefarm/dm (expected \"auto\", \"real\" or \"none\")" -- run "$s/dm-axis.conf"
 sed -i 's/"rael"/"real"/' "$s/dm-axis.conf"
 expect 2 "fusefarm run: --dm none and the scenario's fusefarm/dm axis: give one" -- run "$s/dm-axis.conf" --dm none
 expect 2 "fusefarm vm: the fusefarm/dm axis has \"none\": the guest always activates with real device-mapper" -- vm "$s/dm-axis.conf"
