@@ -547,7 +547,7 @@ ff_scenario_fence_valid(const char *s)
 static int
 set_lvm_axis(struct ff_scenario *sc, const char *const *entries, unsigned n)
 {
-  struct ff_axis ax = {NULL, 0, 0, NULL}, *axes;
+  struct ff_axis ax = {NULL, 0, 0, 0, NULL}, *axes;
   unsigned keep = 0;
   char *first = strdup(entries[0]);
 
@@ -841,6 +841,7 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
       }
       if (parse_axis(file, e, ep, basedir, &sc->axes[i]) < 0)
         goto fail;
+      sc->axes[i].index = i;
       for (unsigned j = 0; j < i; j++)
         if (!strcmp(sc->axes[j].key, sc->axes[i].key)) {
           ff_cfg_err(file, e, ep, "'%s' is already an axis of the matrix",

@@ -87,7 +87,10 @@ struct ff_sval {
  * that accepts only the farm's devices. */
 struct ff_axis {
   char *key;
-  unsigned line; /* the line of its key in the scenario, 0: unknown */
+  unsigned line;  /* the line of its key in the scenario, 0: unknown */
+  unsigned index; /* its place in the scenario's matrix list (messages'
+                     matrix.[index]); a fusefarm/lvm axis made of the lvm
+                     list or --lvm, which goes first, has none (0) */
   unsigned nvalues;
   struct ff_sval *values;
 };
