@@ -1,10 +1,12 @@
 /* fusefarm: `fusefarm gen`, `fusefarm manifest`, `fusefarm check`. */
+#include "ff-cfgkind.h"
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-farm.h"
 #include "ff-file.h"
 #include "ff-manifest.h"
 #include "ff-server.h"
+#include "run-check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -255,11 +257,14 @@ ff_cmd_manifest(int argc, char **argv)
 }
 
 static const char check_usage[] =
-  "usage: fusefarm check [SPEC]\n"
+  "usage: fusefarm check [SPEC | SCENARIO]\n"
   "\n"
   "Load SPEC and build its farm without writing anything: every error a\n"
   "later command would meet (syntax, unknown keys, values, allocation,\n"
-  "metadata that would not fit) is reported with file:line: key.\n";
+  "metadata that would not fit) is reported with file:line: key.\n"
+  "A scenario is checked as `fusefarm run SCENARIO --check` checks it\n"
+  "(its lvm builds resolved, every lvm.conf key against each build's\n"
+  "list, every profile loaded) and its configurations printed.\n";
 
 int
 ff_cmd_check(int argc, char **argv)
@@ -289,6 +294,10 @@ ff_cmd_check(int argc, char **argv)
   if (optind < argc)
     return ff_cli_usage("check", "too many arguments (from '%s')",
                         argv[optind]);
+  /* A scenario is checked as run --check does; any other kind of file
+   * gets the spec loader's refusal, naming what it is. */
+  if (spec && ff_cfg_kind_of_file(spec) == FF_CFG_SCENARIO)
+    return ff_run_check_file("fusefarm check", spec);
   farm = ff_cli_load_farm("check", spec);
   if (!farm)
     return 2;

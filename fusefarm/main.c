@@ -22,7 +22,8 @@ static const struct command commands[] = {
   {"manifest", ff_cmd_manifest,
    "print the farm's devices, VGs and LVs as "
    "JSON"},
-  {"check", ff_cmd_check, "validate a farm spec without writing anything"},
+  {"check", ff_cmd_check,
+   "validate a farm spec or a scenario without running anything"},
   {"mount", ff_cmd_mount, "serve the farm over FUSE: one file per device"},
   {"attach", ff_cmd_attach, "attach a mounted farm's files to loop devices"},
   {"detach", ff_cmd_detach, "detach exactly the loop devices attach attached"},

@@ -74,6 +74,7 @@
 #include "ff-util.h"
 #include "ff-workload.h"
 #include "lvm-resolve.h"
+#include "run-check.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1745,13 +1746,76 @@ dm_always_real(const struct run *r)
   return 1;
 }
 
+/* What is checked before anything is mounted, in order: a transport,
+ * device-mapper mode and io target this host can run, then every lvm
+ * build resolved (ff_lvm_set_resolve; prog prefixes every message).  0,
+ * or the exit status after printing why. */
+static int
+precheck(struct run *r, const char *prog, const char *lvm_git)
+{
+  ssize_t n;
+
+  /* The host attaches the farm with loop devices: nbd is the guest's
+   * (fusefarm vm). */
+  if (ff_scenario_uses_nbd(r->sc)) {
+    fprintf(stderr,
+            "%s: the matrix axis fusefarm/transport has \"nbd\": "
+            "the host attaches the farm with loop devices; the nbd transport "
+            "runs in the guest (`fusefarm vm`)\n",
+            prog);
+    return 2;
+  }
+  {
+    const char *asked = dm_real_asked(r);
+    char why[256];
+
+    if (asked && !ff_dm_usable(why, sizeof why)) {
+      fprintf(stderr,
+              "%s: %s, but this kernel's device-mapper cannot be "
+              "used (%s); dm = \"auto\" or \"none\" activates with "
+              "--driverloaded n (`fusefarm vm` runs real device-mapper in a "
+              "guest)\n",
+              prog, asked, why);
+      return 2;
+    }
+  }
+  /* A configuration that activates with --driverloaded n (dm none, or
+   * auto without device-mapper): an io workload on an LV has no device to
+   * run on (the guest has one: fusefarm vm). */
+  for (unsigned i = 0; i < r->sc->nworkloads && !dm_always_real(r); i++) {
+    const struct ff_axis *tx = ff_scenario_axis(r->sc, "fusefarm/target");
+    struct ff_workload w = r->sc->workloads[i];
+    char why[512];
+
+    /* the workload's own target, or each of the axis's */
+    for (unsigned v = 0; v < (tx ? tx->nvalues : 1); v++) {
+      if (tx)
+        w.io.target = tx->values[v].s;
+      if (ff_io_target_refusal(&w, 1, why, sizeof why)) {
+        fprintf(stderr, "%s: %s%s\n", prog, why,
+                tx ? " (a value of the fusefarm/target axis)" : "");
+        return 2;
+      }
+    }
+  }
+  n = readlink("/proc/self/exe", r->self, sizeof r->self - 1);
+  if (n < 0) {
+    fprintf(stderr, "%s: /proc/self/exe: %m\n", prog);
+    return 1;
+  }
+  r->self[n] = '\0';
+  /* Every lvm build, before anything is mounted (and before --expect's
+   * qualifiers are checked: they name the builds by version). */
+  return ff_lvm_set_resolve(&r->lvms, r->sc, lvm_git, r->self, prog, r->quiet);
+}
+
 static const char run_usage[] =
   "usage: fusefarm run [SCENARIO] [--out DIR] [--json FILE] [--csv FILE]\n"
   "                    [--svg FILE | --no-svg] [--top N] [--lvm LVM]...\n"
   "                    [--lvm-git DIR|URL]\n"
   "                    [--keep] [--quiet] [--expect EXPR]...\n"
   "                    [--baseline RUN.json] [--devices N] [--repeat N]\n"
-  "                    [--dm auto|real|none]\n"
+  "                    [--dm auto|real|none] [--check]\n"
   "\n"
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 160\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
@@ -1799,6 +1863,10 @@ static const char run_usage[] =
   "                it), real (activation makes dm devices, removed before\n"
   "                each repetition and at the end) or none (--driverloaded\n"
   "                n); overrides the scenario's dm\n"
+  "  --check       check the whole scenario (lvm.conf keys against each lvm\n"
+  "                build's own list, profiles, values), print the\n"
+  "                configurations and how many commands the run would\n"
+  "                time, and stop: nothing is mounted, no root needed\n"
   "  -h, --help    this text\n"
   "\n"
   "With --json and --svg (or --no-svg) and no --out, no run directory is\n"
@@ -1831,6 +1899,7 @@ ff_cmd_run(int argc, char **argv)
     {"dm", required_argument, NULL, 'D'},
     {"devices", required_argument, NULL, 'N'},
     {"repeat", required_argument, NULL, 'R'},
+    {"check", no_argument, NULL, 'C'},
     {NULL, 0, NULL, 0},
   };
   struct ff_expect *ex[32];
@@ -1843,13 +1912,13 @@ ff_cmd_run(int argc, char **argv)
   unsigned nlvm = 0;
   unsigned long long ndevices = 0, nrepeat = 0;
   int top = 10, keep = 0, no_svg = 0, c, rc = 2, want_dir, made_dir = 0;
+  int check = 0;
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
   char txt_path[PATH_MAX + 16] = "";
   struct run r = {.regfd = -1};
   json_t *doc = NULL;
   char when[64];
-  ssize_t n;
 
   opterr = 0;
   optind = 1;
@@ -1927,6 +1996,9 @@ ff_cmd_run(int argc, char **argv)
       if (ff_cli_number("run", "--repeat", optarg, 1, 1000, &nrepeat))
         goto out_expect;
       break;
+    case 'C':
+      check = 1;
+      break;
     case 'h':
       fputs(run_usage, stdout);
       rc = 0;
@@ -1979,59 +2051,7 @@ ff_cmd_run(int argc, char **argv)
             r.dm_override);
     goto out;
   }
-  /* The host attaches the farm with loop devices: nbd is the guest's
-   * (fusefarm vm). */
-  if (ff_scenario_uses_nbd(r.sc)) {
-    fprintf(stderr,
-            "fusefarm run: the matrix axis fusefarm/transport has \"nbd\": "
-            "the host attaches the farm with loop devices; the nbd transport "
-            "runs in the guest (`fusefarm vm`)\n");
-    goto out;
-  }
-  {
-    const char *asked = dm_real_asked(&r);
-    char why[256];
-
-    if (asked && !ff_dm_usable(why, sizeof why)) {
-      fprintf(stderr,
-              "fusefarm run: %s, but this kernel's device-mapper cannot be "
-              "used (%s); dm = \"auto\" or \"none\" activates with "
-              "--driverloaded n (`fusefarm vm` runs real device-mapper in a "
-              "guest)\n",
-              asked, why);
-      goto out;
-    }
-  }
-  /* A configuration that activates with --driverloaded n (dm none, or
-   * auto without device-mapper): an io workload on an LV has no device to
-   * run on (the guest has one: fusefarm vm). */
-  for (unsigned i = 0; i < r.sc->nworkloads && !dm_always_real(&r); i++) {
-    const struct ff_axis *tx = ff_scenario_axis(r.sc, "fusefarm/target");
-    struct ff_workload w = r.sc->workloads[i];
-    char why[512];
-
-    /* the workload's own target, or each of the axis's */
-    for (unsigned v = 0; v < (tx ? tx->nvalues : 1); v++) {
-      if (tx)
-        w.io.target = tx->values[v].s;
-      if (ff_io_target_refusal(&w, 1, why, sizeof why)) {
-        fprintf(stderr, "fusefarm run: %s%s\n", why,
-                tx ? " (a value of the fusefarm/target axis)" : "");
-        goto out;
-      }
-    }
-  }
-  n = readlink("/proc/self/exe", r.self, sizeof r.self - 1);
-  if (n < 0) {
-    fprintf(stderr, "fusefarm run: /proc/self/exe: %m\n");
-    rc = 1;
-    goto out;
-  }
-  r.self[n] = '\0';
-  /* Every lvm build, before anything is mounted (and before --expect's
-   * qualifiers are checked: they name the builds by version). */
-  if ((rc = ff_lvm_set_resolve(&r.lvms, r.sc, lvm_git, r.self, "fusefarm run",
-                               r.quiet)) != 0)
+  if ((rc = precheck(&r, "fusefarm run", lvm_git)) != 0)
     goto out;
   r.lvm_path = r.lvms.b[0].path;
   ff_pathf(r.lvm_version, sizeof r.lvm_version, "%s", r.lvms.b[0].version);
@@ -2050,6 +2070,10 @@ ff_cmd_run(int argc, char **argv)
       goto out;
     }
   }
+  /* The whole scenario, before anything is mounted (run-check.h);
+   * --check stops here, having printed what the run would do. */
+  if ((rc = ff_run_check("fusefarm run", r.sc, &r.lvms, check)) != 0 || check)
+    goto out;
   rc = 1;
   if (svg_out && no_svg) {
     fprintf(stderr, "fusefarm run: --svg and --no-svg: give one\n%s",
@@ -2259,5 +2283,24 @@ out_expect:
   for (size_t i = 0; i < nex; i++)
     ff_expect_free(ex[i]);
   ff_runreport_free(base);
+  return rc;
+}
+
+int
+ff_run_check_file(const char *prog, const char *path)
+{
+  struct run r = {.regfd = -1, .quiet = 1};
+  char scpath[PATH_MAX + 64];
+  int rc = 2;
+
+  r.sc = ff_scenario_load_file(ff_paths_scenario(path, scpath, sizeof scpath));
+  if (!r.sc) {
+    fprintf(stderr, "%s: %s\n", prog, ff_errmsg());
+    return 2;
+  }
+  if ((rc = precheck(&r, prog, NULL)) == 0)
+    rc = ff_run_check(prog, r.sc, &r.lvms, 1);
+  ff_lvm_set_free(&r.lvms);
+  ff_scenario_free(r.sc);
   return rc;
 }

@@ -172,6 +172,15 @@ static const struct {
 };
 
 int
+ff_lvm_key_listed(const char *key)
+{
+  for (size_t i = 0; i < sizeof lvm_keys / sizeof *lvm_keys; i++)
+    if (!strcmp(lvm_keys[i].key, key))
+      return 1;
+  return 0;
+}
+
+int
 ff_lvm_key_known(const struct ff_lvm_caps *caps, const char *key,
                  const char **why)
 {

@@ -89,6 +89,11 @@ enum ff_lvm_dialect ff_lvm_dialect_for(const struct ff_lvm_caps *caps,
 int ff_lvm_key_known(const struct ff_lvm_caps *caps, const char *key,
                      const char **why);
 
+/* 1 if the version table above lists key: a setting some lvm version
+ * knows, which the fence leaves out (and names in a note) for a build
+ * that does not; 0 otherwise. */
+int ff_lvm_key_listed(const char *key);
+
 /* The capabilities of an lvm build from its `lvm version` output ("  LVM
  * version:     2.03.16(2) (2022-05-18)" somewhere in text).  0 or -1
  * (no LVM version line). */

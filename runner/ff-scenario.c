@@ -96,6 +96,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
                       "missing key (expected a name such "
                       "as \"global/use_aio\")");
   ff_cfg_join(kp, sizeof kp, path, "key");
+  ax->line =
+    (unsigned)config_setting_source_line(config_setting_get_member(g, "key"));
   if (!valid_matrix_key(ax->key))
     return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
                       "'%s' is not SECTION/NAME in lowercase, such as "
@@ -136,6 +138,7 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
   for (unsigned i = 0; i < ax->nvalues; i++) {
     const config_setting_t *e = config_setting_get_elem(vals, i);
     struct ff_sval *v = &ax->values[i];
+    char shown[96]; /* the value as the messages name it */
 
     switch (config_setting_type(e)) {
     case CONFIG_TYPE_INT:
@@ -160,21 +163,19 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       return ff_cfg_err(file, e, kp, "value %u is not an integer or a string",
                         i);
     }
-    /* the transport's own message names the value */
+    v->line = (unsigned)config_setting_source_line(e);
+    if (v->is_str)
+      snprintf(shown, sizeof shown, "'%.80s%s'", v->s,
+               strlen(v->s) > 80 ? "..." : "");
+    else
+      snprintf(shown, sizeof shown, "%lld", (long long)v->i);
     if (!strcmp(ax->key, "fusefarm/transport") &&
-        (!v->is_str || !ff_scenario_transport_valid(v->s))) {
-      if (v->is_str)
-        return ff_cfg_err(file, e, kp,
-                          "value %u '%s' is not a transport of "
-                          "fusefarm/transport (expected \"scsi\" or "
-                          "\"nbd\")",
-                          i, v->s);
+        (!v->is_str || !ff_scenario_transport_valid(v->s)))
       return ff_cfg_err(file, e, kp,
-                        "value %u %lld is not a transport of "
+                        "value %u %s is not a transport of "
                         "fusefarm/transport (expected \"scsi\" or "
                         "\"nbd\")",
-                        i, (long long)v->i);
-    }
+                        i, shown);
     if ((!strcmp(ax->key, "fusefarm/aio_contention") &&
          (v->is_str || v->i < 0 || v->i > 1)) ||
         (!strcmp(ax->key, "fusefarm/devices") && (v->is_str || v->i < 1)) ||
@@ -192,7 +193,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         (!strcmp(ax->key, "fusefarm/dm") &&
          (!v->is_str || !ff_scenario_dm_valid(v->s))))
       return ff_cfg_err(
-        file, e, kp, "value %u does not fit %s (expected %s)", i, ax->key,
+        file, e, kp, "value %u %s does not fit %s (expected %s)", i, shown,
+        ax->key,
         !strcmp(ax->key, "fusefarm/fence")
           ? "\"none\", \"devicesfile\" or \"filter\""
         : !strcmp(ax->key, "fusefarm/profile") ? "a profile path or \"ideal\""
@@ -545,7 +547,7 @@ ff_scenario_fence_valid(const char *s)
 static int
 set_lvm_axis(struct ff_scenario *sc, const char *const *entries, unsigned n)
 {
-  struct ff_axis ax = {NULL, 0, NULL}, *axes;
+  struct ff_axis ax = {NULL, 0, 0, 0, NULL}, *axes;
   unsigned keep = 0;
   char *first = strdup(entries[0]);
 
@@ -766,6 +768,8 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
   if (ff_cfg_str(file, root, "", "profile", &s) < 0)
     goto fail;
   if (s) {
+    sc->profile_line = (unsigned)config_setting_source_line(
+      config_setting_get_member(root, "profile"));
     sc->profile = strcmp(s, "ideal") ? resolve(basedir, s) : NULL;
     free(s);
     s = NULL;
@@ -837,6 +841,7 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
       }
       if (parse_axis(file, e, ep, basedir, &sc->axes[i]) < 0)
         goto fail;
+      sc->axes[i].index = i;
       for (unsigned j = 0; j < i; j++)
         if (!strcmp(sc->axes[j].key, sc->axes[i].key)) {
           ff_cfg_err(file, e, ep, "'%s' is already an axis of the matrix",

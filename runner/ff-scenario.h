@@ -69,6 +69,7 @@ struct ff_sval {
   int is_str;
   int64_t i;
   char *s;
+  unsigned line; /* its line in the scenario file, 0: unknown (--lvm) */
 };
 
 /* Matrix keys: "section/key" of lvm.conf (devices/hints, global/use_aio,
@@ -86,6 +87,10 @@ struct ff_sval {
  * that accepts only the farm's devices. */
 struct ff_axis {
   char *key;
+  unsigned line;  /* the line of its key in the scenario, 0: unknown */
+  unsigned index; /* its place in the scenario's matrix list (messages'
+                     matrix.[index]); a fusefarm/lvm axis made of the lvm
+                     list or --lvm, which goes first, has none (0) */
   unsigned nvalues;
   struct ff_sval *values;
 };
@@ -99,6 +104,7 @@ struct ff_scenario {
   char *attach;          /* how devices reach lvm: "loop" (FUSE + loop) */
   uint64_t devices;      /* scale the farm to this many devices, 0: as is */
   char *profile;         /* absolute path, NULL: ideal (or latency) */
+  unsigned profile_line; /* the line of the profile key, 0: none */
   uint64_t latency_ns;   /* shorthand: fixed read and write latency */
   char *lvm;             /* lvm binary: a path or a name on PATH (the
                             first entry of the fusefarm/lvm axis if any) */

@@ -10,10 +10,18 @@
 #     spec, ...) is named as what it is, exit 2;
 #   - a missing input file (spec, profile, scenario, overlay, run
 #     document, stats file) exits 2 naming the path;
+#   - the whole scenario is checked before anything is mounted
+#     (fusefarm/run-check.h): an lvm.conf key of the matrix that the lvm
+#     build does not list (exit 2, file:line, the key, the build's version
+#     and "did you mean"), a profile of a fusefarm/profile axis that does
+#     not load (exit 2, naming it), a fence value that does not fit (named);
+#     `run --check` and `check SCENARIO` print the configurations, and
+#     every shipped scenario passes them;
 #   - a refused command creates nothing: no output dir or file, no fence
 #     dir, no scratch dir in TMPDIR, no mount, no loop device.
-# Needs no lvm, no loop device, no FUSE mount (nothing is mounted);
-# nbdkit for the plugin's spec= and profile=.
+# Needs the system's lvm (its list of settings) and no loop device, no
+# FUSE mount (nothing is mounted); nbdkit for the plugin's spec= and
+# profile=.
 #
 # usage: test-cli.sh FUSEFARM
 set -euo pipefail
@@ -103,7 +111,7 @@ printf 'name = "d"; spec = "%s"; dm = "yes"; workloads = ({ type = "pvs"; });\n'
 expect 2 "fusefarm run: $s/dm-key.conf:1: dm: unknown device-mapper mode 'yes' (expected \"auto\"" -- run "$s/dm-key.conf"
 printf 'name = "d"; spec = "%s"; matrix = ({ key = "fusefarm/dm"; values = ["none", "rael"]; });\nworkloads = ({ type = "pvs"; });\n' \
   "$cfg/smoke.conf" >"$s/dm-axis.conf"
-expect 2 "fusefarm run: $s/dm-axis.conf:1: matrix.[0].values: value 1 does not fit fusefarm/dm (expected \"auto\", \"real\" or \"none\")" -- run "$s/dm-axis.conf"
+expect 2 "fusefarm run: $s/dm-axis.conf:1: matrix.[0].values: value 1 'rael' does not fit fusefarm/dm (expected \"auto\", \"real\" or \"none\")" -- run "$s/dm-axis.conf"
 sed -i 's/"rael"/"real"/' "$s/dm-axis.conf"
 expect 2 "fusefarm run: --dm none and the scenario's fusefarm/dm axis: give one" -- run "$s/dm-axis.conf" --dm none
 expect 2 "fusefarm vm: the fusefarm/dm axis has \"none\": the guest always activates with real device-mapper" -- vm "$s/dm-axis.conf"
@@ -138,7 +146,6 @@ expect 2 "fusefarm run: $data/run-sample.json: this is a run document (JSON), no
 expect 2 "fusefarm mount: $ci: this is a scenario, not a farm spec (run it with fusefarm run)" -- mount "$ci" "$s/mnt"
 expect 2 "fusefarm mount: $smoke: this is a farm spec, not a profile" -- mount --profile "$smoke" "$s/mnt"
 expect 2 "fusefarm mount: $ssd: this is a profile, not a farm spec (give it with --profile" -- mount "$ssd" "$s/mnt"
-expect 2 "fusefarm check: $ci: this is a scenario, not a farm spec" -- check "$ci"
 expect 2 "fusefarm manifest: $ssd: this is a profile, not a farm spec" -- manifest "$ssd"
 expect 2 "fusefarm gen: $data/run-sample.json: this is a run document (JSON), not a farm spec" -- gen "$data/run-sample.json" -o "$s/out"
 expect 2 "fusefarm fence: $smoke: this is a farm spec, not a scenario" -- \
@@ -162,6 +169,60 @@ done
 # Not clearly another kind: the plain unknown-key message.
 printf 'seed = 1;\ncolour = "red";\n' >"$s/typo.conf"
 expect 2 "fusefarm check: $s/typo.conf:2: colour: unknown key (expected one of: seed," -- check "$s/typo.conf"
+
+ff_log "the whole scenario, checked before anything is mounted"
+ff_require lvm
+# (an lvm build that a scenario names as a ref is never built here)
+export FF_LVM_CACHE=$s/lvm-cache
+printf 'name = "k"; spec = "%s";\nmatrix = ({ key = "fusefarm/devices"; values = [2]; },\n  { key = "global/use_aoi"; values = [0, 1]; });\nworkloads = ({ type = "pvs"; });\n' \
+  "$smoke" >"$s/key.conf"
+expect 2 "fusefarm run: $s/key.conf:3: matrix.[1].key: global/use_aoi: lvm" -- run "$s/key.conf" --out "$s/out"
+grep -qE "global/use_aoi: lvm [0-9]+\.[0-9]+\.[0-9]+ has no such setting \(did you mean global/use_aio\?\)" "$s/err" ||
+  ff_die "use_aoi: no version or suggestion: $(cat "$s/err")"
+expect 2 "did you mean global/use_aio?" -- run "$s/key.conf" --check
+expect 2 "fusefarm check: $s/key.conf:3: matrix.[1].key: global/use_aoi: lvm" -- check "$s/key.conf"
+sed -i 's/use_aoi/use_aio/' "$s/key.conf"
+TMPDIR=$s/tmp "$bin" run "$s/key.conf" --check >"$s/stdout" 2>"$s/err" ||
+  ff_die "run --check with global/use_aio: $(cat "$s/err")"
+printf 'name = "p"; spec = "%s";\nmatrix = ({ key = "fusefarm/profile";\n  values = ["ideal", "nosuch-profile.conf"]; });\nworkloads = ({ type = "pvs"; });\n' \
+  "$smoke" >"$s/prof.conf"
+expect 2 "fusefarm run: $s/prof.conf:3: matrix.[0].values: value 1: $s/nosuch-profile.conf: cannot read the profile" -- run "$s/prof.conf" --out "$s/out"
+sed -i 's|nosuch-profile.conf|builtin:nosuch|' "$s/prof.conf"
+expect 2 "fusefarm run: $s/prof.conf:3: matrix.[0].values: value 1: builtin:nosuch: no such built-in profile" -- run "$s/prof.conf" --check
+printf 'name = "f"; spec = "%s";\nmatrix = ({ key = "fusefarm/fence"; values = ["none", "devicefile"]; });\nworkloads = ({ type = "pvs"; });\n' \
+  "$smoke" >"$s/fence.conf"
+expect 2 "fusefarm run: $s/fence.conf:2: matrix.[0].values: value 1 'devicefile' does not fit fusefarm/fence (expected \"none\", \"devicesfile\" or \"filter\")" -- run "$s/fence.conf"
+# --check: the configurations, numbered as the run's table numbers them,
+# and what the run would time; `fusefarm check` does the same
+for cmd in "run ci-small --check" "check $ci"; do
+  # shellcheck disable=SC2086
+  TMPDIR=$s/tmp "$bin" $cmd >"$s/stdout" 2>"$s/err" || ff_die "fusefarm $cmd: exit $?: $(cat "$s/err")"
+  if ! { grep -qx " *1  profile=ideal" "$s/stdout" &&
+    grep -qx " *2  profile=fixed-20ms.conf" "$s/stdout" &&
+    [[ $(grep -c '^ *[0-9][0-9]*  ' "$s/stdout") == 2 ]] &&
+    grep -qE "^about [0-9]+ timed commands" "$s/stdout"; }; then
+    ff_die "fusefarm $cmd: not 2 configurations and an estimate: $(cat "$s/stdout")"
+  fi
+  checked=$((checked + 1))
+done
+# Every shipped scenario passes --check with the system's lvm (--lvm lvm:
+# the builds some of them name are git refs, built elsewhere).  A host
+# without device-mapper refuses those that need it (real activation, LV
+# targets: they run with fusefarm vm), and says so.
+for f in "$cfg"/scenarios/*.conf; do
+  rc=0
+  TMPDIR=$s/tmp "$bin" run "$f" --check --lvm lvm >"$s/stdout" 2>"$s/err" || rc=$?
+  if ((rc != 0)); then
+    if ! { ((rc == 2)) && ! grep -qw device-mapper /proc/misc &&
+      grep -qE "device-mapper cannot be used|need device-mapper, which this kernel lacks" "$s/err"; }; then
+      ff_die "run $f --check: exit $rc: $(cat "$s/err")"
+    fi
+    ff_log "  $(basename "$f"): needs device-mapper (not on this host)"
+  else
+    grep -qE "^about [0-9]+ timed command" "$s/stdout" || ff_die "run $f --check: no estimate: $(cat "$s/stdout")"
+  fi
+  checked=$((checked + 1))
+done
 
 ff_log "missing input files"
 none=$s/none

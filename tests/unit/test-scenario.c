@@ -116,7 +116,7 @@ static const struct {
    "t:1: dev_names", "unknown naming 'nvme'"},
   {"matrix = ({ key = \"fusefarm/fence\"; values = [\"udev\"]; });\n"
    "workloads = ({ type = \"pvs\"; });",
-   "matrix.[0].values", "does not fit fusefarm/fence"},
+   "matrix.[0].values", "value 0 'udev' does not fit fusefarm/fence"},
   {"workloads = ({ type = \"pvs\"; repeat = 0; });", "workloads.[0].repeat",
    "out of range"},
   {"workloads = ({ type = \"pvs\"; concurrency = 4; });",
@@ -176,7 +176,7 @@ static const struct {
    "t:1: lvm: a list of builds and a fusefarm/lvm axis", "give one"},
   {"matrix = ({ key = \"fusefarm/lvm\"; values = [2]; });\n"
    "workloads = ({ type = \"pvs\"; });",
-   "value 0 does not fit fusefarm/lvm", "a name on PATH or a git ref"},
+   "value 0 2 does not fit fusefarm/lvm", "a name on PATH or a git ref"},
   {"lvm_git = 3;\nworkloads = ({ type = \"pvs\"; });", "lvm_git", "string"},
   /* dm and fusefarm/dm: auto, real or none */
   {"dm = 1;\nworkloads = ({ type = \"pvs\"; });", "dm", "string"},
@@ -184,7 +184,7 @@ static const struct {
    "t:1: dm: unknown device-mapper mode 'on'", "\"real\" or \"none\""},
   {"matrix = ({ key = \"fusefarm/dm\"; values = (\"real\", 1); });\n"
    "workloads = ({ type = \"pvs\"; });",
-   "value 1 does not fit fusefarm/dm", "\"auto\", \"real\" or \"none\""},
+   "value 1 1 does not fit fusefarm/dm", "\"auto\", \"real\" or \"none\""},
   /* io workloads: every bad value names the line and the key */
   {"workloads = ({ type = \"io\"; });", "t:1: workloads.[0].target",
    "missing (expected a farm device"},
@@ -260,15 +260,15 @@ static const struct {
    "t:1: matrix.[0]", "fusefarm/mount_options changes fs workloads"},
   {"matrix = ({ key = \"fusefarm/target\"; values = [\"pv0001\", \"a/b/c\"]; "
    "});\nworkloads = ({ type = \"io\"; target = \"pv0001\"; });",
-   "t:1: matrix.[0].values", "value 1 does not fit fusefarm/target"},
+   "t:1: matrix.[0].values", "value 1 'a/b/c' does not fit fusefarm/target"},
   {"matrix = ({ key = \"fusefarm/fstype\"; values = [\"ext3\"]; });\n"
    "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
    "t:1: matrix.[0].values",
-   "value 0 does not fit fusefarm/fstype (expected "
+   "value 0 'ext3' does not fit fusefarm/fstype (expected "
    "\"ext4\" or \"xfs\")"},
   {"matrix = ({ key = \"fusefarm/mount_options\"; values = [8]; });\n"
    "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
-   "t:1: matrix.[0].values", "does not fit fusefarm/mount_options"},
+   "t:1: matrix.[0].values", "value 0 8 does not fit fusefarm/mount_options"},
   {"matrix = ({ key = \"fusefarm/transport\";\n values = [\"scsi\", "
    "\"iscsi\"]; });",
    "t:2: matrix.[0].values",
