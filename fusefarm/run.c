@@ -1800,9 +1800,11 @@ static const char run_usage[] =
   "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
   "Exit status: 0 success, 1 runtime failure (also: a timed lvm command,\n"
   "or an io workload's fio, failed; the last line names which), 2 bad\n"
-  "usage or input (checked before anything runs, EXPR included); with\n"
-  "--expect: 0 holds, 1 fails, 125 could not judge (the run failed, or an\n"
-  "EXPR reads a workload whose commands failed), 2 bad input.\n";
+  "usage or input (checked before anything runs, EXPR included), 77 this\n"
+  "machine cannot run it (not root, no /dev/fuse or /dev/loop-control;\n"
+  "with --expect too); with --expect: 0 holds, 1 fails, 125 could not\n"
+  "judge (the run failed, or an EXPR reads a workload whose commands\n"
+  "failed), 2 bad input.\n";
 
 int
 ff_cmd_run(int argc, char **argv)
@@ -2062,6 +2064,7 @@ ff_cmd_run(int argc, char **argv)
   if (geteuid() != 0) {
     fprintf(stderr, "fusefarm run: needs root (loop devices, FUSE, a "
                     "private mount namespace)\n");
+    rc = FF_EXIT_CANNOT_RUN;
     goto out;
   }
   if (access("/dev/loop-control", R_OK | W_OK) < 0 ||
@@ -2070,6 +2073,7 @@ ff_cmd_run(int argc, char **argv)
             "fusefarm run: %s: %m (the runner needs loop devices "
             "and FUSE)\n",
             access("/dev/fuse", F_OK) ? "/dev/fuse" : "/dev/loop-control");
+    rc = FF_EXIT_CANNOT_RUN;
     goto out;
   }
   if (want_dir) {
