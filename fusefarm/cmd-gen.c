@@ -190,7 +190,7 @@ static const char manifest_usage[] =
   "fields.  Without SPEC, the built-in default farm is used.\n"
   "\n"
   "  -c, --compact   one line instead of indented JSON\n"
-  "  -D, --devices N the farm scaled to about N devices, as `fusefarm\n"
+  "  -D, --devices N the farm scaled to N devices, as `fusefarm\n"
   "                  mount --devices N` and the plugin's devices=N serve it\n"
   "  -h, --help      this text\n";
 

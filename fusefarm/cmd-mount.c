@@ -63,7 +63,7 @@ static const char mount_usage[] =
   "                         counted in stats.json's overlay.full\n"
   "      --threads N        FUSE worker threads (default 8, 1..64)\n"
   "      --reply-threads N  threads answering delayed requests (default 4)\n"
-  "      --devices N        scale the farm to about N devices, keeping its\n"
+  "      --devices N        scale the farm to N devices, keeping its\n"
   "                         shape (every group's count scaled)\n"
   "      --log FILE         where the daemon's messages go once in the\n"
   "                         background (default: discarded)\n"

@@ -10,6 +10,7 @@
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-expect.h"
+#include "ff-junit.h"
 #include "ff-report.h"
 #include "ff-runreport.h"
 
@@ -24,7 +25,8 @@
 static const char report_usage[] =
   "usage: fusefarm report FILE.json [--csv OUT.csv] [--svg OUT.svg] "
   "[--top N]\n"
-  "                       [--expect EXPR]... [--baseline RUN.json]\n"
+  "                       [--junit OUT.xml] [--expect EXPR]...\n"
+  "                       [--baseline RUN.json]\n"
   "\n"
   "Render a run document written by `fusefarm run --json FILE.json`\n"
   "without running anything: print the table the run printed (one row\n"
@@ -40,6 +42,9 @@ static const char report_usage[] =
   "                     workload) to OUT.svg, and for each configuration\n"
   "                     with event activation a timeline to\n"
   "                     OUT-timeline-<config id>.svg\n"
+  "  -j, --junit OUT.xml  write a JUnit XML report for CI (docs/ci.md): a\n"
+  "                     testcase per workload and config (failed when one\n"
+  "                     of its commands failed) and per --expect EXPR\n"
   "  -t, --top N        list the N slowest units of each event activation\n"
   "                     and label them in its timeline (default 10; 0: no\n"
   "                     list)\n"
@@ -120,12 +125,14 @@ ff_cmd_report(int argc, char **argv)
     {"csv", required_argument, NULL, 'c'},
     {"svg", required_argument, NULL, 's'},
     {"top", required_argument, NULL, 't'},
+    {"junit", required_argument, NULL, 'j'},
     {"expect", required_argument, NULL, 'e'},
     {"baseline", required_argument, NULL, 'b'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  const char *csv = NULL, *svg = NULL, *path, *baseline = NULL;
+  const char *csv = NULL, *svg = NULL, *junit = NULL, *path;
+  const char *baseline = NULL;
   unsigned long long top = FF_RUNREPORT_TOP;
   int c, rc = 0, verdict = 0;
   struct ff_runreport *rr = NULL, *base = NULL;
@@ -134,13 +141,16 @@ ff_cmd_report(int argc, char **argv)
 
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":c:s:t:e:b:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":c:s:j:t:e:b:h", opts, NULL)) != -1) {
     switch (c) {
     case 'c':
       csv = optarg;
       break;
     case 's':
       svg = optarg;
+      break;
+    case 'j':
+      junit = optarg;
       break;
     case 't':
       if (ff_cli_number("report", "--top", optarg, 0, INT_MAX, &top)) {
@@ -213,7 +223,8 @@ ff_cmd_report(int argc, char **argv)
   rc = 0;
   if (ff_report_print(rr, stdout, (int)top) < 0 ||
       (csv && ff_report_csv(rr, csv) < 0) ||
-      (svg && ff_report_svg_top(rr, svg, (int)top) < 0)) {
+      (svg && ff_report_svg_top(rr, svg, (int)top) < 0) ||
+      (junit && ff_junit_write(rr, junit) < 0)) {
     fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
     rc = 1;
   } else {

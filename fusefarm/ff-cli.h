@@ -10,7 +10,11 @@
  *   2  bad usage or bad input: an unknown option, a missing or bad
  *      value, too many arguments, and an input file (spec, profile,
  *      scenario, overlay, run document, stats snapshot) that is missing,
- *      unreadable, invalid or of another kind.
+ *      unreadable, invalid or of another kind;
+ *  77  (`fusefarm run`) this machine cannot run it: not root, no
+ *      /dev/fuse or /dev/loop-control (automake's "skipped"; distinct
+ *      from 125, which `git bisect run` reads as "cannot test this
+ *      commit" and `--expect` returns when it could not judge).
  * Messages go to stderr as "fusefarm CMD: message"; a usage error adds
  * "Try 'fusefarm CMD --help'." on a line of its own.
  *
@@ -23,6 +27,9 @@
 
 #include <getopt.h>
 #include <stdint.h>
+
+/* The exit status of a run this machine cannot do (see above). */
+#define FF_EXIT_CANNOT_RUN 77
 
 /* Print "fusefarm CMD: MESSAGE" and "Try 'fusefarm CMD --help'." (CMD
  * NULL: the program itself) to stderr.  Returns 2, the exit status. */
@@ -56,7 +63,7 @@ int ff_cmd_lvm_build(int argc, char **argv);
  * "fusefarm CMD: message" and return NULL. */
 struct ff_farm *ff_cli_load_farm(const char *cmd, const char *path);
 
-/* The same, with the farm scaled to about `devices` devices (0: as the
+/* The same, with the farm scaled to `devices` devices (0: as the
  * spec says; ff_spec_scale). */
 struct ff_farm *ff_cli_load_farm_scaled(const char *cmd, const char *path,
                                         uint64_t devices);

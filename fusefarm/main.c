@@ -137,7 +137,9 @@ usage(FILE *f)
         "Exit status: 0 success; 1 runtime failure (mounting, attaching,\n"
         "lvm, I/O, an output file that cannot be written); 2 bad usage or\n"
         "bad input (an unknown option or bad value; an input file that is\n"
-        "missing, unreadable, invalid or of another kind).\n",
+        "missing, unreadable, invalid or of another kind); run: 77 this\n"
+        "machine cannot run it (not root, no /dev/fuse or loop-control);\n"
+        "run and report --expect: 125 could not judge.\n",
         f);
 }
 

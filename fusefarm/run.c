@@ -62,11 +62,13 @@
 #include "ff-error.h"
 #include "ff-expect.h"
 #include "ff-fence.h"
+#include "ff-junit.h"
 #include "ff-file.h"
 #include "ff-paths.h"
 #include "ff-privdev.h"
 #include "ff-rundir.h"
 #include "ff-report.h"
+#include "ff-runreport-json.h"
 #include "ff-runmanifest.h"
 #include "ff-scenario.h"
 #include "ff-sched.h"
@@ -1693,21 +1695,31 @@ run_scenario(struct run *r, json_t *doc)
   return rc;
 }
 
+/* The document's model, for the outputs rendered from it; NULL with
+ * ff_error. */
+static struct ff_runreport *
+doc_model(json_t *doc)
+{
+  char *text = json_dumps(doc, JSON_COMPACT);
+  struct ff_runreport *rr =
+    text ? ff_runreport_load_text(text, strlen(text), "run document") : NULL;
+
+  if (!text)
+    ff_error("run document: out of memory");
+  free(text);
+  return rr;
+}
+
 /* --expect: judge ex[] over the finished run's document and add its
  * "expect" array (ff-expect.h).  0, 1 or 125; -1 with ff_error. */
 static int
 judge_run(json_t *doc, struct ff_expect *const *ex, size_t nex,
           const struct ff_runreport *base)
 {
-  char *text = json_dumps(doc, JSON_COMPACT);
-  struct ff_runreport *rr =
-    text ? ff_runreport_load_text(text, strlen(text), "run document") : NULL;
+  struct ff_runreport *rr = doc_model(doc);
   int rc = rr ? ff_expect_judge_all(ex, nex, rr, base, doc) : -1;
 
-  if (!text)
-    ff_error("run document: out of memory");
   ff_runreport_free(rr);
-  free(text);
   return rc;
 }
 
@@ -1809,13 +1821,37 @@ precheck(struct run *r, const char *prog, const char *lvm_git)
   return ff_lvm_set_resolve(&r->lvms, r->sc, lvm_git, r->self, prog, r->quiet);
 }
 
+/* Add the document's "verdict" (ff_runreport_verdict_json), the
+ * comparisons the report prints.  0, or -1 with ff_error. */
+static int
+add_verdict(json_t *doc)
+{
+  struct ff_runreport *rr = doc_model(doc);
+  json_t *v = rr ? ff_runreport_verdict_json(rr) : NULL;
+
+  ff_runreport_free(rr);
+  return v ? json_object_set_new(doc, "verdict", v) : -1;
+}
+
+/* --junit: the JUnit report of the document (ff-junit.h), written
+ * whether the run succeeded or not.  0, or -1 with ff_error. */
+static int
+write_junit(json_t *doc, const char *path)
+{
+  struct ff_runreport *rr = doc_model(doc);
+  int r = rr ? ff_junit_write(rr, path) : -1;
+
+  ff_runreport_free(rr);
+  return r;
+}
+
 static const char run_usage[] =
   "usage: fusefarm run [SCENARIO] [--out DIR] [--json FILE] [--csv FILE]\n"
   "                    [--svg FILE | --no-svg] [--top N] [--lvm LVM]...\n"
   "                    [--lvm-git DIR|URL]\n"
   "                    [--keep] [--quiet] [--expect EXPR]...\n"
   "                    [--baseline RUN.json] [--devices N] [--repeat N]\n"
-  "                    [--dm auto|real|none] [--check]\n"
+  "                    [--dm auto|real|none] [--check] [--junit FILE]\n"
   "\n"
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 160\n"
   "devices, use_aio x latency, every workload 3 times): mount and attach\n"
@@ -1839,6 +1875,9 @@ static const char run_usage[] =
   "  --svg FILE    bar chart to FILE instead (and a timeline per\n"
   "                event-activation config next to it)\n"
   "  --no-svg      write no chart\n"
+  "  --junit FILE  a JUnit XML report for CI too (docs/ci.md): a testcase\n"
+  "                per workload and config, failed when one of its\n"
+  "                commands failed, and per --expect EXPR\n"
   "  --top N       slowest units listed per config (default 10)\n"
   "  --lvm LVM     lvm binary (a path or a name on PATH) or a git ref of\n"
   "                lvm2, overriding the scenario's; given several times,\n"
@@ -1875,9 +1914,11 @@ static const char run_usage[] =
   "where).  The scratch directory is made in $TMPDIR (default /tmp).\n"
   "Exit status: 0 success, 1 runtime failure (also: a timed lvm command,\n"
   "or an io workload's fio, failed; the last line names which), 2 bad\n"
-  "usage or input (checked before anything runs, EXPR included); with\n"
-  "--expect: 0 holds, 1 fails, 125 could not judge (the run failed, or an\n"
-  "EXPR reads a workload whose commands failed), 2 bad input.\n";
+  "usage or input (checked before anything runs, EXPR included), 77 this\n"
+  "machine cannot run it (not root, no /dev/fuse or /dev/loop-control;\n"
+  "with --expect too); with --expect: 0 holds, 1 fails, 125 could not\n"
+  "judge (the run failed, or an EXPR reads a workload whose commands\n"
+  "failed), 2 bad input.\n";
 
 int
 ff_cmd_run(int argc, char **argv)
@@ -1900,6 +1941,7 @@ ff_cmd_run(int argc, char **argv)
     {"devices", required_argument, NULL, 'N'},
     {"repeat", required_argument, NULL, 'R'},
     {"check", no_argument, NULL, 'C'},
+    {"junit", required_argument, NULL, 'U'},
     {NULL, 0, NULL, 0},
   };
   struct ff_expect *ex[32];
@@ -1908,6 +1950,7 @@ ff_cmd_run(int argc, char **argv)
   struct ff_runreport *base = NULL;
   int verdict = 0;
   const char *json_out = NULL, *csv_out = NULL, *svg_out = NULL;
+  const char *junit_out = NULL;
   const char *lvm[32], *lvm_git = NULL, *out_given = NULL;
   unsigned nlvm = 0;
   unsigned long long ndevices = 0, nrepeat = 0;
@@ -1929,6 +1972,9 @@ ff_cmd_run(int argc, char **argv)
       break;
     case 'c':
       csv_out = optarg;
+      break;
+    case 'U':
+      junit_out = optarg;
       break;
     case 's':
       svg_out = optarg;
@@ -2093,6 +2139,7 @@ ff_cmd_run(int argc, char **argv)
   if (geteuid() != 0) {
     fprintf(stderr, "fusefarm run: needs root (loop devices, FUSE, a "
                     "private mount namespace)\n");
+    rc = FF_EXIT_CANNOT_RUN;
     goto out;
   }
   if (access("/dev/loop-control", R_OK | W_OK) < 0 ||
@@ -2101,6 +2148,7 @@ ff_cmd_run(int argc, char **argv)
             "fusefarm run: %s: %m (the runner needs loop devices "
             "and FUSE)\n",
             access("/dev/fuse", F_OK) ? "/dev/fuse" : "/dev/loop-control");
+    rc = FF_EXIT_CANNOT_RUN;
     goto out;
   }
   if (want_dir) {
@@ -2195,6 +2243,10 @@ cleanup:
       fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
       rc = 2;
     }
+    if (!rc && add_verdict(doc) < 0) {
+      fprintf(stderr, "fusefarm run: verdict: %s\n", ff_errmsg());
+      rc = 1;
+    }
     if (json_out && json_dump_file(doc, json_out, JSON_INDENT(1)) < 0) {
       fprintf(stderr, "fusefarm run: cannot write %s\n", json_out);
       rc = 1;
@@ -2219,6 +2271,10 @@ cleanup:
       }
       ff_runreport_free(rr);
       free(text);
+    }
+    if (junit_out && write_junit(doc, junit_out) < 0) {
+      fprintf(stderr, "fusefarm run: --junit: %s\n", ff_errmsg());
+      rc = rc ? rc : 1;
     }
     json_decref(doc);
   }

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <libconfig.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1959,30 +1960,122 @@ ff_spec_devices(const struct ff_spec *sp)
   return n;
 }
 
+/* One group ff_spec_scale may resize: its count, the devices one member
+ * makes (w) and its share of the target in members (q). */
+struct scale_group {
+  unsigned *count;
+  uint64_t w;
+  double q;
+};
+
+/* Devices the groups make at their current counts. */
+static uint64_t
+scaled_devices(const struct scale_group *g, size_t n)
+{
+  uint64_t s = 0;
+
+  for (size_t i = 0; i < n; i++)
+    s += *g[i].count * g[i].w;
+  return s;
+}
+
+/* Largest-remainder apportionment: every group gets the whole part of its
+ * share (at least 1), then while the total is short, one more member
+ * goes to the group furthest below its share that still fits; while it
+ * is over (the "at least 1"s), one member comes off the group furthest
+ * above its share, when that brings the total closer; then the gap that
+ * left is filled again. */
+/* Add members while the total is short (see apportion). */
+static uint64_t
+fill(struct scale_group *g, size_t n, uint64_t target, uint64_t s)
+{
+  while (s < target) {
+    size_t best = n;
+
+    for (size_t i = 0; i < n; i++)
+      if (g[i].w && g[i].w <= target - s && *g[i].count < UINT_MAX &&
+          (best == n || g[i].q - *g[i].count > g[best].q - *g[best].count))
+        best = i;
+    if (best == n)
+      break;
+    (*g[best].count)++;
+    s += g[best].w;
+  }
+  return s;
+}
+
+static void
+apportion(struct scale_group *g, size_t n, uint64_t target)
+{
+  uint64_t s;
+
+  for (size_t i = 0; i < n; i++) {
+    double c = floor(g[i].q);
+
+    *g[i].count = c < 1 ? 1 : c > UINT_MAX ? UINT_MAX : (unsigned)c;
+  }
+  s = fill(g, n, target, scaled_devices(g, n));
+  while (s > target) {
+    size_t best = n;
+
+    for (size_t i = 0; i < n; i++)
+      if (g[i].w && *g[i].count > 1 &&
+          (s - target > g[i].w ? s - target - g[i].w : g[i].w - (s - target)) <
+            s - target &&
+          (best == n || g[i].q - *g[i].count < g[best].q - *g[best].count))
+        best = i;
+    if (best == n)
+      break;
+    (*g[best].count)--;
+    s -= g[best].w;
+  }
+  fill(g, n, target, s); /* what a bigger member's removal undershot */
+}
+
 int
 ff_spec_scale(struct ff_spec *sp, uint64_t ndevices)
 {
-  uint64_t total = ff_spec_devices(sp);
+  uint64_t total = ff_spec_devices(sp), fixed = 0, scalable = 0;
+  struct scale_group *g;
+  size_t n = 0;
   double f;
 
   if (total == 0 || ndevices == 0)
     return ff_error("%s: cannot scale a farm of %llu devices to %llu",
                     sp->file, (unsigned long long)total,
                     (unsigned long long)ndevices);
-  f = (double)ndevices / (double)total;
+  g = calloc((size_t)sp->nvgs + sp->nothers + 1, sizeof *g);
+  if (!g)
+    return ff_error("%s: scaling the farm: out of memory", sp->file);
   for (unsigned i = 0; i < sp->nvgs; i++) {
-    struct ff_spec_vg *g = &sp->vgs[i];
-    double c = (double)g->count * f + 0.5;
+    struct ff_spec_vg *v = &sp->vgs[i];
+    uint64_t w = vg_devices(v);
 
-    if (g->count > 1 || g->devices == NULL)
-      g->count = c < 1 ? 1 : (unsigned)c;
+    /* A single VG with named devices is that VG: it keeps them. */
+    if ((v->count > 1 || v->devices == NULL) && v->count > 0) {
+      g[n++] = (struct scale_group){&v->count, w, v->count};
+      scalable += v->count * w;
+    } else {
+      fixed += v->count * w;
+    }
   }
   for (unsigned i = 0; i < sp->nothers; i++) {
     struct ff_spec_other *o = &sp->others[i];
-    double c = (double)o->count * f + 0.5;
 
-    if (!o->devices && !o->pv_uuids)
-      o->count = c < 1 ? 1 : (unsigned)c;
+    if (!o->devices && !o->pv_uuids && o->count > 0) {
+      g[n++] = (struct scale_group){&o->count, 1, o->count};
+      scalable += o->count;
+    } else {
+      fixed += o->count;
+    }
   }
+  /* The scalable groups share what the fixed ones leave. */
+  f = scalable
+        ? (double)(ndevices > fixed ? ndevices - fixed : 0) / (double)scalable
+        : 0;
+  for (size_t i = 0; i < n; i++)
+    g[i].q *= f;
+  apportion(g, n, ndevices > fixed ? ndevices - fixed : 0);
+  free(g);
   return 0;
 }

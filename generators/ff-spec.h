@@ -282,9 +282,18 @@ ff_spec_lv_writes(const struct ff_spec_lv *lv)
 /* How many devices the spec makes. */
 uint64_t ff_spec_devices(const struct ff_spec *spec);
 
-/* Scale every group's count by ndevices / ff_spec_devices() (rounded, at
- * least 1), so the farm keeps its shape at another size.  Groups with
- * explicit device names or UUIDs keep their count. */
+/* Scale the groups' counts so the farm makes exactly ndevices devices
+ * and keeps its shape: groups with explicit device names or UUIDs (a
+ * single VG with named devices) keep their count, and the others share
+ * the rest in proportion to their devices by largest-remainder
+ * apportionment (docs/spec-format.md): each gets the whole part of its
+ * share, at least 1, and the devices left go one member at a time to the
+ * groups with the largest remainders whose members still fit (a VG of
+ * several PVs is several devices).  Every group is then within one
+ * member of its exact share.  When one member of every group is more
+ * than ndevices, or only multi-PV members are left to place, the total
+ * is the closest the groups allow.  -1 with ff_error when the spec makes
+ * no devices or ndevices is 0. */
 int ff_spec_scale(struct ff_spec *spec, uint64_t ndevices);
 
 #endif

@@ -239,7 +239,7 @@ parse_devices(const char *key, const char *value)
   }
   if (parse_digits(&p, &n) < 0 || *p || n < DEVICES_MIN || n > DEVICES_MAX) {
     nbdkit_error("%s=%s: expected a device count from %d to %d (scale the "
-                 "farm to about that many devices, as fusefarm mount "
+                 "farm to that many devices, as fusefarm mount "
                  "--devices does)",
                  key, value, DEVICES_MIN, DEVICES_MAX);
     return -1;
@@ -946,7 +946,7 @@ out:
   "                     file is watched and a new version applies live\n"     \
   "stats=FILE           write per-export statistics (JSON) there\n"           \
   "stats-interval=SECS  every SECS seconds (default 1; or \"500ms\")\n"       \
-  "devices=N            scale the farm to about N devices, keeping its\n"     \
+  "devices=N            scale the farm to N devices, keeping its\n"           \
   "                     shape, as fusefarm mount --devices N does\n"          \
   "shard=K/M            serve only the devices whose index is K mod M\n"      \
   "overlay=FILE         load a saved write overlay at start\n"                \

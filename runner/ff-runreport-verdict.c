@@ -13,7 +13,9 @@
 #include "ff-error.h"
 #include "ff-runreport-int.h"
 #include "ff-runreport.h"
+#include "ff-runreport-json.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,33 +277,52 @@ print_group(FILE *out, const struct ff_rr_effect *fx, size_t n,
     fputc('\n', out);
 }
 
+/* The values of key other than its base, each once, in document order:
+ * *n strings borrowed from the model in a malloc'd array (caller frees),
+ * or NULL with ff_error on allocation failure. */
+static const char **
+other_values(const struct ff_runreport *rr, const char *key, size_t *n)
+{
+  const char *base = base_value(rr, key);
+  const char **seen = calloc(rr->nconfigs + 1, sizeof *seen);
+
+  *n = 0;
+  if (!seen) {
+    ff_rr_oom();
+    return NULL;
+  }
+  for (size_t i = 0; i < rr->nconfigs; i++) {
+    const struct ff_rr_setting *s = ff_runreport_setting(&rr->configs[i], key);
+    bool dup = false;
+
+    if (!s || !base || !strcmp(s->text, base))
+      continue;
+    for (size_t q = 0; q < *n; q++)
+      dup |= !strcmp(seen[q], s->text);
+    if (!dup)
+      seen[(*n)++] = s->text;
+  }
+  return seen;
+}
+
 static int
 print_key(const struct ff_runreport *rr, size_t k, FILE *out)
 {
   const char *key = rr->keys[k], *base = base_value(rr, key);
   const char *name = key_name(rr, key);
-  const char **seen = calloc(rr->nconfigs + 1, sizeof *seen);
-  size_t nseen = 0;
+  size_t nvalues;
+  const char **values = other_values(rr, key, &nvalues);
 
-  if (!seen)
-    return ff_rr_oom();
-  for (size_t i = 0; i < rr->nconfigs; i++) {
-    const struct ff_rr_setting *s = ff_runreport_setting(&rr->configs[i], key);
+  if (!values)
+    return -1;
+  for (size_t v = 0; v < nvalues; v++) {
     struct ff_rr_effect *fx;
     size_t n, npairs;
-    bool dup = false;
     char r[32];
 
-    if (!s || !base || !strcmp(s->text, base))
-      continue;
-    for (size_t q = 0; q < nseen; q++)
-      dup |= !strcmp(seen[q], s->text);
-    if (dup)
-      continue;
-    seen[nseen++] = s->text;
-    fx = ff_runreport_effects(rr, key, s->text, &n, &npairs);
+    fx = ff_runreport_effects(rr, key, values[v], &n, &npairs);
     if (n == (size_t)-1) {
-      free(seen);
+      free(values);
       return -1;
     }
     if (!n)
@@ -310,7 +331,7 @@ print_key(const struct ff_runreport *rr, size_t k, FILE *out)
     fprintf(out,
             "- %s=%s vs %s (%zu pair%s of configs differing only in "
             "it):\n",
-            name, s->text, base, npairs, npairs == 1 ? "" : "s");
+            name, values[v], base, npairs, npairs == 1 ? "" : "s");
     for (size_t e = 0; e < n; e++) {
       const struct ff_rr_effect *f = &fx[e];
 
@@ -327,7 +348,7 @@ print_key(const struct ff_runreport *rr, size_t k, FILE *out)
       print_group(out, fx, n, &groups[g]);
     free(fx);
   }
-  free(seen);
+  free(values);
   return 0;
 }
 
@@ -585,4 +606,169 @@ ff_runreport_print_expect(const struct ff_runreport *rr, FILE *out)
   if (ferror(out))
     return ff_error("writing the report: %m");
   return 0;
+}
+
+/* ---- the document's "verdict" (docs/run-json.md) ----------------------- */
+
+const char *
+ff_runreport_judgement_name(enum ff_rr_judgement j)
+{
+  switch (j) {
+  case FF_RR_CLEAR:
+    return "clear";
+  case FF_RR_NOISE:
+    return "noise";
+  case FF_RR_ONE_SAMPLE:
+    return "one-sample";
+  case FF_RR_MIXED:
+    return "mixed";
+  default:
+    return "failed";
+  }
+}
+
+/* {"ratio", "min", "max", "judgement"} of r, into o. */
+static int
+ratio_members(json_t *o, const struct ff_rr_ratio *r)
+{
+  return json_object_set_new(o, "ratio", json_real(r->ratio)) |
+         json_object_set_new(o, "min", json_real(r->lo)) |
+         json_object_set_new(o, "max", json_real(r->hi)) |
+         json_object_set_new(
+           o, "judgement",
+           json_string(ff_runreport_judgement_name(r->judgement)));
+}
+
+static json_t *
+event_direct_json(const struct ff_runreport *rr)
+{
+  json_t *a = json_array();
+
+  for (size_t i = 0; a && i < rr->nconfigs; i++) {
+    const struct ff_rr_config *c = &rr->configs[i];
+    const struct ff_rr_workload *ev = of_type(c, "event-activation");
+    const struct ff_rr_workload *dir = of_type(c, "direct-activation");
+    struct ff_rr_ratio r;
+    json_t *o;
+
+    if (!ev || !dir || ff_runreport_ratio(ev, dir, &r) < 0)
+      continue;
+    o =
+      json_pack("{s:I, s:s, s:s, s:s, s:[I,I]}", "config", (json_int_t)c->id,
+                "label", c->label, "workload", ev->name, "against", dir->name,
+                "runs", (json_int_t)r.nruns_a, (json_int_t)r.nruns_b);
+    if (!o || ratio_members(o, &r) || json_array_append_new(a, o)) {
+      json_decref(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
+/* The pairs behind one effect of key=value on workload name. */
+static json_t *
+pairs_json(const struct ff_runreport *rr, const char *key, const char *value,
+           const char *base, const char *name)
+{
+  json_t *a = json_array();
+
+  for (size_t j = 0; a && j < rr->nconfigs; j++) {
+    const struct ff_rr_config *cj = &rr->configs[j], *ci;
+    const struct ff_rr_setting *s = ff_runreport_setting(cj, key);
+    const struct ff_rr_workload *wa, *wb;
+    struct ff_rr_ratio r;
+    json_t *o;
+
+    if (!s || strcmp(s->text, value) || !(ci = partner(rr, cj, key, base)))
+      continue;
+    wa = ff_runreport_find_workload(cj, name);
+    wb = ff_runreport_find_workload(ci, name);
+    if (!wa || !wb || ff_runreport_ratio(wa, wb, &r) < 0 || r.ratio <= 0)
+      continue;
+    o = json_pack("{s:I, s:s, s:I, s:s}", "config", (json_int_t)cj->id,
+                  "label", cj->label, "base_config", (json_int_t)ci->id,
+                  "base_label", ci->label);
+    if (!o || ratio_members(o, &r) || json_array_append_new(a, o)) {
+      json_decref(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
+/* One entry of "axes": key=value against the key's base. */
+static json_t *
+axis_json(const struct ff_runreport *rr, const char *key, const char *value)
+{
+  const char *base = base_value(rr, key);
+  size_t n, npairs;
+  struct ff_rr_effect *fx = ff_runreport_effects(rr, key, value, &n, &npairs);
+  json_t *o, *effects = json_array();
+
+  if (n == (size_t)-1) {
+    json_decref(effects);
+    return NULL;
+  }
+  o = json_pack("{s:s, s:s, s:s, s:I}", "key", key, "value", value, "base",
+                base, "pairs", (json_int_t)npairs);
+  if (!o || !effects || json_object_set(o, "effects", effects)) {
+    json_decref(o);
+    o = NULL;
+  }
+  for (size_t e = 0; o && e < n; e++) {
+    const struct ff_rr_effect *f = &fx[e];
+    json_t *x =
+      json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:o*}", "workload",
+                f->workload, "ratio", f->ratio, "min", f->lo, "max", f->hi,
+                "pair_ratio_min", f->rmin, "pair_ratio_max", f->rmax,
+                "judgement", ff_runreport_judgement_name(f->judgement),
+                "pairs", pairs_json(rr, key, value, base, f->workload));
+
+    if (!x || !json_object_get(x, "pairs") ||
+        json_array_append_new(effects, x)) {
+      json_decref(x);
+      json_decref(o);
+      o = NULL;
+    }
+  }
+  json_decref(effects);
+  free(fx);
+  return o;
+}
+
+json_t *
+ff_runreport_verdict_json(const struct ff_runreport *rr)
+{
+  json_t *axes = json_array();
+  json_t *v = json_pack("{s:o*, s:O*}", "event_direct", event_direct_json(rr),
+                        "axes", axes);
+
+  if (!v || !json_object_get(v, "event_direct"))
+    goto oom;
+  for (size_t k = 0; k < rr->nkeys; k++) {
+    size_t nvalues;
+    const char **values;
+
+    if (!rr->varying[k])
+      continue;
+    values = other_values(rr, rr->keys[k], &nvalues);
+    if (!values)
+      goto oom;
+    for (size_t i = 0; i < nvalues; i++) {
+      json_t *x = axis_json(rr, rr->keys[k], values[i]);
+
+      if (!x || json_array_append_new(axes, x)) {
+        free(values);
+        goto oom;
+      }
+    }
+    free(values);
+  }
+  json_decref(axes);
+  return v;
+oom:
+  json_decref(axes);
+  json_decref(v);
+  ff_rr_oom();
+  return NULL;
 }

@@ -309,6 +309,11 @@ int ff_runreport_print_verdict(const struct ff_runreport *rr, FILE *out);
  * has none.  -1 with ff_error if writing fails. */
 int ff_runreport_print_expect(const struct ff_runreport *rr, FILE *out);
 
+/* A judgement's name in the run document's "verdict"
+ * (ff-runreport-json.h): "clear", "noise", "one-sample", "mixed" or
+ * "failed". */
+const char *ff_runreport_judgement_name(enum ff_rr_judgement j);
+
 /* A ratio for people: "96x", "3.1x", "1.02x", "0.004x". */
 char *ff_runreport_fmt_ratio(double r, char *buf, size_t len);
 

@@ -56,7 +56,7 @@ struct ff_range;
 
 struct ff_server_options {
   const char *spec;         /* spec path, or NULL: the built-in farm */
-  uint64_t devices;         /* scale to about N devices; 0: as the spec */
+  uint64_t devices;         /* scale to N devices; 0: as the spec */
   const char *profile;      /* profile path, or NULL: ideal */
   const char *overlay;      /* load this saved overlay, or NULL */
   const char *save_overlay; /* save here at exit (checked by new), or NULL */
@@ -84,7 +84,7 @@ enum ff_server_fault {
 struct ff_server;
 
 /* The one farm loader: the spec at path (NULL: the built-in default),
- * scaled to about devices devices (0: as it says; ff_spec_scale), built.
+ * scaled to devices devices (0: as it says; ff_spec_scale), built.
  * NULL on error with the message of the spec parser (file, line, key) or
  * of ff_farm_new; *fault (may be NULL) says which step failed
  * (FF_SERVER_BAD_SPEC, _BAD_DEVICES, _BAD_FARM). */

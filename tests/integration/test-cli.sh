@@ -103,6 +103,28 @@ usage 2 "fusefarm vm: --boot grub: expected initramfs or systemd" vm --boot grub
 usage 2 "fusefarm fence: --config 0: expected a whole number from 1" \
   fence --dir "$s/fence" --lvm-version 2.03.16 --scenario "$cfg/scenarios/ci-small.conf" --config 0
 
+ff_log "this machine cannot run it: exit 77 (not root), with and without --expect"
+# fusefarm run as an unprivileged user: 77, distinct from 1 (a failed run)
+# and 125 (--expect could not judge: git bisect's skip); docs/ci.md.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+  nogroup=$(id -gn nobody)
+  for extra in "" "--expect pvs<100"; do
+    rc=0
+    # shellcheck disable=SC2086 # $extra is one option and its value, or none
+    (cd / && setpriv --reuid nobody --regid "$nogroup" --clear-groups -- \
+      "$bin" run "$cfg/scenarios/ci-small.conf" --json "$s/nobody.json" --no-svg \
+      $extra) >"$s/stdout" 2>"$s/err" </dev/null || rc=$?
+    ((rc == 77)) || ff_die "run as nobody ${extra:+($extra) }: exit $rc, expected 77: $(head -c 400 "$s/err")"
+    grep -qxF "fusefarm run: needs root (loop devices, FUSE, a private mount namespace)" "$s/err" ||
+      ff_die "run as nobody: stderr lacks 'needs root': $(head -c 400 "$s/err")"
+    [ ! -e "$s/nobody.json" ] || ff_die "run as nobody wrote $s/nobody.json"
+    checked=$((checked + 1))
+  done
+  "$bin" run --help | grep -q "77 this" || ff_die "run --help does not state exit 77"
+else
+  ff_die "the exit-77 check needs root, setpriv (util-linux) and a user nobody"
+fi
+
 ff_log "device-mapper mode and scale (fusefarm run --dm, --devices; dm, fusefarm/dm)"
 usage 2 "fusefarm run: --dm yes: expected auto (real when the kernel has device-mapper), real or none" run --dm yes
 usage 2 "fusefarm run: --devices 0: expected a whole number from 1" run --devices 0

@@ -25,6 +25,10 @@
 #     in each configuration; a document without io rows gets none; an
 #     LV row's PVs get a row each under the io table (io.devices, the
 #     median over the runs);
+#   - --junit: the JUnit XML report parses (xml.etree) with the structure
+#     CI reporters read, its counts, the failed lvchange and, with
+#     --expect, a <failure> per failing and an <error> per unjudged
+#     expression (tests/lib/check-junit.py);
 #   - a run with 3,000 devices per event activation: every bar drawn,
 #     labels thinned out but the slowest always labelled.
 # Needs no root, no lvm, no loop device.
@@ -390,6 +394,39 @@ rsvg-convert "$tmp/s.svg" -o "$tmp/s.png" || ff_die "rsvg-convert s.svg failed"
 check bars "$data/run-sample.json" "$tmp/s.svg" "$tmp/s.png"
 ls "$tmp"/s-timeline-* >/dev/null 2>&1 && ff_die "timelines drawn for a run without event activation"
 [[ ! -e $tmp/s-io.svg ]] || ff_die "an io chart drawn for a run without io workloads"
+
+# ---- --junit: the JUnit XML report for CI (docs/ci.md) --------------------
+# Parsed by xml.etree and checked by hand (tests/lib/check-junit.py: no
+# JUnit XSD ships with Debian): 4 suites (one per config) of 3 testcases,
+# config 3's lvchange failed (exit 5, no error line recorded); with
+# --expect a suite of one testcase per expression: fails is a <failure>,
+# not judged (exit 125) an <error>.
+ff_log "run-sample.json --junit"
+junit=("$here/../lib/check-junit.py")
+report "$data/run-sample.json" --junit "$tmp/s.xml"
+"${junit[@]}" "$tmp/s.xml" --suites 4 --tests 12 --failures 1 --errors 0 \
+  --failed short-commands.config-3/lvchange --passed short-commands.config-4/lvchange \
+  --passed short-commands.config-1/pvs \
+  --message "short-commands.config-3/lvchange=1 of 5 runs failed (worst exit 5)" ||
+  ff_die "run-sample.json --junit: see above"
+grep -qF '<property name="global/use_aio" value="0"/>' "$tmp/s.xml" ||
+  ff_die "run-sample.json --junit: no settings as properties"
+rc=0
+"$bin" report "$data/run-sample.json" --junit "$tmp/e.xml" \
+  --expect 'pvs < 100' --expect 'activate > 100' --expect 'lvchange < 100' \
+  >"$tmp/out" 2>"$tmp/err" || rc=$?
+((rc == 125)) || ff_die "report --expect --junit: exit $rc, expected 125: $(cat "$tmp/err")"
+"${junit[@]}" "$tmp/e.xml" --suites 5 --tests 15 --failures 2 --errors 1 \
+  --passed "short-commands.expect/pvs < 100" \
+  --failed "short-commands.expect/activate > 100" \
+  --errored "short-commands.expect/lvchange < 100" \
+  --message "short-commands.expect/activate > 100=fails: 2.87 s > 100: false" \
+  --message "short-commands.expect/lvchange < 100=not judged: 'lvchange' in config 3" ||
+  ff_die "report --expect --junit: see above"
+rc=0
+"$bin" report "$data/run-sample.json" --junit "$tmp/no/such/dir.xml" >/dev/null 2>"$tmp/err" || rc=$?
+((rc == 1)) && grep -qF "$tmp/no/such/dir.xml" "$tmp/err" ||
+  ff_die "report --junit to a missing directory: exit $rc, $(cat "$tmp/err")"
 
 # ---- run-io.json: io rows (guest/tests/io-2x2.conf in a guest) --------------
 ff_log "run-io.json"

@@ -7,6 +7,7 @@
  * and run-sample.json (two keys, two pairs each, a failed run). */
 #include "ff-test.h"
 #include "ff-runreport.h"
+#include "ff-runreport-json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -455,14 +456,76 @@ test_mixed(void **state)
   json_decref(doc);
 }
 
+/* The document's "verdict" (docs/run-json.md): every axis value with
+ * its effects and the pairs of configs behind them, as printed. */
+static void
+test_verdict_json(void **state)
+{
+  struct ff_runreport *rr = load_data("run-sample.json");
+  json_t *v = ff_runreport_verdict_json(rr), *axes, *ax, *fx, *pair;
+  size_t i;
+
+  (void)state;
+  assert_nonnull_err(v);
+  assert_int_equal(json_array_size(json_object_get(v, "event_direct")), 0);
+  axes = json_object_get(v, "axes");
+  assert_int_equal(json_array_size(axes), 2);
+  ax = json_array_get(axes, 0);
+  assert_string_equal(json_string_value(json_object_get(ax, "key")),
+                      "global/use_aio");
+  assert_string_equal(json_string_value(json_object_get(ax, "value")), "0");
+  assert_string_equal(json_string_value(json_object_get(ax, "base")), "1");
+  assert_int_equal(json_integer_value(json_object_get(ax, "pairs")), 2);
+  json_array_foreach(json_object_get(ax, "effects"), i, fx)
+  {
+    const char *w = json_string_value(json_object_get(fx, "workload"));
+    const char *j = json_string_value(json_object_get(fx, "judgement"));
+    double r = json_real_value(json_object_get(fx, "ratio"));
+
+    assert_true(json_real_value(json_object_get(fx, "min")) <= r);
+    assert_true(json_real_value(json_object_get(fx, "max")) >= r);
+    assert_int_equal(json_array_size(json_object_get(fx, "pairs")), 2);
+    assert_string_equal(j, !strcmp(w, "lvchange") ? "failed" : "clear");
+  }
+  /* pvs, first pair: config 3 (use_aio=0) against config 1 */
+  fx = json_array_get(json_object_get(ax, "effects"), 0);
+  assert_string_equal(json_string_value(json_object_get(fx, "workload")),
+                      "pvs");
+  pair = json_array_get(json_object_get(fx, "pairs"), 0);
+  assert_int_equal(json_integer_value(json_object_get(pair, "config")), 3);
+  assert_int_equal(json_integer_value(json_object_get(pair, "base_config")),
+                   1);
+  assert_string_equal(json_string_value(json_object_get(pair, "base_label")),
+                      rr->configs[0].label);
+  assert_near(json_real_value(json_object_get(pair, "ratio")),
+              rr->configs[2].workloads[0].median /
+                rr->configs[0].workloads[0].median);
+  json_decref(v);
+  ff_runreport_free(rr);
+
+  /* event against direct activation, per config */
+  rr = load_data("verdict-clear.json");
+  v = ff_runreport_verdict_json(rr);
+  assert_nonnull_err(v);
+  fx = json_array_get(json_object_get(v, "event_direct"), 0);
+  assert_non_null(fx);
+  assert_non_null(json_object_get(fx, "config"));
+  assert_non_null(json_object_get(fx, "label"));
+  assert_string_equal(json_string_value(json_object_get(fx, "judgement")),
+                      "clear");
+  json_decref(v);
+  ff_runreport_free(rr);
+}
+
 int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_ratio),  cmocka_unit_test(test_fmt_ratio),
-    cmocka_unit_test(test_clear),  cmocka_unit_test(test_noise),
-    cmocka_unit_test(test_single), cmocka_unit_test(test_pairs),
-    cmocka_unit_test(test_mixed),  cmocka_unit_test(test_many_and_none),
+    cmocka_unit_test(test_ratio),        cmocka_unit_test(test_fmt_ratio),
+    cmocka_unit_test(test_clear),        cmocka_unit_test(test_noise),
+    cmocka_unit_test(test_single),       cmocka_unit_test(test_pairs),
+    cmocka_unit_test(test_mixed),        cmocka_unit_test(test_many_and_none),
+    cmocka_unit_test(test_verdict_json),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

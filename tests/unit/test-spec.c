@@ -4,6 +4,7 @@
 #include "ff-farm-int.h"
 #include "ff-spec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +460,111 @@ test_builtin(void **state)
   ff_spec_free(sp);
 }
 
+/* Groups of one VG's devices of spec sp: a copy of every count. */
+static void
+counts(const struct ff_spec *sp, unsigned *c)
+{
+  for (unsigned i = 0; i < sp->nvgs; i++)
+    c[i] = sp->vgs[i].count;
+  for (unsigned i = 0; i < sp->nothers; i++)
+    c[sp->nvgs + i] = sp->others[i].count;
+}
+
+/* ff_spec_scale on the shipped specs: the total is exactly what was
+ * asked, every group keeps at least 1, and each group's count is within
+ * one member of its exact share (the shape kept). */
+static void
+test_scale(void **state)
+{
+  static const uint64_t totals[] = {100, 200, 160, 1258, 50, 999, 3000};
+  char mixed[4200];
+  const char *specs[2];
+
+  (void)state;
+  snprintf(mixed, sizeof mixed, "%s/configs/mixed-1000.conf",
+           ff_test_srcdir());
+  specs[0] = "builtin:default-1000";
+  specs[1] = mixed;
+  for (size_t k = 0; k < 2; k++)
+    for (size_t t = 0; t < sizeof totals / sizeof *totals; t++) {
+      struct ff_spec *sp = ff_spec_load_file(specs[k]);
+      unsigned before[64], after[64];
+      uint64_t total;
+      struct ff_farm *farm;
+
+      assert_nonnull_err(sp);
+      assert_true(sp->nvgs + sp->nothers <= 64);
+      total = ff_spec_devices(sp);
+      counts(sp, before);
+      assert_int_equal(ff_spec_scale(sp, totals[t]), 0);
+      counts(sp, after);
+      if (ff_spec_devices(sp) != totals[t])
+        fail_msg("%s at %llu: %llu devices", specs[k],
+                 (unsigned long long)totals[t],
+                 (unsigned long long)ff_spec_devices(sp));
+      for (unsigned i = 0; i < sp->nvgs + sp->nothers; i++) {
+        double share = (double)before[i] * (double)totals[t] / (double)total;
+
+        assert_true(after[i] >= 1);
+        if (fabs(after[i] - share) > 1.0 + 1e-9)
+          fail_msg("%s at %llu: group %u has %u for a share of %.2f", specs[k],
+                   (unsigned long long)totals[t], i, after[i], share);
+      }
+      farm = ff_farm_new(sp); /* the farm made has that many */
+      assert_nonnull_err(farm);
+      assert_int_equal(farm->ndevs, totals[t]);
+      ff_farm_free(farm);
+      ff_spec_free(sp);
+    }
+}
+
+/* Below one member of every group the farm is that minimum; a group with
+ * named devices keeps them. */
+static struct ff_spec *
+small_spec(void)
+{
+  struct ff_spec *sp =
+    ff_spec_load_string("vgs = ({ count = 10; pvs = 3; }, { count = 30; });\n"
+                        "orphans = ({ count = 10; });\n",
+                        "t");
+
+  assert_nonnull_err(sp);
+  assert_int_equal(ff_spec_devices(sp), 70);
+  return sp;
+}
+
+static void
+test_scale_small(void **state)
+{
+  static const struct {
+    uint64_t ask, got;
+    unsigned c0, c1, c2;
+  } cases[] = {
+    {2, 5, 1, 1, 1},    /* one of each is the least */
+    {7, 7, 1, 3, 1},    /* 3 devices per VG of group 0 */
+    {35, 35, 5, 15, 5}, /* half */
+    {71, 71, 10, 31, 10},
+  };
+  struct ff_spec *sp;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    sp = small_spec();
+    assert_int_equal(ff_spec_scale(sp, cases[i].ask), 0);
+    if (ff_spec_devices(sp) != cases[i].got ||
+        sp->vgs[0].count != cases[i].c0 || sp->vgs[1].count != cases[i].c1 ||
+        sp->others[0].count != cases[i].c2)
+      fail_msg("at %llu: %llu devices, counts %u %u %u",
+               (unsigned long long)cases[i].ask,
+               (unsigned long long)ff_spec_devices(sp), sp->vgs[0].count,
+               sp->vgs[1].count, sp->others[0].count);
+    ff_spec_free(sp);
+  }
+  sp = small_spec();
+  assert_int_equal(ff_spec_scale(sp, 0), -1);
+  ff_spec_free(sp);
+}
+
 int
 main(void)
 {
@@ -466,6 +572,7 @@ main(void)
     cmocka_unit_test(test_defaults), cmocka_unit_test(test_full),
     cmocka_unit_test(test_bad),      cmocka_unit_test(test_bad_farm),
     cmocka_unit_test(test_files),    cmocka_unit_test(test_builtin),
+    cmocka_unit_test(test_scale),    cmocka_unit_test(test_scale_small),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
