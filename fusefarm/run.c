@@ -2063,6 +2063,15 @@ ff_cmd_run(int argc, char **argv)
     ff_cli_usage("run", "--baseline is for --expect: give an EXPR");
     goto out_expect;
   }
+  /* Not root: nothing of the run can happen here, whatever the scenario
+   * says (and its checks may need a scratch dir of TMPDIR, which may not
+   * be this user's); --check needs no root. */
+  if (!check && geteuid() != 0) {
+    fprintf(stderr, "fusefarm run: needs root (loop devices, FUSE, a "
+                    "private mount namespace)\n");
+    rc = FF_EXIT_CANNOT_RUN;
+    goto out_expect;
+  }
   if (baseline && !(base = ff_runreport_load_file(baseline))) {
     fprintf(stderr, "fusefarm run: --baseline: %s\n", ff_errmsg());
     goto out_expect;
