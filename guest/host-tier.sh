@@ -319,15 +319,34 @@ workloads = ( { type = "direct-activation"; repeat = 1000; } );
 EOF
   fusefarm run "$w/kill9.conf" --no-svg --json "$w/kill9.json" >"$w/kill9.out" 2>&1 &
   pid=$!
-  # the event: the run's activation has made dm devices
   have_dm() { dmsetup ls 2>/dev/null | awk '{ print $1 }' | dm_of_vgs "$w/vgs" | grep -q .; }
-  if wait_until "$FF_WAIT" have_dm; then
-    ok "the run's activation made $(dmsetup ls | awk '{ print $1 }' | dm_of_vgs "$w/vgs" | wc -l) dm devices"
+  # lvm_children: the runner's lvm processes still running (a zombie,
+  # ended but not reaped by the stopped runner, does not count)
+  # (/proc/PID/stat: pid (comm) state ppid ...; the image has no ps)
+  lvm_children() { cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$pid" '$2 == "(lvm)" && $3 != "Z" && $4 == p { f = 1 } END { exit !f }'; }
+  # The event: the run's activation has made dm devices.  The runner and
+  # its watchdog are then stopped (SIGSTOP) and the lvm command it had
+  # running allowed to end: if that was the next repetition's `vgchange
+  # -an`, the devices are gone, and the run goes on to activate again.
+  # So the kill lands on a run whose dm devices are up, whatever the
+  # timing.
+  e="" wd=""
+  for try in 1 2 3 4 5 6 7 8 9 10; do
+    wait_until "$FF_WAIT" have_dm || break
+    [ -n "$wd" ] || {
+      e=$(grep -l "^creator $pid " /run/fusefarm/farms/* 2>/dev/null | head -n1)
+      wd=$([ -n "$e" ] && sed -n 's/^watchdog \([0-9]*\) .*/\1/p' "$e")
+    }
+    kill -STOP "$pid" ${wd:+"$wd"} 2>/dev/null
+    wait_until "$FF_WAIT" eval '! lvm_children' || true
+    have_dm && ! lvm_children && break
+    kill -CONT "$pid" ${wd:+"$wd"} 2>/dev/null
+  done
+  if have_dm; then
+    ok "the run's activation made $(dmsetup ls | awk '{ print $1 }' | dm_of_vgs "$w/vgs" | wc -l) dm devices (runner stopped at try $try)"
   else
-    bad "no dm device of the run's VGs appeared in ${FF_WAIT}s"; tail -n 20 "$w/kill9.out" | info
+    bad "no dm device of the run's VGs up with the runner stopped in ${FF_WAIT}s"; tail -n 20 "$w/kill9.out" | info
   fi
-  e=$(grep -l "^creator $pid " /run/fusefarm/farms/* 2>/dev/null | head -n1)
-  wd=$([ -n "$e" ] && sed -n 's/^watchdog \([0-9]*\) .*/\1/p' "$e")
   check "registry entry ${e:-(none)} names the runner $pid and its watchdog ${wd:-(none)}" [ -n "$wd" ]
   kill -9 "$pid" ${wd:+"$wd"} 2>/dev/null
   wait "$pid" 2>/dev/null
