@@ -183,5 +183,6 @@ int ff_cmd_attach(int argc, char **argv);
 int ff_cmd_detach(int argc, char **argv);
 /* `fusefarm fence` (cmd-fence.c): runner/ff-fence.h from the command line. */
 int ff_cmd_fence(int argc, char **argv);
+int ff_cmd_udev_rule(int argc, char **argv);
 
 #endif

@@ -138,6 +138,12 @@ reload(void)
 }
 
 int
+ff_udev_reload(void)
+{
+  return reload();
+}
+
+int
 ff_udev_fence(const char *mnt_real)
 {
   char early[PATH_MAX], late[PATH_MAX];
@@ -362,4 +368,103 @@ ff_udev_names_free(char **names, size_t count)
   for (size_t i = 0; i < count; i++)
     free(names[i]);
   free(names);
+}
+
+/* ---- farm PVs by content ----------------------------------------------- */
+
+const char *
+ff_udev_pv_rule_text(void)
+{
+  return "# fusefarm: block devices holding a fusefarm PV (an LVM2_member "
+         "whose\n"
+         "# UUID starts \"" FF_PV_UUID_MARK
+         "-\", as every PV UUID fusefarm makes "
+         "does)\n"
+         "# are a test farm's, not this host's disks, however they arrive:\n"
+         "# nbd-client, a qemu disk, a loop of `fusefarm gen` images.  "
+         "Written\n"
+         "# by `fusefarm udev-rule --install`, removed by `fusefarm "
+         "udev-rule\n"
+         "# --remove` (fusefarm's docs/fuse.md, \"A host with udev\").\n"
+         "# After blkid (60-persistent-storage.rules), before lvm2's 69-*.\n"
+         "ACTION==\"remove\", GOTO=\"fusefarm_pv_end\"\n"
+         "SUBSYSTEM!=\"block\", GOTO=\"fusefarm_pv_end\"\n"
+         "ENV{ID_FS_TYPE}!=\"LVM2_member\", GOTO=\"fusefarm_pv_end\"\n"
+         "ENV{ID_FS_UUID}!=\"" FF_PV_UUID_MARK
+         "-*\", GOTO=\"fusefarm_pv_end\"\n"
+         "ENV{FUSEFARM_PV}=\"1\"\n"
+         "# lvm2's rules (every version) end here: no pvscan, no "
+         "autoactivation\n"
+         "ENV{DM_UDEV_DISABLE_OTHER_RULES_FLAG}=\"1\"\n"
+         "ENV{SYSTEMD_READY}=\"0\"\n"
+         "ENV{UDISKS_IGNORE}=\"1\"\n"
+         "# no signature for mdadm's, multipath's or lvm2's rules to act on\n"
+         "ENV{ID_FS_TYPE}=\"\", ENV{ID_FS_USAGE}=\"\"\n"
+         "LABEL=\"fusefarm_pv_end\"\n";
+}
+
+int
+ff_udev_farm_pvs(char ***devs, size_t *count)
+{
+  static const char want[] = "E:ID_FS_UUID=" FF_PV_UUID_MARK "-";
+  struct nameset out = {0};
+  struct dirent *e;
+  DIR *d;
+
+  *devs = NULL;
+  *count = 0;
+  d = opendir(UDEV_DATA);
+  if (!d)
+    return errno == ENOENT ? 0 : ff_error("%s: %m", UDEV_DATA);
+  while ((e = readdir(d))) {
+    char path[PATH_MAX], line[512], link[PATH_MAX], dev[PATH_MAX];
+    unsigned maj, min;
+    int found = 0;
+    ssize_t n;
+    FILE *f;
+
+    if (sscanf(e->d_name, "b%u:%u", &maj, &min) != 2)
+      continue;
+    snprintf(path, sizeof path, UDEV_DATA "/%s", e->d_name);
+    if (!(f = fopen(path, "re")))
+      continue;
+    while (!found && fgets(line, sizeof line, f))
+      found = !strncmp(line, want, sizeof want - 1);
+    fclose(f);
+    if (!found)
+      continue;
+    snprintf(path, sizeof path, "/sys/dev/block/%u:%u", maj, min);
+    n = readlink(path, link, sizeof link - 1);
+    if (n <= 0)
+      continue; /* gone since */
+    link[n] = 0;
+    snprintf(dev, sizeof dev, "/dev/%s", strrchr(link, '/') + 1);
+    if (add(&out, dev) < 0) {
+      closedir(d);
+      ff_udev_names_free(out.v, out.n);
+      return -1;
+    }
+  }
+  closedir(d);
+  *devs = out.v;
+  *count = out.n;
+  return 0;
+}
+
+int
+ff_udev_retrigger_farm_pvs(void)
+{
+  static const char *const argv[] = {
+    "udevadm",
+    "trigger",
+    "--action=change",
+    "--subsystem-match=block",
+    "--property-match=ID_FS_UUID=" FF_PV_UUID_MARK "-*",
+    NULL};
+
+  if (!ff_udev_running())
+    return 0;
+  if (udevadm(argv) < 0)
+    return -1;
+  return ff_udev_settle();
 }

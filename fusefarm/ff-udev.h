@@ -87,4 +87,34 @@ int ff_udev_remove_dm(char *const *names, size_t count);
 
 void ff_udev_names_free(char **names, size_t count);
 
+/* ---- farm PVs by content: `fusefarm udev-rule` --------------------------
+ *
+ * The loop rules above name a mount point, so they cover loops attach
+ * made.  Farm devices reach hosts other ways too: `nbd-client` of the
+ * nbdkit plugin's exports, a qemu disk of a guest, a loop of `fusefarm
+ * gen`'s images.  Every PV UUID the farm makes starts with
+ * FF_PV_UUID_MARK (generators/ff-util.h), and blkid
+ * (60-persistent-storage.rules) reports it as ID_FS_UUID; the rule file
+ * FF_UDEV_PV_RULE, ordered after blkid and before lvm2's 69-*, gives a
+ * block device whose LVM2_member UUID starts "fusefm-" the same
+ * properties as a farm loop (FUSEFARM_PV=1), whatever carries it.  A PV
+ * UUID that a spec gives (pv_uuids) is not marked, and not matched. */
+#define FF_UDEV_PV_RULE     "61-fusefarm-pv.rules"
+#define FF_UDEV_PV_RULE_DIR "/etc/udev/rules.d"
+
+/* The rule file's text (static). */
+const char *ff_udev_pv_rule_text(void);
+
+/* The block devices udev's database holds as farm PVs (ID_FS_UUID
+ * "fusefm-..."), as /dev/KNAME (malloc'd array of malloc'd strings);
+ * 0 or -1.  Nothing without udevd. */
+int ff_udev_farm_pvs(char ***devs, size_t *count);
+
+/* `udevadm control --reload` when udevd runs; 0 or -1. */
+int ff_udev_reload(void);
+
+/* `udevadm trigger --action=change` of the farm PVs udev holds (so that
+ * an installed rule applies to those already there); 0 or -1. */
+int ff_udev_retrigger_farm_pvs(void);
+
 #endif

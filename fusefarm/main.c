@@ -31,6 +31,8 @@ static const struct command commands[] = {
    "tear down the farms of runs that were cut off (SIGKILL)"},
   {"fence", ff_cmd_fence,
    "write a private lvm.conf + devices file for given devices"},
+  {"udev-rule", ff_cmd_udev_rule,
+   "print or install the udev rule keeping a host off farm PVs"},
   {"profile", ff_cmd_profile, "switch the I/O profile of a mounted farm"},
   {"stats", ff_cmd_stats, "print a mounted farm's I/O statistics"},
   {"run", ff_cmd_run, "run a scenario: time lvm workloads over a matrix"},

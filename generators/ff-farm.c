@@ -2489,7 +2489,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
       if (g->pv_uuids)
         memcpy(pv->uuid, g->pv_uuids[p], FF_UUID_LEN);
       else
-        ff_uuid_make(pv->uuid, sp->seed, K_PV, b->v, p);
+        ff_pv_uuid_make(pv->uuid, sp->seed, K_PV, b->v, p);
       pv->dev_size = size;
       pv->pe_count = pe_count;
       pv->dev = FF_NONE;
@@ -2595,7 +2595,7 @@ build_other_group(struct bctx *b, unsigned oi)
       if (o->pv_uuids)
         memcpy(dev->uuid, o->pv_uuids[k], FF_UUID_LEN);
       else
-        ff_uuid_make(dev->uuid, sp->seed, K_ORPHAN, b->d - 1, 0);
+        ff_pv_uuid_make(dev->uuid, sp->seed, K_ORPHAN, b->d - 1, 0);
       dev->damage = (uint8_t)o->damage;
     }
   }

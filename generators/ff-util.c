@@ -187,6 +187,14 @@ ff_uuid_make(char out[FF_UUID_LEN], uint64_t seed, uint64_t kind, uint64_t a,
     out[i] = uuid_chars[splitmix64(&st) % 62];
 }
 
+void
+ff_pv_uuid_make(char out[FF_UUID_LEN], uint64_t seed, uint64_t kind,
+                uint64_t a, uint64_t b)
+{
+  ff_uuid_make(out, seed, kind, a, b);
+  memcpy(out, FF_PV_UUID_MARK, sizeof FF_PV_UUID_MARK - 1);
+}
+
 int
 ff_uuid_parse(const char *s, char out[FF_UUID_LEN])
 {

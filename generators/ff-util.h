@@ -49,6 +49,18 @@ uint64_t ff_hash4(uint64_t seed, uint64_t kind, uint64_t a, uint64_t b);
 void ff_uuid_make(char out[FF_UUID_LEN], uint64_t seed, uint64_t kind,
                   uint64_t a, uint64_t b);
 
+/* The first characters of every PV UUID the farm makes (the dashed
+ * form's first group): what a host's udev rule recognises a farm PV by,
+ * whatever carries it (loop, nbd-client, a qemu disk): blkid reports it
+ * as ID_FS_UUID (fusefarm udev-rule, docs/fuse.md).  A PV UUID a spec
+ * gives (pv_uuids) is kept as given. */
+#define FF_PV_UUID_MARK "fusefm"
+
+/* ff_uuid_make's UUID with FF_PV_UUID_MARK in front: 26 characters stay
+ * from the hash. */
+void ff_pv_uuid_make(char out[FF_UUID_LEN], uint64_t seed, uint64_t kind,
+                     uint64_t a, uint64_t b);
+
 /* Parse a UUID, dashed or not, into 32 raw characters.  Characters must
  * be [0-9a-zA-Z!#] as lvm requires. */
 int ff_uuid_parse(const char *s, char out[FF_UUID_LEN]);

@@ -5,7 +5,8 @@
 # (build-fusefarm-layer.sh), this script as /usr/local/sbin/ff-host-tier,
 # ff-hosttier.service to start it once the boot is done, and
 # /etc/ff/hosttier.conf:
-#   FF_STEPS    the steps, in order (default "fenced run control")
+#   FF_STEPS    the steps, in order (default "fenced run dmreal kill9 pvrule
+#               control")
 #   FF_DEVICES  the size of the fenced step's farm (mount --devices)
 #   FF_RUN_DEVICES  the size of the runs' farms (run --devices)
 #   FF_WAIT     seconds any one wait may take before it is a failure
@@ -24,7 +25,7 @@
 # and FF-FAIL STEP: WHAT per check failed (FF-INFO STEP: lines after it
 # say why), FF-DONE last.  Exit 0 when no check failed.
 export LC_ALL=C PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
-FF_STEPS="fenced run dmreal kill9 control" FF_DEVICES=200 FF_RUN_DEVICES=6 FF_WAIT=300 FF_SCENARIO=""
+FF_STEPS="fenced run dmreal kill9 pvrule control" FF_DEVICES=200 FF_RUN_DEVICES=6 FF_WAIT=300 FF_SCENARIO=""
 . /etc/ff/hosttier.conf
 out=/dev/ttyS1
 stty -F $out raw -echo 115200 2>/dev/null
@@ -108,7 +109,8 @@ farm_gone() {
   loops_under "$2" | sed 's/^/loop: /' >"$w/left"
   awk -v m="$2" 'index($2, m) == 1 { print "mount: " $2 " (" $3 ")" }' /proc/mounts >>"$w/left"
   dmsetup ls 2>/dev/null | grep -v '^No devices found' | sed 's/^/dm device: /' >>"$w/left"
-  ls -d /run/udev/rules.d/*fusefarm* /tmp/fusefarm-run.* 2>/dev/null | sed 's/^/file: /' >>"$w/left"
+  ls -d /run/udev/rules.d/*fusefarm* /etc/udev/rules.d/*fusefarm* /tmp/fusefarm-run.* 2>/dev/null |
+    sed 's/^/file: /' >>"$w/left"
   empty "$1: nothing left (loops, mounts, dm devices, udev rules, run scratch)" "$w/left"
 }
 
@@ -375,6 +377,46 @@ step_scenario() {
   if [ $rc = 0 ]; then ok "fusefarm run $FF_SCENARIO: exit 0"; else bad "fusefarm run $FF_SCENARIO: exit $rc"; tail -n 20 "$w/scenario.out" | info; fi
   [ -s "$w/scenario.json" ] && fusefarm report "$w/scenario.json" 2>&1 | info 400
   farm_gone "after the scenario" /tmp/fusefarm-run.
+}
+
+# pvrule: farm PVs that reach the host other than by attach (nbd-client,
+# a qemu disk: gen's images on plain loops stand for them, since the rule
+# reads the PV's UUID through blkid, not the transport): with `fusefarm
+# udev-rule --install` the host's lvm leaves them alone and udev's
+# record says why; --remove takes the rule away.  The control step is the
+# same farm without the rule.
+step_pvrule() {
+  local cur l loops=() vgs=$w/pvrule-vgs
+  echo smoke >"$vgs"
+  check "fusefarm udev-rule --install" fusefarm udev-rule --install
+  check "the rule is in /etc/udev/rules.d" [ -f /etc/udev/rules.d/61-fusefarm-pv.rules ]
+  cur=$(cursor)
+  rm -rf "$w/img"
+  check "fusefarm gen smoke.conf -o $w/img" fusefarm gen "$data/smoke.conf" -o "$w/img" -q
+  for f in "$w"/img/pv*; do
+    l=$(losetup -f --show "$f") && loops+=("$l")
+  done
+  check "losetup -f: ${loops[*]}" [ ${#loops[@]} = 2 ]
+  # lvm2's pvscan runs inside udev's event processing: after settle its
+  # online records and journal lines are there or never will be
+  udevadm settle
+  mark pvrule-attached
+  for l in "${loops[@]}"; do
+    udevadm info --query=property "$l" >"$w/prop"
+    if grep -qx 'FUSEFARM_PV=1' "$w/prop" && grep -qx 'DM_UDEV_DISABLE_OTHER_RULES_FLAG=1' "$w/prop" &&
+      grep -q '^ID_FS_UUID=fusefm-' "$w/prop" && ! grep -q '^ID_FS_TYPE=.' "$w/prop"; then
+      ok "udev's record of $l: FUSEFARM_PV=1, DM_UDEV_DISABLE_OTHER_RULES_FLAG=1, $(grep '^ID_FS_UUID=' "$w/prop"), no ID_FS_TYPE"
+    else
+      bad "udev's record of $l is not a fenced farm PV's"; grep -E '^(FUSEFARM|DM_UDEV|ID_FS|LVM_)' "$w/prop" | info
+    fi
+  done
+  host_evidence "$vgs" "$cur" >"$w/evidence"
+  empty "host: no dm device, lvm online record, lvm-activate unit or journal line for smoke" "$w/evidence"
+  [ -s "$w/evidence" ] && release_farm "$vgs" "$w/img"
+  losetup -d "${loops[@]}"
+  check "fusefarm udev-rule --remove" fusefarm udev-rule --remove
+  rm -rf "$w/img"
+  farm_gone "pvrule cleaned up" "$w/img"
 }
 
 # control: a farm attached without fusefarm (its images, losetup -f), as

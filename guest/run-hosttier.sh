@@ -8,7 +8,7 @@
 #                    (default ../build; `cmake --install` of it:
 #                    build-fusefarm-layer.sh)
 #   --steps LIST     the in-guest steps, in order (default "fenced run
-#                    dmreal kill9 control"; guest/host-tier.sh's step_NAME
+#                    dmreal kill9 pvrule control"; guest/host-tier.sh's step_NAME
 #                    functions)
 #   --devices N      the fenced step's farm: mixed-1000.conf scaled to N
 #                    devices (default 200)
@@ -41,7 +41,7 @@ cache=${FF_GUEST_CACHE:-/var/cache/fusefarm/guest}
 qemu=${FF_QEMU:-qemu-system-x86_64}
 timeout=900
 keep=0
-steps="fenced run dmreal kill9 control"
+steps="fenced run dmreal kill9 pvrule control"
 devices=200
 run_devices=6
 out=""

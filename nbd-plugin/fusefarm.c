@@ -564,6 +564,33 @@ bg_thread(void *arg)
 
 /* ---- lifecycle -------------------------------------------------------- */
 
+/* On a host whose udevd runs, an nbd-client of these exports hands
+ * them to the host's lvm2 rules unless fusefarm's PV rule is installed
+ * (`fusefarm udev-rule`, docs/nbd.md): say so once, on stderr while the
+ * user still sees it.  Not an error: the client may be another machine. */
+static void
+note_udev(void)
+{
+  static const char *const rules[] = {
+    "/etc/udev/rules.d/61-fusefarm-pv.rules",
+    "/run/udev/rules.d/61-fusefarm-pv.rules",
+    "/usr/lib/udev/rules.d/61-fusefarm-pv.rules",
+    "/lib/udev/rules.d/61-fusefarm-pv.rules",
+  };
+  struct stat st;
+
+  if (stat("/run/udev/control", &st) < 0 || !S_ISSOCK(st.st_mode))
+    return;
+  for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+    if (access(rules[i], F_OK) == 0)
+      return;
+  fprintf(stderr,
+          "nbdkit-fusefarm-plugin: note: udevd runs here and fusefarm's PV "
+          "rule is not installed: nbd-client of these exports on this host "
+          "would let its lvm2 activate the farm's VGs (run `fusefarm "
+          "udev-rule --install` first; docs/nbd.md)\n");
+}
+
 static int
 ff_get_ready(void)
 {
@@ -580,6 +607,7 @@ ff_get_ready(void)
     nbdkit_error("%s", ff_errmsg());
     return -1;
   }
+  note_udev();
   return 0;
 }
 

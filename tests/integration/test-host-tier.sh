@@ -88,10 +88,14 @@ has tier 'FF-CHECK dmreal: after fusefarm run: nothing left'
 has tier "FF-CHECK kill9: after kill -9 of the runner and its watchdog its dm devices are still there"
 has tier 'FF-CHECK kill9: fusefarm cleanup: exit 0'
 has tier 'FF-CHECK kill9: after fusefarm cleanup: nothing left'
+has tier 'FF-CHECK pvrule: fusefarm udev-rule --install'
+has tier "FF-CHECK pvrule: udev's record of /dev/loop[0-9]+: FUSEFARM_PV=1, DM_UDEV_DISABLE_OTHER_RULES_FLAG=1, ID_FS_UUID=fusefm-"
+has tier 'FF-CHECK pvrule: host: no dm device, lvm online record, lvm-activate unit or journal line for smoke'
+has tier 'FF-CHECK pvrule: pvrule cleaned up: nothing left'
 has tier 'FF-CHECK control: host activated an unfenced farm \(expected\)'
 has tier 'FF-INFO control: 2 x dm device: smoke-lin, smoke-str'
 has tier 'FF-CHECK control: control cleaned up: nothing left'
-for s in fenced run dmreal kill9 control; do
+for s in fenced run dmreal kill9 pvrule control; do
   has tier "^step $s .* pass$"
 done
 [ -s "$tmp/tier/report.log" ] || fail "tier: --out has no report.log"

@@ -16,7 +16,12 @@
 # - a loop of the same PV image outside the farm still gets lvm2's
 #   treatment (the rule names only the farm's loops);
 # - detach removes the rules; attach of a mount point udev cannot name
-#   literally is refused when udev runs... (unit test-udev covers the text).
+#   literally is refused when udev runs... (unit test-udev covers the text);
+# - `fusefarm udev-rule --install` (farm PVs by content, however they
+#   arrive: nbd-client, a qemu disk, a loop of gen's images): the loop
+#   outside the farm, a farm PV by its "fusefm-" UUID, gets FUSEFARM_PV=1
+#   and no pvscan; a PV whose UUID the spec gave (not a farm-made one)
+#   still gets lvm2's treatment; --remove takes the file away.
 # usage: test-udev-fence.sh FUSEFARM
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,10 +50,11 @@ grep -qx "# mount: $mnt" "${rules[0]}" || ff_die "${rules[0]} does not name $mnt
 "$bin" gen -q "$spec" -o "$s/img"
 other=$(ff_loop_attach "$s/img/pv0001")
 
-# udev_test LOOP OUT: udev's rules on LOOP's change event, as udevd would
-# run them, in a private /run, /dev and /etc/lvm.
+# udev_test LOOP OUT [RULES]: udev's rules on LOOP's change event, as
+# udevd would run them, in a private /run, /dev and /etc/lvm; RULES (the
+# private /run/udev/rules.d) defaults to what attach wrote.
 udev_test() {
-  local loop=$1 out=$2
+  local loop=$1 out=$2 rdir=${3:-$FUSEFARM_UDEV_RULES_DIR}
   unshare -m --propagation private bash -c '
     set -e
     loop=$1 rules=$2 etc=$3
@@ -61,7 +67,7 @@ udev_test() {
     cp -a /dev/null /dev/zero /dev/urandom "$loop" "$dev/"
     mount --move "$dev" /dev
     udevadm test --action=change "/sys/block/${loop#/dev/}"
-  ' udev-test "$loop" "$FUSEFARM_UDEV_RULES_DIR" "$FF_LVM_SYSTEM_DIR" >"$out" 2>&1 ||
+  ' udev-test "$loop" "$rdir" "$FF_LVM_SYSTEM_DIR" >"$out" 2>&1 ||
     { cat "$out" >&2; ff_die "udevadm test $loop failed"; }
 }
 
@@ -97,6 +103,49 @@ if grep -q "69-.*lvm.*rules" "$s/other.out"; then
     ff_die "lvm2's rule did not run pvscan on $other (is this the rule the test expects?)"
   ff_log "loop outside the farm $other: lvm2's rule ran: $(prop "$s/other.out" LVM_VG_NAME_INCOMPLETE)$(prop "$s/other.out" LVM_VG_NAME_COMPLETE)"
 fi
+
+# The content rule: the same loop outside the farm, now with `fusefarm
+# udev-rule --install`'s file as the only runtime rule.
+"$bin" udev-rule --install --dir "$s/pvrules" --quiet || ff_die "udev-rule --install failed"
+[[ -f $s/pvrules/61-fusefarm-pv.rules ]] || ff_die "udev-rule --install wrote no $s/pvrules/61-fusefarm-pv.rules"
+cmp -s "$s/pvrules/61-fusefarm-pv.rules" <("$bin" udev-rule) ||
+  ff_die "the installed rule is not what udev-rule prints"
+udev_test "$other" "$s/other-pv.out" "$s/pvrules"
+[[ $(prop "$s/other-pv.out" FUSEFARM_PV) == 1 ]] ||
+  ff_die "a farm PV outside the farm's mount ($other) did not match the PV rule: $(grep -E '^[A-Z_]+=' "$s/other-pv.out")"
+[[ $(prop "$s/other-pv.out" ID_FS_UUID) == fusefm-* ]] ||
+  ff_die "blkid's ID_FS_UUID of $other is '$(prop "$s/other-pv.out" ID_FS_UUID)', not a farm PV UUID"
+for kv in DM_UDEV_DISABLE_OTHER_RULES_FLAG=1 SYSTEMD_READY=0 UDISKS_IGNORE=1; do
+  [[ $(prop "$s/other-pv.out" "${kv%=*}") == "${kv#*=}" ]] ||
+    ff_die "the farm PV $other: ${kv%=*}=$(prop "$s/other-pv.out" "${kv%=*}"), expected ${kv#*=}"
+done
+if grep -q "pvscan" "$s/other-pv.out"; then
+  ff_die "lvm2's rule ran pvscan on a farm PV under the PV rule: $(grep pvscan "$s/other-pv.out" | head -3)"
+fi
+[[ -z $(prop "$s/other-pv.out" ID_FS_TYPE) ]] ||
+  ff_die "the farm PV $other kept ID_FS_TYPE=$(prop "$s/other-pv.out" ID_FS_TYPE)"
+ff_log "farm PV by content $other: $(grep -E '^(FUSEFARM_PV|ID_FS_UUID|DM_UDEV_DISABLE_OTHER_RULES_FLAG)=' "$s/other-pv.out" | tr '\n' ' ')"
+
+# A PV whose UUID the spec names (as a replayed host's would be) is not
+# a farm-made one: the PV rule leaves it to lvm2.
+cat >"$s/given.conf" <<'EOC'
+seed = 1;
+device_size = "16M";
+vgs = ({ name = "given"; pvs = 1;
+         pv_uuids = [ "DSLbOH-f4a8-pksM-pqvF-llvc-xcom-2fxjeN" ];
+         lvs = ( { name = "l"; size = "4M"; } ); });
+EOC
+"$bin" gen -q "$s/given.conf" -o "$s/given"
+given=$(ff_loop_attach "$s/given/pv0000")
+udev_test "$given" "$s/given.out" "$s/pvrules"
+[[ -z $(prop "$s/given.out" FUSEFARM_PV) ]] ||
+  ff_die "a PV with a spec-given UUID matched the farm PV rule"
+if grep -q "69-.*lvm.*rules" "$s/given.out"; then
+  grep -q "pvscan --cache" "$s/given.out" ||
+    ff_die "lvm2's rule did not run pvscan on the spec-given PV $given"
+fi
+"$bin" udev-rule --remove --dir "$s/pvrules" --quiet || ff_die "udev-rule --remove failed"
+[[ ! -e $s/pvrules/61-fusefarm-pv.rules ]] || ff_die "udev-rule --remove left the file"
 
 # detach removes the rules with the last loop.
 "$bin" detach "$FF_MNT" --state "$FF_STATE" --quiet || ff_die "detach failed"

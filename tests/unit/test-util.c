@@ -97,6 +97,9 @@ test_uuids(void **state)
   for (int i = 0; i < FF_UUID_LEN; i++)
     assert_true((a[i] >= '0' && a[i] <= '9') || (a[i] >= 'a' && a[i] <= 'z') ||
                 (a[i] >= 'A' && a[i] <= 'Z'));
+  ff_pv_uuid_make(b, 1, 2, 3, 4);
+  assert_memory_equal(b, "fusefm", 6);
+  assert_memory_equal(b + 6, a + 6, FF_UUID_LEN - 6);
   ff_uuid_dash("wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI5", d);
   assert_string_equal(d, "wJ1fvV-xxNA-dvRX-wDUP-mNTo-wXFQ-GKLkI5");
   assert_ok(ff_uuid_parse(d, a));
