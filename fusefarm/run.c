@@ -1486,26 +1486,17 @@ run_workload(struct run *r, const struct config *c,
 /* ---- the run ---------------------------------------------------------------
  */
 
-/* Whether this kernel has device-mapper: its control node may exist
- * without the driver, so ask the kernel's own list. */
-static int
-have_device_mapper(void)
-{
-  char *text = ff_slurp("/proc/misc", 65536);
-  int yes = text && strstr(text, "device-mapper") != NULL;
-
-  free(text);
-  return yes;
-}
-
 /* The host, and the run's lvm builds: "lvm" and "lvm_version" name the
  * only one (with an lvm axis: lvm is null, lvm_version lists every
- * build's version), "lvms" each build as resolved. */
+ * build's version), "lvms" each build as resolved; "device_mapper"
+ * whether device-mapper answers here (ff_dm_usable, as activation asks
+ * it). */
 static json_t *
 host_json(struct run *r)
 {
   struct utsname u;
   struct ff_sb versions = {0};
+  char why[256];
   json_t *host, *lvms = json_array();
 
   for (unsigned i = 0; i < r->lvms.n; i++) {
@@ -1522,7 +1513,7 @@ host_json(struct run *r)
               r->lvms.n > 1 ? NULL : r->lvms.b[0].path, "lvm_version",
               ff_sb_failed(&versions) || !versions.buf ? "" : versions.buf,
               "fusefarm_version", FF_VERSION, "device_mapper",
-              have_device_mapper(), "lvms", lvms);
+              ff_dm_usable(why, sizeof why), "lvms", lvms);
   ff_sb_release(&versions);
   return host;
 }
