@@ -1096,17 +1096,14 @@ ff_cmd_vm(int argc, char **argv)
   }
   /* The guest activates with real device-mapper, always. */
   if (v.sc) {
-    const struct ff_axis *dx = ff_scenario_axis(v.sc, "fusefarm/dm");
-    int none = !dx && !strcmp(v.sc->dm, "none");
+    enum ff_dm_asker none = ff_scenario_dm_asks(v.sc, NULL, "none");
 
-    for (unsigned i = 0; dx && i < dx->nvalues; i++)
-      none |= !strcmp(dx->values[i].s, "none");
     if (none) {
       fprintf(stderr,
               "fusefarm vm: %s \"none\": the guest always activates with "
               "real device-mapper; --driverloaded n is `fusefarm run`'s "
               "(dm = \"none\")\n",
-              dx ? "the fusefarm/dm axis has" : "dm =");
+              none == FF_DM_ASKED_AXIS ? "the fusefarm/dm axis has" : "dm =");
       rc = 2;
       goto out;
     }

@@ -1486,26 +1486,17 @@ run_workload(struct run *r, const struct config *c,
 /* ---- the run ---------------------------------------------------------------
  */
 
-/* Whether this kernel has device-mapper: its control node may exist
- * without the driver, so ask the kernel's own list. */
-static int
-have_device_mapper(void)
-{
-  char *text = ff_slurp("/proc/misc", 65536);
-  int yes = text && strstr(text, "device-mapper") != NULL;
-
-  free(text);
-  return yes;
-}
-
 /* The host, and the run's lvm builds: "lvm" and "lvm_version" name the
  * only one (with an lvm axis: lvm is null, lvm_version lists every
- * build's version), "lvms" each build as resolved. */
+ * build's version), "lvms" each build as resolved; "device_mapper"
+ * whether device-mapper answers here (ff_dm_usable, as activation asks
+ * it). */
 static json_t *
 host_json(struct run *r)
 {
   struct utsname u;
   struct ff_sb versions = {0};
+  char why[256];
   json_t *host, *lvms = json_array();
 
   for (unsigned i = 0; i < r->lvms.n; i++) {
@@ -1522,7 +1513,7 @@ host_json(struct run *r)
               r->lvms.n > 1 ? NULL : r->lvms.b[0].path, "lvm_version",
               ff_sb_failed(&versions) || !versions.buf ? "" : versions.buf,
               "fusefarm_version", FF_VERSION, "device_mapper",
-              have_device_mapper(), "lvms", lvms);
+              ff_dm_usable(why, sizeof why), "lvms", lvms);
   ff_sb_release(&versions);
   return host;
 }
@@ -1723,21 +1714,21 @@ judge_run(json_t *doc, struct ff_expect *const *ex, size_t nex,
   return rc;
 }
 
-/* The first configuration's mode that asks for real dm devices ("real"
- * as --dm, the scenario's dm or a value of its fusefarm/dm axis), or
- * NULL. */
+/* Where the run asks for real dm devices ("real" as --dm, the scenario's
+ * dm or a value of its fusefarm/dm axis), in its own words, or NULL. */
 static const char *
 dm_real_asked(const struct run *r)
 {
-  const struct ff_axis *dx = ff_scenario_axis(r->sc, "fusefarm/dm");
-
-  if (!dx)
-    return !strcmp(r->dm_override ? r->dm_override : r->sc->dm, "real")
-             ? (r->dm_override ? "--dm real" : "dm = \"real\"")
-             : NULL;
-  for (unsigned v = 0; v < dx->nvalues; v++)
-    if (!strcmp(dx->values[v].s, "real"))
-      return "the fusefarm/dm axis's \"real\"";
+  switch (ff_scenario_dm_asks(r->sc, r->dm_override, "real")) {
+  case FF_DM_ASKED_OVERRIDE:
+    return "--dm real";
+  case FF_DM_ASKED_KEY:
+    return "dm = \"real\"";
+  case FF_DM_ASKED_AXIS:
+    return "the fusefarm/dm axis's \"real\"";
+  case FF_DM_NOT_ASKED:
+    break;
+  }
   return NULL;
 }
 
@@ -1745,17 +1736,10 @@ dm_real_asked(const struct run *r)
 static int
 dm_always_real(const struct run *r)
 {
-  const struct ff_axis *dx = ff_scenario_axis(r->sc, "fusefarm/dm");
   char why[256];
 
-  if (!ff_dm_usable(why, sizeof why))
-    return 0;
-  if (!dx)
-    return strcmp(r->dm_override ? r->dm_override : r->sc->dm, "none") != 0;
-  for (unsigned v = 0; v < dx->nvalues; v++)
-    if (!strcmp(dx->values[v].s, "none"))
-      return 0;
-  return 1;
+  return ff_dm_usable(why, sizeof why) &&
+         !ff_scenario_dm_asks(r->sc, r->dm_override, "none");
 }
 
 /* What is checked before anything is mounted, in order: a transport,

@@ -535,6 +535,23 @@ ff_scenario_dm_valid(const char *s)
   return s && (!strcmp(s, "auto") || !strcmp(s, "real") || !strcmp(s, "none"));
 }
 
+enum ff_dm_asker
+ff_scenario_dm_asks(const struct ff_scenario *sc, const char *override,
+                    const char *mode)
+{
+  const struct ff_axis *dx = ff_scenario_axis(sc, "fusefarm/dm");
+
+  if (dx) {
+    for (unsigned i = 0; i < dx->nvalues; i++)
+      if (dx->values[i].is_str && !strcmp(dx->values[i].s, mode))
+        return FF_DM_ASKED_AXIS;
+    return FF_DM_NOT_ASKED;
+  }
+  if (override)
+    return !strcmp(override, mode) ? FF_DM_ASKED_OVERRIDE : FF_DM_NOT_ASKED;
+  return !strcmp(sc->dm, mode) ? FF_DM_ASKED_KEY : FF_DM_NOT_ASKED;
+}
+
 int
 ff_scenario_fence_valid(const char *s)
 {

@@ -147,6 +147,22 @@ void ff_scenario_config(const struct ff_scenario *sc, uint64_t k,
 /* 1 if s is a device-mapper mode: auto, real, none. */
 int ff_scenario_dm_valid(const char *s);
 
+/* Where a scenario asks for a device-mapper mode (ff_scenario_dm_asks). */
+enum ff_dm_asker {
+  FF_DM_NOT_ASKED = 0,
+  FF_DM_ASKED_OVERRIDE, /* the command line's override (--dm) */
+  FF_DM_ASKED_KEY,      /* the scenario's dm key */
+  FF_DM_ASKED_AXIS,     /* a value of its fusefarm/dm axis */
+};
+
+/* Whether sc asks for the device-mapper mode mode ("auto", "real",
+ * "none"), and where: with a fusefarm/dm axis, if any of its values is
+ * mode (override is not looked at: the caller refuses it beside the
+ * axis); else if override (NULL: none given), or else sc's dm key, is
+ * mode. */
+enum ff_dm_asker ff_scenario_dm_asks(const struct ff_scenario *sc,
+                                     const char *override, const char *mode);
+
 /* 1 if s is a fence the runner knows: none, devicesfile, filter. */
 int ff_scenario_fence_valid(const char *s);
 

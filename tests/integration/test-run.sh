@@ -59,6 +59,9 @@ for k in ("format", "version", "scenario", "started", "finished", "host",
 for k in ("kernel", "cpus", "lvm", "lvm_version", "fusefarm_version"):
     if not doc["host"].get(k) and doc["host"].get(k) != 0:
         bad.append(f"host.{k} empty")
+# host.device_mapper: the check activation's dm = auto asks (ff_dm_usable)
+if doc["host"].get("device_mapper") is not dm_usable:
+    bad.append(f"host.device_mapper {doc['host'].get('device_mapper')}, want {dm_usable}")
 if len(doc["configs"]) != 2:
     bad.append(f"{len(doc['configs'])} configs, expected 2")
 types = {"pvs", "vgs", "lvs", "pvscan-cache", "event-activation",

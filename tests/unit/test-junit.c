@@ -5,6 +5,7 @@
  * integration test (test-report.sh) parses the same with a real XML
  * parser. */
 #include "ff-test.h"
+#include "ff-capture.h"
 #include "ff-expect.h"
 #include "ff-junit.h"
 #include "ff-runreport.h"
@@ -55,14 +56,10 @@ test_escape(void **state)
 static char *
 junit(const struct ff_runreport *rr)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  struct ff_capture c;
 
-  assert_non_null(f);
-  assert_ok(ff_junit_print(rr, f));
-  assert_int_equal(fclose(f), 0);
-  return buf;
+  assert_ok(ff_junit_print(rr, ff_capture_open(&c)));
+  return ff_capture_close(&c);
 }
 
 static size_t

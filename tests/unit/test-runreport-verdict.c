@@ -6,6 +6,7 @@
  * (differences within it) and verdict-single.json (one repetition each),
  * and run-sample.json (two keys, two pairs each, a failed run). */
 #include "ff-test.h"
+#include "ff-capture.h"
 #include "ff-runreport.h"
 #include "ff-runreport-json.h"
 
@@ -33,27 +34,19 @@ load_data(const char *name)
 static char *
 verdict(const struct ff_runreport *rr)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  struct ff_capture c;
 
-  assert_non_null(f);
-  assert_ok(ff_runreport_print_verdict(rr, f));
-  assert_int_equal(fclose(f), 0);
-  return buf;
+  assert_ok(ff_runreport_print_verdict(rr, ff_capture_open(&c)));
+  return ff_capture_close(&c);
 }
 
 static char *
 report(const struct ff_runreport *rr)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  struct ff_capture c;
 
-  assert_non_null(f);
-  assert_ok(ff_runreport_print(rr, f, 0));
-  assert_int_equal(fclose(f), 0);
-  return buf;
+  assert_ok(ff_runreport_print(rr, ff_capture_open(&c), 0));
+  return ff_capture_close(&c);
 }
 
 static struct ff_rr_workload

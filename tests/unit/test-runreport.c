@@ -3,6 +3,7 @@
  * the small document `tiny`; the sample documents in tests/data (also
  * used by tests/integration/test-report.sh) are loaded and counted. */
 #include "ff-test.h"
+#include "ff-capture.h"
 #include "ff-runreport.h"
 
 #include <stdlib.h>
@@ -144,17 +145,14 @@ static char *
 render(const struct ff_runreport *rr, int top,
        int (*csv)(const struct ff_runreport *, FILE *))
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  struct ff_capture c;
+  FILE *f = ff_capture_open(&c);
 
-  assert_non_null(f);
   if (csv)
     assert_ok(csv(rr, f));
   else
     assert_ok(ff_runreport_print(rr, f, top));
-  assert_int_equal(fclose(f), 0);
-  return buf;
+  return ff_capture_close(&c);
 }
 
 static void

@@ -535,6 +535,42 @@ test_transport_axis(void **state)
   ff_scenario_free(sc);
 }
 
+/* ff_scenario_dm_asks: the fusefarm/dm axis's values, else the override,
+ * else the dm key; where the mode is asked. */
+static void
+test_dm_asks(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "dm = \"real\"; workloads = ({ type = \"pvs\"; });", "t", "/b");
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_int_equal(ff_scenario_dm_asks(sc, NULL, "real"), FF_DM_ASKED_KEY);
+  assert_int_equal(ff_scenario_dm_asks(sc, NULL, "none"), FF_DM_NOT_ASKED);
+  assert_int_equal(ff_scenario_dm_asks(sc, "none", "none"),
+                   FF_DM_ASKED_OVERRIDE);
+  assert_int_equal(ff_scenario_dm_asks(sc, "none", "real"), FF_DM_NOT_ASKED);
+  ff_scenario_free(sc);
+
+  sc = ff_scenario_load_string(
+    "matrix = ({ key = \"fusefarm/dm\"; values = [\"none\", \"real\"]; });\n"
+    "workloads = ({ type = \"pvs\"; });",
+    "t", "/b");
+  assert_nonnull_err(sc);
+  assert_int_equal(ff_scenario_dm_asks(sc, NULL, "none"), FF_DM_ASKED_AXIS);
+  assert_int_equal(ff_scenario_dm_asks(sc, NULL, "real"), FF_DM_ASKED_AXIS);
+  assert_int_equal(ff_scenario_dm_asks(sc, NULL, "auto"), FF_DM_NOT_ASKED);
+  ff_scenario_free(sc);
+
+  /* the default dm is auto */
+  sc =
+    ff_scenario_load_string("workloads = ({ type = \"pvs\"; });", "t", "/b");
+  assert_nonnull_err(sc);
+  assert_int_equal(ff_scenario_dm_asks(sc, NULL, "auto"), FF_DM_ASKED_KEY);
+  assert_int_equal(ff_scenario_dm_asks(sc, NULL, "real"), FF_DM_NOT_ASKED);
+  ff_scenario_free(sc);
+}
+
 static void
 test_bad(void **state)
 {
@@ -586,6 +622,7 @@ main(void)
     cmocka_unit_test(test_io_keys),
     cmocka_unit_test(test_fs_keys),
     cmocka_unit_test(test_transport_axis),
+    cmocka_unit_test(test_dm_asks),
     cmocka_unit_test(test_bad),
   };
 
