@@ -300,6 +300,67 @@ host_line(const struct ff_runreport *rr, char *buf, size_t len)
            rr->lvm_version, rr->started);
 }
 
+/* The value of key in every configuration, or NULL when one lacks it;
+ * *varies when two differ. */
+static const char *
+common_setting(const struct ff_runreport *rr, const char *key, bool *varies)
+{
+  const char *v0 = NULL;
+
+  *varies = false;
+  for (size_t i = 0; i < rr->nconfigs; i++) {
+    const struct ff_rr_setting *s = ff_runreport_setting(&rr->configs[i], key);
+
+    if (!s)
+      return NULL;
+    if (!v0)
+      v0 = s->text;
+    else if (strcmp(v0, s->text))
+      *varies = true;
+  }
+  return v0;
+}
+
+/* What a chart is of, for a bug report that carries only the picture:
+ * the farm, the lvm build, the profile and how activation ran, each
+ * "per configuration" when the configurations differ in it. */
+static void
+context_line(const struct ff_runreport *rr, char *buf, size_t len)
+{
+  const struct ff_rr_config *c0 = rr->nconfigs ? &rr->configs[0] : NULL;
+  bool same_farm = c0 && c0->has_farm, same_dm = c0 && c0->dm_mode, varies;
+  const char *lvm, *profile;
+  size_t n = 0;
+
+  for (size_t i = 1; i < rr->nconfigs; i++) {
+    const struct ff_rr_config *c = &rr->configs[i];
+
+    same_farm = same_farm && c->has_farm && c->devices == c0->devices &&
+                c->vgs == c0->vgs && c->lvs == c0->lvs;
+    same_dm = same_dm && c->dm_mode && !strcmp(c->dm_mode, c0->dm_mode);
+  }
+  buf[0] = 0;
+  if (same_farm)
+    n += (size_t)snprintf(buf + n, len - n,
+                          "farm: %lld devices, %lld VGs, %lld LVs; ",
+                          c0->devices, c0->vgs, c0->lvs);
+  lvm = common_setting(rr, "fusefarm/lvm", &varies);
+  if (n < len)
+    n +=
+      (size_t)snprintf(buf + n, len - n, "lvm %s; ",
+                       lvm && varies ? "per configuration" : rr->lvm_version);
+  profile = common_setting(rr, "fusefarm/profile", &varies);
+  if (profile && n < len)
+    n += (size_t)snprintf(buf + n, len - n, "profile %s; ",
+                          varies ? "per configuration" : profile);
+  if (n < len)
+    n += (size_t)snprintf(
+      buf + n, len - n, "activation: %s",
+      !same_dm ? (c0 && c0->dm_mode ? "per configuration" : "as lvm ran it")
+      : !strcmp(c0->dm_mode, "real") ? "real device-mapper"
+                                     : "--driverloaded n (no dm devices)");
+}
+
 /* --- what every chart has around its plot ------------------------------- */
 
 /* The width a chart needs, at least w and at most 1600 px (text wider
@@ -319,6 +380,8 @@ frame_width(const struct ff_runreport *rr, const char *title,
 
   host_line(rr, buf, sizeof buf);
   tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
+  context_line(rr, buf, sizeof buf);
+  tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
   for (size_t k = 0; k < nw; k++)
     lw += 17 + text_w(mc, names[k], 10, false) + 18;
   tw = fmax(tw, fmin(lw, legend_max));
@@ -333,26 +396,83 @@ frame_width(const struct ff_runreport *rr, const char *title,
   return ceil(fmax(w, fmin(tw, 1600)));
 }
 
-/* The title and, under it, the host line. */
+/* The title and, under it, what it is of and the host line (FRAME_TOP
+ * px in all). */
+#define FRAME_TOP 66.0
 static void
 frame_title(cairo_t *cr, const struct ff_runreport *rr, const char *title)
 {
   char buf[512];
 
   text(cr, 16, 26, 0, 16, true, C_TEXT, title);
-  host_line(rr, buf, sizeof buf);
+  context_line(rr, buf, sizeof buf);
   text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
+  host_line(rr, buf, sizeof buf);
+  text(cr, 16, 62, 0, 10, false, C_TEXT, buf);
+}
+
+/* The rows of axis values under a plot: one per key that varies
+ * between the configurations (at most AXIS_ROWS_MAX). */
+#define AXIS_ROWS_MAX 4
+static size_t
+axis_rows(const struct ff_runreport *rr)
+{
+  size_t n = 0;
+
+  for (size_t k = 0; k < rr->nkeys; k++)
+    n += rr->varying[k];
+  return n < AXIS_ROWS_MAX ? n : AXIS_ROWS_MAX;
+}
+
+/* The extra height frame_configs needs for the axis values. */
+static double
+axis_rows_h(const struct ff_runreport *rr)
+{
+  return 14 * (double)axis_rows(rr);
+}
+
+/* s drawn centred at x in at most w px: smaller, then cut with "...". */
+static void
+text_fit(cairo_t *cr, double x, double y, double w, uint32_t c, const char *s)
+{
+  char buf[256];
+  size_t n = strlen(s);
+
+  if (text_w(cr, s, 10, false) <= w) {
+    text(cr, x, y, 0.5, 10, false, c, s);
+    return;
+  }
+  if (text_w(cr, s, 8, false) <= w) {
+    text(cr, x, y, 0.5, 8, false, c, s);
+    return;
+  }
+  if (n >= sizeof buf - 4)
+    n = sizeof buf - 4;
+  while (n > 1) {
+    /* cut at a UTF-8 character boundary */
+    do
+      n--;
+    while (n > 1 && ((unsigned char)s[n] & 0xc0) == 0x80);
+    snprintf(buf, sizeof buf, "%.*s\u2026", (int)n, s);
+    if (text_w(cr, buf, 8, false) <= w)
+      break;
+  }
+  text(cr, x, y, 0.5, 8, false, c, buf);
 }
 
 /* Under a plot whose groups (one per configuration, group_w wide) start
- * at ml and whose x axis is at bottom: each id under its group, the axis
- * title, a key line per configuration ("ID: LABEL") and the footer. */
+ * at ml and whose x axis is at bottom: each configuration's id under its
+ * group and, under it, a row per varying key with that configuration's
+ * value (the key's last path part at the left), so that the groups read
+ * by their axis values; then the axis title, a key line per
+ * configuration ("ID: LABEL") and the footer. */
 static void
 frame_configs(cairo_t *cr, const struct ff_runreport *rr, double ml,
               double group_w, double bottom, double height, const char *footer)
 {
   char buf[512];
-  size_t nc = rr->nconfigs;
+  size_t nc = rr->nconfigs, row = 0;
+  double below = bottom + axis_rows_h(rr);
 
   for (size_t i = 0; i < nc; i++) {
     const struct ff_rr_config *c = &rr->configs[i];
@@ -361,9 +481,25 @@ frame_configs(cairo_t *cr, const struct ff_runreport *rr, double ml,
     text(cr, ml + group_w * ((double)i + 0.5), bottom + 16, 0.5, 10, true,
          C_CONFIG, buf);
     snprintf(buf, sizeof buf, "%lld: %s", c->id, c->label);
-    text(cr, ml, bottom + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
+    text(cr, ml, below + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
   }
-  text(cr, ml + group_w * (double)nc / 2, bottom + 32, 0.5, 10, false, C_AXIS,
+  for (size_t k = 0; k < rr->nkeys && row < AXIS_ROWS_MAX; k++) {
+    const char *key = rr->keys[k], *slash = strrchr(key, '/');
+    double y = bottom + 30 + 14 * (double)row;
+
+    if (!rr->varying[k])
+      continue;
+    text(cr, ml - 6, y, 1, 9, false, C_AXIS, slash ? slash + 1 : key);
+    for (size_t i = 0; i < nc; i++) {
+      const struct ff_rr_setting *st =
+        ff_runreport_setting(&rr->configs[i], key);
+
+      text_fit(cr, ml + group_w * ((double)i + 0.5), y, group_w - 4, C_CONFIG,
+               st ? st->text : "\u2013");
+    }
+    row++;
+  }
+  text(cr, ml + group_w * (double)nc / 2, below + 32, 0.5, 10, false, C_AXIS,
        "configuration");
   text(cr, ml, height - 12, 0, 10, false, C_TEXT, footer);
 }
@@ -417,10 +553,10 @@ draw_bars(const struct ff_runreport *rr, const char *path)
            rr->scenario);
   width = frame_width(rr, title, names, nw, INFINITY, ml, footer,
                       ml + mr + group_w * (double)nc);
-  legend_y = 74;
+  legend_y = FRAME_TOP + 24;
   top = legend_y + 14 + value_room;
   bottom = top + ph;
-  height = bottom + 44 + 15 * (double)nc + 30;
+  height = bottom + axis_rows_h(rr) + 44 + 15 * (double)nc + 30;
 
   if (svg_open(&svg, path, width, height) < 0) {
     free(names);
@@ -564,9 +700,9 @@ draw_io(const struct ff_runreport *rr, const char *path)
            rr->scenario);
   width = frame_width(rr, title, names, nw, 1200, ml, footer,
                       ml + mr + group_w * (double)nc);
-  top = 74 + 14 + 16;
+  top = FRAME_TOP + 24 + 14 + 16;
   bottom = top + ph;
-  height = bottom + 44 + 15 * (double)nc + 30;
+  height = bottom + axis_rows_h(rr) + 44 + 15 * (double)nc + 30;
   if (svg_open(&svg, path, width, height) < 0) {
     free(names);
     return -1;
@@ -587,7 +723,7 @@ draw_io(const struct ff_runreport *rr, const char *path)
       continue;
     if (x > 16 && x + 17 + text_w(cr, names[k], 10, false) > width - 16)
       break; /* the points still name the workloads by colour */
-    x = legend(cr, x, 74, palette[k % NPALETTE], names[k]);
+    x = legend(cr, x, FRAME_TOP + 24, palette[k % NPALETTE], names[k]);
   }
 
   /* y axis: a line per decade */
@@ -655,13 +791,17 @@ overlaps(const struct box *b, size_t n, const struct box *nb)
   return false;
 }
 
+/* The time axis of w's timeline reaches xmax (> 0: the longest of the
+ * same workload's timelines in every configuration, so that they compare
+ * at a glance), else w's own last unit's end. */
 static int
 draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
-              const struct ff_rr_workload *w, const char *path, int top)
+              const struct ff_rr_workload *w, const char *path, int top,
+              double xmax)
 {
   const double width = 1200, ml = 16, mr = 16, label_h = 10;
   const double pw = width - ml - mr;
-  size_t n = w->nunits, nlab = 0, ntop;
+  size_t n = w->nunits, nlab = 0, ntop, unplaced = 0;
   size_t *order = NULL, *rank = NULL;
   bool *must = NULL, any_failed = w->failed_units > 0;
   struct box *boxes = NULL;
@@ -694,7 +834,7 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   }
   for (size_t i = 0; i < n; i++)
     tmax = fmax(tmax, w->units[i].end);
-  tk = nice_ticks(tmax > 0 ? tmax : 0.001, 10);
+  tk = nice_ticks(fmax(tmax, xmax) > 0 ? fmax(tmax, xmax) : 0.001, 10);
 
   /* Rows: 14 px while there are few, then thinner so that the chart
    * stays under ~2,400 px of rows; at least 1 px each.  Labels need
@@ -706,7 +846,7 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   ntop = (size_t)top < n ? (size_t)top : n;
   for (size_t k = 0; k < ntop; k++)
     must[rank[k]] = true;
-  rows_top = 128;
+  rows_top = 146;
   rows_bottom = rows_top + pitch * (double)n;
   height = rows_bottom + 52;
 
@@ -714,29 +854,18 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
     goto out;
   cr = svg.cr;
 
-  snprintf(buf, sizeof buf, "%s, config %lld: %s, last repetition",
-           rr->scenario, c->id, w->name);
+  snprintf(buf, sizeof buf,
+           "%s, config %lld: %s, repetition %zu of %zu (the last)",
+           rr->scenario, c->id, w->name, w->nruns, w->nruns);
   text(cr, 16, 26, 0, 16, true, C_TEXT, buf);
-  text(cr, 16, 46, 0, 10, false, C_TEXT, c->label);
-  {
-    const struct ff_rr_unit *u = &w->units[rank[0]];
-    char wall[64];
-
-    ff_runreport_fmt_secs(w->runs[w->nruns - 1].wall, true, wall, sizeof wall);
-    ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d);
-    snprintf(buf, sizeof buf,
-             "%zu pvscan, %zu vgchange; wall %s; slowest: %s %s %s; "
-             "bold: the %zu slowest%s",
-             w->npvscan, w->nvgchange, wall,
-             u->kind == FF_RR_PVSCAN ? "pvscan" : "vgchange",
-             ff_runreport_unit_name(u), d, ntop,
-             every > 1 ? "; other labels where there is room" : "");
-    text(cr, 16, 64, 0, 10, false, C_TEXT, buf);
-  }
-  x = legend(cr, 16, 86, C_PVSCAN, "pvscan --cache (one per device)");
-  x = legend(cr, x, 86, C_VGCHANGE, "vgchange -aay (one per VG)");
+  context_line(rr, buf, sizeof buf);
+  text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
+  snprintf(buf, sizeof buf, "config %lld: %s", c->id, c->label);
+  text(cr, 16, 82, 0, 10, false, C_TEXT, buf);
+  x = legend(cr, 16, 104, C_PVSCAN, "pvscan --cache (one per device)");
+  x = legend(cr, x, 104, C_VGCHANGE, "vgchange -aay (one per VG)");
   if (any_failed)
-    legend(cr, x, 86, C_FAILED, "exit status not 0");
+    legend(cr, x, 104, C_FAILED, "exit status not 0");
 
   /* time axis: grid lines, labels above and below the rows */
   for (double t = 0; t <= tk.end + tk.step / 2; t += tk.step) {
@@ -787,17 +916,32 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
       snprintf(buf, sizeof buf, "%s %s%s", ff_runreport_unit_name(u), d,
                u->exit ? " (failed)" : "");
       tw = text_w(cr, buf, 9, pass == 0);
-      /* right of the bar, else left of it, else inside it */
-      if (x1 + 4 + tw <= width - 4)
-        lx = x1 + 4;
-      else if (x0 - 4 - tw >= 4)
-        lx = x0 - 4 - tw;
-      else
-        lx = x0 + 2;
       y = rows_top + pitch * (double)i + pitch / 2;
-      b = (struct box){lx, lx + tw, y - label_h / 2, y + label_h / 2};
-      if (pass == 1 && overlaps(boxes, nlab, &b))
-        continue;
+      /* right of the bar, else left of it, else inside it; a label that
+       * would cover one already placed is left out (the slowest are
+       * placed first, and the header names the slowest of all) */
+      {
+        double cand[3];
+        int nc = 0, k;
+
+        if (x1 + 4 + tw <= width - 4)
+          cand[nc++] = x1 + 4;
+        if (x0 - 4 - tw >= 4)
+          cand[nc++] = x0 - 4 - tw;
+        if (!nc)
+          cand[nc++] = x0 + 2;
+        for (k = 0; k < nc; k++) {
+          b = (struct box){cand[k], cand[k] + tw, y - label_h / 2,
+                           y + label_h / 2};
+          if (!overlaps(boxes, nlab, &b))
+            break;
+        }
+        if (k == nc) {
+          unplaced += pass == 0;
+          continue;
+        }
+        lx = cand[k];
+      }
       boxes[nlab++] = b;
       /* a veil over the neighbours' bars, so the text reads */
       cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
@@ -805,6 +949,23 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
       cairo_fill(cr);
       text(cr, lx, y + 3.2, 0, 9, pass == 0, C_UNIT, buf);
     }
+  /* the header last: it says which labels found no room */
+  {
+    const struct ff_rr_unit *u = &w->units[rank[0]];
+    char wall[64];
+
+    ff_runreport_fmt_secs(w->runs[w->nruns - 1].wall, true, wall, sizeof wall);
+    ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d);
+    snprintf(buf, sizeof buf,
+             "%zu pvscan, %zu vgchange; wall %s; slowest: %s %s %s; "
+             "bold: the %zu slowest%s%s",
+             w->npvscan, w->nvgchange, wall,
+             u->kind == FF_RR_PVSCAN ? "pvscan" : "vgchange",
+             ff_runreport_unit_name(u), d, ntop,
+             unplaced ? " where there is room" : "",
+             every > 1 ? "; other labels where there is room" : "");
+    text(cr, 16, 64, 0, 10, false, C_TEXT, buf);
+  }
   r = svg_close(&svg);
 out:
   free(order);
@@ -871,12 +1032,21 @@ ff_report_svg_top(const struct ff_runreport *rr, const char *path, int top)
     for (size_t j = 0; j < rr->configs[i].nworkloads && !r; j++) {
       const struct ff_rr_config *c = &rr->configs[i];
       const struct ff_rr_workload *w = &c->workloads[j];
+      double xmax = 0;
       char *tp;
 
       if (!w->event)
         continue;
+      /* one time scale for this workload's timelines in every config */
+      for (size_t q = 0; q < rr->nconfigs; q++) {
+        const struct ff_rr_workload *o =
+          ff_runreport_find_workload(&rr->configs[q], w->name);
+
+        for (size_t u = 0; o && o->event && u < o->nunits; u++)
+          xmax = fmax(xmax, o->units[u].end);
+      }
       tp = ff_runreport_timeline_path(c, w, path);
-      r = tp ? draw_timeline(rr, c, w, tp, top) : -1;
+      r = tp ? draw_timeline(rr, c, w, tp, top, xmax) : -1;
       free(tp);
     }
   return r;
