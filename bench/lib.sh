@@ -8,7 +8,7 @@
 # A benchmark measures two things side by side in the same run and records
 # a row: what was measured (A), its baseline (B), the ratio A/B and the
 # parameters (bl_row).  bench/report.py prints the rows as one table and
-# as JSON.  Nothing here asserts anything about speed (STYLE.md item 11).
+# as JSON.  Nothing here asserts anything about speed (docs/style.md, "Tests").
 #
 # Fencing and cleanup come from tests/lib/lvm-env.sh: lvm runs with a
 # private config, a devices file naming only our loops and a private

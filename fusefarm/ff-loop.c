@@ -448,7 +448,7 @@ attach_impl(int ctl, const char *path, int new_dev, struct ff_loop *out)
     cfg.fd = (unsigned)fd;
     cfg.block_size = 512;
     /* No autoclear, no partscan, no direct I/O: the loop outlives us and
-     * lvm's reads go through the page cache (PLATFORM-NOTES.md). */
+     * lvm's reads go through the page cache (docs/fuse.md). */
     cfg.info.lo_flags = ro ? LO_FLAGS_READ_ONLY : 0;
     /* The kernel keeps LO_NAME_SIZE - 1 bytes: truncate on purpose. */
     memcpy(cfg.info.lo_file_name, out->backing,

@@ -70,7 +70,7 @@
 
 /* File descriptors: nbdkit holds one per connection with --threads 1
  * (three with more threads: a status pipe each); the rule of
- * docs/PLATFORM-NOTES.md, 2 per export plus 64, leaves room for listing
+ * docs/nbd.md ("ulimit -n"), 2 per export plus 64, leaves room for listing
  * clients, the log, the spec and the files this plugin writes. */
 #define FDS_PER_EXPORT 2
 #define FDS_SPARE      64

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): install what is missing, build with
-# the STYLE.md warnings as errors and run every test (cmocka units and the
+# docs/style.md's warnings as errors and run every test (cmocka units and the
 # integration tests that drive real lvm2 over loop devices), then build
 # again with AddressSanitizer + UndefinedBehaviorSanitizer and run every
 # test once more; last a short libFuzzer run of the parsers and the read

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
 # test-byte-identical.sh: prove that `fusefarm gen` writes the same bytes as
-# lvm2 (lvm2-ondisk-format.md §9.2).
+# lvm2 (docs/ondisk-format.md §9).
 #
 # For each scenario, real pvcreate/vgcreate/lvcreate (lvm2 2.03.16, fenced
 # by tests/lib/lvm-env.sh) build PV images on loop devices.  The test reads
@@ -223,7 +223,7 @@ def layout(name, frag):
     """(sub-LV names in lvm's creation order, metadata writes) of the LV
     the fragment describes: a raid LV's rimage_i, rmeta_i pairs and a
     mirror's mimages then its disk log; two writes for raid and a
-    disk-log mirror (lvm2-ondisk-format.md, mirror-raid notes §3)."""
+    disk-log mirror (docs/ondisk-format.md §9)."""
     k = keys_of(frag)
     t = k.get("type", '"linear"').strip('"')
     if t.startswith("raid"):

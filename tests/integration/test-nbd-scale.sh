@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 1024 exports from one nbdkit process with --threads 1, as a VM with
-# 1024 disks uses it (docs/PLATFORM-NOTES.md, guest section):
+# 1024 disks uses it (docs/guest.md, "1024 disks"; docs/nbd.md):
 #   - with `ulimit -n` 2112 (2N+64), soft and hard, 1024 libnbd
 #     connections, one per export, are all open at once and every export
 #     reads as the manifest says (tests/lib/nbd-many.py); the stats file

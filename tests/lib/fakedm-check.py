@@ -14,7 +14,7 @@ From the last metadata copy it takes every `*_rmeta_N` and `*_mlog` LV
 (and what a thin pool's or snapshot's lvcreate zeroes: the new pool
 metadata spare, the pool's metadata area, the first 4 KiB of a COW)
 (the sub-LVs lvm activates alone and wipes between the two writes of its
-lvcreate, lvm2-ondisk-format.md; mirror-raid notes §3.2, §4.4) with its PV
+lvcreate, docs/ondisk-format.md §9) with its PV
 and first extent, and checks:
   - every FWD line of the log is a write into one of those LVs, landing on
     that LV's PV at pe_start + PE * extent_size + the offset in the LV (no

@@ -4,7 +4,7 @@
 # and look at it with real lvm2.  Source after lvm-env.sh.
 
 # The lines lvm prints on a kernel without device-mapper, whatever the
-# disks hold (lvm2-ondisk-format.md §8 item 17): allowed on stderr.
+# disks hold (docs/ondisk-format.md §8, the last paragraph): allowed on stderr.
 FF_NO_DM_RE='/dev/mapper/control: open failed|Failure to communicate with kernel device-mapper driver|Check that device-mapper is available in the kernel|Incompatible libdevmapper .* and kernel driver'
 
 # ff_farm_attach FUSEFARM [SPEC]: generate SPEC (empty: the built-in farm)'s images and manifest into

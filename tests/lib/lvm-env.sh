@@ -6,7 +6,7 @@
 #
 # Why this exists: lvm on this machine must never see or change the host's
 # disks or state.  Three things would leak otherwise (see
-# docs/PLATFORM-NOTES.md and lvm2-ondisk-format.md §7.3/7.4):
+# docs/fuse.md and docs/ondisk-format.md §7):
 #   - the config and devices file come from /etc/lvm: we point
 #     LVM_SYSTEM_DIR at a private directory with its own lvm.conf;
 #   - a missing devices file makes lvm scan every block device: we create an
@@ -87,7 +87,7 @@ ff__pkg() {
 
 # ff_require CMD...: fail the test (exit 1) naming the Debian package to
 # install when a command is missing.  A missing prerequisite never turns
-# into a pass or a skip (STYLE.md item 8).
+# into a pass or a skip (docs/style.md, "Tests").
 ff_require() {
 	local c missing=0
 	for c in "$@"; do

@@ -17,7 +17,7 @@ With --text the raw text of each copy is included ("text"); with --texts
 DIR each copy's text is also written to
 DIR/<image basename>.mda<K>.seqno<N>.txt (for diff -u).
 
-Layout (docs: lvm2-ondisk-format.md §2-§5): label in one of sectors 0-3,
+Layout (docs/ondisk-format.md §2-§5): label in one of sectors 0-3,
 pv_header after the 32-byte label_header, mda_header at each mda start,
 copies from mda offset 512 at 512-byte boundaries (§4.3).  Copies are walked
 in order from offset 512; a copy that wraps around the end of the buffer
@@ -191,7 +191,7 @@ def decode_copy(raw):
                 "stripe_count": int(vals.get(sp + "stripe_count", "0")),
                 "stripe_size_sectors": int(vals.get(sp + "stripe_size", "0")),
                 "stripes": vals.get(sp + "stripes", ""),
-                # mirror and raid segments (lvm2-ondisk-format.md; the
+                # mirror and raid segments (docs/ondisk-format.md §9; the
                 # sub-LVs are ordinary striped segments)
                 "mirror_count": int(vals.get(sp + "mirror_count", "0")),
                 "mirror_log": unquote(vals.get(sp + "mirror_log", "")),

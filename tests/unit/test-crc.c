@@ -1,4 +1,4 @@
-/* CRC vectors from lvm2-ondisk-format.md §2.3. */
+/* CRC vectors from docs/ondisk-format.md §2.3. */
 #include "ff-test.h"
 #include "ff-crc.h"
 

@@ -1,5 +1,5 @@
 /* Label sector, mda_header and copy placement, against the real PV of
- * lvm2-ondisk-format.md §3.3, §4.2 and §4.3. */
+ * docs/ondisk-format.md §3, §4.2 and §4.3. */
 #include "ff-test.h"
 #include "ff-crc.h"
 #include "ff-pvlayout-int.h"
