@@ -27,10 +27,6 @@
 int ff_cfg_err(const char *file, const config_setting_t *s, const char *path,
                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* snprintf that cuts instead of overrunning (key paths are short). */
-void ff_cfg_pathf(char *out, size_t len, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
-
 /* out = path.key (or key at the top level). */
 void ff_cfg_join(char *out, size_t len, const char *path, const char *key);
 

@@ -43,25 +43,12 @@ ff_cfg_err(const char *file, const config_setting_t *s, const char *path,
 
 /* Key paths are short; a path that would not fit is cut, never overrun. */
 void
-ff_cfg_pathf(char *out, size_t len, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-
-  va_start(ap, fmt);
-  n = vsnprintf(out, len, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    out[0] = '\0';
-}
-
-void
 ff_cfg_join(char *out, size_t len, const char *path, const char *key)
 {
   if (path[0])
-    ff_cfg_pathf(out, len, "%s.%s", path, key);
+    ff_pathf(out, len, "%s.%s", path, key);
   else
-    ff_cfg_pathf(out, len, "%s", key);
+    ff_pathf(out, len, "%s", key);
 }
 
 int

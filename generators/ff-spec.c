@@ -666,7 +666,7 @@ parse_placement(const struct pctx *c, const config_setting_t *g,
     const config_setting_t *e = config_setting_get_elem(s, i);
     struct ff_spec_range *seg = &lv->place[(size_t)i * lv->stripes];
 
-    ff_cfg_pathf(sp, sizeof sp, "%s.[%u]", kp, i);
+    ff_pathf(sp, sizeof sp, "%s.[%u]", kp, i);
     lv->place_lines[i] = (int)config_setting_source_line(e);
     if (config_setting_type(e) != CONFIG_TYPE_ARRAY &&
         config_setting_type(e) != CONFIG_TYPE_LIST)
@@ -1500,7 +1500,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       const config_setting_t *e = config_setting_get_elem(lvs, i);
       char ep[300];
 
-      ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
+      ff_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
       /* the first pool of the VG that wants a spare makes it */
       vg->lvs[i].new_spare = !have_spare;
       if (parse_lv(c, e, ep, &vg->lvs[i]) < 0)
@@ -1533,8 +1533,8 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
         if (vg->lvs[i].place[k].pv >= vg->pvs) {
           char pp[300];
 
-          ff_cfg_pathf(pp, sizeof pp, "%s.placement.[%u]", ep,
-                       k / vg->lvs[i].stripes);
+          ff_pathf(pp, sizeof pp, "%s.placement.[%u]", ep,
+                   k / vg->lvs[i].stripes);
           return ff_cfg_err(
             c->file,
             config_setting_get_elem(config_setting_get_member(e, "placement"),
@@ -1557,7 +1557,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       const config_setting_t *e = config_setting_get_elem(lvs, i);
       char ep[300];
 
-      ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
+      ff_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
       if (parse_change(c, e, ep, vg->pvs, &vg->changes[i]) < 0)
         return -1;
     }
@@ -1689,7 +1689,7 @@ parse_group_list(const struct pctx *c, const config_setting_t *grp,
     const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
     char ep[300];
 
-    ff_cfg_pathf(ep, sizeof ep, "%s.[%d]", kp, i);
+    ff_pathf(ep, sizeof ep, "%s.[%d]", kp, i);
     if (config_setting_type(e) != CONFIG_TYPE_GROUP)
       return ff_cfg_err(c->file, e, ep, "expected a group { ... }");
   }
@@ -1776,7 +1776,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     char ep[64];
     struct ff_spec_vg *vg = &sp->vgs[i];
 
-    ff_cfg_pathf(ep, sizeof ep, "vgs.[%u]", i);
+    ff_pathf(ep, sizeof ep, "vgs.[%u]", i);
     if (parse_vg(c, config_setting_get_elem(vgs, i), ep, sp, vg) < 0)
       goto fail;
     /* (with device_sizes, the farm checks each PV) */
@@ -1788,7 +1788,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
       const config_setting_t *g = config_setting_get_elem(vgs, i);
       const config_setting_t *s = config_setting_get_member(g, "device_size");
 
-      ff_cfg_pathf(ep, sizeof ep, "vgs.[%u].device_size", i);
+      ff_pathf(ep, sizeof ep, "vgs.[%u].device_size", i);
       ff_cfg_err(c->file, s ? s : g, ep,
                  "%llu is too small or not a multiple of 512 (a PV needs "
                  "pe_start %llu + one extent %llu%s)",
@@ -1818,7 +1818,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     for (int i = 0; i < n[l]; i++) {
       char ep[64];
 
-      ff_cfg_pathf(ep, sizeof ep, "%s.[%d]", other_keys[l], i);
+      ff_pathf(ep, sizeof ep, "%s.[%d]", other_keys[l], i);
       if (parse_other(c, config_setting_get_elem(lists[l], (unsigned)i), ep,
                       sp, (enum ff_other_kind)l, &sp->others[k++]) < 0)
         goto fail;

@@ -3,6 +3,7 @@
 #include "ff-error.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -351,4 +352,21 @@ ff_sb_release(struct ff_sb *sb)
   sb->buf = NULL;
   sb->len = sb->alloc = 0;
   sb->failed = 0;
+}
+
+int
+ff_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vsnprintf(buf, len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= len) {
+    if (len)
+      buf[0] = '\0';
+    return -1;
+  }
+  return 0;
 }

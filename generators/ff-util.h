@@ -65,6 +65,12 @@ void ff_pv_uuid_make(char out[FF_UUID_LEN], uint64_t seed, uint64_t kind,
  * be [0-9a-zA-Z!#] as lvm requires. */
 int ff_uuid_parse(const char *s, char out[FF_UUID_LEN]);
 
+/* snprintf for paths, tags and config key paths: a result that does not
+ * fit leaves an empty string rather than a wrong (cut) one.  0, or -1
+ * when it did not fit. */
+int ff_pathf(char *buf, size_t len, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+
 /* Write the dashed form (6-4-4-4-4-4-6) with a terminating NUL. */
 void ff_uuid_dash(const char in[FF_UUID_LEN], char out[FF_UUID_DASHED + 1]);
 

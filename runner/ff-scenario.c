@@ -715,7 +715,7 @@ check_workload_axes(const char *file, const config_setting_t *m,
         ((!strcmp(k, "fusefarm/fstype") ||
           !strcmp(k, "fusefarm/mount_options")) &&
          !fs)) {
-      ff_cfg_pathf(ep, sizeof ep, "matrix.[%u]", a);
+      ff_pathf(ep, sizeof ep, "matrix.[%u]", a);
       return ff_cfg_err(file, m ? config_setting_get_elem(m, a) : NULL, ep,
                         "%s changes %s workloads, and this scenario has none",
                         k, strcmp(k, "fusefarm/target") ? "fs" : "io and fs");
@@ -849,7 +849,7 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
       const config_setting_t *e = config_setting_get_elem(m, i);
       char ep[64];
 
-      ff_cfg_pathf(ep, sizeof ep, "matrix.[%u]", i);
+      ff_pathf(ep, sizeof ep, "matrix.[%u]", i);
       if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
         ff_cfg_err(file, e, ep,
                    "expected a group { key = ...; values = "
@@ -917,7 +917,7 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
     const config_setting_t *e = config_setting_get_elem(w, i);
     char ep[64];
 
-    ff_cfg_pathf(ep, sizeof ep, "workloads.[%u]", i);
+    ff_pathf(ep, sizeof ep, "workloads.[%u]", i);
     if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
       ff_cfg_err(file, e, ep, "expected a group { type = ...; }");
       goto fail;

@@ -27,19 +27,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-void
-ff_pathf(char *buf, size_t len, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-
-  va_start(ap, fmt);
-  n = vsnprintf(buf, len, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= len)
-    buf[0] = '\0';
-}
-
 static double
 now_s(void)
 {

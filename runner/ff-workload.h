@@ -26,6 +26,7 @@
 #include "ff-fence.h"
 #include "ff-scenario.h"
 #include "ff-spawn.h"
+#include "ff-util.h" /* ff_pathf */
 
 #include <signal.h>
 #include <stddef.h>
@@ -183,11 +184,6 @@ char *ff_slurp(const char *path, size_t max);
 /* The first line of a file (a command's stderr) into buf, or "(no
  * message)". */
 void ff_first_line(const char *path, char *buf, size_t len);
-
-/* snprintf for paths and tags: a cut leaves an empty string rather than
- * a wrong path. */
-void ff_pathf(char *buf, size_t len, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
 
 /* Copy a text file of at most max bytes.  0, or -1 with ff_error set
  * (naming the file). */

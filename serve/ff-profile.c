@@ -599,7 +599,7 @@ parse_faults(const struct pctx *c, const config_setting_t *grp,
     uint64_t off, len;
     char ep[256];
 
-    ff_cfg_pathf(ep, sizeof ep, "%s.[%u]", rp, i);
+    ff_pathf(ep, sizeof ep, "%s.[%u]", rp, i);
     if ((config_setting_type(e) != CONFIG_TYPE_ARRAY &&
          config_setting_type(e) != CONFIG_TYPE_LIST) ||
         config_setting_length(e) != 2)
@@ -1045,7 +1045,7 @@ parse_root(struct pctx *c, const config_setting_t *root)
     struct pgroup pg;
     char path[64];
 
-    ff_cfg_pathf(path, sizeof path, "groups.[%d]", i);
+    ff_pathf(path, sizeof path, "groups.[%d]", i);
     if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
       ff_cfg_err(c->file, g, path, "expected a group { ... }");
       goto fail;
