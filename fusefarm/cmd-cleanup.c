@@ -10,6 +10,7 @@
 #include "attach.h"
 #include "ff-cli.h"
 #include "ff-error.h"
+#include "ff-mountinfo.h"
 #include "ff-privdev.h"
 #include "ff-spawn.h"
 #include "ff-workload.h"
@@ -302,21 +303,19 @@ remove_scratch(const struct ff_reg *e, int dry, FILE *out)
 /* In the watchdog: the private /dev (ff-privdev.h: a tmpfs named
  * "fusefarm-dev" on /dev) covers the host's loops, which detach names;
  * uncover it when it is up. */
+static int
+is_privdev(const struct ff_mountinfo *m, void *arg)
+{
+  (void)arg;
+  return !strcmp(m->point, "/dev") && !strcmp(m->fstype, "tmpfs") &&
+         !strcmp(m->source, "fusefarm-dev");
+}
+
 static void
 uncover_dev(void)
 {
-  char *line = NULL;
-  size_t cap = 0;
-  int up = 0;
-  FILE *f = fopen("/proc/self/mountinfo", "re");
+  int up = ff_mountinfo_each("/proc/self/mountinfo", is_privdev, NULL) == 1;
 
-  if (!f)
-    return;
-  while (getline(&line, &cap, f) >= 0)
-    if (strstr(line, " /dev ") && strstr(line, " - tmpfs fusefarm-dev "))
-      up = 1;
-  free(line);
-  fclose(f);
   if (up && ff_privdev_umount() < 0)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
 }

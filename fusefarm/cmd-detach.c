@@ -13,6 +13,7 @@
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-file.h"
+#include "ff-mountinfo.h"
 #include "ff-udev.h"
 #include <getopt.h>
 
@@ -190,23 +191,23 @@ remove_queued(struct removal *rm)
   }
 }
 
-/* Undo the octal escapes (\040 for a blank, ...) of a /proc mountinfo
- * field, in place. */
-static void
-unescape_mountinfo(char *s)
-{
-  char *o = s;
+struct mount_type_q {
+  const char *path;
+  char *type;
+  size_t len;
+  int found;
+};
 
-  for (; *s; s++) {
-    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-        s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-      s += 3;
-    } else {
-      *o++ = *s;
-    }
+static int
+mount_type_one(const struct ff_mountinfo *m, void *arg)
+{
+  struct mount_type_q *q = arg;
+
+  if (!strcmp(m->point, q->path)) {
+    snprintf(q->type, q->len, "%s", m->fstype);
+    q->found = 1; /* keep going: the last one is on top */
   }
-  *o = '\0';
+  return 0;
 }
 
 /* The file system type of the topmost mount at path (absolute, no
@@ -216,36 +217,11 @@ unescape_mountinfo(char *s)
 static int
 mount_type(const char *path, char *type, size_t len)
 {
-  char *line = NULL;
-  size_t cap = 0;
-  int found = 0;
-  FILE *f = fopen("/proc/self/mountinfo", "re");
+  struct mount_type_q q = {path, type, len, 0};
 
-  if (!f)
-    return ff_error("open /proc/self/mountinfo: %m");
-  while (getline(&line, &cap, f) >= 0) {
-    char *save = NULL, *field[5], *t, *fstype = NULL;
-    int n = 0;
-
-    for (t = strtok_r(line, " \n", &save); t && n < 5;
-         t = strtok_r(NULL, " \n", &save))
-      field[n++] = t;
-    if (n < 5)
-      continue;
-    /* Optional fields, then "-", then the type. */
-    while ((t = strtok_r(NULL, " \n", &save)) && strcmp(t, "-"))
-      ;
-    if (t)
-      fstype = strtok_r(NULL, " \n", &save);
-    unescape_mountinfo(field[4]);
-    if (fstype && !strcmp(field[4], path)) {
-      snprintf(type, len, "%s", fstype);
-      found = 1; /* keep going: the last one is on top */
-    }
-  }
-  free(line);
-  fclose(f);
-  return found;
+  if (ff_mountinfo_each("/proc/self/mountinfo", mount_type_one, &q) < 0)
+    return -1;
+  return q.found;
 }
 
 /* Is the FUSE mount at path dead (its daemon gone: ENOTCONN)?  statfs

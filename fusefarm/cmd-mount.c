@@ -17,6 +17,7 @@
 #include "ff-cli.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
+#include "ff-mountinfo.h"
 #include "ff-file.h"
 #include "ff-loop.h"
 #include "ff-sched.h"
@@ -195,32 +196,16 @@ watch_scan(struct mount_watch *w, const char *mnt)
     return -1; /* a table this big is not read in part: no decision */
   buf[used] = '\0';
   for (char *line = buf, *nl; line && *line; line = nl) {
-    char id[32], point[PATH_MAX], *dash;
+    struct ff_mountinfo m;
 
     if ((nl = strchr(line, '\n')))
       *nl++ = '\0';
-    dash = strstr(line, " - fuse.fusefarm ");
-    if (!dash || sscanf(line, "%31s %*s %*s %*s %4095s", id, point) != 2)
+    if (ff_mountinfo_parse(line, &m) < 0 || strcmp(m.fstype, "fuse.fusefarm"))
       continue;
     if (mnt) {
-      /* mountinfo escapes space, tab, newline and backslash as \ooo */
-      char plain[PATH_MAX];
-      size_t k = 0;
-
-      for (const char *c = point; *c && k < sizeof plain - 1; c++) {
-        unsigned o;
-
-        if (c[0] == '\\' && sscanf(c + 1, "%3o", &o) == 1) {
-          plain[k++] = (char)o;
-          c += 3;
-        } else {
-          plain[k++] = *c;
-        }
-      }
-      plain[k] = '\0';
-      if (!strcmp(plain, mnt))
-        snprintf(w->id, sizeof w->id, "%s", id);
-    } else if (!strcmp(id, w->id)) {
+      if (!strcmp(m.point, mnt))
+        snprintf(w->id, sizeof w->id, "%s", m.id);
+    } else if (!strcmp(m.id, w->id)) {
       found = 1;
     }
   }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mntent.h>
 #include <math.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -1219,28 +1220,22 @@ fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
 
 /* The options the kernel shows for the mount on mnt (/proc/self/mounts'
  * fourth field: "rw,relatime,attr2,inode64,logbufs=8,..."), into buf;
- * "" when it is not found (a mount point with a blank or another escaped
- * character is not looked for). */
+ * "" when it is not found.  getmntent(3) undoes the kernel's escapes. */
 static void
 mounted_options(const char *mnt, char *buf, size_t len)
 {
-  FILE *f = fopen("/proc/self/mounts", "re");
+  FILE *f = setmntent("/proc/self/mounts", "re");
+  struct mntent me, *e;
   char line[4096];
 
   buf[0] = '\0';
   if (!f)
     return;
-  while (fgets(line, sizeof line, f)) {
-    char *sv, *dev = strtok_r(line, " ", &sv);
-    char *dir = dev ? strtok_r(NULL, " ", &sv) : NULL;
-    char *type = dir ? strtok_r(NULL, " ", &sv) : NULL;
-    char *opts = type ? strtok_r(NULL, " ", &sv) : NULL;
-
-    /* the last one wins: a mount over an earlier one on the same point */
-    if (opts && !strcmp(dir, mnt))
-      ff_pathf(buf, len, "%s", opts);
-  }
-  fclose(f);
+  /* the last one wins: a mount over an earlier one on the same point */
+  while ((e = getmntent_r(f, &me, line, sizeof line)))
+    if (!strcmp(e->mnt_dir, mnt))
+      ff_pathf(buf, len, "%s", e->mnt_opts);
+  endmntent(f);
 }
 
 /* One repetition of an fs workload: mkfs and mount (each timed, not in
