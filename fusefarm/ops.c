@@ -648,31 +648,29 @@ struct pending {
  * slots until its done time whatever the reader did; only the reply
  * comes early, counted in the stats as interrupted. */
 
-/* Complete and end the request, and answer it: exactly one reply. */
+/* The answer to the kernel, made by the engine between complete and end
+ * (ff_server_finish): exactly one reply. */
+static void
+reply_fuse(const struct ff_request *r, const void *buf, void *arg)
+{
+  fuse_req_t req = arg;
+
+  if (r->error)
+    fuse_reply_err(req, r->error);
+  else if (r->kind == FF_REQ_READ)
+    fuse_reply_buf(req, buf, r->len);
+  else if (r->kind == FF_REQ_WRITE)
+    fuse_reply_write(req, r->len);
+  else
+    fuse_reply_err(req, 0);
+}
+
+/* Complete and end the request, and answer it. */
 static void
 finish(struct pending *p)
 {
-  struct ff_daemon *d = p->d;
-  struct ff_request *r = &p->r;
-  char *buf = NULL;
-
-  if (!r->error && r->kind == FF_REQ_READ) {
-    buf = malloc(r->len ? r->len : 1);
-    if (!buf)
-      r->error = ENOMEM;
-  }
-  if (ff_server_complete(d->srv, r, buf) < 0)
+  if (ff_server_finish(p->d->srv, &p->r, NULL, reply_fuse, p->req) < 0)
     fprintf(stderr, "fusefarm: %s\n", ff_errmsg());
-  if (r->error)
-    fuse_reply_err(p->req, r->error);
-  else if (r->kind == FF_REQ_READ)
-    fuse_reply_buf(p->req, buf, r->len);
-  else if (r->kind == FF_REQ_WRITE)
-    fuse_reply_write(p->req, r->len);
-  else
-    fuse_reply_err(p->req, 0);
-  free(buf);
-  ff_server_end(d->srv, r, ff_now_ns());
 }
 
 /* The reader went away: answer EINTR now, not at done_ns. */

@@ -37,6 +37,7 @@
 #include "ff-file.h"
 #include "ff-iomodel.h"
 #include "ff-overlay.h"
+#include "ff-sched.h"
 #include "ff-server.h"
 #include "ff-util.h"
 
@@ -122,15 +123,6 @@ static struct {
 struct handle {
   uint32_t dev;
 };
-
-static uint64_t
-now_ns(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static bool
 in_shard(uint32_t dev)
@@ -506,7 +498,7 @@ check_profile(void)
     return;
   bg.seen = st;
   bg.seen_valid = true;
-  if (ff_server_set_profile(srv, profile_path, now_ns()) < 0) {
+  if (ff_server_set_profile(srv, profile_path, ff_now_ns()) < 0) {
     nbdkit_error("profile=%s: %s (keeping profile '%s')", profile_path,
                  ff_errmsg(), ff_server_profile_name(srv));
     return;
@@ -530,13 +522,13 @@ stats_tick(void)
 static void *
 bg_thread(void *arg)
 {
-  uint64_t next_profile = now_ns() + PROFILE_POLL_NS;
-  uint64_t next_stats = now_ns() + stats_interval_ns;
+  uint64_t next_profile = ff_now_ns() + PROFILE_POLL_NS;
+  uint64_t next_stats = ff_now_ns() + stats_interval_ns;
 
   (void)arg;
   pthread_mutex_lock(&bg.lock);
   while (!bg.stop) {
-    uint64_t now = now_ns(), due = UINT64_MAX;
+    uint64_t now = ff_now_ns(), due = UINT64_MAX;
     struct timespec ts;
 
     pthread_mutex_unlock(&bg.lock);
@@ -596,7 +588,7 @@ ff_get_ready(void)
 {
   /* The profile's clock (spin-up, stalls, vanish_at, appear_at) starts
    * now.  The model owns the profile from here on, even on failure. */
-  if (ff_server_start(srv, now_ns()) < 0) {
+  if (ff_server_start(srv, ff_now_ns()) < 0) {
     nbdkit_error("profile=%s: %s", profile_path ? profile_path : "(ideal)",
                  ff_errmsg());
     return -1;
@@ -686,7 +678,7 @@ ff_dump_plugin(void)
 static bool
 present(uint32_t dev)
 {
-  return ff_server_present(srv, dev, now_ns());
+  return ff_server_present(srv, dev, ff_now_ns());
 }
 
 static int
@@ -831,35 +823,37 @@ ff_can_fua(void *handle)
 
 /* ---- data ------------------------------------------------------------- */
 
-/* One request through the engine, as the FUSE daemon runs it
- * (fusefarm/ops.c): begin at arrival (the model decides; a write, zero or
- * trim lands at once unless the model fails it), wait until the model's
- * time, complete (a read takes its bytes when it is answered), end. */
+/* Wait in this worker until the model's time (ff_server_run); a client
+ * that went away, or a server that stops, ends the wait early: nbdkit
+ * said why, the request is answered ESHUTDOWN. */
+static int
+wait_nbdkit(uint64_t done_ns, void *arg)
+{
+  uint64_t now = ff_now_ns(), d;
+
+  (void)arg;
+  if (done_ns <= now)
+    return 0;
+  d = done_ns - now;
+  return nbdkit_nanosleep((unsigned)(d / 1000000000ull),
+                          (unsigned)(d % 1000000000ull)) < 0
+           ? ESHUTDOWN
+           : 0;
+}
+
+/* One request through the engine (ff_server_run: begin at arrival, the
+ * model decides and a write, zero or trim lands at once unless the model
+ * fails it; wait until the model's time; a read takes its bytes when it
+ * is answered; end), answered by the return value. */
 static int
 serve(struct handle *h, enum ff_req_kind kind, void *rbuf, const void *wbuf,
       uint32_t count, uint64_t off)
 {
   struct ff_request r = {
     .dev = h->dev, .kind = kind, .off = off, .len = count, .wbuf = wbuf};
-  uint64_t now;
 
-  if (ff_server_begin(srv, &r, now_ns()) < 0)
+  if (ff_server_run(srv, &r, rbuf, wait_nbdkit, NULL) < 0)
     nbdkit_error("%s", ff_errmsg());
-  now = now_ns();
-  if (r.done_ns > now) {
-    uint64_t d = r.done_ns - now;
-
-    if (nbdkit_nanosleep((unsigned)(d / 1000000000ull),
-                         (unsigned)(d % 1000000000ull)) < 0 &&
-        !r.error) {
-      r.error = ESHUTDOWN; /* nbdkit said why */
-      r.injected = 0;
-      r.interrupted = 1; /* the client went away, or the server stops */
-    }
-  }
-  if (ff_server_complete(srv, &r, rbuf) < 0)
-    nbdkit_error("%s", ff_errmsg());
-  ff_server_end(srv, &r, now_ns());
   if (!r.error)
     return 0;
   if (r.injected)

@@ -13,6 +13,7 @@
 #include "ff-file.h"
 #include "ff-iomodel.h"
 #include "ff-overlay.h"
+#include "ff-sched.h"
 #include "ff-spec.h"
 #include "ff-stats.h"
 #include "ff-stats-int.h"
@@ -386,6 +387,43 @@ ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
   if (r->interrupted)
     ff_stats_interrupted(s->stats, r->dev);
   ff_stats_inflight_add(s->stats, -1);
+}
+
+int
+ff_server_finish(struct ff_server *s, struct ff_request *r, void *rbuf,
+                 ff_server_reply_fn *reply, void *arg)
+{
+  void *own = NULL;
+  int rc;
+
+  if (!r->error && r->kind == FF_REQ_READ && !rbuf) {
+    rbuf = own = malloc(r->len ? r->len : 1);
+    if (!own)
+      r->error = ENOMEM;
+  }
+  rc = ff_server_complete(s, r, rbuf);
+  if (reply)
+    reply(r, !r->error && r->kind == FF_REQ_READ ? rbuf : NULL, arg);
+  free(own);
+  ff_server_end(s, r, ff_now_ns());
+  return rc;
+}
+
+int
+ff_server_run(struct ff_server *s, struct ff_request *r, void *rbuf,
+              int (*wait)(uint64_t done_ns, void *arg), void *arg)
+{
+  int rc = ff_server_begin(s, r, ff_now_ns()), e;
+
+  if (r->done_ns > ff_now_ns() && (e = wait(r->done_ns, arg)) != 0 &&
+      !r->error) {
+    r->error = e;
+    r->injected = 0;
+    r->interrupted = 1;
+  }
+  if (ff_server_finish(s, r, rbuf, NULL, NULL) < 0)
+    rc = -1;
+  return rc;
 }
 
 /* ---- devices -------------------------------------------------------------

@@ -158,6 +158,37 @@ int ff_server_complete(struct ff_server *s, struct ff_request *r, void *rbuf);
 /* Step 3, when the reply goes out (now_ns): stats, and the trace line. */
 void ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns);
 
+/* The request's lifecycle in one place, for both front ends, so that the
+ * rules above (a write lands at begin, a read takes its bytes when it is
+ * answered, exactly one reply, exactly one end, the reply before the
+ * end) are written once.
+ *
+ * ff_server_finish: steps 2 and 3 for a request whose done time has come
+ * (or that the front end gave up on: r->error, r->interrupted set): a
+ * read with no error gets its bytes in rbuf, or, when rbuf is NULL, in a
+ * buffer made for the call (ENOMEM in r->error when it cannot be); then
+ * reply(r, buf, arg) answers the requester (buf: the read's bytes, NULL
+ * otherwise; reply may be NULL when the front end answers after the
+ * call returns, as nbdkit does with the return value); then
+ * ff_server_end at the clock's now.  Returns 0, or -1 when the read
+ * failed on our side (r->error = EIO; ff_errmsg() says why): the reply
+ * has been made either way. */
+typedef void ff_server_reply_fn(const struct ff_request *r, const void *buf,
+                                void *arg);
+int ff_server_finish(struct ff_server *s, struct ff_request *r, void *rbuf,
+                     ff_server_reply_fn *reply, void *arg);
+
+/* A request from arrival to its end, for a front end that waits in its
+ * own worker thread (the nbdkit plugin): begin at the clock's now; when
+ * the model's answer lies ahead, wait(r->done_ns, arg): 0 once the time
+ * has come, or an errno (ESHUTDOWN, EINTR) when the requester went away,
+ * which answers it early with that error (r->interrupted; the model's
+ * decision stands); then ff_server_finish with rbuf and no reply.  The
+ * answer is r->error (0: success).  Returns 0, or -1 when begin or the
+ * read failed on our side (ff_errmsg() says why). */
+int ff_server_run(struct ff_server *s, struct ff_request *r, void *rbuf,
+                  int (*wait)(uint64_t done_ns, void *arg), void *arg);
+
 /* ---- the request trace ---------------------------------------------------
  * With options.trace set, ff_server_end writes one line per request to
  * that file (docs/stats.md, "The request trace"), after a header line

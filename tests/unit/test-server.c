@@ -342,6 +342,115 @@ test_inflight(void **state)
   ff_server_free(s);
 }
 
+/* ---- the lifecycle in one call (ff_server_finish, ff_server_run) --------
+ */
+
+struct lifecycle {
+  struct ff_server *s;
+  int replies, waits;
+  json_int_t inflight_at_reply;
+  uint64_t waited_for;
+  int wait_answer; /* what the fake wait returns: 0 or an errno */
+  uint8_t got[4096];
+};
+
+static void
+reply_cb(const struct ff_request *r, const void *buf, void *arg)
+{
+  struct lifecycle *lc = arg;
+  json_t *j = stats(lc->s);
+
+  lc->replies++;
+  lc->inflight_at_reply = top(j, "inflight"); /* the reply comes before end */
+  json_decref(j);
+  if (buf)
+    memcpy(lc->got, buf, r->len < sizeof lc->got ? r->len : sizeof lc->got);
+}
+
+static int
+fake_wait(uint64_t done_ns, void *arg)
+{
+  struct lifecycle *lc = arg;
+
+  lc->waits++;
+  lc->waited_for = done_ns;
+  return lc->wait_answer;
+}
+
+static void
+test_lifecycle(void **state)
+{
+  struct ff_server *s = server(faulty_text, 1);
+  struct lifecycle lc = {.s = s};
+  uint8_t want[4096], rbuf[4096];
+  struct ff_request r;
+  json_t *j;
+
+  (void)state;
+  assert_ok(
+    ff_farm_read(ff_server_farm(s), 1, want, 0, sizeof want)); /* label */
+  /* finish with a buffer of its own: one reply, with the bytes, before
+   * the end (in flight then), and the end after it */
+  r = (struct ff_request){
+    .dev = 1, .kind = FF_REQ_READ, .off = 0, .len = sizeof want};
+  assert_ok(ff_server_begin(s, &r, T0));
+  r.error = 0, r.injected = 0; /* the first MiB fails: not this read */
+  assert_ok(ff_server_finish(s, &r, NULL, reply_cb, &lc));
+  assert_int_equal(lc.replies, 1);
+  assert_int_equal(lc.inflight_at_reply, 1);
+  assert_memory_equal(lc.got, want, sizeof want);
+  j = stats(s);
+  assert_int_equal(top(j, "inflight"), 0);
+  assert_int_equal(total(j, "reads"), 1);
+  json_decref(j);
+  /* a write through run: the wait is asked for the model's time (5 ms
+   * ahead), the write lands, no error */
+  lc.wait_answer = 0;
+  r = (struct ff_request){.dev = 2,
+                          .kind = FF_REQ_WRITE,
+                          .off = 2 << 20,
+                          .len = sizeof want,
+                          .wbuf = want};
+  assert_ok(ff_server_run(s, &r, NULL, fake_wait, &lc));
+  assert_int_equal(lc.waits, 1);
+  assert_int_equal(lc.waited_for, r.done_ns);
+  assert_int_equal(r.error, 0);
+  assert_ok(ff_farm_read(ff_server_farm(s), 2, rbuf, 2 << 20, sizeof rbuf));
+  assert_memory_equal(rbuf, want, sizeof want);
+  /* a read whose requester goes away during the wait: answered with the
+   * wait's errno, counted interrupted, no bytes copied */
+  lc.wait_answer = ESHUTDOWN;
+  memset(rbuf, 0xAA, sizeof rbuf);
+  r = (struct ff_request){
+    .dev = 2, .kind = FF_REQ_READ, .off = 2 << 20, .len = sizeof rbuf};
+  assert_ok(ff_server_run(s, &r, rbuf, fake_wait, &lc));
+  assert_int_equal(lc.waits, 2);
+  assert_int_equal(r.error, ESHUTDOWN);
+  assert_int_equal(r.interrupted, 1);
+  assert_true(all_bytes(rbuf, sizeof rbuf, 0xAA));
+  j = stats(s);
+  assert_int_equal(top(j, "inflight"), 0);
+  assert_int_equal(total(j, "interrupted"), 1);
+  json_decref(j);
+  /* the model's fault (the first MiB): EIO, injected, not interrupted */
+  lc.wait_answer = 0;
+  r = (struct ff_request){.dev = 3, .kind = FF_REQ_READ, .off = 0, .len = 512};
+  assert_ok(ff_server_run(s, &r, rbuf, fake_wait, &lc));
+  assert_int_equal(r.error, EIO);
+  assert_int_equal(r.injected, 1);
+  assert_int_equal(r.interrupted, 0);
+  /* our error at begin (past the end): -1 with the message, still ended */
+  r = (struct ff_request){
+    .dev = 0, .kind = FF_REQ_READ, .off = 64 << 20, .len = 1};
+  assert_int_equal(ff_server_run(s, &r, rbuf, fake_wait, &lc), -1);
+  assert_int_equal(r.error, EINVAL);
+  assert_non_null(strstr(ff_errmsg(), "past the end"));
+  j = stats(s);
+  assert_int_equal(top(j, "inflight"), 0);
+  json_decref(j);
+  ff_server_free(s);
+}
+
 /* ---- the model's decisions ------------------------------------------------
  */
 
@@ -545,6 +654,7 @@ main(void)
     cmocka_unit_test(test_zero_trim_through_model),
     cmocka_unit_test(test_read_sees_acknowledged_write),
     cmocka_unit_test(test_inflight),
+    cmocka_unit_test(test_lifecycle),
     cmocka_unit_test(test_done_times_are_the_models),
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_save_at_exit),
