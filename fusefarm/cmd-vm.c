@@ -30,6 +30,7 @@
 #include "ff-spawn.h"
 #include "ff-workload.h"
 #include "lvm-resolve.h"
+#include "run-check.h"
 
 #include <jansson.h>
 #include <time.h>
@@ -1136,6 +1137,34 @@ ff_cmd_vm(int argc, char **argv)
         goto out;
       rc = 2;
     }
+  }
+  /* The whole scenario checked before anything boots, as `fusefarm run`
+   * checks it (lvm.conf keys against each build's own list, profiles,
+   * values): against the builds resolved above, else against this
+   * host's lvm as a stand-in for the guest's Debian lvm2 (2.03.16 on a
+   * Debian 12 host; without one, the keys are the guest's to judge). */
+  if (v.sc) {
+    struct ff_lvm_set host = {0};
+    const struct ff_lvm_set *cl = v.have_lvms ? &v.lvms : NULL;
+
+    char found[PATH_MAX];
+
+    if (!cl && ff_on_path("lvm", found, sizeof found) &&
+        ff_lvm_set_resolve(&host, v.sc, NULL, v.paths.exe, "fusefarm vm", 1) ==
+          0)
+      cl = &host;
+    if (cl)
+      rc = ff_run_check("fusefarm vm", v.sc, cl, 0);
+    else
+      rc = 0;
+    if (!cl)
+      fprintf(stderr, "fusefarm vm: note: no lvm on this host to check the "
+                      "scenario's lvm.conf keys against: the guest's lvm2 "
+                      "judges them\n");
+    ff_lvm_set_free(&host);
+    if (rc)
+      goto out;
+    rc = 2;
   }
   /* The configurations to boot: --config K (1-based, as the run table
    * numbers them), else all of them. */

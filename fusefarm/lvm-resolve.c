@@ -29,9 +29,8 @@ is_exe(const char *path)
   return stat(path, &st) == 0 && S_ISREG(st.st_mode) && !access(path, X_OK);
 }
 
-/* name (no slash) found on PATH into out, else 0. */
-static int
-on_path(const char *name, char *out, size_t len)
+int
+ff_on_path(const char *name, char *out, size_t len)
 {
   const char *p = getenv("PATH");
 
@@ -150,7 +149,7 @@ lvm_resolve_one(const struct ctx *x, struct ff_lvm_build *done,
     ff_pathf(cand, sizeof cand, "%s/%s", x->dir ? x->dir : ".", e);
     found = is_exe(cand) || (realpath(e, cand) && is_exe(cand));
   } else
-    found = on_path(e, cand, sizeof cand);
+    found = ff_on_path(e, cand, sizeof cand);
   if (!found &&
       (e[0] == '/' || !strncmp(e, "./", 2) || !strncmp(e, "../", 3))) {
     /* a path, never a ref: the build is missing (for bisect: could not

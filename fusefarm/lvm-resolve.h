@@ -49,4 +49,8 @@ const struct ff_lvm_build *ff_lvm_set_for(const struct ff_lvm_set *s,
 
 void ff_lvm_set_free(struct ff_lvm_set *s);
 
+/* name (no slash) found as an executable on PATH (or, with no PATH, the
+ * usual directories): its path into out and 1, else 0. */
+int ff_on_path(const char *name, char *out, size_t len);
+
 #endif

@@ -203,6 +203,10 @@ grep -qE "global/use_aoi: lvm [0-9]+\.[0-9]+\.[0-9]+ has no such setting \(did y
   ff_die "use_aoi: no version or suggestion: $(cat "$s/err")"
 expect 2 "did you mean global/use_aio?" -- run "$s/key.conf" --check
 expect 2 "fusefarm check: $s/key.conf:3: matrix.[1].key: global/use_aoi: lvm" -- check "$s/key.conf"
+# fusefarm vm checks it the same way before anything boots: no run
+# directory, no guest image, no qemu
+expect 2 "fusefarm vm: $s/key.conf:3: matrix.[1].key: global/use_aoi: lvm" -- vm "$s/key.conf" --out "$s/vmout"
+[[ ! -e $s/vmout ]] || ff_die "vm with a misspelt key made its run directory $s/vmout"
 sed -i 's/use_aoi/use_aio/' "$s/key.conf"
 TMPDIR=$s/tmp "$bin" run "$s/key.conf" --check >"$s/stdout" 2>"$s/err" ||
   ff_die "run --check with global/use_aio: $(cat "$s/err")"
