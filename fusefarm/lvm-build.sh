@@ -336,7 +336,7 @@ stage=$tmp/stage$dest
 # failure; build.json's "boot" says what is there.
 boot_rule= boot_units=() boot_generator=
 boot_files() { # the tree is the current directory
-	local rule udevdir=$stage/lib/udev/rules.d u
+	local rule udevdir=$stage/lib/udev/rules.d u old_rule
 	rule=$(sed -n 's/^LVM_RULES *+\{0,1\}= *//p' udev/Makefile.in 2>/dev/null |
 		tr ' ' '\n' | grep '^69-.*\.rules$' | head -n1)
 	if [ -n "$rule" ] && [ -f "udev/$rule.in" ]; then
@@ -344,6 +344,23 @@ boot_files() { # the tree is the current directory
 			sed -e "s+(DM_DIR)+mapper+;s+(BINDIR)+/usr/bin+;s+(SYSTEMDRUN)+/usr/bin/systemd-run+;s+(BLKID_RULE)+IMPORT{builtin}=\"blkid\"+;s+(PVSCAN_RULE)+systemd_background+;s+(PVSCAN_ACTION)+add|change+;s+(DM_EXEC_RULE)++;s+(DM_EXEC)+$dest/sbin+;s+(LVM_EXEC_RULE)++;s+(LVM_EXEC)+$dest/sbin+;" \
 				"udev/$rule.in" >"$udevdir/$rule" &&
 			boot_rule=lib/udev/rules.d/$rule
+		# Before lvm2 99bfbbf22 (2018-04-17) (PVSCAN_RULE) stands for the
+		# whole pvscan rule, which udev/Makefile.in spells out (its
+		# systemd-run form, the one a systemd distribution builds), not
+		# for a label: put that rule where the template has the bare line.
+		old_rule=$(grep -m1 '^PVSCAN_RULE=.*systemd-run' udev/Makefile.in 2>/dev/null |
+			sed -e 's/^PVSCAN_RULE=//' -e 's/\\\$\$/$/g' -e 's/\\n/\n/g' \
+				-e 's/\\\(.\)/\1/g' -e 's+@bindir@+/usr/bin+g' \
+				-e "s+\$(LVM_EXEC)+$dest/sbin+g")
+		if [ -n "$boot_rule" ] && [ -n "$old_rule" ] &&
+			grep -qx '(PVSCAN_RULE)' "udev/$rule.in"; then
+			printf '%s\n' "$old_rule" >"$tmp/pvscan.rule"
+			awk -v f="$tmp/pvscan.rule" '$0 == "systemd_background" {
+					while ((getline l < f) > 0) print l; next } { print }' \
+				"$udevdir/$rule" >"$tmp/rule.new" && mv "$tmp/rule.new" "$udevdir/$rule" ||
+				boot_rule=
+			echo "### boot: (PVSCAN_RULE) is udev/Makefile.in's whole pvscan rule (lvm2 before 99bfbbf22)" >>"$log"
+		fi
 		echo "### boot: udev rule ${boot_rule:-(failed)} from udev/$rule.in" >>"$log"
 	else
 		echo "### boot: no 69-*.rules in udev/Makefile.in's LVM_RULES" >>"$log"
@@ -355,9 +372,12 @@ boot_files() { # the tree is the current directory
 		[ -f "$u" ] && boot_units+=("${u##*/}")
 	done
 	if grep -q '^install_systemd_generators:' scripts/Makefile 2>/dev/null; then
+		# lvm2's target installs to $(systemd_generator_dir) without
+		# DESTDIR: name the stage itself (and no DESTDIR, in case a tree's
+		# target does honour it), never the cache entry or the host.
 		run_step "make install_systemd_generators" make -C scripts \
-			install_systemd_generators DESTDIR="$tmp/stage" \
-			systemd_generator_dir="$dest/lib/systemd/system-generators" ||
+			install_systemd_generators DESTDIR= \
+			systemd_generator_dir="$stage/lib/systemd/system-generators" ||
 			echo "### boot: install_systemd_generators failed" >>"$log"
 		[ -x "$stage/lib/systemd/system-generators/lvm2-activation-generator" ] &&
 			boot_generator=lib/systemd/system-generators/lvm2-activation-generator

@@ -240,6 +240,38 @@ git -C "$t" tag badmake
 git -C "$t" rm -q VERSION
 git -C "$t" commit -q -m "no VERSION"
 git -C "$t" tag notlvm
+# A commit shaped like lvm2 2.02.177: its udev/Makefile.in spells out the
+# whole pvscan rule as PVSCAN_RULE (lvm2 before 99bfbbf22), the template
+# has a bare (PVSCAN_RULE) line, and scripts/Makefile's
+# install_systemd_generators ignores DESTDIR, as lvm2's does.
+git -C "$t" checkout -q -b oldstyle "$good"
+cat >"$t/udev/Makefile.in" <<'EOF'
+LVM_RULES=11-dm-lvm.rules
+LVM_RULES+=69-dm-lvm-metad.rules
+ifeq ("@UDEV_SYSTEMD_BACKGROUND_JOBS@", "yes")
+PVSCAN_RULE=ACTION\!=\"remove\", ENV{LVM_PV_GONE}==\"1\", RUN\+=\"@bindir@/systemd-run $(LVM_EXEC)\/lvm pvscan --cache \$$major\:\$$minor\", GOTO=\"lvm_end\"\nENV{SYSTEMD_WANTS}\+=\"lvm2-pvscan@\$$major:\$$minor.service\"
+else
+PVSCAN_RULE=RUN\+\=\"$(LVM_EXEC)/lvm pvscan --background --cache --activate ay --major \$$major --minor \$$minor\", ENV{LVM_SCANNED}=\"1\"
+endif
+EOF
+git -C "$t" rm -q udev/69-dm-lvm.rules.in
+cat >"$t/udev/69-dm-lvm-metad.rules.in" <<'EOF'
+ENV{DM_UDEV_DISABLE_OTHER_RULES_FLAG}=="1", GOTO="lvm_end"
+LABEL="lvm_scan"
+(PVSCAN_RULE)
+LABEL="lvm_end"
+EOF
+cat >"$t/generators.mk" <<'EOF'
+install_systemd_generators:
+	mkdir -p $(systemd_generator_dir)
+	printf '#!/bin/sh\n' >$(systemd_generator_dir)/lvm2-activation-generator
+	chmod 755 $(systemd_generator_dir)/lvm2-activation-generator
+EOF
+sed -i 's|^cat >scripts/Makefile <<MK$|cp generators.mk scripts/Makefile; cat >>scripts/Makefile <<MK|' "$t/configure"
+git -C "$t" add -A
+git -C "$t" commit -q -m "2.02.177-style rule and generator"
+git -C "$t" tag oldstyle-tag
+old=$(git -C "$t" rev-parse HEAD)
 git -C "$t" checkout -q "$good"
 git -C "$t" branch -q stable "$good"
 git -C "$t" status --porcelain >"$s/status.before"
@@ -408,6 +440,20 @@ bg=()
   ff_die "the two builds printed '$(cat "$s/out1")' and '$(cat "$s/out2")'"
 [ "$(count)" = 1 ] || ff_die "configure ran $(count) times for two concurrent builds"
 checked=$((checked + 1))
+
+ff_log "a 2.02.177-style tree: the whole pvscan rule in place, the generator in the build"
+run 0 -- oldstyle-tag --git "$t" --cache "$c"
+rule=$c/$old/lib/udev/rules.d/69-dm-lvm-metad.rules
+[ -f "$rule" ] || ff_die "no $rule: $(grep '^### boot' "$c/$old/build.log")"
+for k in "ACTION!=\"remove\", ENV{LVM_PV_GONE}==\"1\", RUN+=\"/usr/bin/systemd-run $c/$old/sbin/lvm pvscan --cache \$major:\$minor\", GOTO=\"lvm_end\"" \
+  'ENV{SYSTEMD_WANTS}+="lvm2-pvscan@$major:$minor.service"'; do
+  grep -qxF -- "$k" "$rule" || ff_die "$rule lacks the line $k: $(cat "$rule")"
+done
+! grep -qx 'systemd_background\|(PVSCAN_RULE)' "$rule" || ff_die "$rule kept a bare label: $(cat "$rule")"
+[ -x "$c/$old/lib/systemd/system-generators/lvm2-activation-generator" ] ||
+  ff_die "no generator in the build: $(ls -R "$c/$old/lib" | head -20)"
+grep -qF '"generator": "lib/systemd/system-generators/lvm2-activation-generator"' "$c/$old/build.json" ||
+  ff_die "build.json does not name the generator: $(grep boot "$c/$old/build.json")"
 
 ff_log "a cache that cannot be created: exit 1"
 : >"$s/afile"
