@@ -24,7 +24,8 @@
 
 static const char lvm_build_usage[] =
   "usage: fusefarm lvm-build REF [--git DIR|URL] [--patch FILE]...\n"
-  "                          [--cache DIR] [--jobs N] [--force] [--quiet]\n"
+  "                          [--cache DIR] [--jobs N] [--debug] [--force]\n"
+  "                          [--quiet]\n"
   "\n"
   "Build lvm2 at REF (a tag, branch or commit, abbreviated or not) of the\n"
   "lvm2 git tree DIR or URL into CACHE/COMMIT/ and print the path of its\n"
@@ -46,6 +47,9 @@ static const char lvm_build_usage[] =
   "  --cache DIR    the build cache (default: $FF_LVM_CACHE, else\n"
   "                 /var/cache/fusefarm/lvm)\n"
   "  --jobs N       make -jN (default: the number of CPUs)\n"
+  "  --debug        a build for profilers (perf, flame graphs): frame\n"
+  "                 pointers kept (-fno-omit-frame-pointer), symbols as\n"
+  "                 always; cached apart, as COMMIT-debug\n"
   "  --force        build again even when the cache has the commit\n"
   "  --quiet        no progress on stderr (errors still)\n"
   "\n"
@@ -87,6 +91,7 @@ ff_cmd_lvm_build(int argc, char **argv)
     {"jobs", required_argument, NULL, 'j'},
     {"patch", required_argument, NULL, 'p'},
     {"force", no_argument, NULL, 'f'},
+    {"debug", no_argument, NULL, 'd'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -96,7 +101,7 @@ ff_cmd_lvm_build(int argc, char **argv)
   const char *patches[FF_LVM_BUILD_MAX_PATCHES];
   const char *args[16 + 2 * FF_LVM_BUILD_MAX_PATCHES];
   unsigned long long n;
-  int force = 0, quiet = 0, c, a = 0, npatches = 0, i;
+  int force = 0, debug = 0, quiet = 0, c, a = 0, npatches = 0, i;
 
   opterr = 0;
   optind = 1;
@@ -130,6 +135,9 @@ ff_cmd_lvm_build(int argc, char **argv)
       break;
     case 'f':
       force = 1;
+      break;
+    case 'd':
+      debug = 1;
       break;
     case 'q':
       quiet = 1;
@@ -175,6 +183,8 @@ ff_cmd_lvm_build(int argc, char **argv)
   }
   if (force)
     args[a++] = "--force";
+  if (debug)
+    args[a++] = "--debug";
   if (quiet)
     args[a++] = "--quiet";
   args[a++] = "--";

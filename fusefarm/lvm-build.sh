@@ -22,11 +22,12 @@ gitsrc=
 cache=
 ref=
 patches=()
+debug=0
 
 usage() {
 	cat <<EOF
 usage: $prog REF [--git DIR|URL] [--patch FILE]... [--cache DIR] [--jobs N]
-       [--force] [--quiet]
+       [--debug] [--force] [--quiet]
 EOF
 }
 
@@ -63,6 +64,7 @@ while [ $# -gt 0 ]; do
 		patches+=("$2"); shift 2 ;;
 	--patch=*) patches+=("${1#--patch=}"); shift ;;
 	--force) force=1; shift ;;
+	--debug) debug=1; shift ;;
 	--quiet|-q) quiet=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; break ;;
@@ -157,9 +159,12 @@ id=$commit
 if [ ${#patches[@]} -gt 0 ]; then
 	id=$commit-p$(cat "${patches[@]}" | sha256sum | cut -c1-16)
 fi
+# A build for profilers (--debug): symbols kept, frame pointers, no
+# inlining of static functions into their callers: its own entry.
+[ "$debug" = 1 ] && id=$id-debug
 dest=$cache/$id
 lvm=$dest/sbin/lvm
-what="$ref ($commit, $version${patches[*]:+, ${#patches[@]} patch(es)})"
+what="$ref ($commit, $version${patches[*]:+, ${#patches[@]} patch(es)}$([ "$debug" = 1 ] && echo ', debug'))"
 
 # --- the cache --------------------------------------------------------------
 # An install is complete when its build.json is there: it is written last,
@@ -253,6 +258,7 @@ lvm_flags() { # PREFIX CONFIGURE_HELP_FILE
 	# defines a global in a header fails to link ("multiple definition
 	# of ..."); -fcommon is the old default and harmless for newer trees.
 	cflags="-O2 -g -fcommon"
+	[ "$debug" = 1 ] && cflags="-O2 -g -fcommon -fno-omit-frame-pointer -fno-optimize-sibling-calls"
 	ldflags="-Wl,-rpath,$prefix/lib"
 }
 
@@ -417,6 +423,7 @@ json_str() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'; }
 		sep=', '
 	done
 	printf '],\n'
+	printf '  "debug": %s,\n' "$([ "$debug" = 1 ] && echo true || echo false)"
 	printf '  "patches": ['
 	sep=
 	for p in "${patches[@]}"; do

@@ -455,6 +455,16 @@ done
 grep -qF '"generator": "lib/systemd/system-generators/lvm2-activation-generator"' "$c/$old/build.json" ||
   ff_die "build.json does not name the generator: $(grep boot "$c/$old/build.json")"
 
+ff_log "--debug: frame pointers, its own cache entry"
+run 0 -- v2_03_99 --git "$t" --cache "$c" --debug
+[ "$(cat "$s/out")" = "$c/$good-debug/sbin/lvm" ] || ff_die "--debug: '$(cat "$s/out")', expected $c/$good-debug/sbin/lvm"
+grep -qF '"debug": true' "$c/$good-debug/build.json" || ff_die "--debug: build.json: $(cat "$c/$good-debug/build.json")"
+grep -qF '"debug": false' "$c/$good/build.json" || ff_die "the plain build's build.json lacks \"debug\": false"
+grep -q '^### configure:.*CFLAGS=.*-fno-omit-frame-pointer' "$c/$good-debug/build.log" ||
+  ff_die "--debug: configure did not get -fno-omit-frame-pointer: $(grep '^### configure' "$c/$good-debug/build.log")"
+! grep -q '^### configure:.*-fno-omit-frame-pointer' "$c/$good/build.log" ||
+  ff_die "the plain build got -fno-omit-frame-pointer"
+
 ff_log "a cache that cannot be created: exit 1"
 : >"$s/afile"
 run 1 -- v2_03_99 --git "$t" --cache "$s/afile/cache"
