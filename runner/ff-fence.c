@@ -31,6 +31,7 @@
  * ff_fence_left_out() names the scenario's ones for the report.
  */
 #include "ff-fence.h"
+#include "ff-spawn.h"
 
 #include "ff-error.h"
 #include "ff-file.h"
@@ -45,6 +46,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ---- the lvm build ------------------------------------------------------ */
@@ -225,48 +227,32 @@ int
 ff_lvm_caps_probe(const char *lvm, const char *system_dir,
                   struct ff_lvm_caps *caps)
 {
+  const char *argv[] = {lvm, "version", NULL};
+  const char *env[] = {"LVM_SUPPRESS_FD_WARNINGS", "1",
+                       system_dir ? "LVM_SYSTEM_DIR" : NULL, system_dir, NULL};
   char buf[8192];
-  size_t len = 0;
-  int pfd[2], status;
+  struct ff_spawn o = {.argv = argv, .env = env};
   ssize_t n;
-  pid_t pid;
+  int fd, st;
 
-  if (pipe2(pfd, O_CLOEXEC) < 0)
-    return ff_error("pipe: %m");
-  pid = fork();
-  if (pid < 0) {
-    close(pfd[0]);
-    close(pfd[1]);
-    return ff_error("fork: %m");
-  }
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
+  /* Its stdout in memory: a memfd that ff_spawn gives the child. */
+  fd = memfd_create("lvm-version", MFD_CLOEXEC);
+  if (fd < 0)
+    return ff_error("memfd_create: %m");
+  if (fd <= 2) { /* stdio closed: keep clear of the child's 0-2 */
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 
-    if (null >= 0) {
-      dup2(null, 0);
-      dup2(null, 2);
-    }
-    dup2(pfd[1], 1);
-    if (system_dir)
-      setenv("LVM_SYSTEM_DIR", system_dir, 1);
-    setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
-    execlp(lvm, lvm, "version", (char *)NULL);
-    _exit(127);
+    close(fd);
+    if ((fd = high) < 0)
+      return ff_error("dup: %m");
   }
-  close(pfd[1]);
-  while (len < sizeof buf - 1 &&
-         (n = read(pfd[0], buf + len, sizeof buf - 1 - len)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
-    }
-    len += (size_t)n;
-  }
-  buf[len] = '\0';
-  close(pfd[0]);
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
+  o.out_fd = fd;
+  st = ff_spawn_run(&o);
+  n = st < 0 ? -1 : pread(fd, buf, sizeof buf - 1, 0);
+  close(fd);
+  if (st < 0)
+    return -1;
+  buf[n > 0 ? n : 0] = '\0';
   /* `lvm version` exits non-zero without device-mapper; its first line
    * is all we need. */
   if (!strstr(buf, "LVM version:"))

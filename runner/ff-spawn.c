@@ -103,12 +103,21 @@ start_spawn(const struct ff_spawn *o, char **env, pid_t *pid)
   if (!o->inherit_stdio) {
     const char *path[2] = {o->out, o->err};
 
-    for (int i = 0; i < 2; i++)
-      if (path[i] && (ofd[i] = ff_open_write(path[i], O_TRUNC)) < 0) {
+    for (int i = 0; i < 2; i++) {
+      if (i == 0 && o->out_fd > 2)
+        ofd[i] = fcntl(o->out_fd, F_DUPFD_CLOEXEC, 3);
+      else if (path[i])
+        ofd[i] = ff_open_write(path[i], O_TRUNC);
+      else
+        continue;
+      if (ofd[i] < 0) {
+        if (i == 0 && o->out_fd > 2)
+          ff_error("dup: %m");
         if (i)
           close(ofd[0]);
         return -1;
       }
+    }
   }
 
   posix_spawn_file_actions_init(&fa);
@@ -159,6 +168,11 @@ start_fork(const struct ff_spawn *o, char **env, pid_t *pid)
                            o->err ? o->err : "/dev/null"};
 
     for (int i = 0; i < 3 && !rc; i++) {
+      if (i == 1 && o->out_fd > 2) {
+        fd[i] = fcntl(o->out_fd, F_DUPFD_CLOEXEC, 3);
+        rc = fd[i] < 0 ? ff_error("dup: %m") : 0;
+        continue;
+      }
       if (i && (i == 1 ? o->out : o->err)) {
         fd[i] = ff_open_write(path[i], O_TRUNC);
         rc = fd[i] < 0 ? -1 : 0;

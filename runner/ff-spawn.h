@@ -48,6 +48,8 @@ struct ff_spawn {
   const char *const *env;
   const char *out, *err; /* stdout/stderr files (truncated); NULL:
                           * /dev/null */
+  int out_fd;            /* > 2: stdout is this open file instead of out
+                          * (a memfd the parent reads back) */
   int inherit_stdio;     /* keep the parent's stdin/stdout/stderr */
   int raise_nofile;      /* RLIMIT_NOFILE soft = hard in the child (lvm
                           * keeps one fd per PV and silently lists fewer

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char scenario_text[] =
   "name = \"t\";\n"
@@ -392,6 +394,41 @@ test_version_parse(void **state)
   assert_int_equal(ff_lvm_caps_parse("  LVM version:  two\n", &c), -1);
 }
 
+/* ff_lvm_caps_probe runs the build (through ff-spawn, its stdout in
+ * memory) with the system dir it is given: a fake lvm that prints a
+ * version only when LVM_SYSTEM_DIR is the one asked for, and exits 5 as
+ * lvm does without device-mapper. */
+static void
+test_version_probe(void **state)
+{
+  char dir[] = "/tmp/ff-test-fence.XXXXXX", lvm[64];
+  struct ff_lvm_caps c;
+  FILE *f;
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(lvm, sizeof lvm, "%s/lvm", dir);
+  f = fopen(lvm, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "#!/bin/sh\n"
+          "[ \"$1\" = version ] && [ \"$LVM_SYSTEM_DIR\" = %s ] || exit 3\n"
+          "echo '  LVM version:     2.02.180(2) (2018-06-18)'\n"
+          "echo 'no device-mapper' >&2\n"
+          "exit 5\n",
+          dir);
+  fclose(f);
+  assert_int_equal(chmod(lvm, 0755), 0);
+  assert_ok(ff_lvm_caps_probe(lvm, dir, &c));
+  assert_int_equal(c.minor, 2);
+  assert_int_equal(c.patch, 180);
+  /* another system dir: the fake prints nothing, and that is said */
+  assert_int_equal(ff_lvm_caps_probe(lvm, "/nonexistent", &c), -1);
+  assert_non_null(strstr(ff_errmsg(), "printed no version"));
+  unlink(lvm);
+  rmdir(dir);
+}
+
 static void
 test_devices_file_round_trip(void **state)
 {
@@ -607,6 +644,7 @@ main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_host_guest_identical),
+    cmocka_unit_test(test_version_probe),
     cmocka_unit_test(test_settings_and_sections),
     cmocka_unit_test(test_escaping),
     cmocka_unit_test(test_bad_settings),
