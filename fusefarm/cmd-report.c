@@ -12,6 +12,7 @@
 #include "ff-expect.h"
 #include "ff-junit.h"
 #include "ff-report.h"
+#include "ff-rundir.h"
 #include "ff-runreport.h"
 
 #include <errno.h>
@@ -221,9 +222,8 @@ ff_cmd_report(int argc, char **argv)
   if (nex && (verdict = judge(path, &rr, base, ex, nex)) < 0)
     goto out;
   rc = 0;
-  if (ff_report_print(rr, stdout, (int)top) < 0 ||
-      (csv && ff_report_csv(rr, csv) < 0) ||
-      (svg && ff_report_svg_top(rr, svg, (int)top) < 0) ||
+  if (ff_rundir_render(
+        rr, &(struct ff_rundir_outputs){NULL, csv, svg, (int)top}) < 0 ||
       (junit && ff_junit_write(rr, junit) < 0)) {
     fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
     rc = 1;

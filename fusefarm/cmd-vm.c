@@ -1298,12 +1298,10 @@ ff_cmd_vm(int argc, char **argv)
 
       if (!text)
         ff_error("run document: out of memory");
-      if (!rr || ff_report_print(rr, stdout, (int)top) < 0 ||
-          (txt_path[0] &&
-           ff_rundir_write_report(rr, txt_path, (int)top) < 0) ||
-          (json && json_dump_file(doc, json, JSON_INDENT(2)) < 0) ||
-          (csv && ff_report_csv(rr, csv) < 0) ||
-          (svg && ff_report_svg_top(rr, svg, (int)top) < 0)) {
+      struct ff_rundir_outputs outs = {txt_path, csv, svg, (int)top};
+
+      if (!rr || (json && json_dump_file(doc, json, JSON_INDENT(2)) < 0) ||
+          ff_rundir_render(rr, &outs) < 0) {
         fprintf(stderr, "fusefarm vm: writing the report failed: %s\n",
                 ff_errmsg());
         rc = 1;
@@ -1436,19 +1434,8 @@ ff_cmd_vm(int argc, char **argv)
   }
 
 out:
-  if (run_dir[0]) {
-    char files[2048];
-
-    ff_rundir_list(run_dir, files, sizeof files);
-    if (files[0])
-      fprintf(stderr,
-              "fusefarm vm: %s in %s/: %s\n"
-              "fusefarm vm: `fusefarm report %s` prints the report again\n",
-              rc ? "what the failed run left" : "results", run_dir, files,
-              json);
-    else if (made_dir)
-      rmdir(run_dir); /* the run wrote nothing: leave no empty directory */
-  }
+  if (run_dir[0])
+    ff_rundir_summary("vm", run_dir, rc, json, made_dir);
   if (have_tmp) {
     /* everything in it is ours: specs, profiles, plans, results */
     ff_empty_dir(v.tmp);

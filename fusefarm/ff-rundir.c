@@ -157,3 +157,32 @@ ff_rundir_list(const char *dir, char *buf, size_t len)
   if (n >= 0)
     free(names);
 }
+
+int
+ff_rundir_render(const struct ff_runreport *rr,
+                 const struct ff_rundir_outputs *o)
+{
+  if (ff_report_print(rr, stdout, o->top) < 0 ||
+      (o->txt && *o->txt && ff_rundir_write_report(rr, o->txt, o->top) < 0) ||
+      (o->csv && *o->csv && ff_report_csv(rr, o->csv) < 0) ||
+      (o->svg && *o->svg && ff_report_svg_top(rr, o->svg, o->top) < 0))
+    return -1;
+  return 0;
+}
+
+void
+ff_rundir_summary(const char *cmd, const char *dir, int failed,
+                  const char *json, int made)
+{
+  char files[2048];
+
+  ff_rundir_list(dir, files, sizeof files);
+  if (files[0])
+    fprintf(stderr,
+            "fusefarm %s: %s in %s/: %s\n"
+            "fusefarm %s: `fusefarm report %s` prints the report again\n",
+            cmd, failed ? "what the failed run left" : "results", dir, files,
+            cmd, json);
+  else if (made)
+    rmdir(dir); /* the run wrote nothing: leave no empty directory */
+}

@@ -29,4 +29,22 @@ void ff_rundir_list(const char *dir, char *buf, size_t len);
 int ff_rundir_write_report(const struct ff_runreport *rr, const char *path,
                            int top);
 
+/* What a run (`fusefarm run`, `vm`) or `fusefarm report` gives from one
+ * run document, in one order: the report on stdout, then each output
+ * that is named (NULL or "": none): report.txt, the CSV files, the SVG
+ * charts.  0, or -1 with ff_error at the first that failed. */
+struct ff_rundir_outputs {
+  const char *txt, *csv, *svg;
+  int top;
+};
+int ff_rundir_render(const struct ff_runreport *rr,
+                     const struct ff_rundir_outputs *o);
+
+/* The closing lines of a run with a run directory, on stderr: "fusefarm
+ * CMD: results in DIR/: FILES" (or "what the failed run left") and how
+ * to print the report again from json; a directory the run made and left
+ * empty is removed instead. */
+void ff_rundir_summary(const char *cmd, const char *dir, int failed,
+                       const char *json, int made);
+
 #endif

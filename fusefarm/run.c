@@ -2253,10 +2253,9 @@ cleanup:
         fputs("\r\033[K", stderr);
       if (!text)
         ff_error("run document: out of memory");
-      if (!rr || ff_report_print(rr, stdout, top) < 0 ||
-          (txt_path[0] && ff_rundir_write_report(rr, txt_path, top) < 0) ||
-          (csv_out && ff_report_csv(rr, csv_out) < 0) ||
-          (svg_out && ff_report_svg_top(rr, svg_out, top) < 0)) {
+      struct ff_rundir_outputs outs = {txt_path, csv_out, svg_out, top};
+
+      if (!rr || ff_rundir_render(rr, &outs) < 0) {
         fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
         rc = 1;
       } else if (svg_out && !r.quiet && !out_dir[0]) {
@@ -2296,19 +2295,8 @@ cleanup:
               verdict);
   }
   ff_sb_release(&r.failures);
-  if (out_dir[0]) {
-    char files[2048];
-
-    ff_rundir_list(out_dir, files, sizeof files);
-    if (files[0])
-      fprintf(stderr,
-              "fusefarm run: %s in %s/: %s\n"
-              "fusefarm run: `fusefarm report %s` prints the report again\n",
-              rc || r.failed ? "what the failed run left" : "results", out_dir,
-              files, json_out);
-    else if (made_dir)
-      rmdir(out_dir); /* the run wrote nothing: leave no empty directory */
-  }
+  if (out_dir[0])
+    ff_rundir_summary("run", out_dir, rc || r.failed, json_out, made_dir);
   if (keep) {
     fprintf(stderr, "fusefarm run: kept %s\n", r.scratch);
   } else {
