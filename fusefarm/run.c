@@ -66,6 +66,7 @@
 #include "ff-file.h"
 #include "ff-paths.h"
 #include "ff-privdev.h"
+#include "ff-runns.h"
 #include "ff-rundir.h"
 #include "ff-report.h"
 #include "ff-runreport-json.h"
@@ -88,12 +89,10 @@
 #include <linux/aio_abi.h>
 #include <math.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -385,39 +384,15 @@ watchdog_stop(struct run *r)
 
 /* ---- the namespace ------------------------------------------------------ */
 
-static int
-bind_dir(const char *src, const char *dst)
-{
-  if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-    return ff_error("bind %s on %s: %m", src, dst);
-  return 0;
-}
-
 /* Enter a private mount namespace in which /run/lvm and /run/lock/lvm are
- * the scratch dir's own. */
+ * the scratch dir's own (runner/ff-runns.h). */
 static int
 enter_namespace(struct run *r)
 {
   char lock[PATH_MAX + 16];
-  struct stat st;
 
-  if (unshare(CLONE_NEWNS) < 0)
-    return ff_error("unshare(CLONE_NEWNS): %m (the runner needs root)");
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-    return ff_error("make / private: %m");
-  if (stat("/run/lvm", &st) < 0 || stat("/run/lock/lvm", &st) < 0) {
-    /* No host dirs to cover: a private /run supplies them, touching
-     * nothing of the host's. */
-    if (mount("fusefarm-run", "/run", "tmpfs", 0, "mode=0755") < 0)
-      return ff_error("mount a private /run: %m");
-    if (mkdir("/run/lvm", 0700) < 0 || mkdir("/run/lock", 0755) < 0 ||
-        mkdir("/run/lock/lvm", 0700) < 0)
-      return ff_error("mkdir in the private /run: %m");
-  }
   ff_pathf(lock, sizeof lock, "%s/lock", r->scratch);
-  return bind_dir(r->rundir, "/run/lvm") < 0 || bind_dir(lock, "/run/lock/lvm")
-           ? -1
-           : 0;
+  return ff_runns_enter(&ff_runns_real, r->rundir, lock);
 }
 
 /* ---- the farm ------------------------------------------------------------
@@ -637,8 +612,8 @@ unmount_farm(struct run *r)
   dm_teardown(r);
   privdev_down(r); /* detach names the loops of the host's /dev */
   run_wait(r, detach, NULL, NULL, 0);
-  if (umount2(r->mnt, 0) < 0 && umount2(r->mnt, MNT_DETACH) < 0)
-    fprintf(stderr, "fusefarm run: unmount %s: %m\n", r->mnt);
+  if (ff_runns_unmount(&ff_runns_real, r->mnt) < 0)
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
   /* The daemon ends when its mount goes: wait for that exit (its pidfd;
    * a loaded machine may take many seconds), so that nothing of the run
    * outlives it; only a daemon still there after a minute is killed. */
