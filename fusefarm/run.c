@@ -53,53 +53,8 @@
  * its own pid.  Event-style activation (ff-workload.c) keeps up to
  * `concurrency` lvm processes running and starts each arrival on time.
  */
-#include "farm-registry.h"
-#include "ff-builtin.h"
-#include "ff-cli.h"
-#include "ff-ctl.h"
-#include "ff-daemon.h"
-#include "ff-dm.h"
-#include "ff-error.h"
-#include "ff-expect.h"
-#include "ff-fence.h"
-#include "ff-junit.h"
-#include "ff-file.h"
-#include "ff-paths.h"
-#include "ff-privdev.h"
-#include "ff-runns.h"
-#include "ff-rundir.h"
-#include "ff-report.h"
-#include "ff-runreport-json.h"
-#include "ff-runmanifest.h"
-#include "ff-scenario.h"
-#include "ff-sched.h"
-#include "ff-spec.h"
-#include "ff-util.h"
-#include "ff-workload.h"
-#include "lvm-resolve.h"
-#include "run-check.h"
 
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <jansson.h>
-#include <limits.h>
-#include <linux/aio_abi.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
+#include "run-int.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -110,71 +65,8 @@ on_signal(int sig)
   stop_requested = 1;
 }
 
-/* What the runner knows of the mounted farm. */
-struct farmview {
-  uint32_t ndevs;
-  char **names; /* [ndevs] */
-  char **loops; /* [ndevs] loop device, NULL when not attached */
-  char **paths; /* [ndevs] the node lvm sees: in the private /dev, or the
-                   loop (NULL when not attached) */
-  char **vg;    /* [ndevs] VG of a PV, NULL otherwise */
-  uint32_t nvgs, nlvs;
-  char *first_lv; /* "VG/LV" or NULL */
-};
-
-struct run {
-  struct ff_scenario *sc;
-  struct ff_lvm_set lvms; /* the scenario's lvm builds (lvm-resolve.h) */
-  const char *lvm_path;   /* the current configuration's lvm */
-  char self[PATH_MAX];
-  char scratch[PATH_MAX];
-  char mnt[PATH_MAX + 16], state[PATH_MAX + 16], etc[PATH_MAX + 16];
-  char rundir[PATH_MAX + 16], outdir[PATH_MAX + 16];
-  int tty, quiet;
-  int mounted;
-  pid_t daemon_pid;
-  uint64_t devices; /* current scale, 0: as the spec says */
-  struct farmview fv;
-  pid_t aio_pid;
-  char lvm_version[128];
-  /* the private /dev (ff-privdev.h) */
-  enum ff_devnames devnames;
-  int privdev_up;          /* mounted over /dev now */
-  int privdev_failed;      /* could not be made: fence none is refused */
-  unsigned hint_fallbacks; /* hints outside /dev: named /dev/NAME */
-  struct ff_privdev_info pd;
-  char privdev_err[512];
-  /* The lvm build's dialect in the current configuration (ff-fence.h);
-   * with FF_DIALECT_LVMETAD the runner's own lvmetad serves it. */
-  enum ff_lvm_dialect dialect;
-  struct ff_proc lvmetad;
-  /* Failed timed lvm commands so far, and the summary line's text. */
-  long long failed;
-  long long failed_io; /* of them, io and fs workloads' */
-  struct ff_sb failures;
-  /* device-mapper (ff-dm.h): the --dm override, whether the current
-   * configuration activates for real, and what its activations made. */
-  const char *dm_override;
-  int dm_real;
-  int dm_udev; /* real, and lvm synchronises with the host's udevd */
-  struct dmcount {
-    long activations; /* cold starts that found the farm's devices */
-    long created;     /* the devices they found, summed */
-    long removed;     /* removed by `vgchange -an` */
-    long forced;      /* removed by the runner (lvm left them) */
-    long max_active;  /* the most at once */
-  } dm;
-  /* The farm's registry entry (farm-registry.h) and the watchdog. */
-  int regfd; /* REGISTRY_DIR, opened before the namespace; -1: none */
-  struct ff_reg reg;
-  pid_t watchdog;
-};
-
-static void say(struct run *r, const char *fmt, ...)
-  __attribute__((format(printf, 2, 3)));
-
-static void
-say(struct run *r, const char *fmt, ...)
+void
+run_say(struct run *r, const char *fmt, ...)
 {
   va_list ap;
 
@@ -190,11 +82,8 @@ say(struct run *r, const char *fmt, ...)
 
 /* A progress line that rewrites itself on a terminal, and is not printed
  * at all otherwise (the plain `say` lines mark the steps). */
-static void progress(struct run *r, const char *fmt, ...)
-  __attribute__((format(printf, 2, 3)));
-
-static void
-progress(struct run *r, const char *fmt, ...)
+void
+run_progress(struct run *r, const char *fmt, ...)
 {
   va_list ap;
 
@@ -209,14 +98,9 @@ progress(struct run *r, const char *fmt, ...)
 
 /* ---- processes --------------------------------------------------------- */
 
-/* Run argv (argv[0] found on PATH), stdout and stderr to the given files
- * (NULL: /dev/null), lvm's environment when lvm is set.  Returns the pid,
- * or -1. */
-#define LVM_ENV_LEN 9
-
 /* lvm's environment, as ff-spawn.h pairs: the scratch etc/ (its lvm.conf
  * and devices file), no fd warnings, times in UTC. */
-static void
+void
 lvm_env(struct run *r, const char *env[LVM_ENV_LEN])
 {
   env[0] = "LVM_SYSTEM_DIR";
@@ -237,7 +121,7 @@ lvm_env(struct run *r, const char *env[LVM_ENV_LEN])
   }
 }
 
-static pid_t
+pid_t
 spawn(struct run *r, const char *const argv[], const char *out,
       const char *err, int lvm)
 {
@@ -248,138 +132,13 @@ spawn(struct run *r, const char *const argv[], const char *out,
 }
 
 /* Run and wait; returns the exit status (127: could not exec). */
-static int
+int
 run_wait(struct run *r, const char *const argv[], const char *out,
          const char *err, int lvm)
 {
   pid_t pid = spawn(r, argv, out, err, lvm);
 
   return pid < 0 ? -1 : ff_wait_status(pid);
-}
-
-/* ---- the registry entry and the watchdog (farm-registry.h) ------------- */
-
-/* Write the entry as the run knows it now.  A registry that cannot be
- * written is a warning, not an error: the watchdog works without it. */
-static void
-reg_update(struct run *r, int fresh)
-{
-  if (r->regfd < 0 || ff_reg_write(r->regfd, &r->reg, fresh) == 0)
-    return;
-  fprintf(stderr,
-          "fusefarm run: warning: %s: if this run is cut off, `fusefarm "
-          "cleanup` will not find its farm\n",
-          ff_errmsg());
-  close(r->regfd);
-  r->regfd = -1;
-}
-
-static void
-reg_start(struct run *r)
-{
-  const char *base = strrchr(r->scratch, '/');
-
-  r->regfd = ff_reg_open(1);
-  ff_pathf(r->reg.name, sizeof r->reg.name, "%d-%s", (int)getpid(),
-           base ? base + 1 : r->scratch);
-  ff_pathf(r->reg.mnt, sizeof r->reg.mnt, "%s", r->mnt);
-  ff_pathf(r->reg.state, sizeof r->reg.state, "%s", r->state);
-  ff_pathf(r->reg.scratch, sizeof r->reg.scratch, "%s", r->scratch);
-  ff_pathf(r->reg.exe, sizeof r->reg.exe, "%s", r->self);
-  r->reg.creator.pid = getpid();
-  r->reg.creator.start = ff_proc_start_time(getpid());
-  if (r->regfd < 0) {
-    fprintf(stderr,
-            "fusefarm run: warning: %s: if this run is cut off, `fusefarm "
-            "cleanup` will not find its farm\n",
-            ff_errmsg());
-    return;
-  }
-  reg_update(r, 1);
-}
-
-static void
-reg_end(struct run *r)
-{
-  if (r->regfd < 0)
-    return;
-  if (ff_reg_remove(r->regfd, r->reg.name) < 0)
-    fprintf(stderr, "fusefarm run: warning: %s\n", ff_errmsg());
-  close(r->regfd);
-  r->regfd = -1;
-}
-
-/* The watchdog (see the top of this file): wait for the runner to go;
- * if it went without removing its entry, tear its farm down. */
-static void __attribute__((noreturn))
-watchdog_main(struct run *r, pid_t runner)
-{
-  struct pollfd p = {.events = POLLIN};
-  struct ff_reg e;
-  int fd, rc;
-
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  signal(SIGHUP, SIG_IGN);
-  signal(SIGPIPE, SIG_IGN);
-  setpgid(0, 0); /* a kill of the run's process group leaves it */
-  /* A caller reading the run's stdout to its end is not held by it. */
-  fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (fd >= 0) {
-    dup2(fd, STDIN_FILENO);
-    dup2(fd, STDOUT_FILENO);
-    close(fd);
-  }
-  p.fd = (int)syscall(SYS_pidfd_open, runner, 0);
-  if (p.fd >= 0 && getppid() == runner)
-    while (poll(&p, 1, -1) < 0 && errno == EINTR)
-      ;
-  if (r->regfd >= 0 && ff_reg_read(r->regfd, r->reg.name, &e) < 0 &&
-      errno == ENOENT)
-    _exit(0); /* the runner's own teardown ended with the entry */
-  if (r->regfd < 0 || ff_reg_read(r->regfd, r->reg.name, &e) < 0)
-    e = r->reg;
-  fprintf(stderr,
-          "fusefarm run: the runner %d is gone without its teardown; its "
-          "watchdog %d tears the farm down\n",
-          (int)runner, (int)getpid());
-  rc = ff_farm_teardown(r->regfd, &e, 1, 0, stderr);
-  if (rc < 0)
-    fprintf(stderr, "fusefarm run: watchdog: %s\n", ff_errmsg());
-  _exit(rc < 0 ? 1 : 0);
-}
-
-/* Start the watchdog in the runner's namespace; without one (fork
- * failed) the run goes on, as it did before watchdogs. */
-static void
-watchdog_start(struct run *r)
-{
-  pid_t runner = getpid(), pid;
-
-  fflush(NULL);
-  pid = fork();
-  if (pid < 0) {
-    fprintf(stderr, "fusefarm run: warning: fork the watchdog: %m\n");
-    return;
-  }
-  if (pid == 0)
-    watchdog_main(r, runner);
-  r->watchdog = pid;
-  r->reg.watchdog.pid = pid;
-  r->reg.watchdog.start = ff_proc_start_time(pid);
-  r->reg.mntns = ff_proc_mntns(runner);
-  reg_update(r, 0);
-}
-
-/* The teardown ran: the watchdog has nothing left to do. */
-static void
-watchdog_stop(struct run *r)
-{
-  if (r->watchdog <= 0)
-    return;
-  kill(r->watchdog, SIGKILL);
-  ff_wait_status(r->watchdog);
-  r->watchdog = 0;
 }
 
 /* ---- the namespace ------------------------------------------------------ */
@@ -469,138 +228,6 @@ read_farmview(struct run *r)
 static void privdev_down(struct run *r);
 static int privdev_up(struct run *r);
 
-/* ---- device-mapper (fusefarm/dm = real) ----------------------------------
- */
-
-/* The farm's VG names, one per device (NULL: not a PV), for ff-dm.h. */
-#define FARM_VGS(r) ((const char *const *)(r)->fv.vg), NULL, (r)->fv.ndevs
-
-/* Whatever dm devices of the farm's VGs exist go: `vgchange -an` first
- * when lvm is to do it (lvm), then the runner's own removal of anything
- * left.  Counted into r->dm.  0, or -1 with ff_error. */
-static int
-dm_sweep(struct run *r, int lvm)
-{
-  long before, after;
-
-  before = ff_dm_count(FARM_VGS(r));
-  if (before < 0)
-    return -1;
-  if (!before)
-    return 0;
-  r->dm.activations++;
-  r->dm.created += before;
-  if (before > r->dm.max_active)
-    r->dm.max_active = before;
-  after = before;
-  if (lvm) {
-    const char *argv[] = {r->lvm_path, "vgchange", "-an", NULL};
-    char err[PATH_MAX + 32];
-
-    /* The host's udev may still be probing the new LVs (blkid holds each
-     * for a moment): lvm would call them "in use" and keep them. */
-    if (ff_dm_wait_released(FARM_VGS(r), 5000) < 0)
-      return -1;
-    ff_pathf(err, sizeof err, "%s/vgchange-an.err", r->outdir);
-    run_wait(r, argv, NULL, err, 1);
-    after = ff_dm_count(FARM_VGS(r));
-    if (after < 0)
-      return -1;
-    r->dm.removed += before - after;
-  }
-  if (after > 0) {
-    long gone = ff_dm_remove_all(FARM_VGS(r));
-
-    if (gone < 0)
-      return -1;
-    r->dm.forced += gone;
-  }
-  return 0;
-}
-
-/* On the way out (any way): no dm device of the farm's VGs is left. */
-static void
-dm_teardown(struct run *r)
-{
-  long gone;
-  char why[256];
-
-  if (!r->fv.vg || !ff_dm_usable(why, sizeof why))
-    return;
-  gone = ff_dm_remove_all(FARM_VGS(r));
-  if (gone < 0)
-    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
-  else if (gone > 0)
-    say(r, "removed %ld device-mapper device%s of the farm's VGs", gone,
-        gone == 1 ? "" : "s");
-}
-
-/* Before a configuration with real activation: a dm device that already
- * has a farm VG's name is the host's or another farm's, and lvm's create
- * would fail on it (or a later `vgchange -an` take it down).  Refuse,
- * naming it. */
-static int
-dm_check_clash(struct run *r)
-{
-  struct ff_dm_list l;
-  const struct ff_dm_dev *d;
-  char vg[128] = "?";
-
-  if (ff_dm_list(&l) < 0)
-    return -1;
-  d = ff_dm_clash(&l, FARM_VGS(r));
-  if (d) {
-    ff_dm_vg_of(d->name, vg, sizeof vg);
-    ff_error("fusefarm/dm = real: device-mapper device %s (UUID %s) "
-             "already exists, and VG %s is one of the farm's: activating "
-             "the farm would clash with it (another farm of the same spec, "
-             "or a VG of the host's by that name); tear that down first, "
-             "or run with dm = \"none\"",
-             d->name, d->uuid[0] ? d->uuid : "none", vg);
-    ff_dm_list_free(&l);
-    return -1;
-  }
-  ff_dm_list_free(&l);
-  return 0;
-}
-
-/* The configuration's device-mapper mode: "real" or "none" from its
- * fusefarm/dm (auto: real when device-mapper answers).  0, or -1 when
- * real is asked of a kernel without it. */
-static int
-dm_resolve(struct run *r, const char *mode, int udev_sync)
-{
-  char why[256];
-  int usable = ff_dm_usable(why, sizeof why);
-
-  if (!strcmp(mode, "real") && !usable)
-    return ff_error("fusefarm/dm = real, but this kernel's device-mapper "
-                    "cannot be used (%s); dm = \"auto\" or \"none\" "
-                    "activates with --driverloaded n",
-                    why);
-  r->dm_real = strcmp(mode, "none") && usable;
-  r->dm_udev = r->dm_real && udev_sync;
-  /* lvm would wait for a udev that never answers, or (libdevmapper's
-   * own check) quietly not wait: either way not what the axis asks. */
-  if (r->dm_udev && access("/run/udev/control", F_OK) < 0)
-    return ff_error("activation/udev_sync = 1 with real device-mapper: lvm "
-                    "waits for udev to process every dm device, and no "
-                    "udevd runs here (/run/udev/control: %m)");
-  memset(&r->dm, 0, sizeof r->dm);
-  return 0;
-}
-
-static json_t *
-dm_json(const struct run *r, const char *requested)
-{
-  return json_pack(
-    "{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "mode",
-    r->dm_real ? "real" : "none", "requested", requested, "udev_sync",
-    r->dm_udev, "activations", (json_int_t)r->dm.activations, "created",
-    (json_int_t)r->dm.created, "removed", (json_int_t)r->dm.removed, "forced",
-    (json_int_t)r->dm.forced, "max_active", (json_int_t)r->dm.max_active);
-}
-
 static void
 unmount_farm(struct run *r)
 {
@@ -670,8 +297,8 @@ mount_farm(struct run *r, uint64_t devices)
     argv[a++] = ndev;
   }
   argv[a] = NULL;
-  say(r, "mounting the farm%s%s", devices ? " scaled to " : "",
-      devices ? ndev : "");
+  run_say(r, "mounting the farm%s%s", devices ? " scaled to " : "",
+          devices ? ndev : "");
   rc = run_wait(r, argv, NULL, err, 0);
   if (rc != 0) {
     ff_first_line(err, msg, sizeof msg);
@@ -700,8 +327,8 @@ mount_farm(struct run *r, uint64_t devices)
   r->devices = devices;
   if (read_farmview(r) < 0)
     return -1;
-  say(r, "farm: %u devices, %u VGs, %u LVs attached", r->fv.ndevs, r->fv.nvgs,
-      r->fv.nlvs);
+  run_say(r, "farm: %u devices, %u VGs, %u LVs attached", r->fv.ndevs,
+          r->fv.nvgs, r->fv.nlvs);
   return privdev_up(r);
 }
 
@@ -837,12 +464,12 @@ privdev_up(struct run *r)
   if (getenv("FUSEFARM_TEST_NO_PRIVATE_DEV"))
     ff_error("FUSEFARM_TEST_NO_PRIVATE_DEV is set (a test of the refusal)");
   else if (privdev_make(r) == 0) {
-    say(r,
-        "private /dev: %zu farm devices named as '%s'%s, %u basic nodes; "
-        "sysfs block views: %zu of the kernel's %zu devices",
-        r->pd.nnodes, ff_devnames_name(r->devnames),
-        r->hint_fallbacks ? " (hints outside /dev: /dev/NAME)" : "",
-        r->pd.nbasic, r->pd.sys_nodes, r->pd.sys_host);
+    run_say(r,
+            "private /dev: %zu farm devices named as '%s'%s, %u basic nodes; "
+            "sysfs block views: %zu of the kernel's %zu devices",
+            r->pd.nnodes, ff_devnames_name(r->devnames),
+            r->hint_fallbacks ? " (hints outside /dev: /dev/NAME)" : "",
+            r->pd.nbasic, r->pd.sys_nodes, r->pd.sys_host);
     return 0;
   }
   r->privdev_failed = 1;
@@ -853,8 +480,8 @@ privdev_up(struct run *r)
                     "\"devicesfile\" or \"filter\" to run on the host's "
                     "/dev)",
                     r->privdev_err);
-  say(r, "no private /dev (%s): lvm sees the host's /dev, fenced",
-      r->privdev_err);
+  run_say(r, "no private /dev (%s): lvm sees the host's /dev, fenced",
+          r->privdev_err);
   return 0;
 }
 
@@ -962,183 +589,6 @@ farm_reads(struct run *r, long long *reads, long long *bytes)
   *reads = json_integer_value(json_object_get(tot, "reads"));
   *bytes = json_integer_value(json_object_get(tot, "bytes_read"));
   json_decref(st);
-}
-
-/* ---- aio contention --------------------------------------------------------
- */
-
-static long
-read_long(const char *path)
-{
-  char *s = ff_slurp(path, 64);
-  long v = s ? strtol(s, NULL, 10) : -1;
-
-  free(s);
-  return v;
-}
-
-/* The companion: reserve `want` aio events, keep `inflight` 4 KiB O_DIRECT
- * reads going over the farm's loops until killed.  Runs in a child. */
-static void
-aio_companion(struct run *r, long want, unsigned inflight)
-{
-  aio_context_t big = 0, io = 0;
-  struct iocb *cbs;
-  struct iocb **ptrs;
-  struct io_event ev[64];
-  int *fds;
-  uint32_t nfd = 0;
-  char *buf;
-
-  /* The kernel rounds nr_events up a little when it counts it against
-   * aio-max-nr: step down until a context fits. */
-  while (want > 0 && syscall(SYS_io_setup, want, &big) < 0) {
-    if (errno != EAGAIN) {
-      fprintf(stderr, "aio companion: io_setup(%ld): %m\n", want);
-      break;
-    }
-    want -= want / 100 + 1;
-  }
-  if (inflight == 0)
-    for (;;)
-      pause();
-  fds = calloc(r->fv.ndevs, sizeof *fds);
-  cbs = calloc(inflight, sizeof *cbs);
-  ptrs = calloc(inflight, sizeof *ptrs);
-  if (!fds || !cbs || !ptrs || posix_memalign((void **)&buf, 4096, 4096) ||
-      syscall(SYS_io_setup, inflight, &io) < 0)
-    for (;;)
-      pause();
-  for (uint32_t i = 0; i < r->fv.ndevs; i++)
-    if (r->fv.paths[i] &&
-        (fds[nfd] = open(r->fv.paths[i], O_RDONLY | O_DIRECT)) >= 0)
-      nfd++;
-  if (!nfd)
-    for (;;)
-      pause();
-  for (unsigned k = 0; k < inflight; k++) {
-    cbs[k].aio_fildes = (uint32_t)fds[k % nfd];
-    cbs[k].aio_lio_opcode = IOCB_CMD_PREAD;
-    cbs[k].aio_buf = (uint64_t)(uintptr_t)buf;
-    cbs[k].aio_nbytes = 4096;
-    cbs[k].aio_offset = 4096 * (k % 64);
-    cbs[k].aio_data = k;
-    ptrs[k] = &cbs[k];
-  }
-  syscall(SYS_io_submit, io, (long)inflight, ptrs);
-  for (uint64_t n = 0;; n++) {
-    long got = syscall(SYS_io_getevents, io, 1, 64, ev, NULL);
-
-    for (long i = 0; i < got; i++) {
-      struct iocb *cb = &cbs[ev[i].data];
-
-      cb->aio_fildes = (uint32_t)fds[(n + (uint64_t)i) % nfd];
-      syscall(SYS_io_submit, io, 1L, &cb);
-    }
-  }
-}
-
-static int
-aio_start(struct run *r, unsigned inflight)
-{
-  long max = read_long("/proc/sys/fs/aio-max-nr");
-  long used = read_long("/proc/sys/fs/aio-nr");
-  long want = (long)((double)(max - used) * r->sc->aio_share);
-  pid_t pid;
-
-  if (max < 0 || used < 0)
-    return ff_error("cannot read /proc/sys/fs/aio-max-nr or aio-nr");
-  pid = fork();
-  if (pid < 0)
-    return ff_error("fork: %m");
-  if (pid == 0) {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    aio_companion(r, want, inflight);
-    _exit(0);
-  }
-  r->aio_pid = pid;
-  usleep(200000); /* let it reserve before lvm starts */
-  say(r,
-      "aio companion %d: reserving %ld of %ld free aio events "
-      "(aio-nr now %ld of %ld), %u reads in flight",
-      (int)pid, want, max - used, read_long("/proc/sys/fs/aio-nr"), max,
-      inflight);
-  return 0;
-}
-
-static void
-aio_stop(struct run *r)
-{
-  if (r->aio_pid <= 0)
-    return;
-  kill(r->aio_pid, SIGKILL);
-  ff_wait_status(r->aio_pid);
-  r->aio_pid = 0;
-}
-
-/* ---- lvmetad (2.02.x with global/use_lvmetad = 1) ------------------------
- *
- * What lvm2-lvmetad.service ran (lvmetad -f), with its socket and pid file
- * in the private /run/lvm, where the lvm commands of the namespace look
- * for it.  Each repetition starts cold (wenv_cold empties /run/lvm), so it
- * is restarted then: an empty cache, as at boot.  Stopped (killed and
- * reaped) at the end of each configuration and in every teardown path.
- */
-
-#define LVMETAD_SOCKET "/run/lvm/lvmetad.socket"
-
-static void
-lvmetad_stop(struct run *r)
-{
-  if (!r->lvmetad.pid)
-    return; /* none of ours runs (never touch a host lvmetad's socket) */
-  ff_proc_kill(&r->lvmetad);
-  unlink(LVMETAD_SOCKET);
-}
-
-static int
-lvmetad_start(struct run *r)
-{
-  char bin[PATH_MAX + 16];
-  const char *lvm = r->lvm_path, *slash = strrchr(lvm, '/');
-  const char *argv[] = {
-    bin, "-f", "-s", LVMETAD_SOCKET, "-p", "/run/lvm/lvmetad.pid", NULL};
-  char err[PATH_MAX + 32];
-  const char *env[LVM_ENV_LEN];
-  struct ff_spawn o = {.argv = argv, .err = err, .env = env};
-  struct stat st;
-
-  lvmetad_stop(r);
-  lvm_env(r, env);
-  if (slash)
-    ff_pathf(bin, sizeof bin, "%.*s/lvmetad", (int)(slash - lvm), lvm);
-  else
-    ff_pathf(bin, sizeof bin, "lvmetad");
-  if (slash && access(bin, X_OK) < 0)
-    return ff_error("global/use_lvmetad = 1: lvm %s uses lvmetad, but %s: "
-                    "%m (an lvm2 build with --enable-lvmetad has it)",
-                    r->lvm_version, bin);
-  ff_pathf(err, sizeof err, "%s/lvmetad.err", r->scratch);
-  if (ff_proc_start(&r->lvmetad, &o) < 0)
-    return -1;
-  /* Ready when its socket exists; give up when it exits, or after 30 s. */
-  for (int i = 0; i < 3000; i++) {
-    int done = ff_proc_try(&r->lvmetad);
-
-    if (stat(LVMETAD_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode))
-      return 0;
-    if (done != 0) {
-      char msg[512];
-
-      ff_first_line(err, msg, sizeof msg);
-      return ff_error("%s exited (status %d) before making %s: %s", bin,
-                      r->lvmetad.status, LVMETAD_SOCKET, msg);
-    }
-    usleep(10000);
-  }
-  lvmetad_stop(r);
-  return ff_error("%s made no %s in 30 s", bin, LVMETAD_SOCKET);
 }
 
 /* ---- configurations ------------------------------------------------------
@@ -1293,7 +743,7 @@ write_lvm_conf(struct run *r, const struct config *c, json_t *notes)
              "lvm.conf: %s",
              c->lvm->version, left);
     note_once(notes, note);
-    say(r, "  %s", note);
+    run_say(r, "  %s", note);
   }
   if (rc == 0 && ff_fence_uses_filter(&f))
     note_once(notes, "fence: a global_filter and filter accepting only the "
@@ -1318,14 +768,14 @@ wenv_cold(void *ctx)
   /* Real activation: what the last repetition activated goes first (with
    * the lvmetad it may need), untimed. */
   if (r->dm_real && dm_sweep(r, 1) < 0)
-    say(r, "  device-mapper: %s", ff_errmsg());
+    run_say(r, "  device-mapper: %s", ff_errmsg());
   lvmetad_stop(r);
   ff_empty_dir(r->rundir);
   control(r, "reset");
   /* A fresh lvmetad: an empty cache, as at boot.  If it cannot start, the
    * pvscans fail and say so. */
   if (r->dialect == FF_DIALECT_LVMETAD && lvmetad_start(r) < 0)
-    say(r, "  lvmetad: %s", ff_errmsg());
+    run_say(r, "  lvmetad: %s", ff_errmsg());
 }
 
 static void
@@ -1372,13 +822,13 @@ wenv_counters(void *ctx, const char *dev, struct ff_wcounters *out)
 static void
 wenv_say(void *ctx, const char *line)
 {
-  say(ctx, "%s", line);
+  run_say(ctx, "%s", line);
 }
 
 static void
 wenv_progress(void *ctx, const char *line)
 {
-  progress(ctx, "%s", line);
+  run_progress(ctx, "%s", line);
 }
 
 /* Parse text, JSON that the runner library wrote (malloc'd; freed here;
@@ -1564,8 +1014,8 @@ run_scenario(struct run *r, json_t *doc)
     profile = c.profile            ? c.profile
               : latency_profile[0] ? latency_profile
                                    : "builtin:ideal";
-    say(r, "[%llu/%llu] %s", (unsigned long long)k + 1,
-        (unsigned long long)nconf, c.label);
+    run_say(r, "[%llu/%llu] %s", (unsigned long long)k + 1,
+            (unsigned long long)nconf, c.label);
     if ((!r->mounted || c.devices != r->devices) &&
         mount_farm(r, c.devices) < 0) {
       rc = -1;
@@ -1645,7 +1095,7 @@ run_scenario(struct run *r, json_t *doc)
                  "runs it with lvmetad",
                  (unsigned long long)k + 1, c.label, wk->name, r->lvm_version);
         json_array_append_new(notes, json_string(note));
-        say(r, "  %s", note);
+        run_say(r, "  %s", note);
         continue;
       }
       rc = run_workload(r, &c, wk, wls);
@@ -2133,7 +1583,7 @@ ff_cmd_run(int argc, char **argv)
       svg_out = svg_default;
     }
     ff_pathf(txt_path, sizeof txt_path, "%s/report.txt", out_dir);
-    say(&r, "run directory: %s", out_dir);
+    run_say(&r, "run directory: %s", out_dir);
   }
   {
     const char *tmp = ff_tmpdir();
@@ -2185,12 +1635,12 @@ ff_cmd_run(int argc, char **argv)
                   "file", r.sc->file, "description", r.sc->description,
                   "started", when, "host", host_json(&r));
   {
-    say(&r, "scenario %s: %llu configuration%s x %u workload%s, lvm %s",
-        r.sc->name, (unsigned long long)ff_scenario_nconfigs(r.sc),
-        ff_scenario_nconfigs(r.sc) > 1 ? "s" : "", r.sc->nworkloads,
-        r.sc->nworkloads > 1 ? "s" : "",
-        json_string_value(
-          json_object_get(json_object_get(doc, "host"), "lvm_version")));
+    run_say(&r, "scenario %s: %llu configuration%s x %u workload%s, lvm %s",
+            r.sc->name, (unsigned long long)ff_scenario_nconfigs(r.sc),
+            ff_scenario_nconfigs(r.sc) > 1 ? "s" : "", r.sc->nworkloads,
+            r.sc->nworkloads > 1 ? "s" : "",
+            json_string_value(
+              json_object_get(json_object_get(doc, "host"), "lvm_version")));
   }
   rc = run_scenario(&r, doc) < 0 ? 1 : 0;
   if (rc)

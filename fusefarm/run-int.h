@@ -1,0 +1,163 @@
+/* fusefarm: what the parts of `fusefarm run` share (run.c, the run
+ * itself; run-reg.c, its registry entry and watchdog; run-dm.c, real
+ * device-mapper; run-aio.c, the aio companion and the 2.02 lvmetad).
+ * One struct run per run, owned by ff_cmd_run; nothing here is thread
+ * safe (the runner is one thread; the watchdog is a forked process).
+ */
+#ifndef FF_RUN_INT_H
+#define FF_RUN_INT_H
+
+#include "farm-registry.h"
+#include "ff-builtin.h"
+#include "ff-cli.h"
+#include "ff-ctl.h"
+#include "ff-daemon.h"
+#include "ff-dm.h"
+#include "ff-error.h"
+#include "ff-expect.h"
+#include "ff-fence.h"
+#include "ff-junit.h"
+#include "ff-file.h"
+#include "ff-paths.h"
+#include "ff-privdev.h"
+#include "ff-runns.h"
+#include "ff-rundir.h"
+#include "ff-report.h"
+#include "ff-runreport-json.h"
+#include "ff-runmanifest.h"
+#include "ff-scenario.h"
+#include "ff-sched.h"
+#include "ff-spec.h"
+#include "ff-util.h"
+#include "ff-workload.h"
+#include "lvm-resolve.h"
+#include "run-check.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/aio_abi.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What the runner knows of the mounted farm. */
+struct farmview {
+  uint32_t ndevs;
+  char **names; /* [ndevs] */
+  char **loops; /* [ndevs] loop device, NULL when not attached */
+  char **paths; /* [ndevs] the node lvm sees: in the private /dev, or the
+                   loop (NULL when not attached) */
+  char **vg;    /* [ndevs] VG of a PV, NULL otherwise */
+  uint32_t nvgs, nlvs;
+  char *first_lv; /* "VG/LV" or NULL */
+};
+
+struct run {
+  struct ff_scenario *sc;
+  struct ff_lvm_set lvms; /* the scenario's lvm builds (lvm-resolve.h) */
+  const char *lvm_path;   /* the current configuration's lvm */
+  char self[PATH_MAX];
+  char scratch[PATH_MAX];
+  char mnt[PATH_MAX + 16], state[PATH_MAX + 16], etc[PATH_MAX + 16];
+  char rundir[PATH_MAX + 16], outdir[PATH_MAX + 16];
+  int tty, quiet;
+  int mounted;
+  pid_t daemon_pid;
+  uint64_t devices; /* current scale, 0: as the spec says */
+  struct farmview fv;
+  pid_t aio_pid;
+  char lvm_version[128];
+  /* the private /dev (ff-privdev.h) */
+  enum ff_devnames devnames;
+  int privdev_up;          /* mounted over /dev now */
+  int privdev_failed;      /* could not be made: fence none is refused */
+  unsigned hint_fallbacks; /* hints outside /dev: named /dev/NAME */
+  struct ff_privdev_info pd;
+  char privdev_err[512];
+  /* The lvm build's dialect in the current configuration (ff-fence.h);
+   * with FF_DIALECT_LVMETAD the runner's own lvmetad serves it. */
+  enum ff_lvm_dialect dialect;
+  struct ff_proc lvmetad;
+  /* Failed timed lvm commands so far, and the summary line's text. */
+  long long failed;
+  long long failed_io; /* of them, io and fs workloads' */
+  struct ff_sb failures;
+  /* device-mapper (ff-dm.h): the --dm override, whether the current
+   * configuration activates for real, and what its activations made. */
+  const char *dm_override;
+  int dm_real;
+  int dm_udev; /* real, and lvm synchronises with the host's udevd */
+  struct dmcount {
+    long activations; /* cold starts that found the farm's devices */
+    long created;     /* the devices they found, summed */
+    long removed;     /* removed by `vgchange -an` */
+    long forced;      /* removed by the runner (lvm left them) */
+    long max_active;  /* the most at once */
+  } dm;
+  /* The farm's registry entry (farm-registry.h) and the watchdog. */
+  int regfd; /* REGISTRY_DIR, opened before the namespace; -1: none */
+  struct ff_reg reg;
+  pid_t watchdog;
+};
+
+/* Progress on stderr: a line (run_say), or a line that rewrites itself on
+ * a terminal and is not printed otherwise (run_progress). */
+void run_say(struct run *r, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+void run_progress(struct run *r, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+/* ---- processes (run.c) */
+
+/* lvm's environment, as ff-spawn.h pairs: the scratch etc/ (its lvm.conf
+ * and devices file), no fd warnings, times in UTC (and DM_DISABLE_UDEV
+ * for real dm without udev synchronisation). */
+#define LVM_ENV_LEN 9
+void lvm_env(struct run *r, const char *env[LVM_ENV_LEN]);
+
+/* Run argv (argv[0] found on PATH), stdout and stderr to the given files
+ * (NULL: /dev/null), lvm's environment when lvm is set.  Returns the pid,
+ * or -1; run_wait waits too and returns the exit status (127: could not
+ * exec). */
+pid_t spawn(struct run *r, const char *const argv[], const char *out,
+            const char *err, int lvm);
+int run_wait(struct run *r, const char *const argv[], const char *out,
+             const char *err, int lvm);
+
+/* ---- the registry entry and the watchdog (run-reg.c) */
+void reg_update(struct run *r, int fresh);
+void reg_start(struct run *r);
+void reg_end(struct run *r);
+void watchdog_start(struct run *r);
+void watchdog_stop(struct run *r);
+
+/* ---- device-mapper, fusefarm/dm = real (run-dm.c) */
+int dm_sweep(struct run *r, int lvm);
+void dm_teardown(struct run *r);
+int dm_check_clash(struct run *r);
+int dm_resolve(struct run *r, const char *mode, int udev_sync);
+json_t *dm_json(const struct run *r, const char *requested);
+
+/* ---- the aio companion and the 2.02 lvmetad (run-aio.c) */
+void aio_companion(struct run *r, long want, unsigned inflight);
+int aio_start(struct run *r, unsigned inflight);
+void aio_stop(struct run *r);
+void lvmetad_stop(struct run *r);
+int lvmetad_start(struct run *r);
+
+#endif
