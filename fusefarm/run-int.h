@@ -92,6 +92,9 @@ struct run {
   /* The lvm build's dialect in the current configuration (ff-fence.h);
    * with FF_DIALECT_LVMETAD the runner's own lvmetad serves it. */
   enum ff_lvm_dialect dialect;
+  /* The current configuration's fence: the devices its devices file (or
+   * filter) named, of the farm's attached ones; -1: fence none. */
+  long fence_listed, fence_present;
   struct ff_proc lvmetad;
   /* Failed timed lvm commands so far, and the summary line's text. */
   long long failed;

@@ -22,11 +22,13 @@
  * - Every lvm command gets LVM_SYSTEM_DIR = the scratch etc/ directory,
  *   written by runner/ff-fence.h with the configuration's fence: none
  *   (the default, allowed only with the private /dev: lvm.conf holds the
- *   scenario's settings alone), devicesfile (a devices file that names
- *   exactly the farm's devices and exists before the first call; with
- *   devices/use_devicesfile = 0, or an lvm without a devices file, the
- *   filter form) or filter (a global_filter and filter accepting only
- *   those devices).
+ *   scenario's settings alone), devicesfile or devicesfile-all (a
+ *   devices file that names exactly the farm's devices and exists before
+ *   the first call; with devices/use_devicesfile = 0, or an lvm without a
+ *   devices file, the filter form), devicesfile-used (the same naming only
+ *   the PVs of the VGs the workloads use, as a user's host would: the
+ *   other farm devices stay in /dev, unlisted) or filter (a global_filter
+ *   and filter accepting only the farm's devices).
  * - Teardown always runs (normal end, failure, SIGINT/SIGTERM/SIGHUP):
  *   children are killed, the aio companion stopped, the private /dev
  *   unmounted, exactly the loops attach attached are detached (and the
@@ -515,6 +517,14 @@ dev_notes(json_t *configs, json_t *notes)
     if (i < n) {
       json_t *c = json_array_get(configs, i), *d = json_object_get(c, "dev");
       const char *fence = json_string_value(json_object_get(c, "fence"));
+      json_t *fd = json_object_get(c, "fence_devices");
+      char fnote[160] = "";
+
+      if (fd)
+        ff_pathf(
+          fnote, sizeof fnote, " (naming %lld of the %lld farm devices)",
+          (long long)json_integer_value(json_object_get(fd, "listed")),
+          (long long)json_integer_value(json_object_get(fd, "present")));
 
       if (json_is_true(json_object_get(d, "private"))) {
         json_t *sys = json_object_get(d, "sys_block");
@@ -532,19 +542,19 @@ dev_notes(json_t *configs, json_t *notes)
         ff_pathf(
           cur, sizeof cur,
           "/dev was private: %lld farm devices named as '%s'%s, %lld basic "
-          "nodes, nothing of the host's%s; fence %s",
+          "nodes, nothing of the host's%s; fence %s%s",
           (long long)json_integer_value(json_object_get(d, "farm_nodes")),
           json_string_value(json_object_get(d, "naming")),
           json_integer_value(json_object_get(d, "hint_fallbacks"))
             ? " (hints outside /dev: /dev/NAME)"
             : "",
           (long long)json_integer_value(json_object_get(d, "basic_nodes")),
-          sysnote, fence ? fence : "?");
+          sysnote, fence ? fence : "?", fnote);
       } else
         ff_pathf(cur, sizeof cur,
-                 "/dev was the host's (no private /dev: %s); fence %s",
+                 "/dev was the host's (no private /dev: %s); fence %s%s",
                  json_string_value(json_object_get(d, "error")),
-                 fence ? fence : "?");
+                 fence ? fence : "?", fnote);
     }
     if (i > 0 && strcmp(cur, prev)) {
       char line[640];
@@ -601,7 +611,7 @@ struct config {
   int aio;
   unsigned aio_inflight;
   uint64_t devices;
-  const char *fence; /* "none", "devicesfile", "filter" */
+  const char *fence; /* "none", "devicesfile", "devicesfile-used", ... */
   /* fusefarm/target, fusefarm/fstype, fusefarm/mount_options (NULL:
    * each workload's own) */
   const char *target, *fstype, *mount_options;
@@ -680,6 +690,39 @@ fence_devnames(struct run *r, struct ff_fence_devlist *l)
   return 0;
 }
 
+/* Fence devicesfile-used: keep in l only the PVs of the VGs c's
+ * workloads use (ff_fence_used_vgs), each found by its node (after
+ * fence_devnames) among the farm's devices; the others stay in /dev. */
+static int
+fence_keep_used(struct run *r, const struct config *c,
+                struct ff_fence_devlist *l)
+{
+  struct ff_fence_vgs used;
+  size_t kept = 0;
+
+  if (ff_fence_used_vgs(r->sc, r->fv.first_lv, c->target, &used) < 0)
+    return -1;
+  for (size_t i = 0; i < l->n; i++) {
+    const char *vg = NULL;
+
+    for (uint32_t k = 0; r->fv.vg && k < r->fv.ndevs; k++)
+      if (r->fv.paths[k] && !strcmp(l->v[i].devname, r->fv.paths[k])) {
+        vg = r->fv.vg[k];
+        break;
+      }
+    if (ff_fence_vgs_lists(&used, vg)) {
+      l->v[kept++] = l->v[i];
+      continue;
+    }
+    free((char *)l->v[i].devname);
+    free((char *)l->v[i].backing);
+    free((char *)l->v[i].pvid);
+  }
+  l->n = kept;
+  ff_fence_vgs_free(&used);
+  return 0;
+}
+
 /* Append text to notes unless an equal note is there already. */
 static void
 note_once(json_t *notes, const char *text)
@@ -718,10 +761,18 @@ write_lvm_conf(struct run *r, const struct config *c, json_t *notes)
     return ff_error("fence none without a private /dev: refused (lvm would "
                     "see the host's disks)");
   ff_pathf(path, sizeof path, "%s/lvm/devices/system.devices", r->state);
+  r->fence_listed = r->fence_present = -1;
   if (ff_fence_read_devices(path, &loops) < 0 ||
       fence_devnames(r, &loops) < 0 ||
       ff_fence_scenario_settings(r->sc, c->index, &set, &nset) < 0)
     goto out;
+  if (f.mode != FF_FENCE_MODE_NONE) {
+    r->fence_present = (long)loops.n;
+    if (f.mode == FF_FENCE_MODE_DEVICESFILE_USED &&
+        fence_keep_used(r, c, &loops) < 0)
+      goto out;
+    r->fence_listed = (long)loops.n;
+  }
   ff_pathf(title, sizeof title, "scenario %s, configuration %llu", r->sc->name,
            (unsigned long long)c->index + 1);
   f.restrict_devices = 1;
@@ -746,9 +797,15 @@ write_lvm_conf(struct run *r, const struct config *c, json_t *notes)
     run_say(r, "  %s", note);
   }
   if (rc == 0 && ff_fence_uses_filter(&f))
-    note_once(notes, "fence: a global_filter and filter accepting only the "
-                     "farm's devices (this lvm has no devices file, or the "
-                     "configuration turned it off)");
+    note_once(notes,
+              f.mode == FF_FENCE_MODE_DEVICESFILE_USED
+                ? "fence devicesfile-used: a global_filter and filter "
+                  "accepting only the PVs of the VGs the workloads use (this "
+                  "lvm has no devices file, or the configuration turned it "
+                  "off)"
+                : "fence: a global_filter and filter accepting only the "
+                  "farm's devices (this lvm has no devices file, or the "
+                  "configuration turned it off)");
 out:
   free(left);
   free(set);
@@ -1074,6 +1131,11 @@ run_scenario(struct run *r, json_t *doc)
       "vgs", (int)r->fv.nvgs, "lvs", (int)r->fv.nlvs, "profile", profile,
       "aio_contention", c.aio, "workloads", wls);
     json_object_set_new(cj, "fence", json_string(c.fence));
+    if (r->fence_listed >= 0)
+      json_object_set_new(cj, "fence_devices",
+                          json_pack("{s:I, s:I}", "listed",
+                                    (json_int_t)r->fence_listed, "present",
+                                    (json_int_t)r->fence_present));
     json_object_set_new(cj, "lvm",
                         json_pack("{s:s, s:s, s:s, s:s}", "path", c.lvm->path,
                                   "version", c.lvm->version, "label",
@@ -1268,8 +1330,8 @@ static const char run_usage[] =
   "with real lvm commands (or fio: io workloads, $FF_FIO), kept off the\n"
   "host's disks: a private /dev that holds the farm's devices only (named\n"
   "as their PV metadata says), a private lvm.conf and /run/lvm, and the\n"
-  "scenario's fence (default none; devicesfile or filter).  Prints a\n"
-  "table and its verdict (docs/report.md).\n"
+  "scenario's fence (default none; devicesfile, devicesfile-used or\n"
+  "filter).  Prints a table and its verdict (docs/report.md).\n"
   "\n"
   "Every output goes into one run directory, named at the start and the\n"
   "end: ./fusefarm-run-NAME-YYYYmmdd-HHMMSS/ (a new one, never an existing\n"

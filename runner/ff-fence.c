@@ -341,19 +341,106 @@ find_setting(const struct ff_fence *f, const char *key)
 
 /* ---- the fence mode ----------------------------------------------------- */
 
+static const struct {
+  const char *name;
+  enum ff_fence_mode mode;
+} fence_modes[] = {
+  {"none", FF_FENCE_MODE_NONE},
+  {"devicesfile", FF_FENCE_MODE_DEVICESFILE},
+  {"devicesfile-all", FF_FENCE_MODE_DEVICESFILE}, /* the clearer name */
+  {"devicesfile-used", FF_FENCE_MODE_DEVICESFILE_USED},
+  {"filter", FF_FENCE_MODE_FILTER},
+};
+
 int
 ff_fence_mode_parse(const char *s, enum ff_fence_mode *out)
 {
-  if (!strcmp(s, "none"))
-    *out = FF_FENCE_MODE_NONE;
-  else if (!strcmp(s, "devicesfile"))
-    *out = FF_FENCE_MODE_DEVICESFILE;
-  else if (!strcmp(s, "filter"))
-    *out = FF_FENCE_MODE_FILTER;
-  else
-    return ff_error("unknown fence '%s' (expected none, devicesfile or "
-                    "filter)",
-                    s);
+  for (size_t i = 0; s && i < sizeof fence_modes / sizeof *fence_modes; i++)
+    if (!strcmp(s, fence_modes[i].name)) {
+      *out = fence_modes[i].mode;
+      return 0;
+    }
+  return ff_error("fence \"%s\": expected " FF_FENCE_VALUES, s ? s : "(null)");
+}
+
+/* ---- the VGs a configuration uses (devicesfile-used) ------------------- */
+
+void
+ff_fence_vgs_free(struct ff_fence_vgs *u)
+{
+  for (size_t i = 0; i < u->n; i++)
+    free(u->v[i]);
+  free(u->v);
+  u->v = NULL;
+  u->n = 0;
+  u->all = 0;
+}
+
+int
+ff_fence_vgs_lists(const struct ff_fence_vgs *u, const char *vg)
+{
+  if (!vg)
+    return 0;
+  if (u->all)
+    return 1;
+  for (size_t i = 0; i < u->n; i++)
+    if (!strcmp(u->v[i], vg))
+      return 1;
+  return 0;
+}
+
+/* Add the VG of "VG/LV" lv (anything else names none). */
+static int
+add_vg_of(struct ff_fence_vgs *u, const char *lv)
+{
+  const char *slash = lv ? strchr(lv, '/') : NULL;
+  char *vg, **nv;
+
+  if (!slash || slash == lv)
+    return 0;
+  vg = strndup(lv, (size_t)(slash - lv));
+  if (!vg)
+    return ff_error("out of memory");
+  if (ff_fence_vgs_lists(u, vg)) {
+    free(vg);
+    return 0;
+  }
+  nv = realloc(u->v, (u->n + 1) * sizeof *nv);
+  if (!nv) {
+    free(vg);
+    return ff_error("out of memory");
+  }
+  u->v = nv;
+  u->v[u->n++] = vg;
+  return 0;
+}
+
+int
+ff_fence_used_vgs(const struct ff_scenario *sc, const char *first_lv,
+                  const char *target, struct ff_fence_vgs *out)
+{
+  memset(out, 0, sizeof *out);
+  for (unsigned i = 0; i < sc->nworkloads; i++) {
+    const struct ff_workload *w = &sc->workloads[i];
+    int r = 0;
+
+    switch (w->type) {
+    case FF_W_LVCHANGE:
+      r = add_vg_of(out, w->lv ? w->lv : first_lv);
+      break;
+    case FF_W_IO:
+    case FF_W_FS:
+      r = add_vg_of(out, target ? target : w->io.target);
+      break;
+    default: /* scans and activations: every VG */
+      out->all = 1;
+      break;
+    }
+    if (r < 0) {
+      ff_fence_vgs_free(out);
+      return -1;
+    }
+  }
   return 0;
 }
 

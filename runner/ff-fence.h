@@ -134,16 +134,56 @@ struct ff_fence_dev {
  * lvm.conf holds the scenario's settings alone, as the reporter's own
  * would; only a caller whose lvm sees nothing but farm devices (the
  * runner's private /dev, ff-privdev.h) may ask for it.  DEVICESFILE is
- * AUTO; FILTER is the filter form whatever the build has. */
+ * AUTO over every device the caller gives (the safety fence: every farm
+ * device listed); DEVICESFILE_USED is AUTO too, for a caller that gave
+ * only the PVs of the VGs its workloads use (ff_fence_used_vgs): a
+ * devices file as a user's host has one, so lvm skips the devices it does
+ * not name although they are in /dev.  FILTER is the filter form
+ * whatever the build has. */
 enum ff_fence_mode {
   FF_FENCE_AUTO = 0,
   FF_FENCE_MODE_NONE,
   FF_FENCE_MODE_DEVICESFILE,
+  FF_FENCE_MODE_DEVICESFILE_USED,
   FF_FENCE_MODE_FILTER,
 };
 
-/* "none", "devicesfile", "filter" -> *out; 0 or -1. */
+/* The fence values, as every message about a bad one lists them. */
+#define FF_FENCE_VALUES                                                       \
+  "\"none\", \"devicesfile\", \"devicesfile-all\", \"devicesfile-used\" "     \
+  "or \"filter\""
+
+/* "none", "devicesfile" (or its alias "devicesfile-all"),
+ * "devicesfile-used", "filter" -> *out; 0, or -1 with the message
+ * 'fence "S": expected ...' (FF_FENCE_VALUES). */
 int ff_fence_mode_parse(const char *s, enum ff_fence_mode *out);
+
+/* The VGs whose PVs fence devicesfile-used lists: those a
+ * configuration's workloads use, as a host's devices file lists the PVs
+ * of the VGs that host uses.  all = 1 when a workload scans or activates
+ * every VG (pvs, vgs, lvs, pvscan-cache, event-activation,
+ * direct-activation); else the VGs named by lvchange workloads (lv, or
+ * the farm's first LV) and by io/fs workloads whose target is "VG/LV"
+ * (the configuration's fusefarm/target replacing theirs).  A target that
+ * is a farm device or "ram" names no VG: fio opens it without lvm. */
+struct ff_fence_vgs {
+  int all;
+  char **v; /* [n] VG names, each once, in the workloads' order */
+  size_t n;
+};
+
+/* Fill *out (whose previous contents are not looked at) for sc's
+ * workloads; first_lv ("VG/LV", or NULL) is lvchange's default, target
+ * the configuration's fusefarm/target (NULL: each workload's own).
+ * 0, or -1 (out of memory) with *out empty. */
+int ff_fence_used_vgs(const struct ff_scenario *sc, const char *first_lv,
+                      const char *target, struct ff_fence_vgs *out);
+void ff_fence_vgs_free(struct ff_fence_vgs *u);
+
+/* 1 if devicesfile-used lists a device whose VG is vg (NULL: the device
+ * is in no VG: an orphan PV, a blank, another signature, a duplicate),
+ * 0 otherwise: a device in no VG never, a PV when its VG is used. */
+int ff_fence_vgs_lists(const struct ff_fence_vgs *u, const char *vg);
 
 struct ff_fence {
   struct ff_lvm_caps caps;

@@ -2,6 +2,7 @@
 #include "ff-scenario.h"
 #include "ff-cfg-int.h"
 #include "ff-error.h"
+#include "ff-fence.h"
 #include "ff-profile.h"
 #include "ff-util.h"
 
@@ -195,8 +196,7 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       return ff_cfg_err(
         file, e, kp, "value %u %s does not fit %s (expected %s)", i, shown,
         ax->key,
-        !strcmp(ax->key, "fusefarm/fence")
-          ? "\"none\", \"devicesfile\" or \"filter\""
+        !strcmp(ax->key, "fusefarm/fence")     ? FF_FENCE_VALUES
         : !strcmp(ax->key, "fusefarm/profile") ? "a profile path or \"ideal\""
         : !strcmp(ax->key, "fusefarm/lvm")
           ? "an lvm binary's path, a name on PATH or a git ref"
@@ -516,9 +516,7 @@ parse_dev_keys(const char *file, const config_setting_t *root,
     return ff_error("out of memory");
   if (!ff_scenario_fence_valid(sc->fence))
     return ff_cfg_err(file, config_setting_get_member(root, "fence"), "fence",
-                      "unknown fence '%s' (expected \"none\": the private "
-                      "/dev alone, \"devicesfile\" or \"filter\")",
-                      sc->fence);
+                      "fence \"%s\": expected " FF_FENCE_VALUES, sc->fence);
   if (strcmp(sc->dev_names, "farm") && strcmp(sc->dev_names, "loop") &&
       strcmp(sc->dev_names, "disk"))
     return ff_cfg_err(file, config_setting_get_member(root, "dev_names"),
@@ -555,8 +553,9 @@ ff_scenario_dm_asks(const struct ff_scenario *sc, const char *override,
 int
 ff_scenario_fence_valid(const char *s)
 {
-  return s && (!strcmp(s, "none") || !strcmp(s, "devicesfile") ||
-               !strcmp(s, "filter"));
+  enum ff_fence_mode m;
+
+  return s && ff_fence_mode_parse(s, &m) == 0;
 }
 
 /* Make entries[n] the fusefarm/lvm axis, the first of the matrix (an

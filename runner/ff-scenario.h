@@ -77,11 +77,11 @@ struct ff_sval {
  * "ideal"), fusefarm/aio_contention (0 or 1), fusefarm/aio_inflight (the
  * companion's reads in flight), fusefarm/devices (scale the
  * farm to this many devices), fusefarm/fence ("none", "devicesfile",
- * "filter"), fusefarm/lvm (lvm builds: a path, a name on PATH or a git
- * ref of the lvm_git tree; `lvm = [...]` is its shorthand; fusefarm run
- * resolves each and replaces the value by the build's short version),
- * fusefarm/target (the target of every io and fs workload),
- * fusefarm/fstype and fusefarm/mount_options (every fs workload's),
+ * "devicesfile-all", "devicesfile-used", "filter"), fusefarm/lvm (lvm builds:
+ * a path, a name on PATH or a git ref of the lvm_git tree; `lvm = [...]` is
+ * its shorthand; fusefarm run resolves each and replaces the value by the
+ * build's short version), fusefarm/target (the target of every io and fs
+ * workload), fusefarm/fstype and fusefarm/mount_options (every fs workload's),
  * fusefarm/dm ("auto", "real", "none": how activation runs).
  * devices/use_devicesfile = 0 replaces the devices file by a global_filter
  * that accepts only the farm's devices. */
@@ -115,7 +115,9 @@ struct ff_scenario {
                             aio-max-nr the companion reserves (0.98) */
   unsigned aio_inflight; /* reads it keeps in flight (32) */
   char *fence;           /* "none" (default: the private /dev alone),
-                            "devicesfile" or "filter"; fusefarm/fence overrides */
+                            "devicesfile" (alias "devicesfile-all"),
+                            "devicesfile-used" or "filter" (ff-fence.h);
+                            fusefarm/fence overrides */
   char *dm;              /* "auto" (default: real when the kernel has
                             device-mapper), "real" or "none" (activation
                             with --driverloaded n); fusefarm/dm overrides */
@@ -163,7 +165,7 @@ enum ff_dm_asker {
 enum ff_dm_asker ff_scenario_dm_asks(const struct ff_scenario *sc,
                                      const char *override, const char *mode);
 
-/* 1 if s is a fence the runner knows: none, devicesfile, filter. */
+/* 1 if s is a fence the runner knows (ff_fence_mode_parse). */
 int ff_scenario_fence_valid(const char *s);
 
 /* Replace the scenario's lvm by entries[n] (`fusefarm run --lvm`, given

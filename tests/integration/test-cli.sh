@@ -217,7 +217,7 @@ sed -i 's|nosuch-profile.conf|builtin:nosuch|' "$s/prof.conf"
 expect 2 "fusefarm run: $s/prof.conf:3: matrix.[0].values: value 1: builtin:nosuch: no such built-in profile" -- run "$s/prof.conf" --check
 printf 'name = "f"; spec = "%s";\nmatrix = ({ key = "fusefarm/fence"; values = ["none", "devicefile"]; });\nworkloads = ({ type = "pvs"; });\n' \
   "$smoke" >"$s/fence.conf"
-expect 2 "fusefarm run: $s/fence.conf:2: matrix.[0].values: value 1 'devicefile' does not fit fusefarm/fence (expected \"none\", \"devicesfile\" or \"filter\")" -- run "$s/fence.conf"
+expect 2 "fusefarm run: $s/fence.conf:2: matrix.[0].values: value 1 'devicefile' does not fit fusefarm/fence (expected \"none\", \"devicesfile\", \"devicesfile-all\", \"devicesfile-used\" or \"filter\")" -- run "$s/fence.conf"
 # --check: the configurations, numbered as the run's table numbers them,
 # and what the run would time; `fusefarm check` does the same
 for cmd in "run ci-small --check" "check $ci"; do

@@ -312,8 +312,22 @@ test_fence_modes(void **state)
   assert_int_equal(m, FF_FENCE_MODE_FILTER);
   assert_ok(ff_fence_mode_parse("devicesfile", &m));
   assert_int_equal(m, FF_FENCE_MODE_DEVICESFILE);
+  assert_ok(ff_fence_mode_parse("devicesfile-all", &m));
+  assert_int_equal(m, FF_FENCE_MODE_DEVICESFILE);
+  assert_ok(ff_fence_mode_parse("devicesfile-used", &m));
+  assert_int_equal(m, FF_FENCE_MODE_DEVICESFILE_USED);
   assert_int_equal(ff_fence_mode_parse("udev", &m), -1);
-  assert_non_null(strstr(ff_errmsg(), "unknown fence 'udev'"));
+  assert_string_equal(ff_errmsg(),
+                      "fence \"udev\": expected \"none\", \"devicesfile\", "
+                      "\"devicesfile-all\", \"devicesfile-used\" or "
+                      "\"filter\"");
+  assert_int_equal(ff_fence_mode_parse("devicesfle", &m), -1);
+  assert_non_null(strstr(ff_errmsg(), "fence \"devicesfle\": expected"));
+  assert_int_equal(ff_fence_mode_parse("", &m), -1);
+  assert_non_null(strstr(ff_errmsg(), "fence \"\": expected"));
+  assert_true(ff_scenario_fence_valid("devicesfile-used"));
+  assert_true(ff_scenario_fence_valid("devicesfile"));
+  assert_false(ff_scenario_fence_valid("devicesfile-some"));
 
   ff_lvm_caps_for(2, 3, 16, &f.caps);
   f.restrict_devices = 1;
@@ -639,6 +653,148 @@ test_unknown_keys_left_out(void **state)
   free(left);
 }
 
+/* The VGs of workloads wl (a scenario's workloads list), as
+ * devicesfile-used chooses them. */
+static void
+used_vgs(const char *wl, const char *first_lv, const char *target,
+         struct ff_fence_vgs *u)
+{
+  char text[1024];
+  struct ff_scenario *sc;
+
+  snprintf(text, sizeof text, "name = \"u\";\nworkloads = ( %s );\n", wl);
+  sc = ff_scenario_load_string(text, "used", "/tmp");
+  assert_nonnull_err(sc);
+  assert_ok(ff_fence_used_vgs(sc, first_lv, target, u));
+  ff_scenario_free(sc);
+}
+
+/* devicesfile-used: which VGs the workloads use, and which devices the
+ * devices file then lists. */
+static void
+test_used_vgs(void **state)
+{
+  /* A farm of 8: vg1 (2 PVs), vg2, vg3, an orphan PV, a blank, an ext4
+   * signature, a duplicate; vgs[i] is NULL for the last four, as
+   * ff-runmanifest gives them. */
+  static const char *const vgs[] = {"vg1", "vg1", "vg2", "vg3",
+                                    NULL,  NULL,  NULL,  NULL};
+  struct ff_fence_vgs u;
+  size_t listed;
+
+  (void)state;
+  /* Activation and scans: every VG; no device outside a VG. */
+  used_vgs("{ type = \"event-activation\"; }", "vg1/lv0", NULL, &u);
+  assert_true(u.all);
+  listed = 0;
+  for (size_t i = 0; i < 8; i++)
+    listed += (size_t)ff_fence_vgs_lists(&u, vgs[i]);
+  assert_int_equal(listed, 4);
+  assert_false(ff_fence_vgs_lists(&u, NULL));
+  ff_fence_vgs_free(&u);
+  for (const char *const *t =
+         (const char *const[]){"pvs", "vgs", "lvs", "pvscan-cache",
+                               "direct-activation", NULL};
+       *t; t++) {
+    char wl[128];
+
+    snprintf(wl, sizeof wl, "{ type = \"%s\"; }", *t);
+    used_vgs(wl, NULL, NULL, &u);
+    assert_true(u.all);
+    ff_fence_vgs_free(&u);
+  }
+
+  /* lvchange alone: the VG of its LV (the farm's first LV by default). */
+  used_vgs("{ type = \"lvchange\"; }", "vg2/lv0", NULL, &u);
+  assert_false(u.all);
+  assert_int_equal(u.n, 1);
+  assert_string_equal(u.v[0], "vg2");
+  listed = 0;
+  for (size_t i = 0; i < 8; i++)
+    listed += (size_t)ff_fence_vgs_lists(&u, vgs[i]);
+  assert_int_equal(listed, 1);
+  assert_true(ff_fence_vgs_lists(&u, "vg2"));
+  assert_false(ff_fence_vgs_lists(&u, "vg1"));
+  ff_fence_vgs_free(&u);
+  /* Two lvchanges and an LV io target: their VGs, each once, in order;
+   * a device target and "ram" name none. */
+  used_vgs("{ type = \"lvchange\"; lv = \"vg3/a\"; name = \"a\"; },"
+           "{ type = \"lvchange\"; lv = \"vg1/b\"; name = \"b\"; },"
+           "{ type = \"lvchange\"; lv = \"vg3/c\"; name = \"c\"; },"
+           "{ type = \"io\"; target = \"pv0001\"; name = \"d\"; },"
+           "{ type = \"io\"; target = \"vg2/d\"; name = \"e\"; }",
+           NULL, NULL, &u);
+  assert_false(u.all);
+  assert_int_equal(u.n, 3);
+  assert_string_equal(u.v[0], "vg3");
+  assert_string_equal(u.v[1], "vg1");
+  assert_string_equal(u.v[2], "vg2");
+  ff_fence_vgs_free(&u);
+  /* The configuration's fusefarm/target replaces the io target. */
+  used_vgs("{ type = \"io\"; target = \"vg2/d\"; }", NULL, "pv0003", &u);
+  assert_false(u.all);
+  assert_int_equal(u.n, 0);
+  ff_fence_vgs_free(&u);
+  used_vgs("{ type = \"io\"; target = \"pv0003\"; }", NULL, "vg3/x", &u);
+  assert_int_equal(u.n, 1);
+  assert_string_equal(u.v[0], "vg3");
+  ff_fence_vgs_free(&u);
+  /* lvchange with no LV anywhere: no VG, nothing listed. */
+  used_vgs("{ type = \"lvchange\"; }", NULL, NULL, &u);
+  assert_false(u.all);
+  assert_int_equal(u.n, 0);
+  assert_false(ff_fence_vgs_lists(&u, "vg1"));
+  ff_fence_vgs_free(&u);
+  /* Scans win over named VGs. */
+  used_vgs("{ type = \"lvchange\"; lv = \"vg3/a\"; }, { type = \"pvs\"; }",
+           NULL, NULL, &u);
+  assert_true(u.all);
+  assert_true(ff_fence_vgs_lists(&u, "vg1"));
+  ff_fence_vgs_free(&u);
+}
+
+/* devicesfile-used writes the devices file of the devices it is given
+ * (the caller chose them) with the same lvm.conf as devicesfile. */
+static void
+test_used_same_conf(void **state)
+{
+  static const struct ff_fence_dev all[] = {{"/dev/pv0001", NULL, NULL},
+                                            {"/dev/pv0002", NULL, NULL}};
+  struct ff_fence f = {0};
+  char *conf_all, *conf_used, *dfile;
+
+  (void)state;
+  ff_lvm_caps_for(2, 3, 16, &f.caps);
+  f.restrict_devices = 1;
+  f.devs = all;
+  f.ndevs = 2;
+  f.mode = FF_FENCE_MODE_DEVICESFILE;
+  conf_all = ff_fence_lvm_conf(&f);
+  f.mode = FF_FENCE_MODE_DEVICESFILE_USED;
+  f.ndevs = 1;
+  conf_used = ff_fence_lvm_conf(&f);
+  dfile = ff_fence_devices_file(&f);
+  assert_nonnull_err(conf_all);
+  assert_nonnull_err(conf_used);
+  assert_nonnull_err(dfile);
+  assert_false(ff_fence_uses_filter(&f));
+  assert_string_equal(conf_all, conf_used);
+  assert_non_null(strstr(dfile, "DEVNAME=/dev/pv0001"));
+  assert_null(strstr(dfile, "pv0002"));
+  /* Without a devices file in the build: the filter form, of the same
+   * devices. */
+  free(conf_used);
+  ff_lvm_caps_for(2, 3, 11, &f.caps);
+  assert_true(ff_fence_uses_filter(&f));
+  conf_used = ff_fence_lvm_conf(&f);
+  assert_nonnull_err(conf_used);
+  assert_non_null(strstr(conf_used, "pv0001"));
+  assert_null(strstr(conf_used, "pv0002"));
+  free(conf_all);
+  free(conf_used);
+  free(dfile);
+}
+
 int
 main(void)
 {
@@ -650,6 +806,8 @@ main(void)
     cmocka_unit_test(test_bad_settings),
     cmocka_unit_test(test_filter_form),
     cmocka_unit_test(test_fence_modes),
+    cmocka_unit_test(test_used_vgs),
+    cmocka_unit_test(test_used_same_conf),
     cmocka_unit_test(test_version_parse),
     cmocka_unit_test(test_devices_file_round_trip),
     cmocka_unit_test(test_dialect_table),

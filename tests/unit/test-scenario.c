@@ -110,7 +110,8 @@ static const struct {
    "unknown workload 'fsck'"},
   {"workloads = ({ });", "workloads.[0].type", "missing"},
   {"fence = \"lvmetad\"; workloads = ({ type = \"pvs\"; });", "t:1: fence",
-   "unknown fence 'lvmetad'"},
+   "fence \"lvmetad\": expected \"none\", \"devicesfile\", "
+   "\"devicesfile-all\", \"devicesfile-used\" or \"filter\""},
   {"fence = 0; workloads = ({ type = \"pvs\"; });", "t:1: fence", "string"},
   {"dev_names = \"nvme\"; workloads = ({ type = \"pvs\"; });",
    "t:1: dev_names", "unknown naming 'nvme'"},
