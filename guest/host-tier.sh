@@ -379,6 +379,20 @@ step_scenario() {
   farm_gone "after the scenario" /tmp/fusefarm-run.
 }
 
+# smoke_loops: the two images of smoke.conf that `fusefarm gen` writes,
+# in $w/img, each on a plain loop device (losetup -f, no fusefarm
+# attach), into the caller's array loops
+smoke_loops() {
+  local f l
+  loops=()
+  rm -rf "$w/img"
+  check "fusefarm gen smoke.conf -o $w/img" fusefarm gen "$data/smoke.conf" -o "$w/img" -q
+  for f in "$w"/img/pv*; do
+    l=$(losetup -f --show "$f") && loops+=("$l")
+  done
+  check "losetup -f: ${loops[*]}" [ ${#loops[@]} = 2 ]
+}
+
 # pvrule: farm PVs that reach the host other than by attach (nbd-client,
 # a qemu disk: gen's images on plain loops stand for them, since the rule
 # reads the PV's UUID through blkid, not the transport): with `fusefarm
@@ -391,12 +405,7 @@ step_pvrule() {
   check "fusefarm udev-rule --install" fusefarm udev-rule --install
   check "the rule is in /etc/udev/rules.d" [ -f /etc/udev/rules.d/61-fusefarm-pv.rules ]
   cur=$(cursor)
-  rm -rf "$w/img"
-  check "fusefarm gen smoke.conf -o $w/img" fusefarm gen "$data/smoke.conf" -o "$w/img" -q
-  for f in "$w"/img/pv*; do
-    l=$(losetup -f --show "$f") && loops+=("$l")
-  done
-  check "losetup -f: ${loops[*]}" [ ${#loops[@]} = 2 ]
+  smoke_loops
   # lvm2's pvscan runs inside udev's event processing: after settle its
   # online records and journal lines are there or never will be
   udevadm settle
@@ -426,12 +435,7 @@ step_control() {
   local cur l loops=() vgs=$w/control-vgs
   echo smoke >"$vgs"
   cur=$(cursor)
-  rm -rf "$w/img"
-  check "fusefarm gen smoke.conf -o $w/img" fusefarm gen "$data/smoke.conf" -o "$w/img" -q
-  for f in "$w"/img/pv*; do
-    l=$(losetup -f --show "$f") && loops+=("$l")
-  done
-  check "losetup -f: ${loops[*]}" [ ${#loops[@]} = 2 ]
+  smoke_loops
   udevadm settle
   mark control-attached
   smoke_active() {

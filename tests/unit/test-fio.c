@@ -5,41 +5,17 @@
 #include "ff-fio.h"
 #include "ff-workload.h" /* ff_slurp */
 #include "ff-test.h"
+#include "ff-testdata.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static char *
-fixture(const char *name)
-{
-  const char *dir = getenv("FF_TEST_DATA");
-  char path[4096];
-  FILE *f;
-  char *text;
-  long n;
-
-  if (!dir)
-    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  f = fopen(path, "r");
-  if (!f)
-    fail_msg("%s: cannot open", path);
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  rewind(f);
-  text = calloc(1, (size_t)n + 1);
-  assert_non_null(text);
-  assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  return text;
-}
-
 static void
 test_parse_fixture(void **state)
 {
-  char *text = fixture("fio-randrw.json"), *warned;
+  char *text = ff_test_data("fio-randrw.json"), *warned;
   struct ff_fio_result r;
 
   (void)state;

@@ -7,6 +7,7 @@
 #include "ff-manifest.h"
 #include "ff-spec.h"
 #include "ff-test.h"
+#include "ff-testdata.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -19,36 +20,12 @@
  * metadata area (seqno 2: "Write from", seqno 3: "Write[2] from"),
  * byte for byte. */
 
-/* tests/data/mirror-raid/NAME as a string (malloc'd; NUL-terminated). */
-static char *
-golden(const char *name)
-{
-  const char *dir = getenv("FF_TEST_DATA");
-  char path[4096];
-  char *buf = NULL;
-  long n = 0;
-  FILE *f;
-
-  if (!dir)
-    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
-  snprintf(path, sizeof path, "%s/mirror-raid/%s", dir, name);
-  f = fopen(path, "rb");
-  if (!f)
-    fail_msg("%s: cannot open", path);
-  if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 ||
-      fseek(f, 0, SEEK_SET) < 0 || !(buf = malloc((size_t)n + 1)) ||
-      fread(buf, 1, (size_t)n, f) != (size_t)n)
-    fail_msg("%s: cannot read", path);
-  fclose(f);
-  buf[n] = 0;
-  return buf;
-}
-
 static void
 test_raid1_writes(void **state)
 {
-  char *spec = golden("raid1.conf"), *w1 = golden("raid1-write1.txt"),
-       *w2 = golden("raid1-write2.txt");
+  char *spec = ff_test_data("mirror-raid/raid1.conf"),
+       *w1 = ff_test_data("mirror-raid/raid1-write1.txt"),
+       *w2 = ff_test_data("mirror-raid/raid1-write2.txt");
   struct ff_farm *farm = ff_test_farm(spec);
   const struct ff_vg *vg = &farm->vgs[0];
 
@@ -73,8 +50,9 @@ test_raid1_writes(void **state)
 static void
 test_mirror_writes(void **state)
 {
-  char *spec = golden("mirror.conf"), *w1 = golden("mirror-write1.txt"),
-       *w2 = golden("mirror-write2.txt");
+  char *spec = ff_test_data("mirror-raid/mirror.conf"),
+       *w1 = ff_test_data("mirror-raid/mirror-write1.txt"),
+       *w2 = ff_test_data("mirror-raid/mirror-write2.txt");
   struct ff_farm *farm = ff_test_farm(spec);
   const struct ff_vg *vg = &farm->vgs[0];
   static const uint8_t hdr[16] = {0x72, 0x52, 0x69, 0x4d, 2,    0,

@@ -1,0 +1,35 @@
+/* fusefarm unit tests: a file of tests/data as a string (ff-testdata.h). */
+#include "ff-testdata.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+char *
+ff_test_data(const char *name)
+{
+  const char *dir = getenv("FF_TEST_DATA");
+  char path[4096];
+  char *buf = NULL;
+  long n = 0;
+  FILE *f;
+
+  if (!dir)
+    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  f = fopen(path, "rb");
+  if (!f)
+    fail_msg("%s: cannot open", path);
+  if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 ||
+      fseek(f, 0, SEEK_SET) < 0 || !(buf = malloc((size_t)n + 1)) ||
+      fread(buf, 1, (size_t)n, f) != (size_t)n)
+    fail_msg("%s: cannot read", path);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
