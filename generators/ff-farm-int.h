@@ -1,5 +1,6 @@
 /* fusefarm: the layout of a farm, shared by ff-farm.c (building) and
- * ff-farm-read.c (reading), for generators/ and the unit tests.
+ * ff-farm-read.c (reading), for generators/ and the unit tests; and, at
+ * its end, what the files that build a farm share (ff_fb_*).
  *
  * Everything else sees struct ff_farm as opaque and uses the accessors of
  * ff-farm.h: a front end that read these fields would tie itself to how
@@ -201,5 +202,115 @@ ff_farm_target(const struct ff_farm *farm, uint32_t dev)
   return farm->devs[dev].role == FF_ROLE_DUPLICATE ? farm->devs[dev].alias
                                                    : dev;
 }
+
+/* ---- building a farm ----------------------------------------------------
+ *
+ * ff-farm.c builds the farm: devices, VGs and their PVs, the LVs one
+ * lvcreate after another, every metadata write.  What an LV's kind needs
+ * is in the files of lvm2's own split (lib/metadata/):
+ *
+ *   ff-farm-alloc.c   lv_manip.c (the allocator, the mirror log's place,
+ *                     generate_lv_name) and pv_map.c (free areas)
+ *   ff-farm-mirror.c  mirror.c and raid_manip.c: mirror and raid LVs
+ *   ff-farm-pool.c    pool_manip.c, thin_manip.c, cache_manip.c: thin and
+ *                     cache pools, thin LVs, caching an LV, the tmeta
+ *                     images
+ *   ff-farm-snap.c    snapshot_manip.c: old-style snapshots
+ *
+ * Every one must place extents, name sub-LVs and order them exactly as
+ * lvm 2.03.16 does: `fusefarm gen` output is compared byte for byte with
+ * lvm's (tests/integration/test-byte-identical.sh).  Functions that fail
+ * return -1 (or NULL) after ff_error(). */
+
+/* A farm being built from its spec. */
+struct bctx {
+  const struct ff_spec *spec;
+  struct ff_farm *farm;
+  uint32_t d; /* next device index */
+  uint32_t v; /* next VG index */
+};
+
+/* A free area of a PV (pv_map.c's struct pv_area). */
+struct apva {
+  struct apva *prev, *next; /* in the PV's list (the head is a dummy) */
+  uint32_t pv;
+  uint64_t start, count, unreserved;
+};
+
+/* Free runs of each PV of a VG, kept in PE order as LVs are placed. */
+struct freelist {
+  uint32_t n, cap;
+  struct apva *runs; /* start, count only */
+};
+
+static inline uint64_t
+ff_fb_round_up(uint64_t v, uint64_t to)
+{
+  return (v + to - 1) / to * to;
+}
+
+/* ff-farm.c */
+
+/* "file:line: path: message" for a group of the spec; -1. */
+__attribute__((format(printf, 4, 5))) int ff_fb_err(const struct bctx *b,
+                                                    int line, const char *path,
+                                                    const char *fmt, ...);
+/* Bytes of PV pv's data area that are not zero (struct ff_blob). */
+int ff_fb_add_blob(struct ff_vg *vg, uint32_t pv, uint64_t off, uint64_t len,
+                   uint8_t fill, const uint8_t *bytes);
+
+/* ff-farm-alloc.c */
+
+/* The allocation policies' names, by enum ff_alloc_policy. */
+extern const char *const ff_fb_policy_names[];
+int ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp,
+                       struct ff_vg *vg, struct freelist *fl, struct ff_lv *lv,
+                       uint32_t stripes, uint64_t stripe_size,
+                       enum ff_alloc_policy policy, uint64_t log_len,
+                       struct ff_area *log_area);
+__attribute__((format(printf, 9, 10))) int
+ff_fb_allocate_unsplit(struct bctx *b, int line, const char *lp,
+                       struct ff_vg *vg, struct freelist *fl, struct ff_lv *lv,
+                       uint32_t areas, enum ff_alloc_policy policy,
+                       const char *fmt, ...);
+int ff_fb_place_mirror_log(struct bctx *b, int line, const char *lp,
+                           struct ff_vg *vg, struct freelist *fl,
+                           const struct ff_lv *top, uint64_t log_len,
+                           enum ff_alloc_policy policy, uint32_t *pv,
+                           uint64_t *pe);
+int ff_fb_place_lv(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+                   struct ff_vg *vg, struct freelist *fl, uint32_t li,
+                   uint64_t stripe_size);
+char *ff_fb_generate_lv_name(const struct ff_vg *vg, uint32_t nl,
+                             const struct ff_lv *top, const char *prefix);
+struct ff_lv *ff_fb_new_sub(struct bctx *b, const struct ff_spec_lv *sl,
+                            struct ff_lv *top, uint32_t li, uint32_t j,
+                            enum ff_sub_role role, char *name);
+struct ff_lv *ff_fb_find_lv(struct ff_vg *vg, uint32_t li, const char *name);
+
+/* ff-farm-mirror.c */
+
+int ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
+                               const char *lp, struct ff_vg *vg,
+                               struct freelist *fl, uint32_t li);
+
+/* ff-farm-pool.c */
+
+int ff_fb_allocate_pool(struct bctx *b, const struct ff_spec_lv *sl,
+                        const char *lp, struct ff_vg *vg, struct freelist *fl,
+                        uint32_t li);
+int ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl,
+                    const char *lp, struct ff_vg *vg, uint32_t li);
+int ff_fb_attach_cache(struct bctx *b, int line, const char *lp,
+                       struct ff_vg *vg, uint32_t li, uint32_t nl,
+                       const char *pool_name, enum ff_cache_mode mode,
+                       enum ff_cache_policy policy, const char *corig_uuid);
+int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg);
+
+/* ff-farm-snap.c */
+
+int ff_fb_allocate_snapshot(struct bctx *b, const struct ff_spec_lv *sl,
+                            const char *lp, struct ff_vg *vg,
+                            struct freelist *fl, uint32_t li);
 
 #endif
