@@ -1,5 +1,5 @@
 /* ff-runreport-verdict: the verdict under the run report's table
- * (docs/report.md): ratios of medians with their min-max from the
+ * (docs/report.md): ratios with their 95% interval from the
  * repetitions, noise, single samples, failed runs, the effect of a matrix
  * key over several pairs of configs.  The documents are tests/data/
  * verdict-clear.json (ratios clear of the spread), verdict-noise.json
