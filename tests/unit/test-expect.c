@@ -906,6 +906,27 @@ test_judge_baseline_interval(void **state)
   assert_true(slow_failed >= 18);
 }
 
+/* `lvchange[lvm=A] < lvchange[lvm=B] confidently` over lvm=A and B of
+ * true times t[0] and t[1], n runs each with 5% noise from *seed: its
+ * status st, and its evaluation's `key` ("text" or "reason") holding
+ * want. */
+static void
+confident_case(uint64_t *seed, const double *t, size_t n,
+               enum ff_expect_status want_st, const char *key,
+               const char *want)
+{
+  struct ff_runreport *rr = noisy_doc(seed, t, 2, n, 0.05);
+  enum ff_expect_status st;
+  json_t *j;
+
+  j = judge("lvchange[lvm=A] < lvchange[lvm=B] confidently", rr, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, want_st);
+  assert_non_null(strstr(eval_str(j, 0, key), want));
+  json_decref(j);
+  ff_runreport_free(rr);
+}
+
 /* "confidently": the whole 95% interval on the right side; too few
  * repetitions for one: not judged; only between two wall times. */
 static void
@@ -919,13 +940,9 @@ test_judge_confidently(void **state)
   json_t *j;
 
   (void)state;
+  confident_case(&seed, apart, 6, FF_EXPECT_HOLDS, "text",
+                 "the whole interval is on its side): true");
   rr = noisy_doc(&seed, apart, 2, 6, 0.05);
-  j = judge("lvchange[lvm=A] < lvchange[lvm=B] confidently", rr, NULL, &st);
-  assert_nonnull_err(j);
-  assert_int_equal(st, FF_EXPECT_HOLDS);
-  assert_non_null(strstr(eval_str(j, 0, "text"),
-                         "the whole interval is on its side): true"));
-  json_decref(j);
   /* the other way: false, confidently or not */
   j = judge("lvchange[lvm=B] < 0.9 * lvchange[lvm=A] confidently", rr, NULL,
             &st);
@@ -937,22 +954,11 @@ test_judge_confidently(void **state)
    * holds 1 (a seed of its own: in 1 of 40 draws the interval misses 1,
    * as the previous seed's next draw does) */
   seed = 11;
-  rr = noisy_doc(&seed, same, 2, 6, 0.05);
-  j = judge("lvchange[lvm=A] < lvchange[lvm=B] confidently", rr, NULL, &st);
-  assert_int_equal(st, FF_EXPECT_FAILS);
-  assert_non_null(strstr(eval_str(j, 0, "text"),
-                         "the interval is not wholly on its side): false"));
-  json_decref(j);
-  ff_runreport_free(rr);
-
+  confident_case(&seed, same, 6, FF_EXPECT_FAILS, "text",
+                 "the interval is not wholly on its side): false");
   /* 3 a side: not judged */
-  rr = noisy_doc(&seed, apart, 2, 3, 0.05);
-  j = judge("lvchange[lvm=A] < lvchange[lvm=B] confidently", rr, NULL, &st);
-  assert_int_equal(st, FF_EXPECT_UNJUDGED);
-  assert_non_null(strstr(eval_str(j, 0, "reason"),
-                         "'confidently' needs a 95% interval: 3 and 3"));
-  json_decref(j);
-  ff_runreport_free(rr);
+  confident_case(&seed, apart, 3, FF_EXPECT_UNJUDGED, "reason",
+                 "'confidently' needs a 95% interval: 3 and 3");
 
   /* a number on a side: a parse error at the word */
   assert_null(e = ff_expect_parse("lvchange < 2 confidently"));

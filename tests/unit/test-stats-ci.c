@@ -38,19 +38,18 @@ test_mw_cdf(void **state)
 static void
 test_enough(void **state)
 {
+  static const struct {
+    size_t na, nb;
+    bool enough;
+  } cases[] = {
+    {0, 10, false}, {1, 1, false}, {2, 2, false},  {3, 3, false},
+    {3, 4, false},  {4, 4, true},  {3, 5, true},   {5, 3, true},
+    {2, 7, false},  {2, 10, true}, {1, 38, false}, {1, 39, true},
+  };
+
   (void)state;
-  assert_false(ff_ci_enough(0, 10));
-  assert_false(ff_ci_enough(1, 1));
-  assert_false(ff_ci_enough(2, 2));
-  assert_false(ff_ci_enough(3, 3));
-  assert_false(ff_ci_enough(3, 4));
-  assert_true(ff_ci_enough(4, 4));
-  assert_true(ff_ci_enough(3, 5));
-  assert_true(ff_ci_enough(5, 3));
-  assert_false(ff_ci_enough(2, 7));
-  assert_true(ff_ci_enough(2, 10));
-  assert_false(ff_ci_enough(1, 38));
-  assert_true(ff_ci_enough(1, 39));
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    assert_int_equal(ff_ci_enough(cases[i].na, cases[i].nb), cases[i].enough);
 }
 
 /* a is b doubled: the estimate is 2; with 4 and 4, k = 1 (P(U = 0) =
