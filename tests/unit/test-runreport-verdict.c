@@ -411,28 +411,23 @@ test_many_and_none(void **state)
   json_decref(doc);
 }
 
-/* Two pairs that disagree (no clear difference under one profile, 3x
- * under the other, the intervals apart): an interaction, listed pair by
- * pair, each named by its other setting. */
-static void
-test_mixed(void **state)
+/* verdict-noise.json's configs 1 and 2 under profile "ideal", and again
+ * as configs 3 and 4 under profile "slow", where use_aio=0's pvs (config
+ * 4's) takes `factor` times as long. */
+static struct ff_runreport *
+two_profiles(double factor)
 {
   const char *dir = getenv("FF_TEST_DATA");
   char path[4096], *text;
   json_t *doc, *configs;
   json_error_t e;
   struct ff_runreport *rr;
-  struct ff_rr_effect *fx;
-  size_t n, npairs;
 
-  (void)state;
   assert_non_null(dir);
   snprintf(path, sizeof path, "%s/verdict-noise.json", dir);
   doc = json_load_file(path, 0, &e);
   assert_non_null(doc);
   configs = json_object_get(doc, "configs");
-  /* configs 3 and 4: 1 and 2 again under another profile, where
-   * use_aio=0 triples pvs */
   for (size_t i = 0; i < 2; i++) {
     json_t *c = json_deep_copy(json_array_get(configs, i));
     json_t *pvs = json_array_get(json_object_get(c, "workloads"), 0);
@@ -445,24 +440,42 @@ test_mixed(void **state)
                         json_string("slow"));
     if (i == 1) {
       json_t *runs = json_object_get(pvs, "runs");
+      static const char *const stat[] = {"min", "median", "max"};
 
       for (size_t r = 0; r < json_array_size(runs); r++) {
         json_t *run = json_array_get(runs, r);
 
         json_object_set_new(
           run, "wall",
-          json_real(3 * json_real_value(json_object_get(run, "wall"))));
+          json_real(factor * json_real_value(json_object_get(run, "wall"))));
       }
-      json_object_set_new(pvs, "min", json_real(1.56));
-      json_object_set_new(pvs, "median", json_real(1.62));
-      json_object_set_new(pvs, "max", json_real(1.74));
+      for (size_t k = 0; k < 3; k++)
+        json_object_set_new(
+          pvs, stat[k],
+          json_real(factor * json_real_value(json_object_get(pvs, stat[k]))));
     }
     json_array_append_new(configs, c);
   }
   text = json_dumps(doc, 0);
-  rr = ff_runreport_load_text(text, strlen(text), "mixed");
+  rr = ff_runreport_load_text(text, strlen(text), "two profiles");
   free(text);
+  json_decref(doc);
   assert_nonnull_err(rr);
+  return rr;
+}
+
+/* Two pairs that disagree (no clear difference under one profile, 3x
+ * under the other, the intervals apart): an interaction, listed pair by
+ * pair, each named by its other setting. */
+static void
+test_interaction(void **state)
+{
+  struct ff_runreport *rr = two_profiles(3);
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  char *text;
+
+  (void)state;
   fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
   assert_non_null(fx);
   assert_int_equal(npairs, 2);
@@ -483,7 +496,33 @@ test_mixed(void **state)
                                "with use_aio=0\n"));
   free(text);
   ff_runreport_free(rr);
-  json_decref(doc);
+}
+
+/* A result in one pair and no clear difference in the other, their
+ * intervals overlapping: mixed, listed pair by pair too, never a
+ * result. */
+static void
+test_mixed(void **state)
+{
+  struct ff_runreport *rr = two_profiles(1.12);
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  char *text;
+
+  (void)state;
+  fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
+  assert_non_null(fx);
+  assert_string_equal(fx[0].workload, "pvs");
+  assert_int_equal(fx[0].judgement, FF_RR_MIXED);
+  free(fx);
+  text = verdict(rr);
+  assert_non_null(strstr(
+    text, "    pvs is not clear in every pair: 1.03x (95% CI "
+          "0.95\u20131.12x; no clear difference) with profile=ideal, 1.15x "
+          "(95% CI 1.07\u20131.25x) with profile=slow\n"));
+  assert_null(strstr(text, "\n    pvs 1."));
+  free(text);
+  ff_runreport_free(rr);
 }
 
 /* The document's "verdict" (docs/run-json.md): every axis value with
@@ -572,11 +611,11 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_ratio),        cmocka_unit_test(test_fmt_ratio),
-    cmocka_unit_test(test_clear),        cmocka_unit_test(test_noise),
-    cmocka_unit_test(test_single),       cmocka_unit_test(test_pairs),
-    cmocka_unit_test(test_mixed),        cmocka_unit_test(test_many_and_none),
-    cmocka_unit_test(test_verdict_json),
+    cmocka_unit_test(test_ratio),         cmocka_unit_test(test_fmt_ratio),
+    cmocka_unit_test(test_clear),         cmocka_unit_test(test_noise),
+    cmocka_unit_test(test_single),        cmocka_unit_test(test_pairs),
+    cmocka_unit_test(test_interaction),   cmocka_unit_test(test_mixed),
+    cmocka_unit_test(test_many_and_none), cmocka_unit_test(test_verdict_json),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
