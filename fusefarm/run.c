@@ -1368,7 +1368,7 @@ static const char run_usage[] =
   "  --devices N   scale the farm to N devices, overriding the scenario's\n"
   "                devices (as `fusefarm mount --devices`)\n"
   "  --repeat N    run every workload N times, overriding each one's repeat\n"
-  "                (1: a quick look; the verdict needs 2 or more)\n"
+  "                (1: a quick look; the verdict needs 4 or more)\n"
   "  --dm MODE     device-mapper: auto (default: real when the kernel has\n"
   "                it), real (activation makes dm devices, removed before\n"
   "                each repetition and at the end) or none (--driverloaded\n"

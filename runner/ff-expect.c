@@ -112,6 +112,7 @@ struct node {
   enum node_kind kind;
   size_t off, end; /* the text it was parsed from: [off, end) */
   bool paren;      /* written in parentheses */
+  bool confident;  /* N_CMP: "confidently": the whole 95% interval */
   char op;
   size_t opoff; /* N_ARITH, N_CMP: the operator's offset */
   double num;
@@ -608,6 +609,30 @@ need_number(const struct node *n)
   return 0;
 }
 
+/* A side of a comparison that is a wall time scaled by a positive
+ * number (W, k * W, W * k, W / k): its term, and k in *k; else NULL. */
+static const struct node *
+scaled_wall(const struct node *n, double *k)
+{
+  const struct node *a = n->a, *b = n->b;
+
+  *k = 1;
+  if (n->kind == N_TERM)
+    return n->fn == F_WALL ? n : NULL;
+  if (n->kind != N_ARITH || (n->op != '*' && n->op != '/'))
+    return NULL;
+  if (n->op == '*' && a->kind == N_NUM && a->num > 0 && b->kind == N_TERM &&
+      b->fn == F_WALL) {
+    *k = a->num;
+    return b;
+  }
+  if (a->kind == N_TERM && a->fn == F_WALL && b->kind == N_NUM && b->num > 0) {
+    *k = n->op == '*' ? b->num : 1 / b->num;
+    return a;
+  }
+  return NULL;
+}
+
 /* The binary operators, one level of precedence an entry, loosest first:
  * expr, and, cmp, sum, prod in the grammar (ff-expect.h).  Each level's
  * operands are the next level's (the last one's: unary). */
@@ -699,6 +724,22 @@ parse_level(struct parser *p, size_t lv)
     }
     n->end = n->b->end;
     left = n;
+    if (n->kind == N_CMP && peek(p)->kind == T_NAME && peek(p)->len == 11 &&
+        !strncmp(p->text + peek(p)->off, "confidently", 11)) {
+      double k;
+
+      n->confident = true;
+      n->end = peek(p)->off + peek(p)->len;
+      if (!scaled_wall(n->a, &k) || !scaled_wall(n->b, &k)) {
+        col_error(peek(p)->off,
+                  "'confidently' compares two wall times, each perhaps "
+                  "times a number (W[k=a] < 0.9 * W[k=b] confidently)",
+                  NULL);
+        node_free(left);
+        return NULL;
+      }
+      p->i++;
+    }
     if (l->no_chain && level_op(l, peek(p)->kind)) {
       col_error(peek(p)->off, l->no_chain, NULL);
       node_free(left);
@@ -921,6 +962,7 @@ struct judge {
   json_t *values;
   long long used[64]; /* config ids the terms resolved to (baseline: -id) */
   size_t nused;
+  const struct ff_rr_workload *last_w; /* the last wall time term's */
 };
 
 static const char *
@@ -1292,6 +1334,7 @@ term_value(struct judge *j, const struct node *n, int *err)
   v = n->fn == F_WALL ? w->median : measure(j, doc, c, w, n, err);
   if (isnan(v))
     return NAN;
+  j->last_w = n->fn == F_WALL ? w : NULL;
   snprintf(key, sizeof key, "%.*s", (int)(n->end - n->off),
            j->e->text + n->off);
   if (n->bare)
@@ -1325,6 +1368,61 @@ put_value(FILE *out, double v, enum dim dim)
     fprintf(out, "%.4g", v);
     break;
   }
+}
+
+/* A comparison k0 * A op k1 * B of wall times by the 95% interval of
+ * A / B (ff-stats-ci.h) against t = k1 / k0: "confidently" holds only
+ * when the whole interval is on the right side of t; otherwise (against
+ * the baseline) it fails only when the whole interval is on the wrong
+ * side.  Too few repetitions: "confidently" is not judged, a baseline
+ * comparison keeps the medians' answer (median).  Writes what it found
+ * to out; returns the verdict (NAN with j->reason). */
+static double
+interval_cmp(struct judge *j, const struct node *n,
+             const struct ff_rr_workload *const w[2], double t, double median,
+             FILE *out)
+{
+  bool less = n->op == '<' || n->op == 'L',
+       strict = n->op == '<' || n->op == '>';
+  struct ff_rr_ratio r;
+  char a[32], b[32], c[32], th[32];
+  bool v;
+
+  if (ff_runreport_ratio(w[0], w[1], &r) < 0) {
+    unjudged(j, "%s", ff_errmsg());
+    return NAN;
+  }
+  if (r.judgement == FF_RR_TOO_FEW) {
+    if (n->confident) {
+      unjudged(j,
+               "'confidently' needs a 95%% interval: %zu and %zu "
+               "repetitions are too few (4 a side, or 3 and 5)",
+               r.nruns_a, r.nruns_b);
+      return NAN;
+    }
+    fprintf(out,
+            " (medians: %zu and %zu repetitions are too few for a "
+            "95%% interval)",
+            r.nruns_a, r.nruns_b);
+    return median;
+  }
+  if (n->confident)
+    v =
+      less ? (strict ? r.hi < t : r.hi <= t) : (strict ? r.lo > t : r.lo >= t);
+  else
+    v = less ? !(strict ? r.lo >= t : r.lo > t)
+             : !(strict ? r.hi <= t : r.hi < t);
+  ff_runreport_fmt_ratio(r.ratio, a, sizeof a);
+  ff_runreport_fmt_ratio(r.lo, b, sizeof b);
+  ff_runreport_fmt_ratio(r.hi, c, sizeof c);
+  snprintf(th, sizeof th, "%.4g", t);
+  b[strlen(b) - 1] = '\0';
+  fprintf(out, " (ratio %s, 95%% CI %s\u2013%s against %s: %s)", a, b, c, th,
+          n->confident ? (v ? "the whole interval is on its side"
+                            : "the interval is not wholly on its side")
+                       : (v ? "not clearly on the wrong side"
+                            : "the whole interval is on the wrong side"));
+  return v;
 }
 
 /* Evaluate n, writing it with the values substituted to out.  NAN with
@@ -1372,11 +1470,15 @@ eval(struct judge *j, const struct node *n, FILE *out, int *err)
                          : n->op == 'L' ? 1
                          : n->op == '>' ? 2
                                         : 3];
-    const struct node *side[2] = {n->a, n->b};
-    double sv[2];
+    const struct node *side[2] = {n->a, n->b}, *t[2];
+    const struct ff_rr_workload *w[2] = {NULL, NULL};
+    double sv[2], k[2];
 
     for (int s = 0; s < 2; s++) {
+      t[s] = scaled_wall(side[s], &k[s]);
+      j->last_w = NULL;
       sv[s] = eval(j, side[s], out, err);
+      w[s] = t[s] ? j->last_w : NULL;
       if (side[s]->kind != N_NUM && side[s]->kind != N_TERM && !isnan(sv[s])) {
         fputs(" = ", out);
         put_value(out, sv[s], side[s]->dim);
@@ -1390,6 +1492,9 @@ eval(struct judge *j, const struct node *n, FILE *out, int *err)
         : n->op == 'L' ? a <= b
         : n->op == '>' ? a > b
                        : a >= b;
+    /* against the baseline, or confidently: the 95% interval */
+    if (w[0] && w[1] && (n->confident || t[0]->base != t[1]->base))
+      v = interval_cmp(j, n, w, k[1] / k[0], v, out);
     fprintf(out, ": %s", v ? "true" : "false");
     break;
   }

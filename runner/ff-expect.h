@@ -10,7 +10,8 @@
  *
  *   expr    := and ("or" and)*
  *   and     := cmp ("and" cmp)*
- *   cmp     := sum ("<" | "<=" | ">" | ">=") sum  |  "(" expr ")"
+ *   cmp     := sum ("<" | "<=" | ">" | ">=") sum ["confidently"]
+ *            |  "(" expr ")"
  *   sum     := prod (("+" | "-") prod)*
  *   prod    := unary (("*" | "/") unary)*
  *   unary   := "-" unary | NUMBER [UNIT] | term | "(" sum ")"
@@ -37,6 +38,14 @@
  * its comparison.
  *
  * MEANING
+ *
+ * Two wall times compared, each perhaps times a positive number, are
+ * judged by the 95% interval of their ratio (ff_runreport_ratio) when
+ * the comparison says "confidently" (it holds when the whole interval is
+ * on its side; too few repetitions: not judged) or when one side is a
+ * baseline term and the other not (it fails only when the whole interval
+ * is on the wrong side; too few repetitions: the medians).  Everything
+ * else compares medians.
  *
  * The expression is evaluated once for every configuration C of the run:
  * an unqualified term is the workload in C; `W[k=v]` is W in the

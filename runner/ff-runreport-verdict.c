@@ -3,17 +3,19 @@
  * document alone so that `fusefarm run` and `fusefarm report` print the
  * same.
  *
- * A ratio of two workloads' wall times is the ratio of their medians; its
- * uncertainty is what the repetitions allow: from the fastest of a against
- * the slowest of b (min_a / max_b) to the slowest of a against the fastest
- * of b (max_a / min_b).  When that range holds 1, the two sides' min-max
- * ranges overlap, and the difference is within the repetitions' spread:
- * noise, not a result.  One run has no spread, so it is not judged.
- * No threads. */
+ * A ratio of two workloads' wall times is the Hodges-Lehmann estimate
+ * from their repetitions, with its 95% confidence interval (the
+ * Mann-Whitney interval on log times: ff-stats-ci.h).  When the
+ * interval holds 1 there is no clear difference, never a result; with
+ * fewer than 4 repetitions a side (3 and 5, 2 and 10) there is no 95%
+ * interval, and the ratio is not judged.  An effect over several pairs
+ * of configurations whose intervals do not overlap is an interaction:
+ * printed per pair, named by its other settings.  No threads. */
 #include "ff-error.h"
 #include "ff-runreport-int.h"
 #include "ff-runreport.h"
 #include "ff-runreport-json.h"
+#include "ff-stats-ci.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -23,23 +25,50 @@
 
 /* ---- ratios ------------------------------------------------------------ */
 
+/* The wall times of w's runs, malloc'd (NULL with ff_error). */
+static double *
+walls(const struct ff_rr_workload *w)
+{
+  double *v = calloc(w->nruns ? w->nruns : 1, sizeof *v);
+
+  if (!v) {
+    ff_rr_oom();
+    return NULL;
+  }
+  for (size_t i = 0; i < w->nruns; i++)
+    v[i] = w->runs[i].wall;
+  return v;
+}
+
 int
 ff_runreport_ratio(const struct ff_rr_workload *a,
                    const struct ff_rr_workload *b, struct ff_rr_ratio *out)
 {
+  double *va, *vb;
+  struct ff_ci ci;
+  int rc;
+
   memset(out, 0, sizeof *out);
-  if (b->min <= 0 || b->median <= 0)
+  if (a->min <= 0 || b->min <= 0)
     return ff_error("run report: %s: a wall time of 0 s has no ratio",
-                    b->name);
-  out->ratio = a->median / b->median;
-  out->lo = a->min / b->max;
-  out->hi = a->max / b->min;
+                    a->min <= 0 ? a->name : b->name);
+  va = walls(a);
+  vb = walls(b);
+  rc = va && vb ? ff_ci_ratio(va, a->nruns, vb, b->nruns, &ci) : -1;
+  free(va);
+  free(vb);
+  if (rc < 0)
+    return ff_error_prefix("run report: %s against %s: ", a->name, b->name);
+  out->ratio = ci.ratio;
+  out->lo = ci.lo;
+  out->hi = ci.hi;
+  out->confidence = ci.confidence;
   out->nruns_a = a->nruns;
   out->nruns_b = b->nruns;
   if (a->failed_runs || a->failed_units || b->failed_runs || b->failed_units)
     out->judgement = FF_RR_FAILED;
-  else if (a->nruns < 2 || b->nruns < 2)
-    out->judgement = FF_RR_ONE_SAMPLE;
+  else if (!ci.judged)
+    out->judgement = FF_RR_TOO_FEW;
   else if (out->lo > 1 || out->hi < 1)
     out->judgement = FF_RR_CLEAR;
   else
@@ -112,6 +141,76 @@ partner(const struct ff_runreport *rr, const struct ff_rr_config *cj,
   return NULL;
 }
 
+/* One pair of configs behind an effect: cj has the value, ci the base. */
+struct pair {
+  const struct ff_rr_config *cj, *ci;
+  struct ff_rr_ratio r;
+};
+
+/* The pairs of key=value against base for workload name, with a ratio,
+ * into p (room for rr->nconfigs); how many. */
+static long
+effect_pairs(const struct ff_runreport *rr, const char *key, const char *value,
+             const char *base, const char *name, struct pair *p)
+{
+  long n = 0;
+
+  for (size_t j = 0; j < rr->nconfigs; j++) {
+    const struct ff_rr_config *cj = &rr->configs[j], *ci;
+    const struct ff_rr_setting *s = ff_runreport_setting(cj, key);
+    const struct ff_rr_workload *a, *b;
+
+    if (!s || strcmp(s->text, value) || !(ci = partner(rr, cj, key, base)))
+      continue;
+    a = ff_runreport_find_workload(cj, name);
+    b = ff_runreport_find_workload(ci, name);
+    /* no ratio (a time of 0): no pair, as the table shows no ratio */
+    if (!a || !b || ff_runreport_ratio(a, b, &p[n].r) < 0)
+      continue;
+    p[n].cj = cj;
+    p[n].ci = ci;
+    n++;
+  }
+  return n;
+}
+
+/* The effect of pairs p[0..n) (n > 0) into *e. */
+static void
+combine(const struct pair *p, size_t n, struct ff_rr_effect *e)
+{
+  double logsum = 0;
+  bool up = false, down = false, noise = false, few = false, bad = false;
+  bool apart = false;
+
+  e->npairs = n;
+  e->lo = p[0].r.lo;
+  e->hi = p[0].r.hi;
+  e->rmin = e->rmax = p[0].r.ratio;
+  for (size_t i = 0; i < n; i++) {
+    const struct ff_rr_ratio *r = &p[i].r;
+
+    logsum += log(r->ratio);
+    e->lo = r->lo < e->lo ? r->lo : e->lo;
+    e->hi = r->hi > e->hi ? r->hi : e->hi;
+    e->rmin = r->ratio < e->rmin ? r->ratio : e->rmin;
+    e->rmax = r->ratio > e->rmax ? r->ratio : e->rmax;
+    bad |= r->judgement == FF_RR_FAILED;
+    few |= r->judgement == FF_RR_TOO_FEW;
+    noise |= r->judgement == FF_RR_NOISE;
+    up |= r->judgement == FF_RR_CLEAR && r->lo > 1;
+    down |= r->judgement == FF_RR_CLEAR && r->hi < 1;
+    for (size_t k = 0; k < i; k++)
+      apart |= r->hi < p[k].r.lo || p[k].r.hi < r->lo;
+  }
+  e->ratio = exp(logsum / (double)n);
+  e->judgement = bad                      ? FF_RR_FAILED
+                 : few                    ? FF_RR_TOO_FEW
+                 : apart                  ? FF_RR_INTERACTION
+                 : noise && !up && !down  ? FF_RR_NOISE
+                 : (up != down) && !noise ? FF_RR_CLEAR
+                                          : FF_RR_MIXED;
+}
+
 struct ff_rr_effect *
 ff_runreport_effects(const struct ff_runreport *rr, const char *key,
                      const char *value, size_t *n, size_t *npairs)
@@ -119,6 +218,7 @@ ff_runreport_effects(const struct ff_runreport *rr, const char *key,
   const char *base = base_value(rr, key);
   const char **names;
   struct ff_rr_effect *fx;
+  struct pair *p;
   size_t nnames;
 
   *n = 0;
@@ -131,11 +231,10 @@ ff_runreport_effects(const struct ff_runreport *rr, const char *key,
     return NULL;
   }
   fx = calloc(nnames ? nnames : 1, sizeof *fx);
-  if (!fx) {
-    free(names);
-    *n = (size_t)-1;
+  p = calloc(rr->nconfigs + 1, sizeof *p);
+  if (!fx || !p) {
     ff_rr_oom();
-    return NULL;
+    goto fail;
   }
   for (size_t j = 0; j < rr->nconfigs; j++) {
     const struct ff_rr_config *cj = &rr->configs[j];
@@ -145,63 +244,59 @@ ff_runreport_effects(const struct ff_runreport *rr, const char *key,
       (*npairs)++;
   }
   for (size_t k = 0; k < nnames; k++) {
-    struct ff_rr_effect *e = &fx[*n];
-    double logsum = 0;
-    bool up = false, down = false, noise = false, one = false, bad = false;
+    long np = effect_pairs(rr, key, value, base, names[k], p);
 
-    memset(e, 0, sizeof *e);
-    for (size_t j = 0; j < rr->nconfigs; j++) {
-      const struct ff_rr_config *cj = &rr->configs[j], *ci;
-      const struct ff_rr_setting *s = ff_runreport_setting(cj, key);
-      const struct ff_rr_workload *a, *b;
-      struct ff_rr_ratio r;
-
-      if (!s || strcmp(s->text, value) || !(ci = partner(rr, cj, key, base)))
-        continue;
-      a = ff_runreport_find_workload(cj, names[k]);
-      b = ff_runreport_find_workload(ci, names[k]);
-      if (!a || !b || ff_runreport_ratio(a, b, &r) < 0 || r.ratio <= 0)
-        continue;
-      if (!e->npairs) {
-        e->lo = r.lo;
-        e->hi = r.hi;
-        e->rmin = e->rmax = r.ratio;
-      }
-      e->npairs++;
-      logsum += log(r.ratio);
-      e->lo = r.lo < e->lo ? r.lo : e->lo;
-      e->hi = r.hi > e->hi ? r.hi : e->hi;
-      e->rmin = r.ratio < e->rmin ? r.ratio : e->rmin;
-      e->rmax = r.ratio > e->rmax ? r.ratio : e->rmax;
-      bad |= r.judgement == FF_RR_FAILED;
-      one |= r.judgement == FF_RR_ONE_SAMPLE;
-      noise |= r.judgement == FF_RR_NOISE;
-      up |= r.judgement == FF_RR_CLEAR && r.lo > 1;
-      down |= r.judgement == FF_RR_CLEAR && r.hi < 1;
-    }
-    if (!e->npairs)
+    if (np < 0)
+      goto fail;
+    if (!np)
       continue;
-    e->workload = names[k];
-    e->ratio = exp(logsum / (double)e->npairs);
-    e->judgement = bad                      ? FF_RR_FAILED
-                   : one                    ? FF_RR_ONE_SAMPLE
-                   : noise && !up && !down  ? FF_RR_NOISE
-                   : (up != down) && !noise ? FF_RR_CLEAR
-                                            : FF_RR_MIXED;
-    (*n)++;
+    combine(p, (size_t)np, &fx[*n]);
+    fx[(*n)++].workload = names[k];
   }
+  free(p);
   free(names);
   if (!*n) {
     free(fx);
     return NULL;
   }
   return fx;
+fail:
+  free(p);
+  free(fx);
+  free(names);
+  *n = (size_t)-1;
+  return NULL;
+}
+
+/* What else pair p's config has, for people: its other varying settings,
+ * "profile=slow-2pct lvm=A" (short keys), into buf. */
+static char *
+pair_with(const struct ff_runreport *rr, const struct ff_rr_config *c,
+          const char *key, char *buf, size_t len)
+{
+  size_t used = 0;
+
+  buf[0] = '\0';
+  for (size_t k = 0; k < rr->nkeys && used < len; k++) {
+    const struct ff_rr_setting *s;
+    int w;
+
+    if (!rr->varying[k] || !strcmp(rr->keys[k], key) ||
+        !(s = ff_runreport_setting(c, rr->keys[k])))
+      continue;
+    w = snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+                 ff_rr_short_key(rr, k), s->text);
+    used = w < 0 ? len : used + (size_t)w;
+  }
+  if (!buf[0])
+    snprintf(buf, len, "config %lld", c->id);
+  return buf;
 }
 
 /* ---- text ---------------------------------------------------------------
  */
 
-/* "min–max 35–41x" */
+/* "95% CI 35–41x" */
 static void
 print_range(FILE *out, double lo, double hi)
 {
@@ -211,7 +306,7 @@ print_range(FILE *out, double lo, double hi)
   ff_runreport_fmt_ratio(hi, b, sizeof b);
   /* "35x" -> "35" for the lower end: one x per range */
   a[strlen(a) - 1] = '\0';
-  fprintf(out, "min\u2013max %s\u2013%s", a, b);
+  fprintf(out, "95%% CI %s\u2013%s", a, b);
 }
 
 /* Order: the biggest effect (either way) first. */
@@ -234,18 +329,17 @@ key_name(const struct ff_runreport *rr, const char *key)
   return key;
 }
 
-/* One line per value of a varying key other than its base. */
-/* The effects that are not clear, one line per judgement: its label,
- * then each workload with its ratio (or, for mixed, its min–max). */
+/* The effects printed on one line per judgement: its label, then each
+ * workload with its ratio (and interval, when it has one). */
 struct effect_group {
   enum ff_rr_judgement judgement;
   const char *label;
 };
 
 static const struct effect_group groups[] = {
-  {FF_RR_MIXED, "not the same in every pair (noise in some, or both ways)"},
-  {FF_RR_NOISE, "within noise"},
-  {FF_RR_ONE_SAMPLE, "1 sample, no spread: not judged"},
+  {FF_RR_NOISE, "no clear difference (the 95% interval holds 1)"},
+  {FF_RR_TOO_FEW, "too few repetitions for a 95% interval (4 a side, or 3 "
+                  "and 5): not judged"},
   {FF_RR_FAILED, "a run failed, not judged"},
 };
 
@@ -254,7 +348,7 @@ print_group(FILE *out, const struct ff_rr_effect *fx, size_t n,
             const struct effect_group *g)
 {
   size_t m = 0;
-  char r[32], lo[32];
+  char r[32];
 
   for (size_t e = 0; e < n; e++) {
     if (fx[e].judgement != g->judgement)
@@ -263,18 +357,53 @@ print_group(FILE *out, const struct ff_rr_effect *fx, size_t n,
       fputs(", ", out);
     else
       fprintf(out, "    %s: ", g->label);
-    fputs(fx[e].workload, out);
-    if (g->judgement == FF_RR_MIXED) {
-      ff_runreport_fmt_ratio(fx[e].rmin, lo, sizeof lo);
-      lo[strlen(lo) - 1] = '\0';
-      fprintf(out, " %s\u2013%s", lo,
-              ff_runreport_fmt_ratio(fx[e].rmax, r, sizeof r));
-    } else {
-      fprintf(out, " %s", ff_runreport_fmt_ratio(fx[e].ratio, r, sizeof r));
+    fprintf(out, "%s %s", fx[e].workload,
+            ff_runreport_fmt_ratio(fx[e].ratio, r, sizeof r));
+    if (g->judgement == FF_RR_NOISE) {
+      fputs(" (", out);
+      print_range(out, fx[e].lo, fx[e].hi);
+      fputc(')', out);
     }
   }
   if (m)
     fputc('\n', out);
+}
+
+/* An effect that is not the same in every pair, pair by pair: "lvchange
+ * differs with the other settings: 1.47x (95% CI 1.30–1.60x) with
+ * profile=slow-2pct, 1.05x (95% CI 0.98–1.10x; no clear difference)
+ * with profile=ideal". */
+static int
+print_per_pair(const struct ff_runreport *rr, const char *key,
+               const char *value, const struct ff_rr_effect *f, FILE *out)
+{
+  struct pair *p = calloc(rr->nconfigs + 1, sizeof *p);
+  char r[32], with[256];
+  long np;
+
+  if (!p)
+    return ff_rr_oom();
+  np = effect_pairs(rr, key, value, base_value(rr, key), f->workload, p);
+  if (np < 0) {
+    free(p);
+    return -1;
+  }
+  fprintf(out, "    %s %s: ", f->workload,
+          f->judgement == FF_RR_INTERACTION
+            ? "differs with the other settings (interaction: the pairs' "
+              "intervals do not overlap)"
+            : "is not clear in every pair");
+  for (long i = 0; i < np; i++) {
+    fprintf(out, "%s%s (", i ? ", " : "",
+            ff_runreport_fmt_ratio(p[i].r.ratio, r, sizeof r));
+    print_range(out, p[i].r.lo, p[i].r.hi);
+    fprintf(out, "%s) with %s",
+            p[i].r.judgement == FF_RR_NOISE ? "; no clear difference" : "",
+            pair_with(rr, p[i].cj, key, with, sizeof with));
+  }
+  fputc('\n', out);
+  free(p);
+  return 0;
 }
 
 /* The values of key other than its base, each once, in document order:
@@ -329,9 +458,9 @@ print_key(const struct ff_runreport *rr, size_t k, FILE *out)
       continue;
     qsort(fx, n, sizeof *fx, by_size);
     fprintf(out,
-            "- %s=%s vs %s (%zu pair%s of configs differing only in "
+            "- %s=%s vs %s=%s (%zu pair%s of configs differing only in "
             "it):\n",
-            name, values[v], base, npairs, npairs == 1 ? "" : "s");
+            name, values[v], name, base, npairs, npairs == 1 ? "" : "s");
     for (size_t e = 0; e < n; e++) {
       const struct ff_rr_effect *f = &fx[e];
 
@@ -339,11 +468,21 @@ print_key(const struct ff_runreport *rr, size_t k, FILE *out)
         fprintf(out, "    %s %s (", f->workload,
                 ff_runreport_fmt_ratio(f->ratio, r, sizeof r));
         print_range(out, f->lo, f->hi);
+        if (f->npairs > 1)
+          fprintf(out, ": the widest of %zu pairs, each clear", f->npairs);
         if (f->npairs != npairs)
           fprintf(out, "; %zu pair%s", f->npairs, f->npairs == 1 ? "" : "s");
         fputs(")\n", out);
       }
     }
+    for (size_t e = 0; e < n; e++)
+      if ((fx[e].judgement == FF_RR_INTERACTION ||
+           fx[e].judgement == FF_RR_MIXED) &&
+          print_per_pair(rr, key, values[v], &fx[e], out) < 0) {
+        free(fx);
+        free(values);
+        return -1;
+      }
     for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
       print_group(out, fx, n, &groups[g]);
     free(fx);
@@ -373,20 +512,16 @@ print_event_direct_line(const struct ff_rr_config *c,
   ff_runreport_fmt_ratio(r->ratio, t, sizeof t);
   switch (r->judgement) {
   case FF_RR_CLEAR:
-    if (r->nruns_a == r->nruns_b)
-      fprintf(out, "- %s = %s %s in config %lld (%zu repetitions each, ",
-              ev->name, t, dir->name, c->id, r->nruns_a);
-    else
-      fprintf(out, "- %s = %s %s in config %lld (%zu and %zu repetitions, ",
-              ev->name, t, dir->name, c->id, r->nruns_a, r->nruns_b);
-    print_range(out, r->lo, r->hi);
-    fputs(")\n", out);
-    break;
   case FF_RR_NOISE:
-    fprintf(out, "- %s vs %s in config %lld: %s, within noise (", ev->name,
-            dir->name, c->id, t);
+    fprintf(out, "- %s = %s %s in config %lld (", ev->name, t, dir->name,
+            c->id);
+    if (r->nruns_a == r->nruns_b)
+      fprintf(out, "%zu repetitions each, ", r->nruns_a);
+    else
+      fprintf(out, "%zu and %zu repetitions, ", r->nruns_a, r->nruns_b);
     print_range(out, r->lo, r->hi);
-    fputs(")\n", out);
+    fprintf(out, ")%s\n",
+            r->judgement == FF_RR_NOISE ? ": no clear difference" : "");
     break;
   case FF_RR_FAILED:
     fprintf(out, "- %s = %s %s in config %lld (a run failed: not judged)\n",
@@ -394,9 +529,9 @@ print_event_direct_line(const struct ff_rr_config *c,
     break;
   default:
     fprintf(out,
-            "- %s = %s %s in config %lld (1 sample, no spread: not "
-            "judged)\n",
-            ev->name, t, dir->name, c->id);
+            "- %s = %s %s in config %lld (%zu and %zu repetitions: too "
+            "few for a 95%% interval, not judged)\n",
+            ev->name, t, dir->name, c->id, r->nruns_a, r->nruns_b);
     break;
   }
 }
@@ -553,8 +688,10 @@ ff_runreport_print_verdict(const struct ff_runreport *rr, FILE *out)
   if (fclose(b) != 0 && !rc)
     rc = ff_rr_oom();
   if (!rc) {
-    fputs("verdict (ratios of median wall times; min\u2013max: fastest "
-          "against slowest repetitions; overlapping ranges are noise):\n",
+    fputs("verdict (ratios of wall times: the Hodges-Lehmann estimate "
+          "from the repetitions with its 95% confidence interval, "
+          "Mann-Whitney; an interval holding 1 is no clear difference; "
+          "fewer than 4 repetitions a side are not judged):\n",
           out);
     fputs(len ? body
               : "- nothing to compare: no config ran both event and direct "
@@ -618,22 +755,30 @@ ff_runreport_judgement_name(enum ff_rr_judgement j)
     return "clear";
   case FF_RR_NOISE:
     return "noise";
-  case FF_RR_ONE_SAMPLE:
-    return "one-sample";
+  case FF_RR_TOO_FEW:
+    return "too-few";
   case FF_RR_MIXED:
     return "mixed";
+  case FF_RR_INTERACTION:
+    return "interaction";
   default:
     return "failed";
   }
 }
 
-/* {"ratio", "min", "max", "judgement"} of r, into o. */
+/* {"ratio", "low", "high", "confidence", "judgement"} of r, into o:
+ * low and high are null when the ratio has no interval. */
 static int
 ratio_members(json_t *o, const struct ff_rr_ratio *r)
 {
+  bool ci = r->judgement == FF_RR_CLEAR || r->judgement == FF_RR_NOISE ||
+            (r->judgement == FF_RR_FAILED && r->confidence > 0);
+
   return json_object_set_new(o, "ratio", json_real(r->ratio)) |
-         json_object_set_new(o, "min", json_real(r->lo)) |
-         json_object_set_new(o, "max", json_real(r->hi)) |
+         json_object_set_new(o, "low", ci ? json_real(r->lo) : json_null()) |
+         json_object_set_new(o, "high", ci ? json_real(r->hi) : json_null()) |
+         json_object_set_new(o, "confidence",
+                             ci ? json_real(r->confidence) : json_null()) |
          json_object_set_new(
            o, "judgement",
            json_string(ff_runreport_judgement_name(r->judgement)));
@@ -657,6 +802,10 @@ event_direct_json(const struct ff_runreport *rr)
       json_pack("{s:I, s:s, s:s, s:s, s:[I,I]}", "config", (json_int_t)c->id,
                 "label", c->label, "workload", ev->name, "against", dir->name,
                 "runs", (json_int_t)r.nruns_a, (json_int_t)r.nruns_b);
+    if (o)
+      json_object_set_new(o, "compares",
+                          json_sprintf("%s vs %s in config %lld (%s)",
+                                       ev->name, dir->name, c->id, c->label));
     if (!o || ratio_members(o, &r) || json_array_append_new(a, o)) {
       json_decref(a);
       return NULL;
@@ -671,28 +820,26 @@ pairs_json(const struct ff_runreport *rr, const char *key, const char *value,
            const char *base, const char *name)
 {
   json_t *a = json_array();
+  struct pair *p = calloc(rr->nconfigs + 1, sizeof *p);
+  long np = p ? effect_pairs(rr, key, value, base, name, p) : -1;
+  char with[256];
 
-  for (size_t j = 0; a && j < rr->nconfigs; j++) {
-    const struct ff_rr_config *cj = &rr->configs[j], *ci;
-    const struct ff_rr_setting *s = ff_runreport_setting(cj, key);
-    const struct ff_rr_workload *wa, *wb;
-    struct ff_rr_ratio r;
-    json_t *o;
+  for (long i = 0; a && i < np; i++) {
+    json_t *o = json_pack(
+      "{s:I, s:s, s:I, s:s, s:s}", "config", (json_int_t)p[i].cj->id, "label",
+      p[i].cj->label, "base_config", (json_int_t)p[i].ci->id, "base_label",
+      p[i].ci->label, "with", pair_with(rr, p[i].cj, key, with, sizeof with));
 
-    if (!s || strcmp(s->text, value) || !(ci = partner(rr, cj, key, base)))
-      continue;
-    wa = ff_runreport_find_workload(cj, name);
-    wb = ff_runreport_find_workload(ci, name);
-    if (!wa || !wb || ff_runreport_ratio(wa, wb, &r) < 0 || r.ratio <= 0)
-      continue;
-    o = json_pack("{s:I, s:s, s:I, s:s}", "config", (json_int_t)cj->id,
-                  "label", cj->label, "base_config", (json_int_t)ci->id,
-                  "base_label", ci->label);
-    if (!o || ratio_members(o, &r) || json_array_append_new(a, o)) {
+    if (!o || ratio_members(o, &p[i].r) || json_array_append_new(a, o)) {
       json_decref(a);
-      return NULL;
+      a = NULL;
     }
   }
+  if (np < 0) {
+    json_decref(a);
+    a = NULL;
+  }
+  free(p);
   return a;
 }
 
@@ -711,6 +858,9 @@ axis_json(const struct ff_runreport *rr, const char *key, const char *value)
   }
   o = json_pack("{s:s, s:s, s:s, s:I}", "key", key, "value", value, "base",
                 base, "pairs", (json_int_t)npairs);
+  if (o)
+    json_object_set_new(o, "compares",
+                        json_sprintf("%s=%s vs %s=%s", key, value, key, base));
   if (!o || !effects || json_object_set(o, "effects", effects)) {
     json_decref(o);
     o = NULL;
@@ -719,11 +869,14 @@ axis_json(const struct ff_runreport *rr, const char *key, const char *value)
     const struct ff_rr_effect *f = &fx[e];
     json_t *x =
       json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:o*}", "workload",
-                f->workload, "ratio", f->ratio, "min", f->lo, "max", f->hi,
+                f->workload, "ratio", f->ratio, "low", f->lo, "high", f->hi,
                 "pair_ratio_min", f->rmin, "pair_ratio_max", f->rmax,
                 "judgement", ff_runreport_judgement_name(f->judgement),
                 "pairs", pairs_json(rr, key, value, base, f->workload));
 
+    if (x && f->judgement == FF_RR_TOO_FEW)
+      json_object_set_new(x, "low", json_null()),
+        json_object_set_new(x, "high", json_null());
     if (!x || !json_object_get(x, "pairs") ||
         json_array_append_new(effects, x)) {
       json_decref(x);

@@ -237,33 +237,39 @@ int ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top);
 /* ---- the verdict (ff-runreport-verdict.c, docs/report.md) -------------
  *
  * Printed under the table by ff_runreport_print(), so `fusefarm run` and
- * `fusefarm report` say the same: the biggest ratios of median wall
- * times, each with its uncertainty from the repetitions, and a
- * difference smaller than the repetitions' spread marked as noise. */
+ * `fusefarm report` say the same: the biggest ratios of wall times, each
+ * with its 95% confidence interval from the repetitions (ff-stats-ci.h:
+ * the Hodges-Lehmann ratio, the Mann-Whitney interval), a difference
+ * whose interval holds 1 never called a result. */
 
 enum ff_rr_judgement {
-  FF_RR_CLEAR,      /* the two sides' min-max ranges do not overlap */
-  FF_RR_NOISE,      /* they overlap: within the repetitions' spread */
-  FF_RR_ONE_SAMPLE, /* a side has a single run: no spread, not judged */
-  FF_RR_MIXED,      /* (an effect over several pairs) clear in some
-                     * pairs or directions, not in others */
-  FF_RR_FAILED,     /* a side has a failed run: its times are not the
-                     * workload's, not judged */
+  FF_RR_CLEAR,       /* the 95% interval is clear of 1: a result */
+  FF_RR_NOISE,       /* it holds 1: no clear difference */
+  FF_RR_TOO_FEW,     /* too few repetitions for a 95% interval (4 a
+                      * side, ff_ci_enough): not judged */
+  FF_RR_MIXED,       /* (an effect over several pairs) clear in some
+                      * pairs or directions, not in others */
+  FF_RR_FAILED,      /* a side has a failed run: its times are not the
+                      * workload's, not judged */
+  FF_RR_INTERACTION, /* (an effect over several pairs) two pairs'
+                      * intervals do not overlap: the effect depends on
+                      * the other settings */
 };
 
-/* a's wall time against b's: ratio = median_a / median_b, lo = min_a /
- * max_b, hi = max_a / min_b (so lo <= ratio <= hi); CLEAR when lo > 1 or
- * hi < 1, NOISE otherwise, ONE_SAMPLE when a or b has fewer than 2
- * runs, FAILED (before all else) when a or b has a failed run or unit
- * (the table's "!"). */
+/* a's wall times against b's: ratio is the Hodges-Lehmann estimate of
+ * a / b from the runs' wall times, [lo, hi] its 95% interval (exact
+ * level: confidence); CLEAR when lo > 1 or hi < 1, NOISE otherwise,
+ * TOO_FEW (lo = hi = ratio, confidence 0) when the runs are too few,
+ * FAILED (before all else) when a or b has a failed run or unit (the
+ * table's "!"). */
 struct ff_rr_ratio {
-  double ratio, lo, hi;
+  double ratio, lo, hi, confidence;
   size_t nruns_a, nruns_b;
   enum ff_rr_judgement judgement;
 };
 
-/* Compare a to b into *out.  -1 with ff_error when a time of b is 0
- * (no ratio). */
+/* Compare a to b into *out.  -1 with ff_error when a wall time is 0
+ * (no ratio) or memory runs out. */
 int ff_runreport_ratio(const struct ff_rr_workload *a,
                        const struct ff_rr_workload *b,
                        struct ff_rr_ratio *out);
@@ -272,10 +278,11 @@ int ff_runreport_ratio(const struct ff_rr_workload *a,
  * pairs of configs that differ only in that key (one with the key's
  * first value in the document, the base, one with this value), ratio
  * is the geometric mean of the pairs' ratios (value / base), lo and hi
- * the smallest lo and largest hi of the pairs, rmin and rmax the
- * smallest and largest pair ratio; judgement is the pairs' common one
- * (FAILED, else ONE_SAMPLE, if any pair has it; MIXED when they differ,
- * or are CLEAR in both directions). */
+ * the smallest lo and largest hi of the pairs' intervals, rmin and rmax
+ * the smallest and largest pair ratio; judgement is the pairs' common
+ * one: FAILED, else TOO_FEW, if any pair has it; else INTERACTION when
+ * two pairs' intervals do not overlap; else CLEAR or NOISE when every
+ * pair is so (CLEAR in one direction), MIXED otherwise. */
 struct ff_rr_effect {
   const char *workload;
   size_t npairs;
@@ -298,7 +305,9 @@ struct ff_rr_effect *ff_runreport_effects(const struct ff_runreport *rr,
  * to 4 of them, else the smallest and the largest ratio), then for every
  * varying settings key and each of its values other than the base, the
  * effects (ff_runreport_effects), clear ones biggest first, one a line,
- * then those within noise and those not judged on one line each.  -1
+ * then interactions and mixed effects, each a line listing its pairs by
+ * their other settings, then those with no clear difference and those
+ * not judged on one line each.  -1
  * with ff_error on allocation failure. */
 int ff_runreport_print_verdict(const struct ff_runreport *rr, FILE *out);
 
@@ -310,8 +319,8 @@ int ff_runreport_print_verdict(const struct ff_runreport *rr, FILE *out);
 int ff_runreport_print_expect(const struct ff_runreport *rr, FILE *out);
 
 /* A judgement's name in the run document's "verdict"
- * (ff-runreport-json.h): "clear", "noise", "one-sample", "mixed" or
- * "failed". */
+ * (ff-runreport-json.h): "clear", "noise", "too-few", "mixed", "failed"
+ * or "interaction". */
 const char *ff_runreport_judgement_name(enum ff_rr_judgement j);
 
 /* A ratio for people: "96x", "3.1x", "1.02x", "0.004x". */

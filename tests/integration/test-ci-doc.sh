@@ -108,8 +108,8 @@ ed = v.get("event_direct", [])
 if [e["config"] for e in ed] != [1, 2]:
     bad.append(f"event_direct configs {[e['config'] for e in ed]}, expected [1, 2]")
 for e in ed:
-    if not e["min"] <= e["ratio"] <= e["max"] or e["judgement"] not in (
-            "clear", "noise", "one-sample", "failed"):
+    if (e["low"] is not None and not e["low"] <= e["ratio"] <= e["high"]) or e["judgement"] not in (
+            "clear", "noise", "too-few", "failed"):
         bad.append(f"event_direct {e}")
 axes = v.get("axes", [])
 if [(a["key"], a["value"], a["base"]) for a in axes] != [

@@ -10,8 +10,8 @@
 #     a config did not run, failures, the slowest-units lists (--top) and
 #     the notes;
 #   - the verdict under it (tests/data/verdict-*.json): a clear ratio with
-#     its min-max, differences within the spread called noise, single
-#     samples not judged, a failed run not judged; the definitions of
+#     its 95% interval, differences whose interval holds 1 called no clear
+#     difference, too few repetitions not judged, a failed run not judged; the definitions of
 #     the terms (repetitions, units, ideal);
 #   - the CSV files: header, one row per run (the walls of the document),
 #     one row per pvscan and vgchange in OUT-devices.csv;
@@ -392,9 +392,9 @@ has_line "     4        0                             0  0.157 s (0.156–0.162)
 has_line "! config 3, lvchange: 1 of 5 runs failed (worst exit 5, 1 failed command)"
 has_line "- aio contention: 64 io_submit threads while use_aio=1"
 has_line "median (min–max): wall time of the workload over its repetitions (3 to 5)"
-has_line "- use_aio=0 vs 1 (2 pairs of configs differing only in it):"
-has_line "    pvs 0.73x (min–max 0.70–0.78x)"
-has_line "    a run failed, not judged: lvchange 0.73x"
+has_line "- use_aio=0 vs use_aio=1 (2 pairs of configs differing only in it):"
+has_line "    too few repetitions for a 95% interval (4 a side, or 3 and 5): not judged: pvs 0.73x, activate 0.74x"
+has_line "    a run failed, not judged: lvchange 0.74x"
 n=$(grep -c '^ *[0-9][0-9]*  ' "$tmp/out")
 ((n == 4)) || ff_die "run-sample.json: $n table rows, expected 4"
 if grep -q "^slowest units\|slowest pvscan" "$tmp/out"; then
@@ -473,21 +473,21 @@ has_line "     2  lv        vg0000/lvol0  pv0000     128        0"
 # ---- the verdict ------------------------------------------------------------
 ff_log "verdict-*.json"
 report "$data/verdict-clear.json"
-has_line "verdict (ratios of median wall times; min–max: fastest against slowest repetitions; overlapping ranges are noise):"
-has_line "- event-activation = 44x direct-activation in config 1 (3 repetitions each, min–max 41–48x)"
-has_line "- profile=builtin:fixed-1ms vs ideal (1 pair of configs differing only in it):"
-has_line "    pvs 3.1x (min–max 3.0–3.3x)"
+has_line "verdict (ratios of wall times: the Hodges-Lehmann estimate from the repetitions with its 95% confidence interval, Mann-Whitney; an interval holding 1 is no clear difference; fewer than 4 repetitions a side are not judged):"
+has_line "- event-activation = 44x direct-activation in config 1 (5 repetitions each, 95% CI 42–47x)"
+has_line "- profile=builtin:fixed-1ms vs profile=ideal (1 pair of configs differing only in it):"
+has_line "    pvs 3.1x (95% CI 3.0–3.3x)"
 has_line "units of event-activation: 4 = 3 pvscans (one per device) + 1 vgchange (one per VG the pvscans completed), config 1, last repetition"
 has_line "ideal: the profile with no latency: every request is answered at once"
-has_line "median (min–max): wall time of the workload over its 3 repetitions (middle, fastest, slowest); slowest pvscan, vgchange: the longest of the last repetition"
+has_line "median (min–max): wall time of the workload over its 5 repetitions (middle, fastest, slowest); slowest pvscan, vgchange: the longest of the last repetition"
 report "$data/verdict-noise.json"
-has_line "- event-activation vs direct-activation in config 1: 0.96x, within noise (min–max 0.83–1.24x)"
-has_line "    within noise: pvs 1.02x, event-activation 1.02x, direct-activation 1.01x"
-grep -q "^    [a-z-]* [0-9.]*x (min" "$tmp/out" &&
+has_line "- event-activation = 1.00x direct-activation in config 1 (5 repetitions each, 95% CI 0.87–1.14x): no clear difference"
+has_line "    no clear difference (the 95% interval holds 1): pvs 1.03x (95% CI 0.95–1.12x), event-activation 1.02x (95% CI 0.85–1.19x), direct-activation 1.02x (95% CI 0.94–1.11x)"
+grep -q "^    [a-z-]* [0-9.]*x (95" "$tmp/out" &&
   ff_die "verdict-noise.json: a difference within the spread is shown as a result"
 report "$data/verdict-single.json"
-has_line "- event-activation = 44x direct-activation in config 1 (1 sample, no spread: not judged)"
-has_line "    1 sample, no spread: not judged: pvs 3.1x, direct-activation 3.0x, event-activation 1.33x"
+has_line "- event-activation = 44x direct-activation in config 1 (1 and 1 repetitions: too few for a 95% interval, not judged)"
+has_line "    too few repetitions for a 95% interval (4 a side, or 3 and 5): not judged: pvs 3.1x, direct-activation 3.0x, event-activation 1.33x"
 has_line "median: wall time of the workload, 1 repetition each (no spread); slowest pvscan, vgchange: the longest of the last repetition"
 
 # ---- run-event.json: event activation in configs 1 and 2 -----------------

@@ -7,6 +7,9 @@
  * scenario, and the "expect" array read back and printed. */
 #include "ff-test.h"
 #include "ff-expect.h"
+#include "ff-fakenoise.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -754,9 +757,11 @@ test_judge_baseline(void **state)
   assert_nonnull_err(j);
   assert_int_equal(st, FF_EXPECT_FAILS);
   assert_string_equal(eval_str(j, 0, "text"),
-                      "43.1 s <= 1.2 * 30.0 s = 36.0 s: false");
+                      "43.1 s <= 1.2 * 30.0 s = 36.0 s (medians: 3 and 3 "
+                      "repetitions are too few for a 95% interval): false");
   assert_string_equal(eval_str(j, 1, "text"),
-                      "20.0 s <= 1.2 * 30.0 s = 36.0 s: true");
+                      "20.0 s <= 1.2 * 30.0 s = 36.0 s (medians: 3 and 3 "
+                      "repetitions are too few for a 95% interval): true");
   assert_non_null(json_object_get(
     json_object_get(json_array_get(json_object_get(j, "evaluations"), 0),
                     "values"),
@@ -776,7 +781,9 @@ test_judge_baseline(void **state)
   assert_nonnull_err(j);
   assert_int_equal(st, FF_EXPECT_HOLDS);
   assert_int_equal(nevals(j), 2);
-  assert_string_equal(eval_str(j, 1, "text"), "1.00 s <= 1.00 s: true");
+  assert_string_equal(eval_str(j, 1, "text"),
+                      "1.00 s <= 1.00 s (medians: 3 and 3 repetitions are "
+                      "too few for a 95% interval): true");
   json_decref(j);
   j = judge("1 > baseline.lvchange[use_aio=1]", rr, two, &st);
   assert_int_equal(st, FF_EXPECT_UNJUDGED);
@@ -785,6 +792,182 @@ test_judge_baseline(void **state)
   ff_runreport_free(two);
   ff_runreport_free(one);
   ff_runreport_free(rr);
+}
+
+/* A workload entry with n runs of the given walls. */
+static char *
+walls_json(const char *name, const double *v, size_t n)
+{
+  double sorted[64];
+  char *runs = strdup(""), *s;
+
+  assert_true(n > 0 && n <= 64);
+  memcpy(sorted, v, n * sizeof *v);
+  for (size_t i = 1; i < n; i++)
+    for (size_t k = i; k > 0 && sorted[k - 1] > sorted[k]; k--) {
+      double t = sorted[k];
+
+      sorted[k] = sorted[k - 1];
+      sorted[k - 1] = t;
+    }
+  for (size_t i = 0; i < n; i++) {
+    char *r;
+
+    assert_true(asprintf(&r, "%s%s{\"wall\":%.17g,\"exit\":0,\"errors\":0}",
+                         runs, i ? "," : "", v[i]) > 0);
+    free(runs);
+    runs = r;
+  }
+  assert_true(
+    asprintf(&s,
+             "{\"name\":\"%s\",\"type\":\"lvchange\",\"repeat\":%zu,"
+             "\"runs\":[%s],\"min\":%.17g,\"median\":%.17g,\"max\":%.17g}",
+             name, n, runs, sorted[0], sorted[n / 2], sorted[n - 1]) > 0);
+  free(runs);
+  return s;
+}
+
+/* One configuration per true time t[i] (settings {"lvm": "A"}, "B",
+ * ...), its lvchange n runs of t[i] with lognormal noise sigma. */
+static struct ff_runreport *
+noisy_doc(uint64_t *seed, const double *t, size_t nconf, size_t n,
+          double sigma)
+{
+  char *settings[4], *ws[4];
+  struct ff_runreport *rr;
+
+  assert_true(nconf <= 4);
+  for (size_t i = 0; i < nconf; i++) {
+    double v[64];
+
+    ff_fakenoise_lognormal(seed, t[i], sigma, v, n);
+    ws[i] = walls_json("lvchange", v, n);
+    assert_true(asprintf(&settings[i], "{\"lvm\":\"%c\"}", 'A' + (int)i) > 0);
+  }
+  rr = doc("", nconf, (const char *const *)settings, ws);
+  for (size_t i = 0; i < nconf; i++) {
+    free(settings[i]);
+    free(ws[i]);
+  }
+  return rr;
+}
+
+/* A build against its own saved baseline (the same true time, seeded
+ * lognormal noise of 10%, 5 repetitions a side) passes `lvchange <= 1.1 *
+ * baseline` in 20 of 20 trials, and even `lvchange <= baseline` in 19 or
+ * more, where comparing medians fails that about half the time; a build
+ * 1.5x slower fails it in 18 or more (the interval's power at 5
+ * repetitions and 10% noise: 19 with these seeds). */
+static void
+test_judge_baseline_interval(void **state)
+{
+  size_t held = 0, held_strict = 0, medians_fail = 0, slow_failed = 0;
+  uint64_t seed = 2029;
+  const double one = 2.0, slow = 3.0;
+  enum ff_expect_status st;
+  json_t *j;
+
+  (void)state;
+  for (int trial = 0; trial < 20; trial++) {
+    struct ff_runreport *cur = noisy_doc(&seed, &one, 1, 5, 0.10);
+    struct ff_runreport *base = noisy_doc(&seed, &one, 1, 5, 0.10);
+    struct ff_runreport *worse = noisy_doc(&seed, &slow, 1, 5, 0.10);
+
+    j = judge("lvchange <= 1.1 * baseline", cur, base, &st);
+    assert_nonnull_err(j);
+    held += st == FF_EXPECT_HOLDS;
+    assert_non_null(strstr(eval_str(j, 0, "text"), ", 95% CI "));
+    json_decref(j);
+    j = judge("lvchange <= baseline", cur, base, &st);
+    assert_nonnull_err(j);
+    held_strict += st == FF_EXPECT_HOLDS;
+    json_decref(j);
+    medians_fail += cur->configs[0].workloads[0].median >
+                    base->configs[0].workloads[0].median;
+    j = judge("lvchange <= 1.1 * baseline", worse, base, &st);
+    assert_nonnull_err(j);
+    slow_failed += st == FF_EXPECT_FAILS;
+    if (trial == 0)
+      assert_non_null(strstr(eval_str(j, 0, "text"),
+                             "the whole interval is on the wrong side): "
+                             "false"));
+    json_decref(j);
+    ff_runreport_free(cur);
+    ff_runreport_free(base);
+    ff_runreport_free(worse);
+  }
+  print_message("self against baseline: %zu of 20 hold (1.1x), %zu of 20 "
+                "(1.0x; medians alone: %zu fail); 1.5x slower: %zu of 20 "
+                "fail\n",
+                held, held_strict, medians_fail, slow_failed);
+  assert_int_equal(held, 20);
+  assert_true(held_strict >= 19);
+  assert_true(medians_fail >= 5);
+  assert_true(slow_failed >= 18);
+}
+
+/* `lvchange[lvm=A] < lvchange[lvm=B] confidently` over lvm=A and B of
+ * true times t[0] and t[1], n runs each with 5% noise from *seed: its
+ * status st, and its evaluation's `key` ("text" or "reason") holding
+ * want. */
+static void
+confident_case(uint64_t *seed, const double *t, size_t n,
+               enum ff_expect_status want_st, const char *key,
+               const char *want)
+{
+  struct ff_runreport *rr = noisy_doc(seed, t, 2, n, 0.05);
+  enum ff_expect_status st;
+  json_t *j;
+
+  j = judge("lvchange[lvm=A] < lvchange[lvm=B] confidently", rr, NULL, &st);
+  assert_nonnull_err(j);
+  assert_int_equal(st, want_st);
+  assert_non_null(strstr(eval_str(j, 0, key), want));
+  json_decref(j);
+  ff_runreport_free(rr);
+}
+
+/* "confidently": the whole 95% interval on the right side; too few
+ * repetitions for one: not judged; only between two wall times. */
+static void
+test_judge_confidently(void **state)
+{
+  const double apart[] = {1.0, 1.3}, same[] = {1.0, 1.0};
+  uint64_t seed = 7;
+  struct ff_runreport *rr;
+  enum ff_expect_status st;
+  struct ff_expect *e;
+  json_t *j;
+
+  (void)state;
+  confident_case(&seed, apart, 6, FF_EXPECT_HOLDS, "text",
+                 "the whole interval is on its side): true");
+  rr = noisy_doc(&seed, apart, 2, 6, 0.05);
+  /* the other way: false, confidently or not */
+  j = judge("lvchange[lvm=B] < 0.9 * lvchange[lvm=A] confidently", rr, NULL,
+            &st);
+  assert_int_equal(st, FF_EXPECT_FAILS);
+  json_decref(j);
+  ff_runreport_free(rr);
+
+  /* the same true time: one median is below the other, the interval
+   * holds 1 (a seed of its own: in 1 of 40 draws the interval misses 1,
+   * as the previous seed's next draw does) */
+  seed = 11;
+  confident_case(&seed, same, 6, FF_EXPECT_FAILS, "text",
+                 "the interval is not wholly on its side): false");
+  /* 3 a side: not judged */
+  confident_case(&seed, apart, 3, FF_EXPECT_UNJUDGED, "reason",
+                 "'confidently' needs a 95% interval: 3 and 3");
+
+  /* a number on a side: a parse error at the word */
+  assert_null(e = ff_expect_parse("lvchange < 2 confidently"));
+  assert_non_null(strstr(ff_errmsg(), "at column 14: 'confidently' "
+                                      "compares two wall times"));
+  assert_null(e = ff_expect_parse("reads(lvchange) < reads(pvs) confidently"));
+  assert_non_null(e = ff_expect_parse("2 * pvs[a=1] >= pvs[a=0] / 3 "
+                                      "confidently and lvs < 1"));
+  ff_expect_free(e);
 }
 
 /* The skeleton of a scenario: its configurations and workloads. */
@@ -991,6 +1174,8 @@ main(void)
     cmocka_unit_test(test_judge_unjudged),
     cmocka_unit_test(test_judge_baseline),
     cmocka_unit_test(test_judge_io),
+    cmocka_unit_test(test_judge_baseline_interval),
+    cmocka_unit_test(test_judge_confidently),
     cmocka_unit_test(test_skeleton),
     cmocka_unit_test(test_round_trip),
     cmocka_unit_test(test_eval_labels),

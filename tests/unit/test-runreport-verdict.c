@@ -1,5 +1,5 @@
 /* ff-runreport-verdict: the verdict under the run report's table
- * (docs/report.md): ratios of medians with their min-max from the
+ * (docs/report.md): ratios with their 95% interval from the
  * repetitions, noise, single samples, failed runs, the effect of a matrix
  * key over several pairs of configs.  The documents are tests/data/
  * verdict-clear.json (ratios clear of the spread), verdict-noise.json
@@ -49,8 +49,9 @@ report(const struct ff_runreport *rr)
   return ff_capture_close(&c);
 }
 
+/* A workload of the given wall times (runs[] is static: up to 8). */
 static struct ff_rr_workload
-wl(const char *name, size_t nruns, double min, double median, double max)
+wl(const char *name, struct ff_rr_run *runs, size_t nruns, const double *walls)
 {
   struct ff_rr_workload w = {0};
 
@@ -58,56 +59,77 @@ wl(const char *name, size_t nruns, double min, double median, double max)
   w.type = "pvs";
   w.repeat = (long long)nruns;
   w.nruns = nruns;
-  w.min = min;
-  w.median = median;
-  w.max = max;
+  w.runs = runs;
+  w.min = w.max = walls[0];
+  for (size_t i = 0; i < nruns; i++) {
+    runs[i].wall = walls[i];
+    w.min = walls[i] < w.min ? walls[i] : w.min;
+    w.max = walls[i] > w.max ? walls[i] : w.max;
+  }
+  w.median = walls[nruns / 2]; /* the tests give them sorted, n odd */
   return w;
 }
 
 #define assert_near(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
-/* ratio = median/median, lo = min_a/max_b, hi = max_a/min_b; judged by
- * whether the ranges overlap. */
+/* ratio: the Hodges-Lehmann estimate, [lo, hi] the Mann-Whitney 95%
+ * interval (ff-stats-ci.h, tested there); judged by whether it holds 1,
+ * with 4 repetitions a side at least. */
 static void
 test_ratio(void **state)
 {
-  struct ff_rr_workload ev = wl("ev", 3, 9.0, 9.3, 9.6);
-  struct ff_rr_workload dir = wl("dir", 3, 0.20, 0.21, 0.22);
-  struct ff_rr_workload near = wl("near", 3, 8.0, 9.0, 9.2);
-  struct ff_rr_workload touch = wl("touch", 3, 9.6, 9.8, 10.0);
-  struct ff_rr_workload one = wl("one", 1, 0.3, 0.3, 0.3);
-  struct ff_rr_workload zero = wl("zero", 2, 0, 0.1, 0.2);
+  static struct ff_rr_run r1[8], r2[8], r3[8], r4[8], r5[8], r6[8], r7[8];
+  struct ff_rr_workload ev =
+    wl("ev", r1, 5, (const double[]){9.0, 9.1, 9.3, 9.4, 9.6});
+  struct ff_rr_workload dir =
+    wl("dir", r2, 5, (const double[]){0.20, 0.205, 0.21, 0.215, 0.22});
+  /* min-max ranges apart, but by 1% only: a result, 0.96-0.98x */
+  struct ff_rr_workload near =
+    wl("near", r3, 5, (const double[]){9.61, 9.62, 9.65, 9.7, 9.75});
+  /* the 0.96x (min-max 0.92-1.00x) with 3 a side: not judged */
+  struct ff_rr_workload three =
+    wl("three", r4, 3, (const double[]){0.92, 0.96, 1.0});
+  struct ff_rr_workload one =
+    wl("one", r5, 3, (const double[]){0.95, 1.0, 1.02});
+  /* overlapping: no clear difference */
+  struct ff_rr_workload ov =
+    wl("ov", r6, 5, (const double[]){9.05, 9.2, 9.35, 9.5, 9.7});
+  struct ff_rr_workload zero = wl("zero", r7, 2, (const double[]){0, 0.1});
   struct ff_rr_ratio r;
 
   (void)state;
   assert_ok(ff_runreport_ratio(&ev, &dir, &r));
   assert_near(r.ratio, 9.3 / 0.21);
-  assert_near(r.lo, 9.0 / 0.22);
-  assert_near(r.hi, 9.6 / 0.20);
-  assert_int_equal(r.nruns_a, 3);
-  assert_int_equal(r.nruns_b, 3);
+  /* 5 and 5: k = 3, the 3rd smallest and largest of the 25 ratios */
+  assert_near(r.lo, 9.0 / 0.215);
+  assert_near(r.hi, 9.6 / 0.205);
+  assert_true(r.confidence >= 0.95);
+  assert_int_equal(r.nruns_a, 5);
+  assert_int_equal(r.nruns_b, 5);
   assert_int_equal(r.judgement, FF_RR_CLEAR);
   /* the other way round: clear too, below 1 */
   assert_ok(ff_runreport_ratio(&dir, &ev, &r));
   assert_true(r.hi < 1);
   assert_int_equal(r.judgement, FF_RR_CLEAR);
-  /* overlapping ranges: noise, whatever the medians say */
   assert_ok(ff_runreport_ratio(&ev, &near, &r));
-  assert_true(r.ratio > 1 && r.lo < 1 && r.hi > 1);
+  assert_true(r.hi < 1 && r.lo > 0.9);
+  assert_int_equal(r.judgement, FF_RR_CLEAR);
+  assert_ok(ff_runreport_ratio(&ev, &ov, &r));
+  assert_true(r.lo < 1 && r.hi > 1);
   assert_int_equal(r.judgement, FF_RR_NOISE);
-  /* ranges that touch (min of one = max of the other) overlap */
-  assert_ok(ff_runreport_ratio(&touch, &ev, &r));
-  assert_near(r.lo, 1.0);
-  assert_int_equal(r.judgement, FF_RR_NOISE);
-  /* one run on either side: not judged */
-  assert_ok(ff_runreport_ratio(&one, &dir, &r));
-  assert_int_equal(r.judgement, FF_RR_ONE_SAMPLE);
-  assert_ok(ff_runreport_ratio(&dir, &one, &r));
-  assert_int_equal(r.judgement, FF_RR_ONE_SAMPLE);
+  /* 3 on a side: an estimate, no interval, not judged */
+  assert_ok(ff_runreport_ratio(&three, &one, &r));
+  assert_int_equal(r.judgement, FF_RR_TOO_FEW);
+  assert_near(r.lo, r.ratio);
+  assert_near(r.hi, r.ratio);
+  /* 5 and 3 are enough (C(8, 3) = 56 >= 40) */
+  assert_ok(ff_runreport_ratio(&dir, &three, &r));
+  assert_int_equal(r.judgement, FF_RR_CLEAR);
   /* a failed run or unit: not judged, before anything else */
-  one.failed_runs = 1;
-  assert_ok(ff_runreport_ratio(&one, &dir, &r));
+  dir.failed_runs = 1;
+  assert_ok(ff_runreport_ratio(&ev, &dir, &r));
   assert_int_equal(r.judgement, FF_RR_FAILED);
+  dir.failed_runs = 0;
   ev.failed_units = 2;
   assert_ok(ff_runreport_ratio(&dir, &ev, &r));
   assert_int_equal(r.judgement, FF_RR_FAILED);
@@ -152,9 +174,10 @@ test_clear(void **state)
   assert_int_equal(n, 3);
   assert_int_equal(npairs, 1);
   assert_string_equal(fx[0].workload, "pvs");
-  assert_near(fx[0].ratio, 0.97 / 0.31);
-  assert_near(fx[0].lo, 0.95 / 0.32);
-  assert_near(fx[0].hi, 1.00 / 0.30);
+  /* 5 and 5: the 3rd smallest and largest of the 25 ratios */
+  assert_near(fx[0].lo, 0.95 / 0.315);
+  assert_near(fx[0].hi, 1.00 / 0.305);
+  assert_true(fx[0].lo < fx[0].ratio && fx[0].ratio < fx[0].hi);
   for (size_t i = 0; i < n; i++) {
     assert_int_equal(fx[i].judgement, FF_RR_CLEAR);
     assert_int_equal(fx[i].npairs, 1);
@@ -170,24 +193,26 @@ test_clear(void **state)
 
   text = verdict(rr);
   assert_string_equal(
-    text, "verdict (ratios of median wall times; min\u2013max: fastest "
-          "against slowest repetitions; overlapping ranges are noise):\n"
-          "- event-activation = 44x direct-activation in config 1 (3 "
-          "repetitions each, min\u2013max 41\u201348x)\n"
-          "- event-activation = 20x direct-activation in config 2 (3 "
-          "repetitions each, min\u2013max 18\u201321x)\n"
-          "- profile=builtin:fixed-1ms vs ideal (1 pair of configs "
+    text, "verdict (ratios of wall times: the Hodges-Lehmann estimate "
+          "from the repetitions with its 95% confidence interval, "
+          "Mann-Whitney; an interval holding 1 is no clear difference; "
+          "fewer than 4 repetitions a side are not judged):\n"
+          "- event-activation = 44x direct-activation in config 1 (5 "
+          "repetitions each, 95% CI 42\u201347x)\n"
+          "- event-activation = 20x direct-activation in config 2 (5 "
+          "repetitions each, 95% CI 19\u201321x)\n"
+          "- profile=builtin:fixed-1ms vs profile=ideal (1 pair of configs "
           "differing only in it):\n"
-          "    pvs 3.1x (min\u2013max 3.0\u20133.3x)\n"
-          "    direct-activation 3.0x (min\u2013max 2.7\u20133.3x)\n"
-          "    event-activation 1.33x (min\u2013max 1.25\u20131.42x)\n");
+          "    pvs 3.1x (95% CI 3.0\u20133.3x)\n"
+          "    direct-activation 3.0x (95% CI 2.8\u20133.2x)\n"
+          "    event-activation 1.33x (95% CI 1.27\u20131.40x)\n");
   free(text);
 
   /* The report prints it under the table, after the definitions. */
   text = report(rr);
   assert_non_null(
     strstr(text, "\nmedian (min\u2013max): wall time of the workload over "
-                 "its 3 repetitions (middle, fastest, slowest); slowest "
+                 "its 5 repetitions (middle, fastest, slowest); slowest "
                  "pvscan, vgchange: the longest of the last repetition\n"
                  "units of event-activation: 4 = 3 pvscans (one per "
                  "device) + 1 vgchange (one per VG the pvscans completed), "
@@ -201,7 +226,7 @@ test_clear(void **state)
 }
 
 /* verdict-noise.json: every difference is inside the repetitions'
- * spread, and is said to be noise, not a result. */
+ * spread: every interval holds 1, and none is called a result. */
 static void
 test_noise(void **state)
 {
@@ -219,15 +244,22 @@ test_noise(void **state)
   free(fx);
   text = verdict(rr);
   assert_string_equal(
-    text, "verdict (ratios of median wall times; min\u2013max: fastest "
-          "against slowest repetitions; overlapping ranges are noise):\n"
-          "- event-activation vs direct-activation in config 1: 0.96x, "
-          "within noise (min\u2013max 0.83\u20131.24x)\n"
-          "- event-activation vs direct-activation in config 2: 0.97x, "
-          "within noise (min\u2013max 0.84\u20131.14x)\n"
-          "- use_aio=0 vs 1 (1 pair of configs differing only in it):\n"
-          "    within noise: pvs 1.02x, event-activation 1.02x, "
-          "direct-activation 1.01x\n");
+    text, "verdict (ratios of wall times: the Hodges-Lehmann estimate "
+          "from the repetitions with its 95% confidence interval, "
+          "Mann-Whitney; an interval holding 1 is no clear difference; "
+          "fewer than 4 repetitions a side are not judged):\n"
+          "- event-activation = 1.00x direct-activation in config 1 (5 "
+          "repetitions each, 95% CI 0.87\u20131.14x): no clear "
+          "difference\n"
+          "- event-activation = 0.97x direct-activation in config 2 (5 "
+          "repetitions each, 95% CI 0.88\u20131.08x): no clear "
+          "difference\n"
+          "- use_aio=0 vs use_aio=1 (1 pair of configs differing only in "
+          "it):\n"
+          "    no clear difference (the 95% interval holds 1): pvs 1.03x "
+          "(95% CI 0.95\u20131.12x), event-activation 1.02x (95% CI "
+          "0.85\u20131.19x), direct-activation 1.02x (95% CI "
+          "0.94\u20131.11x)\n");
   free(text);
   ff_runreport_free(rr);
 }
@@ -247,20 +279,23 @@ test_single(void **state)
   assert_non_null(fx);
   assert_int_equal(n, 3);
   for (size_t i = 0; i < n; i++)
-    assert_int_equal(fx[i].judgement, FF_RR_ONE_SAMPLE);
+    assert_int_equal(fx[i].judgement, FF_RR_TOO_FEW);
   free(fx);
   text = verdict(rr);
   assert_string_equal(
-    text, "verdict (ratios of median wall times; min\u2013max: fastest "
-          "against slowest repetitions; overlapping ranges are noise):\n"
-          "- event-activation = 44x direct-activation in config 1 (1 "
-          "sample, no spread: not judged)\n"
-          "- event-activation = 20x direct-activation in config 2 (1 "
-          "sample, no spread: not judged)\n"
-          "- profile=builtin:fixed-1ms vs ideal (1 pair of configs "
+    text, "verdict (ratios of wall times: the Hodges-Lehmann estimate "
+          "from the repetitions with its 95% confidence interval, "
+          "Mann-Whitney; an interval holding 1 is no clear difference; "
+          "fewer than 4 repetitions a side are not judged):\n"
+          "- event-activation = 44x direct-activation in config 1 (1 and 1 "
+          "repetitions: too few for a 95% interval, not judged)\n"
+          "- event-activation = 20x direct-activation in config 2 (1 and 1 "
+          "repetitions: too few for a 95% interval, not judged)\n"
+          "- profile=builtin:fixed-1ms vs profile=ideal (1 pair of configs "
           "differing only in it):\n"
-          "    1 sample, no spread: not judged: pvs 3.1x, "
-          "direct-activation 3.0x, event-activation 1.33x\n");
+          "    too few repetitions for a 95% interval (4 a side, or 3 and "
+          "5): not judged: pvs 3.1x, direct-activation 3.0x, "
+          "event-activation 1.33x\n");
   free(text);
   text = report(rr);
   assert_non_null(strstr(text, "\nmedian: wall time of the workload, 1 "
@@ -270,15 +305,15 @@ test_single(void **state)
 }
 
 /* run-sample.json: a key's effect over two pairs of configs is the
- * geometric mean of the pairs' ratios, with the widest min-max; a failed
- * run in one pair is not judged. */
+ * geometric mean of the pairs' ratios; 3 repetitions a side (pvs) are
+ * too few to judge; a failed run in one pair is not judged. */
 static void
 test_pairs(void **state)
 {
   struct ff_runreport *rr = load_data("run-sample.json");
   struct ff_rr_effect *fx;
+  struct ff_rr_ratio p1, p2;
   size_t n, npairs;
-  double r1, r2;
 
   (void)state;
   fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
@@ -288,16 +323,14 @@ test_pairs(void **state)
   /* pvs: configs 3/1 and 4/2 */
   assert_string_equal(fx[0].workload, "pvs");
   assert_int_equal(fx[0].npairs, 2);
-  r1 = rr->configs[2].workloads[0].median / rr->configs[0].workloads[0].median;
-  r2 = rr->configs[3].workloads[0].median / rr->configs[1].workloads[0].median;
-  assert_near(fx[0].ratio, sqrt(r1 * r2));
-  assert_near(fx[0].rmin, r1 < r2 ? r1 : r2);
-  assert_near(fx[0].rmax, r1 > r2 ? r1 : r2);
-  assert_near(
-    fx[0].lo,
-    fmin(rr->configs[2].workloads[0].min / rr->configs[0].workloads[0].max,
-         rr->configs[3].workloads[0].min / rr->configs[1].workloads[0].max));
-  assert_int_equal(fx[0].judgement, FF_RR_CLEAR);
+  assert_ok(ff_runreport_ratio(&rr->configs[2].workloads[0],
+                               &rr->configs[0].workloads[0], &p1));
+  assert_ok(ff_runreport_ratio(&rr->configs[3].workloads[0],
+                               &rr->configs[1].workloads[0], &p2));
+  assert_near(fx[0].ratio, sqrt(p1.ratio * p2.ratio));
+  assert_near(fx[0].rmin, fmin(p1.ratio, p2.ratio));
+  assert_near(fx[0].rmax, fmax(p1.ratio, p2.ratio));
+  assert_int_equal(fx[0].judgement, FF_RR_TOO_FEW);
   /* lvchange: config 3's failed run */
   assert_string_equal(fx[2].workload, "lvchange");
   assert_int_equal(fx[2].judgement, FF_RR_FAILED);
@@ -378,27 +411,23 @@ test_many_and_none(void **state)
   json_decref(doc);
 }
 
-/* Two pairs that disagree (noise in one, a result in the other): the
- * effect is neither, and is listed as such, with the pairs' range. */
-static void
-test_mixed(void **state)
+/* verdict-noise.json's configs 1 and 2 under profile "ideal", and again
+ * as configs 3 and 4 under profile "slow", where use_aio=0's pvs (config
+ * 4's) takes `factor` times as long. */
+static struct ff_runreport *
+two_profiles(double factor)
 {
   const char *dir = getenv("FF_TEST_DATA");
   char path[4096], *text;
   json_t *doc, *configs;
   json_error_t e;
   struct ff_runreport *rr;
-  struct ff_rr_effect *fx;
-  size_t n, npairs;
 
-  (void)state;
   assert_non_null(dir);
   snprintf(path, sizeof path, "%s/verdict-noise.json", dir);
   doc = json_load_file(path, 0, &e);
   assert_non_null(doc);
   configs = json_object_get(doc, "configs");
-  /* configs 3 and 4: 1 and 2 again under another profile, where
-   * use_aio=0 triples pvs */
   for (size_t i = 0; i < 2; i++) {
     json_t *c = json_deep_copy(json_array_get(configs, i));
     json_t *pvs = json_array_get(json_object_get(c, "workloads"), 0);
@@ -411,42 +440,89 @@ test_mixed(void **state)
                         json_string("slow"));
     if (i == 1) {
       json_t *runs = json_object_get(pvs, "runs");
+      static const char *const stat[] = {"min", "median", "max"};
 
       for (size_t r = 0; r < json_array_size(runs); r++) {
         json_t *run = json_array_get(runs, r);
 
         json_object_set_new(
           run, "wall",
-          json_real(3 * json_real_value(json_object_get(run, "wall"))));
+          json_real(factor * json_real_value(json_object_get(run, "wall"))));
       }
-      json_object_set_new(pvs, "min", json_real(1.56));
-      json_object_set_new(pvs, "median", json_real(1.62));
-      json_object_set_new(pvs, "max", json_real(1.74));
+      for (size_t k = 0; k < 3; k++)
+        json_object_set_new(
+          pvs, stat[k],
+          json_real(factor * json_real_value(json_object_get(pvs, stat[k]))));
     }
     json_array_append_new(configs, c);
   }
   text = json_dumps(doc, 0);
-  rr = ff_runreport_load_text(text, strlen(text), "mixed");
+  rr = ff_runreport_load_text(text, strlen(text), "two profiles");
   free(text);
+  json_decref(doc);
   assert_nonnull_err(rr);
+  return rr;
+}
+
+/* Two pairs that disagree (no clear difference under one profile, 3x
+ * under the other, the intervals apart): an interaction, listed pair by
+ * pair, each named by its other setting. */
+static void
+test_interaction(void **state)
+{
+  struct ff_runreport *rr = two_profiles(3);
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  char *text;
+
+  (void)state;
   fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
   assert_non_null(fx);
   assert_int_equal(npairs, 2);
   assert_string_equal(fx[0].workload, "pvs");
-  assert_int_equal(fx[0].judgement, FF_RR_MIXED);
-  assert_near(fx[0].rmin, 0.54 / 0.53);
-  assert_near(fx[0].rmax, 1.62 / 0.53);
+  assert_int_equal(fx[0].judgement, FF_RR_INTERACTION);
   assert_int_equal(fx[1].judgement, FF_RR_NOISE);
   free(fx);
   text = verdict(rr);
-  assert_non_null(strstr(text, "- use_aio=0 vs 1 (2 pairs of configs "
-                               "differing only in it):\n"
-                               "    not the same in every pair (noise in "
-                               "some, or both ways): pvs 1.02\u20133.1x\n"
-                               "    within noise: "));
+  assert_non_null(strstr(
+    text, "- use_aio=0 vs use_aio=1 (2 pairs of configs differing only in "
+          "it):\n"
+          "    pvs differs with the other settings (interaction: the pairs' "
+          "intervals do not overlap): 1.03x (95% CI 0.95\u20131.12x; no "
+          "clear difference) with profile=ideal, 3.1x (95% CI "
+          "2.9\u20133.4x) with profile=slow\n"
+          "    no clear difference (the 95% interval holds 1): "));
+  assert_non_null(strstr(text, "with use_aio=1, 3.0x (95% CI 2.8\u20133.2x) "
+                               "with use_aio=0\n"));
   free(text);
   ff_runreport_free(rr);
-  json_decref(doc);
+}
+
+/* A result in one pair and no clear difference in the other, their
+ * intervals overlapping: mixed, listed pair by pair too, never a
+ * result. */
+static void
+test_mixed(void **state)
+{
+  struct ff_runreport *rr = two_profiles(1.12);
+  struct ff_rr_effect *fx;
+  size_t n, npairs;
+  char *text;
+
+  (void)state;
+  fx = ff_runreport_effects(rr, "global/use_aio", "0", &n, &npairs);
+  assert_non_null(fx);
+  assert_string_equal(fx[0].workload, "pvs");
+  assert_int_equal(fx[0].judgement, FF_RR_MIXED);
+  free(fx);
+  text = verdict(rr);
+  assert_non_null(strstr(
+    text, "    pvs is not clear in every pair: 1.03x (95% CI "
+          "0.95\u20131.12x; no clear difference) with profile=ideal, 1.15x "
+          "(95% CI 1.07\u20131.25x) with profile=slow\n"));
+  assert_null(strstr(text, "\n    pvs 1."));
+  free(text);
+  ff_runreport_free(rr);
 }
 
 /* The document's "verdict" (docs/run-json.md): every axis value with
@@ -469,16 +545,24 @@ test_verdict_json(void **state)
   assert_string_equal(json_string_value(json_object_get(ax, "value")), "0");
   assert_string_equal(json_string_value(json_object_get(ax, "base")), "1");
   assert_int_equal(json_integer_value(json_object_get(ax, "pairs")), 2);
+  assert_string_equal(json_string_value(json_object_get(ax, "compares")),
+                      "global/use_aio=0 vs global/use_aio=1");
   json_array_foreach(json_object_get(ax, "effects"), i, fx)
   {
     const char *w = json_string_value(json_object_get(fx, "workload"));
     const char *j = json_string_value(json_object_get(fx, "judgement"));
     double r = json_real_value(json_object_get(fx, "ratio"));
 
-    assert_true(json_real_value(json_object_get(fx, "min")) <= r);
-    assert_true(json_real_value(json_object_get(fx, "max")) >= r);
+    json_t *lo = json_object_get(fx, "low"), *hi = json_object_get(fx, "high");
+
     assert_int_equal(json_array_size(json_object_get(fx, "pairs")), 2);
-    assert_string_equal(j, !strcmp(w, "lvchange") ? "failed" : "clear");
+    assert_string_equal(j, !strcmp(w, "lvchange") ? "failed" : "too-few");
+    /* too few: no interval; lvchange (5 a side): one, around the ratio */
+    if (!strcmp(w, "lvchange")) {
+      assert_true(json_real_value(lo) <= r && r <= json_real_value(hi));
+    } else {
+      assert_true(json_is_null(lo) && json_is_null(hi));
+    }
   }
   /* pvs, first pair: config 3 (use_aio=0) against config 1 */
   fx = json_array_get(json_object_get(ax, "effects"), 0);
@@ -490,9 +574,16 @@ test_verdict_json(void **state)
                    1);
   assert_string_equal(json_string_value(json_object_get(pair, "base_label")),
                       rr->configs[0].label);
-  assert_near(json_real_value(json_object_get(pair, "ratio")),
-              rr->configs[2].workloads[0].median /
-                rr->configs[0].workloads[0].median);
+  assert_string_equal(json_string_value(json_object_get(pair, "with")),
+                      "obtain_device_list_from_udev=1");
+  {
+    struct ff_rr_ratio r;
+
+    assert_ok(ff_runreport_ratio(&rr->configs[2].workloads[0],
+                                 &rr->configs[0].workloads[0], &r));
+    assert_near(json_real_value(json_object_get(pair, "ratio")), r.ratio);
+    assert_true(json_is_null(json_object_get(pair, "low")));
+  }
   json_decref(v);
   ff_runreport_free(rr);
 
@@ -506,6 +597,12 @@ test_verdict_json(void **state)
   assert_non_null(json_object_get(fx, "label"));
   assert_string_equal(json_string_value(json_object_get(fx, "judgement")),
                       "clear");
+  assert_string_equal(
+    json_string_value(json_object_get(fx, "compares")),
+    "event-activation vs direct-activation in config 1 (profile=ideal)");
+  assert_true(json_real_value(json_object_get(fx, "low")) > 40);
+  assert_true(json_real_value(json_object_get(fx, "high")) < 48);
+  assert_true(json_real_value(json_object_get(fx, "confidence")) >= 0.95);
   json_decref(v);
   ff_runreport_free(rr);
 }
@@ -514,11 +611,11 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_ratio),        cmocka_unit_test(test_fmt_ratio),
-    cmocka_unit_test(test_clear),        cmocka_unit_test(test_noise),
-    cmocka_unit_test(test_single),       cmocka_unit_test(test_pairs),
-    cmocka_unit_test(test_mixed),        cmocka_unit_test(test_many_and_none),
-    cmocka_unit_test(test_verdict_json),
+    cmocka_unit_test(test_ratio),         cmocka_unit_test(test_fmt_ratio),
+    cmocka_unit_test(test_clear),         cmocka_unit_test(test_noise),
+    cmocka_unit_test(test_single),        cmocka_unit_test(test_pairs),
+    cmocka_unit_test(test_interaction),   cmocka_unit_test(test_mixed),
+    cmocka_unit_test(test_many_and_none), cmocka_unit_test(test_verdict_json),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
