@@ -57,7 +57,7 @@ int
 ff_tm_ll_lookup(const struct sim *s, const struct mll *ll, uint64_t b,
                 uint32_t *rc)
 {
-  unsigned v;
+  unsigned v = 0;
   const uint8_t *p;
 
   if (ll_lookup_bitmap(s, ll, b, &v) < 0)
@@ -311,7 +311,7 @@ int
 ff_tm_sm_more_than_one(struct sim *s, uint64_t b, int *res)
 {
   int adj = 0;
-  unsigned rc;
+  unsigned rc = 0;
 
   *res = 0;
   if (s->bootstrap)
