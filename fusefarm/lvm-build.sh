@@ -247,6 +247,12 @@ lvm_flags() { # PREFIX CONFIGURE_HELP_FILE
 	# socket is LVM_LVMETAD_SOCKET); lvm uses it only when lvm.conf says
 	# global/use_lvmetad=1, so it is never required.
 	want --enable-lvmetad
+	# 2.02: the activation generator (lvm2_activation_generator_systemd_
+	# red_hat, what a boot without lvmetad runs) is linked with liblvm2app
+	# and scripts/Makefile builds it only with the application library
+	# (APPLIB): without it the tree installs no generator.  2.03 has no
+	# applib and builds its generator anyway.
+	want --enable-applib
 	# Later 2.03: log to stderr/syslog, never link libsystemd (journal,
 	# machine-id as system id): builds the same with or without
 	# libsystemd-dev installed.
