@@ -401,19 +401,27 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
   case CTL_PROFILE_JSON: {
     json_t *devs = json_array();
     uint64_t now = ff_now_ns();
+    unsigned char *slow = calloc(ff_farm_ndevs(farm) + 1, 1);
 
+    if (!slow) {
+      json_decref(devs);
+      return NULL;
+    }
+    ff_iomodel_slow_devices(io, slow);
     for (uint32_t i = 0; i < ff_farm_ndevs(farm) && devs; i++)
       json_array_append_new(
         devs,
         json_pack(
-          "{s:s, s:b, s:b, s:I, s:I, s:I}", "name", ff_farm_dev_name(farm, i),
-          "present", ff_iomodel_present(io, i, now), "direct_io",
-          ff_iomodel_direct_io(io, i), "read_p50_ns",
+          "{s:s, s:b, s:b, s:I, s:I, s:I, s:b}", "name",
+          ff_farm_dev_name(farm, i), "present", ff_iomodel_present(io, i, now),
+          "direct_io", ff_iomodel_direct_io(io, i), "read_p50_ns",
           (json_int_t)ff_iomodel_latency_quantile(io, i, FF_OP_READ, 0.5),
           "read_p99_ns",
           (json_int_t)ff_iomodel_latency_quantile(io, i, FF_OP_READ, 0.99),
           "write_p50_ns",
-          (json_int_t)ff_iomodel_latency_quantile(io, i, FF_OP_WRITE, 0.5)));
+          (json_int_t)ff_iomodel_latency_quantile(io, i, FF_OP_WRITE, 0.5),
+          "slow", slow[i]));
+    free(slow);
     return json_text(json_pack("{s:s, s:s, s:b, s:o}", "format",
                                "fusefarm-profile", "name",
                                ff_iomodel_profile_name(io), "rotational",

@@ -1,6 +1,7 @@
 /* fusefarm: what the parts of `fusefarm run` share (run.c, the run
  * itself; run-reg.c, its registry entry and watchdog; run-dm.c, real
- * device-mapper; run-aio.c, the aio companion and the 2.02 lvmetad).
+ * device-mapper; run-aio.c, the aio companion and the 2.02 lvmetad;
+ * run-slow.c, the devices the profile made slow).
  * One struct run per run, owned by ff_cmd_run; nothing here is thread
  * safe (the runner is one thread; the watchdog is a forked process).
  */
@@ -155,6 +156,9 @@ void dm_teardown(struct run *r);
 int dm_check_clash(struct run *r);
 int dm_resolve(struct run *r, const char *mode, int udev_sync);
 json_t *dm_json(const struct run *r, const char *requested);
+
+/* ---- the devices the profile made slow (run-slow.c) */
+json_t *slow_json(struct run *r);
 
 /* ---- the aio companion and the 2.02 lvmetad (run-aio.c) */
 void aio_companion(struct run *r, long want, unsigned inflight);

@@ -40,6 +40,8 @@ static const uint32_t palette[] = {
 #define C_AXIS     0x444444 /* tick labels, axis titles, axis lines */
 #define C_CONFIG   0x203060 /* config ids and the config key lines */
 #define C_UNIT     0x202020 /* timeline labels */
+#define C_SLOW     0x8e24aa /* timeline: marks of a slow device's rows */
+#define C_SLOW_ROW 0xf3e5f5 /* timeline: the band behind such a row */
 #define C_GRID     0xdddddd
 #define C_WHISKER  0x333333
 
@@ -791,6 +793,39 @@ overlaps(const struct box *b, size_t n, const struct box *nb)
   return false;
 }
 
+/* The mark of a row that touched a slow device: a triangle in the left
+ * margin pointing at the row (centre y), at least 7 px high however thin
+ * the rows, filled for the slow device's own pvscan, hollow for a
+ * vgchange of its VG. */
+static void
+slow_mark(cairo_t *cr, double y, double h, bool filled)
+{
+  h = fmax(h, 7);
+  cairo_move_to(cr, 3.5, y - h / 2);
+  cairo_line_to(cr, 12.5, y);
+  cairo_line_to(cr, 3.5, y + h / 2);
+  cairo_close_path(cr);
+  rgb(cr, C_SLOW);
+  if (filled) {
+    cairo_fill(cr);
+    return;
+  }
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+}
+
+/* A legend entry with a slow_mark as its swatch; returns the x after it. */
+static double
+slow_legend(cairo_t *cr, double x, double y, bool filled, const char *s)
+{
+  cairo_save(cr);
+  cairo_translate(cr, x - 2, 0);
+  slow_mark(cr, y - 4, 10, filled);
+  cairo_restore(cr);
+  text(cr, x + 17, y, 0, 10, false, C_TEXT, s);
+  return x + 17 + text_w(cr, s, 10, false) + 18;
+}
+
 /* The time axis of w's timeline reaches xmax (> 0: the longest of the
  * same workload's timelines in every configuration, so that they compare
  * at a glance), else w's own last unit's end. */
@@ -802,8 +837,8 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   const double width = 1200, ml = 16, mr = 16, label_h = 10;
   const double pw = width - ml - mr;
   size_t n = w->nunits, nlab = 0, ntop, unplaced = 0;
-  size_t *order = NULL, *rank = NULL;
-  bool *must = NULL, any_failed = w->failed_units > 0;
+  size_t *order = NULL, *rank = NULL, nslow = 0;
+  bool *must = NULL, *slow = NULL, any_failed = w->failed_units > 0;
   struct box *boxes = NULL;
   double pitch, bar_h, rows_top, rows_bottom, height, tmax = 0, x, y;
   unsigned every;
@@ -824,7 +859,7 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   }
   order = ff_runreport_order(w, FF_RR_BY_START);
   rank = ff_runreport_order(w, FF_RR_BY_DURATION);
-  if (!order || !rank)
+  if (!order || !rank || ff_runreport_slow_units(c, w, &slow, &nslow) < 0)
     goto out;
   must = calloc(n, sizeof *must);
   boxes = calloc(n, sizeof *boxes);
@@ -865,7 +900,24 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   x = legend(cr, 16, 104, C_PVSCAN, "pvscan --cache (one per device)");
   x = legend(cr, x, 104, C_VGCHANGE, "vgchange -aay (one per VG)");
   if (any_failed)
-    legend(cr, x, 104, C_FAILED, "exit status not 0");
+    x = legend(cr, x, 104, C_FAILED, "exit status not 0");
+  if (nslow) {
+    bool vgs = false;
+
+    for (size_t i = 0; i < n; i++)
+      vgs |= slow[i] && w->units[i].kind == FF_RR_VGCHANGE;
+    snprintf(buf, sizeof buf, "slow device (profile %s: %zu of %lld)",
+             c->slow_profile, c->nslow,
+             c->has_farm ? c->devices : (long long)w->npvscan);
+    x = slow_legend(cr, x, 104, true, buf);
+    if (vgs)
+      slow_legend(cr, x, 104, false, "vgchange of a slow device's VG");
+  }
+
+  /* the rows that touched a slow device: a band under the grid and bars */
+  for (size_t i = 0; nslow && i < n; i++)
+    if (slow[order[i]])
+      fill_rect(cr, ml, rows_top + pitch * (double)i, pw, pitch, C_SLOW_ROW);
 
   /* time axis: grid lines, labels above and below the rows */
   for (double t = 0; t <= tk.end + tk.step / 2; t += tk.step) {
@@ -899,6 +951,9 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
               u->exit                   ? C_FAILED
               : u->kind == FF_RR_PVSCAN ? C_PVSCAN
                                         : C_VGCHANGE);
+    if (nslow && slow[order[i]])
+      slow_mark(cr, rows_top + pitch * (double)i + bar_h / 2, bar_h,
+                u->kind == FF_RR_PVSCAN);
   }
 
   /* labels: the slowest first (always), then every `every`-th row where
@@ -971,6 +1026,7 @@ out:
   free(order);
   free(rank);
   free(must);
+  free(slow);
   free(boxes);
   return r;
 }

@@ -412,6 +412,33 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
   return 0;
 }
 
+/* "slow": { "profile": NAME, "devices": [NAME, ...] } (optional). */
+static int
+load_slow(struct ff_rr_config *c, const json_t *cj, const char *path)
+{
+  const json_t *v, *devs;
+
+  if (get_typed(cj, path, "slow", true, false, &v) < 0)
+    return -1;
+  if (!v)
+    return 0;
+  if (!json_is_string(json_object_get(v, "profile")) ||
+      !json_is_array(devs = json_object_get(v, "devices")))
+    return ff_error("%s.slow: expected {\"profile\": NAME, \"devices\": "
+                    "[NAME, ...]}",
+                    path);
+  c->slow_profile = json_string_value(json_object_get(v, "profile"));
+  c->nslow = json_array_size(devs);
+  if (c->nslow && !(c->slow_devices = calloc(c->nslow, sizeof(char *))))
+    return ff_rr_oom();
+  for (size_t i = 0; i < c->nslow; i++)
+    if (!(c->slow_devices[i] = json_string_value(json_array_get(devs, i))))
+      return ff_error("%s.slow.devices[%zu]: expected a device name (a "
+                      "string)",
+                      path, i);
+  return 0;
+}
+
 static int
 load_config(struct ff_rr_config *c, const json_t *cj, const char *path)
 {
@@ -475,7 +502,8 @@ load_config(struct ff_rr_config *c, const json_t *cj, const char *path)
         get_int(v, p, "max_active", true, 0, &c->dm_max_active) < 0)
       return -1;
   }
-  if (get_typed(cj, path, "workloads", false, true, &wls) < 0)
+  if (load_slow(c, cj, path) < 0 ||
+      get_typed(cj, path, "workloads", false, true, &wls) < 0)
     return -1;
   c->nworkloads = json_array_size(wls);
   if (!c->nworkloads)
@@ -789,6 +817,7 @@ ff_runreport_free(struct ff_runreport *rr)
       free(c->workloads[j].units);
     }
     free(c->workloads);
+    free(c->slow_devices);
     for (size_t j = 0; j < c->nsettings; j++)
       free((char *)c->settings[j].text);
     free(c->settings);
@@ -805,6 +834,53 @@ ff_runreport_free(struct ff_runreport *rr)
 }
 
 /* --- small helpers shared by the renderers --------------------------- */
+
+static bool
+listed(const char *const *names, size_t n, const char *name)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(names[i], name))
+      return true;
+  return false;
+}
+
+int
+ff_runreport_slow_units(const struct ff_rr_config *c,
+                        const struct ff_rr_workload *w, bool **out, size_t *n)
+{
+  const char **vgs = NULL; /* the VGs of the slow devices' pvscans */
+  size_t nvgs = 0;
+
+  *out = NULL;
+  *n = 0;
+  if (!c->slow_profile || !w->nunits)
+    return 0;
+  if (!(*out = calloc(w->nunits, sizeof **out)) ||
+      !(vgs = calloc(w->nunits, sizeof *vgs))) {
+    free(*out);
+    *out = NULL;
+    return ff_rr_oom();
+  }
+  for (size_t i = 0; i < w->nunits; i++) {
+    const struct ff_rr_unit *u = &w->units[i];
+
+    if (u->kind != FF_RR_PVSCAN ||
+        !listed(c->slow_devices, c->nslow, u->device))
+      continue;
+    (*out)[i] = true;
+    if (u->vg && !listed(vgs, nvgs, u->vg))
+      vgs[nvgs++] = u->vg;
+  }
+  for (size_t i = 0; i < w->nunits; i++) {
+    const struct ff_rr_unit *u = &w->units[i];
+
+    if (u->kind == FF_RR_VGCHANGE && listed(vgs, nvgs, u->vg))
+      (*out)[i] = true;
+    *n += (*out)[i];
+  }
+  free(vgs);
+  return 0;
+}
 
 char *
 ff_runreport_fmt_secs(double s, bool unit, char *buf, size_t len)

@@ -160,6 +160,13 @@ struct ff_rr_config {
    * the dm devices its activations made in all and the most at once */
   const char *dm_mode;
   long long dm_created, dm_max_active;
+  /* "slow" (optional): the name of the profile this config ran under and
+   * the devices it made slow (nslow of them, by name, in document
+   * order); slow_profile is NULL when the document has no "slow" (older
+   * runs: nothing is known, nothing is marked) */
+  const char *slow_profile;
+  const char **slow_devices;
+  size_t nslow;
   struct ff_rr_workload *workloads;
   size_t nworkloads;
 };
@@ -367,6 +374,15 @@ const struct ff_rr_setting *ff_runreport_setting(const struct ff_rr_config *c,
 /* Config c's workload named name, or NULL. */
 const struct ff_rr_workload *
 ff_runreport_find_workload(const struct ff_rr_config *c, const char *name);
+
+/* Which of w's units (w a workload of c) touched a device c's profile
+ * made slow (c->slow_devices): a pvscan of one, a vgchange of a VG one of
+ * whose devices a pvscan of w names.  *out: w->nunits flags (malloc'd,
+ * caller frees), or NULL when c has no "slow" or w no units; *n: how many
+ * are set.  0, or -1 with ff_error on allocation failure. */
+int ff_runreport_slow_units(const struct ff_rr_config *c,
+                            const struct ff_rr_workload *w, bool **out,
+                            size_t *n);
 
 /* A unit's name: the device for pvscan, the VG for vgchange. */
 const char *ff_runreport_unit_name(const struct ff_rr_unit *u);

@@ -484,3 +484,32 @@ ff_iomodel_latency_quantile(struct ff_iomodel *m, uint32_t dev, enum ff_op op,
   return ff_dist_clamp_ns(
     ff_dist_quantile(&p->classes[p->dev_class[dev]].lat[op], q));
 }
+
+static uint64_t
+median_ns(const struct ff_profile *p, uint32_t dev, enum ff_op op)
+{
+  return ff_dist_clamp_ns(
+    ff_dist_quantile(&p->classes[p->dev_class[dev]].lat[op], 0.5));
+}
+
+/* One profile throughout: a concurrent set_profile must not mix two. */
+size_t
+ff_iomodel_slow_devices(struct ff_iomodel *m, unsigned char *slow)
+{
+  const struct ff_profile *p = current(m)->p;
+  uint64_t low_r = UINT64_MAX, low_w = UINT64_MAX;
+  size_t n = 0;
+
+  for (uint32_t d = 0; d < p->ndevs; d++) {
+    uint64_t r = median_ns(p, d, FF_OP_READ), w = median_ns(p, d, FF_OP_WRITE);
+
+    low_r = r < low_r ? r : low_r;
+    low_w = w < low_w ? w : low_w;
+  }
+  for (uint32_t d = 0; d < p->ndevs; d++) {
+    slow[d] = median_ns(p, d, FF_OP_READ) > low_r ||
+              median_ns(p, d, FF_OP_WRITE) > low_w;
+    n += slow[d];
+  }
+  return n;
+}

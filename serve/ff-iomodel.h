@@ -9,6 +9,7 @@
 #ifndef FF_IOMODEL_H
 #define FF_IOMODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ff-farm.h"
@@ -101,5 +102,15 @@ const char *ff_iomodel_profile_name(struct ff_iomodel *m);
  * submit samples from.  Samples are clamped to [0, 1 h]. */
 uint64_t ff_iomodel_latency_quantile(struct ff_iomodel *m, uint32_t dev,
                                      enum ff_op op, double q);
+
+/* The devices the current profile made slow (docs/run-json.md, "slow"):
+ * slow[d] (farm->ndevs entries) is 1 when d's configured read or write
+ * latency median (ff_iomodel_latency_quantile at 0.5) is above the lowest
+ * any device has, else 0.  A profile that gives every device the same
+ * latency (ideal, hdd, a fixed delay) slows none; slow-tail slows the 1%
+ * its fraction group picked.  Queues, caps, stalls, spin-up and faults do
+ * not count.  Returns how many are slow.  Safe from any thread, as
+ * ff_iomodel_latency_quantile is. */
+size_t ff_iomodel_slow_devices(struct ff_iomodel *m, unsigned char *slow);
 
 #endif

@@ -11,7 +11,7 @@
 #     time; every read timed from outside took at least its decided time;
 #   - configs/profiles/slow-tail.conf, switched live: the devices with
 #     the largest decided latencies are exactly the 1% the profile made
-#     100x slower;
+#     100x slower, and exactly those are "slow" in profile.json;
 #   - a queue of depth 1 with a 20 ms service time, 10 reads released
 #     together: each is done exactly 20 ms after the later of its arrival
 #     and the previous one's done time (one at a time); with depth 64
@@ -85,6 +85,16 @@ checked "lognormal 5/20 ms" "$s/lat.json" lognormal 5 20
 # 2. slow-tail: the slowest decisions are on the devices the profile chose.
 "$bin" profile "$FF_MNT" "$here/../../configs/profiles/slow-tail.conf" >/dev/null
 cp "$FF_MNT/.fusefarm/profile.json" "$s/profile.json"
+# profile.json's "slow" (what fusefarm run records, docs/run-json.md):
+# exactly the 2 of 200 devices the fraction group made 100x slower
+python3 - "$s/profile.json" <<'PY' || ff_die "profile.json: slow is not slow-tail's 1%"
+import json, sys
+devs = json.load(open(sys.argv[1]))["devices"]
+slow = {d["name"] for d in devs if d["slow"]}
+tail = {d["name"] for d in devs if d["read_p50_ns"] >= 10_000_000}
+print("profile.json: slow devices %s" % sorted(slow))
+sys.exit(not (len(tail) == 2 and slow == tail))
+PY
 python3 "$reads" --threads 16 --reads 5 "${loops[@]}" >"$s/tail.json"
 checked slow-tail "$s/tail.json" slowest "$s/profile.json"
 

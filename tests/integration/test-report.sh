@@ -29,6 +29,10 @@
 #     CI reporters read, its counts, the failed lvchange and, with
 #     --expect, a <failure> per failing and an <error> per unjudged
 #     expression (tests/lib/check-junit.py);
+#   - run-slow.json (slow-tail against ideal): the timeline rows that
+#     touched a device the profile made slow (its pvscan, its VG's
+#     vgchange) are marked, exactly those, and none under ideal or in a
+#     document without "slow" (run-event.json);
 #   - a run with 3,000 devices per event activation: every bar drawn,
 #     labels thinned out but the slowest always labelled.
 # Needs no root, no lvm, no loop device.
@@ -179,6 +183,51 @@ def check_timeline(doc, cid, path, png, top, all_labelled):
         die("%s: %s is not %gx%g" % (png, png_size(png), width, h))
     print("%s: %d units, %d labels, %gx%g" % (path, len(units), labels, width, h))
 
+SLOW, SLOW_ROW = 0x8e24aa, 0xf3e5f5
+
+def check_slow(doc, cid, path):
+    """The rows marked as touching a device the config's profile made slow
+    (a band behind the row, a triangle left of it: filled for the device's
+    pvscan, hollow for its VG's vgchange) are exactly those of the
+    config's "slow" devices; none without "slow" or with none slow."""
+    c = [c for c in doc["configs"] if c["id"] == cid][0]
+    w = [w for w in c["workloads"] if w["type"] == "event-activation"][0]
+    slow = set((c.get("slow") or {}).get("devices", []))
+    vgs = {u["vg"] for u in w["devices"] if u["device"] in slow and u["vg"]}
+    # the rows in the order ff_runreport_order(FF_RR_BY_START) draws them
+    rows = sorted([(u["start"], u["end"], 0, u["device"]) for u in w["devices"]] +
+                  [(u["start"], u["end"], 1, u["vg"]) for u in w["activations"]])
+    pitch = max(1, min(14, 2400 / len(rows)))
+    want = {i for i, (_, _, k, name) in enumerate(rows)
+            if name in (slow if k == 0 else vgs)}
+    bands, marks = set(), {True: set(), False: set()}
+    for p in ET.parse(path).getroot().iter(SVG + "path"):
+        st = p.get("style", "").replace(" ", "")
+        ys = [float(y) for y in re.findall(r"-?[0-9.]+", p.get("d", ""))[1::2]]
+        filled = "stroke:none" in st
+        col = colour(st) if filled else colour(st.replace("stroke:rgb", "fill:rgb"))
+        if col not in (SLOW, SLOW_ROW) or not ys:
+            continue
+        if min(ys) < 146:  # the legend's swatches
+            if not c.get("slow", {}).get("devices"):
+                die("%s: a slow-device legend without slow devices" % path)
+            continue
+        if col == SLOW_ROW:
+            bands.add(round((min(ys) - 146) / pitch))
+        else:
+            mid = (min(ys) + max(ys)) / 2
+            marks[filled].add(int((mid - 146) // pitch))
+    names = lambda s: sorted(rows[i][3] for i in s)
+    if bands != want:
+        die("%s: bands behind %s, expected the rows of %s" %
+            (path, names(bands), names(want)))
+    if marks[True] | marks[False] != want or \
+       any(rows[i][2] != (0 if f else 1) for f in marks for i in marks[f]):
+        die("%s: marks at %s (filled) and %s (hollow), expected %s" %
+            (path, names(marks[True]), names(marks[False]), names(want)))
+    print("%s: %d rows of %d marked as touching the slow devices %s" %
+          (path, len(want), len(rows), sorted(slow)))
+
 def check_csv(doc, runs_csv, units_csv):
     keys = []
     for c in doc["configs"]:
@@ -317,6 +366,8 @@ elif cmd == "bars":
 elif cmd == "timeline":
     check_timeline(json.load(open(args[0])), int(args[1]), args[2], args[3],
                    int(args[4]), args[5] == "all")
+elif cmd == "slow":
+    check_slow(json.load(open(args[0])), int(args[1]), args[2])
 elif cmd == "csv":
     check_csv(json.load(open(args[0])), args[1], args[2])
 elif cmd == "big":
@@ -513,6 +564,7 @@ for id in 1 2; do
   [[ -s $f ]] || ff_die "no timeline $f"
   rsvg-convert "$f" -o "${f%.svg}.png" || ff_die "rsvg-convert $f failed"
   check timeline "$data/run-event.json" "$id" "$f" "${f%.svg}.png" 10 all
+  check slow "$data/run-event.json" "$id" "$f" # no "slow": no marks
 done
 ls "$tmp"/e-timeline-[34]* >/dev/null 2>&1 && ff_die "timelines for configs without event activation"
 
@@ -525,6 +577,19 @@ expect_fail 1 "fusefarm report: $tmp/no/dir.csv: No such file or directory" \
   "$data/run-event.json" --csv "$tmp/no/dir.csv"
 expect_fail 1 "fusefarm report: $tmp/no/dir.svg: No such file or directory" \
   "$data/run-event.json" --svg "$tmp/no/dir.svg"
+
+# ---- run-slow.json: slow-tail's 2 slow devices marked, none under ideal ----
+ff_log "run-slow.json"
+report "$data/run-slow.json" --svg "$tmp/slow.svg"
+for id in 1 2; do
+  f=$tmp/slow-timeline-$id.svg
+  rsvg-convert "$f" -o "${f%.svg}.png" || ff_die "rsvg-convert $f failed"
+  check timeline "$data/run-slow.json" "$id" "$f" "${f%.svg}.png" 10 all
+  check slow "$data/run-slow.json" "$id" "$f"
+done
+# the check finds marks where they are: config 2's drawn for config 1 fail
+python3 "$tmp/check.py" slow "$data/run-slow.json" 1 "$tmp/slow-timeline-2.svg" >/dev/null &&
+  ff_die "check slow: config 2's marks pass for config 1, which has none"
 
 # ---- thousands of devices ------------------------------------------------
 ff_log "3000 devices per event activation"

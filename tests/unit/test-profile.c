@@ -243,6 +243,7 @@ test_ideal(void **state)
   struct ff_farm *farm = farm_n(4, 1);
   struct ff_iomodel *m = ff_iomodel_new(farm, NULL, T0);
   struct ff_io_decision d;
+  unsigned char slow[4];
 
   (void)state;
   assert_nonnull_err(m);
@@ -256,6 +257,9 @@ test_ideal(void **state)
   assert_int_equal(ff_iomodel_direct_io(m, 0), 1);
   assert_int_equal(ff_iomodel_rotational(m), 0);
   assert_int_equal(ff_iomodel_latency_quantile(m, 0, FF_OP_READ, 0.99), 0);
+  memset(slow, 7, sizeof slow);
+  assert_int_equal(ff_iomodel_slow_devices(m, slow), 0);
+  assert_memory_equal(slow, "\0\0\0\0", 4);
   d = sub(m, 4, FF_OP_READ, 0, 1, T0); /* no such device */
   assert_int_equal(d.error, ENODEV);
   assert_int_equal(d.injected, 0);
@@ -304,6 +308,7 @@ test_shipped(void **state)
     struct ff_profile *p;
     struct ff_iomodel *m;
     unsigned slow = 0;
+    unsigned char marks[300];
 
     snprintf(pat, sizeof pat, "%s/configs/profiles/hdd.conf", dir);
     p = ff_profile_load_file(pat, farm);
@@ -312,6 +317,8 @@ test_shipped(void **state)
     assert_int_equal(ff_iomodel_rotational(m), 1);
     assert_int_equal(ff_iomodel_latency_quantile(m, 7, FF_OP_READ, 0.5),
                      4 * MS);
+    /* the same latency everywhere: no device is slow */
+    assert_int_equal(ff_iomodel_slow_devices(m, marks), 0);
     ff_iomodel_free(m);
 
     snprintf(pat, sizeof pat, "%s/configs/profiles/ssd.conf", dir);
@@ -327,9 +334,14 @@ test_shipped(void **state)
     p = ff_profile_load_file(pat, farm);
     assert_nonnull_err(p);
     m = ff_iomodel_new(farm, p, T0);
-    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++)
-      if (ff_iomodel_latency_quantile(m, d, FF_OP_READ, 0.5) >= 10 * MS)
-        slow++;
+    assert_int_equal(ff_iomodel_slow_devices(m, marks), 3);
+    for (uint32_t d = 0; d < ff_farm_ndevs(farm); d++) {
+      int tail = ff_iomodel_latency_quantile(m, d, FF_OP_READ, 0.5) >= 10 * MS;
+
+      slow += tail;
+      /* the slow devices are exactly the fraction group's */
+      assert_int_equal(marks[d], tail);
+    }
     assert_int_equal(slow, 3); /* 1% of 300 */
     ff_iomodel_free(m);
   }
@@ -539,6 +551,7 @@ test_merge(void **state)
   struct ff_farm *farm = farm_n(3, 1);
   struct ff_iomodel *m = model(text, farm);
   struct ff_io_decision d;
+  unsigned char slow[3];
 
   (void)state;
   assert_int_equal(ff_iomodel_latency_quantile(m, 0, FF_OP_READ, 0.5), 1 * MS);
@@ -546,6 +559,9 @@ test_merge(void **state)
                    100 * MS);
   assert_int_equal(ff_iomodel_latency_quantile(m, 1, FF_OP_WRITE, 0.5),
                    2 * MS);
+  /* slower reads alone make pv0001 slow */
+  assert_int_equal(ff_iomodel_slow_devices(m, slow), 1);
+  assert_memory_equal(slow, "\0\1\0", 3);
   for (int i = 0; i < 100; i++) {
     d = sub(m, 1, FF_OP_READ, 0, 512, T0 + (uint64_t)i);
     assert_int_equal(d.error, 0);

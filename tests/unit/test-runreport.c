@@ -5,6 +5,7 @@
 #include "ff-test.h"
 #include "ff-capture.h"
 #include "ff-runreport.h"
+#include "ff-testdata.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,12 @@ test_malformed(void **state)
      "configs[0].workloads[1].activations[0]: missing \"vg\""},
     {"configs[0].workloads[1].activations[0]", "exit", "0.5",
      "configs[0].workloads[1].activations[0].exit: expected an integer"},
+    {"configs[0]", "slow", "[\"pv0\"]", "configs[0].slow: expected an object"},
+    {"configs[0]", "slow", "{\"devices\": []}",
+     "configs[0].slow: expected {\"profile\": NAME, \"devices\": [NAME, "
+     "...]}"},
+    {"configs[0]", "slow", "{\"profile\": \"p\", \"devices\": [\"pv0\", 1]}",
+     "configs[0].slow.devices[1]: expected a device name (a string)"},
   };
 
   (void)state;
@@ -790,6 +797,67 @@ test_samples(void **state)
   }
 }
 
+/* "slow" (docs/run-json.md): the units that touched a device the
+ * profile made slow are exactly its pvscans and its VG's vgchanges; a
+ * config under ideal has none, a document without "slow" marks none. */
+static void
+test_slow(void **state)
+{
+  static const char *const want[] = {"pv0011", "pv0026", "vg0005", "vg0013"};
+  char *text = ff_test_data("run-slow.json");
+  struct ff_runreport *rr = ff_runreport_load_text(text, strlen(text), NULL);
+  const struct ff_rr_workload *w;
+  size_t n, found = 0;
+  bool *slow;
+  json_t *doc;
+
+  (void)state;
+  assert_nonnull_err(rr);
+  assert_int_equal(rr->nconfigs, 2);
+  /* config 1: ideal, no device slow */
+  assert_string_equal(rr->configs[0].slow_profile, "ideal");
+  assert_int_equal(rr->configs[0].nslow, 0);
+  w = ff_runreport_find_workload(&rr->configs[0], "boot-event");
+  assert_ok(ff_runreport_slow_units(&rr->configs[0], w, &slow, &n));
+  assert_non_null(slow);
+  assert_int_equal(n, 0);
+  for (size_t i = 0; i < w->nunits; i++)
+    assert_false(slow[i]);
+  free(slow);
+  /* config 2: slow-tail, 2 of 40 devices slow */
+  assert_string_equal(rr->configs[1].slow_profile, "slow-tail");
+  assert_int_equal(rr->configs[1].nslow, 2);
+  w = ff_runreport_find_workload(&rr->configs[1], "boot-event");
+  assert_ok(ff_runreport_slow_units(&rr->configs[1], w, &slow, &n));
+  assert_int_equal(n, 4);
+  for (size_t i = 0; i < w->nunits; i++) {
+    const char *name = ff_runreport_unit_name(&w->units[i]);
+    bool listed = false;
+
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+      listed |= !strcmp(name, want[k]);
+    if (slow[i] != listed)
+      fail_msg("%s: marked %d, expected %d", name, slow[i], listed);
+    found += listed;
+  }
+  assert_int_equal(found, 4);
+  free(slow);
+  /* no "slow" (documents of older runs): nothing known, nothing marked */
+  doc = parse(text);
+  assert_int_equal(json_object_del(at(doc, "configs[1]"), "slow"), 0);
+  ff_runreport_free(rr);
+  rr = load(doc);
+  assert_nonnull_err(rr);
+  assert_null(rr->configs[1].slow_profile);
+  w = ff_runreport_find_workload(&rr->configs[1], "boot-event");
+  assert_ok(ff_runreport_slow_units(&rr->configs[1], w, &slow, &n));
+  assert_null(slow);
+  assert_int_equal(n, 0);
+  ff_runreport_free(rr);
+  json_decref(doc);
+  free(text);
+}
+
 /* An io workload (docs/run-json.md "io"): two configs differing in the
  * profile; the io table gives, per config and direction with I/O, the
  * median (min–max) of MB/s, IOPS and clat p50/p99 over the runs that
@@ -969,6 +1037,7 @@ main(void)
     cmocka_unit_test(test_order),
     cmocka_unit_test(test_samples),
     cmocka_unit_test(test_io),
+    cmocka_unit_test(test_slow),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
