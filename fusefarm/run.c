@@ -1142,6 +1142,17 @@ run_scenario(struct run *r, json_t *doc)
                                   c.lvm->label, "dialect",
                                   ff_lvm_dialect_name(r->dialect)));
     json_object_set_new(cj, "dev", dev_json(r));
+    {
+      json_t *slow = slow_json(r);
+
+      if (slow)
+        json_object_set_new(cj, "slow", slow);
+      else
+        run_say(r,
+                "config %u: which devices the profile slows is not "
+                "recorded (%s): its timeline marks none",
+                (unsigned)k + 1, ff_errmsg());
+    }
     json_array_append_new(configs, cj);
     for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
       const struct ff_workload *wk = &sc->workloads[w];

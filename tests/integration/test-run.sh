@@ -68,9 +68,13 @@ types = {"pvs", "vgs", "lvs", "pvscan-cache", "event-activation",
          "direct-activation", "lvchange"}
 med = {}
 for c in doc["configs"]:
-    for k in ("id", "label", "settings", "farm", "profile", "workloads"):
+    for k in ("id", "label", "settings", "farm", "profile", "workloads",
+              "slow"):
         if k not in c:
             bad.append(f"config {c.get('id')}: missing {k}")
+    # ideal and a fixed 20 ms slow every device alike: none is "slow"
+    if c.get("slow", {}).get("devices") != []:
+        bad.append(f"config {c['id']}: slow devices {c.get('slow')}, want none")
     if not 40 <= c["farm"]["devices"] <= 70:
         bad.append(f"config {c['id']}: {c['farm']['devices']} devices")
     seen = set()
