@@ -139,6 +139,10 @@ build_cmds() {
   for f in lvm lvmetad; do
     [ -f "$bdir/sbin/$f" ] && echo "write $bdir/sbin/$f $bdir/sbin/$f"
   done
+  # 2.03's activation generator asks the build's lvmconfig (its
+  # LVMCONFIG_PATH) whether event activation is on; without it the
+  # generator falls back to making its direct activation units
+  [ -L "$bdir/sbin/lvmconfig" ] && echo "symlink $bdir/sbin/lvmconfig lvm"
   echo "mkdir $bdir/lib"
   for f in "$bdir"/lib/*.so*; do
     [ -e "$f" ] || continue
