@@ -8,7 +8,9 @@
 #     generator (boot.generator), and both files are in the build; the
 #     rule runs pvscan (before lvm2 99bfbbf22, 2018, the template's bare
 #     pvscan line is replaced by the rule Makefile.in spells out);
-#   - boot 1, the build's defaults: guest/run-systemd.sh --lvm boots the
+#   - boot 1, event activation on (use_lvmetad = 1 for 2.02, as its
+#     distributions shipped it; event_activation = 1 for 2.03):
+#     guest/run-systemd.sh --lvm boots the
 #     16-disk farm with the build's rule, units and generator replacing
 #     Debian's; every LV becomes active, through one lvm2-pvscan@MAJ:MIN
 #     unit per PV (15: 14 in VGs and an orphan) (the rule ran: 2.02's with lvmetad, 2.03's without),
@@ -85,20 +87,25 @@ for ref in $refs; do
     ff_die "$ref: the build's rule $rule keeps a bare template line"
   fi
 
-  ff_log "$ref ($ver): boot with the build's defaults"
-  boot "$s/$ref-event" "$lvm"
+  # event activation on, as each series' distributions shipped it: 2.02
+  # with lvmetad (use_lvmetad = 1 in their lvm.conf: the build's own
+  # default is 0, which is the generator's case), 2.03 event_activation
+  case $ver in
+    2.02.*) key=use_lvmetad ;;
+    *) key=event_activation ;;
+  esac
+  printf 'global {\n\t%s = 1\n}\n' "$key" >"$s/$ref-on.conf"
+  printf 'global {\n\t%s = 0\n}\n' "$key" >"$s/$ref-off.conf"
+  ff_log "$ref ($ver): boot with $key = 1"
+  boot "$s/$ref-event" "$lvm" "$s/$ref-on.conf"
   grep -q "^guest lvm2: ${ver%%(*}" "$s/$ref-event/summary.txt" ||
     ff_die "$ref: the guest did not run the build: $(grep '^guest lvm2' "$s/$ref-event/summary.txt")"
   read -r np nd < <(units "$s/$ref-event")
   ((np == npv && nd == 0)) ||
     ff_die "$ref: event activation: $np lvm2-pvscan@ units ($npv PVs), $nd generator units (0 expected)"
 
-  ff_log "$ref: boot with event activation off (the generator's units)"
-  case $ver in
-    2.02.*) printf 'global {\n\tuse_lvmetad = 0\n}\n' >"$s/$ref.conf" ;;
-    *) printf 'global {\n\tevent_activation = 0\n}\n' >"$s/$ref.conf" ;;
-  esac
-  boot "$s/$ref-gen" "$lvm" "$s/$ref.conf"
+  ff_log "$ref: boot with $key = 0 (the generator's units)"
+  boot "$s/$ref-gen" "$lvm" "$s/$ref-off.conf"
   read -r np nd < <(units "$s/$ref-gen")
   # the rule still starts its pvscan@ units (it reads no lvm.conf);
   # their pvscan sees event activation off and activates nothing
