@@ -1,10 +1,14 @@
 /* fusefarm: farm spec parser (see ff-spec.h, docs/spec-format.md).
  *
  * libconfig does the lexing and parsing and keeps the line of every
- * setting; this file walks the tree, rejects unknown keys and checks
- * every value, naming file:line: key in each message.
+ * setting; the parser walks the tree, rejects unknown keys and checks
+ * every value, naming file:line: key in each message.  This file holds
+ * the entry points, the top level, VG groups (their PV layouts, device
+ * ids and sizes, changes), orphan, blank and signature groups, freeing
+ * and scaling; LV groups are ff-spec-lv.c, the values several groups take
+ * ff-spec-keys.c (ff-spec-int.h says what they share).
  */
-#include "ff-spec.h"
+#include "ff-spec-int.h"
 #include "ff-farm.h"
 #include "ff-builtin.h"
 #include "ff-cfg-int.h"
@@ -34,137 +38,11 @@ const char ff_spec_builtin_default[] =
   "blanks = ({ count = 1; });\n"
   "signatures = ({ type = \"gpt\"; });\n";
 
-static const char *const damage_names[] = {
-  [FF_DMG_NONE] = "none",
-  [FF_DMG_LABEL_CRC] = "bad-label-crc",
-  [FF_DMG_MDA_CHECKSUM] = "bad-mda-checksum",
-  [FF_DMG_BAD_TEXT] = "bad-metadata-text",
-  [FF_DMG_DUPLICATE] = "duplicate-pv",
-  [FF_DMG_MISSING_PV] = "missing-pv",
-  [FF_DMG_STALE] = "stale-metadata",
-};
-
-const char *
-ff_damage_name(enum ff_damage d)
-{
-  return (unsigned)d < sizeof damage_names / sizeof *damage_names
-           ? damage_names[d]
-           : "?";
-}
-
-struct pctx {
-  const char *file;
-};
-
-/* The list or array KEY of grp into *out, its path into kp: 0 when it
- * is absent, 1 when it is a list (of n entries unless n < 0; the count
- * error ends with why), else an error asking for a list of what. */
-static int
-get_list(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, int n, const char *what, const char *why,
-         const config_setting_t **out, char kp[256])
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-
-  *out = s;
-  if (!s)
-    return 0;
-  ff_cfg_join(kp, 256, path, key);
-  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
-      config_setting_type(s) != CONFIG_TYPE_LIST)
-    return ff_cfg_err(c->file, s, kp, "expected a list of %s", what);
-  if (n >= 0 && config_setting_length(s) != n)
-    return ff_cfg_err(c->file, s, kp, "has %d entries (expected %d%s)",
-                      config_setting_length(s), n, why);
-  return 1;
-}
-
-/* A list or array of exactly n strings.  uuids: parse each as a UUID. */
-static int
-get_strlist(const struct pctx *c, const config_setting_t *grp,
-            const char *path, const char *key, unsigned n, int uuids,
-            char ***out)
-{
-  const config_setting_t *s;
-  char kp[256];
-  char **v;
-  int r = get_list(c, grp, path, key, (int)n, "strings such as [\"a\", \"b\"]",
-                   "", &s, kp);
-
-  if (r <= 0)
-    return r;
-  v = calloc(n + 1, sizeof *v);
-  if (!v)
-    return ff_cfg_err(c->file, s, kp, "out of memory");
-  *out = v;
-  for (unsigned i = 0; i < n; i++) {
-    const config_setting_t *e = config_setting_get_elem(s, i);
-    const char *str;
-
-    if (config_setting_type(e) != CONFIG_TYPE_STRING)
-      return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
-    str = config_setting_get_string(e);
-    if (uuids) {
-      v[i] = calloc(1, FF_UUID_LEN + 1);
-      if (v[i] && ff_uuid_parse(str, v[i]) < 0)
-        return ff_cfg_err(c->file, e, kp, "%s", ff_errmsg());
-    } else {
-      v[i] = strdup(str);
-    }
-    if (!v[i])
-      return ff_cfg_err(c->file, e, kp, "out of memory");
-  }
-  return 1;
-}
-
-/* key: a list of tags (vgcreate/lvcreate/...change --addtag, in that
- * order) into *out, NULL-terminated; an empty list is none (NULL).
- * lvm's tag characters only, each tag once. */
-static int
-get_tags(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, char ***out)
-{
-  const config_setting_t *s;
-  char kp[256];
-  int n, r = get_list(c, grp, path, key, -1, "tags such as [\"a\", \"b\"]", "",
-                      &s, kp);
-
-  if (r <= 0)
-    return r;
-  n = config_setting_length(s);
-  if (n == 0)
-    return 0;
-  for (int i = 0; i < n; i++) {
-    const config_setting_t *e = config_setting_get_elem(s, i);
-    const char *t;
-
-    if (config_setting_type(e) != CONFIG_TYPE_STRING)
-      return ff_cfg_err(c->file, e, kp, "entry %d is not a string", i);
-    t = config_setting_get_string(e);
-    if (!*t || t[strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
-                           "YZ0123456789._-+/=!:&#")])
-      return ff_cfg_err(c->file, e, kp,
-                        "'%s' is not a valid tag (letters, digits and "
-                        "._-+/=!:&# only, not empty)",
-                        t);
-    for (int j = 0; j < i; j++)
-      if (!strcmp(t, config_setting_get_string_elem(s, j)))
-        return ff_cfg_err(c->file, e, kp, "tag '%s' is given twice", t);
-  }
-  return get_strlist(c, grp, path, key, (unsigned)n, 0, out);
-}
-
-static int get_uuid(const struct pctx *c, const config_setting_t *grp,
-                    const char *path, const char *key, char **out);
-static int get_cache_opts(const struct pctx *c, const config_setting_t *g,
-                          const char *path, enum ff_cache_mode *mode,
-                          enum ff_cache_policy *policy);
-
 /* One entry of a VG group's changes: a write of vgchange, lvchange or
  * pvchange --addtag/--deltag, or of lvconvert --type cache. */
 static int
-parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
-             unsigned npvs, struct ff_spec_change *ch)
+parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
+             const char *path, unsigned npvs, struct ff_spec_change *ch)
 {
   static const char *const keys[] = {
     "command",     "lv",   "pv",        "addtag", "deltag", "time",
@@ -199,8 +77,8 @@ parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
   if (ff_cfg_str(c->file, g, path, "lv", &ch->lv) < 0 ||
       ff_cfg_uint(c->file, g, path, "pv", 0, npvs ? npvs - 1 : 0, &ch->pv) <
         0 ||
-      get_tags(c, g, path, "addtag", &ch->addtag) < 0 ||
-      get_tags(c, g, path, "deltag", &ch->deltag) < 0 ||
+      ff_sp_tags(c, g, path, "addtag", &ch->addtag) < 0 ||
+      ff_sp_tags(c, g, path, "deltag", &ch->deltag) < 0 ||
       ff_cfg_str(c->file, g, path, "description", &ch->description) < 0)
     return -1;
   r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
@@ -219,8 +97,8 @@ parse_change(const struct pctx *c, const config_setting_t *g, const char *path,
                           "an lvconvert takes no %s", *k);
       }
     if (ff_cfg_str(c->file, g, path, "pool", &ch->pool) < 0 ||
-        get_cache_opts(c, g, path, &ch->cache_mode, &ch->cache_policy) < 0 ||
-        get_uuid(c, g, path, "uuid", &ch->uuid) < 0)
+        ff_sp_cache_opts(c, g, path, &ch->cache_mode, &ch->cache_policy) < 0 ||
+        ff_sp_uuid(c, g, path, "uuid", &ch->uuid) < 0)
       return -1;
     if (!ch->lv || !ch->pool)
       return ff_cfg_err(c->file, g, path,
@@ -264,7 +142,7 @@ static const char *const id_types[] = {
 
 /* device_id_type and device_ids (one per PV) of a VG group. */
 static int
-get_device_ids(const struct pctx *c, const config_setting_t *g,
+get_device_ids(const struct ff_spec_ctx *c, const config_setting_t *g,
                const char *path, struct ff_spec_vg *vg)
 {
   const config_setting_t *s = config_setting_get_member(g, "device_id_type");
@@ -272,7 +150,8 @@ get_device_ids(const struct pctx *c, const config_setting_t *g,
   int r;
 
   if (ff_cfg_str(c->file, g, path, "device_id_type", &type) < 0 ||
-      get_strlist(c, g, path, "device_ids", vg->pvs, 0, &vg->device_ids) < 0) {
+      ff_sp_strlist(c, g, path, "device_ids", vg->pvs, 0, &vg->device_ids) <
+        0) {
     free(type);
     return -1;
   }
@@ -320,13 +199,13 @@ get_device_ids(const struct pctx *c, const config_setting_t *g,
 /* device_sizes: one size per PV (count = 1), each a positive multiple of
  * 512, into vg->device_sizes. */
 static int
-get_device_sizes(const struct pctx *c, const config_setting_t *g,
+get_device_sizes(const struct ff_spec_ctx *c, const config_setting_t *g,
                  const char *path, struct ff_spec_vg *vg)
 {
   const config_setting_t *s;
   char kp[256];
-  int r = get_list(c, g, path, "device_sizes", (int)vg->pvs,
-                   "sizes such as [\"1G\", \"2G\"]", ", one per PV", &s, kp);
+  int r = ff_sp_list(c, g, path, "device_sizes", (int)vg->pvs,
+                     "sizes such as [\"1G\", \"2G\"]", ", one per PV", &s, kp);
 
   if (r <= 0)
     return r;
@@ -349,7 +228,7 @@ get_device_sizes(const struct pctx *c, const config_setting_t *g,
 /* PVs of other sizes than the first must get the same pe_start and mda0
  * (lvm's layout depends on the size only on tiny devices). */
 static int
-check_layouts(const struct pctx *c, const config_setting_t *g,
+check_layouts(const struct ff_spec_ctx *c, const config_setting_t *g,
               const char *path, const struct ff_spec_vg *vg)
 {
   char kp[256];
@@ -373,128 +252,14 @@ check_layouts(const struct pctx *c, const config_setting_t *g,
   return 0;
 }
 
-static int
-get_uuid(const struct pctx *c, const config_setting_t *grp, const char *path,
-         const char *key, char **out)
-{
-  char *raw = NULL;
-  char kp[256];
-  int r = ff_cfg_str(c->file, grp, path, key, &raw);
-
-  if (r <= 0)
-    return r;
-  ff_cfg_join(kp, sizeof kp, path, key);
-  *out = calloc(1, FF_UUID_LEN + 1);
-  if (!*out) {
-    free(raw);
-    return ff_cfg_err(c->file, config_setting_get_member(grp, key), kp,
-                      "out of memory");
-  }
-  if (ff_uuid_parse(raw, *out) < 0) {
-    free(raw);
-    return ff_cfg_err(c->file, config_setting_get_member(grp, key), kp, "%s",
-                      ff_errmsg());
-  }
-  free(raw);
-  return 1;
-}
-
-#define MAX_FORMAT_WIDTH 127 /* lvm names are shorter than 128 characters */
-
-/* ff_format_check, and a field width that makes a name, not a gigabyte
- * ("%0999999999u" would have asprintf allocate one). */
-static int
-format_check(const char *fmt, int allow_int, int allow_str, int *nconv)
-{
-  if (ff_format_check(fmt, allow_int, allow_str, nconv) < 0)
-    return -1;
-  for (const char *p = fmt; *p; p++) {
-    unsigned long w;
-
-    if (*p != '%')
-      continue;
-    if (*++p == '%')
-      continue;
-    w = strtoul(p, NULL, 10); /* ff_format_check allowed only digits */
-    if (w > MAX_FORMAT_WIDTH)
-      return ff_error("'%s' has a field width of %lu (at most %d)", fmt, w,
-                      MAX_FORMAT_WIDTH);
-  }
-  return 0;
-}
-
-static int
-check_format(const struct pctx *c, const config_setting_t *grp,
-             const char *path, const char *key, const char *fmt,
-             unsigned count)
-{
-  const config_setting_t *s = config_setting_get_member(grp, key);
-  char kp[256];
-  int nconv;
-
-  ff_cfg_join(kp, sizeof kp, path, key);
-  if (format_check(fmt, 1, 0, &nconv) < 0)
-    return ff_cfg_err(c->file, s ? s : grp, kp, "%s", ff_errmsg());
-  if (nconv == 0 && count > 1)
-    return ff_cfg_err(c->file, s ? s : grp, kp,
-                      "'%s' has no %%u but the group makes %u objects", fmt,
-                      count);
-  return 0;
-}
-
-static int
-get_damage(const struct pctx *c, const config_setting_t *grp, const char *path,
-           int orphan, enum ff_damage *out)
-{
-  char *v = NULL;
-  char kp[256];
-  int r = ff_cfg_str(c->file, grp, path, "damage", &v);
-
-  if (r <= 0)
-    return r;
-  ff_cfg_join(kp, sizeof kp, path, "damage");
-  for (unsigned d = 0; d < sizeof damage_names / sizeof *damage_names; d++) {
-    if (strcmp(v, damage_names[d]))
-      continue;
-    if (orphan && d != FF_DMG_NONE && d != FF_DMG_LABEL_CRC &&
-        d != FF_DMG_MDA_CHECKSUM)
-      break;
-    free(v);
-    *out = (enum ff_damage)d;
-    return 1;
-  }
-  r = ff_cfg_err(c->file, config_setting_get_member(grp, "damage"), kp,
-                 "unknown damage '%s' (expected %s)", v,
-                 orphan ? "none, bad-label-crc or bad-mda-checksum"
-                        : "none, bad-label-crc, bad-mda-checksum, "
-                          "bad-metadata-text, duplicate-pv, missing-pv or "
-                          "stale-metadata");
-  free(v);
-  return r;
-}
-
-/* a + b, or UINT64_MAX when that does not fit: sizes from the spec may be
- * as large as 16 EiB, and a sum that wraps would pass a size check. */
-static uint64_t
-sat_add(uint64_t a, uint64_t b)
-{
-  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static int
-is_pow2(uint64_t v)
-{
-  return v && !(v & (v - 1));
-}
-
 /* PV layout keys shared by VG and orphan groups: pvcreate's options
  * (metadatasize, dataalignment, dataalignmentoffset, bootloaderareasize),
  * or the older pe_start and mda_size as they are; not both.  f->lay is
  * then the layout lvm makes of a device of dev_size (ff_pvfmt_layout()),
  * and pe_start and mda_size its values, for the checks that follow. */
 static int
-parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
-            uint64_t dev_size, struct ff_spec_pvfmt *f)
+parse_pvfmt(const struct ff_spec_ctx *c, const config_setting_t *g,
+            const char *path, uint64_t dev_size, struct ff_spec_pvfmt *f)
 {
   static const char *const pvcreate[] = {"metadatasize", "dataalignment",
                                          "dataalignmentoffset",
@@ -555,7 +320,7 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
       return ff_cfg_err(c->file, s ? s : g, kp,
                         "mda0 [4096, %llu) would overlap the data area at "
                         "pe_start %llu",
-                        (unsigned long long)sat_add(4096, f->mda_size),
+                        (unsigned long long)ff_sp_sat_add(4096, f->mda_size),
                         (unsigned long long)f->pe_start);
     return ff_pvfmt_layout(f, dev_size, &f->lay); /* as given: cannot fail */
   }
@@ -597,793 +362,13 @@ parse_pvfmt(const struct pctx *c, const config_setting_t *g, const char *path,
   return 0;
 }
 
-/* "PV:FIRST-LAST" or "PV:FIRST" (one extent), as lvcreate's PV:PE
- * ranges. */
-static int
-parse_range(const char *str, struct ff_spec_range *r)
-{
-  unsigned long long v[3];
-  char *end;
-  const char *p = str;
-
-  for (int i = 0; i < 3; i++) {
-    if (*p < '0' || *p > '9')
-      return -1;
-    errno = 0;
-    v[i] = strtoull(p, &end, 10);
-    if (errno || end - p > 15)
-      return -1;
-    p = end;
-    if (i == 0 && *p++ != ':')
-      return -1;
-    if (i == 1) {
-      if (!*p) {
-        v[2] = v[1];
-        break;
-      }
-      if (*p++ != '-')
-        return -1;
-    }
-  }
-  if (*p || v[0] > UINT32_MAX)
-    return -1;
-  r->pv = (unsigned)v[0];
-  r->first = v[1];
-  r->last = v[2];
-  return 0;
-}
-
-/* placement = ( [ "PV:FIRST-LAST", ... one per stripe ], ... segments ); */
-static int
-parse_placement(const struct pctx *c, const config_setting_t *g,
-                const char *path, struct ff_spec_lv *lv)
-{
-  const config_setting_t *s = config_setting_get_member(g, "placement");
-  char kp[256], sp[300];
-  unsigned n;
-
-  if (!s)
-    return 0;
-  ff_cfg_join(kp, sizeof kp, path, "placement");
-  if ((config_setting_type(s) != CONFIG_TYPE_LIST &&
-       config_setting_type(s) != CONFIG_TYPE_ARRAY) ||
-      config_setting_length(s) == 0)
-    return ff_cfg_err(c->file, s, kp,
-                      "expected a list of segments, each a list of "
-                      "\"PV:FIRST-LAST\" ranges, one per stripe: "
-                      "( [\"0:0-9\"], [\"1:5-9\"] )");
-  if (lv->count != 1)
-    return ff_cfg_err(c->file, s, kp,
-                      "placement needs count = 1 (the group makes %u LVs)",
-                      lv->count);
-  n = (unsigned)config_setting_length(s);
-  lv->place = calloc((size_t)n * lv->stripes, sizeof *lv->place);
-  lv->place_lines = calloc(n, sizeof *lv->place_lines);
-  if (!lv->place || !lv->place_lines)
-    return ff_cfg_err(c->file, s, kp, "out of memory");
-  lv->nplace = n;
-  for (unsigned i = 0; i < n; i++) {
-    const config_setting_t *e = config_setting_get_elem(s, i);
-    struct ff_spec_range *seg = &lv->place[(size_t)i * lv->stripes];
-
-    ff_pathf(sp, sizeof sp, "%s.[%u]", kp, i);
-    lv->place_lines[i] = (int)config_setting_source_line(e);
-    if (config_setting_type(e) != CONFIG_TYPE_ARRAY &&
-        config_setting_type(e) != CONFIG_TYPE_LIST)
-      return ff_cfg_err(c->file, e, sp,
-                        "expected a list of \"PV:FIRST-LAST\" ranges, one "
-                        "per stripe, such as [\"0:0-9\"]");
-    if ((unsigned)config_setting_length(e) != lv->stripes)
-      return ff_cfg_err(c->file, e, sp,
-                        "has %d ranges, the LV has %u stripe%s (one range "
-                        "per stripe)",
-                        config_setting_length(e), lv->stripes,
-                        lv->stripes == 1 ? "" : "s");
-    for (unsigned k = 0; k < lv->stripes; k++) {
-      const config_setting_t *r = config_setting_get_elem(e, k);
-      const char *str;
-
-      if (config_setting_type(r) != CONFIG_TYPE_STRING)
-        return ff_cfg_err(c->file, r, sp,
-                          "range %u is not a string \"PV:FIRST-LAST\"", k);
-      str = config_setting_get_string(r);
-      if (parse_range(str, &seg[k]) < 0)
-        return ff_cfg_err(c->file, r, sp,
-                          "'%s' is not PV:FIRST-LAST (the PV's index in the "
-                          "VG, extents counted from 0)",
-                          str);
-      if (seg[k].first > seg[k].last)
-        return ff_cfg_err(c->file, r, sp, "'%s': %llu is after %llu", str,
-                          (unsigned long long)seg[k].first,
-                          (unsigned long long)seg[k].last);
-      if (k && seg[k].last - seg[k].first != seg[0].last - seg[0].first)
-        return ff_cfg_err(
-          c->file, r, sp,
-          "'%s' has %llu extents, the segment's first stripe %llu (stripes "
-          "are equal)",
-          str, (unsigned long long)(seg[k].last - seg[k].first + 1),
-          (unsigned long long)(seg[0].last - seg[0].first + 1));
-    }
-  }
-  return 0;
-}
-
-/* The keys only a mirror or raid LV takes. */
-static const char *const mr_keys[] = {
-  "mirrors", "region_size", "mirror_log",   "nosync",
-  "uuids",   "write_times", "descriptions", NULL};
-
-/* The mirror and raid types: the text's name, the kernel target's, the
- * default data stripes (0: no stripes, images from mirrors) and the
- * parity images. */
-static const struct segtype {
-  const char *name, *ktype;
-  unsigned stripes, min_stripes, parity;
-} segtypes[] = {
-  {"mirror", "mirror", 0, 0, 0},     {"raid1", "raid1", 0, 0, 0},
-  {"raid4", "raid4", 2, 2, 1},       {"raid5", "raid5_ls", 2, 2, 1},
-  {"raid5_ls", "raid5_ls", 2, 2, 1}, {"raid5_rs", "raid5_rs", 2, 2, 1},
-  {"raid5_la", "raid5_la", 2, 2, 1}, {"raid5_ra", "raid5_ra", 2, 2, 1},
-  {"raid5_n", "raid5_n", 2, 2, 1},   {"raid6", "raid6_zr", 3, 3, 2},
-  {"raid6_zr", "raid6_zr", 3, 3, 2}, {"raid6_nr", "raid6_nr", 3, 3, 2},
-  {"raid6_nc", "raid6_nc", 3, 3, 2}, {"raid10", "raid10", 2, 2, 0},
-};
-
-/* type names a mirror or raid type: set lv's kind and names; -1 if not. */
-static int
-parse_segtype(const char *type, struct ff_spec_lv *lv)
-{
-  for (size_t i = 0; i < sizeof segtypes / sizeof *segtypes; i++)
-    if (!strcmp(type, segtypes[i].name)) {
-      lv->kind = i == 0 ? FF_LVK_MIRROR : FF_LVK_RAID;
-      lv->segtype = segtypes[i].name;
-      lv->ktype = segtypes[i].ktype;
-      lv->stripes = segtypes[i].stripes;
-      lv->parity = segtypes[i].parity;
-      return 0;
-    }
-  return -1;
-}
-
-static const struct segtype *
-segtype_of(const struct ff_spec_lv *lv)
-{
-  for (size_t i = 0; i < sizeof segtypes / sizeof *segtypes; i++)
-    if (lv->segtype == segtypes[i].name)
-      return &segtypes[i];
-  return &segtypes[0];
-}
-
-/* How many sub-LVs a mirror or raid LV of the group makes. */
-static unsigned
-sub_lvs(const struct ff_spec_lv *lv)
-{
-  if (lv->kind == FF_LVK_RAID)
-    return 2 * lv->images;
-  return lv->images + !lv->core_log;
-}
-
-/* write_times and descriptions of an LV whose lvcreate makes n writes;
- * counted: the "expected a list of ..." message names n (mirror, raid). */
-static int
-parse_writes(const struct pctx *c, const config_setting_t *g, const char *path,
-             struct ff_spec_lv *lv, unsigned n, int counted)
-{
-  static const char why3[] = " (the three writes of a pool lvcreate that "
-                             "makes the pool metadata spare)";
-  static const char *const why[] = {
-    "", "", " (write 1 and write 2 of the lvcreate)", why3};
-  const config_setting_t *s;
-  char kp[256], what[32];
-
-  for (int k = 0; k < 2; k++) {
-    const char *key = k ? "descriptions" : "write_times";
-
-    if (!(s = config_setting_get_member(g, key)))
-      continue;
-    snprintf(what, sizeof what, "%.0u%s%s", counted ? n : 0,
-             counted ? " " : "", k ? "strings" : "integers");
-    if (get_list(c, g, path, key, (int)n, what, why[n], &s, kp) < 0)
-      return -1;
-    for (unsigned i = 0; i < n; i++) {
-      const config_setting_t *e = config_setting_get_elem(s, i);
-
-      if (k && config_setting_type(e) != CONFIG_TYPE_STRING)
-        return ff_cfg_err(c->file, e, kp, "entry %u is not a string", i);
-      if (!k && config_setting_type(e) != CONFIG_TYPE_INT &&
-          config_setting_type(e) != CONFIG_TYPE_INT64)
-        return ff_cfg_err(c->file, e, kp, "entry %u is not an integer", i);
-      if (k && !(lv->descriptions[i] = strdup(config_setting_get_string(e))))
-        return ff_cfg_err(c->file, e, kp, "out of memory");
-      if (!k)
-        lv->write_times[i] = config_setting_get_int64(e);
-    }
-    if (!k)
-      lv->has_write_times = 1;
-  }
-  return 0;
-}
-
-/* The keys of a mirror or raid LV group (type already parsed). */
-static int
-parse_mirror_raid(const struct pctx *c, const config_setting_t *g,
-                  const char *path, struct ff_spec_lv *lv)
-{
-  const struct segtype *st = segtype_of(lv);
-  const config_setting_t *s;
-  int raid1 = !strcmp(lv->segtype, "raid1");
-  int raid10 = !strcmp(lv->segtype, "raid10");
-  int mirrored = lv->kind == FF_LVK_MIRROR || raid1;
-  char kp[256], *log = NULL;
-  unsigned mirrors = 1;
-  int r;
-
-  /* mirrors: lvcreate -m (images = mirrors + 1) */
-  ff_cfg_join(kp, sizeof kp, path, "mirrors");
-  if ((s = config_setting_get_member(g, "mirrors")) && !mirrored && !raid10)
-    return ff_cfg_err(c->file, s, kp,
-                      "%s takes no mirrors (lvcreate -m is for mirror, "
-                      "raid1 and raid10)",
-                      lv->segtype);
-  if (ff_cfg_uint(c->file, g, path, "mirrors", 1,
-                  lv->kind == FF_LVK_MIRROR ? 7
-                  : raid1                   ? 63
-                                            : 1,
-                  &mirrors) < 0)
-    return -1;
-  /* stripes, stripe_size: raid4/5/6/10 */
-  if (mirrored) {
-    if ((s = config_setting_get_member(g, "stripes")) ||
-        (s = config_setting_get_member(g, "stripe_size"))) {
-      ff_cfg_join(kp, sizeof kp, path, config_setting_name(s));
-      return ff_cfg_err(c->file, s, kp,
-                        "%s takes no %s (lvm: raid4, raid5, raid6 and raid10 "
-                        "are striped)",
-                        lv->segtype, config_setting_name(s));
-    }
-    lv->stripes = 1;
-    lv->images = mirrors + 1;
-  } else {
-    lv->stripe_size = 64 * 1024;
-    if (ff_cfg_uint(c->file, g, path, "stripes", st->min_stripes, 64,
-                    &lv->stripes) < 0 ||
-        ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0)
-      return -1;
-    if (!is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
-      ff_cfg_join(kp, sizeof kp, path, "stripe_size");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"),
-                        kp, "%llu is not a power of 2 of at least 4 KiB",
-                        (unsigned long long)lv->stripe_size);
-    }
-    lv->images = raid10 ? 2 * lv->stripes : lv->stripes + lv->parity;
-    lv->data_copies = raid10 ? 2 : 0;
-    if (lv->images > 64) {
-      ff_cfg_join(kp, sizeof kp, path, "stripes");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "stripes"), kp,
-                        "%u stripes make %u images (lvm's maximum is 64)",
-                        lv->stripes, lv->images);
-    }
-  }
-  /* region_size: lvcreate --regionsize (rounded as lvm does, ff-farm.c) */
-  lv->region_size = 2u << 20;
-  if (ff_cfg_size(c->file, g, path, "region_size", &lv->region_size) < 0)
-    return -1;
-  /* lvcreate --regionsize refuses the others (lvm's messages) */
-  if (!is_pow2(lv->region_size) || lv->region_size % 4096) {
-    ff_cfg_join(kp, sizeof kp, path, "region_size");
-    return ff_cfg_err(c->file, config_setting_get_member(g, "region_size"), kp,
-                      "%llu: lvm refuses it: Region size must be %s",
-                      (unsigned long long)lv->region_size,
-                      !is_pow2(lv->region_size)
-                        ? "a power of 2"
-                        : "a multiple of machine memory page size (4096 "
-                          "bytes)");
-  }
-  /* mirror_log: --mirrorlog */
-  if (ff_cfg_str(c->file, g, path, "mirror_log", &log) < 0)
-    return -1;
-  if (log) {
-    ff_cfg_join(kp, sizeof kp, path, "mirror_log");
-    s = config_setting_get_member(g, "mirror_log");
-    if (lv->kind != FF_LVK_MIRROR)
-      r = ff_cfg_err(c->file, s, kp,
-                     "%s has no mirror log (only type = "
-                     "\"mirror\" has one)",
-                     lv->segtype);
-    else if (!strcmp(log, "core"))
-      r = 0, lv->core_log = 1;
-    else if (!strcmp(log, "disk"))
-      r = 0;
-    else if (!strcmp(log, "mirrored"))
-      r = ff_cfg_err(c->file, s, kp,
-                     "lvm 2.03.16 refuses it: Log type \"mirrored\" is "
-                     "DEPRECATED. Use RAID1 LV or disk log instead.");
-    else
-      r = ff_cfg_err(c->file, s, kp,
-                     "unknown mirror log '%s' (expected "
-                     "disk or core)",
-                     log);
-    free(log);
-    if (r < 0)
-      return -1;
-  }
-  /* nosync: --nosync */
-  if (ff_cfg_bool(c->file, g, path, "nosync", &lv->nosync) < 0)
-    return -1;
-  if (lv->nosync && !strncmp(lv->segtype, "raid6", 5)) {
-    ff_cfg_join(kp, sizeof kp, path, "nosync");
-    return ff_cfg_err(c->file, config_setting_get_member(g, "nosync"), kp,
-                      "lvm refuses it: nosync option prohibited on RAID6");
-  }
-  /* uuids: one per sub-LV, creation order */
-  if ((s = config_setting_get_member(g, "uuids"))) {
-    ff_cfg_join(kp, sizeof kp, path, "uuids");
-    if (lv->count != 1)
-      return ff_cfg_err(c->file, s, kp,
-                        "uuids needs count = 1 (the group makes %u LVs)",
-                        lv->count);
-    lv->nuuids = sub_lvs(lv);
-    if (get_strlist(c, g, path, "uuids", lv->nuuids, 1, &lv->uuids) < 0)
-      return -1;
-  }
-  /* write_times, descriptions: the two writes of a two-write lvcreate */
-  if (lv->kind == FF_LVK_MIRROR && lv->core_log)
-    for (int k = 0; k < 2; k++) {
-      const char *key = k ? "descriptions" : "write_times";
-
-      if ((s = config_setting_get_member(g, key))) {
-        ff_cfg_join(kp, sizeof kp, path, key);
-        return ff_cfg_err(c->file, s, kp,
-                          "a mirror with a core log makes one write (use "
-                          "time and description)");
-      }
-    }
-  if (parse_writes(c, g, path, lv, 2, 1) < 0)
-    return -1;
-  return 0;
-}
-
-/* The keys only a thin or cache pool, thin or cache LV or snapshot
- * takes. */
-static const char *const ts_keys[] = {
-  "chunk_size", "metadata_size", "discards",  "zero",   "pmspare", "pool",
-  "origin",     "cow_header",    "cachemode", "policy", NULL};
-
-/* Which of ts_keys each of those types takes, as a string of ' ' and 'x'
- * in ts_keys' order. */
-static int
-ts_key_ok(enum ff_lv_kind kind, unsigned k)
-{
-  static const char *const ok[] = {
-    [FF_LVK_THIN_POOL] = "xxxxx     ", [FF_LVK_THIN] = "     x    ",
-    [FF_LVK_SNAPSHOT] = "x     xx  ",  [FF_LVK_CACHE_POOL] = "xx  x   xx",
-    [FF_LVK_CACHE] = "     x  xx",
-  };
-
-  return kind < sizeof ok / sizeof *ok && ok[kind] && ok[kind][k] == 'x';
-}
-
-static const char *
-ts_type_name(enum ff_lv_kind kind)
-{
-  switch (kind) {
-  case FF_LVK_THIN_POOL:
-    return "thin-pool";
-  case FF_LVK_THIN:
-    return "thin";
-  case FF_LVK_CACHE_POOL:
-    return "cache-pool";
-  case FF_LVK_CACHE:
-    return "cache";
-  default:
-    return "snapshot";
-  }
-}
-
-/* cachemode and policy (lvcreate/lvconvert --cachemode, --cachepolicy)
- * of a cache pool, cache LV or lvconvert change. */
-static int
-get_cache_opts(const struct pctx *c, const config_setting_t *g,
-               const char *path, enum ff_cache_mode *mode,
-               enum ff_cache_policy *policy)
-{
-  static const char *const modes[] = {"", "writethrough", "writeback",
-                                      "passthrough", NULL};
-  static const char *const policies[] = {"", "smq", "mq", NULL};
-  char *str = NULL, kp[256];
-  unsigned i;
-
-  for (int k = 0; k < 2; k++) {
-    const char *key = k ? "policy" : "cachemode";
-    const char *const *names = k ? policies : modes;
-
-    if (ff_cfg_str(c->file, g, path, key, &str) < 0)
-      return -1;
-    if (!str)
-      continue;
-    for (i = 1; names[i] && strcmp(str, names[i]); i++)
-      ;
-    if (!names[i]) {
-      ff_cfg_join(kp, sizeof kp, path, key);
-      ff_cfg_err(c->file, config_setting_get_member(g, key), kp,
-                 k ? "unknown policy '%s' (expected smq or mq; lvm's policy "
-                     "settings are not supported yet)"
-                   : "unknown cachemode '%s' (expected writethrough, "
-                     "writeback or passthrough)",
-                 str);
-      free(str);
-      return -1;
-    }
-    free(str);
-    str = NULL;
-    if (k)
-      *policy = (enum ff_cache_policy)i;
-    else
-      *mode = (enum ff_cache_mode)i;
-  }
-  return 0;
-}
-
-/* The keys of a thin pool, thin LV or snapshot group (type parsed; for a
- * pool, lv->new_spare set by the VG from the groups before it). */
-static int
-parse_thin_snap(const struct pctx *c, const config_setting_t *g,
-                const char *path, struct ff_spec_lv *lv)
-{
-  static const char *const not_yet[] = {"stripes",   "stripe_size", "alloc",
-                                        "placement", "fill",        NULL};
-  static const char *const dnames[] = {"passdown", "nopassdown", "ignore"};
-  const char *tname = ts_type_name(lv->kind);
-  const config_setting_t *s;
-  char kp[256], *str = NULL;
-  unsigned nuuids;
-
-  for (const char *const *k = mr_keys; *k; k++)
-    if (strcmp(*k, "uuids") && strcmp(*k, "write_times") &&
-        strcmp(*k, "descriptions") && (s = config_setting_get_member(g, *k))) {
-      ff_cfg_join(kp, sizeof kp, path, *k);
-      return ff_cfg_err(c->file, s, kp,
-                        "%s needs type = \"mirror\" or a raid type", *k);
-    }
-  for (const char *const *k = not_yet; *k; k++)
-    if ((s = config_setting_get_member(g, *k))) {
-      ff_cfg_join(kp, sizeof kp, path, *k);
-      return ff_cfg_err(
-        c->file, s, kp, "not supported yet for type %s%s", tname,
-        !strcmp(*k, "fill") ? " (give size)"
-        : !strncmp(*k, "stripe", 6) &&
-            (lv->kind == FF_LVK_THIN_POOL || lv->kind == FF_LVK_CACHE_POOL)
-          ? " (striped pools)"
-          : "");
-    }
-  for (unsigned k = 0; ts_keys[k]; k++)
-    if (!ts_key_ok(lv->kind, k) &&
-        (s = config_setting_get_member(g, ts_keys[k]))) {
-      ff_cfg_join(kp, sizeof kp, path, ts_keys[k]);
-      return ff_cfg_err(c->file, s, kp, "type %s takes no %s", tname,
-                        ts_keys[k]);
-    }
-  lv->stripes = 1;
-  if (get_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0)
-    return -1;
-  switch (lv->kind) {
-  case FF_LVK_THIN_POOL:
-  case FF_LVK_CACHE_POOL:
-    if (lv->count != 1) {
-      ff_cfg_join(kp, sizeof kp, path, "count");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "count"), kp,
-                        "not supported yet for type %s (one pool per group)",
-                        tname);
-    }
-    lv->zero = lv->kind == FF_LVK_THIN_POOL;
-    lv->pmspare = 1;
-    if (ff_cfg_size(c->file, g, path, "chunk_size", &lv->chunk_size) < 0 ||
-        ff_cfg_size(c->file, g, path, "metadata_size", &lv->metadata_size) <
-          0 ||
-        ff_cfg_bool(c->file, g, path, "zero", &lv->zero) < 0 ||
-        ff_cfg_bool(c->file, g, path, "pmspare", &lv->pmspare) < 0 ||
-        ff_cfg_str(c->file, g, path, "discards", &str) < 0)
-      return -1;
-    ff_cfg_join(kp, sizeof kp, path, "chunk_size");
-    s = config_setting_get_member(g, "chunk_size");
-    /* lvm's validate_thin_pool_chunk_size, validate_cache_chunk_size:
-     * a multiple of the smallest chunk, at most 1 GiB */
-    if (s) {
-      int cache = lv->kind == FF_LVK_CACHE_POOL;
-      uint64_t min = cache ? 32u << 10 : 64u << 10;
-      const char *what = cache ? "Cache" : "Thin pool";
-
-      if (lv->chunk_size < min || lv->chunk_size > (1u << 30))
-        return ff_cfg_err(c->file, s, kp,
-                          "%llu: lvm refuses it: %s chunk size is not in the "
-                          "range %.2f KiB to 1.00 GiB",
-                          (unsigned long long)lv->chunk_size, what,
-                          (double)(min >> 10));
-      if (lv->chunk_size % min)
-        return ff_cfg_err(c->file, s, kp,
-                          "%llu: lvm refuses it: %s chunk size must be a "
-                          "multiple of %.2f KiB",
-                          (unsigned long long)lv->chunk_size, what,
-                          (double)(min >> 10));
-    }
-    ff_cfg_join(kp, sizeof kp, path, "metadata_size");
-    if ((s = config_setting_get_member(g, "metadata_size")) &&
-        !lv->metadata_size)
-      return ff_cfg_err(c->file, s, kp, "must be positive");
-    if (str) {
-      unsigned i = 0;
-
-      while (i < 3 && strcmp(str, dnames[i]))
-        i++;
-      if (i == 3) {
-        ff_cfg_join(kp, sizeof kp, path, "discards");
-        ff_cfg_err(c->file, config_setting_get_member(g, "discards"), kp,
-                   "unknown discards '%s' (expected passdown, nopassdown or "
-                   "ignore)",
-                   str);
-        free(str);
-        return -1;
-      }
-      lv->discards = (enum ff_discards)i;
-      free(str);
-    }
-    if (!lv->pmspare)
-      lv->new_spare = 0;
-    nuuids = lv->new_spare ? 3 : 2;
-    break;
-  case FF_LVK_THIN:
-  case FF_LVK_CACHE:
-    if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0)
-      return -1;
-    if (!lv->pool)
-      return ff_cfg_err(c->file, g, path,
-                        "type %s needs pool = \"NAME\" (a %s-pool LV of "
-                        "the VG made before it)",
-                        tname, tname);
-    nuuids = lv->kind == FF_LVK_CACHE; /* LV_corig */
-    break;
-  default:
-    if (ff_cfg_str(c->file, g, path, "origin", &lv->origin) < 0 ||
-        ff_cfg_bool(c->file, g, path, "cow_header", &lv->cow_header) < 0)
-      return -1;
-    if (!lv->origin)
-      return ff_cfg_err(c->file, g, path,
-                        "type snapshot needs origin = \"NAME\" (an LV of the "
-                        "VG made before it)");
-    lv->chunk_size = 4096;
-    if (ff_cfg_size(c->file, g, path, "chunk_size", &lv->chunk_size) < 0)
-      return -1;
-    if (!is_pow2(lv->chunk_size) || lv->chunk_size < 4096 ||
-        lv->chunk_size > (512u << 10)) {
-      ff_cfg_join(kp, sizeof kp, path, "chunk_size");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "chunk_size"),
-                        kp,
-                        "%llu: lvm refuses it: Chunk size must be a power of "
-                        "2 in the range 4K to 512K",
-                        (unsigned long long)lv->chunk_size);
-    }
-    nuuids = 1;
-    break;
-  }
-  /* uuids: the sub-LVs in lvm's creation order */
-  if ((s = config_setting_get_member(g, "uuids"))) {
-    ff_cfg_join(kp, sizeof kp, path, "uuids");
-    if (!nuuids)
-      return ff_cfg_err(c->file, s, kp, "a thin LV has no sub-LVs (use uuid)");
-    if (lv->count != 1)
-      return ff_cfg_err(c->file, s, kp,
-                        "uuids needs count = 1 (the group makes %u LVs)",
-                        lv->count);
-    lv->nuuids = nuuids;
-    if (get_strlist(c, g, path, "uuids", lv->nuuids, 1, &lv->uuids) < 0)
-      return -1;
-  }
-  return parse_writes(c, g, path, lv, ff_spec_lv_writes(lv), 0);
-}
+static int parse_group_list(const struct ff_spec_ctx *c,
+                            const config_setting_t *grp, const char *path,
+                            const char *key, const config_setting_t **out);
 
 static int
-parse_lv(const struct pctx *c, const config_setting_t *g, const char *path,
-         struct ff_spec_lv *lv)
-{
-  static const char *const keys[] = {
-    "count",       "name",          "type",        "stripes",
-    "stripe_size", "size",          "fill",        "alloc",
-    "placement",   "time",          "description", "uuid",
-    "tags",        "mirrors",       "region_size", "mirror_log",
-    "nosync",      "uuids",         "write_times", "descriptions",
-    "chunk_size",  "metadata_size", "discards",    "zero",
-    "pmspare",     "pool",          "origin",      "cow_header",
-    "cachemode",   "policy",        NULL};
-  static const char *const policies[] = {"inherit", "contiguous", "cling",
-                                         "normal", "anywhere"};
-  char *type = NULL, *alloc = NULL;
-  char kp[256];
-  int have_size, have_fill, r;
-
-  lv->line = (int)config_setting_source_line(g);
-  lv->count = 1;
-  if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
-      ff_cfg_uint(c->file, g, path, "count", 1, 100000, &lv->count) < 0 ||
-      ff_cfg_str(c->file, g, path, "name", &lv->name) < 0 ||
-      ff_cfg_str(c->file, g, path, "description", &lv->description) < 0 ||
-      get_uuid(c, g, path, "uuid", &lv->uuid) < 0)
-    return -1;
-  if (!lv->name && !(lv->name = strdup("lvol%u")))
-    return ff_cfg_err(c->file, g, path, "out of memory");
-  if (check_format(c, g, path, "name", lv->name, lv->count) < 0)
-    return -1;
-  r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
-                 &lv->time);
-  if (r < 0)
-    return -1;
-  lv->has_time = r;
-  if (get_tags(c, g, path, "tags", &lv->tags) < 0)
-    return -1;
-  if (lv->uuid && lv->count != 1)
-    return ff_cfg_err(c->file, config_setting_get_member(g, "uuid"), path,
-                      "uuid needs count = 1 (the group makes %u LVs)",
-                      lv->count);
-
-  if (ff_cfg_str(c->file, g, path, "type", &type) < 0)
-    return -1;
-  ff_cfg_join(kp, sizeof kp, path, "type");
-  if (!type || !strcmp(type, "linear")) {
-    lv->stripes = 1;
-    if (config_setting_get_member(g, "stripes") ||
-        config_setting_get_member(g, "stripe_size")) {
-      free(type);
-      ff_cfg_join(kp, sizeof kp, path, "stripes");
-      return ff_cfg_err(c->file, g, kp,
-                        "stripes and stripe_size need type = \"striped\"");
-    }
-  } else if (!strcmp(type, "striped")) {
-    lv->striped = 1;
-    lv->stripes = 2;
-    lv->stripe_size = 64 * 1024;
-    if (ff_cfg_uint(c->file, g, path, "stripes", 2, 128, &lv->stripes) < 0 ||
-        ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0) {
-      free(type);
-      return -1;
-    }
-    if (!is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
-      free(type);
-      ff_cfg_join(kp, sizeof kp, path, "stripe_size");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"),
-                        kp, "%llu is not a power of 2 of at least 4 KiB",
-                        (unsigned long long)lv->stripe_size);
-    }
-  } else if (parse_segtype(type, lv) == 0) {
-    free(type);
-    if (parse_mirror_raid(c, g, path, lv) < 0)
-      return -1;
-    type = NULL;
-  } else if (!strcmp(type, "thin-pool") || !strcmp(type, "thin") ||
-             !strcmp(type, "snapshot") || !strcmp(type, "cache-pool") ||
-             !strcmp(type, "cache")) {
-    lv->kind = !strcmp(type, "thin-pool")    ? FF_LVK_THIN_POOL
-               : !strcmp(type, "thin")       ? FF_LVK_THIN
-               : !strcmp(type, "cache-pool") ? FF_LVK_CACHE_POOL
-               : !strcmp(type, "cache")      ? FF_LVK_CACHE
-                                             : FF_LVK_SNAPSHOT;
-    lv->segtype = ts_type_name(lv->kind);
-    lv->ktype = lv->segtype;
-    free(type);
-    type = NULL;
-    if (parse_thin_snap(c, g, path, lv) < 0)
-      return -1;
-  } else {
-    static const char *const later[] = {
-      "writecache", "vdo",       "vdo-pool", "raid0",
-      "raid0_meta", "integrity", NULL};
-
-    for (const char *const *l = later; *l; l++)
-      if (!strcmp(type, *l)) {
-        r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
-                       "type %s is not supported yet", type);
-        free(type);
-        return r;
-      }
-    r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
-                   "unknown LV type '%s' (expected linear, striped, mirror, "
-                   "raid1, raid4, raid5, raid6, raid10, thin-pool, thin, "
-                   "snapshot, cache-pool or cache)",
-                   type);
-    free(type);
-    return r;
-  }
-  free(type);
-  if (lv->kind == FF_LVK_STRIPED || lv->kind == FF_LVK_MIRROR ||
-      lv->kind == FF_LVK_RAID)
-    for (const char *const *k = ts_keys; *k; k++)
-      if (config_setting_get_member(g, *k)) {
-        ff_cfg_join(kp, sizeof kp, path, *k);
-        return ff_cfg_err(
-          c->file, config_setting_get_member(g, *k), kp,
-          "%s needs type = \"%s\"", *k,
-          !strcmp(*k, "pool") ? "thin\" or \"cache"
-          : !strcmp(*k, "origin") || !strcmp(*k, "cow_header") ? "snapshot"
-          : !strcmp(*k, "chunk_size")
-            ? "thin-pool\", \"cache-pool\" or \"snapshot"
-          : !strcmp(*k, "metadata_size") || !strcmp(*k, "pmspare")
-            ? "thin-pool\" or \"cache-pool"
-          : !strcmp(*k, "cachemode") || !strcmp(*k, "policy")
-            ? "cache-pool\" or \"cache"
-            : "thin-pool");
-      }
-  if (lv->kind == FF_LVK_STRIPED)
-    for (const char *const *k = mr_keys; *k; k++)
-      if (config_setting_get_member(g, *k)) {
-        ff_cfg_join(kp, sizeof kp, path, *k);
-        if (!strcmp(*k, "write_times") || !strcmp(*k, "descriptions"))
-          return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
-                            "a %s LV makes one write (use time and "
-                            "description)",
-                            lv->striped ? "striped" : "linear");
-        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
-                          "%s needs type = \"mirror\" or a raid type", *k);
-      }
-
-  if (ff_cfg_str(c->file, g, path, "alloc", &alloc) < 0)
-    return -1;
-  if (alloc) {
-    for (unsigned i = FF_ALLOC_CONTIGUOUS; i <= FF_ALLOC_ANYWHERE; i++)
-      if (!strcmp(alloc, policies[i]))
-        lv->alloc = (enum ff_alloc_policy)i;
-    if (lv->alloc == FF_ALLOC_INHERIT) {
-      ff_cfg_join(kp, sizeof kp, path, "alloc");
-      r = ff_cfg_err(c->file, config_setting_get_member(g, "alloc"), kp,
-                     "unknown allocation policy '%s' (expected contiguous, "
-                     "cling, normal or anywhere)",
-                     alloc);
-      free(alloc);
-      return r;
-    }
-    free(alloc);
-  }
-
-  have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);
-  have_fill = ff_cfg_float(c->file, g, path, "fill", 0, 1, &lv->fill);
-  if (have_size < 0 || have_fill < 0)
-    return -1;
-  if (lv->kind != FF_LVK_STRIPED &&
-      config_setting_get_member(g, "placement")) {
-    ff_cfg_join(kp, sizeof kp, path, "placement");
-    return ff_cfg_err(c->file, config_setting_get_member(g, "placement"), kp,
-                      "placement is not supported for type %s (the farm "
-                      "places mirror and raid LVs by lvm's policy only)",
-                      lv->segtype);
-  }
-  if (parse_placement(c, g, path, lv) < 0)
-    return -1;
-  ff_cfg_join(kp, sizeof kp, path, "fill");
-  if (lv->nplace && have_fill)
-    return ff_cfg_err(c->file, config_setting_get_member(g, "fill"), kp,
-                      "fill cannot be used with placement (the placement "
-                      "gives the size)");
-  if (lv->nplace && !have_size)
-    have_size = 1; /* size 0: the placement's */
-  else if (have_size == have_fill)
-    return ff_cfg_err(c->file, g, path,
-                      "give exactly one of size and fill (%s)",
-                      have_size ? "both are set" : "neither is set");
-  if (have_size && lv->size == 0 && !lv->nplace)
-    return ff_cfg_err(c->file, config_setting_get_member(g, "size"), path,
-                      "size must be positive");
-  ff_cfg_join(kp, sizeof kp, path, "fill");
-  if (have_fill && !(lv->fill > 0 && lv->fill <= 1))
-    return ff_cfg_err(c->file, config_setting_get_member(g, "fill"), kp,
-                      "%g is out of range (expected a fraction in (0, 1])",
-                      lv->fill);
-  return 0;
-}
-
-static int parse_group_list(const struct pctx *c, const config_setting_t *grp,
-                            const char *path, const char *key,
-                            const config_setting_t **out);
-
-static int
-parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
-         const struct ff_spec *top, struct ff_spec_vg *vg)
+parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
+         const char *path, const struct ff_spec *top, struct ff_spec_vg *vg)
 {
   static const char *const keys[] = {"count",
                                      "name",
@@ -1435,8 +420,8 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       ff_cfg_int(c->file, g, path, "seqno", 1, 1000000, &seqno) < 0 ||
       ff_cfg_int(c->file, g, path, "history", 0, 1000000, &vg->history) < 0 ||
       ff_cfg_str(c->file, g, path, "description", &vg->description) < 0 ||
-      get_damage(c, g, path, 0, &vg->damage) < 0 ||
-      get_uuid(c, g, path, "uuid", &vg->uuid) < 0)
+      ff_sp_damage(c, g, path, 0, &vg->damage) < 0 ||
+      ff_sp_uuid(c, g, path, "uuid", &vg->uuid) < 0)
     return -1;
   vg->seqno = (uint32_t)seqno;
   r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
@@ -1446,11 +431,11 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
   vg->has_time = r;
   if (!vg->name && !(vg->name = strdup("vg%04u")))
     return ff_cfg_err(c->file, g, path, "out of memory");
-  if (check_format(c, g, path, "name", vg->name, vg->count) < 0)
+  if (ff_sp_check_format(c, g, path, "name", vg->name, vg->count) < 0)
     return -1;
   s = config_setting_get_member(g, "extent_size");
   ff_cfg_join(kp, sizeof kp, path, "extent_size");
-  if (!is_pow2(vg->extent_size) || vg->extent_size < 1024)
+  if (!ff_sp_is_pow2(vg->extent_size) || vg->extent_size < 1024)
     return ff_cfg_err(c->file, s ? s : g, kp,
                       "%llu is not a power of 2 of at least 1 KiB",
                       (unsigned long long)vg->extent_size);
@@ -1468,10 +453,10 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
                           vg->count);
       }
   }
-  if (get_strlist(c, g, path, "devices", vg->pvs, 0, &vg->devices) < 0 ||
-      get_strlist(c, g, path, "pv_uuids", vg->pvs, 1, &vg->pv_uuids) < 0 ||
-      get_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0 ||
-      get_tags(c, g, path, "tags", &vg->tags) < 0 ||
+  if (ff_sp_strlist(c, g, path, "devices", vg->pvs, 0, &vg->devices) < 0 ||
+      ff_sp_strlist(c, g, path, "pv_uuids", vg->pvs, 1, &vg->pv_uuids) < 0 ||
+      ff_sp_strlist(c, g, path, "hints", vg->pvs, 0, &vg->hints) < 0 ||
+      ff_sp_tags(c, g, path, "tags", &vg->tags) < 0 ||
       get_device_ids(c, g, path, vg) < 0 ||
       get_device_sizes(c, g, path, vg) < 0 ||
       parse_pvfmt(c, g, path,
@@ -1503,7 +488,7 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
       ff_pathf(ep, sizeof ep, "%s.[%u]", kp, i);
       /* the first pool of the VG that wants a spare makes it */
       vg->lvs[i].new_spare = !have_spare;
-      if (parse_lv(c, e, ep, &vg->lvs[i]) < 0)
+      if (ff_sp_lv(c, e, ep, &vg->lvs[i]) < 0)
         return -1;
       if ((vg->lvs[i].kind == FF_LVK_THIN_POOL ||
            vg->lvs[i].kind == FF_LVK_CACHE_POOL) &&
@@ -1579,9 +564,9 @@ parse_vg(const struct pctx *c, const config_setting_t *g, const char *path,
 }
 
 static int
-parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
-            const struct ff_spec *top, enum ff_other_kind kind,
-            struct ff_spec_other *o)
+parse_other(const struct ff_spec_ctx *c, const config_setting_t *g,
+            const char *path, const struct ff_spec *top,
+            enum ff_other_kind kind, struct ff_spec_other *o)
 {
   static const char *const orphan_keys[] = {"count",
                                             "device_size",
@@ -1622,12 +607,12 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
                       "%llu is not a positive multiple of 512",
                       (unsigned long long)o->device_size);
   }
-  if (get_strlist(c, g, path, "devices", o->count, 0, &o->devices) < 0)
+  if (ff_sp_strlist(c, g, path, "devices", o->count, 0, &o->devices) < 0)
     return -1;
   if (kind == FF_OTHER_ORPHAN) {
     if (parse_pvfmt(c, g, path, o->device_size, &o->fmt) < 0 ||
-        get_strlist(c, g, path, "pv_uuids", o->count, 1, &o->pv_uuids) < 0 ||
-        get_damage(c, g, path, 1, &o->damage) < 0)
+        ff_sp_strlist(c, g, path, "pv_uuids", o->count, 1, &o->pv_uuids) < 0 ||
+        ff_sp_damage(c, g, path, 1, &o->damage) < 0)
       return -1;
     /* (mda1, which goes after pe_start, is checked when the farm is
      * built: lvm takes what is left there) */
@@ -1671,7 +656,7 @@ parse_other(const struct pctx *c, const config_setting_t *g, const char *path,
 }
 
 static int
-parse_group_list(const struct pctx *c, const config_setting_t *grp,
+parse_group_list(const struct ff_spec_ctx *c, const config_setting_t *grp,
                  const char *path, const char *key,
                  const config_setting_t **out)
 {
@@ -1697,7 +682,7 @@ parse_group_list(const struct pctx *c, const config_setting_t *grp,
 }
 
 static struct ff_spec *
-parse_root(const struct pctx *c, const config_setting_t *root)
+parse_root(const struct ff_spec_ctx *c, const config_setting_t *root)
 {
   static const char *const keys[] = {
     "seed",   "device_name",   "device_size", "device_hint", "creation_host",
@@ -1740,7 +725,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
       ff_cfg_str(c->file, root, "", "lvm_version", &sp->lvm_version) < 0)
     goto fail;
   sp->seed = (uint64_t)seed;
-  if (format_check(sp->device_name, 1, 0, &nconv) < 0) {
+  if (ff_sp_format_check(sp->device_name, 1, 0, &nconv) < 0) {
     ff_cfg_err(c->file, config_setting_get_member(root, "device_name"),
                "device_name", "%s", ff_errmsg());
     goto fail;
@@ -1751,7 +736,7 @@ parse_root(const struct pctx *c, const config_setting_t *root)
                sp->device_name);
     goto fail;
   }
-  if (format_check(sp->device_hint, 0, 1, &nconv) < 0) {
+  if (ff_sp_format_check(sp->device_hint, 0, 1, &nconv) < 0) {
     ff_cfg_err(c->file, config_setting_get_member(root, "device_hint"),
                "device_hint", "%s", ff_errmsg());
     goto fail;
@@ -1783,8 +768,8 @@ parse_root(const struct pctx *c, const config_setting_t *root)
     if (!vg->device_sizes &&
         (vg->device_size % FF_SECTOR ||
          vg->device_size <
-           sat_add(sat_add(vg->fmt.pe_start, vg->extent_size),
-                   vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0))) {
+           ff_sp_sat_add(ff_sp_sat_add(vg->fmt.pe_start, vg->extent_size),
+                         vg->fmt.mda_copies == 2 ? vg->fmt.mda_size : 0))) {
       const config_setting_t *g = config_setting_get_elem(vgs, i);
       const config_setting_t *s = config_setting_get_member(g, "device_size");
 
@@ -1833,7 +818,7 @@ fail:
 static struct ff_spec *
 load(config_t *cfg, int ok, const char *name)
 {
-  struct pctx c = {name};
+  struct ff_spec_ctx c = {name};
   struct ff_spec *sp;
 
   if (!ok) { /* ff_cfg_load said why */

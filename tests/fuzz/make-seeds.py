@@ -65,7 +65,8 @@ def from_tests(target, *files):
 
 
 DICT_SOURCES = {
-    "spec": ["generators/ff-spec.c", "generators/ff-signature.c"],
+    "spec": ["generators/ff-spec.c", "generators/ff-spec-lv.c",
+             "generators/ff-spec-keys.c", "generators/ff-signature.c"],
     "profile": ["serve/ff-profile.c"],
     "scenario": ["runner/ff-scenario.c"],
 }
@@ -131,7 +132,8 @@ def main():
     write("scenario", "")
     from_tests("spec", "tests/unit/test-spec.c", "tests/unit/test-farm.c",
                "tests/unit/test-thin-snap.c", "tests/unit/test-cache.c",
-               "generators/ff-spec.c", "generators/ff-builtin.c")
+               "generators/ff-spec.c", "generators/ff-spec-lv.c",
+               "generators/ff-spec-keys.c", "generators/ff-builtin.c")
     from_tests("profile", "tests/unit/test-profile.c")
     from_tests("scenario", "tests/unit/test-scenario.c",
                "runner/ff-scenario.c")
