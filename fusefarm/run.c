@@ -1268,14 +1268,13 @@ precheck(struct run *r, const char *prog, const char *lvm_git)
   for (unsigned i = 0; i < r->sc->nworkloads && !dm_always_real(r); i++) {
     const struct ff_axis *tx = ff_scenario_axis(r->sc, "fusefarm/target");
     struct ff_workload w = r->sc->workloads[i];
-    char why[512];
 
     /* the workload's own target, or each of the axis's */
     for (unsigned v = 0; v < (tx ? tx->nvalues : 1); v++) {
       if (tx)
         w.io.target = tx->values[v].s;
-      if (ff_io_target_refusal(&w, 1, why, sizeof why)) {
-        fprintf(stderr, "%s: %s%s\n", prog, why,
+      if (ff_io_target_check(&w, 1) < 0) {
+        fprintf(stderr, "%s: %s%s\n", prog, ff_errmsg(),
                 tx ? " (a value of the fusefarm/target axis)" : "");
         return 2;
       }

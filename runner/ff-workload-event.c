@@ -152,9 +152,8 @@ struct activation {
   struct job *jobs; /* [concurrency] */
   unsigned running;
   json_t *devs, *acts;
-  int worst, errors;
   double last_end;
-  char msg[512]; /* the first failed command's error line */
+  struct ff_wrep *r; /* worst, errors, msg: the caller's repetition */
 };
 
 static double
@@ -258,16 +257,16 @@ finish_job(struct activation *a, struct job *j, int ex)
 
   a->last_end = end;
   a->running--;
-  if (ex > a->worst)
-    a->worst = ex;
+  if (ex > a->r->worst)
+    a->r->worst = ex;
   ff_pathf(tag, sizeof tag, "%s-%u", j->kind ? "vgchange" : "pvscan", j->idx);
   if (ex) {
-    a->errors++;
-    if (!a->msg[0]) {
+    a->r->errors++;
+    if (!a->r->msg[0]) {
       char err[PATH_MAX + 64];
 
       ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-      ff_w_error_line_of(err, ex, a->msg, sizeof a->msg);
+      ff_w_error_line_of(err, ex, a->r->msg, sizeof a->r->msg);
     }
   }
   if (j->kind == 0) {
@@ -373,10 +372,9 @@ wait_jobs(struct activation *a, struct pollfd *pfd, unsigned *slot)
 
 int
 ff_w_event_activation(const struct ff_wenv *e, const struct ff_workload *w,
-                      double *wall, int *worst, int *errors, json_t *devs,
-                      json_t *acts, char *msg, size_t msglen)
+                      json_t *devs, json_t *acts, struct ff_wrep *r)
 {
-  struct activation a = {.e = e, .w = w, .devs = devs, .acts = acts};
+  struct activation a = {.e = e, .w = w, .devs = devs, .acts = acts, .r = r};
   struct pollfd *pfd;
   unsigned *slot;
   int rc = 0;
@@ -420,7 +418,7 @@ ff_w_event_activation(const struct ff_wenv *e, const struct ff_workload *w,
       "running",
       a.arrived, a.n, a.nvq, a.running);
   }
-  *wall = a.last_end;
+  r->wall = a.last_end;
 
 out:
   for (unsigned k = 0; a.jobs && k < w->concurrency; k++)
@@ -433,9 +431,6 @@ out:
   free(a.jobs);
   free(pfd);
   free(slot);
-  *worst = a.worst;
-  *errors = a.errors;
-  ff_pathf(msg, msglen, "%s", a.msg);
   if (ff_w_stopping(e) && !rc)
     rc = ff_error("interrupted");
   return rc;

@@ -66,24 +66,32 @@ void ff_w_error_line_of(const char *path, int ex, char *buf, size_t len);
 
 /* ---- workloads ---------------------------------------------------------- */
 
-/* The repetitions below record into run (the run's object) and *wall;
- * a failed command counts in *errors, its exit status raises *worst and
- * the first one's error line goes into msg.  They return 0, or -1 with
- * ff_error when the run cannot go on. */
+/* One repetition as the run document keeps it.  msg is data, not an
+ * error channel: the run's "message", the first failed command's own
+ * error line (or what made fusefarm count the command failed); an error
+ * that stops the run goes through ff_error. */
+struct ff_wrep {
+  json_t *run; /* the run's object: "commands", "io", "fs", ... */
+  double wall; /* its time, in seconds */
+  int worst;   /* the highest exit status of its commands */
+  int errors;  /* how many of them failed */
+  char msg[512];
+};
+
+/* The repetitions below record into r (a failed command counts in
+ * r->errors, raises r->worst and, the first, gives r->msg) and return 0,
+ * or -1 with ff_error when the run cannot go on. */
 
 /* Event activation (ff-workload-event.c): each device's arrival and each
  * complete VG go into devs and acts. */
 int ff_w_event_activation(const struct ff_wenv *e, const struct ff_workload *w,
-                          double *wall, int *worst, int *errors, json_t *devs,
-                          json_t *acts, char *msg, size_t msglen);
+                          json_t *devs, json_t *acts, struct ff_wrep *r);
 
 /* An io workload's repetition, fio on its target's block device, and an
  * fs workload's, mkfs, mount, fio and umount (ff-workload-io.c). */
 int ff_w_io_run(const struct ff_wenv *e, const struct ff_workload *w,
-                const char *tag, json_t *run, double *wall, int *worst,
-                int *errors, char *msg, size_t msglen);
+                const char *tag, struct ff_wrep *r);
 int ff_w_fs_run(const struct ff_wenv *e, const struct ff_workload *w,
-                const char *tag, json_t *run, double *wall, int *worst,
-                int *errors, char *msg, size_t msglen);
+                const char *tag, struct ff_wrep *r);
 
 #endif

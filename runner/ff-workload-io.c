@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <mntent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,27 +25,39 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-const char *
-ff_io_target_refusal(const struct ff_workload *w, int no_dm, char *buf,
-                     size_t len)
+/* A failed command with exit status ex: r's worst and errors, and its
+ * message (printf format; a message that does not fit leaves "", as
+ * ff_pathf does). */
+__attribute__((format(printf, 3, 4))) static void
+failed(struct ff_wrep *r, int ex, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  r->worst = ex;
+  r->errors = 1;
+  va_start(ap, fmt);
+  n = vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof r->msg)
+    r->msg[0] = '\0';
+}
+
+int
+ff_io_target_check(const struct ff_workload *w, int no_dm)
 {
   if ((w->type != FF_W_IO && w->type != FF_W_FS) || !no_dm)
-    return NULL;
-  if (!strcmp(w->io.target, FF_IO_RAM_TARGET)) {
-    ff_pathf(buf, len,
-             "workload %s: target %s is the guest's RAM disk, which only "
-             "`fusefarm vm` has",
-             w->name, w->io.target);
-    return buf;
-  }
+    return 0;
+  if (!strcmp(w->io.target, FF_IO_RAM_TARGET))
+    return ff_error("workload %s: target %s is the guest's RAM disk, which "
+                    "only `fusefarm vm` has",
+                    w->name, w->io.target);
   if (!strchr(w->io.target, '/'))
-    return NULL;
-  ff_pathf(buf, len,
-           "workload %s: target %s is an LV: LV targets need "
-           "device-mapper, which this kernel lacks; run the scenario with "
-           "`fusefarm vm` (a guest with real device-mapper)",
-           w->name, w->io.target);
-  return buf;
+    return 0;
+  return ff_error("workload %s: target %s is an LV: LV targets need "
+                  "device-mapper, which this kernel lacks; run the scenario "
+                  "with `fusefarm vm` (a guest with real device-mapper)",
+                  w->name, w->io.target);
 }
 
 static json_t *
@@ -116,10 +129,10 @@ io_lv_dm_node(const char *target, char *path, size_t len)
 
 /* The block device of target, into path: a farm device's node, or an
  * LV's dm node (io_lv_dm_node; /dev/VG/LV where sysfs has none).  NULL
- * and why, in msg, when there is none. */
+ * with ff_error when there is none. */
 static const char *
 io_target_path(const struct ff_wenv *e, const char *target, char *path,
-               size_t len, char *msg, size_t msglen)
+               size_t len)
 {
   struct stat st;
 
@@ -127,9 +140,7 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
     if (io_lv_dm_node(target, path, len) < 0)
       ff_pathf(path, len, "/dev/%s", target);
     if (stat(path, &st) < 0 || !S_ISBLK(st.st_mode)) {
-      ff_pathf(msg, msglen,
-               "target %s: %s is not a block device (is the LV "
-               "active?)",
+      ff_error("target %s: %s is not a block device (is the LV active?)",
                target, path);
       return NULL;
     }
@@ -139,7 +150,7 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
     if (!e->names[i] || strcmp(e->names[i], target))
       continue;
     if (!e->paths[i]) {
-      ff_pathf(msg, msglen, "target %s: the device is not present", target);
+      ff_error("target %s: the device is not present", target);
       return NULL;
     }
     ff_pathf(path, len, "%s", e->paths[i]);
@@ -150,13 +161,12 @@ io_target_path(const struct ff_wenv *e, const char *target, char *path,
       ff_pathf(path, len, "%s", e->ram_disk);
       return path;
     }
-    ff_pathf(msg, msglen,
-             "target %s: no RAM disk here (only the guest of "
-             "`fusefarm vm` has one)",
+    ff_error("target %s: no RAM disk here (only the guest of `fusefarm vm` "
+             "has one)",
              target);
     return NULL;
   }
-  ff_pathf(msg, msglen, "target %s: no such device in the farm", target);
+  ff_error("target %s: no such device in the farm", target);
   return NULL;
 }
 
@@ -228,11 +238,10 @@ io_rotational(const char *dev)
 /* One repetition of an io workload: fio, timed, its document read back
  * into run's "io".  fio runs on at (an fs workload's mount point) or,
  * at NULL, on the target's block device.  A failure is a failed command
- * (exit, errors, msg); -1 only when the run cannot go on. */
+ * in r; -1 with ff_error only when the run cannot go on. */
 static int
 io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-       const char *at, json_t *run, double *wall, int *worst, int *errors,
-       char *msg, size_t msglen)
+       const char *at, struct ff_wrep *r)
 {
   const char *fio = e->fio ? e->fio : getenv("FF_FIO");
   char dev[PATH_MAX], job[PATH_MAX + 64];
@@ -249,9 +258,8 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   argv[0] = fio;
   if (at)
     ff_pathf(dev, sizeof dev, "%s", at);
-  else if (!io_target_path(e, w->io.target, dev, sizeof dev, msg, msglen)) {
-    *worst = 1;
-    *errors = 1;
+  else if (!io_target_path(e, w->io.target, dev, sizeof dev)) {
+    failed(r, 1, "%s", ff_errmsg());
     return 0;
   }
   /* The job reads and writes [0, size): it must fit. */
@@ -260,13 +268,10 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     uint64_t devsize = 0;
 
     if (ioctl(fd, BLKGETSIZE64, &devsize) == 0 && w->io.size > devsize) {
-      ff_pathf(msg, msglen,
-               "target %s: size %llu bytes is more than the device's %llu",
-               w->io.target, (unsigned long long)w->io.size,
-               (unsigned long long)devsize);
+      failed(r, 1, "target %s: size %llu bytes is more than the device's %llu",
+             w->io.target, (unsigned long long)w->io.size,
+             (unsigned long long)devsize);
       close(fd);
-      *worst = 1;
-      *errors = 1;
       return 0;
     }
     close(fd);
@@ -275,31 +280,26 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   ff_w_files(e, tag, &f);
   if (ff_fio_write_job(&w->io, dev, job) < 0)
     return -1;
-  ex = ff_w_run_timed(&o, wall);
+  ex = ff_w_run_timed(&o, &r->wall);
   if (ex == FF_W_NOT_STARTED) {
-    ff_pathf(msg, msglen, "%s: %s (install fio, or set $FF_FIO)", fio,
-             ff_errmsg());
-    *worst = 127;
-    *errors = 1;
+    failed(r, 127, "%s: %s (install fio, or set $FF_FIO)", fio, ff_errmsg());
     return 0;
   }
   if (ex < 0)
     return -1;
   if (ex) {
-    *worst = ex;
-    *errors = 1;
-    ff_w_error_line_of(f.err, ex, msg, msglen);
-    if (ex == 127 && !strcmp(msg, "(no message)"))
-      ff_pathf(msg, msglen, "%s: not found (install fio, or set $FF_FIO)",
-               fio);
+    r->worst = ex;
+    r->errors = 1;
+    ff_w_error_line_of(f.err, ex, r->msg, sizeof r->msg);
+    if (ex == 127 && !strcmp(r->msg, "(no message)"))
+      ff_pathf(r->msg, sizeof r->msg,
+               "%s: not found (install fio, or set $FF_FIO)", fio);
     return 0;
   }
   text = ff_slurp(f.out, 16u << 20);
   if (ff_fio_parse(text ? text : "", &fr) < 0) {
     free(text);
-    ff_pathf(msg, msglen, "%s", ff_errmsg());
-    *worst = 1;
-    *errors = 1;
+    failed(r, 1, "%s", ff_errmsg());
     return 0;
   }
   free(text);
@@ -314,22 +314,19 @@ io_fio(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     if (rot >= 0)
       json_object_set_new(io, "rotational", json_boolean(rot));
   }
-  if (fr.error) {
-    ff_pathf(msg, msglen, "fio: job error %lld (%s)", fr.error,
-             strerror((int)fr.error));
-    *worst = 1;
-    *errors = 1;
-  }
+  if (fr.error)
+    failed(r, 1, "fio: job error %lld (%s)", fr.error,
+           strerror((int)fr.error));
   io_counters(e, w, io);
-  json_object_set_new(run, "io", io);
+  json_object_set_new(r->run, "io", io);
   return 0;
 }
 
 /* `vgchange -ay VG` (on) or `-an` of an LV target's VG, untimed: 0, or
- * its exit status with why in msg. */
+ * its exit status (-1: it could not run) with ff_error saying why. */
 static int
 io_vg_change(const struct ff_wenv *e, const char *target, int on,
-             const char *tag, char *msg, size_t msglen)
+             const char *tag)
 {
   char vg[NAME_MAX + 1], t[96], err[PATH_MAX + 96];
   const char *argv[] = {NULL, "vgchange", on ? "-ay" : "-an", vg, NULL};
@@ -344,11 +341,9 @@ io_vg_change(const struct ff_wenv *e, const char *target, int on,
 
     ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, t);
     ff_w_error_line_of(err, ex, line, sizeof line);
-    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2], vg,
-             line);
+    ff_error("target %s: vgchange %s %s: %s", target, argv[2], vg, line);
   } else if (ex < 0) {
-    ff_pathf(msg, msglen, "target %s: vgchange %s %s: %s", target, argv[2], vg,
-             ff_errmsg());
+    ff_error_prefix("target %s: vgchange %s %s: ", target, argv[2], vg);
   }
   return ex;
 }
@@ -356,51 +351,49 @@ io_vg_change(const struct ff_wenv *e, const char *target, int on,
 /* fio on the target's block device (io_fio with no mount point). */
 static int
 io_block(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-         json_t *run, double *wall, int *worst, int *errors, char *msg,
-         size_t msglen)
+         struct ff_wrep *r)
 {
-  return io_fio(e, w, tag, NULL, run, wall, worst, errors, msg, msglen);
+  return io_fio(e, w, tag, NULL, r);
 }
 
 typedef int repetition_fn(const struct ff_wenv *e, const struct ff_workload *w,
-                          const char *tag, json_t *run, double *wall,
-                          int *worst, int *errors, char *msg, size_t msglen);
+                          const char *tag, struct ff_wrep *r);
 
 /* An io or fs repetition (body): an LV target's VG is activated first
  * and deactivated after (untimed; real device-mapper only, the host
- * refuses LV targets before anything runs). */
+ * refuses LV targets before anything runs).  The body's ff_error, when
+ * it returns -1, outlives the deactivation's. */
 static int
 with_vg(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-        repetition_fn *body, json_t *run, double *wall, int *worst,
-        int *errors, char *msg, size_t msglen)
+        repetition_fn *body, struct ff_wrep *r)
 {
   int lv = strchr(w->io.target, '/') && !e->no_dm, ex, rc;
 
-  if (lv && (ex = io_vg_change(e, w->io.target, 1, tag, msg, msglen))) {
-    *worst = ex < 0 ? 1 : ex;
-    *errors = 1;
+  if (lv && (ex = io_vg_change(e, w->io.target, 1, tag))) {
+    failed(r, ex < 0 ? 1 : ex, "%s", ff_errmsg());
     return 0;
   }
-  rc = body(e, w, tag, run, wall, worst, errors, msg, msglen);
+  rc = body(e, w, tag, r);
   if (lv) {
-    char off[256];
+    char fatal[1024];
 
-    ex = io_vg_change(e, w->io.target, 0, tag, off, sizeof off);
-    if (ex && !*errors) {
-      ff_pathf(msg, msglen, "%s", off);
-      *worst = ex < 0 ? 1 : ex;
-      *errors = 1;
-    }
+    ff_pathf(fatal, sizeof fatal, "%s", rc < 0 ? ff_errmsg() : "");
+    ex = io_vg_change(e, w->io.target, 0, tag);
+    if (ex && !r->errors)
+      failed(r, ex < 0 ? 1 : ex, "%s", ff_errmsg());
+    if (ex && rc < 0)
+      ff_error("%s", fatal);
   }
   return rc;
 }
 
 /* Run argv (stdout and stderr into outdir/TAG.SUFFIX.out and .err),
- * timed into *wall: 0, or its exit status with the line that says why
- * in msg ("mkfs.xfs: ..."); -1 when it cannot be waited for. */
+ * timed into *wall: 0, or its exit status (127: it could not start) with
+ * ff_error saying why ("mkfs.xfs: ..."); -1 with ff_error when it cannot
+ * be waited for. */
 static int
 fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
-           const char *suffix, double *wall, char *msg, size_t msglen)
+           const char *suffix, double *wall)
 {
   char stag[PATH_MAX], line[400];
   struct ff_w_files f;
@@ -411,12 +404,12 @@ fs_command(const struct ff_wenv *e, const char *const *argv, const char *tag,
   ff_w_files(e, stag, &f);
   ex = ff_w_run_timed(&o, wall);
   if (ex == FF_W_NOT_STARTED) {
-    ff_pathf(msg, msglen, "%s: %s", argv[0], ff_errmsg());
+    ff_error_prefix("%s: ", argv[0]);
     return 127;
   }
   if (ex > 0) {
     ff_first_line(f.err, line, sizeof line);
-    ff_pathf(msg, msglen, "%s: exit %d: %s", argv[0], ex, line);
+    ff_error("%s: exit %d: %s", argv[0], ex, line);
   }
   return ex;
 }
@@ -448,8 +441,7 @@ mounted_options(const char *mnt, char *buf, size_t len)
  * target's VG is activated before and deactivated after, as for io. */
 static int
 fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
-         json_t *run, double *wall, int *worst, int *errors, char *msg,
-         size_t msglen)
+         struct ff_wrep *r)
 {
   const struct ff_io_job *io = &w->io;
   int xfs = !strcmp(io->fstype, "xfs");
@@ -460,8 +452,8 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   int rc = 0, ex;
   json_t *fs;
 
-  if (!io_target_path(e, io->target, dev, sizeof dev, msg, msglen)) {
-    *worst = *errors = 1;
+  if (!io_target_path(e, io->target, dev, sizeof dev)) {
+    failed(r, 1, "%s", ff_errmsg());
     return 0;
   }
   /* mkfs: forced (the target may hold a PV or an earlier filesystem),
@@ -482,20 +474,22 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   for (char *sv, *t = strtok_r(opts, " \t", &sv); t;
        t = strtok_r(NULL, " \t", &sv)) {
     if (n + 2 >= sizeof argv / sizeof *argv) {
-      ff_pathf(msg, msglen, "mkfs_options: more than %zu arguments",
-               sizeof argv / sizeof *argv - 8);
-      *worst = *errors = 1;
+      failed(r, 1, "mkfs_options: more than %zu arguments",
+             sizeof argv / sizeof *argv - 8);
       return 0;
     }
     argv[n++] = t;
   }
   argv[n++] = dev;
   argv[n] = NULL;
-  ex = fs_command(e, argv, tag, "mkfs", &t_mkfs, msg, msglen);
+  ex = fs_command(e, argv, tag, "mkfs", &t_mkfs);
+  if (ex < 0) {
+    r->worst = r->errors = 1;
+    return -1;
+  }
   if (ex) {
-    *worst = ex < 0 ? 1 : ex;
-    *errors = 1;
-    return ex < 0 ? -1 : 0;
+    failed(r, ex, "%s", ff_errmsg());
+    return 0;
   }
   ff_pathf(mnt, sizeof mnt, "%s/%s.mnt", e->outdir, tag);
   if (ff_mkdir(mnt, 0755) < 0)
@@ -513,24 +507,22 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   argv[n++] = dev;
   argv[n++] = mnt;
   argv[n] = NULL;
-  ex = fs_command(e, argv, tag, "mount", &t_mount, msg, msglen);
+  ex = fs_command(e, argv, tag, "mount", &t_mount);
   if (ex) {
     char line[400], err[PATH_MAX + 64];
 
     ff_pathf(err, sizeof err, "%s/%s.mount.err", e->outdir, tag);
     ff_first_line(err, line, sizeof line);
-    ff_pathf(msg, msglen, "mount -t %s%s%s %s: exit %d: %s", io->fstype,
-             io->mount_options[0] ? " -o " : "", io->mount_options, dev, ex,
-             line);
+    failed(r, ex < 0 ? 1 : ex, "mount -t %s%s%s %s: exit %d: %s", io->fstype,
+           io->mount_options[0] ? " -o " : "", io->mount_options, dev, ex,
+           line);
     rmdir(mnt);
-    *worst = ex < 0 ? 1 : ex;
-    *errors = 1;
     return ex < 0 ? -1 : 0;
   }
   /* what the kernel made of the options (mount(8) may drop one it does
    * not know, and the filesystem fills in its defaults) */
   mounted_options(mnt, mounted, sizeof mounted);
-  rc = io_fio(e, w, tag, mnt, run, wall, worst, errors, msg, msglen);
+  rc = io_fio(e, w, tag, mnt, r);
   t0 = ff_w_now();
   if (umount(mnt) < 0) {
     int err = errno;
@@ -538,10 +530,8 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     /* Never leave it mounted under the output directory, which the next
      * repetition empties. */
     umount2(mnt, MNT_DETACH);
-    if (!*errors) {
-      ff_pathf(msg, msglen, "umount %s: %s", mnt, strerror(err));
-      *worst = *errors = 1;
-    }
+    if (!r->errors)
+      failed(r, 1, "umount %s: %s", mnt, strerror(err));
   }
   t_umount = ff_w_now() - t0;
   rmdir(mnt);
@@ -549,28 +539,26 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
                  "mkfs_options", io->mkfs_options, "mount_options",
                  io->mount_options, "mounted", mounted, "mkfs_wall", t_mkfs,
                  "mount_wall", t_mount, "umount_wall", t_umount);
-  if (json_object_get(run, "io")) {
-    json_object_set_new(json_object_get(run, "io"), "fs", fs);
+  if (json_object_get(r->run, "io")) {
+    json_object_set_new(json_object_get(r->run, "io"), "fs", fs);
     /* the target's counters with what umount wrote */
-    io_counters(e, w, json_object_get(run, "io"));
+    io_counters(e, w, json_object_get(r->run, "io"));
   } else {
-    json_object_set_new(run, "fs", fs);
+    json_object_set_new(r->run, "fs", fs);
   }
   return rc;
 }
 
 int
 ff_w_fs_run(const struct ff_wenv *e, const struct ff_workload *w,
-            const char *tag, json_t *run, double *wall, int *worst,
-            int *errors, char *msg, size_t msglen)
+            const char *tag, struct ff_wrep *r)
 {
-  return with_vg(e, w, tag, fs_steps, run, wall, worst, errors, msg, msglen);
+  return with_vg(e, w, tag, fs_steps, r);
 }
 
 int
 ff_w_io_run(const struct ff_wenv *e, const struct ff_workload *w,
-            const char *tag, json_t *run, double *wall, int *worst,
-            int *errors, char *msg, size_t msglen)
+            const char *tag, struct ff_wrep *r)
 {
-  return with_vg(e, w, tag, io_block, run, wall, worst, errors, msg, msglen);
+  return with_vg(e, w, tag, io_block, r);
 }

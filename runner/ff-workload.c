@@ -58,8 +58,7 @@ simple_command(const struct ff_wenv *e, enum ff_wtype t, const char **argv,
 
 static int
 lvchange_runs(const struct ff_wenv *e, const struct ff_workload *w,
-              const char *tag, json_t *run, double *wall, int *worst,
-              int *errors, char *msg, size_t msglen)
+              const char *tag, struct ff_wrep *r)
 {
   const char *lv = w->lv ? w->lv : e->first_lv;
   json_t *cmds;
@@ -82,19 +81,19 @@ lvchange_runs(const struct ff_wenv *e, const struct ff_workload *w,
       json_decref(cmds);
       return -1;
     }
-    *wall += t;
-    if (ex > *worst)
-      *worst = ex;
-    if (ex && !(*errors)++) {
+    r->wall += t;
+    if (ex > r->worst)
+      r->worst = ex;
+    if (ex && !r->errors++) {
       char err[PATH_MAX + 64];
 
       ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-      ff_w_error_line_of(err, ex, msg, msglen);
+      ff_w_error_line_of(err, ex, r->msg, sizeof r->msg);
     }
     json_array_append_new(cmds, json_real(t));
   }
-  json_object_set_new(run, "commands", cmds);
-  json_object_set_new(run, "lv", json_string(lv));
+  json_object_set_new(r->run, "commands", cmds);
+  json_object_set_new(r->run, "lv", json_string(lv));
   return 0;
 }
 
@@ -229,16 +228,14 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w0,
                     "without lvmetad)",
                     w->name);
   }
-  if (ff_io_target_refusal(w, e->no_dm, iocmd, sizeof iocmd)) {
+  if (ff_io_target_check(w, e->no_dm) < 0) {
     free(walls);
     json_decref(runs);
-    return ff_error("%s", iocmd);
+    return -1;
   }
   for (unsigned rep = 0; rep < w->repeat && !rc; rep++) {
-    double wall = 0;
-    int worst = 0, errors = 0;
-    json_t *run;
-    char tag[64], msg[512] = "";
+    struct ff_wrep r = {0};
+    char tag[64];
 
     if (ff_w_stopping(e)) {
       rc = ff_error("interrupted");
@@ -250,25 +247,22 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w0,
       e->cold(e->ctx);
     ff_pathf(tag, sizeof tag, "%s-%u", w->name, rep);
     ff_w_emit(e, 1, "    %s %u/%u", w->name, rep + 1, w->repeat);
-    run = json_object();
+    r.run = json_object();
     switch (w->type) {
     case FF_W_LVCHANGE:
       cmd = e->no_dm ? "lvm lvchange -ay --driverloaded n VG/LV"
                      : "lvm lvchange -ay VG/LV";
-      rc =
-        lvchange_runs(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
+      rc = lvchange_runs(e, w, tag, &r);
       break;
     case FF_W_IO:
       ff_fio_describe(&w->io, iocmd, sizeof iocmd);
       cmd = iocmd;
-      rc =
-        ff_w_io_run(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
+      rc = ff_w_io_run(e, w, tag, &r);
       break;
     case FF_W_FS:
       ff_fio_describe(&w->io, iocmd, sizeof iocmd);
       cmd = iocmd;
-      rc =
-        ff_w_fs_run(e, w, tag, run, &wall, &worst, &errors, msg, sizeof msg);
+      rc = ff_w_fs_run(e, w, tag, &r);
       break;
     case FF_W_EVENT_ACTIVATION:
       cmd = ff_event_command(e->dialect, e->no_dm);
@@ -276,22 +270,21 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w0,
       json_decref(acts);
       devs = json_array();
       acts = json_array();
-      rc = ff_w_event_activation(e, w, &wall, &worst, &errors, devs, acts, msg,
-                                 sizeof msg);
+      rc = ff_w_event_activation(e, w, devs, acts, &r);
       break;
     default: {
       const char *argv[8];
 
       simple_command(e, w->type, argv, &cmd);
-      worst = ff_w_time_lvm(e, argv, &wall, tag);
-      errors = worst != 0;
-      if (worst < 0) {
+      r.worst = ff_w_time_lvm(e, argv, &r.wall, tag);
+      r.errors = r.worst != 0;
+      if (r.worst < 0) {
         rc = -1;
-      } else if (worst > 0) {
+      } else if (r.worst > 0) {
         char err[PATH_MAX + 64];
 
         ff_pathf(err, sizeof err, "%s/%s.err", e->outdir, tag);
-        ff_w_error_line_of(err, worst, msg, sizeof msg);
+        ff_w_error_line_of(err, r.worst, r.msg, sizeof r.msg);
       }
       break;
     }
@@ -299,29 +292,29 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w0,
     if (e->reads)
       e->reads(e->ctx, &reads, &bytes);
     have_tot = e->counters && e->counters(e->ctx, NULL, &tot) == 0;
-    json_object_set_new(run, "wall", json_real(wall));
-    json_object_set_new(run, "exit", json_integer(worst));
-    json_object_set_new(run, "errors", json_integer(errors));
+    json_object_set_new(r.run, "wall", json_real(r.wall));
+    json_object_set_new(r.run, "exit", json_integer(r.worst));
+    json_object_set_new(r.run, "errors", json_integer(r.errors));
     /* What the first failed command said (not lvm's warnings). */
-    if (errors && msg[0])
-      json_object_set_new(run, "message", json_string(msg));
+    if (r.errors && r.msg[0])
+      json_object_set_new(r.run, "message", json_string(r.msg));
     /* What the farm served during this repetition (--expect's bytes()). */
     if (e->reads) {
-      json_object_set_new(run, "reads", json_integer(reads));
-      json_object_set_new(run, "bytes_read", json_integer(bytes));
+      json_object_set_new(r.run, "reads", json_integer(reads));
+      json_object_set_new(r.run, "bytes_read", json_integer(bytes));
     }
     if (have_tot) {
-      json_object_set_new(run, "writes", json_integer(tot.writes));
-      json_object_set_new(run, "bytes_written",
+      json_object_set_new(r.run, "writes", json_integer(tot.writes));
+      json_object_set_new(r.run, "bytes_written",
                           json_integer(tot.bytes_written));
-      json_object_set_new(run, "flushes", json_integer(tot.flushes));
+      json_object_set_new(r.run, "flushes", json_integer(tot.flushes));
     }
-    json_array_append_new(runs, run);
-    walls[rep] = wall;
-    if (errors && !rc)
+    json_array_append_new(runs, r.run);
+    walls[rep] = r.wall;
+    if (r.errors && !rc)
       ff_w_emit(e, 0, "    %s: %d failed command%s, exit %d (%s)", w->name,
-                errors, errors == 1 ? "" : "s", worst,
-                msg[0] ? msg : "(no message)");
+                r.errors, r.errors == 1 ? "" : "s", r.worst,
+                r.msg[0] ? r.msg : "(no message)");
   }
   summarize(e, w, wl, runs, walls, cmd, e->reads ? reads : -1);
   if (e->reads) {
