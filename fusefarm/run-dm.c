@@ -56,9 +56,8 @@ void
 dm_teardown(struct run *r)
 {
   long gone;
-  char why[256];
 
-  if (!r->fv.vg || !ff_dm_usable(why, sizeof why))
+  if (!r->fv.vg || !ff_dm_usable())
     return;
   gone = ff_dm_remove_all(FARM_VGS(r));
   if (gone < 0)
@@ -103,14 +102,17 @@ dm_check_clash(struct run *r)
 int
 dm_resolve(struct run *r, const char *mode, int udev_sync)
 {
-  char why[256];
-  int usable = ff_dm_usable(why, sizeof why);
+  int usable = ff_dm_usable();
 
-  if (!strcmp(mode, "real") && !usable)
+  if (!strcmp(mode, "real") && !usable) {
+    char why[256];
+
+    ff_pathf(why, sizeof why, "%s", ff_errmsg());
     return ff_error("fusefarm/dm = real, but this kernel's device-mapper "
                     "cannot be used (%s); dm = \"auto\" or \"none\" "
                     "activates with --driverloaded n",
                     why);
+  }
   r->dm_real = strcmp(mode, "none") && usable;
   r->dm_udev = r->dm_real && udev_sync;
   /* lvm would wait for a udev that never answers, or (libdevmapper's

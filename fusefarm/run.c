@@ -978,7 +978,6 @@ host_json(struct run *r)
 {
   struct utsname u;
   struct ff_sb versions = {0};
-  char why[256];
   json_t *host, *lvms = json_array();
 
   for (unsigned i = 0; i < r->lvms.n; i++) {
@@ -994,8 +993,8 @@ host_json(struct run *r)
               "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN), "lvm",
               r->lvms.n > 1 ? NULL : r->lvms.b[0].path, "lvm_version",
               ff_sb_failed(&versions) || !versions.buf ? "" : versions.buf,
-              "fusefarm_version", FF_VERSION, "device_mapper",
-              ff_dm_usable(why, sizeof why), "lvms", lvms);
+              "fusefarm_version", FF_VERSION, "device_mapper", ff_dm_usable(),
+              "lvms", lvms);
   ff_sb_release(&versions);
   return host;
 }
@@ -1234,10 +1233,7 @@ dm_real_asked(const struct run *r)
 static int
 dm_always_real(const struct run *r)
 {
-  char why[256];
-
-  return ff_dm_usable(why, sizeof why) &&
-         !ff_scenario_dm_asks(r->sc, r->dm_override, "none");
+  return ff_dm_usable() && !ff_scenario_dm_asks(r->sc, r->dm_override, "none");
 }
 
 /* What is checked before anything is mounted, in order: a transport,
@@ -1261,15 +1257,14 @@ precheck(struct run *r, const char *prog, const char *lvm_git)
   }
   {
     const char *asked = dm_real_asked(r);
-    char why[256];
 
-    if (asked && !ff_dm_usable(why, sizeof why)) {
+    if (asked && !ff_dm_usable()) {
       fprintf(stderr,
               "%s: %s, but this kernel's device-mapper cannot be "
               "used (%s); dm = \"auto\" or \"none\" activates with "
               "--driverloaded n (`fusefarm vm` runs real device-mapper in a "
               "guest)\n",
-              prog, asked, why);
+              prog, asked, ff_errmsg());
       return 2;
     }
   }
@@ -1279,14 +1274,13 @@ precheck(struct run *r, const char *prog, const char *lvm_git)
   for (unsigned i = 0; i < r->sc->nworkloads && !dm_always_real(r); i++) {
     const struct ff_axis *tx = ff_scenario_axis(r->sc, "fusefarm/target");
     struct ff_workload w = r->sc->workloads[i];
-    char why[512];
 
     /* the workload's own target, or each of the axis's */
     for (unsigned v = 0; v < (tx ? tx->nvalues : 1); v++) {
       if (tx)
         w.io.target = tx->values[v].s;
-      if (ff_io_target_refusal(&w, 1, why, sizeof why)) {
-        fprintf(stderr, "%s: %s%s\n", prog, why,
+      if (ff_io_target_check(&w, 1) < 0) {
+        fprintf(stderr, "%s: %s%s\n", prog, ff_errmsg(),
                 tx ? " (a value of the fusefarm/target axis)" : "");
         return 2;
       }

@@ -30,24 +30,22 @@ dm_init(struct dm_ioctl *io, size_t size, const char *name)
 }
 
 int
-ff_dm_usable(char *why, size_t len)
+ff_dm_usable(void)
 {
   struct dm_ioctl io;
   int fd = open(CONTROL, O_RDWR | O_CLOEXEC);
 
   if (fd < 0) {
-    snprintf(why, len, "%s: %s", CONTROL, strerror(errno));
+    ff_error("%s: %m", CONTROL);
     return 0;
   }
   dm_init(&io, sizeof io, NULL);
   if (ioctl(fd, DM_VERSION, &io) < 0) {
-    snprintf(why, len, "%s: DM_VERSION: %s", CONTROL, strerror(errno));
+    ff_error("%s: DM_VERSION: %m", CONTROL);
     close(fd);
     return 0;
   }
   close(fd);
-  snprintf(why, len, "device-mapper %u.%u.%u", io.version[0], io.version[1],
-           io.version[2]);
   return 1;
 }
 

@@ -40,8 +40,8 @@ struct ff_dm_list {
 };
 
 /* 1 when device-mapper answers on /dev/mapper/control (its version read
- * with DM_VERSION), else 0 with why[] saying what is missing. */
-int ff_dm_usable(char *why, size_t len);
+ * with DM_VERSION), else 0 with ff_error saying what is missing. */
+int ff_dm_usable(void);
 
 /* Every dm device of the kernel, with its UUID and open count. */
 int ff_dm_list(struct ff_dm_list *out);

@@ -2,7 +2,7 @@
  * file a scenario's io keys make, and fio's JSON output read back into
  * the numbers the run document keeps (docs/run-json.md, "io").
  *
- * fio runs as a child of ff-workload.c (ff-spawn.h), never here: this
+ * fio runs as a child of ff-workload-io.c (ff-spawn.h), never here: this
  * module only writes and reads text, so its unit test needs no fio.
  *
  * INVARIANTS

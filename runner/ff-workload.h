@@ -118,7 +118,7 @@ char *ff_wresult_json_text(const struct ff_wresult *res);
  * e->outdir against its target: a farm device's path from e->paths (by
  * its name in e->names), the RAM disk (target "ram": e->ram_disk), or
  * an LV's /dev/VG/LV, which needs
- * device-mapper: with e->no_dm it is refused (-1, ff_io_target_refusal's
+ * device-mapper: with e->no_dm it is refused (-1, ff_io_target_check's
  * message).  A fio that cannot start, exits non-zero, reports a job
  * error or prints no document is a failed command, like a failed lvm
  * command; each run gets an "io" object (docs/run-json.md).
@@ -133,12 +133,11 @@ int ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w,
 /* The io target that names the guest's RAM disk (ff_wenv's ram_disk). */
 #define FF_IO_RAM_TARGET "ram"
 
-/* Why an io or fs workload's target cannot run here, or NULL when it can:
- * on the host (no_dm: no device-mapper, no RAM disk), an LV target
- * ("VG/LV") or the RAM disk ("ram").  The message names the workload and
- * target and says to use `fusefarm vm`. */
-const char *ff_io_target_refusal(const struct ff_workload *w, int no_dm,
-                                 char *buf, size_t len);
+/* 0 when an io or fs workload's target can run here, else -1 with
+ * ff_error saying why not: on the host (no_dm: no device-mapper, no RAM
+ * disk), an LV target ("VG/LV") or the RAM disk ("ram").  The message
+ * names the workload and target and says to use `fusefarm vm`. */
+int ff_io_target_check(const struct ff_workload *w, int no_dm);
 
 /* Event activation's commands in dialect d (enum ff_lvm_dialect):
  * argv[1..] of the command a device's arrival runs (dev: its path,

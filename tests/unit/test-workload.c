@@ -822,6 +822,43 @@ test_io_workload(void **state)
   json_decref(wl);
 }
 
+/* Which io and fs targets run here: without device-mapper (no_dm) an LV
+ * or the RAM disk is refused with ff_error naming the workload, target
+ * and `fusefarm vm`; anything else passes and leaves the last error. */
+static void
+test_io_target_check(void **state)
+{
+  static const struct {
+    enum ff_wtype type;
+    const char *target;
+    int no_dm, want;
+    const char *msg;
+  } cases[] = {
+    {FF_W_IO, "pv0", 1, 0, NULL},
+    {FF_W_FS, "pv0", 1, 0, NULL},
+    {FF_W_IO, "vg0/lv0", 0, 0, NULL},
+    {FF_W_IO, FF_IO_RAM_TARGET, 0, 0, NULL},
+    {FF_W_PVS, "vg0/lv0", 1, 0, NULL},
+    {FF_W_IO, "vg0/lv0", 1, -1,
+     "workload w: target vg0/lv0 is an LV: LV targets need device-mapper, "
+     "which this kernel lacks; run the scenario with `fusefarm vm` (a guest "
+     "with real device-mapper)"},
+    {FF_W_FS, FF_IO_RAM_TARGET, 1, -1,
+     "workload w: target ram is the guest's RAM disk, which only `fusefarm "
+     "vm` has"},
+  };
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ff_workload w = {.name = (char *)"w", .type = cases[i].type};
+
+    w.io.target = (char *)cases[i].target;
+    ff_error("before");
+    assert_int_equal(ff_io_target_check(&w, cases[i].no_dm), cases[i].want);
+    assert_string_equal(ff_errmsg(), cases[i].msg ? cases[i].msg : "before");
+  }
+}
+
 int
 main(void)
 {
@@ -835,6 +872,7 @@ main(void)
     cmocka_unit_test_setup_teardown(test_spawn, setup, teardown),
     cmocka_unit_test(test_dialect_argv),
     cmocka_unit_test(test_error_line),
+    cmocka_unit_test(test_io_target_check),
     cmocka_unit_test_setup_teardown(test_io_workload, setup, teardown),
     cmocka_unit_test_setup_teardown(test_failed_command_message, setup,
                                     teardown),
