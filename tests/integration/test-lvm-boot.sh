@@ -10,10 +10,10 @@
 #     pvscan line is replaced by the rule Makefile.in spells out);
 #   - boot 1, event activation on (use_lvmetad = 1 for 2.02, as its
 #     distributions shipped it; event_activation = 1 for 2.03):
-#     guest/run-systemd.sh --lvm boots the
-#     16-disk farm with the build's rule, units and generator replacing
-#     Debian's; every LV becomes active, through one lvm2-pvscan@MAJ:MIN
-#     unit per PV (15: 14 in VGs and an orphan) (the rule ran: 2.02's with lvmetad, 2.03's without),
+#     guest/run-systemd.sh --lvm boots the 16-disk farm with the build's
+#     rule, units and generator replacing Debian's; every LV becomes
+#     active, through one lvm2-pvscan@MAJ:MIN unit per PV (15: 14 in VGs
+#     and an orphan; the rule ran, 2.02's with lvmetad, 2.03's without),
 #     none of the generator's units, and the guest's lvm is the build;
 #   - boot 2, event activation off in lvm.conf (use_lvmetad = 0 for 2.02,
 #     event_activation = 0 for 2.03): the generator ran: every LV active
