@@ -1,7 +1,8 @@
 /* fusefarm: what the parts of `fusefarm run` share (run.c, the run
  * itself; run-reg.c, its registry entry and watchdog; run-dm.c, real
  * device-mapper; run-aio.c, the aio companion and the 2.02 lvmetad;
- * run-slow.c, the devices the profile made slow).
+ * run-slow.c, the devices the profile made slow; run-farm.c, the farm
+ * and the private /dev).
  * One struct run per run, owned by ff_cmd_run; nothing here is thread
  * safe (the runner is one thread; the watchdog is a forked process).
  */
@@ -142,6 +143,22 @@ pid_t spawn(struct run *r, const char *const argv[], const char *out,
             const char *err, int lvm);
 int run_wait(struct run *r, const char *const argv[], const char *out,
              const char *err, int lvm);
+
+/* ---- the farm and the private /dev (run-farm.c) */
+
+/* Mount the scenario's farm scaled to devices (0: as the spec says),
+ * attach it and cover /dev with the private one; r->fv then describes
+ * it.  0, or -1 with ff_error (what is mounted stays for unmount_farm). */
+int mount_farm(struct run *r, uint64_t devices);
+/* Tear down what mount_farm made (dm devices, private /dev, loops,
+ * mount, daemon); a no-op when nothing is mounted. */
+void unmount_farm(struct run *r);
+void farmview_free(struct farmview *fv);
+/* The run document's description of /dev for the current configuration,
+ * and the report's notes on /dev and the fence, one line per run of
+ * configurations that had the same. */
+json_t *dev_json(struct run *r);
+void dev_notes(json_t *configs, json_t *notes);
 
 /* ---- the registry entry and the watchdog (run-reg.c) */
 void reg_update(struct run *r, int fresh);
