@@ -19,7 +19,7 @@ const char ff_scenario_builtin_default[] =
   "# 16%: 136 VGs, 8 orphans), every workload 4 times (what the\n"
   "# verdict needs for its 95% interval) so that it can tell a result\n"
   "# from noise, with and without libaio, on an ideal farm and under\n"
-  "# 1 ms of latency (docs/results.md: what it measures; about 3.5\n"
+  "# 1 ms of latency (docs/results.md: what it measures; about 3\n"
   "# minutes on an idle 2-core machine).\n"
   "name = \"default\";\n"
   "description = \"160 devices: scans, event-style vs direct activation, "
