@@ -64,7 +64,10 @@ test_interleaved(void **state)
   assert_int_equal(ff_plan_rounds(p), 3);
   o = ff_plan_order(p, &no);
   assert_int_equal(no, n);
-  assert_memory_equal(o, v, n * sizeof *v);
+  for (size_t i = 0; i < n; i++) { /* fields: the struct has padding */
+    assert_int_equal(o[i].round, v[i].round);
+    assert_int_equal(o[i].config, v[i].config);
+  }
   ff_plan_free(p);
 }
 
