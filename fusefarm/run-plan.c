@@ -220,6 +220,7 @@ run_sched_next(struct run_sched *rs, struct run *r, struct ff_plan_step *s)
   }
   for (;;) {
     enum ff_plan_next n = ff_plan_next(rs->plan, s);
+    enum ff_plan_stop stop;
     struct ff_runreport *rr;
     int c;
 
@@ -235,8 +236,10 @@ run_sched_next(struct run_sched *rs, struct run *r, struct ff_plan_step *s)
     if (c < -1)
       return -1;
     ff_plan_look(rs->plan, c, elapsed(rs));
-    run_say(r, "round %u: %s", ff_plan_rounds(rs->plan),
-            c > 0 ? "every ratio of an auto workload is clear of 1" : rs->why);
+    stop = ff_plan_auto_stop(rs->plan);
+    run_say(r, "round %u: %s%s%s", ff_plan_rounds(rs->plan),
+            c > 0 ? "every ratio of an auto workload is clear of 1" : rs->why,
+            stop ? "; auto stops: " : "", stop ? ff_plan_stop_name(stop) : "");
   }
 }
 

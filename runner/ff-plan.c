@@ -167,6 +167,12 @@ ff_plan_look(struct ff_plan *p, int confident, double elapsed_s)
 }
 
 enum ff_plan_stop
+ff_plan_auto_stop(const struct ff_plan *p)
+{
+  return p->auto_stop;
+}
+
+enum ff_plan_stop
 ff_plan_stopped(const struct ff_plan *p)
 {
   if (!p->over)

@@ -95,6 +95,11 @@ bool ff_plan_runs(const struct ff_plan *p, const struct ff_plan_step *s,
  * first visit began. */
 void ff_plan_look(struct ff_plan *p, int confident, double elapsed_s);
 
+/* Why the auto workloads stopped: FF_PLAN_RUNNING while they go on (and
+ * when there is none), else as ff_plan_stopped will say, from the look
+ * that stopped them on, while fixed workloads may still run. */
+enum ff_plan_stop ff_plan_auto_stop(const struct ff_plan *p);
+
 /* Why the plan ended (FF_PLAN_RUNNING before), and the rounds it ran. */
 enum ff_plan_stop ff_plan_stopped(const struct ff_plan *p);
 unsigned ff_plan_rounds(const struct ff_plan *p);

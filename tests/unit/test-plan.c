@@ -173,12 +173,14 @@ test_auto_and_fixed(void **state)
   size_t n;
 
   (void)state;
+  assert_int_equal(ff_plan_auto_stop(p), FF_PLAN_RUNNING);
   n = drive(p, (const int[]){1}, 1, 1, v, 64);
   assert_int_equal(n, 12);
   for (size_t i = 0; i < n; i++) {
     assert_true(ff_plan_runs(p, &v[i], 0));
     assert_int_equal(ff_plan_runs(p, &v[i], 1), v[i].round < 4);
   }
+  assert_int_equal(ff_plan_auto_stop(p), FF_PLAN_CONFIDENT);
   assert_int_equal(ff_plan_stopped(p), FF_PLAN_CONFIDENT);
   ff_plan_free(p);
 }
