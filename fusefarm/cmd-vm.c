@@ -1054,6 +1054,15 @@ ff_cmd_vm(int argc, char **argv)
       fprintf(stderr, "fusefarm vm: %s\n", ff_errmsg());
       return 2;
     }
+    /* The guest's runner repeats a fixed number of times, in order. */
+    for (unsigned i = 0; v.sc && i < v.sc->nworkloads; i++)
+      if (v.sc->workloads[i].repeat_auto) {
+        fprintf(stderr,
+                "fusefarm vm: %s: workload %s: repeat = \"auto\" is for "
+                "fusefarm run (give the guest a number)\n",
+                argv[optind], v.sc->workloads[i].name);
+        return 2;
+      }
     if (!v.sc && kind == FF_CFG_SPEC) {
       struct ff_farm *farm = ff_cli_load_farm("vm", argv[optind]);
 

@@ -21,6 +21,7 @@
 #include "ff-junit.h"
 #include "ff-file.h"
 #include "ff-paths.h"
+#include "ff-plan.h"
 #include "ff-privdev.h"
 #include "ff-runns.h"
 #include "ff-rundir.h"
@@ -46,6 +47,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,5 +185,31 @@ int aio_start(struct run *r, unsigned inflight);
 void aio_stop(struct run *r);
 void lvmetad_stop(struct run *r);
 int lvmetad_start(struct run *r);
+
+/* ---- the order of the visits and "schedule" (run-plan.c, ff-plan.h) */
+struct run_sched;
+/* The document's model (for the verdict, the outputs); NULL with
+ * ff_error. */
+struct ff_runreport *run_doc_model(json_t *doc);
+/* --repeat N (0: none) and --until-confident over every workload of sc;
+ * -1 with ff_error when both are given. */
+int run_sched_repeat(struct ff_scenario *sc, unsigned repeat, int until);
+/* The plan of sc's visits; doc is the run document, which its looks
+ * judge (borrowed).  NULL with ff_error. */
+struct run_sched *run_sched_new(const struct ff_scenario *sc, json_t *doc);
+/* The next visit into *s: 1; 0 when the plan is over; -1 with ff_error.
+ * Merges the previous visit's entry first (run_sched_put). */
+int run_sched_next(struct run_sched *rs, struct run *r,
+                   struct ff_plan_step *s);
+/* Whether workload w runs in the visit s. */
+bool run_sched_runs(const struct run_sched *rs, const struct ff_plan_step *s,
+                    unsigned w);
+/* cj (owned from here) as configuration k's entry of configs: a first
+ * visit appends it, a later one replaces the entry, whose workloads' runs
+ * the next run_sched_next or run_sched_end puts before cj's. */
+void run_sched_put(struct run_sched *rs, json_t *configs, uint64_t k,
+                   json_t *cj);
+/* Merge the last visit, set doc's "schedule" and free rs (NULL: no-op). */
+void run_sched_end(struct run_sched *rs, json_t *doc);
 
 #endif

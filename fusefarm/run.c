@@ -522,13 +522,15 @@ run_workload(struct run *r, const struct config *c,
   };
 
   struct ff_wresult *res = ff_wresult_new();
+  struct ff_workload one = *w; /* a visit runs one repetition (run-plan.c) */
   json_t *wl;
   int rc;
 
   if (!res)
     return -1;
   lvm_env(r, env);
-  rc = ff_workload_run(&e, w, res);
+  one.repeat = 1;
+  rc = ff_workload_run(&e, &one, res);
   {
     const char *msg;
     long long nf = ff_wresult_failed(res, &msg);
@@ -593,11 +595,13 @@ run_scenario(struct run *r, json_t *doc)
   json_t *configs = json_array(), *notes = json_array();
   struct config c = {0};
   char latency_profile[PATH_MAX + 32] = "";
-  int rc = 0;
+  struct run_sched *rs = run_sched_new(sc, doc);
+  struct ff_plan_step st;
+  int rc = 0, more = 0;
 
   c.idx = calloc(sc->naxes + 1, sizeof *c.idx);
-  if (!c.idx || !configs || !notes)
-    return ff_error("out of memory");
+  if (!c.idx || !configs || !notes || !rs)
+    return rs ? ff_error("out of memory") : -1;
   json_object_set_new(doc, "configs", configs);
   json_object_set_new(doc, "notes", notes);
   json_array_append_new(
@@ -644,9 +648,10 @@ run_scenario(struct run *r, json_t *doc)
     fclose(f);
   }
 
-  for (uint64_t k = 0; k < nconf && !rc; k++) {
+  while (!rc && (more = run_sched_next(rs, r, &st)) > 0) {
     json_t *cj, *settings = json_object(), *wls = json_array();
     const char *profile;
+    const uint64_t k = st.config;
 
     if (stop_requested) {
       rc = ff_error("interrupted");
@@ -656,8 +661,8 @@ run_scenario(struct run *r, json_t *doc)
     profile = c.profile            ? c.profile
               : latency_profile[0] ? latency_profile
                                    : "builtin:ideal";
-    run_say(r, "[%llu/%llu] %s", (unsigned long long)k + 1,
-            (unsigned long long)nconf, c.label);
+    run_say(r, "[%llu/%llu] %s (round %u)", (unsigned long long)k + 1,
+            (unsigned long long)nconf, c.label, st.round + 1);
     if ((!r->mounted || c.devices != r->devices) &&
         mount_farm(r, c.devices) < 0) {
       rc = -1;
@@ -738,10 +743,12 @@ run_scenario(struct run *r, json_t *doc)
                 "recorded (%s): its timeline marks none",
                 (unsigned)k + 1, ff_errmsg());
     }
-    json_array_append_new(configs, cj);
+    run_sched_put(rs, configs, k, cj);
     for (unsigned w = 0; w < sc->nworkloads && !rc; w++) {
       const struct ff_workload *wk = &sc->workloads[w];
 
+      if (!run_sched_runs(rs, &st, w))
+        continue;
       if (wk->type == FF_W_EVENT_ACTIVATION && r->dialect == FF_DIALECT_NONE) {
         char note[1024];
 
@@ -752,7 +759,7 @@ run_scenario(struct run *r, json_t *doc)
                  "the direct-activation workload); global/use_lvmetad=1 "
                  "runs it with lvmetad",
                  (unsigned long long)k + 1, c.label, wk->name, r->lvm_version);
-        json_array_append_new(notes, json_string(note));
+        note_once(notes, note);
         run_say(r, "  %s", note);
         continue;
       }
@@ -764,24 +771,12 @@ run_scenario(struct run *r, json_t *doc)
     aio_stop(r);
     lvmetad_stop(r);
   }
+  if (!rc && more < 0)
+    rc = -1;
+  run_sched_end(rs, doc);
   free(c.idx);
   dev_notes(configs, notes);
   return rc;
-}
-
-/* The document's model, for the outputs rendered from it; NULL with
- * ff_error. */
-static struct ff_runreport *
-doc_model(json_t *doc)
-{
-  char *text = json_dumps(doc, JSON_COMPACT);
-  struct ff_runreport *rr =
-    text ? ff_runreport_load_text(text, strlen(text), "run document") : NULL;
-
-  if (!text)
-    ff_error("run document: out of memory");
-  free(text);
-  return rr;
 }
 
 /* --expect: judge ex[] over the finished run's document and add its
@@ -790,7 +785,7 @@ static int
 judge_run(json_t *doc, struct ff_expect *const *ex, size_t nex,
           const struct ff_runreport *base)
 {
-  struct ff_runreport *rr = doc_model(doc);
+  struct ff_runreport *rr = run_doc_model(doc);
   int rc = rr ? ff_expect_judge_all(ex, nex, rr, base, doc) : -1;
 
   ff_runreport_free(rr);
@@ -888,7 +883,7 @@ precheck(struct run *r, const char *prog, const char *lvm_git)
 static int
 add_verdict(json_t *doc)
 {
-  struct ff_runreport *rr = doc_model(doc);
+  struct ff_runreport *rr = run_doc_model(doc);
   json_t *v = rr ? ff_runreport_verdict_json(rr) : NULL;
 
   ff_runreport_free(rr);
@@ -900,7 +895,7 @@ add_verdict(json_t *doc)
 static int
 write_junit(json_t *doc, const char *path)
 {
-  struct ff_runreport *rr = doc_model(doc);
+  struct ff_runreport *rr = run_doc_model(doc);
   int r = rr ? ff_junit_write(rr, path) : -1;
 
   ff_runreport_free(rr);
@@ -912,11 +907,12 @@ static const char run_usage[] =
   "                    [--svg FILE | --no-svg] [--top N] [--lvm LVM]...\n"
   "                    [--lvm-git DIR|URL]\n"
   "                    [--keep] [--quiet] [--expect EXPR]...\n"
-  "                    [--baseline RUN.json] [--devices N] [--repeat N]\n"
+  "                    [--baseline RUN.json] [--devices N]\n"
+  "                    [--repeat N | --until-confident]\n"
   "                    [--dm auto|real|none] [--check] [--junit FILE]\n"
   "\n"
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 160\n"
-  "devices, use_aio x latency, every workload 3 times): mount and attach\n"
+  "devices, use_aio x latency, every workload 4 times): mount and attach\n"
   "the farm, then for every configuration of the matrix time each workload\n"
   "with real lvm commands (or fio: io workloads, $FF_FIO), kept off the\n"
   "host's disks: a private /dev that holds the farm's devices only (named\n"
@@ -960,6 +956,9 @@ static const char run_usage[] =
   "                devices (as `fusefarm mount --devices`)\n"
   "  --repeat N    run every workload N times, overriding each one's repeat\n"
   "                (1: a quick look; the verdict needs 4 or more)\n"
+  "  --until-confident  every workload's repeat \"auto\": rounds until each\n"
+  "                ratio's interval excludes 1 or the scenario's\n"
+  "                repeat_budget (10 min) or repeat_max_rounds (20) ends\n"
   "  --dm MODE     device-mapper: auto (default: real when the kernel has\n"
   "                it), real (activation makes dm devices, removed before\n"
   "                each repetition and at the end) or none (--driverloaded\n"
@@ -1002,6 +1001,7 @@ ff_cmd_run(int argc, char **argv)
     {"dm", required_argument, NULL, 'D'},
     {"devices", required_argument, NULL, 'N'},
     {"repeat", required_argument, NULL, 'R'},
+    {"until-confident", no_argument, NULL, 'A'},
     {"check", no_argument, NULL, 'C'},
     {"junit", required_argument, NULL, 'U'},
     {NULL, 0, NULL, 0},
@@ -1017,7 +1017,7 @@ ff_cmd_run(int argc, char **argv)
   unsigned nlvm = 0;
   unsigned long long ndevices = 0, nrepeat = 0;
   int top = 10, keep = 0, no_svg = 0, c, rc = 2, want_dir, made_dir = 0;
-  int check = 0;
+  int check = 0, until = 0;
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
   char txt_path[PATH_MAX + 16] = "";
@@ -1107,6 +1107,9 @@ ff_cmd_run(int argc, char **argv)
     case 'C':
       check = 1;
       break;
+    case 'A':
+      until = 1;
+      break;
     case 'h':
       fputs(run_usage, stdout);
       rc = 0;
@@ -1159,8 +1162,10 @@ ff_cmd_run(int argc, char **argv)
   }
   if (ndevices)
     r.sc->devices = ndevices;
-  for (unsigned i = 0; nrepeat && i < r.sc->nworkloads; i++)
-    r.sc->workloads[i].repeat = (unsigned)nrepeat;
+  if (run_sched_repeat(r.sc, (unsigned)nrepeat, until) < 0) {
+    fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
+    goto out;
+  }
   if (r.dm_override && ff_scenario_axis(r.sc, "fusefarm/dm")) {
     fprintf(stderr,
             "fusefarm run: --dm %s and the scenario's fusefarm/dm axis: "

@@ -90,11 +90,26 @@ static const char *const spec_keys[] = {
 static const char *const profile_keys[] = {"name",  "seed",   "rotational",
                                            "queue", "groups", NULL};
 static const char *const scenario_keys[] = {
-  "name",    "description", "spec",           "farm",
-  "devices", "profile",     "latency",        "lvm",
-  "matrix",  "workloads",   "aio_contention", "attach",
-  "fence",   "dev_names",   "lvm_git",        "dm",
-  NULL};
+  "name",
+  "description",
+  "spec",
+  "farm",
+  "devices",
+  "profile",
+  "latency",
+  "lvm",
+  "matrix",
+  "workloads",
+  "aio_contention",
+  "attach",
+  "fence",
+  "dev_names",
+  "lvm_git",
+  "dm",
+  "repeat_budget",
+  "repeat_max_rounds",
+  NULL,
+};
 
 static const enum ff_cfg_kind cfg_kinds[] = {FF_CFG_SPEC, FF_CFG_PROFILE,
                                              FF_CFG_SCENARIO};

@@ -1,6 +1,7 @@
 /* fusefarm: checking a scenario before anything runs (see ff-check.h). */
 #include "ff-check.h"
 #include "ff-error.h"
+#include "ff-plan.h"
 #include "ff-spawn.h"
 #include "ff-util.h"
 #include "ff-workload.h"
@@ -201,5 +202,5 @@ ff_workload_ncommands(const struct ff_workload *w, uint64_t ndevs,
                  : w->type == FF_W_LVCHANGE       ? w->count
                                                   : 1;
 
-  return per * w->repeat;
+  return per * (w->repeat_auto ? FF_PLAN_MIN_ROUNDS : w->repeat);
 }

@@ -54,7 +54,8 @@ void ff_lvm_keys_free(struct ff_lvm_keys *keys);
  * larger distance returns limit + 1). */
 unsigned ff_edit_distance(const char *a, const char *b, unsigned limit);
 
-/* The commands one workload times in one configuration: repeat times
+/* The commands one workload times in one configuration: repeat (auto:
+ * its first FF_PLAN_MIN_ROUNDS rounds, the fewest it runs) times
  * its commands per repetition (event-activation: one pvscan per device
  * and one vgchange per VG, ndevs + nvgs; lvchange: count; every other
  * workload: 1). */

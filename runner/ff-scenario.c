@@ -16,24 +16,25 @@
 const char ff_scenario_builtin_default[] =
   "# The built-in default scenario (`fusefarm run` with no argument):\n"
   "# 160 devices with the shape of a SAN host (builtin:default-1000 at\n"
-  "# 16%: 136 VGs, 8 orphans), every workload 3 times so that the\n"
-  "# verdict can tell a result from noise, with and without libaio, on\n"
-  "# an ideal farm and under 1 ms of latency (docs/results.md: what it\n"
-  "# measures; about 2.5 minutes on an idle 2-core machine).\n"
+  "# 16%: 136 VGs, 8 orphans), every workload 4 times (what the\n"
+  "# verdict needs for its 95% interval) so that it can tell a result\n"
+  "# from noise, with and without libaio, on an ideal farm and under\n"
+  "# 1 ms of latency (docs/results.md: what it measures; about 3\n"
+  "# minutes on an idle 2-core machine).\n"
   "name = \"default\";\n"
   "description = \"160 devices: scans, event-style vs direct activation, "
-  "lvchange; use_aio x latency; 3 repetitions each\";\n"
+  "lvchange; use_aio x latency; 4 repetitions each\";\n"
   "spec = \"builtin:default-1000\";\n"
   "devices = 160;\n"
   "matrix = ( { key = \"global/use_aio\"; values = [1, 0]; },\n"
   "           { key = \"fusefarm/profile\"; values = [\"ideal\", "
   "\"builtin:fixed-1ms\"]; } );\n"
-  "workloads = ( { type = \"pvs\"; repeat = 3; },\n"
-  "              { type = \"pvscan-cache\"; repeat = 3; },\n"
+  "workloads = ( { type = \"pvs\"; repeat = 4; },\n"
+  "              { type = \"pvscan-cache\"; repeat = 4; },\n"
   "              { type = \"event-activation\"; concurrency = 64; "
-  "repeat = 3; },\n"
-  "              { type = \"direct-activation\"; repeat = 3; },\n"
-  "              { type = \"lvchange\"; count = 5; repeat = 3; } );\n";
+  "repeat = 4; },\n"
+  "              { type = \"direct-activation\"; repeat = 4; },\n"
+  "              { type = \"lvchange\"; count = 5; repeat = 4; } );\n";
 
 static const char *const wtype_names[FF_W_COUNT] = {
   [FF_W_PVS] = "pvs",
@@ -386,6 +387,29 @@ parse_io(const char *file, const config_setting_t *g, const char *path, int fs,
   return 0;
 }
 
+/* A workload's repeat: a number, or "auto" (ff-plan.h: rounds until the
+ * verdict is confident); w->repeat stays 1 for auto. */
+static int
+parse_repeat(const char *file, const config_setting_t *g, const char *path,
+             struct ff_workload *w)
+{
+  const config_setting_t *s = config_setting_get_member(g, "repeat");
+  char kp[256];
+
+  if (!s || config_setting_type(s) != CONFIG_TYPE_STRING)
+    return ff_cfg_uint(file, g, path, "repeat", 1, 1000, &w->repeat) < 0 ? -1
+                                                                         : 0;
+  if (strcmp(config_setting_get_string(s), "auto")) {
+    ff_cfg_join(kp, sizeof kp, path, "repeat");
+    return ff_cfg_err(file, s, kp,
+                      "'%s' is not a repeat (expected a number from 1 to "
+                      "1000, or \"auto\")",
+                      config_setting_get_string(s));
+  }
+  w->repeat_auto = true;
+  return 0;
+}
+
 static int
 parse_workload(const char *file, const config_setting_t *g, const char *path,
                struct ff_workload *w)
@@ -427,7 +451,7 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
   }
   free(type);
   if (ff_cfg_str(file, g, path, "name", &w->name) < 0 ||
-      ff_cfg_uint(file, g, path, "repeat", 1, 1000, &w->repeat) < 0 ||
+      parse_repeat(file, g, path, w) < 0 ||
       ff_cfg_uint(file, g, path, "concurrency", 1, 100000, &w->concurrency) <
         0 ||
       ff_cfg_uint(file, g, path, "count", 1, 100000, &w->count) < 0 ||
@@ -727,11 +751,26 @@ static struct ff_scenario *
 parse_root(const char *file, const config_setting_t *root, const char *basedir)
 {
   static const char *const keys[] = {
-    "name",    "description", "spec",           "farm",
-    "devices", "profile",     "latency",        "lvm",
-    "matrix",  "workloads",   "aio_contention", "attach",
-    "fence",   "dev_names",   "lvm_git",        "dm",
-    NULL};
+    "name",
+    "description",
+    "spec",
+    "farm",
+    "devices",
+    "profile",
+    "latency",
+    "lvm",
+    "matrix",
+    "workloads",
+    "aio_contention",
+    "attach",
+    "fence",
+    "dev_names",
+    "lvm_git",
+    "dm",
+    "repeat_budget",
+    "repeat_max_rounds",
+    NULL,
+  };
   struct ff_scenario *sc = calloc(1, sizeof *sc);
   const config_setting_t *m, *w, *aio, *lvms = NULL;
   char *s = NULL;
@@ -789,6 +828,22 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
     sc->profile = strcmp(s, "ideal") ? resolve(basedir, s) : NULL;
     free(s);
     s = NULL;
+  }
+  if (ff_cfg_uint(file, root, "", "repeat_max_rounds", 4, 1000,
+                  &sc->repeat_max_rounds) < 0 ||
+      ff_cfg_str(file, root, "", "repeat_budget", &s) < 0)
+    goto fail;
+  if (s) {
+    int r = ff_parse_duration(s, &sc->repeat_budget_ns);
+
+    free(s);
+    s = NULL;
+    if (r < 0 || !sc->repeat_budget_ns) {
+      ff_cfg_err(file, config_setting_get_member(root, "repeat_budget"),
+                 "repeat_budget", "%s",
+                 r < 0 ? ff_errmsg() : "a budget of 0 runs nothing");
+      goto fail;
+    }
   }
   if (ff_cfg_str(file, root, "", "latency", &s) < 0)
     goto fail;

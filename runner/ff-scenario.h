@@ -12,6 +12,7 @@
 #ifndef FF_SCENARIO_H
 #define FF_SCENARIO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum ff_wtype {
@@ -57,6 +58,7 @@ struct ff_workload {
   char *name; /* default: the type's name */
   enum ff_wtype type;
   unsigned repeat;      /* >= 1 */
+  bool repeat_auto;     /* repeat = "auto": rounds until confident */
   unsigned concurrency; /* event-activation: commands at once (64) */
   uint64_t spread_ns;   /* event-activation: arrivals spread over this */
   unsigned count;       /* lvchange: commands per repetition (10) */
@@ -123,6 +125,10 @@ struct ff_scenario {
                             with --driverloaded n); fusefarm/dm overrides */
   char *dev_names;       /* the farm's nodes in the private /dev: "farm"
                             (default: as the PVs' hints say), "loop", "disk" */
+  /* repeat = "auto" (ff-plan.h): the most rounds (0: the default) and
+   * the time budget (0: the default) */
+  unsigned repeat_max_rounds;
+  uint64_t repeat_budget_ns;
   unsigned naxes;
   struct ff_axis *axes;
   unsigned nworkloads;

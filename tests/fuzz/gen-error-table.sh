@@ -281,6 +281,10 @@ row "wrong type: matrix not a list" 'matrix = { key = "global/use_aio"; };\nwork
 row "wrong type: a float matrix value" 'matrix = ({ key = "global/use_aio"; values = [0.5]; });\nworkloads = ({ type = "pvs"; });'
 row "wrong type: aio_contention not a group" 'aio_contention = 1;\nworkloads = ({ type = "pvs"; });'
 row "out of range: repeat = 0" 'workloads = ({ type = "pvs"; repeat = 0; });'
+row "bad value: repeat neither a number nor auto" 'workloads = ({ type = "pvs"; repeat = "often"; });'
+row "repeat = \"auto\"" 'workloads = ({ type = "pvs"; repeat = "auto"; });' ok
+row "bad value: repeat_budget not a duration" 'repeat_budget = "soon";\nworkloads = ({ type = "pvs"; repeat = "auto"; });'
+row "out of range: repeat_max_rounds below the 4 the verdict needs" 'repeat_max_rounds = 2;\nworkloads = ({ type = "pvs"; repeat = "auto"; });'
 row "out of range: devices = 0" 'devices = 0;\nworkloads = ({ type = "pvs"; });'
 row "out of range: aio share above 1" 'aio_contention = { share = 1.5; };\nworkloads = ({ type = "pvs"; });'
 row "out of range: aio_contention axis value 2" 'matrix = ({ key = "fusefarm/aio_contention"; values = [2]; });\nworkloads = ({ type = "pvs"; });'

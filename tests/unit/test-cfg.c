@@ -202,7 +202,8 @@ test_loader_messages(void **state)
     {FF_CFG_SCENARIO, "seed = 1;\nvgz = 2;\n",
      "x.conf:1: seed: unknown key (expected one of: name, description, spec, "
      "farm, devices, profile, latency, lvm, matrix, workloads, "
-     "aio_contention, attach, fence, dev_names, lvm_git, dm)"},
+     "aio_contention, attach, fence, dev_names, lvm_git, dm, repeat_budget, "
+     "repeat_max_rounds)"},
     {FF_CFG_SPEC, "name = \"x\";\n",
      "x.conf:1: name: unknown key (expected one of: seed, device_name, "
      "device_size, device_hint, creation_host, uname, creation_time, "

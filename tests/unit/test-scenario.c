@@ -1,6 +1,7 @@
 /* The scenario parser: shipped scenarios, defaults, the matrix, and bad
  * inputs with the message each must give. */
 #include "ff-scenario.h"
+#include "ff-stats-ci.h"
 #include "ff-test.h"
 
 #include <stdio.h>
@@ -59,12 +60,15 @@ test_builtin_and_matrix(void **state)
   assert_string_equal(sc->fence, "none");
   assert_string_equal(sc->dev_names, "farm");
   assert_int_equal(sc->workloads[0].type, FF_W_PVS);
-  assert_int_equal(sc->workloads[0].repeat, 3);
+  assert_int_equal(sc->workloads[0].repeat, 4);
+  assert_false(sc->workloads[0].repeat_auto);
   assert_int_equal(sc->workloads[2].type, FF_W_EVENT_ACTIVATION);
   assert_int_equal(sc->workloads[2].concurrency, 64);
-  /* the verdict needs a spread: every workload is repeated */
+  /* the verdict judges every ratio: each workload is repeated as often
+   * as its 95% interval needs (ff_ci_enough) */
   for (unsigned w = 0; w < sc->nworkloads; w++)
-    assert_true(sc->workloads[w].repeat >= 3);
+    assert_true(
+      ff_ci_enough(sc->workloads[w].repeat, sc->workloads[w].repeat));
   ff_scenario_free(sc);
 }
 
@@ -104,6 +108,16 @@ static const struct {
 } bad[] = {
   {"", "workloads", "missing"},
   {"workloads = ();", "workloads", "non-empty"},
+  {"workloads = ({ type = \"pvs\"; repeat = \"often\"; });",
+   "t:1: workloads.[0].repeat", "'often' is not a repeat"},
+  {"workloads = ({ type = \"pvs\"; repeat = 2.5; });", "workloads.[0].repeat",
+   "expected an integer"},
+  {"repeat_budget = \"soon\";\nworkloads = ({ type = \"pvs\"; });",
+   "t:1: repeat_budget", "'soon' is not a duration"},
+  {"repeat_budget = \"0s\";\nworkloads = ({ type = \"pvs\"; });",
+   "t:1: repeat_budget", "a budget of 0"},
+  {"repeat_max_rounds = 3;\nworkloads = ({ type = \"pvs\"; });",
+   "t:1: repeat_max_rounds", "3 is out of range (expected 4 to 1000)"},
   {"colour = 1; workloads = ({ type = \"pvs\"; });", "t:1: colour",
    "unknown key"},
   {"workloads = ({ type = \"fsck\"; });", "workloads.[0].type",
@@ -572,6 +586,33 @@ test_dm_asks(void **state)
   ff_scenario_free(sc);
 }
 
+/* repeat = "auto" and its limits; a number is no auto. */
+static void
+test_repeat_auto(void **state)
+{
+  struct ff_scenario *sc = ff_scenario_load_string(
+    "repeat_budget = \"90s\"; repeat_max_rounds = 8;\n"
+    "workloads = ({ type = \"pvs\"; repeat = \"auto\"; },\n"
+    "             { type = \"vgs\"; repeat = 5; });",
+    "t", "/b");
+
+  (void)state;
+  assert_nonnull_err(sc);
+  assert_true(sc->workloads[0].repeat_auto);
+  assert_int_equal(sc->workloads[0].repeat, 1);
+  assert_false(sc->workloads[1].repeat_auto);
+  assert_int_equal(sc->workloads[1].repeat, 5);
+  assert_int_equal(sc->repeat_max_rounds, 8);
+  assert_int_equal(sc->repeat_budget_ns, 90000000000ull);
+  ff_scenario_free(sc);
+  sc =
+    ff_scenario_load_string("workloads = ({ type = \"pvs\"; });", "t", "/b");
+  assert_nonnull_err(sc);
+  assert_int_equal(sc->repeat_max_rounds, 0); /* ff-plan's defaults */
+  assert_int_equal(sc->repeat_budget_ns, 0);
+  ff_scenario_free(sc);
+}
+
 static void
 test_bad(void **state)
 {
@@ -624,6 +665,7 @@ main(void)
     cmocka_unit_test(test_fs_keys),
     cmocka_unit_test(test_transport_axis),
     cmocka_unit_test(test_dm_asks),
+    cmocka_unit_test(test_repeat_auto),
     cmocka_unit_test(test_bad),
   };
 
