@@ -822,6 +822,7 @@ wenv_cold(void *ctx)
 {
   struct run *r = ctx;
 
+  run_flame_cold(r, 0);
   /* Real activation: what the last repetition activated goes first (with
    * the lvmetad it may need), untimed. */
   if (r->dm_real && dm_sweep(r, 1) < 0)
@@ -833,6 +834,7 @@ wenv_cold(void *ctx)
    * pvscans fail and say so. */
   if (r->dialect == FF_DIALECT_LVMETAD && lvmetad_start(r) < 0)
     run_say(r, "  lvmetad: %s", ff_errmsg());
+  run_flame_cold(r, 1);
 }
 
 static void
@@ -942,7 +944,9 @@ run_workload(struct run *r, const struct config *c,
   if (!res)
     return -1;
   lvm_env(r, env);
+  run_flame_begin(r, (unsigned)c->index + 1, c->label, w->name);
   rc = ff_workload_run(&e, w, res);
+  run_flame_end(r);
   {
     const char *msg;
     long long nf = ff_wresult_failed(res, &msg);
@@ -1424,6 +1428,7 @@ ff_cmd_run(int argc, char **argv)
     {"repeat", required_argument, NULL, 'R'},
     {"check", no_argument, NULL, 'C'},
     {"junit", required_argument, NULL, 'U'},
+    {"flamegraph", no_argument, NULL, 'F'},
     {NULL, 0, NULL, 0},
   };
   struct ff_expect *ex[32];
@@ -1437,7 +1442,7 @@ ff_cmd_run(int argc, char **argv)
   unsigned nlvm = 0;
   unsigned long long ndevices = 0, nrepeat = 0;
   int top = 10, keep = 0, no_svg = 0, c, rc = 2, want_dir, made_dir = 0;
-  int check = 0;
+  int check = 0, flamegraph = 0;
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
   char txt_path[PATH_MAX + 16] = "";
@@ -1526,6 +1531,9 @@ ff_cmd_run(int argc, char **argv)
       break;
     case 'C':
       check = 1;
+      break;
+    case 'F':
+      flamegraph = 1;
       break;
     case 'h':
       fputs(run_usage, stdout);
@@ -1642,6 +1650,9 @@ ff_cmd_run(int argc, char **argv)
     rc = FF_EXIT_CANNOT_RUN;
     goto out;
   }
+  if ((rc = run_flame_setup(&r, flamegraph)) != 0)
+    goto out;
+  rc = 1;
   if (want_dir) {
     if (ff_rundir_make(out_given, "run", r.sc->name, out_dir, &made_dir) < 0) {
       fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
@@ -1658,6 +1669,7 @@ ff_cmd_run(int argc, char **argv)
     ff_pathf(txt_path, sizeof txt_path, "%s/report.txt", out_dir);
     run_say(&r, "run directory: %s", out_dir);
   }
+  run_flame_outdir(&r, json_out);
   {
     const char *tmp = ff_tmpdir();
 
@@ -1716,6 +1728,7 @@ ff_cmd_run(int argc, char **argv)
               json_object_get(json_object_get(doc, "host"), "lvm_version")));
   }
   rc = run_scenario(&r, doc) < 0 ? 1 : 0;
+  run_flame_doc(&r, doc);
   if (rc)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
   ff_iso_now(when, sizeof when);
@@ -1724,6 +1737,7 @@ ff_cmd_run(int argc, char **argv)
     json_object_set_new(doc, "error", json_string(ff_errmsg()));
 
 cleanup:
+  run_flame_free(&r);
   aio_stop(&r);
   lvmetad_stop(&r);
   unmount_farm(&r);

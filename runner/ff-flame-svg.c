@@ -230,7 +230,7 @@ frame(struct draw *d, const struct node *n, const struct node *b,
 {
   double w = (double)n->value * d->scale;
   double y = HEAD_H + (d->depth - 1 - level) * FRAME_H;
-  char name[1024], label[1024];
+  char name[1024], label[1200];
   char kind = level ? ff_flame_frame_kind(n->name, n->len) : 'u';
   uint32_t fill;
   double pct = 100 * share(n->value, d->root->value);

@@ -210,8 +210,9 @@ ff_perf_stop(struct ff_perf *p)
   kill(p->proc.pid, SIGINT);
   st = ff_proc_wait(&p->proc);
   close_fifos(p);
-  /* perf record ends 0 on SIGINT, having written its file. */
-  if (st != 0)
+  /* perf record writes its file on SIGINT, then ends by it again
+   * (its handler raises it once done): 128 + SIGINT is success. */
+  if (st != 0 && st != 128 + SIGINT)
     return ff_error("perf record: exit %d (%s/perf.log)", st, p->dir);
   return 0;
 }

@@ -123,6 +123,9 @@ struct ff_scenario {
                             with --driverloaded n); fusefarm/dm overrides */
   char *dev_names;       /* the farm's nodes in the private /dev: "farm"
                             (default: as the PVs' hints say), "loop", "disk" */
+  int flamegraph;        /* flamegraph = true: sample each workload's first
+                            repetition with perf where it can (fusefarm
+                            run --flamegraph insists) */
   unsigned naxes;
   struct ff_axis *axes;
   unsigned nworkloads;
