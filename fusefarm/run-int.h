@@ -120,6 +120,11 @@ struct run {
   int regfd; /* REGISTRY_DIR, opened before the namespace; -1: none */
   struct ff_reg reg;
   pid_t watchdog;
+  /* Flame graphs (run-flame.c): NULL when none are made; flame_off why
+   * not, when the scenario asked and perf cannot record ("": said
+   * nothing). */
+  struct run_flame *flame;
+  char flame_off[768];
 };
 
 /* Progress on stderr: a line (run_say), or a line that rewrites itself on
@@ -178,6 +183,25 @@ json_t *dm_json(const struct run *r, const char *requested);
 
 /* ---- the devices the profile made slow (run-slow.c) */
 json_t *slow_json(struct run *r);
+
+/* ---- flame graphs, --flamegraph (run-flame.c) */
+/* Before anything runs: 0 (graphs on, or not asked, or only the
+ * scenario asked and perf cannot: said), or the exit status (2: asked
+ * with --flamegraph and perf cannot record). */
+int run_flame_setup(struct run *r, int asked);
+/* The graphs go beside the run document json_out. */
+void run_flame_outdir(struct run *r, const char *json_out);
+/* The document's "flame" member, once the configurations ran (and a
+ * note when perf could not record). */
+void run_flame_doc(struct run *r, json_t *doc);
+/* Around a workload: perf started, events off; then folded and drawn. */
+void run_flame_begin(struct run *r, unsigned config, const char *label,
+                     const char *workload);
+void run_flame_end(struct run *r);
+/* In wenv_cold: done 0 at its start (a recording stops), 1 at its end
+ * (the first repetition's recording starts). */
+void run_flame_cold(struct run *r, int done);
+void run_flame_free(struct run *r);
 
 /* ---- the aio companion and the 2.02 lvmetad (run-aio.c) */
 void aio_companion(struct run *r, long want, unsigned inflight);

@@ -408,6 +408,7 @@ wenv_cold(void *ctx)
 {
   struct run *r = ctx;
 
+  run_flame_cold(r, 0);
   /* Real activation: what the last repetition activated goes first (with
    * the lvmetad it may need), untimed. */
   if (r->dm_real && dm_sweep(r, 1) < 0)
@@ -419,6 +420,7 @@ wenv_cold(void *ctx)
    * pvscans fail and say so. */
   if (r->dialect == FF_DIALECT_LVMETAD && lvmetad_start(r) < 0)
     run_say(r, "  lvmetad: %s", ff_errmsg());
+  run_flame_cold(r, 1);
 }
 
 static void
@@ -491,11 +493,12 @@ from_text(char *text, const char *what)
   return j;
 }
 
-/* Run workload w and append its entry to wls (a workload interrupted
+/* Run one repetition of workload w (round: which, 0-based; --flamegraph
+ * samples round 0's) and append its entry to wls (a workload interrupted
  * before its first run is left out). */
 static int
 run_workload(struct run *r, const struct config *c,
-             const struct ff_workload *w, json_t *wls)
+             const struct ff_workload *w, json_t *wls, unsigned round)
 {
   const char *env[LVM_ENV_LEN];
   const struct ff_wenv e = {
@@ -530,7 +533,11 @@ run_workload(struct run *r, const struct config *c,
     return -1;
   lvm_env(r, env);
   one.repeat = 1;
+  if (round == 0)
+    run_flame_begin(r, (unsigned)c->index + 1, c->label, w->name);
   rc = ff_workload_run(&e, &one, res);
+  if (round == 0)
+    run_flame_end(r);
   {
     const char *msg;
     long long nf = ff_wresult_failed(res, &msg);
@@ -763,7 +770,7 @@ run_scenario(struct run *r, json_t *doc)
         run_say(r, "  %s", note);
         continue;
       }
-      rc = run_workload(r, &c, wk, wls);
+      rc = run_workload(r, &c, wk, wls, st.round);
     }
     if (r->dm_real && dm_sweep(r, 1) < 0 && !rc)
       rc = -1;
@@ -910,6 +917,7 @@ static const char run_usage[] =
   "                    [--baseline RUN.json] [--devices N]\n"
   "                    [--repeat N | --until-confident]\n"
   "                    [--dm auto|real|none] [--check] [--junit FILE]\n"
+  "                    [--flamegraph]\n"
   "\n"
   "Run a scenario (docs/scenario-format.md; default: the built-in one, 160\n"
   "devices, use_aio x latency, every workload 4 times): mount and attach\n"
@@ -936,6 +944,8 @@ static const char run_usage[] =
   "  --junit FILE  a JUnit XML report for CI too (docs/ci.md): a testcase\n"
   "                per workload and config, failed when one of its\n"
   "                commands failed, and per --expect EXPR\n"
+  "  --flamegraph  perf-sampled flame graphs per config and workload\n"
+  "                (flame-*.folded, flame-*.svg; docs/run-json.md)\n"
   "  --top N       slowest units listed per config (default 10)\n"
   "  --lvm LVM     lvm binary (a path or a name on PATH) or a git ref of\n"
   "                lvm2, overriding the scenario's; given several times,\n"
@@ -1004,6 +1014,7 @@ ff_cmd_run(int argc, char **argv)
     {"until-confident", no_argument, NULL, 'A'},
     {"check", no_argument, NULL, 'C'},
     {"junit", required_argument, NULL, 'U'},
+    {"flamegraph", no_argument, NULL, 'F'},
     {NULL, 0, NULL, 0},
   };
   struct ff_expect *ex[32];
@@ -1017,7 +1028,7 @@ ff_cmd_run(int argc, char **argv)
   unsigned nlvm = 0;
   unsigned long long ndevices = 0, nrepeat = 0;
   int top = 10, keep = 0, no_svg = 0, c, rc = 2, want_dir, made_dir = 0;
-  int check = 0, until = 0;
+  int check = 0, until = 0, flamegraph = 0;
   char scpath[PATH_MAX + 64], out_dir[PATH_MAX] = "";
   char json_default[PATH_MAX + 16], svg_default[PATH_MAX + 16];
   char txt_path[PATH_MAX + 16] = "";
@@ -1109,6 +1120,9 @@ ff_cmd_run(int argc, char **argv)
       break;
     case 'A':
       until = 1;
+      break;
+    case 'F':
+      flamegraph = 1;
       break;
     case 'h':
       fputs(run_usage, stdout);
@@ -1227,6 +1241,9 @@ ff_cmd_run(int argc, char **argv)
     rc = FF_EXIT_CANNOT_RUN;
     goto out;
   }
+  if ((rc = run_flame_setup(&r, flamegraph)) != 0)
+    goto out;
+  rc = 1;
   if (want_dir) {
     if (ff_rundir_make(out_given, "run", r.sc->name, out_dir, &made_dir) < 0) {
       fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
@@ -1243,6 +1260,7 @@ ff_cmd_run(int argc, char **argv)
     ff_pathf(txt_path, sizeof txt_path, "%s/report.txt", out_dir);
     run_say(&r, "run directory: %s", out_dir);
   }
+  run_flame_outdir(&r, json_out);
   {
     const char *tmp = ff_tmpdir();
 
@@ -1301,6 +1319,7 @@ ff_cmd_run(int argc, char **argv)
               json_object_get(json_object_get(doc, "host"), "lvm_version")));
   }
   rc = run_scenario(&r, doc) < 0 ? 1 : 0;
+  run_flame_doc(&r, doc);
   if (rc)
     fprintf(stderr, "fusefarm run: %s\n", ff_errmsg());
   ff_iso_now(when, sizeof when);
@@ -1309,6 +1328,7 @@ ff_cmd_run(int argc, char **argv)
     json_object_set_new(doc, "error", json_string(ff_errmsg()));
 
 cleanup:
+  run_flame_free(&r);
   aio_stop(&r);
   lvmetad_stop(&r);
   unmount_farm(&r);

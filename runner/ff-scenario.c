@@ -751,25 +751,11 @@ static struct ff_scenario *
 parse_root(const char *file, const config_setting_t *root, const char *basedir)
 {
   static const char *const keys[] = {
-    "name",
-    "description",
-    "spec",
-    "farm",
-    "devices",
-    "profile",
-    "latency",
-    "lvm",
-    "matrix",
-    "workloads",
-    "aio_contention",
-    "attach",
-    "fence",
-    "dev_names",
-    "lvm_git",
-    "dm",
-    "repeat_budget",
-    "repeat_max_rounds",
-    NULL,
+    "name",          "description",       "spec",           "farm",
+    "devices",       "profile",           "latency",        "lvm",
+    "matrix",        "workloads",         "aio_contention", "attach",
+    "fence",         "dev_names",         "lvm_git",        "dm",
+    "repeat_budget", "repeat_max_rounds", "flamegraph",     NULL,
   };
   struct ff_scenario *sc = calloc(1, sizeof *sc);
   const config_setting_t *m, *w, *aio, *lvms = NULL;
@@ -788,6 +774,7 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
       ff_cfg_str(file, root, "", "name", &sc->name) < 0 ||
       ff_cfg_str(file, root, "", "description", &sc->description) < 0 ||
       ff_cfg_int(file, root, "", "devices", 1, 1000000, &devices) < 0 ||
+      ff_cfg_bool(file, root, "", "flamegraph", &sc->flamegraph) < 0 ||
       parse_lvm_keys(file, root, basedir, sc, &lvms) < 0)
     goto fail;
   sc->devices = (uint64_t)devices;

@@ -129,6 +129,9 @@ struct ff_scenario {
    * the time budget (0: the default) */
   unsigned repeat_max_rounds;
   uint64_t repeat_budget_ns;
+  int flamegraph; /* flamegraph = true: sample each workload's first
+                     repetition with perf where it can (fusefarm
+                     run --flamegraph insists) */
   unsigned naxes;
   struct ff_axis *axes;
   unsigned nworkloads;
