@@ -203,7 +203,7 @@ test_loader_messages(void **state)
      "x.conf:1: seed: unknown key (expected one of: name, description, spec, "
      "farm, devices, profile, latency, lvm, matrix, workloads, "
      "aio_contention, attach, fence, dev_names, lvm_git, dm, repeat_budget, "
-     "repeat_max_rounds)"},
+     "repeat_max_rounds, flamegraph)"},
     {FF_CFG_SPEC, "name = \"x\";\n",
      "x.conf:1: name: unknown key (expected one of: seed, device_name, "
      "device_size, device_hint, creation_host, uname, creation_time, "
