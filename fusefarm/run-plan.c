@@ -15,6 +15,7 @@ struct run_sched {
   json_t *doc;        /* borrowed */
   json_t *pending;    /* the configs entry of the last visit, to merge */
   json_t *prev;       /* its workloads before that visit (NULL: first) */
+  json_t *prev_dm;    /* its dm counts before that visit (NULL: none) */
   const char **autos; /* names of the auto workloads */
   size_t nautos;
   int started;
@@ -107,6 +108,7 @@ run_sched_put(struct run_sched *rs, json_t *configs, uint64_t k, json_t *cj)
     return;
   }
   rs->prev = json_incref(json_object_get(old, "workloads"));
+  rs->prev_dm = json_incref(json_object_get(old, "dm"));
   json_array_set_new(configs, (size_t)k, cj);
 }
 
@@ -168,6 +170,27 @@ merge_entry(json_t *e, json_t *before, const struct ff_workload *w)
 
 /* The pending visit's workloads merged with the configuration's earlier
  * visits', in scenario order. */
+/* A configuration's dm counts over all its visits: the earlier visits'
+ * (before) added to the last one's (dm), max_active their largest
+ * (dm_resolve zeroes the counters at every visit). */
+static void
+merge_dm(json_t *dm, json_t *before)
+{
+  static const char *const sum[] = {"activations", "created", "removed",
+                                    "forced"};
+
+  if (!json_is_object(dm) || !json_is_object(before))
+    return;
+  for (size_t i = 0; i < sizeof sum / sizeof *sum; i++)
+    json_object_set_new(
+      dm, sum[i],
+      json_integer(json_integer_value(json_object_get(dm, sum[i])) +
+                   json_integer_value(json_object_get(before, sum[i]))));
+  if (json_integer_value(json_object_get(before, "max_active")) >
+      json_integer_value(json_object_get(dm, "max_active")))
+    json_object_set(dm, "max_active", json_object_get(before, "max_active"));
+}
+
 static int
 merge_pending(struct run_sched *rs)
 {
@@ -193,8 +216,10 @@ merge_pending(struct run_sched *rs)
     json_object_set_new(cj, "workloads", out);
   else
     json_decref(out);
+  merge_dm(json_object_get(cj, "dm"), rs->prev_dm);
   json_decref(rs->prev);
-  rs->prev = NULL;
+  json_decref(rs->prev_dm);
+  rs->prev = rs->prev_dm = NULL;
   rs->pending = NULL;
   return rc;
 }
