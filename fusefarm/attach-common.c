@@ -4,6 +4,7 @@
  * fa_interrupted.
  */
 #include "attach.h"
+#include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-file.h"
 
@@ -167,14 +168,14 @@ fa_add_shell_word(struct ff_sb *sb, const char *s)
 }
 
 int
-fa_operands(const char *cmd, int argc, char **argv, const char *usage,
-            const char *state_opt, const char **mnt)
+fa_operands(const char *cmd, int argc, char **argv, const char *state_opt,
+            const char **mnt)
 {
-  if (optind != argc - 1) {
-    fprintf(stderr, "fusefarm %s: %s\n%s", cmd,
-            optind == argc ? "missing MNT" : "too many arguments", usage);
-    return 2;
-  }
+  if (optind == argc)
+    return ff_cli_usage(cmd, "missing MNT");
+  if (argc - optind > 1)
+    return ff_cli_usage(cmd, "too many arguments (from '%s')",
+                        argv[optind + 1]);
   *mnt = argv[optind];
   if (state_opt && !*state_opt) {
     fprintf(stderr, "fusefarm %s: --state: empty path\n", cmd);

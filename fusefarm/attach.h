@@ -69,10 +69,10 @@ void fa_signals_restore(struct signals *s);
 double fa_now_s(void);
 
 /* After getopt: exactly one MNT operand, and --state (if given) not
- * empty.  Else print "fusefarm CMD: why" (and usage) and return 2; 0 and
- * *mnt set when all is well. */
-int fa_operands(const char *cmd, int argc, char **argv, const char *usage,
-                const char *state_opt, const char **mnt);
+ * empty.  Else print "fusefarm CMD: why" (ff_cli_usage for the operands)
+ * and return 2; 0 and *mnt set when all is well. */
+int fa_operands(const char *cmd, int argc, char **argv, const char *state_opt,
+                const char **mnt);
 void fa_sleep_ms(long ms);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */

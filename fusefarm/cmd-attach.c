@@ -233,12 +233,7 @@ ff_cmd_attach(int argc, char **argv)
       return ff_cli_bad_option("attach", c, argv, opts);
     }
   }
-  if (optind == argc)
-    return ff_cli_usage("attach", "missing MNT");
-  if (argc - optind > 1)
-    return ff_cli_usage("attach", "too many arguments (from '%s')",
-                        argv[optind + 1]);
-  if (fa_operands("attach", argc, argv, attach_usage, state_opt, &mnt))
+  if (fa_operands("attach", argc, argv, state_opt, &mnt))
     return 2;
   t0 = fa_now_s();
 

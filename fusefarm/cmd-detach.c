@@ -378,12 +378,7 @@ ff_cmd_detach(int argc, char **argv)
       return ff_cli_bad_option("detach", c, argv, opts);
     }
   }
-  if (optind == argc)
-    return ff_cli_usage("detach", "missing MNT");
-  if (argc - optind > 1)
-    return ff_cli_usage("detach", "too many arguments (from '%s')",
-                        argv[optind + 1]);
-  if (fa_operands("detach", argc, argv, detach_usage, state_opt, &mnt))
+  if (fa_operands("detach", argc, argv, state_opt, &mnt))
     return 2;
   t0 = fa_now_s();
 

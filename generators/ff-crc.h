@@ -1,7 +1,7 @@
 /* fusefarm: CRC-32 variants used on disk.
  *
  * lvm2 uses the reflected CRC-32 table (polynomial 0xEDB88320) with the
- * seed 0xF597A6CF and no final XOR (lvm2-ondisk-format.md §2.3).  GPT and
+ * seed 0xF597A6CF and no final XOR (docs/ondisk-format.md §2.3).  GPT and
  * other formats use the standard CRC-32 (seed ~0, final XOR ~0) over the
  * same table.  dm-thin's metadata blocks carry a CRC-32C (Castagnoli,
  * polynomial 0x82F63B78 reflected), which is another function: the

@@ -1174,7 +1174,7 @@ check_unique(const struct bctx *b)
 }
 
 /* The mda0 header checksum sits at byte 4096, where lvm's md filter looks
- * for the md magic (lvm2-ondisk-format.md §8 item 14). */
+ * for the md magic (docs/ondisk-format.md §8 item 14). */
 static int
 check_md_collision(const struct bctx *b)
 {

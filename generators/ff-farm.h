@@ -149,7 +149,7 @@ int ff_farm_zero_sparse(struct ff_farm *farm, uint32_t dev, uint64_t off,
                         uint64_t len);
 
 /* The largest metadata text lvm accepts in an mda of mda_size bytes:
- * ((mda_size - 512) / 2) - 512 (lvm2-ondisk-format.md §4.3). */
+ * ((mda_size - 512) / 2) - 512 (docs/ondisk-format.md §4.3). */
 uint64_t ff_mda_max_text(uint64_t mda_size);
 
 /* Where mda1 sits on a device of dev_size bytes with this layout, or

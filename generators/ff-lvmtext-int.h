@@ -1,6 +1,6 @@
 /* fusefarm: the VG metadata text exactly as lvm2 2.03.16 writes it into
  * a metadata area ("raw" layout: no indentation, no comments but three;
- * lvm2-ondisk-format.md §5.3).
+ * docs/ondisk-format.md §5.3).
  *
  * Pure; the result is malloc'd and owned by the caller.
  *

@@ -1,6 +1,6 @@
 /* fusefarm: the binary structures of an LVM2 PV (label sector, pv_header,
  * mda_header) and lvm's placement of metadata copies in the circular
- * buffer.  Facts: ../shared/docs/lvm2-ondisk-format.md §2-§4.
+ * buffer.  Facts: docs/ondisk-format.md §2-§4.
  *
  * All functions are pure; all integers written are little-endian.
  *
