@@ -414,7 +414,8 @@ parse_frame(struct sample *s, const char *line)
 }
 
 /* The last token of line that is PID/TID: its start, *pid set; NULL if
- * none. */
+ * none.  Either may be -1: perf 6.1 writes "3060/-1" (and the comm
+ * ":-1") for a sample whose thread it knew no name for. */
 static const char *
 pid_tid(const char *line, pid_t *pid)
 {
@@ -428,15 +429,15 @@ pid_tid(const char *line, pid_t *pid)
     t = p;
     while (*p && *p != ' ' && *p != '\t')
       p++;
-    q = t;
+    q = t + (*t == '-');
     while (q < p && isdigit((unsigned char)*q))
       q++;
-    if (q > t && q < p - 1 && *q == '/') {
-      const char *r = q + 1;
+    if (q > t + (*t == '-') && q < p - 1 && *q == '/') {
+      const char *r = q + 1 + (q[1] == '-'), *d = r;
 
       while (r < p && isdigit((unsigned char)*r))
         r++;
-      if (r == p && t > line) {
+      if (r == p && r > d && t > line) {
         found = t;
         *pid = (pid_t)strtol(t, NULL, 10);
       }
