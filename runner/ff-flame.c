@@ -756,16 +756,16 @@ ff_flame_print_grew(const struct ff_flame *a, const struct ff_flame *b,
 
   if (n < 0)
     return -1;
-  fprintf(out, "%8s %7s %7s %7s %7s  %s\n", "change", "B incl", "A incl",
-          "B self", "A self", "frame");
+  fprintf(out, "  %7s %7s %7s %7s %7s  %s\n", "A incl", "B incl", "change",
+          "A self", "B self", "frame");
   for (long i = 0; i < n; i++) {
     char name[512];
     char kind = ff_flame_frame_kind(d[i].name, strlen(d[i].name));
 
     fprintf(
-      out, "%+7.2f%% %6.2f%% %6.2f%% %6.2f%% %6.2f%%  %s%s\n",
-      100 * (d[i].b_incl - d[i].a_incl), 100 * d[i].b_incl, 100 * d[i].a_incl,
-      100 * d[i].b_self, 100 * d[i].a_self,
+      out, "  %6.2f%% %6.2f%% %+7.2f %6.2f%% %6.2f%%  %s%s\n",
+      100 * d[i].a_incl, 100 * d[i].b_incl, 100 * (d[i].b_incl - d[i].a_incl),
+      100 * d[i].a_self, 100 * d[i].b_self,
       ff_flame_frame_name(d[i].name, strlen(d[i].name), name, sizeof name),
       kind == 'k'   ? " [kernel]"
       : kind == 'f' ? " [farm]"

@@ -7,9 +7,10 @@
 #     sum to the samples run.json records (0 < samples <= seen), and no
 #     line is malformed;
 #   - `fusefarm report RUN.json --diff-configs 1,2 --out DIR`: one
-#     differential SVG per workload that parses, holds frames and is
-#     coloured by change, and a table of the frames that grew per
-#     workload; bad input (a config the run does not have, a run without
+#     differential SVG per workload both have a graph of that parses,
+#     its widths config 2's samples and its frames saying their share
+#     before, and a table per workload whose rows grew (B - A = change);
+#     bad input (a config the run does not have, a run without
 #     flame graphs, a missing folded file) exits 2 naming it;
 #   - the run leaves nothing behind (no mount, loop, runner or perf).
 # Skipped (exit 77, ctest's SKIP_RETURN_CODE) when perf is installed but
@@ -106,3 +107,71 @@ for b in bad[:30]:
     print(b)
 sys.exit(1 if bad else 0)
 PY
+
+# ---- the difference of configurations 1 and 2 -------------------------------------
+"$bin" report "$s/out/run.json" --diff-configs 1,2 --out "$s/diff" \
+  >"$s/diff.txt" 2>"$s/diff.err" ||
+  { cat "$s/diff.err" >&2; ff_die "report --diff-configs 1,2 failed"; }
+cat "$s/diff.txt"
+python3 - "$s/out/run.json" "$s/diff" "$s/diff.txt" <<'PY' || ff_die "report --diff-configs 1,2: not every workload compared"
+import json, os, re, sys
+import xml.etree.ElementTree as ET
+doc = json.load(open(sys.argv[1]))
+outdir, text = sys.argv[2], open(sys.argv[3]).read()
+NS = "{http://www.w3.org/2000/svg}"
+bad = []
+g = {(x["config"], x["workload"]) for x in doc["flame"]["graphs"] if "error" not in x}
+both = sorted(w for c, w in g if c == 1 and (2, w) in g)
+if not both:
+    bad.append("no workload has a graph in both configurations")
+for w in both:
+    svg = os.path.join(outdir, f"flame-diff-1-2-{w}.svg")
+    try:
+        root = ET.parse(svg).getroot()
+    except (OSError, ET.ParseError) as e:
+        bad.append(f"{w}: {e}")
+        continue
+    titles = [f.find(NS + "title").text for f in root.iter(NS + "g")
+              if f.get("class") == "f"]
+    # widths from config 2: its root frame has config 2's samples
+    s2 = next(x["samples"] for x in doc["flame"]["graphs"]
+              if x["config"] == 2 and x["workload"] == w)
+    if len(titles) < 2 or not titles[0].startswith(f"all (all): {s2} samples"):
+        bad.append(f"{w}: {len(titles)} frames, root '{titles[:1]}'")
+    if not any("(before: " in t for t in titles):
+        bad.append(f"{w}: no frame says its share before")
+    # its table: the header, then rows of shares and a change that grew
+    m = re.search(rf"^{re.escape(w)}: A config 1 .*\n.*\n   A incl  B incl  change  A self  B self  frame\n((?:   .*\n)*)",
+                  text, re.M)
+    if not m:
+        bad.append(f"{w}: no table")
+        continue
+    for row in m.group(1).splitlines():
+        f = row.split()
+        if f[:1] == ["(no"]:
+            continue
+        a, b, ch = float(f[0][:-1]), float(f[1][:-1]), float(f[2])
+        if not (ch > 0 and abs(b - a - ch) < 0.011):
+            bad.append(f"{w}: row '{row}'")
+for b in bad[:30]:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+
+# ---- bad input: exit 2, naming what was wrong ---------------------------------------
+bad_input() { # WANT ARGS...: report ARGS exits 2 saying WANT
+  local want=$1 rc=0
+  shift
+  "$bin" report "$@" >/dev/null 2>"$s/bad.err" || rc=$?
+  if ((rc != 2)) || ! grep -qF -- "$want" "$s/bad.err"; then
+    ff_die "report $*: exit $rc, want 2 saying '$want': $(cat "$s/bad.err")"
+  fi
+}
+bad_input "has no configuration 3 (its configurations: 1, 2)" \
+  "$s/out/run.json" --diff-configs 1,3
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); del d["flame"]; json.dump(d, open(sys.argv[2], "w"))' \
+  "$s/out/run.json" "$s/noflame.json"
+bad_input "noflame.json: no flame graphs" "$s/out/run.json" --diff "$s/noflame.json"
+mkdir "$s/moved"
+cp "$s/out/run.json" "$s/moved/"
+bad_input ".folded: No such file or directory" "$s/moved/run.json" --diff-configs 1,2
