@@ -307,6 +307,11 @@ ff_cmd_report(int argc, char **argv)
                            : "baseline");
       goto out;
     }
+    if (top_set && !top) {
+      ff_cli_usage("report", "--top 0: with --diff, the frames per table "
+                             "are 1 or more");
+      goto out;
+    }
     rc = flame_diff(path, diff, (unsigned)ci, (unsigned)cj, outdir,
                     top_set ? (size_t)top : 0);
     goto out;

@@ -175,3 +175,5 @@ bad_input "noflame.json: no flame graphs" "$s/out/run.json" --diff "$s/noflame.j
 mkdir "$s/moved"
 cp "$s/out/run.json" "$s/moved/"
 bad_input ".folded: No such file or directory" "$s/moved/run.json" --diff-configs 1,2
+bad_input "--top 0: with --diff, the frames per table are 1 or more" \
+  "$s/out/run.json" --diff-configs 1,2 --top 0
