@@ -10,6 +10,7 @@
 #include "ff-cli.h"
 #include "ff-error.h"
 #include "ff-expect.h"
+#include "ff-flame-diff.h"
 #include "ff-junit.h"
 #include "ff-report.h"
 #include "ff-rundir.h"
@@ -28,6 +29,10 @@ static const char report_usage[] =
   "[--top N]\n"
   "                       [--junit OUT.xml] [--expect EXPR]...\n"
   "                       [--baseline RUN.json]\n"
+  "       fusefarm report A.json --diff B.json [--diff-configs I,J] "
+  "[--out DIR]\n"
+  "                       [--top N]\n"
+  "       fusefarm report RUN.json --diff-configs I,J [--out DIR] [--top N]\n"
   "\n"
   "Render a run document written by `fusefarm run --json FILE.json`\n"
   "without running anything: print the table the run printed (one row\n"
@@ -57,12 +62,25 @@ static const char report_usage[] =
   "                     missing workload); replaces the verdict the run\n"
   "                     stored\n"
   "  -b, --baseline RUN.json  the run that baseline.WORKLOAD names\n"
+  "  -d, --diff B.json  compare the flame graphs of two runs made with\n"
+  "                     --flamegraph (FILE.json is A, the before; B.json\n"
+  "                     the after), each configuration with the same one\n"
+  "                     of B: per workload a differential flame graph\n"
+  "                     (widths from B, red grew, blue shrank) and the\n"
+  "                     --top frames (default 20) whose inclusive share\n"
+  "                     of the samples grew most; instead of the table\n"
+  "  -D, --diff-configs I,J  compare configuration I of FILE.json with\n"
+  "                     configuration J (of B.json with --diff)\n"
+  "  -o, --out DIR      where --diff writes flame-diff-I-J-WORKLOAD.svg\n"
+  "                     (default: the current directory; made if missing)\n"
   "  -h, --help         this text\n"
   "\n"
   "Exit status: 0 success, 1 runtime failure (an output file that cannot\n"
   "be written), 2 bad usage or bad input (a document that is missing,\n"
   "unreadable or malformed; an EXPR that does not parse or names what the\n"
-  "run does not have); with --expect, 0, 1 or 125 as above.\n";
+  "run does not have; with --diff, a run without flame graphs, a\n"
+  "configuration it does not have, a folded file missing); with\n"
+  "--expect, 0, 1 or 125 as above.\n";
 
 /* Load a run document for `what`, printing why when it is not one. */
 static struct ff_runreport *
@@ -119,6 +137,57 @@ judge(const char *path, struct ff_runreport **rr,
   return rc;
 }
 
+/* --diff-configs I,J: 0, or 2 after saying why. */
+static int
+diff_configs(const char *s, unsigned long long *i, unsigned long long *j)
+{
+  const char *comma = strchr(s, ',');
+  char first[32];
+
+  if (!comma || (size_t)(comma - s) >= sizeof first)
+    return ff_cli_usage("report",
+                        "--diff-configs %s: expected I,J (two "
+                        "configuration numbers, as the table numbers them)",
+                        s);
+  snprintf(first, sizeof first, "%.*s", (int)(comma - s), s);
+  if (ff_cli_number("report", "--diff-configs", first, 1, UINT_MAX, i) ||
+      ff_cli_number("report", "--diff-configs", comma + 1, 1, UINT_MAX, j))
+    return 2;
+  return 0;
+}
+
+/* The flame graphs of path (A) against diff's (B), or of configurations
+ * ci and cj: the exit status. */
+static int
+flame_diff(const char *path, const char *diff, unsigned ci, unsigned cj,
+           const char *outdir, size_t top)
+{
+  struct ff_runreport *a = NULL, *b = NULL;
+  int rc = 2;
+
+  /* Run documents, whole, before their flame graphs are looked at. */
+  if (!(a = load_doc("", path)) || (diff && !(b = load_doc("--diff: ", diff))))
+    goto out;
+  switch (ff_flame_diff_runs(
+    &(struct ff_flame_diff){path, diff ? diff : path, ci, cj, outdir, top},
+    stdout, stderr)) {
+  case FF_FLAME_DIFF_OK:
+    rc = 0;
+    break;
+  case FF_FLAME_DIFF_WRITE:
+    fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
+    rc = 1;
+    break;
+  default:
+    fprintf(stderr, "fusefarm report: %s\n", ff_errmsg());
+    rc = 2;
+  }
+out:
+  ff_runreport_free(a);
+  ff_runreport_free(b);
+  return rc;
+}
+
 int
 ff_cmd_report(int argc, char **argv)
 {
@@ -129,20 +198,24 @@ ff_cmd_report(int argc, char **argv)
     {"junit", required_argument, NULL, 'j'},
     {"expect", required_argument, NULL, 'e'},
     {"baseline", required_argument, NULL, 'b'},
+    {"diff", required_argument, NULL, 'd'},
+    {"diff-configs", required_argument, NULL, 'D'},
+    {"out", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   const char *csv = NULL, *svg = NULL, *junit = NULL, *path;
-  const char *baseline = NULL;
-  unsigned long long top = FF_RUNREPORT_TOP;
-  int c, rc = 0, verdict = 0;
+  const char *baseline = NULL, *diff = NULL, *configs = NULL, *outdir = NULL;
+  unsigned long long top = FF_RUNREPORT_TOP, ci = 0, cj = 0;
+  int c, rc = 0, verdict = 0, top_set = 0;
   struct ff_runreport *rr = NULL, *base = NULL;
   struct ff_expect **ex = NULL;
   size_t nex = 0;
 
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":c:s:j:t:e:b:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":c:s:j:t:e:b:d:D:o:h", opts, NULL)) !=
+         -1) {
     switch (c) {
     case 'c':
       csv = optarg;
@@ -158,6 +231,7 @@ ff_cmd_report(int argc, char **argv)
         rc = 2;
         goto out;
       }
+      top_set = 1;
       break;
     case 'e': {
       struct ff_expect **more = realloc(ex, (nex + 1) * sizeof *ex);
@@ -179,6 +253,17 @@ ff_cmd_report(int argc, char **argv)
     }
     case 'b':
       baseline = optarg;
+      break;
+    case 'd':
+      diff = optarg;
+      break;
+    case 'D':
+      configs = optarg;
+      if ((rc = diff_configs(optarg, &ci, &cj)) != 0)
+        goto out;
+      break;
+    case 'o':
+      outdir = optarg;
       break;
     case 'h':
       fputs(report_usage, stdout);
@@ -210,6 +295,31 @@ ff_cmd_report(int argc, char **argv)
       goto out;
     }
   path = argv[optind];
+  if (diff || configs) {
+    if (csv || svg || junit || nex || baseline) {
+      ff_cli_usage("report",
+                   "--diff and --diff-configs print the flame graphs' "
+                   "difference only: not with --%s",
+                   csv     ? "csv"
+                   : svg   ? "svg"
+                   : junit ? "junit"
+                   : nex   ? "expect"
+                           : "baseline");
+      goto out;
+    }
+    if (top_set && !top) {
+      ff_cli_usage("report", "--top 0: with --diff, the frames per table "
+                             "are 1 or more");
+      goto out;
+    }
+    rc = flame_diff(path, diff, (unsigned)ci, (unsigned)cj, outdir,
+                    top_set ? (size_t)top : 0);
+    goto out;
+  }
+  if (outdir) {
+    ff_cli_usage("report", "--out is for --diff and --diff-configs");
+    goto out;
+  }
 
   /* Check the whole document before printing or writing anything: one
    * that is missing, unreadable or malformed is bad input; so is an

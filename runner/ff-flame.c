@@ -414,7 +414,8 @@ parse_frame(struct sample *s, const char *line)
 }
 
 /* The last token of line that is PID/TID: its start, *pid set; NULL if
- * none. */
+ * none.  Either may be -1: perf 6.1 writes "3060/-1" (and the comm
+ * ":-1") for a sample whose thread it knew no name for. */
 static const char *
 pid_tid(const char *line, pid_t *pid)
 {
@@ -428,15 +429,15 @@ pid_tid(const char *line, pid_t *pid)
     t = p;
     while (*p && *p != ' ' && *p != '\t')
       p++;
-    q = t;
+    q = t + (*t == '-');
     while (q < p && isdigit((unsigned char)*q))
       q++;
-    if (q > t && q < p - 1 && *q == '/') {
-      const char *r = q + 1;
+    if (q > t + (*t == '-') && q < p - 1 && *q == '/') {
+      const char *r = q + 1 + (q[1] == '-'), *d = r;
 
       while (r < p && isdigit((unsigned char)*r))
         r++;
-      if (r == p && t > line) {
+      if (r == p && r > d && t > line) {
         found = t;
         *pid = (pid_t)strtol(t, NULL, 10);
       }
@@ -755,16 +756,16 @@ ff_flame_print_grew(const struct ff_flame *a, const struct ff_flame *b,
 
   if (n < 0)
     return -1;
-  fprintf(out, "%8s %7s %7s %7s %7s  %s\n", "change", "B incl", "A incl",
-          "B self", "A self", "frame");
+  fprintf(out, "  %7s %7s %7s %7s %7s  %s\n", "A incl", "B incl", "change",
+          "A self", "B self", "frame");
   for (long i = 0; i < n; i++) {
     char name[512];
     char kind = ff_flame_frame_kind(d[i].name, strlen(d[i].name));
 
     fprintf(
-      out, "%+7.2f%% %6.2f%% %6.2f%% %6.2f%% %6.2f%%  %s%s\n",
-      100 * (d[i].b_incl - d[i].a_incl), 100 * d[i].b_incl, 100 * d[i].a_incl,
-      100 * d[i].b_self, 100 * d[i].a_self,
+      out, "  %6.2f%% %6.2f%% %+7.2f %6.2f%% %6.2f%%  %s%s\n",
+      100 * d[i].a_incl, 100 * d[i].b_incl, 100 * (d[i].b_incl - d[i].a_incl),
+      100 * d[i].a_self, 100 * d[i].b_self,
       ff_flame_frame_name(d[i].name, strlen(d[i].name), name, sizeof name),
       kind == 'k'   ? " [kernel]"
       : kind == 'f' ? " [farm]"

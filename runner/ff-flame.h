@@ -129,7 +129,11 @@ long ff_flame_grew(const struct ff_flame *a, const struct ff_flame *b,
 void ff_flame_deltas_free(struct ff_flame_delta *d, size_t n);
 
 /* The table of ff_flame_grew(a, b, max) as text, a line per frame under
- * a header. */
+ * a header: inclusive shares in A and B, the change in percentage points,
+ * self shares in A and B, the frame ("[kernel]", "[farm]" after the
+ * name of such a frame):
+ *     A incl  B incl  change  A self  B self  frame
+ *     14.29%  75.00%  +60.71  14.29%  75.00%  label_scan */
 int ff_flame_print_grew(const struct ff_flame *a, const struct ff_flame *b,
                         size_t max, FILE *out);
 

@@ -16,6 +16,9 @@ pkgs=(
   # io and fs workloads (type = "io", "fs": docs/scenario-format.md),
   # test-io and test-fs: fio, and mkfs.xfs (mkfs.ext4 is e2fsprogs)
   fio xfsprogs
+  # perf: run --flamegraph samples the workloads with `perf record`
+  # (runner/ff-perf.c; test-flame; docs/run-json.md "flame")
+  linux-perf
   # the guest tier (guest/, docs/guest.md)
   qemu-system-x86 cpio kmod busybox-static mmdebstrap e2fsprogs
   # the short fuzz run (tests/fuzz/run.sh): clang, libFuzzer, symbolizer

@@ -80,6 +80,7 @@ ff__pkg() {
 	fio) echo fio ;;
 	python3) echo python3 ;;
 	jq) echo jq ;;
+	perf) echo linux-perf ;;
 	mktemp | truncate | od | dd | cat | sort | stat | timeout | realpath | env) echo coreutils ;;
 	*) echo "the package providing $1 (apt-file search bin/$1)" ;;
 	esac
