@@ -303,45 +303,46 @@ host_line(const struct ff_runreport *rr, char *buf, size_t len)
            rr->lvm_version, rr->started);
 }
 
-/* The value of key in every configuration of cs (n of them), or NULL
- * when one lacks it; *varies when two differ. */
+/* The same string of every configuration of cs (n of them): get(c), or
+ * NULL when one has none; *varies when two differ. */
 static const char *
-common_setting(const struct ff_rr_config *cs, size_t n, const char *key,
-               bool *varies)
+common_str(const struct ff_rr_config *cs, size_t n,
+           const char *(*get)(const struct ff_rr_config *), bool *varies)
 {
   const char *v0 = NULL;
 
   *varies = false;
   for (size_t i = 0; i < n; i++) {
-    const struct ff_rr_setting *s = ff_runreport_setting(&cs[i], key);
+    const char *v = get(&cs[i]);
 
-    if (!s)
+    if (!v)
       return NULL;
     if (!v0)
-      v0 = s->text;
-    else if (strcmp(v0, s->text))
+      v0 = v;
+    else if (strcmp(v0, v))
       *varies = true;
   }
   return v0;
 }
 
-/* The profile of every configuration of cs: the matrix's fusefarm/profile,
- * else the one "slow" names; NULL when unknown. */
+/* A configuration's profile: the matrix's fusefarm/profile, else its
+ * "profile", else the one "slow" names. */
 static const char *
-common_profile(const struct ff_rr_config *cs, size_t n, bool *varies)
+profile_of(const struct ff_rr_config *c)
 {
-  const char *p = common_setting(cs, n, "fusefarm/profile", varies);
+  const struct ff_rr_setting *st = ff_runreport_setting(c, "fusefarm/profile");
 
-  if (p)
-    return p;
-  *varies = false;
-  for (size_t i = 0; i < n; i++) {
-    if (!cs[i].slow_profile)
-      return NULL;
-    if (i && strcmp(cs[i].slow_profile, cs[0].slow_profile))
-      *varies = true;
-  }
-  return n ? cs[0].slow_profile : NULL;
+  return st ? st->text : c->profile ? c->profile : c->slow_profile;
+}
+
+/* A configuration's lvm build: the matrix's fusefarm/lvm, else its
+ * "lvm" label. */
+static const char *
+lvm_of(const struct ff_rr_config *c)
+{
+  const struct ff_rr_setting *st = ff_runreport_setting(c, "fusefarm/lvm");
+
+  return st ? st->text : c->lvm_label;
 }
 
 void
@@ -368,19 +369,23 @@ ff_report_context_line(const struct ff_runreport *rr,
                           c0->devices, c0->vgs, c0->lvs);
   else if (n < len)
     n += (size_t)snprintf(buf + n, len - n, "farm: per configuration; ");
-  /* the lvm build: the matrix's fusefarm/lvm when it has one, else the
-   * lvm the run found */
-  lvm = common_setting(cs, ncs, "fusefarm/lvm", &varies);
+  /* the lvm build: the matrix's fusefarm/lvm or the configuration's
+   * "lvm" label (with its version), else the lvm the run found */
+  lvm = common_str(cs, ncs, lvm_of, &varies);
   if (n < len) {
     if (lvm && varies)
       n += (size_t)snprintf(buf + n, len - n, "lvm per configuration; ");
+    else if (lvm && ncs == 1 && c0->lvm_version &&
+             strcmp(lvm, c0->lvm_version))
+      n += (size_t)snprintf(buf + n, len - n, "lvm build %s (%s); ", lvm,
+                            c0->lvm_version);
     else if (lvm)
       n += (size_t)snprintf(buf + n, len - n, "lvm build %s; ", lvm);
     else
       n += (size_t)snprintf(buf + n, len - n, "lvm %s%s%s; ", rr->lvm_version,
                             rr->lvm ? " at " : "", rr->lvm ? rr->lvm : "");
   }
-  profile = common_profile(cs, ncs, &varies);
+  profile = common_str(cs, ncs, profile_of, &varies);
   if (n < len)
     n += (size_t)snprintf(buf + n, len - n, "profile %s; ",
                           !profile ? "not recorded"

@@ -73,6 +73,16 @@ test_context(void **state)
   ff_report_context_line(rr, &rr->configs[0], buf, sizeof buf);
   assert_contains(buf, "profile ideal");
   ff_runreport_free(rr);
+
+  /* the configuration's lvm build (its "lvm" label) and profile */
+  rr = load_data("run-io.json");
+  ff_report_context_line(rr, &rr->configs[1], buf, sizeof buf);
+  assert_contains(buf, "farm: 2 devices");
+  assert_contains(buf, "lvm build guest (2.03.16(2)");
+  assert_contains(buf, "profile write-5ms.conf");
+  ff_report_context_line(rr, NULL, buf, sizeof buf);
+  assert_contains(buf, "lvm build guest;");
+  ff_runreport_free(rr);
 }
 
 static void
