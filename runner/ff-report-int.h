@@ -66,10 +66,23 @@ struct ff_report_label {
   bool bold;
 };
 
+/* A box in px: x0 < x1, y0 < y1. */
+struct ff_report_box {
+  double x0, y0, x1, y1;
+};
+
+/* The bar of every unit of w's timeline with its time axis reaching xmax
+ * (*bars[i] is w->units[i]'s; malloc'd): rows sorted by start, at least
+ * 1 px wide.  -1 with ff_error on failure. */
+int ff_report_timeline_bars(const struct ff_rr_workload *w, double xmax,
+                            struct ff_report_box **bars);
+
 /* The labels of w's timeline in config c (the chart ff_report_svg
  * draws), with its time axis reaching xmax: the `top` slowest first,
  * right of their bar or else left of it, then every k-th row where
- * there is room; no two boxes overlap.  *labels is malloc'd (*nlabels
+ * there is room.  No two boxes overlap, and no label covers another
+ * row's bar, except one of the `top` slowest that has no such room
+ * (then it is drawn on a veil over them).  *labels is malloc'd (*nlabels
  * of them); *unplaced counts the slowest that found no room.  -1 with
  * ff_error on failure. */
 int ff_report_timeline_labels(const struct ff_rr_config *c,

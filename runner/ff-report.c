@@ -984,6 +984,55 @@ overlaps(const struct ff_report_label *b, size_t n,
 }
 
 int
+ff_report_timeline_bars(const struct ff_rr_workload *w, double xmax,
+                        struct ff_report_box **bars)
+{
+  struct tl_geom g = tl_geom(w, xmax);
+  size_t *order;
+
+  *bars = NULL;
+  if (!w->nunits)
+    return 0;
+  if (!(order = ff_runreport_order(w, FF_RR_BY_START)))
+    return -1;
+  if (!(*bars = calloc(w->nunits, sizeof **bars))) {
+    free(order);
+    return ff_error("timeline: out of memory");
+  }
+  for (size_t i = 0; i < w->nunits; i++) {
+    const struct ff_rr_unit *u = &w->units[order[i]];
+    struct ff_report_box *b = &(*bars)[order[i]];
+
+    b->x0 = TL_ML + u->start / g.tk.end * g.pw;
+    b->x1 = b->x0 + fmax((u->end - u->start) / g.tk.end * g.pw, 1);
+    b->y0 = TL_ROWS_TOP + g.pitch * (double)i;
+    b->y1 = b->y0 + g.bar_h;
+  }
+  free(order);
+  return 0;
+}
+
+/* Whether label b of the unit in row `row` covers the bar of another
+ * row (bars by unit, order: the units by row). */
+static bool
+covers_bar(const struct ff_report_label *b, size_t row,
+           const struct ff_report_box *bars, const size_t *order, size_t n,
+           const struct tl_geom *g)
+{
+  double r0 = floor((b->y0 - TL_ROWS_TOP) / g->pitch);
+  double r1 = floor((b->y1 - TL_ROWS_TOP) / g->pitch);
+
+  for (double r = fmax(r0, 0); r <= r1 && r < (double)n; r++) {
+    const struct ff_report_box *o = &bars[order[(size_t)r]];
+
+    if ((size_t)r != row && b->x0 < o->x1 && o->x0 < b->x1 && b->y0 < o->y1 &&
+        o->y0 < b->y1)
+      return true;
+  }
+  return false;
+}
+
+int
 ff_report_timeline_labels(const struct ff_rr_config *c,
                           const struct ff_rr_workload *w, int top, double xmax,
                           struct ff_report_label **labels, size_t *nlabels,
@@ -992,6 +1041,7 @@ ff_report_timeline_labels(const struct ff_rr_config *c,
   size_t n = w->nunits, nlab = 0, ntop, *order = NULL, *rank = NULL;
   struct tl_geom g = tl_geom(w, xmax);
   struct ff_report_label *lab = NULL;
+  struct ff_report_box *bars = NULL;
   bool *must = NULL;
   cairo_surface_t *ms = NULL;
   cairo_t *mc = NULL;
@@ -1004,7 +1054,7 @@ ff_report_timeline_labels(const struct ff_rr_config *c,
     return 0;
   order = ff_runreport_order(w, FF_RR_BY_START);
   rank = ff_runreport_order(w, FF_RR_BY_DURATION);
-  if (!order || !rank)
+  if (!order || !rank || ff_report_timeline_bars(w, xmax, &bars) < 0)
     goto out;
   must = calloc(n, sizeof *must);
   lab = calloc(n, sizeof *lab);
@@ -1018,8 +1068,9 @@ ff_report_timeline_labels(const struct ff_rr_config *c,
   ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
   mc = scratch(ms);
 
-  /* the slowest first (always), then every `every`-th row where it does
-   * not cover a label already placed */
+  /* the slowest first (always), then every `every`-th row where it
+   * covers neither a label already placed nor another row's bar (the
+   * slowest may cover bars when they have to) */
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < n; i++) {
       const struct ff_rr_unit *u = &w->units[order[i]];
@@ -1027,7 +1078,7 @@ ff_report_timeline_labels(const struct ff_rr_config *c,
       double x1 = TL_ML + u->end / g.tk.end * g.pw, tw, y, cand[3];
       struct ff_report_label *b = &lab[nlab];
       char d[64];
-      int nc = 0, k;
+      int nc = 0, k = 0;
 
       if (pass == 0 ? !must[order[i]] : must[order[i]] || i % g.every)
         continue;
@@ -1047,12 +1098,17 @@ ff_report_timeline_labels(const struct ff_rr_config *c,
         cand[nc++] = x0 - 4 - tw;
       if (!nc)
         cand[nc++] = x0 + 2;
-      for (k = 0; k < nc; k++) {
-        b->x0 = cand[k];
-        b->x1 = cand[k] + tw;
-        b->y0 = y - TL_LABEL_H / 2;
-        b->y1 = y + TL_LABEL_H / 2;
-        if (!overlaps(lab, nlab, b))
+      b->y0 = y - TL_LABEL_H / 2;
+      b->y1 = y + TL_LABEL_H / 2;
+      for (int bars_ok = 0; bars_ok < 1 + (pass == 0); bars_ok++) {
+        for (k = 0; k < nc; k++) {
+          b->x0 = cand[k];
+          b->x1 = cand[k] + tw;
+          if (!overlaps(lab, nlab, b) &&
+              (bars_ok || !covers_bar(b, i, bars, order, n, &g)))
+            break;
+        }
+        if (k < nc)
           break;
       }
       if (k == nc) {
@@ -1078,6 +1134,7 @@ out:
   free(rank);
   free(must);
   free(lab);
+  free(bars);
   return r;
 }
 
@@ -1107,6 +1164,7 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   size_t *order = NULL, *rank = NULL, nslow = 0;
   bool *slow = NULL, any_failed = w->failed_units > 0;
   struct ff_report_label *labels = NULL;
+  struct ff_report_box *bars = NULL;
   struct tl_geom g = tl_geom(w, xmax);
   double rows_bottom, height, x;
   struct svg svg;
@@ -1130,6 +1188,7 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   order = ff_runreport_order(w, FF_RR_BY_START);
   rank = ff_runreport_order(w, FF_RR_BY_DURATION);
   if (!order || !rank || ff_runreport_slow_units(c, w, &slow, &nslow) < 0 ||
+      ff_report_timeline_bars(w, xmax, &bars) < 0 ||
       ff_report_timeline_labels(c, w, top, xmax, &labels, &nlab, &unplaced) <
         0)
     goto out;
@@ -1195,16 +1254,14 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   /* every bar */
   for (size_t i = 0; i < n; i++) {
     const struct ff_rr_unit *u = &w->units[order[i]];
-    double x0 = ml + u->start / g.tk.end * g.pw;
-    double x1 = ml + u->end / g.tk.end * g.pw;
+    const struct ff_report_box *b = &bars[order[i]];
 
-    fill_rect(cr, x0, rows_top + g.pitch * (double)i, fmax(x1 - x0, 1),
-              g.bar_h,
+    fill_rect(cr, b->x0, b->y0, b->x1 - b->x0, b->y1 - b->y0,
               u->exit                   ? C_FAILED
               : u->kind == FF_RR_PVSCAN ? C_PVSCAN
                                         : C_VGCHANGE);
     if (nslow && slow[order[i]])
-      slow_mark(cr, rows_top + g.pitch * (double)i + g.bar_h / 2, g.bar_h,
+      slow_mark(cr, (b->y0 + b->y1) / 2, b->y1 - b->y0,
                 u->kind == FF_RR_PVSCAN);
   }
 
@@ -1241,6 +1298,7 @@ out:
   free(rank);
   free(slow);
   free(labels);
+  free(bars);
   return r;
 }
 

@@ -140,16 +140,42 @@ test_timeline_title(void **state)
   ff_runreport_free(rr);
 }
 
+static bool
+meet(double ax0, double ax1, double ay0, double ay1,
+     const struct ff_report_box *b)
+{
+  return ax0 < b->x1 && b->x0 < ax1 && ay0 < b->y1 && b->y0 < ay1;
+}
+
 /* No two of labels overlap, every one is inside the 1200 px chart and
- * on its unit's row; returns how many of the `top` slowest are there. */
+ * beside its unit's bar, and none but the `top` slowest covers another
+ * unit's bar (bars: ff_report_timeline_bars with xmax); returns how many
+ * of the `top` slowest are there and in *covering how many labels cover
+ * other bars. */
 static size_t
 check_labels(const struct ff_rr_workload *w, const struct ff_report_label *l,
-             size_t n, size_t top)
+             size_t n, size_t top, double xmax, size_t *covering)
 {
   size_t *rank = ff_runreport_order(w, FF_RR_BY_DURATION), bold = 0;
+  struct ff_report_box *bars;
 
   assert_non_null(rank);
+  assert_ok(ff_report_timeline_bars(w, xmax, &bars));
+  *covering = 0;
   for (size_t i = 0; i < n; i++) {
+    const struct ff_report_box *own = &bars[l[i].unit];
+    bool covers = false;
+
+    /* on its row: the label's middle within its bar's row */
+    assert_true((l[i].y0 + l[i].y1) / 2 >= own->y0 - 0.01 &&
+                (l[i].y0 + l[i].y1) / 2 <= own->y0 + 14.01);
+    for (size_t u = 0; u < w->nunits; u++)
+      if (u != l[i].unit && meet(l[i].x0, l[i].x1, l[i].y0, l[i].y1, &bars[u]))
+        covers = true;
+    if (covers && !l[i].bold)
+      fail_msg("label \"%s\" (not of the slowest) covers another row's bar",
+               l[i].text);
+    *covering += covers;
     assert_true(l[i].x0 >= 0 && l[i].x1 <= 1200 && l[i].x0 < l[i].x1);
     assert_true(l[i].y1 - l[i].y0 >= 9);
     assert_true(l[i].unit < w->nunits);
@@ -167,6 +193,7 @@ check_labels(const struct ff_rr_workload *w, const struct ff_report_label *l,
       }
   }
   free(rank);
+  free(bars);
   return bold;
 }
 
@@ -182,7 +209,7 @@ test_labels_few(void **state)
     for (size_t i = 0; i < rr->nconfigs; i++) {
       const struct ff_rr_workload *w = event_workload(&rr->configs[i]);
       struct ff_report_label *l;
-      size_t n, unplaced;
+      size_t n, unplaced, covering;
 
       if (!w)
         continue;
@@ -191,7 +218,8 @@ test_labels_few(void **state)
       /* with 14 px rows every unit has its label */
       assert_int_equal(n, w->nunits);
       assert_int_equal(unplaced, 0);
-      assert_int_equal(check_labels(w, l, n, 10), 10);
+      assert_int_equal(check_labels(w, l, n, 10, 0, &covering), 10);
+      assert_int_equal(covering, 0);
       free(l);
     }
     ff_runreport_free(rr);
@@ -209,7 +237,7 @@ test_labels_many(void **state)
   struct ff_rr_workload w = *w0;
   struct ff_rr_unit *u;
   struct ff_report_label *l;
-  size_t n, unplaced;
+  size_t n, unplaced, covering;
   unsigned seed = 1;
 
   (void)state;
@@ -232,7 +260,11 @@ test_labels_many(void **state)
     assert_ok(ff_report_timeline_labels(&rr->configs[1], &w, 15, xmax, &l, &n,
                                         &unplaced));
     assert_true(n >= 15 && n < w.nunits / 4);
-    assert_int_equal(check_labels(&w, l, n, 15) + unplaced, 15);
+    assert_int_equal(check_labels(&w, l, n, 15, xmax, &covering) + unplaced,
+                     15);
+    print_message("3000 units, xmax %g: %zu labels, %zu of the slowest "
+                  "unplaced, %zu covering bars\n",
+                  xmax, n, unplaced, covering);
     assert_true(unplaced < 15);
     free(l);
   }
