@@ -77,16 +77,14 @@ struct ff_report_box {
 int ff_report_timeline_bars(const struct ff_rr_workload *w, double xmax,
                             struct ff_report_box **bars);
 
-/* The labels of w's timeline in config c (the chart ff_report_svg
- * draws), with its time axis reaching xmax: the `top` slowest first,
- * right of their bar or else left of it, then every k-th row where
- * there is room.  No two boxes overlap, and no label covers another
- * row's bar, except one of the `top` slowest that has no such room
- * (then it is drawn on a veil over them).  *labels is malloc'd (*nlabels
- * of them); *unplaced counts the slowest that found no room.  -1 with
- * ff_error on failure. */
-int ff_report_timeline_labels(const struct ff_rr_config *c,
-                              const struct ff_rr_workload *w, int top,
+/* The labels of w's timeline (the chart ff_report_svg draws), with its time
+ * axis reaching xmax: the `top` slowest first, right of their bar or else left
+ * of it, then every k-th row where there is room.  No two boxes overlap, and
+ * no label covers another row's bar, except one of the `top` slowest that has
+ * no such room (then it is drawn on a veil over them).  *labels is malloc'd
+ * (*nlabels of them); *unplaced counts the slowest that found no room.  -1
+ * with ff_error on failure. */
+int ff_report_timeline_labels(const struct ff_rr_workload *w, int top,
                               double xmax, struct ff_report_label **labels,
                               size_t *nlabels, size_t *unplaced);
 

@@ -1033,8 +1033,7 @@ covers_bar(const struct ff_report_label *b, size_t row,
 }
 
 int
-ff_report_timeline_labels(const struct ff_rr_config *c,
-                          const struct ff_rr_workload *w, int top, double xmax,
+ff_report_timeline_labels(const struct ff_rr_workload *w, int top, double xmax,
                           struct ff_report_label **labels, size_t *nlabels,
                           size_t *unplaced)
 {
@@ -1047,7 +1046,6 @@ ff_report_timeline_labels(const struct ff_rr_config *c,
   cairo_t *mc = NULL;
   int r = -1;
 
-  (void)c;
   *labels = NULL;
   *nlabels = *unplaced = 0;
   if (!n)
@@ -1189,8 +1187,7 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   rank = ff_runreport_order(w, FF_RR_BY_DURATION);
   if (!order || !rank || ff_runreport_slow_units(c, w, &slow, &nslow) < 0 ||
       ff_report_timeline_bars(w, xmax, &bars) < 0 ||
-      ff_report_timeline_labels(c, w, top, xmax, &labels, &nlab, &unplaced) <
-        0)
+      ff_report_timeline_labels(w, top, xmax, &labels, &nlab, &unplaced) < 0)
     goto out;
   ntop = (size_t)top < n ? (size_t)top : n;
   rows_bottom = rows_top + g.pitch * (double)n;

@@ -213,8 +213,7 @@ test_labels_few(void **state)
 
       if (!w)
         continue;
-      assert_ok(ff_report_timeline_labels(&rr->configs[i], w, 10, 0, &l, &n,
-                                          &unplaced));
+      assert_ok(ff_report_timeline_labels(w, 10, 0, &l, &n, &unplaced));
       /* with 14 px rows every unit has its label */
       assert_int_equal(n, w->nunits);
       assert_int_equal(unplaced, 0);
@@ -257,8 +256,7 @@ test_labels_many(void **state)
   }
   w.units = u;
   for (double xmax = 0; xmax <= 30; xmax += 30) {
-    assert_ok(ff_report_timeline_labels(&rr->configs[1], &w, 15, xmax, &l, &n,
-                                        &unplaced));
+    assert_ok(ff_report_timeline_labels(&w, 15, xmax, &l, &n, &unplaced));
     assert_true(n >= 15 && n < w.nunits / 4);
     assert_int_equal(check_labels(&w, l, n, 15, xmax, &covering) + unplaced,
                      15);
