@@ -589,7 +589,8 @@ text_fit(cairo_t *cr, double x, double y, double w, uint32_t c, const char *s)
  * named by) and the footer. */
 static void
 frame_configs(cairo_t *cr, const struct ff_runreport *rr, double ml,
-              double group_w, double bottom, double height, const char *footer)
+              double group_w, double top, double bottom, double height,
+              const char *footer)
 {
   char buf[512];
   size_t nc = rr->nconfigs, keys[FF_REPORT_AXIS_ROWS_MAX];
@@ -604,6 +605,20 @@ frame_configs(cairo_t *cr, const struct ff_runreport *rr, double ml,
     if (!nrows)
       text_fit(cr, ml + group_w * ((double)i + 0.5), bottom + 16, group_w - 4,
                C_CONFIG, c->label);
+  }
+  /* between the outermost row's spans, a dashed line through the plot */
+  for (size_t i = 0, j; nrows > 1 && i < nc; i = j + 1) {
+    static const double dash[] = {3, 3};
+    double gx;
+
+    j = ff_report_axis_span_end(rr, keys, nrows, nrows - 1, i);
+    if (j + 1 >= nc)
+      break;
+    gx = ml + group_w * (double)(j + 1);
+    cairo_save(cr);
+    cairo_set_dash(cr, dash, 2, 0);
+    line(cr, gx, top, gx, bottom + 14 * (double)nrows + 4, 1, C_GRID);
+    cairo_restore(cr);
   }
   for (size_t r = 0; r < nrows; r++) {
     double y = bottom + 16 + 14 * (double)r;
@@ -748,7 +763,7 @@ draw_bars(const struct ff_runreport *rr, const char *path)
               buf);
     }
   }
-  frame_configs(cr, rr, ml, group_w, bottom, height, footer);
+  frame_configs(cr, rr, ml, group_w, top, bottom, height, footer);
   free(names);
   return svg_close(&svg);
 }
@@ -900,7 +915,7 @@ draw_io(const struct ff_runreport *rr, const char *path)
     }
   }
 
-  frame_configs(cr, rr, ml, group_w, bottom, height, footer);
+  frame_configs(cr, rr, ml, group_w, top, bottom, height, footer);
   free(names);
   return svg_close(&svg);
 }
