@@ -8,6 +8,7 @@
  * colour per kind of label.  No threads.
  */
 #include "ff-report.h"
+#include "ff-report-int.h"
 #include "ff-error.h"
 #include "ff-file.h"
 #include "ff-runreport.h"
@@ -302,65 +303,183 @@ host_line(const struct ff_runreport *rr, char *buf, size_t len)
            rr->lvm_version, rr->started);
 }
 
-/* The value of key in every configuration, or NULL when one lacks it;
- * *varies when two differ. */
+/* The same string of every configuration of cs (n of them): get(c), or
+ * NULL when one has none; *varies when two differ. */
 static const char *
-common_setting(const struct ff_runreport *rr, const char *key, bool *varies)
+common_str(const struct ff_rr_config *cs, size_t n,
+           const char *(*get)(const struct ff_rr_config *), bool *varies)
 {
   const char *v0 = NULL;
 
   *varies = false;
-  for (size_t i = 0; i < rr->nconfigs; i++) {
-    const struct ff_rr_setting *s = ff_runreport_setting(&rr->configs[i], key);
+  for (size_t i = 0; i < n; i++) {
+    const char *v = get(&cs[i]);
 
-    if (!s)
+    if (!v)
       return NULL;
     if (!v0)
-      v0 = s->text;
-    else if (strcmp(v0, s->text))
+      v0 = v;
+    else if (strcmp(v0, v))
       *varies = true;
   }
   return v0;
 }
 
-/* What a chart is of, for a bug report that carries only the picture:
- * the farm, the lvm build, the profile and how activation ran, each
- * "per configuration" when the configurations differ in it. */
-static void
-context_line(const struct ff_runreport *rr, char *buf, size_t len)
+/* A configuration's profile: the matrix's fusefarm/profile, else its
+ * "profile", else the one "slow" names. */
+static const char *
+profile_of(const struct ff_rr_config *c)
 {
-  const struct ff_rr_config *c0 = rr->nconfigs ? &rr->configs[0] : NULL;
+  const struct ff_rr_setting *st = ff_runreport_setting(c, "fusefarm/profile");
+
+  return st ? st->text : c->profile ? c->profile : c->slow_profile;
+}
+
+/* A configuration's lvm build: the matrix's fusefarm/lvm, else its
+ * "lvm" label. */
+static const char *
+lvm_of(const struct ff_rr_config *c)
+{
+  const struct ff_rr_setting *st = ff_runreport_setting(c, "fusefarm/lvm");
+
+  return st ? st->text : c->lvm_label;
+}
+
+void
+ff_report_context_line(const struct ff_runreport *rr,
+                       const struct ff_rr_config *c, char *buf, size_t len)
+{
+  const struct ff_rr_config *cs = c ? c : rr->configs;
+  size_t ncs = c ? 1 : rr->nconfigs, n = 0;
+  const struct ff_rr_config *c0 = ncs ? &cs[0] : NULL;
   bool same_farm = c0 && c0->has_farm, same_dm = c0 && c0->dm_mode, varies;
   const char *lvm, *profile;
-  size_t n = 0;
 
-  for (size_t i = 1; i < rr->nconfigs; i++) {
-    const struct ff_rr_config *c = &rr->configs[i];
+  for (size_t i = 1; i < ncs; i++) {
+    const struct ff_rr_config *ci = &cs[i];
 
-    same_farm = same_farm && c->has_farm && c->devices == c0->devices &&
-                c->vgs == c0->vgs && c->lvs == c0->lvs;
-    same_dm = same_dm && c->dm_mode && !strcmp(c->dm_mode, c0->dm_mode);
+    same_farm = same_farm && ci->has_farm && ci->devices == c0->devices &&
+                ci->vgs == c0->vgs && ci->lvs == c0->lvs;
+    same_dm = same_dm && ci->dm_mode && !strcmp(ci->dm_mode, c0->dm_mode);
   }
   buf[0] = 0;
   if (same_farm)
     n += (size_t)snprintf(buf + n, len - n,
                           "farm: %lld devices, %lld VGs, %lld LVs; ",
                           c0->devices, c0->vgs, c0->lvs);
-  lvm = common_setting(rr, "fusefarm/lvm", &varies);
+  else if (n < len)
+    n += (size_t)snprintf(buf + n, len - n, "farm: per configuration; ");
+  /* the lvm build: the matrix's fusefarm/lvm or the configuration's
+   * "lvm" label (with its version), else the lvm the run found */
+  lvm = common_str(cs, ncs, lvm_of, &varies);
+  if (n < len) {
+    if (lvm && varies)
+      n += (size_t)snprintf(buf + n, len - n, "lvm per configuration; ");
+    else if (lvm && ncs == 1 && c0->lvm_version &&
+             strcmp(lvm, c0->lvm_version))
+      n += (size_t)snprintf(buf + n, len - n, "lvm build %s (%s); ", lvm,
+                            c0->lvm_version);
+    else if (lvm)
+      n += (size_t)snprintf(buf + n, len - n, "lvm build %s; ", lvm);
+    else
+      n += (size_t)snprintf(buf + n, len - n, "lvm %s%s%s; ", rr->lvm_version,
+                            rr->lvm ? " at " : "", rr->lvm ? rr->lvm : "");
+  }
+  profile = common_str(cs, ncs, profile_of, &varies);
   if (n < len)
-    n +=
-      (size_t)snprintf(buf + n, len - n, "lvm %s; ",
-                       lvm && varies ? "per configuration" : rr->lvm_version);
-  profile = common_setting(rr, "fusefarm/profile", &varies);
-  if (profile && n < len)
     n += (size_t)snprintf(buf + n, len - n, "profile %s; ",
-                          varies ? "per configuration" : profile);
+                          !profile ? "not recorded"
+                          : varies ? "per configuration"
+                                   : profile);
   if (n < len)
     n += (size_t)snprintf(
       buf + n, len - n, "activation: %s",
       !same_dm ? (c0 && c0->dm_mode ? "per configuration" : "as lvm ran it")
       : !strcmp(c0->dm_mode, "real") ? "real device-mapper"
                                      : "--driverloaded n (no dm devices)");
+}
+
+void
+ff_report_axis_value(const struct ff_rr_config *c, const char *key, char *buf,
+                     size_t len)
+{
+  const struct ff_rr_setting *st = ff_runreport_setting(c, key);
+  const char *slash = strrchr(key, '/');
+
+  snprintf(buf, len, "%s=%s", slash ? slash + 1 : key,
+           st ? st->text : "\u2013");
+}
+
+void
+ff_report_config_name(const struct ff_runreport *rr,
+                      const struct ff_rr_config *c, char *buf, size_t len)
+{
+  size_t n = 0;
+  char v[256];
+
+  buf[0] = 0;
+  for (size_t k = 0; k < rr->nkeys && n < len; k++) {
+    if (!rr->varying[k])
+      continue;
+    ff_report_axis_value(c, rr->keys[k], v, sizeof v);
+    n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", v);
+  }
+  if (!buf[0])
+    snprintf(buf, len, "%s", c->label);
+}
+
+/* The text of key in c, "" when c lacks it. */
+static const char *
+setting_text(const struct ff_rr_config *c, const char *key)
+{
+  const struct ff_rr_setting *st = ff_runreport_setting(c, key);
+
+  return st ? st->text : "";
+}
+
+size_t
+ff_report_axis_keys(const struct ff_runreport *rr,
+                    size_t keys[FF_REPORT_AXIS_ROWS_MAX])
+{
+  size_t n = 0, changes[FF_REPORT_AXIS_ROWS_MAX];
+
+  for (size_t k = 0; k < rr->nkeys && n < FF_REPORT_AXIS_ROWS_MAX; k++) {
+    size_t ch = 0, j;
+
+    if (!rr->varying[k])
+      continue;
+    for (size_t i = 1; i < rr->nconfigs; i++)
+      ch += strcmp(setting_text(&rr->configs[i - 1], rr->keys[k]),
+                   setting_text(&rr->configs[i], rr->keys[k])) != 0;
+    /* insertion by changes, most first; ties keep the document order */
+    for (j = n; j > 0 && changes[j - 1] < ch; j--) {
+      keys[j] = keys[j - 1];
+      changes[j] = changes[j - 1];
+    }
+    keys[j] = k;
+    changes[j] = ch;
+    n++;
+  }
+  return n;
+}
+
+size_t
+ff_report_axis_span_end(const struct ff_runreport *rr, const size_t *keys,
+                        size_t nrows, size_t r, size_t first)
+{
+  size_t last = first;
+
+  while (last + 1 < rr->nconfigs) {
+    bool same = true;
+
+    for (size_t q = r; q < nrows && same; q++)
+      same = !strcmp(setting_text(&rr->configs[first], rr->keys[keys[q]]),
+                     setting_text(&rr->configs[last + 1], rr->keys[keys[q]]));
+    if (!same)
+      break;
+    last++;
+  }
+  return last;
 }
 
 /* --- what every chart has around its plot ------------------------------- */
@@ -382,13 +501,13 @@ frame_width(const struct ff_runreport *rr, const char *title,
 
   host_line(rr, buf, sizeof buf);
   tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
-  context_line(rr, buf, sizeof buf);
+  ff_report_context_line(rr, NULL, buf, sizeof buf);
   tw = fmax(tw, 32 + text_w(mc, buf, 10, false));
   for (size_t k = 0; k < nw; k++)
     lw += 17 + text_w(mc, names[k], 10, false) + 18;
   tw = fmax(tw, fmin(lw, legend_max));
   for (size_t i = 0; i < rr->nconfigs; i++) {
-    snprintf(buf, sizeof buf, "%lld: %s", rr->configs[i].id,
+    snprintf(buf, sizeof buf, "config %lld: %s", rr->configs[i].id,
              rr->configs[i].label);
     tw = fmax(tw, ml + 16 + text_w(mc, buf, 10, false));
   }
@@ -407,26 +526,24 @@ frame_title(cairo_t *cr, const struct ff_runreport *rr, const char *title)
   char buf[512];
 
   text(cr, 16, 26, 0, 16, true, C_TEXT, title);
-  context_line(rr, buf, sizeof buf);
+  ff_report_context_line(rr, NULL, buf, sizeof buf);
   text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
   host_line(rr, buf, sizeof buf);
   text(cr, 16, 62, 0, 10, false, C_TEXT, buf);
 }
 
-/* The rows of axis values under a plot: one per key that varies
- * between the configurations (at most AXIS_ROWS_MAX). */
-#define AXIS_ROWS_MAX 4
+/* The rows of axis values under a plot: one per key that varies between
+ * the configurations (at most FF_REPORT_AXIS_ROWS_MAX), or one of the
+ * configurations' labels when none varies. */
 static size_t
 axis_rows(const struct ff_runreport *rr)
 {
-  size_t n = 0;
+  size_t keys[FF_REPORT_AXIS_ROWS_MAX], n = ff_report_axis_keys(rr, keys);
 
-  for (size_t k = 0; k < rr->nkeys; k++)
-    n += rr->varying[k];
-  return n < AXIS_ROWS_MAX ? n : AXIS_ROWS_MAX;
+  return n ? n : 1;
 }
 
-/* The extra height frame_configs needs for the axis values. */
+/* The height frame_configs needs for the axis values. */
 static double
 axis_rows_h(const struct ff_runreport *rr)
 {
@@ -463,45 +580,71 @@ text_fit(cairo_t *cr, double x, double y, double w, uint32_t c, const char *s)
 }
 
 /* Under a plot whose groups (one per configuration, group_w wide) start
- * at ml and whose x axis is at bottom: each configuration's id under its
- * group and, under it, a row per varying key with that configuration's
- * value (the key's last path part at the left), so that the groups read
- * by their axis values; then the axis title, a key line per
- * configuration ("ID: LABEL") and the footer. */
+ * at ml and whose x axis is at bottom: the groups labelled by their axis
+ * values, a row per varying key ("use_aio=0"), the innermost key nearest
+ * the axis; in the rows under it, neighbouring configurations that share
+ * a value (and those of the rows further out) share one label, with a
+ * bracket over the groups it spans.  Then the axis title, a key line per
+ * configuration ("config ID: LABEL", the ids the timelines' files are
+ * named by) and the footer. */
 static void
 frame_configs(cairo_t *cr, const struct ff_runreport *rr, double ml,
-              double group_w, double bottom, double height, const char *footer)
+              double group_w, double top, double bottom, double height,
+              const char *footer)
 {
   char buf[512];
-  size_t nc = rr->nconfigs, row = 0;
+  size_t nc = rr->nconfigs, keys[FF_REPORT_AXIS_ROWS_MAX];
+  size_t nrows = ff_report_axis_keys(rr, keys);
   double below = bottom + axis_rows_h(rr);
 
   for (size_t i = 0; i < nc; i++) {
     const struct ff_rr_config *c = &rr->configs[i];
 
-    snprintf(buf, sizeof buf, "%lld", c->id);
-    text(cr, ml + group_w * ((double)i + 0.5), bottom + 16, 0.5, 10, true,
-         C_CONFIG, buf);
-    snprintf(buf, sizeof buf, "%lld: %s", c->id, c->label);
-    text(cr, ml, below + 52 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
+    snprintf(buf, sizeof buf, "config %lld: %s", c->id, c->label);
+    text(cr, ml, below + 38 + 15 * (double)i, 0, 10, false, C_CONFIG, buf);
+    if (!nrows)
+      text_fit(cr, ml + group_w * ((double)i + 0.5), bottom + 16, group_w - 4,
+               C_CONFIG, c->label);
   }
-  for (size_t k = 0; k < rr->nkeys && row < AXIS_ROWS_MAX; k++) {
-    const char *key = rr->keys[k], *slash = strrchr(key, '/');
-    double y = bottom + 30 + 14 * (double)row;
+  /* between the outermost row's spans, a dashed line through the plot */
+  for (size_t i = 0, j; nrows > 1 && i < nc; i = j + 1) {
+    static const double dash[] = {3, 3};
+    double gx;
 
-    if (!rr->varying[k])
-      continue;
-    text(cr, ml - 6, y, 1, 9, false, C_AXIS, slash ? slash + 1 : key);
-    for (size_t i = 0; i < nc; i++) {
-      const struct ff_rr_setting *st =
-        ff_runreport_setting(&rr->configs[i], key);
+    j = ff_report_axis_span_end(rr, keys, nrows, nrows - 1, i);
+    if (j + 1 >= nc)
+      break;
+    gx = ml + group_w * (double)(j + 1);
+    cairo_save(cr);
+    cairo_set_dash(cr, dash, 2, 0);
+    line(cr, gx, top, gx, bottom + 14 * (double)nrows + 4, 1, C_GRID);
+    cairo_restore(cr);
+  }
+  for (size_t r = 0; r < nrows; r++) {
+    double y = bottom + 16 + 14 * (double)r;
 
-      text_fit(cr, ml + group_w * ((double)i + 0.5), y, group_w - 4, C_CONFIG,
-               st ? st->text : "\u2013");
+    for (size_t i = 0, j; i < nc; i = j + 1) {
+      double x0 = ml + group_w * (double)i;
+      double x1;
+
+      j = ff_report_axis_span_end(rr, keys, nrows, r, i);
+      x1 = ml + group_w * (double)(j + 1);
+      ff_report_axis_value(&rr->configs[i], rr->keys[keys[r]], buf,
+                           sizeof buf);
+      text_fit(cr, (x0 + x1) / 2, y, x1 - x0 - 4, C_CONFIG, buf);
+      if (j > i) {
+        /* the bracket: which groups share the value */
+        rgb(cr, C_AXIS);
+        cairo_set_line_width(cr, 1);
+        cairo_move_to(cr, x0 + 4, y - 7);
+        cairo_line_to(cr, x0 + 4, y - 10.5);
+        cairo_line_to(cr, x1 - 4, y - 10.5);
+        cairo_line_to(cr, x1 - 4, y - 7);
+        cairo_stroke(cr);
+      }
     }
-    row++;
   }
-  text(cr, ml + group_w * (double)nc / 2, below + 32, 0.5, 10, false, C_AXIS,
+  text(cr, ml + group_w * (double)nc / 2, below + 18, 0.5, 10, false, C_AXIS,
        "configuration");
   text(cr, ml, height - 12, 0, 10, false, C_TEXT, footer);
 }
@@ -620,7 +763,7 @@ draw_bars(const struct ff_runreport *rr, const char *path)
               buf);
     }
   }
-  frame_configs(cr, rr, ml, group_w, bottom, height, footer);
+  frame_configs(cr, rr, ml, group_w, top, bottom, height, footer);
   free(names);
   return svg_close(&svg);
 }
@@ -772,26 +915,12 @@ draw_io(const struct ff_runreport *rr, const char *path)
     }
   }
 
-  frame_configs(cr, rr, ml, group_w, bottom, height, footer);
+  frame_configs(cr, rr, ml, group_w, top, bottom, height, footer);
   free(names);
   return svg_close(&svg);
 }
 
 /* --- the timeline of one event activation ------------------------------ */
-
-struct box {
-  double x0, x1, y0, y1;
-};
-
-static bool
-overlaps(const struct box *b, size_t n, const struct box *nb)
-{
-  for (size_t i = 0; i < n; i++)
-    if (nb->x0 < b[i].x1 && b[i].x0 < nb->x1 && nb->y0 < b[i].y1 &&
-        b[i].y0 < nb->y1)
-      return true;
-  return false;
-}
 
 /* The mark of a row that touched a slow device: a triangle in the left
  * margin pointing at the row (centre y), at least 7 px high however thin
@@ -826,6 +955,215 @@ slow_legend(cairo_t *cr, double x, double y, bool filled, const char *s)
   return x + 17 + text_w(cr, s, 10, false) + 18;
 }
 
+/* The geometry of w's timeline: 1200 px wide, rows from TL_ROWS_TOP,
+ * `pitch` px apart (14 while there are few units, thinner down to 1 px so
+ * that they stay under ~2,400 px), a label every `every`-th row at most
+ * (labels need TL_LABEL_H px), and a time axis (tk) reaching xmax or the
+ * last unit's end. */
+#define TL_WIDTH    1200.0
+#define TL_ML       16.0
+#define TL_MR       16.0
+#define TL_ROWS_TOP 146.0
+#define TL_LABEL_H  10.0
+struct tl_geom {
+  double pitch, bar_h, pw;
+  unsigned every;
+  struct ticks tk;
+};
+
+static struct tl_geom
+tl_geom(const struct ff_rr_workload *w, double xmax)
+{
+  struct tl_geom g;
+  double tmax = 0;
+
+  for (size_t i = 0; i < w->nunits; i++)
+    tmax = fmax(tmax, w->units[i].end);
+  g.tk = nice_ticks(fmax(tmax, xmax) > 0 ? fmax(tmax, xmax) : 0.001, 10);
+  g.pitch = w->nunits ? fmax(1, fmin(14, 2400.0 / (double)w->nunits)) : 14;
+  g.bar_h = g.pitch >= 4 ? g.pitch - 2 : g.pitch;
+  g.every = g.pitch >= TL_LABEL_H ? 1 : (unsigned)ceil(TL_LABEL_H / g.pitch);
+  g.pw = TL_WIDTH - TL_ML - TL_MR;
+  return g;
+}
+
+static bool
+overlaps(const struct ff_report_label *b, size_t n,
+         const struct ff_report_label *nb)
+{
+  for (size_t i = 0; i < n; i++)
+    if (nb->x0 < b[i].x1 && b[i].x0 < nb->x1 && nb->y0 < b[i].y1 &&
+        b[i].y0 < nb->y1)
+      return true;
+  return false;
+}
+
+int
+ff_report_timeline_bars(const struct ff_rr_workload *w, double xmax,
+                        struct ff_report_box **bars)
+{
+  struct tl_geom g = tl_geom(w, xmax);
+  size_t *order;
+
+  *bars = NULL;
+  if (!w->nunits)
+    return 0;
+  if (!(order = ff_runreport_order(w, FF_RR_BY_START)))
+    return -1;
+  if (!(*bars = calloc(w->nunits, sizeof **bars))) {
+    free(order);
+    return ff_error("timeline: out of memory");
+  }
+  for (size_t i = 0; i < w->nunits; i++) {
+    const struct ff_rr_unit *u = &w->units[order[i]];
+    struct ff_report_box *b = &(*bars)[order[i]];
+
+    b->x0 = TL_ML + u->start / g.tk.end * g.pw;
+    b->x1 = b->x0 + fmax((u->end - u->start) / g.tk.end * g.pw, 1);
+    b->y0 = TL_ROWS_TOP + g.pitch * (double)i;
+    b->y1 = b->y0 + g.bar_h;
+  }
+  free(order);
+  return 0;
+}
+
+/* Whether label b of the unit in row `row` covers the bar of another
+ * row (bars by unit, order: the units by row). */
+static bool
+covers_bar(const struct ff_report_label *b, size_t row,
+           const struct ff_report_box *bars, const size_t *order, size_t n,
+           const struct tl_geom *g)
+{
+  double r0 = floor((b->y0 - TL_ROWS_TOP) / g->pitch);
+  double r1 = floor((b->y1 - TL_ROWS_TOP) / g->pitch);
+
+  for (double r = fmax(r0, 0); r <= r1 && r < (double)n; r++) {
+    const struct ff_report_box *o = &bars[order[(size_t)r]];
+
+    if ((size_t)r != row && b->x0 < o->x1 && o->x0 < b->x1 && b->y0 < o->y1 &&
+        o->y0 < b->y1)
+      return true;
+  }
+  return false;
+}
+
+int
+ff_report_timeline_labels(const struct ff_rr_workload *w, int top, double xmax,
+                          struct ff_report_label **labels, size_t *nlabels,
+                          size_t *unplaced)
+{
+  size_t n = w->nunits, nlab = 0, ntop, *order = NULL, *rank = NULL;
+  struct tl_geom g = tl_geom(w, xmax);
+  struct ff_report_label *lab = NULL;
+  struct ff_report_box *bars = NULL;
+  bool *must = NULL;
+  cairo_surface_t *ms = NULL;
+  cairo_t *mc = NULL;
+  int r = -1;
+
+  *labels = NULL;
+  *nlabels = *unplaced = 0;
+  if (!n)
+    return 0;
+  order = ff_runreport_order(w, FF_RR_BY_START);
+  rank = ff_runreport_order(w, FF_RR_BY_DURATION);
+  if (!order || !rank || ff_report_timeline_bars(w, xmax, &bars) < 0)
+    goto out;
+  must = calloc(n, sizeof *must);
+  lab = calloc(n, sizeof *lab);
+  if (!must || !lab) {
+    ff_error("timeline: out of memory");
+    goto out;
+  }
+  ntop = top >= 0 && (size_t)top < n ? (size_t)top : n;
+  for (size_t k = 0; k < ntop; k++)
+    must[rank[k]] = true;
+  ms = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+  mc = scratch(ms);
+
+  /* the slowest first (always), then every `every`-th row where it
+   * covers neither a label already placed nor another row's bar (the
+   * slowest may cover bars when they have to) */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < n; i++) {
+      const struct ff_rr_unit *u = &w->units[order[i]];
+      double x0 = TL_ML + u->start / g.tk.end * g.pw;
+      double x1 = TL_ML + u->end / g.tk.end * g.pw, tw, y, cand[3];
+      struct ff_report_label *b = &lab[nlab];
+      char d[64];
+      int nc = 0, k = 0;
+
+      if (pass == 0 ? !must[order[i]] : must[order[i]] || i % g.every)
+        continue;
+      ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d);
+      snprintf(b->text, sizeof b->text, "%s %s%s", ff_runreport_unit_name(u),
+               d, u->exit ? " (failed)" : "");
+      b->unit = order[i];
+      b->bold = pass == 0;
+      tw = text_w(mc, b->text, 9, b->bold);
+      y = TL_ROWS_TOP + g.pitch * (double)i + g.pitch / 2;
+      /* right of the bar, else left of it (clear of the slow marks in
+       * the left margin), else inside it; a label that would cover one
+       * already placed is left out (the header names the slowest) */
+      if (x1 + 4 + tw <= TL_WIDTH - 4)
+        cand[nc++] = x1 + 4;
+      if (x0 - 4 - tw >= TL_ML)
+        cand[nc++] = x0 - 4 - tw;
+      if (!nc)
+        cand[nc++] = x0 + 2;
+      b->y0 = y - TL_LABEL_H / 2;
+      b->y1 = y + TL_LABEL_H / 2;
+      for (int bars_ok = 0; bars_ok < 1 + (pass == 0); bars_ok++) {
+        for (k = 0; k < nc; k++) {
+          b->x0 = cand[k];
+          b->x1 = cand[k] + tw;
+          if (!overlaps(lab, nlab, b) &&
+              (bars_ok || !covers_bar(b, i, bars, order, n, &g)))
+            break;
+        }
+        if (k < nc)
+          break;
+      }
+      if (k == nc) {
+        *unplaced += pass == 0;
+        continue;
+      }
+      nlab++;
+    }
+  if (cairo_status(mc) != CAIRO_STATUS_SUCCESS) {
+    ff_error("timeline: cairo: %s", cairo_status_to_string(cairo_status(mc)));
+    goto out;
+  }
+  *labels = lab;
+  *nlabels = nlab;
+  lab = NULL;
+  r = 0;
+out:
+  if (mc)
+    cairo_destroy(mc);
+  if (ms)
+    cairo_surface_destroy(ms);
+  free(order);
+  free(rank);
+  free(must);
+  free(lab);
+  free(bars);
+  return r;
+}
+
+void
+ff_report_timeline_title(const struct ff_runreport *rr,
+                         const struct ff_rr_config *c,
+                         const struct ff_rr_workload *w, char *buf, size_t len)
+{
+  char name[256];
+
+  ff_report_config_name(rr, c, name, sizeof name);
+  snprintf(buf, len,
+           "%s: %s, %s (config %lld), repetition %zu of %zu (the last)",
+           rr->scenario, w->name, name, c->id, w->nruns, w->nruns);
+}
+
 /* The time axis of w's timeline reaches xmax (> 0: the longest of the
  * same workload's timelines in every configuration, so that they compare
  * at a glance), else w's own last unit's end. */
@@ -834,66 +1172,55 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
               const struct ff_rr_workload *w, const char *path, int top,
               double xmax)
 {
-  const double width = 1200, ml = 16, mr = 16, label_h = 10;
-  const double pw = width - ml - mr;
+  const double width = TL_WIDTH, ml = TL_ML, rows_top = TL_ROWS_TOP;
   size_t n = w->nunits, nlab = 0, ntop, unplaced = 0;
   size_t *order = NULL, *rank = NULL, nslow = 0;
-  bool *must = NULL, *slow = NULL, any_failed = w->failed_units > 0;
-  struct box *boxes = NULL;
-  double pitch, bar_h, rows_top, rows_bottom, height, tmax = 0, x, y;
-  unsigned every;
-  struct ticks tk;
+  bool *slow = NULL, any_failed = w->failed_units > 0;
+  struct ff_report_label *labels = NULL;
+  struct ff_report_box *bars = NULL;
+  struct tl_geom g = tl_geom(w, xmax);
+  double rows_bottom, height, x;
   struct svg svg;
   cairo_t *cr;
-  char buf[512], d[64];
+  char buf[512], d[64], name[256];
   int r = -1;
 
+  ff_report_config_name(rr, c, name, sizeof name);
   if (!n) {
     /* Nothing arrived: still a chart, saying so. */
     if (svg_open(&svg, path, width, 120) < 0)
       return -1;
-    snprintf(buf, sizeof buf, "%s, config %lld: %s: no devices and no VGs",
-             rr->scenario, c->id, w->name);
+    snprintf(buf, sizeof buf,
+             "%s: %s, %s (config %lld): no devices and no VGs", rr->scenario,
+             w->name, name, c->id);
     text(svg.cr, 16, 26, 0, 16, true, C_TEXT, buf);
+    ff_report_context_line(rr, c, buf, sizeof buf);
+    text(svg.cr, 16, 46, 0, 10, false, C_TEXT, buf);
     return svg_close(&svg);
   }
   order = ff_runreport_order(w, FF_RR_BY_START);
   rank = ff_runreport_order(w, FF_RR_BY_DURATION);
-  if (!order || !rank || ff_runreport_slow_units(c, w, &slow, &nslow) < 0)
+  if (!order || !rank || ff_runreport_slow_units(c, w, &slow, &nslow) < 0 ||
+      ff_report_timeline_bars(w, xmax, &bars) < 0 ||
+      ff_report_timeline_labels(w, top, xmax, &labels, &nlab, &unplaced) < 0)
     goto out;
-  must = calloc(n, sizeof *must);
-  boxes = calloc(n, sizeof *boxes);
-  if (!must || !boxes) {
-    ff_error("timeline: out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < n; i++)
-    tmax = fmax(tmax, w->units[i].end);
-  tk = nice_ticks(fmax(tmax, xmax) > 0 ? fmax(tmax, xmax) : 0.001, 10);
-
-  /* Rows: 14 px while there are few, then thinner so that the chart
-   * stays under ~2,400 px of rows; at least 1 px each.  Labels need
-   * label_h px: with thin rows only every `every`-th row can have one,
-   * and the slowest `top` units always do. */
-  pitch = fmax(1, fmin(14, 2400.0 / (double)n));
-  bar_h = pitch >= 4 ? pitch - 2 : pitch;
-  every = pitch >= label_h ? 1 : (unsigned)ceil(label_h / pitch);
   ntop = (size_t)top < n ? (size_t)top : n;
-  for (size_t k = 0; k < ntop; k++)
-    must[rank[k]] = true;
-  rows_top = 146;
-  rows_bottom = rows_top + pitch * (double)n;
+  rows_bottom = rows_top + g.pitch * (double)n;
   height = rows_bottom + 52;
 
   if (svg_open(&svg, path, width, height) < 0)
     goto out;
   cr = svg.cr;
 
-  snprintf(buf, sizeof buf,
-           "%s, config %lld: %s, repetition %zu of %zu (the last)",
-           rr->scenario, c->id, w->name, w->nruns, w->nruns);
+  /* the title names the configuration by its axis values and the
+   * repetition drawn */
+  ff_report_timeline_title(rr, c, w, buf, sizeof buf);
+  if (text_w(cr, buf, 16, true) > width - 32)
+    snprintf(buf, sizeof buf,
+             "%s: %s, config %lld, repetition %zu of %zu (the last)",
+             rr->scenario, w->name, c->id, w->nruns, w->nruns);
   text(cr, 16, 26, 0, 16, true, C_TEXT, buf);
-  context_line(rr, buf, sizeof buf);
+  ff_report_context_line(rr, c, buf, sizeof buf);
   text(cr, 16, 46, 0, 10, false, C_TEXT, buf);
   snprintf(buf, sizeof buf, "config %lld: %s", c->id, c->label);
   text(cr, 16, 82, 0, 10, false, C_TEXT, buf);
@@ -917,94 +1244,50 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
   /* the rows that touched a slow device: a band under the grid and bars */
   for (size_t i = 0; nslow && i < n; i++)
     if (slow[order[i]])
-      fill_rect(cr, ml, rows_top + pitch * (double)i, pw, pitch, C_SLOW_ROW);
+      fill_rect(cr, ml, rows_top + g.pitch * (double)i, g.pw, g.pitch,
+                C_SLOW_ROW);
 
   /* time axis: grid lines, labels above and below the rows */
-  for (double t = 0; t <= tk.end + tk.step / 2; t += tk.step) {
-    double gx = ml + t / tk.end * pw;
+  for (double t = 0; t <= g.tk.end + g.tk.step / 2; t += g.tk.step) {
+    double gx = ml + t / g.tk.end * g.pw;
+    double al = t == 0 ? 0 : t >= g.tk.end - g.tk.step / 2 ? 1 : 0.5;
     char v[64];
 
     line(cr, gx, rows_top - 4, gx, rows_bottom + 4, 1,
          t == 0 ? C_AXIS : C_GRID);
-    fmt_tick(v, sizeof v, t, tk.decimals);
-    text(cr, gx, rows_top - 8,
-         t == 0                      ? 0
-         : t >= tk.end - tk.step / 2 ? 1
-                                     : 0.5,
-         10, false, C_AXIS, v);
-    text(cr, gx, rows_bottom + 16,
-         t == 0                      ? 0
-         : t >= tk.end - tk.step / 2 ? 1
-                                     : 0.5,
-         10, false, C_AXIS, v);
+    fmt_tick(v, sizeof v, t, g.tk.decimals);
+    text(cr, gx, rows_top - 8, al, 10, false, C_AXIS, v);
+    text(cr, gx, rows_bottom + 16, al, 10, false, C_AXIS, v);
   }
-  text(cr, ml + pw / 2, rows_bottom + 36, 0.5, 10, false, C_AXIS,
-       "seconds from the start of the run");
+  text(cr, ml + g.pw / 2, rows_bottom + 36, 0.5, 10, false, C_AXIS,
+       "seconds from the start of the run (one scale for this workload in "
+       "every configuration)");
 
   /* every bar */
   for (size_t i = 0; i < n; i++) {
     const struct ff_rr_unit *u = &w->units[order[i]];
-    double x0 = ml + u->start / tk.end * pw;
-    double x1 = ml + u->end / tk.end * pw;
+    const struct ff_report_box *b = &bars[order[i]];
 
-    fill_rect(cr, x0, rows_top + pitch * (double)i, fmax(x1 - x0, 1), bar_h,
+    fill_rect(cr, b->x0, b->y0, b->x1 - b->x0, b->y1 - b->y0,
               u->exit                   ? C_FAILED
               : u->kind == FF_RR_PVSCAN ? C_PVSCAN
                                         : C_VGCHANGE);
     if (nslow && slow[order[i]])
-      slow_mark(cr, rows_top + pitch * (double)i + bar_h / 2, bar_h,
+      slow_mark(cr, (b->y0 + b->y1) / 2, b->y1 - b->y0,
                 u->kind == FF_RR_PVSCAN);
   }
 
-  /* labels: the slowest first (always), then every `every`-th row where
-   * it does not cover a label already placed */
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t i = 0; i < n; i++) {
-      const struct ff_rr_unit *u = &w->units[order[i]];
-      double x0 = ml + u->start / tk.end * pw;
-      double x1 = ml + u->end / tk.end * pw, tw, lx;
-      struct box b;
+  /* the labels, each on a veil over the neighbours' bars so it reads */
+  for (size_t k = 0; k < nlab; k++) {
+    const struct ff_report_label *b = &labels[k];
+    double y = (b->y0 + b->y1) / 2;
 
-      if (pass == 0 ? !must[order[i]] : must[order[i]] || i % every)
-        continue;
-      ff_runreport_fmt_secs(u->end - u->start, true, d, sizeof d);
-      snprintf(buf, sizeof buf, "%s %s%s", ff_runreport_unit_name(u), d,
-               u->exit ? " (failed)" : "");
-      tw = text_w(cr, buf, 9, pass == 0);
-      y = rows_top + pitch * (double)i + pitch / 2;
-      /* right of the bar, else left of it, else inside it; a label that
-       * would cover one already placed is left out (the slowest are
-       * placed first, and the header names the slowest of all) */
-      {
-        double cand[3];
-        int nc = 0, k;
-
-        if (x1 + 4 + tw <= width - 4)
-          cand[nc++] = x1 + 4;
-        if (x0 - 4 - tw >= 4)
-          cand[nc++] = x0 - 4 - tw;
-        if (!nc)
-          cand[nc++] = x0 + 2;
-        for (k = 0; k < nc; k++) {
-          b = (struct box){cand[k], cand[k] + tw, y - label_h / 2,
-                           y + label_h / 2};
-          if (!overlaps(boxes, nlab, &b))
-            break;
-        }
-        if (k == nc) {
-          unplaced += pass == 0;
-          continue;
-        }
-        lx = cand[k];
-      }
-      boxes[nlab++] = b;
-      /* a veil over the neighbours' bars, so the text reads */
-      cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
-      cairo_rectangle(cr, lx - 1, y - 5, tw + 2, 10);
-      cairo_fill(cr);
-      text(cr, lx, y + 3.2, 0, 9, pass == 0, C_UNIT, buf);
-    }
-  /* the header last: it says which labels found no room */
+    cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
+    cairo_rectangle(cr, b->x0 - 1, y - 5, b->x1 - b->x0 + 2, 10);
+    cairo_fill(cr);
+    text(cr, b->x0, y + 3.2, 0, 9, b->bold, C_UNIT, b->text);
+  }
+  /* the header: it says which labels found no room */
   {
     const struct ff_rr_unit *u = &w->units[rank[0]];
     char wall[64];
@@ -1018,16 +1301,16 @@ draw_timeline(const struct ff_runreport *rr, const struct ff_rr_config *c,
              u->kind == FF_RR_PVSCAN ? "pvscan" : "vgchange",
              ff_runreport_unit_name(u), d, ntop,
              unplaced ? " where there is room" : "",
-             every > 1 ? "; other labels where there is room" : "");
+             g.every > 1 ? "; other labels where there is room" : "");
     text(cr, 16, 64, 0, 10, false, C_TEXT, buf);
   }
   r = svg_close(&svg);
 out:
   free(order);
   free(rank);
-  free(must);
   free(slow);
-  free(boxes);
+  free(labels);
+  free(bars);
   return r;
 }
 

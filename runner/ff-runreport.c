@@ -483,6 +483,20 @@ load_config(struct ff_rr_config *c, const json_t *cj, const char *path)
       return ff_rr_oom();
     c->nsettings++;
   }
+  /* "profile" and "lvm" (optional): what the charts' titles name */
+  v = json_object_get(cj, "lvm");
+  if (get_str(cj, path, "profile", true, &c->profile) < 0 ||
+      (v && !json_is_null(v) &&
+       get_typed(cj, path, "lvm", true, false, &v) < 0))
+    return -1;
+  if (v && json_is_null(v))
+    v = NULL;
+  if (v) {
+    subpath(p, path, "lvm");
+    if (get_str(v, p, "label", true, &c->lvm_label) < 0 ||
+        get_str(v, p, "version", true, &c->lvm_version) < 0)
+      return -1;
+  }
   if (get_typed(cj, path, "farm", true, false, &farm) < 0)
     return -1;
   if (farm) {

@@ -154,6 +154,8 @@ struct ff_rr_config {
   const char *label;
   struct ff_rr_setting *settings; /* in document order */
   size_t nsettings;
+  /* "profile" and "lvm"'s "label" and "version" (optional: NULL) */
+  const char *profile, *lvm_label, *lvm_version;
   bool has_farm; /* "farm" present: devices, vgs, lvs are set */
   long long devices, vgs, lvs;
   /* "dm" (fusefarm run): "real" or "none", NULL when absent; with real,
