@@ -140,7 +140,8 @@ struct ff_vg {
   char *name;
   char uuid[FF_UUID_LEN];
   uint64_t extent_size; /* bytes */
-  struct ff_pvfmt fmt;
+  struct ff_pvfmt fmt;  /* the layout of its PVs with the most mdas */
+  unsigned mda_copies;  /* metadata_copies (--vgmetadatacopies) */
   enum ff_damage damage;
   const char *device_id_type; /* with each PV's device_id, or NULL */
   uint32_t npvs;
