@@ -132,6 +132,7 @@ struct ff_pv {
   uint32_t dev;      /* device index, FF_NONE when missing */
   uint64_t dev_size; /* bytes */
   uint64_t pe_count;
+  unsigned nmdas;        /* its metadata areas, 0..2 */
   char *hint;            /* device = "..." in the text */
   const char *device_id; /* the spec's, or NULL */
 };

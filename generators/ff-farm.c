@@ -954,6 +954,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
         ff_pv_uuid_make(pv->uuid, sp->seed, K_PV, b->v, p);
       pv->dev_size = size;
       pv->pe_count = pe_count;
+      pv->nmdas = nmdas;
       pv->dev = FF_NONE;
       if (!missing) {
         struct ff_device *dev = new_device(b, g->devices, p, size, FF_ROLE_PV);

@@ -55,6 +55,16 @@
 #   w: writes after the LVs (changes): vgchange --addtag, lvchange
 #      --addtag --deltag, pvchange --addtag, vgchange --deltag, each with
 #      its own time and description
+# metadata areas per PV and per VG (the spec's mda_copies as a list,
+# vg_mda_copies; one pvcreate per PV with its --pvmetadatacopies):
+#   z0: 3 PVs with 1, 0, 0 mdas: lvlin -L 8M, lvspan -l 40 over all three
+#   z1: 0, 2, 0 mdas, vgcreate --vgmetadatacopies 2 (PV1 one extent less)
+#   z2: 1, 2, 0 mdas, --vgmetadatacopies 5 (more than the VG has)
+#   z3: 1, 1 mdas, --vgmetadatacopies all (written as 0, unmanaged)
+#   z4: 0, 2 mdas with --bootloaderareasize 600k (the area after the
+#       alignment on PV0, after mda0 on PV1: the same pe_start)
+# (--vgmetadatacopies below the VG's mdas is not a scenario: lvm ignores
+# a random choice of them, docs/spec-format.md)
 # mirror and raid LVs (the spec's type, mirrors, stripes, mirror_log,
 # nosync, uuids, write_times, descriptions), lvm run with the fake
 # device-mapper (tests/lib/fakedm.c; docs/testing.md): lvm refuses to

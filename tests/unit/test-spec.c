@@ -106,6 +106,36 @@ test_mdas(void **state)
   ff_farm_free(farm);
 }
 
+/* configs/nomda-10000.conf: 10,000 PVs, 9000 of them without a metadata
+ * area, in 1000 VGs of 10. */
+static void
+test_nomda_config(void **state)
+{
+  char path[4200];
+  struct ff_spec *sp;
+  struct ff_farm *farm;
+  unsigned none = 0, with = 0;
+
+  (void)state;
+  snprintf(path, sizeof path, "%s/configs/nomda-10000.conf", ff_test_srcdir());
+  sp = ff_spec_load_file(path);
+  assert_nonnull_err(sp);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  assert_int_equal(ff_farm_ndevs(farm), 10000);
+  assert_int_equal(ff_farm_nvgs(farm), 1000);
+  for (uint32_t v = 0; v < farm->nvgs; v++)
+    for (uint32_t p = 0; p < farm->vgs[v].npvs; p++)
+      if (farm->vgs[v].pvs[p].nmdas)
+        with++;
+      else
+        none++;
+  assert_int_equal(none, 9000);
+  assert_int_equal(with, 1000);
+  ff_farm_free(farm);
+}
+
 static void
 test_full(void **state)
 {
@@ -692,7 +722,7 @@ main(void)
     cmocka_unit_test(test_full),        cmocka_unit_test(test_bad),
     cmocka_unit_test(test_bad_farm),    cmocka_unit_test(test_files),
     cmocka_unit_test(test_builtin),     cmocka_unit_test(test_scale),
-    cmocka_unit_test(test_scale_small),
+    cmocka_unit_test(test_scale_small), cmocka_unit_test(test_nomda_config),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
