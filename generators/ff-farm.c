@@ -833,7 +833,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       t->mda1_off =
         mda1_size ? ff_mda_next_offset(mda1_size, pt->mda1_off, pt->size) : 0;
     }
-    if (w < vg->first_kept) {
+    if (w < vg->first_kept && !(w == 0 && vg->nignored)) {
+      /* (an ignored mda keeps write 1) */
       free(t->buf);
       t->buf = NULL;
     }
@@ -955,6 +956,8 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
       pv->dev_size = size;
       pv->pe_count = pe_count;
       pv->nmdas = nmdas;
+      pv->ignored = g->pv_ignored ? g->pv_ignored[p] : 0;
+      vg->nignored += (pv->ignored & 1) + (pv->ignored >> 1 & 1);
       pv->dev = FF_NONE;
       if (!missing) {
         struct ff_device *dev = new_device(b, g->devices, p, size, FF_ROLE_PV);

@@ -431,6 +431,66 @@ pv_mdas(const struct ff_spec_vg *vg, unsigned p)
   return vg->pv_mdas ? vg->pv_mdas[p] : vg->fmt.mda_copies;
 }
 
+/* ignored_mdas: the "PV:MDA" areas vgcreate --vgmetadatacopies marked
+ * ignored, exactly as many as the VG has beyond vg_mda_copies (lvm's
+ * choice is random: a spec names it or is refused). */
+static int
+parse_ignored(const struct ff_spec_ctx *c, const config_setting_t *g,
+              const char *path, struct ff_spec_vg *vg, unsigned total)
+{
+  const config_setting_t *s;
+  unsigned want = vg->vg_mdas && vg->vg_mdas < total ? total - vg->vg_mdas : 0;
+  char kp[256];
+  int r = ff_sp_list(c, g, path, "ignored_mdas", -1,
+                     "strings \"PV:MDA\" such as [\"1:0\"]", "", &s, kp);
+
+  if (r < 0)
+    return -1;
+  if (!s && want) {
+    s = config_setting_get_member(g, "vg_mda_copies");
+    ff_cfg_join(kp, sizeof kp, path, "vg_mda_copies");
+    return ff_cfg_err(
+      c->file, s, kp,
+      "%u is less than the VG's %u metadata areas: vgcreate marks %u of "
+      "them ignored, chosen at random (lvm's _vg_ignore_mdas, seeded from "
+      "/dev/urandom); name the ones lvm chose in ignored_mdas "
+      "(\"PV:MDA\", e.g. [\"1:0\"]), or give at least %u, or 0 for "
+      "unmanaged",
+      vg->vg_mdas, total, want, total);
+  }
+  if (!s)
+    return 0;
+  if ((unsigned)config_setting_length(s) != want)
+    return ff_cfg_err(c->file, s, kp,
+                      "has %d entries, but vg_mda_copies %u of the VG's %u "
+                      "metadata areas leaves %u ignored",
+                      config_setting_length(s), vg->vg_mdas, total, want);
+  if (!(vg->pv_ignored = calloc(vg->pvs, sizeof *vg->pv_ignored)))
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  for (unsigned i = 0; i < want; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, i);
+    const char *v = config_setting_get_string(e);
+    unsigned p, m;
+    char tail;
+
+    if (!v || sscanf(v, "%u:%u%c", &p, &m, &tail) != 2)
+      return ff_cfg_err(c->file, e, kp,
+                        "entry %u: expected \"PV:MDA\" (the PV's index in "
+                        "the VG, its mda 0 or 1)",
+                        i);
+    if (p >= vg->pvs || m >= pv_mdas(vg, p))
+      return ff_cfg_err(c->file, e, kp,
+                        "entry %u: '%s': the VG has no such metadata area "
+                        "(PV %u has %u)",
+                        i, v, p < vg->pvs ? p : 0,
+                        p < vg->pvs ? pv_mdas(vg, p) : 0);
+    if (vg->pv_ignored[p] >> m & 1)
+      return ff_cfg_err(c->file, e, kp, "entry %u: '%s' is given twice", i, v);
+    vg->pv_ignored[p] |= 1u << m;
+  }
+  return 0;
+}
+
 /* The VG's metadata areas: at least one (vgcreate cannot write the VG
  * otherwise); PVs without one must get the pe_start of those with one;
  * vg_mda_copies (vgcreate --vgmetadatacopies) with the damage and the
@@ -494,24 +554,16 @@ check_mdas(const struct ff_spec_ctx *c, const config_setting_t *g,
                         "\"all\" or \"unmanaged\")",
                         v, v);
     vg->vg_mdas = 0;
-    return 0;
+    return parse_ignored(c, g, path, vg, total);
   }
   if (s && config_setting_type(s) != CONFIG_TYPE_INT &&
       config_setting_type(s) != CONFIG_TYPE_INT64)
     return ff_cfg_err(c->file, s, kp,
                       "expected an integer, \"all\" or \"unmanaged\"");
   if ((r = ff_cfg_uint(c->file, g, path, "vg_mda_copies", 0, INT32_MAX,
-                       &vg->vg_mdas)) <= 0)
+                       &vg->vg_mdas)) < 0)
     return r;
-  if (vg->vg_mdas && vg->vg_mdas < total)
-    return ff_cfg_err(
-      c->file, s, kp,
-      "%u is less than the VG's %u metadata areas: vgcreate would mark %u "
-      "of them ignored, chosen at random (lvm's _vg_ignore_mdas, seeded "
-      "from /dev/urandom), which a spec cannot reproduce; not supported "
-      "(give at least %u, or 0 for unmanaged)",
-      vg->vg_mdas, total, total - vg->vg_mdas, total);
-  return 0;
+  return parse_ignored(c, g, path, vg, total);
 }
 
 static int parse_group_list(const struct ff_spec_ctx *c,
@@ -535,6 +587,7 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
                                      "mda_size",
                                      "mda_copies",
                                      "vg_mda_copies",
+                                     "ignored_mdas",
                                      "label_sector",
                                      "seqno",
                                      "history",
@@ -1068,6 +1121,7 @@ ff_spec_free(struct ff_spec *sp)
     free_strv(vg->device_ids);
     free(vg->device_sizes);
     free(vg->pv_mdas);
+    free(vg->pv_ignored);
   }
   free(sp->vgs);
   for (unsigned i = 0; i < sp->nothers; i++) {

@@ -211,10 +211,12 @@ struct ff_spec_vg {
   const char *device_id_type;     /* written with each PV, or NULL */
   char **device_ids;              /* [pvs] with device_id_type */
   uint64_t *device_sizes;         /* [pvs] or NULL: device_size for all */
-  unsigned *pv_mdas; /* [pvs] mda_copies given as a list (PV p of each VG
-                      * of the group), or NULL: fmt.mda_copies for all */
-  unsigned vg_mdas;  /* vgcreate --vgmetadatacopies: metadata_copies in
-                      * the text; 0 unmanaged (lvm's default) */
+  unsigned *pv_mdas;    /* [pvs] mda_copies given as a list (PV p of each VG
+                         * of the group), or NULL: fmt.mda_copies for all */
+  unsigned vg_mdas;     /* vgcreate --vgmetadatacopies: metadata_copies in
+                         * the text; 0 unmanaged (lvm's default) */
+  unsigned *pv_ignored; /* [pvs] bit m: PV p's mda m is ignored (the
+                         * ignored_mdas lvm chose), or NULL: none */
 };
 
 enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };

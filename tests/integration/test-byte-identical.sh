@@ -63,8 +63,8 @@
 #   z3: 1, 1 mdas, --vgmetadatacopies all (written as 0, unmanaged)
 #   z4: 0, 2 mdas with --bootloaderareasize 600k (the area after the
 #       alignment on PV0, after mda0 on PV1: the same pe_start)
-# (--vgmetadatacopies below the VG's mdas is not a scenario: lvm ignores
-# a random choice of them, docs/spec-format.md)
+#   z5: 1, 2, 1 mdas, --vgmetadatacopies 2: lvm marks 2 of the 4 mdas
+#       ignored, chosen at random; the spec names them (ignored_mdas)
 # mirror and raid LVs (the spec's type, mirrors, stripes, mirror_log,
 # nosync, uuids, write_times, descriptions), lvm run with the fake
 # device-mapper (tests/lib/fakedm.c; docs/testing.md): lvm refuses to
@@ -276,7 +276,12 @@ have_spare = False
 nsnap = 0
 # the first PV with a metadata area (PVs made with --pvmetadatacopies 0
 # have none)
-mda0 = next((i["mdas"][0] for i in json.load(open(os.path.join(d, "dump.json")))["images"] if i["mdas"]), None)
+# and in use (vgcreate --vgmetadatacopies marks others ignored: they keep
+# write 1 only)
+def ignored(m):
+    return bool(m["raw_locn"][0]["flags"] & 1)
+mda0 = next((m for i in json.load(open(os.path.join(d, "dump.json")))["images"]
+             for m in i["mdas"] if not ignored(m)), None)
 if mda0 is None:
     fail("no PV has a metadata area")
 curlv = {l["name"]: l for l in mda0["copies"][-1]["lvs"]}
@@ -291,25 +296,33 @@ pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
 # offsets, sizes and per-write values; the last copy is the current one.
+# An ignored mda holds write 1 only.
 hist = None
+ign = []
+for p, img in enumerate(dump):
+    ign += ["%d:%d" % (p, k) for k, m in enumerate(img["mdas"]) if ignored(m)]
 for img in dump:
     if not img["label_crc_ok"]:
         fail("%s: label CRC does not verify (lvm-pv-dump.py bug?)" % img["path"])
-    for m in img["mdas"]:
-        if not m["header_crc_ok"] or not m["magic_ok"]:
-            fail("%s mda at %d: header CRC/magic does not verify" % (img["path"], m["start"]))
-        if m["copies"] and m["copies"][-1]["crc"] != m["raw_locn"][0]["checksum"]:
-            fail("%s mda at %d: text CRC %s != raw_locn %s" % (img["path"], m["start"],
-                 m["copies"][-1]["crc"], m["raw_locn"][0]["checksum"]))
-        h = [(c["seqno"], c["offset"], c["size"], c["description"],
-              c["creation_time"], c["creation_host"], c["uname"], c["vg_uuid"])
-             for c in m["copies"]]
-        if not m["copies"] or not m["copies"][-1]["current"]:
-            fail("%s mda at %d: last copy is not raw_locn[0]" % (img["path"], m["start"]))
-        if hist is None:
-            hist = h
-        elif h != hist:
-            fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
+# the mdas in use first, then the ignored ones
+for img, m in sorted(((i, m) for i in dump for m in i["mdas"]), key=lambda x: ignored(x[1])):
+    if not m["header_crc_ok"] or not m["magic_ok"]:
+        fail("%s mda at %d: header CRC/magic does not verify" % (img["path"], m["start"]))
+    if m["copies"] and m["copies"][-1]["crc"] != m["raw_locn"][0]["checksum"]:
+        fail("%s mda at %d: text CRC %s != raw_locn %s" % (img["path"], m["start"],
+             m["copies"][-1]["crc"], m["raw_locn"][0]["checksum"]))
+    h = [(c["seqno"], c["offset"], c["size"], c["description"],
+          c["creation_time"], c["creation_host"], c["uname"], c["vg_uuid"])
+         for c in m["copies"]]
+    if not m["copies"] or not m["copies"][-1]["current"]:
+        fail("%s mda at %d: last copy is not raw_locn[0]" % (img["path"], m["start"]))
+    if ignored(m):
+        if hist is None or h != hist[:1]:
+            fail("%s mda at %d: ignored, but does not hold write 1 alone" % (img["path"], m["start"]))
+    elif hist is None:
+        hist = h
+    elif h != hist:
+        fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
 nw = 1 + sum(lay[n][1] for n, _ in lv_intent) + len(chg_intent)
 if [h[0] for h in hist] != list(range(1, nw + 1)):
     fail("seqnos on disk are %s, expected 1..%d" % ([h[0] for h in hist], nw))
@@ -397,6 +410,8 @@ if use_devids:
     w("    device_ids = %s %s %s;" % (opn, ", ".join(q(i) for _, i in devids), cls))
 w("    extent_size = %s;" % size(extent_size))
 w("    mda_copies = %s;" % mda_copies)
+if ign:
+    w("    ignored_mdas = %s %s %s;" % (opn, ", ".join(q(x) for x in ign), cls))
 for frag in pv_keys:
     for part in frag.split(";"):
         if part.strip():
@@ -825,7 +840,7 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1118,6 +1133,14 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 m
 		run_scenario z3 vgz3 2 64M '@mdas=1,1|vg_mda_copies = "all"|--vgmetadatacopies all' \
 			'lvlin|size = "8M"|-L 8M'
 		;;
+	z5)
+		# --vgmetadatacopies below the VG's mdas: lvm marks a random
+		# choice of them ignored (write 1 only, RAW_LOCN_IGNORED); the
+		# spec names its choice (ignored_mdas, read from the images)
+		run_scenario z5 vgz5 3 64M '@mdas=1,2,1|vg_mda_copies = 2|--vgmetadatacopies 2' \
+			'lva|size = "8M"|-L 8M' \
+			'lvb|size = "8M"|-L 8M'
+		;;
 	z4)
 		# pvcreate's layout options with a PV without an area: its
 		# pe_start is the alignment's, as the others' (bootloader area
@@ -1130,7 +1153,7 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 m
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z4, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
 	esac
 done
 

@@ -104,6 +104,40 @@ test_mdas(void **state)
   text = farm->vgs[0].texts[0].buf;
   assert_non_null(strstr(text, "\nmetadata_copies = 5\n"));
   ff_farm_free(farm);
+
+  /* vg_mda_copies 2 of 4 mdas, lvm's choice named: the ignored ones keep
+   * write 1 (seqno 1) with RAW_LOCN_IGNORED, the others the last write */
+  sp = ff_spec_load_string(
+    "device_size = \"64M\";\n"
+    "vgs = ({ pvs = 3; mda_copies = [1, 2, 1]; vg_mda_copies = 2;\n"
+    "  ignored_mdas = [\"1:1\", \"2:0\"]; lvs = ({ size = \"8M\"; }); });",
+    "t");
+  assert_nonnull_err(sp);
+  assert_int_equal(sp->vgs[0].pv_ignored[0], 0);
+  assert_int_equal(sp->vgs[0].pv_ignored[1], 2);
+  assert_int_equal(sp->vgs[0].pv_ignored[2], 1);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  {
+    static const struct {
+      uint32_t dev;
+      uint64_t at;
+      int ignored;
+    } mdah[] = {{0, 4096, 0}, {1, 4096, 0}, {1, 66060288, 1}, {2, 4096, 1}};
+    uint8_t h[512];
+
+    for (size_t i = 0; i < sizeof mdah / sizeof *mdah; i++) {
+      const struct ff_text *t = &farm->vgs[0].texts[mdah[i].ignored ? 0 : 1];
+
+      assert_int_equal(ff_farm_read(farm, mdah[i].dev, h, mdah[i].at, 512), 0);
+      assert_memory_equal(h + 4, " LVM2 x[5A%r0N*>", 16);
+      assert_int_equal(ff_get_le64(h + 48), t->size);
+      assert_int_equal(ff_get_le32(h + 56), t->crc);
+      assert_int_equal(ff_get_le32(h + 60), mdah[i].ignored);
+    }
+  }
+  ff_farm_free(farm);
 }
 
 /* configs/nomda-10000.conf: 10,000 PVs, 9000 of them without a metadata
@@ -249,8 +283,23 @@ static const struct {
    ""},
   {"vgs = ({ pvs = 3; mda_copies = [2, 1, 0]; vg_mda_copies = 2; });",
    "t:1: vgs.[0].vg_mda_copies: 2 is less than the VG's 3 metadata areas: "
-   "vgcreate would mark 1 of them ignored, chosen at random",
-   "not supported"},
+   "vgcreate marks 1 of them ignored, chosen at random",
+   "name the ones lvm chose in ignored_mdas"},
+  {"vgs = ({ pvs = 3; vg_mda_copies = 1; ignored_mdas = [\"0:0\"]; });",
+   "t:1: vgs.[0].ignored_mdas: has 1 entries, but vg_mda_copies 1 of the "
+   "VG's 3 metadata areas leaves 2 ignored",
+   ""},
+  {"vgs = ({ pvs = 2; ignored_mdas = [\"0:0\"]; });",
+   "t:1: vgs.[0].ignored_mdas: has 1 entries, but vg_mda_copies 0", ""},
+  {"vgs = ({ pvs = 2; vg_mda_copies = 1; ignored_mdas = [\"0:1\"]; });",
+   "t:1: vgs.[0].ignored_mdas: entry 0: '0:1': the VG has no such metadata "
+   "area (PV 0 has 1)",
+   ""},
+  {"vgs = ({ pvs = 3; vg_mda_copies = 1; ignored_mdas = [\"2:0\", "
+   "\"2:0\"]; });",
+   "t:1: vgs.[0].ignored_mdas: entry 1: '2:0' is given twice", ""},
+  {"vgs = ({ pvs = 2; vg_mda_copies = 1; ignored_mdas = [\"1\"]; });",
+   "t:1: vgs.[0].ignored_mdas: entry 0: expected \"PV:MDA\"", ""},
   {"vgs = ({ vg_mda_copies = \"most\"; });",
    "t:1: vgs.[0].vg_mda_copies: 'most': lvm refuses it (\"Invalid argument "
    "for --vgmetadatacopies: most\"",
