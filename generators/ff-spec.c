@@ -540,6 +540,14 @@ check_mdas(const struct ff_spec_ctx *c, const config_setting_t *g,
                       "%s damages the last PV's metadata area, and it has "
                       "none (mda_copies 0)",
                       ff_damage_name(vg->damage));
+  if ((vg->damage == FF_DMG_LABEL_CRC || vg->damage == FF_DMG_MDA_CHECKSUM ||
+       vg->damage == FF_DMG_MISSING_PV || vg->damage == FF_DMG_STALE) &&
+      vg->pvs >= 2 && total == last) /* (pvs 1: refused below) */
+    return ff_cfg_err(c->file, config_setting_get_member(g, "damage"), kp,
+                      "%s damages the last PV, and only it has metadata "
+                      "areas: lvm would find no VG to report the damage in "
+                      "(give another PV mda_copies 1 or 2)",
+                      ff_damage_name(vg->damage));
 
   s = config_setting_get_member(g, "vg_mda_copies");
   ff_cfg_join(kp, sizeof kp, path, "vg_mda_copies");

@@ -277,6 +277,10 @@ static const struct {
    "t:1: vgs.[0].damage: bad-mda-checksum damages the last PV's metadata "
    "area, and it has none",
    ""},
+  {"vgs = ({ pvs = 2; mda_copies = [0, 1]; damage = \"missing-pv\"; });",
+   "t:1: vgs.[0].damage: missing-pv damages the last PV, and only it has "
+   "metadata areas",
+   ""},
   {"orphans = ({ mda_copies = 0; damage = \"bad-mda-checksum\"; });",
    "t:1: orphans.[0].damage: bad-mda-checksum damages mda0, and "
    "mda_copies 0 makes none",
