@@ -132,6 +132,8 @@ struct ff_pv {
   uint32_t dev;      /* device index, FF_NONE when missing */
   uint64_t dev_size; /* bytes */
   uint64_t pe_count;
+  unsigned nmdas;        /* its metadata areas, 0..2 */
+  unsigned ignored;      /* bit m: mda m is ignored (vg_mda_copies) */
   char *hint;            /* device = "..." in the text */
   const char *device_id; /* the spec's, or NULL */
 };
@@ -140,7 +142,9 @@ struct ff_vg {
   char *name;
   char uuid[FF_UUID_LEN];
   uint64_t extent_size; /* bytes */
-  struct ff_pvfmt fmt;
+  struct ff_pvfmt fmt;  /* the layout of its PVs with the most mdas */
+  unsigned mda_copies;  /* metadata_copies (--vgmetadatacopies) */
+  unsigned nignored;    /* its mdas marked ignored (they keep write 1) */
   enum ff_damage damage;
   const char *device_id_type; /* with each PV's device_id, or NULL */
   uint32_t npvs;

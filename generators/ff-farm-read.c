@@ -93,7 +93,24 @@ struct pv_view {
   uint64_t mda_start[2];
   uint64_t mda_size[2];
   unsigned nmdas;
+  unsigned ignored; /* bit m: mda m ignored */
 };
+
+/* The writes mda m of the PV holds, [*first, *last): every kept one, or
+ * an ignored mda's only, write 1 (vgcreate marked it and no later write
+ * reached it). */
+static void
+mda_writes(const struct pv_view *v, unsigned m, uint32_t *first,
+           uint32_t *last)
+{
+  *first = v->vg ? v->vg->first_kept : 0;
+  *last = v->vg ? v->d->ncopies : 0;
+  if (v->ignored >> m & 1) {
+    *first = 0;
+    if (*last > 1)
+      *last = 1;
+  }
+}
 
 static void
 pv_view_init(const struct ff_farm *farm, const struct ff_device *d,
@@ -103,6 +120,7 @@ pv_view_init(const struct ff_farm *farm, const struct ff_device *d,
   v->fmt = &farm->fmts[d->fmt];
   v->vg = d->role == FF_ROLE_PV ? &farm->vgs[d->vg] : NULL;
   v->nmdas = v->fmt->mda_copies;
+  v->ignored = v->vg ? v->vg->pvs[d->pv].ignored : 0;
   v->mda_start[0] = FF_MDA0_START;
   v->mda_size[0] = v->fmt->mda_size;
   ff_mda1_place(v->fmt, d->size, &v->mda_start[1], &v->mda_size[1]);
@@ -141,25 +159,25 @@ read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
   for (unsigned m = 0; m < v.nmdas; m++) {
     uint64_t start = v.mda_start[m], size = v.mda_size[m];
     const struct ff_text *cur = NULL;
+    uint32_t first, last;
 
     if (!overlaps(off, len, start, size))
       continue;
-    if (v.vg && d->ncopies)
-      cur = &v.vg->texts[d->ncopies - 1];
+    mda_writes(&v, m, &first, &last);
+    if (last)
+      cur = &v.vg->texts[last - 1];
     if (overlaps(off, len, start, 512)) {
       if (cur)
         ff_mda_header_build(sec, start, size,
                             m ? cur->mda1_off : cur->mda0_off, cur->size,
-                            cur->crc);
+                            cur->crc, v.ignored >> m & 1);
       else
-        ff_mda_header_build(sec, start, size, 0, 0, 0);
+        ff_mda_header_build(sec, start, size, 0, 0, 0, 0);
       if (m == 0 && d->damage == FF_DMG_MDA_CHECKSUM)
         ff_put_le32(sec, ff_get_le32(sec) ^ 0xDEADBEEFu);
       put(buf, off, len, start, sec, 512);
     }
-    if (!v.vg)
-      continue;
-    for (uint32_t w = v.vg->first_kept; w < d->ncopies; w++) {
+    for (uint32_t w = first; w < last; w++) {
       const struct ff_text *t = &v.vg->texts[w];
 
       put_copy(buf, off, len, start, size, m ? t->mda1_off : t->mda0_off, t);
@@ -305,10 +323,11 @@ ff_farm_extents(const struct ff_farm *farm, uint32_t dev, struct ff_range *out,
     pv_view_init(farm, d, &v);
     rv_add(&rv, v.fmt->label_sector * 512ull, 512);
     for (unsigned m = 0; m < v.nmdas; m++) {
+      uint32_t first, last;
+
       rv_add(&rv, v.mda_start[m], 512);
-      if (!v.vg)
-        continue;
-      for (uint32_t w = v.vg->first_kept; w < d->ncopies; w++) {
+      mda_writes(&v, m, &first, &last);
+      for (uint32_t w = first; w < last; w++) {
         const struct ff_text *t = &v.vg->texts[w];
         uint64_t o = m ? t->mda1_off : t->mda0_off;
 

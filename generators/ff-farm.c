@@ -74,6 +74,17 @@ ff_pvfmt_layout(const struct ff_spec_pvfmt *s, uint64_t disk,
     if (disk < a + o + f->ba_size)
       f->ba_size = disk - (a + o);
   }
+  /* --pvmetadatacopies 0: no mda0, pe_start is the alignment (plus the
+   * offset), then the bootloader area (pv_initialise) */
+  if (s->mda_copies == 0) {
+    f->mda_size = 0;
+    f->pe_start = a + o;
+    if (f->ba_size) {
+      f->ba_start = f->pe_start;
+      f->pe_start += f->ba_size;
+    }
+    return 0;
+  }
   /* mda0 at 4096; its end aligned up to the alignment (plus the offset)
    * where that fits before the bootloader area, or the device's end */
   limit = disk - f->ba_size;
@@ -822,7 +833,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       t->mda1_off =
         mda1_size ? ff_mda_next_offset(mda1_size, pt->mda1_off, pt->size) : 0;
     }
-    if (w < vg->first_kept) {
+    if (w < vg->first_kept && !(w == 0 && vg->nignored)) {
+      /* (an ignored mda keeps write 1) */
       free(t->buf);
       t->buf = NULL;
     }
@@ -859,18 +871,25 @@ build_vg_group(struct bctx *b, unsigned gi)
   const struct ff_spec *sp = b->spec;
   const struct ff_spec_vg *g = &sp->vgs[gi];
   struct ff_farm *farm = b->farm;
-  uint32_t fi = farm->nfmts++;
+  uint32_t fi = farm->nfmts;
   char path[64];
 
+  /* fi + n: the layout of the group's PVs with n metadata areas (the
+   * same pe_start: ff-spec.c checked that and every PV's size) */
   snprintf(path, sizeof path, "vgs.[%u]", gi);
-  farm->fmts[fi] = g->fmt.lay; /* ff-spec.c checked every PV's size */
+  farm->nfmts += 3;
+  for (unsigned n = 0; n < 3; n++) {
+    farm->fmts[fi + n] = g->fmt.lay;
+    farm->fmts[fi + n].mda_copies = n;
+  }
   for (unsigned k = 0; k < g->count; k++)
     if (build_vg(b, gi, fi, path) < 0)
       return -1;
   return 0;
 }
 
-/* One VG of group gi, of format fi, as farm->vgs[b->v]. */
+/* One VG of group gi, its PVs of formats fi + their metadata areas, as
+ * farm->vgs[b->v]. */
 static int
 build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
 {
@@ -892,7 +911,8 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     else
       ff_uuid_make(vg->uuid, sp->seed, K_VG, b->v, 0);
     vg->extent_size = g->extent_size;
-    vg->fmt = farm->fmts[fi];
+    vg->fmt = farm->fmts[fi + g->fmt.mda_copies]; /* the most mdas */
+    vg->mda_copies = g->vg_mdas;
     vg->damage = g->damage;
     vg->device_id_type = g->device_id_type;
 
@@ -904,10 +924,11 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
       struct ff_pv *pv = &vg->pvs[p];
       int missing = g->damage == FF_DMG_MISSING_PV && p == g->pvs - 1;
       uint64_t size = g->device_sizes ? g->device_sizes[p] : g->device_size;
+      unsigned nmdas = g->pv_mdas ? g->pv_mdas[p] : g->fmt.mda_copies;
       uint64_t mda1_start, mda1_size, pe_count;
 
-      ff_mda1_place(&vg->fmt, size, &mda1_start, &mda1_size);
-      if (vg->fmt.mda_copies == 2 && !mda1_size)
+      ff_mda1_place(&farm->fmts[fi + nmdas], size, &mda1_start, &mda1_size);
+      if (nmdas == 2 && !mda1_size)
         return ff_fb_err(
           b, g->line, path,
           "device_size %llu is too small for mda_copies = 2: less "
@@ -934,6 +955,9 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
         ff_pv_uuid_make(pv->uuid, sp->seed, K_PV, b->v, p);
       pv->dev_size = size;
       pv->pe_count = pe_count;
+      pv->nmdas = nmdas;
+      pv->ignored = g->pv_ignored ? g->pv_ignored[p] : 0;
+      vg->nignored += (pv->ignored & 1) + (pv->ignored >> 1 & 1);
       pv->dev = FF_NONE;
       if (!missing) {
         struct ff_device *dev = new_device(b, g->devices, p, size, FF_ROLE_PV);
@@ -943,7 +967,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
         pv->dev = b->d - 1;
         dev->vg = b->v;
         dev->pv = p;
-        dev->fmt = fi;
+        dev->fmt = fi + nmdas;
         memcpy(dev->uuid, pv->uuid, FF_UUID_LEN);
         if (p == g->pvs - 1 &&
             (g->damage == FF_DMG_LABEL_CRC ||
@@ -957,7 +981,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
             return -1;
           dup->alias = pv->dev;
           dup->damage = FF_DMG_DUPLICATE;
-          dup->fmt = fi;
+          dup->fmt = fi + nmdas;
           memcpy(dup->uuid, pv->uuid, FF_UUID_LEN);
         }
       }
@@ -1281,7 +1305,7 @@ ff_farm_new(const struct ff_spec *sp)
   farm->nvgs = (uint32_t)nvgs;
   farm->devs = calloc(ndevs, sizeof *farm->devs);
   farm->vgs = calloc(nvgs ? nvgs : 1, sizeof *farm->vgs);
-  farm->fmts = calloc(sp->nvgs + sp->nothers + 1, sizeof *farm->fmts);
+  farm->fmts = calloc(3 * sp->nvgs + sp->nothers + 1, sizeof *farm->fmts);
   farm->by_name = calloc(ndevs, sizeof *farm->by_name);
   if (!farm->devs || !farm->vgs || !farm->fmts || !farm->by_name) {
     ff_error("out of memory");

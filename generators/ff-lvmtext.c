@@ -336,7 +336,8 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
     ff_sb_addf(&sb, "tags = %s\n", meta->vg_tags);
   ff_sb_addf(&sb, "extent_size = %llu\n",
              (unsigned long long)(vg->extent_size / FF_SECTOR));
-  ff_sb_add(&sb, "max_lv = 0\nmax_pv = 0\nmetadata_copies = 0\n\n");
+  ff_sb_addf(&sb, "max_lv = 0\nmax_pv = 0\nmetadata_copies = %u\n\n",
+             vg->mda_copies);
   add_pvs(&sb, vg, meta->pv_tags);
   ff_sb_add(&sb, "\n");
   if (nlvs) {

@@ -249,11 +249,11 @@ vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
     const struct ff_pv *pv = &vg->pvs[p];
 
     json_array_append_new(
-      pvs, json_pack("{s:o, s:o, s:I, s:I, s:I}", "device",
+      pvs, json_pack("{s:o, s:o, s:I, s:I, s:I, s:i}", "device",
                      dev_name_json(farm, pv->dev), "uuid", uuid_json(pv->uuid),
                      "pe_start", (json_int_t)vg->fmt.pe_start, "pe_count",
                      (json_int_t)pv->pe_count, "dev_size",
-                     (json_int_t)pv->dev_size));
+                     (json_int_t)pv->dev_size, "mda_count", (int)pv->nmdas));
   }
   /* as lvm lists them: the visible LVs, then the hidden sub-LVs */
   for (uint32_t l = 0; l < vg->nlvs; l++)
@@ -262,11 +262,12 @@ vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
     for (uint32_t u = 0; u < vg->lvs[l].nsubs; u++)
       json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l].subs[u]));
   return json_pack(
-    "{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:o, s:o}", "name", vg->name, "uuid",
-    uuid_json(vg->uuid), "seqno", (json_int_t)vg->seqno, "extent_size",
+    "{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:I, s:o, s:o}", "name", vg->name,
+    "uuid", uuid_json(vg->uuid), "seqno", (json_int_t)vg->seqno, "extent_size",
     (json_int_t)vg->extent_size, "damage", ff_damage_name(vg->damage),
     "mda_copies", (int)vg->fmt.mda_copies, "mda_size",
-    (json_int_t)vg->fmt.mda_size, "pvs", pvs, "lvs", lvs);
+    (json_int_t)vg->fmt.mda_size, "metadata_copies",
+    (json_int_t)vg->mda_copies, "pvs", pvs, "lvs", lvs);
 }
 
 static json_t *

@@ -40,10 +40,11 @@ void ff_label_build(uint8_t out[512], const struct ff_label_info *li);
 /* Fill out[512] with an mda_header at absolute offset start, of size
  * bytes, whose raw_locn[0] points at text_off (mda-relative) with
  * text_size bytes and text_crc; text_off == 0 means no metadata (an
- * orphan PV): raw_locn[0] is all zeros. */
+ * orphan PV): raw_locn[0] is all zeros.  ignored: RAW_LOCN_IGNORED in
+ * raw_locn[0]'s flags (an mda vgcreate --vgmetadatacopies left out). */
 void ff_mda_header_build(uint8_t out[512], uint64_t start, uint64_t size,
                          uint64_t text_off, uint64_t text_size,
-                         uint32_t text_crc);
+                         uint32_t text_crc, int ignored);
 
 /* Where lvm writes the copy that follows one at prev_off (mda-relative)
  * of prev_size bytes, in an mda of mda_size bytes; prev_size == 0 means

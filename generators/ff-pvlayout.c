@@ -42,7 +42,8 @@ ff_label_build(uint8_t out[512], const struct ff_label_info *li)
 
 void
 ff_mda_header_build(uint8_t out[512], uint64_t start, uint64_t size,
-                    uint64_t text_off, uint64_t text_size, uint32_t text_crc)
+                    uint64_t text_off, uint64_t text_size, uint32_t text_crc,
+                    int ignored)
 {
   memset(out, 0, 512);
   memcpy(out + 4, FF_MDA_MAGIC, 16);
@@ -54,6 +55,8 @@ ff_mda_header_build(uint8_t out[512], uint64_t start, uint64_t size,
     ff_put_le64(out + 48, text_size);
     ff_put_le32(out + 56, text_crc);
   }
+  if (ignored)
+    ff_put_le32(out + 60, 1); /* RAW_LOCN_IGNORED */
   ff_put_le32(out, ff_lvm_crc(out + 4, 512 - 4));
 }
 

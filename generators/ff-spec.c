@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char ff_spec_builtin_default[] =
   "# The built-in default farm: every kind of device, small and quick.\n"
@@ -257,9 +258,70 @@ check_layouts(const struct ff_spec_ctx *c, const config_setting_t *g,
  * or the older pe_start and mda_size as they are; not both.  f->lay is
  * then the layout lvm makes of a device of dev_size (ff_pvfmt_layout()),
  * and pe_start and mda_size its values, for the checks that follow. */
+/* One mda_copies value (pvcreate --pvmetadatacopies): 0, 1 or 2. */
+static int
+mda_copies_value(const struct ff_spec_ctx *c, const config_setting_t *s,
+                 const char *kp, const char *what, unsigned *out)
+{
+  int64_t v;
+
+  if (config_setting_type(s) != CONFIG_TYPE_INT &&
+      config_setting_type(s) != CONFIG_TYPE_INT64)
+    return ff_cfg_err(c->file, s, kp, "%sexpected an integer (0, 1 or 2)",
+                      what);
+  v = config_setting_get_int64(s);
+  if (v < 0 || v > 2)
+    return ff_cfg_err(c->file, s, kp,
+                      "%s%lld: lvm refuses it (\"Invalid argument for "
+                      "--pvmetadatacopies: %lld\"; it takes 0, 1 or 2)",
+                      what, (long long)v, (long long)v);
+  *out = (unsigned)v;
+  return 0;
+}
+
+/* mda_copies: an integer for every PV, or (a VG group, npvs > 0) a list
+ * of npvs, PV p's of each VG, into *list; f->mda_copies is then the
+ * largest entry. */
+static int
+parse_mda_copies(const struct ff_spec_ctx *c, const config_setting_t *g,
+                 const char *path, unsigned npvs, unsigned **list,
+                 struct ff_spec_pvfmt *f)
+{
+  const config_setting_t *s = config_setting_get_member(g, "mda_copies");
+  char kp[256], what[32];
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, "mda_copies");
+  if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+      config_setting_type(s) != CONFIG_TYPE_LIST)
+    return mda_copies_value(c, s, kp, "", &f->mda_copies);
+  if (!list)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected an integer (0, 1 or 2; a list, one per PV, "
+                      "only in a VG group)");
+  if ((unsigned)config_setting_length(s) != npvs)
+    return ff_cfg_err(c->file, s, kp,
+                      "has %d entries (expected %u, one per PV of the VG)",
+                      config_setting_length(s), npvs);
+  if (!(*list = calloc(npvs, sizeof **list)))
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  f->mda_copies = 0;
+  for (unsigned i = 0; i < npvs; i++) {
+    snprintf(what, sizeof what, "entry %u: ", i);
+    if (mda_copies_value(c, config_setting_get_elem(s, i), kp, what,
+                         &(*list)[i]) < 0)
+      return -1;
+    if ((*list)[i] > f->mda_copies)
+      f->mda_copies = (*list)[i];
+  }
+  return 0;
+}
+
 static int
 parse_pvfmt(const struct ff_spec_ctx *c, const config_setting_t *g,
-            const char *path, uint64_t dev_size, struct ff_spec_pvfmt *f)
+            const char *path, uint64_t dev_size, unsigned npvs,
+            unsigned **list, struct ff_spec_pvfmt *f)
 {
   static const char *const pvcreate[] = {"metadatasize", "dataalignment",
                                          "dataalignmentoffset",
@@ -275,7 +337,7 @@ parse_pvfmt(const struct ff_spec_ctx *c, const config_setting_t *g,
   f->dataalignment = 1u << 20;
   f->dataalignmentoffset = 0;
   f->bootloaderareasize = 0;
-  if (ff_cfg_uint(c->file, g, path, "mda_copies", 1, 2, &f->mda_copies) < 0 ||
+  if (parse_mda_copies(c, g, path, npvs, list, f) < 0 ||
       ff_cfg_uint(c->file, g, path, "label_sector", 0, 3, &f->label_sector) <
         0 ||
       ff_cfg_size(c->file, g, path, "metadatasize", &f->metadatasize) < 0 ||
@@ -362,6 +424,156 @@ parse_pvfmt(const struct ff_spec_ctx *c, const config_setting_t *g,
   return 0;
 }
 
+/* PV p's metadata areas (pvcreate --pvmetadatacopies). */
+static unsigned
+pv_mdas(const struct ff_spec_vg *vg, unsigned p)
+{
+  return vg->pv_mdas ? vg->pv_mdas[p] : vg->fmt.mda_copies;
+}
+
+/* ignored_mdas: the "PV:MDA" areas vgcreate --vgmetadatacopies marked
+ * ignored, exactly as many as the VG has beyond vg_mda_copies (lvm's
+ * choice is random: a spec names it or is refused). */
+static int
+parse_ignored(const struct ff_spec_ctx *c, const config_setting_t *g,
+              const char *path, struct ff_spec_vg *vg, unsigned total)
+{
+  const config_setting_t *s;
+  unsigned want = vg->vg_mdas && vg->vg_mdas < total ? total - vg->vg_mdas : 0;
+  char kp[256];
+  int r = ff_sp_list(c, g, path, "ignored_mdas", -1,
+                     "strings \"PV:MDA\" such as [\"1:0\"]", "", &s, kp);
+
+  if (r < 0)
+    return -1;
+  if (!s && want) {
+    s = config_setting_get_member(g, "vg_mda_copies");
+    ff_cfg_join(kp, sizeof kp, path, "vg_mda_copies");
+    return ff_cfg_err(
+      c->file, s, kp,
+      "%u is less than the VG's %u metadata areas: vgcreate marks %u of "
+      "them ignored, chosen at random (lvm's _vg_ignore_mdas, seeded from "
+      "/dev/urandom); name the ones lvm chose in ignored_mdas "
+      "(\"PV:MDA\", e.g. [\"1:0\"]), or give at least %u, or 0 for "
+      "unmanaged",
+      vg->vg_mdas, total, want, total);
+  }
+  if (!s)
+    return 0;
+  if ((unsigned)config_setting_length(s) != want)
+    return ff_cfg_err(c->file, s, kp,
+                      "has %d entries, but vg_mda_copies %u of the VG's %u "
+                      "metadata areas leaves %u ignored",
+                      config_setting_length(s), vg->vg_mdas, total, want);
+  if (!(vg->pv_ignored = calloc(vg->pvs, sizeof *vg->pv_ignored)))
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  for (unsigned i = 0; i < want; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, i);
+    const char *v = config_setting_get_string(e);
+    unsigned p, m;
+    char tail;
+
+    if (!v || sscanf(v, "%u:%u%c", &p, &m, &tail) != 2)
+      return ff_cfg_err(c->file, e, kp,
+                        "entry %u: expected \"PV:MDA\" (the PV's index in "
+                        "the VG, its mda 0 or 1)",
+                        i);
+    if (p >= vg->pvs || m >= pv_mdas(vg, p))
+      return ff_cfg_err(c->file, e, kp,
+                        "entry %u: '%s': the VG has no such metadata area "
+                        "(PV %u has %u)",
+                        i, v, p < vg->pvs ? p : 0,
+                        p < vg->pvs ? pv_mdas(vg, p) : 0);
+    if (vg->pv_ignored[p] >> m & 1)
+      return ff_cfg_err(c->file, e, kp, "entry %u: '%s' is given twice", i, v);
+    vg->pv_ignored[p] |= 1u << m;
+  }
+  return 0;
+}
+
+/* The VG's metadata areas: at least one (vgcreate cannot write the VG
+ * otherwise); PVs without one must get the pe_start of those with one;
+ * vg_mda_copies (vgcreate --vgmetadatacopies) with the damage and the
+ * areas lvm would leave in use. */
+static int
+check_mdas(const struct ff_spec_ctx *c, const config_setting_t *g,
+           const char *path, struct ff_spec_vg *vg)
+{
+  const config_setting_t *s = config_setting_get_member(g, "mda_copies");
+  unsigned total = 0, last = pv_mdas(vg, vg->pvs - 1);
+  char kp[256];
+  int r;
+
+  for (unsigned p = 0; p < vg->pvs; p++)
+    total += pv_mdas(vg, p);
+  ff_cfg_join(kp, sizeof kp, path, "mda_copies");
+  if (total == 0)
+    return ff_cfg_err(c->file, s ? s : g, kp,
+                      "no PV of the VG has a metadata area: lvm refuses it "
+                      "(\"Aborting vg_write: No metadata areas to write "
+                      "to!\"); give at least one PV mda_copies 1 or 2");
+  if (total < vg->pvs * vg->fmt.mda_copies) {
+    /* some PVs have no mda: pvcreate put their pe_start elsewhere */
+    struct ff_spec_pvfmt z = vg->fmt;
+    struct ff_pvfmt lay;
+
+    z.mda_copies = 0;
+    if (ff_pvfmt_layout(
+          &z, vg->device_sizes ? vg->device_sizes[0] : vg->device_size, &lay) <
+        0)
+      return ff_cfg_err(c->file, s ? s : g, kp, "%s", ff_errmsg());
+    for (unsigned p = 0; p < vg->pvs; p++)
+      if (pv_mdas(vg, p) == 0 && lay.pe_start != vg->fmt.lay.pe_start)
+        return ff_cfg_err(
+          c->file, s ? s : g, kp,
+          "PV %u has no metadata area: pvcreate --pvmetadatacopies 0 puts "
+          "its pe_start at %llu, the PVs with one at %llu; PVs of one VG "
+          "with different pe_start are not supported (give metadatasize, "
+          "dataalignment so that they agree)",
+          p, (unsigned long long)lay.pe_start,
+          (unsigned long long)vg->fmt.lay.pe_start);
+  }
+  ff_cfg_join(kp, sizeof kp, path, "damage");
+  if ((vg->damage == FF_DMG_MDA_CHECKSUM || vg->damage == FF_DMG_STALE) &&
+      last == 0)
+    return ff_cfg_err(c->file, config_setting_get_member(g, "damage"), kp,
+                      "%s damages the last PV's metadata area, and it has "
+                      "none (mda_copies 0)",
+                      ff_damage_name(vg->damage));
+  if ((vg->damage == FF_DMG_LABEL_CRC || vg->damage == FF_DMG_MDA_CHECKSUM ||
+       vg->damage == FF_DMG_MISSING_PV || vg->damage == FF_DMG_STALE) &&
+      vg->pvs >= 2 && total == last) /* (pvs 1: refused below) */
+    return ff_cfg_err(c->file, config_setting_get_member(g, "damage"), kp,
+                      "%s damages the last PV, and only it has metadata "
+                      "areas: lvm would find no VG to report the damage in "
+                      "(give another PV mda_copies 1 or 2)",
+                      ff_damage_name(vg->damage));
+
+  s = config_setting_get_member(g, "vg_mda_copies");
+  ff_cfg_join(kp, sizeof kp, path, "vg_mda_copies");
+  if (s && config_setting_type(s) == CONFIG_TYPE_STRING) {
+    const char *v = config_setting_get_string(s);
+
+    /* "all" unignores every area and is then written as unmanaged */
+    if (strcasecmp(v, "unmanaged") && strcasecmp(v, "all"))
+      return ff_cfg_err(c->file, s, kp,
+                        "'%s': lvm refuses it (\"Invalid argument for "
+                        "--vgmetadatacopies: %s\"; it takes a number, "
+                        "\"all\" or \"unmanaged\")",
+                        v, v);
+    vg->vg_mdas = 0;
+    return parse_ignored(c, g, path, vg, total);
+  }
+  if (s && config_setting_type(s) != CONFIG_TYPE_INT &&
+      config_setting_type(s) != CONFIG_TYPE_INT64)
+    return ff_cfg_err(c->file, s, kp,
+                      "expected an integer, \"all\" or \"unmanaged\"");
+  if ((r = ff_cfg_uint(c->file, g, path, "vg_mda_copies", 0, INT32_MAX,
+                       &vg->vg_mdas)) < 0)
+    return r;
+  return parse_ignored(c, g, path, vg, total);
+}
+
 static int parse_group_list(const struct ff_spec_ctx *c,
                             const config_setting_t *grp, const char *path,
                             const char *key, const config_setting_t **out);
@@ -382,6 +594,8 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
                                      "pe_start",
                                      "mda_size",
                                      "mda_copies",
+                                     "vg_mda_copies",
+                                     "ignored_mdas",
                                      "label_sector",
                                      "seqno",
                                      "history",
@@ -461,8 +675,8 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
       get_device_sizes(c, g, path, vg) < 0 ||
       parse_pvfmt(c, g, path,
                   vg->device_sizes ? vg->device_sizes[0] : vg->device_size,
-                  &vg->fmt) < 0 ||
-      check_layouts(c, g, path, vg) < 0)
+                  vg->pvs, &vg->pv_mdas, &vg->fmt) < 0 ||
+      check_layouts(c, g, path, vg) < 0 || check_mdas(c, g, path, vg) < 0)
     return -1;
 
   ff_cfg_join(kp, sizeof kp, path, "damage");
@@ -610,10 +824,15 @@ parse_other(const struct ff_spec_ctx *c, const config_setting_t *g,
   if (ff_sp_strlist(c, g, path, "devices", o->count, 0, &o->devices) < 0)
     return -1;
   if (kind == FF_OTHER_ORPHAN) {
-    if (parse_pvfmt(c, g, path, o->device_size, &o->fmt) < 0 ||
+    if (parse_pvfmt(c, g, path, o->device_size, 0, NULL, &o->fmt) < 0 ||
         ff_sp_strlist(c, g, path, "pv_uuids", o->count, 1, &o->pv_uuids) < 0 ||
         ff_sp_damage(c, g, path, 1, &o->damage) < 0)
       return -1;
+    ff_cfg_join(kp, sizeof kp, path, "damage");
+    if (o->damage == FF_DMG_MDA_CHECKSUM && o->fmt.mda_copies == 0)
+      return ff_cfg_err(c->file, config_setting_get_member(g, "damage"), kp,
+                        "bad-mda-checksum damages mda0, and mda_copies 0 "
+                        "makes none");
     /* (mda1, which goes after pe_start, is checked when the farm is
      * built: lvm takes what is left there) */
     if (o->fmt.pe_start > o->device_size)
@@ -909,6 +1128,8 @@ ff_spec_free(struct ff_spec *sp)
     free(vg->changes);
     free_strv(vg->device_ids);
     free(vg->device_sizes);
+    free(vg->pv_mdas);
+    free(vg->pv_ignored);
   }
   free(sp->vgs);
   for (unsigned i = 0; i < sp->nothers; i++) {

@@ -36,7 +36,7 @@ struct ff_pvfmt {
   uint64_t align;     /* the data alignment mda1's start is aligned to */
   uint64_t ba_start;  /* the bootloader area; 0, 0: none */
   uint64_t ba_size;
-  unsigned mda_copies;   /* 1 or 2 */
+  unsigned mda_copies;   /* 0, 1 or 2 */
   unsigned label_sector; /* 0..3 */
 };
 
@@ -52,7 +52,8 @@ struct ff_spec_pvfmt {
   int legacy;                   /* pe_start and mda_size were given */
   uint64_t pe_start;            /* legacy */
   uint64_t mda_size;            /* legacy: mda0's size */
-  unsigned mda_copies;          /* 1 or 2 */
+  unsigned mda_copies;          /* 0, 1 or 2; a VG group with a list: the
+                                 * largest of it */
   unsigned label_sector;        /* 0..3 */
   struct ff_pvfmt lay; /* the layout pvcreate makes of these options on
                         * the group's (first) device: parse_pvfmt() */
@@ -210,6 +211,12 @@ struct ff_spec_vg {
   const char *device_id_type;     /* written with each PV, or NULL */
   char **device_ids;              /* [pvs] with device_id_type */
   uint64_t *device_sizes;         /* [pvs] or NULL: device_size for all */
+  unsigned *pv_mdas;    /* [pvs] mda_copies given as a list (PV p of each VG
+                         * of the group), or NULL: fmt.mda_copies for all */
+  unsigned vg_mdas;     /* vgcreate --vgmetadatacopies: metadata_copies in
+                         * the text; 0 unmanaged (lvm's default) */
+  unsigned *pv_ignored; /* [pvs] bit m: PV p's mda m is ignored (the
+                         * ignored_mdas lvm chose), or NULL: none */
 };
 
 enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };

@@ -195,20 +195,22 @@ check_device(const struct ff_farm *farm, uint32_t dev)
     uint8_t sec[512];
 
     /* The pieces lie in order, inside the device: label, mda0, data
-     * area, mda1. */
+     * area, mda1 (a PV with mda_copies 0 has the label alone). */
     ff_mda1_place(f, size, &m1, &m1size);
-    FF_FUZZ_CHECK(f->label_sector < 4 && f->mda_size >= 32768);
-    FF_FUZZ_CHECK(f->mda_size <= f->pe_start - FF_MDA0_START);
+    FF_FUZZ_CHECK(f->label_sector < 4 && f->mda_copies <= 2);
+    FF_FUZZ_CHECK(f->mda_copies == 0 || f->mda_size >= 32768);
+    FF_FUZZ_CHECK(f->mda_copies == 0 ||
+                  f->mda_size <= f->pe_start - FF_MDA0_START);
     FF_FUZZ_CHECK(f->pe_start <= size);
     FF_FUZZ_CHECK(
-      f->mda_copies == 1 ||
+      f->mda_copies < 2 ||
       (m1size >= f->mda_size && m1 >= f->pe_start && m1 + m1size == size));
     if (d->role == FF_ROLE_PV) {
       const struct ff_vg *vg = &farm->vgs[d->vg];
       uint64_t pes = vg->pvs[d->pv].pe_count;
 
       FF_FUZZ_CHECK(pes >= 1 && pes <= (size - f->pe_start) / vg->extent_size);
-      FF_FUZZ_CHECK(f->mda_copies == 1 ||
+      FF_FUZZ_CHECK(f->mda_copies < 2 ||
                     pes <= (m1 - f->pe_start) / vg->extent_size);
     }
 
@@ -223,7 +225,8 @@ check_device(const struct ff_farm *farm, uint32_t dev)
       ff_farm_read(farm, dev, sec, f->label_sector * 512ull, 512) == 0);
     FF_FUZZ_CHECK(memcmp(sec, FF_LABEL_ID, 8) == 0);
     FF_FUZZ_CHECK(ff_farm_read(farm, dev, sec, FF_MDA0_START, 512) == 0);
-    FF_FUZZ_CHECK(memcmp(sec + 4, FF_MDA_MAGIC, 16) == 0);
+    FF_FUZZ_CHECK(f->mda_copies == 0 ||
+                  memcmp(sec + 4, FF_MDA_MAGIC, 16) == 0);
   }
 
   ext = extents(farm, dev, &n);

@@ -86,7 +86,8 @@ gen_pvfmt(struct src *s, struct text *t)
     "pe_start = \"1M\"; mda_size = 40960; "};
 
   add(t, "%s", layouts[pick(s, 6)]);
-  add(t, "mda_copies = %u; label_sector = %u; ", 1 + pick(s, 2), pick(s, 4));
+  /* mda_copies 0 to 2 (a VG with no mda at all is refused) */
+  add(t, "mda_copies = %u; label_sector = %u; ", pick(s, 3), pick(s, 4));
 }
 
 static void

@@ -55,6 +55,16 @@
 #   w: writes after the LVs (changes): vgchange --addtag, lvchange
 #      --addtag --deltag, pvchange --addtag, vgchange --deltag, each with
 #      its own time and description
+# metadata areas per PV and per VG (the spec's mda_copies as a list,
+# vg_mda_copies; one pvcreate per PV with its --pvmetadatacopies):
+#   z0: 3 PVs with 1, 0, 0 mdas: lvlin -L 8M, lvspan -l 40 over all three
+#   z1: 0, 2, 0 mdas, vgcreate --vgmetadatacopies 2 (PV1 one extent less)
+#   z2: 1, 2, 0 mdas, --vgmetadatacopies 5 (more than the VG has)
+#   z3: 1, 1 mdas, --vgmetadatacopies all (written as 0, unmanaged)
+#   z4: 0, 2 mdas with --bootloaderareasize 600k (the area after the
+#       alignment on PV0, after mda0 on PV1: the same pe_start)
+#   z5: 1, 2, 1 mdas, --vgmetadatacopies 2: lvm marks 2 of the 4 mdas
+#       ignored, chosen at random; the spec names them (ignored_mdas)
 # mirror and raid LVs (the spec's type, mirrors, stripes, mirror_log,
 # nosync, uuids, write_times, descriptions), lvm run with the fake
 # device-mapper (tests/lib/fakedm.c; docs/testing.md): lvm refuses to
@@ -264,7 +274,17 @@ def layout(name, frag):
     return [], 1
 have_spare = False
 nsnap = 0
-curlv = {l["name"]: l for l in json.load(open(os.path.join(d, "dump.json")))["images"][0]["mdas"][0]["copies"][-1]["lvs"]}
+# the first PV with a metadata area (PVs made with --pvmetadatacopies 0
+# have none)
+# and in use (vgcreate --vgmetadatacopies marks others ignored: they keep
+# write 1 only)
+def ignored(m):
+    return bool(m["raw_locn"][0]["flags"] & 1)
+mda0 = next((m for i in json.load(open(os.path.join(d, "dump.json")))["images"]
+             for m in i["mdas"] if not ignored(m)), None)
+if mda0 is None:
+    fail("no PV has a metadata area")
+curlv = {l["name"]: l for l in mda0["copies"][-1]["lvs"]}
 def disk(name):
     """An LV's name on disk: a cache pool that caches an LV is NAME_cpool."""
     return name + "_cpool" if name not in curlv and name + "_cpool" in curlv else name
@@ -276,29 +296,37 @@ pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
 # offsets, sizes and per-write values; the last copy is the current one.
+# An ignored mda holds write 1 only.
 hist = None
+ign = []
+for p, img in enumerate(dump):
+    ign += ["%d:%d" % (p, k) for k, m in enumerate(img["mdas"]) if ignored(m)]
 for img in dump:
     if not img["label_crc_ok"]:
         fail("%s: label CRC does not verify (lvm-pv-dump.py bug?)" % img["path"])
-    for m in img["mdas"]:
-        if not m["header_crc_ok"] or not m["magic_ok"]:
-            fail("%s mda at %d: header CRC/magic does not verify" % (img["path"], m["start"]))
-        if m["copies"] and m["copies"][-1]["crc"] != m["raw_locn"][0]["checksum"]:
-            fail("%s mda at %d: text CRC %s != raw_locn %s" % (img["path"], m["start"],
-                 m["copies"][-1]["crc"], m["raw_locn"][0]["checksum"]))
-        h = [(c["seqno"], c["offset"], c["size"], c["description"],
-              c["creation_time"], c["creation_host"], c["uname"], c["vg_uuid"])
-             for c in m["copies"]]
-        if not m["copies"] or not m["copies"][-1]["current"]:
-            fail("%s mda at %d: last copy is not raw_locn[0]" % (img["path"], m["start"]))
-        if hist is None:
-            hist = h
-        elif h != hist:
-            fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
+# the mdas in use first, then the ignored ones
+for img, m in sorted(((i, m) for i in dump for m in i["mdas"]), key=lambda x: ignored(x[1])):
+    if not m["header_crc_ok"] or not m["magic_ok"]:
+        fail("%s mda at %d: header CRC/magic does not verify" % (img["path"], m["start"]))
+    if m["copies"] and m["copies"][-1]["crc"] != m["raw_locn"][0]["checksum"]:
+        fail("%s mda at %d: text CRC %s != raw_locn %s" % (img["path"], m["start"],
+             m["copies"][-1]["crc"], m["raw_locn"][0]["checksum"]))
+    h = [(c["seqno"], c["offset"], c["size"], c["description"],
+          c["creation_time"], c["creation_host"], c["uname"], c["vg_uuid"])
+         for c in m["copies"]]
+    if not m["copies"] or not m["copies"][-1]["current"]:
+        fail("%s mda at %d: last copy is not raw_locn[0]" % (img["path"], m["start"]))
+    if ignored(m):
+        if hist is None or h != hist[:1]:
+            fail("%s mda at %d: ignored, but does not hold write 1 alone" % (img["path"], m["start"]))
+    elif hist is None:
+        hist = h
+    elif h != hist:
+        fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
 nw = 1 + sum(lay[n][1] for n, _ in lv_intent) + len(chg_intent)
 if [h[0] for h in hist] != list(range(1, nw + 1)):
     fail("seqnos on disk are %s, expected 1..%d" % ([h[0] for h in hist], nw))
-copies = dump[0]["mdas"][0]["copies"]
+copies = mda0["copies"]
 cur = copies[-1]
 
 hosts = {(c["creation_host"], c["uname"]) for c in copies}
@@ -335,10 +363,12 @@ for i in dump:
         fail("%s: label device_size %d, file %d" % (i["path"], i["device_size"], i["file_size"]))
 dev_sizes = [i["device_size"] for i in dump]
 dev_size = dev_sizes[0]
-mda_copies = {len(i["mdas"]) for i in dump}
-if len(mda_copies) != 1:
-    fail("mda counts differ: %s" % mda_copies)
-mda_copies = mda_copies.pop()
+# --pvmetadatacopies per PV (@mdas): a list when they differ
+mda_list = [len(i["mdas"]) for i in dump]
+if len(set(mda_list)) == 1:
+    mda_copies = "%d" % mda_list[0]
+else:
+    mda_copies = "%s %s %s" % (opn, ", ".join("%d" % n for n in mda_list), cls)
 extent_size = cur["extent_size_sectors"] * 512
 
 # lvs -a: hidden LVs in brackets
@@ -379,7 +409,9 @@ if use_devids:
     w("    device_id_type = %s;" % q(devids[0][0]))
     w("    device_ids = %s %s %s;" % (opn, ", ".join(q(i) for _, i in devids), cls))
 w("    extent_size = %s;" % size(extent_size))
-w("    mda_copies = %d;" % mda_copies)
+w("    mda_copies = %s;" % mda_copies)
+if ign:
+    w("    ignored_mdas = %s %s %s;" % (opn, ", ".join(q(x) for x in ign), cls))
 for frag in pv_keys:
     for part in frag.split(";"):
         if part.strip():
@@ -390,7 +422,7 @@ w("    pv_uuids = %s %s %s;" % (opn, ", ".join(q(u) for u in pv_uuids), cls))
 w("    hints = %s %s %s;" % (opn, ", ".join(q(h) for h in hints), cls))
 w("    time = %d;" % copies[0]["creation_time"])
 w("    description = %s;" % q(copies[0]["description"]))
-vals.append("vg %s uuid %s extent_size %d mda_copies %d dev_size %d"
+vals.append("vg %s uuid %s extent_size %d mda_copies %s dev_size %d"
             % (vgname, vg_uuid, extent_size, mda_copies, dev_size))
 for i, u in enumerate(pv_uuids):
     vals.append("pv r%d %s uuid %s" % (i, devs[i], u))
@@ -572,12 +604,17 @@ fakedm_selftest() {
 run_scenario() {
 	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys vgopts usedf=0 dsel
 	local lvmf=ff_lvm usefd=0 target
-	local -a drv=(--driverloaded n) zopt
+	local -a drv=(--driverloaded n) zopt pvmdas=()
 	IFS='|' read -r pvopts pvkeys vgopts <<<"$5"
 	shift 5
 	if [[ $pvopts == *@devicesfile* ]]; then
 		usedf=1
 		pvopts=${pvopts//@devicesfile/}
+	fi
+	if [[ $pvopts =~ @mdas=([0-9,]+) ]]; then
+		# one pvcreate per PV, each with its --pvmetadatacopies
+		IFS=, read -r -a pvmdas <<<"${BASH_REMATCH[1]}"
+		pvopts=${pvopts//@mdas=${BASH_REMATCH[1]}/}
 	fi
 	if [[ $pvopts == *@fakedm* ]]; then
 		usefd=1
@@ -626,9 +663,18 @@ run_scenario() {
 		printf 'pvkeys\t%s\n' "$pvkeys" >>"$d/intent"
 		((usedf)) && printf 'devicesfile\n' >>"$d/intent"
 
-		# shellcheck disable=SC2086  # pvopts, vgopts are word lists
-		$lvmf pvcreate "${dsel[@]}" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
-			{ cat "$d/err" >&2; ff_die "scenario $sc: pvcreate failed"; }
+		if ((${#pvmdas[@]})); then
+			for ((i = 0; i < npv; i++)); do
+				# shellcheck disable=SC2086  # pvopts is a word list
+				$lvmf pvcreate "${dsel[@]}" $pvopts --pvmetadatacopies "${pvmdas[i]}" "${devs[i]}" \
+					>/dev/null 2>"$d/err" ||
+					{ cat "$d/err" >&2; ff_die "scenario $sc: pvcreate ${devs[i]} failed"; }
+			done
+		else
+			# shellcheck disable=SC2086  # pvopts, vgopts are word lists
+			$lvmf pvcreate "${dsel[@]}" $pvopts "${devs[@]}" >/dev/null 2>"$d/err" ||
+				{ cat "$d/err" >&2; ff_die "scenario $sc: pvcreate failed"; }
+		fi
 		# shellcheck disable=SC2086  # vgopts is a word list
 		$lvmf vgcreate "${dsel[@]}" $vgopts "$vg" "${devs[@]}" >/dev/null 2>"$d/err" ||
 			{ cat "$d/err" >&2; ff_die "scenario $sc: vgcreate failed"; }
@@ -794,7 +840,7 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1063,12 +1109,51 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w ma mb mc md me r
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1|--type raid1 -m1 -L 8M' \
 			'lvM|size = "4M"; type = "mirror"; mirrors = 1|--type mirror -m1 -L 4M'
 		;;
+	z0)
+		# PVs without metadata areas: only PV0 holds the VG's text
+		run_scenario z0 vgz0 3 64M '@mdas=1,0,0' \
+			'lvlin|size = "8M"|-L 8M' \
+			'lvspan|size = "160M"|-l 40'
+		;;
+	z1)
+		# mda1 on PV1 only (its pe_count one less), none on PV0 and
+		# PV2; --vgmetadatacopies 2: both in use
+		run_scenario z1 vgz1 3 64M '@mdas=0,2,0|vg_mda_copies = 2|--vgmetadatacopies 2' \
+			'lvspan|size = "160M"|-l 40'
+		;;
+	z2)
+		# --vgmetadatacopies above the VG's areas: metadata_copies = 5,
+		# nothing ignored; PV2 without an area, PV1 with two
+		run_scenario z2 vgz2 3 64M '@mdas=1,2,0|vg_mda_copies = 5|--vgmetadatacopies 5' \
+			'lvlin|size = "8M"|-L 8M'
+		;;
+	z3)
+		# --vgmetadatacopies all: every area in use, written as
+		# unmanaged (0)
+		run_scenario z3 vgz3 2 64M '@mdas=1,1|vg_mda_copies = "all"|--vgmetadatacopies all' \
+			'lvlin|size = "8M"|-L 8M'
+		;;
+	z5)
+		# --vgmetadatacopies below the VG's mdas: lvm marks a random
+		# choice of them ignored (write 1 only, RAW_LOCN_IGNORED); the
+		# spec names its choice (ignored_mdas, read from the images)
+		run_scenario z5 vgz5 3 64M '@mdas=1,2,1|vg_mda_copies = 2|--vgmetadatacopies 2' \
+			'lva|size = "8M"|-L 8M' \
+			'lvb|size = "8M"|-L 8M'
+		;;
+	z4)
+		# pvcreate's layout options with a PV without an area: its
+		# pe_start is the alignment's, as the others' (bootloader area
+		# after it; mda0 grown to the alignment)
+		run_scenario z4 vgz4 2 64M '@mdas=0,2 --bootloaderareasize 600k|bootloaderareasize = "600K"' \
+			'lvlin|size = "8M"|-L 8M'
+		;;
 	rt)
 		run_scenario rt vgrt 1 64M "@fakedm" \
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
 	esac
 done
 

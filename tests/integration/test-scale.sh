@@ -28,7 +28,7 @@ ff_log "$(wc -l <"$s/map") devices attached"
 
 common=(--reportformat json --units b --nosuffix)
 ff_lvm pvs "${common[@]}" \
-  -o pv_name,vg_name,pv_uuid,dev_size,pe_start,pv_pe_count \
+  -o pv_name,vg_name,pv_uuid,dev_size,pe_start,pv_pe_count,pv_mda_count \
   >"$s/pvs.json" 2>"$s/pvs.err" || ff_die "pvs failed: $(head -5 "$s/pvs.err")"
 ff_expect_clean_stderr "$s/pvs.err" pvs
 ff_lvm vgs "${common[@]}" \

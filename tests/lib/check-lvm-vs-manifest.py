@@ -5,7 +5,7 @@ usage: check-lvm-vs-manifest.py MANIFEST.json MAP PVS.json VGS.json LVS.json
 
 MAP has one line per attached device: "<loop device> <device name>".
 The JSON files are lvm's --reportformat json output of:
-  pvs -o pv_name,vg_name,pv_uuid,dev_size,pe_start,pv_pe_count
+  pvs -o pv_name,vg_name,pv_uuid,dev_size,pe_start,pv_pe_count[,pv_mda_count]
   vgs -o vg_name,vg_uuid,vg_extent_size,pv_count,lv_count,vg_seqno
   lvs -o vg_name,lv_name,lv_uuid,seg_start_pe,seg_size_pe,segtype,stripes,
          stripe_size,seg_pe_ranges
@@ -64,6 +64,8 @@ def main():
                 errors.append(f"pvs: {loop} pe_start {r['pe_start']} != {p['pe_start']}")
             if int(r["pv_pe_count"]) != p["pe_count"]:
                 errors.append(f"pvs: {loop} pe_count {r['pv_pe_count']} != {p['pe_count']}")
+            if "pv_mda_count" in r and int(r["pv_mda_count"]) != p["mda_count"]:
+                errors.append(f"pvs: {loop} mda_count {r['pv_mda_count']} != {p['mda_count']}")
 
     # VGs.
     got_vgs = {r["vg_name"]: r for r in report(sys.argv[4], "vg")}

@@ -69,6 +69,7 @@ test_shipped_files(void **state)
     {"configs/damaged.conf", FF_CFG_SPEC},
     {"configs/mixed-1000.conf", FF_CFG_SPEC},
     {"configs/suse-1258.conf", FF_CFG_SPEC},
+    {"configs/nomda-10000.conf", FF_CFG_SPEC},
     {"configs/profiles/ssd.conf", FF_CFG_PROFILE},
     {"configs/profiles/hdd.conf", FF_CFG_PROFILE},
     {"configs/profiles/flaky.conf", FF_CFG_PROFILE},

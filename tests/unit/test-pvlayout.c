@@ -71,7 +71,7 @@ test_mda_header_real(void **state)
   uint8_t h[512];
 
   (void)state;
-  ff_mda_header_build(h, 0x1000, 0xff000, 0xc00, 0x605, 0xaf83fd68u);
+  ff_mda_header_build(h, 0x1000, 0xff000, 0xc00, 0x605, 0xaf83fd68u, 0);
   assert_int_equal(ff_get_le32(h), 0xC9A558B0u); /* value on disk */
   assert_memory_equal(h + 4, " LVM2 x[5A%r0N*>", 16);
   assert_int_equal(ff_get_le32(h + 20), 1);
@@ -84,7 +84,7 @@ test_mda_header_real(void **state)
     assert_int_equal(h[i], 0);
 
   /* An orphan's header has raw_locn[0] all zeros. */
-  ff_mda_header_build(h, 0x1000, 0xff000, 0, 0, 0);
+  ff_mda_header_build(h, 0x1000, 0xff000, 0, 0, 0, 0);
   for (int i = 40; i < 512; i++)
     assert_int_equal(h[i], 0);
   assert_int_equal(ff_get_le32(h), ff_lvm_crc(h + 4, 508));

@@ -1,6 +1,7 @@
 /* The farm spec parser: good specs, and a table of bad ones with the
  * message each must give (file:line: key: what was expected). */
 #include "ff-test.h"
+#include "ff-bytes.h"
 #include "ff-farm-int.h"
 #include "ff-spec.h"
 
@@ -34,6 +35,139 @@ test_defaults(void **state)
   assert_int_equal(sp->vgs[0].lvs[0].stripes, 1);
   assert_true(sp->vgs[0].lvs[0].fill == 1.0);
   ff_spec_free(sp);
+}
+
+/* mda_copies per PV and vg_mda_copies: the spec's values, the labels
+ * (no mda location on a PV without one), the text's metadata_copies and
+ * the extents of a PV with mda1 (issue 33). */
+static void
+test_mdas(void **state)
+{
+  struct ff_spec *sp = ff_spec_load_string(
+    "device_size = \"64M\";\n"
+    "vgs = ({ count = 2; pvs = 3; mda_copies = [0, 2, 1]; vg_mda_copies = 5;"
+    " },\n"
+    "  { name = \"all\"; vg_mda_copies = \"all\"; });\n"
+    "orphans = ({ mda_copies = 0; });",
+    "t");
+  struct ff_farm *farm;
+  uint8_t lab[1024];
+  char *text;
+
+  (void)state;
+  assert_nonnull_err(sp);
+  assert_int_equal(sp->vgs[0].fmt.mda_copies, 2);
+  assert_non_null(sp->vgs[0].pv_mdas);
+  assert_int_equal(sp->vgs[0].pv_mdas[0], 0);
+  assert_int_equal(sp->vgs[0].pv_mdas[1], 2);
+  assert_int_equal(sp->vgs[0].pv_mdas[2], 1);
+  assert_int_equal(sp->vgs[0].vg_mdas, 5);
+  assert_int_equal(sp->vgs[1].vg_mdas, 0); /* "all": written unmanaged */
+  assert_null(sp->vgs[1].pv_mdas);
+  assert_int_equal(sp->others[0].fmt.mda_copies, 0);
+  ff_spec_free(sp);
+
+  sp = ff_spec_load_string("device_size = \"65M\";\n"
+                           "vgs = ({ count = 2; pvs = 3; mda_copies = [0, 2, "
+                           "1]; vg_mda_copies = 5; });\n"
+                           "orphans = ({ mda_copies = 0; });",
+                           "t");
+  assert_nonnull_err(sp);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  assert_int_equal(ff_farm_ndevs(farm), 7);
+  /* PV 0 of each VG, and the orphan: the mda list is the terminator, the
+   * extension follows at 0x278 */
+  for (uint32_t d = 0; d < 7; d += 3) {
+    assert_int_equal(ff_farm_read(farm, d, lab, 0, 1024), 0);
+    assert_memory_equal(lab + 512, "LABELONE", 8);
+    assert_int_equal(ff_get_le64(lab + 0x248), 1u << 20); /* pe_start */
+    assert_int_equal(ff_get_le64(lab + 0x268), 0);        /* no mda: the */
+    assert_int_equal(ff_get_le64(lab + 0x270), 0);        /* terminator */
+    assert_int_equal(ff_get_le32(lab + 0x278), 2);        /* extension */
+    assert_int_equal(ff_get_le32(lab + 0x27c), d < 6 ? 1 : 0); /* used */
+  }
+  /* PV 1: mda0 and mda1; PV 2: mda0 only */
+  assert_int_equal(ff_farm_read(farm, 1, lab, 0, 1024), 0);
+  assert_int_equal(ff_get_le64(lab + 0x268), 4096);
+  assert_int_equal(ff_get_le64(lab + 0x278), 67108864);
+  assert_int_equal(ff_farm_read(farm, 2, lab, 0, 1024), 0);
+  assert_int_equal(ff_get_le64(lab + 0x268), 4096);
+  assert_int_equal(ff_get_le64(lab + 0x278), 0);
+  /* the VG's text: metadata_copies = 5; PV 1 has 15 extents, the others
+   * 16 (64 MiB after pe_start; mda1 takes the last) */
+  assert_int_equal(farm->vgs[0].mda_copies, 5);
+  assert_int_equal(farm->vgs[0].pvs[0].pe_count, 16);
+  assert_int_equal(farm->vgs[0].pvs[1].pe_count, 15);
+  assert_int_equal(farm->vgs[0].pvs[2].pe_count, 16);
+  text = farm->vgs[0].texts[0].buf;
+  assert_non_null(strstr(text, "\nmetadata_copies = 5\n"));
+  ff_farm_free(farm);
+
+  /* vg_mda_copies 2 of 4 mdas, lvm's choice named: the ignored ones keep
+   * write 1 (seqno 1) with RAW_LOCN_IGNORED, the others the last write */
+  sp = ff_spec_load_string(
+    "device_size = \"64M\";\n"
+    "vgs = ({ pvs = 3; mda_copies = [1, 2, 1]; vg_mda_copies = 2;\n"
+    "  ignored_mdas = [\"1:1\", \"2:0\"]; lvs = ({ size = \"8M\"; }); });",
+    "t");
+  assert_nonnull_err(sp);
+  assert_int_equal(sp->vgs[0].pv_ignored[0], 0);
+  assert_int_equal(sp->vgs[0].pv_ignored[1], 2);
+  assert_int_equal(sp->vgs[0].pv_ignored[2], 1);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  {
+    static const struct {
+      uint32_t dev;
+      uint64_t at;
+      int ignored;
+    } mdah[] = {{0, 4096, 0}, {1, 4096, 0}, {1, 66060288, 1}, {2, 4096, 1}};
+    uint8_t h[512];
+
+    for (size_t i = 0; i < sizeof mdah / sizeof *mdah; i++) {
+      const struct ff_text *t = &farm->vgs[0].texts[mdah[i].ignored ? 0 : 1];
+
+      assert_int_equal(ff_farm_read(farm, mdah[i].dev, h, mdah[i].at, 512), 0);
+      assert_memory_equal(h + 4, " LVM2 x[5A%r0N*>", 16);
+      assert_int_equal(ff_get_le64(h + 48), t->size);
+      assert_int_equal(ff_get_le32(h + 56), t->crc);
+      assert_int_equal(ff_get_le32(h + 60), mdah[i].ignored);
+    }
+  }
+  ff_farm_free(farm);
+}
+
+/* configs/nomda-10000.conf: 10,000 PVs, 9000 of them without a metadata
+ * area, in 1000 VGs of 10. */
+static void
+test_nomda_config(void **state)
+{
+  char path[4200];
+  struct ff_spec *sp;
+  struct ff_farm *farm;
+  unsigned none = 0, with = 0;
+
+  (void)state;
+  snprintf(path, sizeof path, "%s/configs/nomda-10000.conf", ff_test_srcdir());
+  sp = ff_spec_load_file(path);
+  assert_nonnull_err(sp);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  assert_int_equal(ff_farm_ndevs(farm), 10000);
+  assert_int_equal(ff_farm_nvgs(farm), 1000);
+  for (uint32_t v = 0; v < farm->nvgs; v++)
+    for (uint32_t p = 0; p < farm->vgs[v].npvs; p++)
+      if (farm->vgs[v].pvs[p].nmdas)
+        with++;
+      else
+        none++;
+  assert_int_equal(none, 9000);
+  assert_int_equal(with, 1000);
+  ff_farm_free(farm);
 }
 
 static void
@@ -111,7 +245,75 @@ static const struct {
    "needs pvs >= 2"},
   {"vgs = ({ damage = \"on-fire\"; });", "vgs.[0].damage",
    "unknown damage 'on-fire'"},
-  {"vgs = ({ mda_copies = 3; });", "vgs.[0].mda_copies", "out of range"},
+  /* mda_copies, vg_mda_copies: lvm's words where lvm refuses */
+  {"vgs = ({ mda_copies = 3; });",
+   "t:1: vgs.[0].mda_copies: 3: lvm refuses "
+   "it (\"Invalid argument for --pvmetadatacopies: 3\"; it takes 0, 1 or 2)",
+   ""},
+  {"vgs = ({ pvs = 2; mda_copies = [1]; });",
+   "t:1: vgs.[0].mda_copies: has 1 entries (expected 2, one per PV of the "
+   "VG)",
+   ""},
+  {"vgs = ({ pvs = 2;\n mda_copies = [1, 5]; });",
+   "t:2: vgs.[0].mda_copies: entry 1: 5: lvm refuses it", ""},
+  {"vgs = ({ pvs = 2; mda_copies = (1, \"x\"); });",
+   "t:1: vgs.[0].mda_copies: entry 1: expected an integer (0, 1 or 2)", ""},
+  {"vgs = ({ pvs = 2; mda_copies = [0, 0]; });",
+   "t:1: vgs.[0].mda_copies: no PV of the VG has a metadata area: lvm "
+   "refuses it (\"Aborting vg_write: No metadata areas to write to!\")",
+   ""},
+  {"vgs = ({ mda_copies = 0; });", "t:1: vgs.[0].mda_copies: no PV", ""},
+  {"orphans = ({ mda_copies = [1]; });",
+   "t:1: orphans.[0].mda_copies: expected an integer (0, 1 or 2; a list, "
+   "one per PV, only in a VG group)",
+   ""},
+  {"vgs = ({ pvs = 2; mda_copies = [1, 0]; metadatasize = \"4M\"; });",
+   "t:1: vgs.[0].mda_copies: PV 1 has no metadata area: pvcreate "
+   "--pvmetadatacopies 0 puts its pe_start at 1048576, the PVs with one at "
+   "5242880",
+   "not supported"},
+  {"vgs = ({ pvs = 2; mda_copies = [1, 0]; damage = \"bad-mda-checksum\"; "
+   "});",
+   "t:1: vgs.[0].damage: bad-mda-checksum damages the last PV's metadata "
+   "area, and it has none",
+   ""},
+  {"vgs = ({ pvs = 2; mda_copies = [0, 1]; damage = \"missing-pv\"; });",
+   "t:1: vgs.[0].damage: missing-pv damages the last PV, and only it has "
+   "metadata areas",
+   ""},
+  {"orphans = ({ mda_copies = 0; damage = \"bad-mda-checksum\"; });",
+   "t:1: orphans.[0].damage: bad-mda-checksum damages mda0, and "
+   "mda_copies 0 makes none",
+   ""},
+  {"vgs = ({ pvs = 3; mda_copies = [2, 1, 0]; vg_mda_copies = 2; });",
+   "t:1: vgs.[0].vg_mda_copies: 2 is less than the VG's 3 metadata areas: "
+   "vgcreate marks 1 of them ignored, chosen at random",
+   "name the ones lvm chose in ignored_mdas"},
+  {"vgs = ({ pvs = 3; vg_mda_copies = 1; ignored_mdas = [\"0:0\"]; });",
+   "t:1: vgs.[0].ignored_mdas: has 1 entries, but vg_mda_copies 1 of the "
+   "VG's 3 metadata areas leaves 2 ignored",
+   ""},
+  {"vgs = ({ pvs = 2; ignored_mdas = [\"0:0\"]; });",
+   "t:1: vgs.[0].ignored_mdas: has 1 entries, but vg_mda_copies 0", ""},
+  {"vgs = ({ pvs = 2; vg_mda_copies = 1; ignored_mdas = [\"0:1\"]; });",
+   "t:1: vgs.[0].ignored_mdas: entry 0: '0:1': the VG has no such metadata "
+   "area (PV 0 has 1)",
+   ""},
+  {"vgs = ({ pvs = 3; vg_mda_copies = 1; ignored_mdas = [\"2:0\", "
+   "\"2:0\"]; });",
+   "t:1: vgs.[0].ignored_mdas: entry 1: '2:0' is given twice", ""},
+  {"vgs = ({ pvs = 2; vg_mda_copies = 1; ignored_mdas = [\"1\"]; });",
+   "t:1: vgs.[0].ignored_mdas: entry 0: expected \"PV:MDA\"", ""},
+  {"vgs = ({ vg_mda_copies = \"most\"; });",
+   "t:1: vgs.[0].vg_mda_copies: 'most': lvm refuses it (\"Invalid argument "
+   "for --vgmetadatacopies: most\"",
+   ""},
+  {"vgs = ({ vg_mda_copies = -1; });",
+   "t:1: vgs.[0].vg_mda_copies: -1 is out of range", ""},
+  {"vgs = ({ vg_mda_copies = 1.5; });",
+   "t:1: vgs.[0].vg_mda_copies: expected an integer, \"all\" or "
+   "\"unmanaged\"",
+   ""},
   {"vgs = ({ mda_size = \"2M\"; });", "vgs.[0].mda_size",
    "would overlap the data area"},
   {"vgs = ({ pe_start = 1000; });", "vgs.[0].pe_start",
@@ -569,10 +771,11 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_defaults), cmocka_unit_test(test_full),
-    cmocka_unit_test(test_bad),      cmocka_unit_test(test_bad_farm),
-    cmocka_unit_test(test_files),    cmocka_unit_test(test_builtin),
-    cmocka_unit_test(test_scale),    cmocka_unit_test(test_scale_small),
+    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_mdas),
+    cmocka_unit_test(test_full),        cmocka_unit_test(test_bad),
+    cmocka_unit_test(test_bad_farm),    cmocka_unit_test(test_files),
+    cmocka_unit_test(test_builtin),     cmocka_unit_test(test_scale),
+    cmocka_unit_test(test_scale_small), cmocka_unit_test(test_nomda_config),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
