@@ -62,7 +62,8 @@ node_sort(struct node *n, unsigned level, unsigned *depth)
 {
   if (level + 1 > *depth)
     *depth = level + 1;
-  qsort(n->kids, n->nkids, sizeof *n->kids, by_name);
+  if (n->nkids > 1) /* a leaf's kids may be NULL: qsort's base must not be */
+    qsort(n->kids, n->nkids, sizeof *n->kids, by_name);
   for (size_t i = 0; i < n->nkids; i++)
     node_sort(&n->kids[i], level + 1, depth);
 }

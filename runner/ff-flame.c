@@ -727,7 +727,8 @@ ff_flame_grew(const struct ff_flame *a, const struct ff_flame *b, size_t max,
       d[n++] = e;
     }
   }
-  qsort(d, n, sizeof *d, by_growth);
+  if (n > 1)
+    qsort(d, n, sizeof *d, by_growth);
   if (n > max)
     n = max;
   for (size_t k = 0; k < n; k++)
