@@ -123,7 +123,10 @@ build(const struct ff_flame *fl, struct node *root, unsigned *depth)
 static const struct node *
 find_kid(const struct node *n, const struct node *like)
 {
-  return n ? bsearch(like, n->kids, n->nkids, sizeof *n->kids, by_name) : NULL;
+  /* a leaf has no kids array: bsearch's base must not be NULL */
+  return n && n->nkids
+           ? bsearch(like, n->kids, n->nkids, sizeof *n->kids, by_name)
+           : NULL;
 }
 
 /* A number in [0, 1) from the name: the shade of a frame, the same in
