@@ -38,20 +38,6 @@ struct run_flame {
   char label[1024], workload[256];
 };
 
-/* json_out's directory. */
-static void
-dir_of(const char *path, char *dir, size_t len)
-{
-  const char *slash = strrchr(path, '/');
-
-  if (!slash)
-    ff_pathf(dir, len, ".");
-  else if (slash == path)
-    ff_pathf(dir, len, "/");
-  else
-    ff_pathf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
 int
 run_flame_setup(struct run *r, int asked)
 {
@@ -92,7 +78,7 @@ void
 run_flame_outdir(struct run *r, const char *json_out)
 {
   if (r->flame)
-    dir_of(json_out, r->flame->outdir, sizeof r->flame->outdir);
+    ff_dirname(json_out, r->flame->outdir, sizeof r->flame->outdir);
 }
 
 void

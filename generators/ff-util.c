@@ -370,3 +370,15 @@ ff_pathf(char *buf, size_t len, const char *fmt, ...)
   }
   return 0;
 }
+
+int
+ff_dirname(const char *path, char *dir, size_t len)
+{
+  const char *slash = strrchr(path, '/');
+
+  if (!slash)
+    return ff_pathf(dir, len, ".");
+  if (slash == path)
+    return ff_pathf(dir, len, "/");
+  return ff_pathf(dir, len, "%.*s", (int)(slash - path), path);
+}

@@ -71,6 +71,11 @@ int ff_uuid_parse(const char *s, char out[FF_UUID_LEN]);
 int ff_pathf(char *buf, size_t len, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));
 
+/* The directory part of path into dir, as dirname(1) says it for a
+ * file's path: "." without a slash, "/" for "/x", else everything before
+ * the last slash.  0, or -1 (dir empty) when it does not fit. */
+int ff_dirname(const char *path, char *dir, size_t len);
+
 /* Write the dashed form (6-4-4-4-4-4-6) with a terminating NUL. */
 void ff_uuid_dash(const char in[FF_UUID_LEN], char out[FF_UUID_DASHED + 1]);
 

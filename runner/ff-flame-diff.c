@@ -29,19 +29,6 @@ struct item {
   struct ff_flame *a, *b;
 };
 
-static void
-dir_of(const char *path, char *dir, size_t len)
-{
-  const char *slash = strrchr(path, '/');
-
-  if (!slash)
-    ff_pathf(dir, len, ".");
-  else if (slash == path)
-    ff_pathf(dir, len, "/");
-  else
-    ff_pathf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
 static int
 load_side(struct side *s, const char *path)
 {
@@ -49,7 +36,7 @@ load_side(struct side *s, const char *path)
   json_t *flame, *err;
 
   s->path = path;
-  dir_of(path, s->dir, sizeof s->dir);
+  ff_dirname(path, s->dir, sizeof s->dir);
   if (!(s->doc = json_load_file(path, 0, &jerr)))
     return ff_error("%s: %s", path, jerr.text);
   s->configs = json_object_get(s->doc, "configs");

@@ -1,5 +1,7 @@
 /* fusefarm unit tests: a file of tests/data as a string (ff-testdata.h). */
 #include "ff-testdata.h"
+#include "ff-error.h"
+#include "ff-runreport.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,18 +12,26 @@
 
 #include <cmocka.h>
 
+/* tests/data/NAME's path into path[4096]. */
+static void
+data_path(const char *name, char *path, size_t len)
+{
+  const char *dir = getenv("FF_TEST_DATA");
+
+  if (!dir)
+    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
+  snprintf(path, len, "%s/%s", dir, name);
+}
+
 char *
 ff_test_data(const char *name)
 {
-  const char *dir = getenv("FF_TEST_DATA");
   char path[4096];
   char *buf = NULL;
   long n = 0;
   FILE *f;
 
-  if (!dir)
-    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  data_path(name, path, sizeof path);
   f = fopen(path, "rb");
   if (!f)
     fail_msg("%s: cannot open", path);
@@ -32,4 +42,17 @@ ff_test_data(const char *name)
   fclose(f);
   buf[n] = '\0';
   return buf;
+}
+
+struct ff_runreport *
+ff_test_runreport(const char *name)
+{
+  char path[4096];
+  struct ff_runreport *rr;
+
+  data_path(name, path, sizeof path);
+  rr = ff_runreport_load_file(path);
+  if (!rr)
+    fail_msg("%s: %s", path, ff_errmsg());
+  return rr;
 }

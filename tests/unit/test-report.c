@@ -9,27 +9,13 @@
  * a timeline's labels never overlap, stay inside the chart, and the
  * slowest are labelled, with few units and with 3,000. */
 #include "ff-test.h"
+#include "ff-testdata.h"
 #include "ff-report-int.h"
 #include "ff-runreport.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static struct ff_runreport *
-load_data(const char *name)
-{
-  const char *dir = getenv("FF_TEST_DATA");
-  char path[4096];
-  struct ff_runreport *rr;
-
-  if (!dir)
-    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  rr = ff_runreport_load_file(path);
-  assert_nonnull_err(rr);
-  return rr;
-}
 
 static const struct ff_rr_workload *
 event_workload(const struct ff_rr_config *c)
@@ -49,7 +35,7 @@ event_workload(const struct ff_rr_config *c)
 static void
 test_context(void **state)
 {
-  struct ff_runreport *rr = load_data("run-event.json");
+  struct ff_runreport *rr = ff_test_runreport("run-event.json");
   char buf[512];
 
   (void)state;
@@ -61,7 +47,7 @@ test_context(void **state)
 
   /* two profiles: the document's line says so, a timeline's names its
    * configuration's */
-  rr = load_data("run-slow.json");
+  rr = ff_test_runreport("run-slow.json");
   ff_report_context_line(rr, NULL, buf, sizeof buf);
   assert_contains(buf, "farm: 40 devices, 20 VGs, 20 LVs");
   assert_contains(buf, "profile per configuration");
@@ -75,7 +61,7 @@ test_context(void **state)
   ff_runreport_free(rr);
 
   /* the configuration's lvm build (its "lvm" label) and profile */
-  rr = load_data("run-io.json");
+  rr = ff_test_runreport("run-io.json");
   ff_report_context_line(rr, &rr->configs[1], buf, sizeof buf);
   assert_contains(buf, "farm: 2 devices");
   assert_contains(buf, "lvm build guest (2.03.16(2)");
@@ -88,7 +74,7 @@ test_context(void **state)
 static void
 test_axis_values(void **state)
 {
-  struct ff_runreport *rr = load_data("verdict-noise.json");
+  struct ff_runreport *rr = ff_test_runreport("verdict-noise.json");
   size_t keys[FF_REPORT_AXIS_ROWS_MAX], n;
   char buf[256];
 
@@ -106,7 +92,7 @@ test_axis_values(void **state)
   /* two keys: obtain_device_list_from_udev changes at every step and is
    * nearest the axis, one label per group; event_activation under it,
    * one label per pair */
-  rr = load_data("run-event.json");
+  rr = ff_test_runreport("run-event.json");
   n = ff_report_axis_keys(rr, keys);
   assert_int_equal(n, 2);
   assert_non_null(strstr(rr->keys[keys[0]], "obtain_device_list_from_udev"));
@@ -126,7 +112,7 @@ test_axis_values(void **state)
 static void
 test_timeline_title(void **state)
 {
-  struct ff_runreport *rr = load_data("run-slow.json");
+  struct ff_runreport *rr = ff_test_runreport("run-slow.json");
   const struct ff_rr_config *c = &rr->configs[1];
   const struct ff_rr_workload *w = event_workload(c);
   char buf[512];
@@ -204,7 +190,7 @@ test_labels_few(void **state)
 
   (void)state;
   for (size_t d = 0; d < 2; d++) {
-    struct ff_runreport *rr = load_data(docs[d]);
+    struct ff_runreport *rr = ff_test_runreport(docs[d]);
 
     for (size_t i = 0; i < rr->nconfigs; i++) {
       const struct ff_rr_workload *w = event_workload(&rr->configs[i]);
@@ -231,7 +217,7 @@ test_labels_few(void **state)
 static void
 test_labels_many(void **state)
 {
-  struct ff_runreport *rr = load_data("run-event.json");
+  struct ff_runreport *rr = ff_test_runreport("run-event.json");
   const struct ff_rr_workload *w0 = event_workload(&rr->configs[1]);
   struct ff_rr_workload w = *w0;
   struct ff_rr_unit *u;

@@ -6,6 +6,7 @@
  * (differences within it) and verdict-single.json (one repetition each),
  * and run-sample.json (two keys, two pairs each, a failed run). */
 #include "ff-test.h"
+#include "ff-testdata.h"
 #include "ff-capture.h"
 #include "ff-runreport.h"
 #include "ff-runreport-json.h"
@@ -15,21 +16,6 @@
 #include <string.h>
 
 #include <jansson.h>
-
-static struct ff_runreport *
-load_data(const char *name)
-{
-  const char *dir = getenv("FF_TEST_DATA");
-  char path[4096];
-  struct ff_runreport *rr;
-
-  if (!dir)
-    fail_msg("FF_TEST_DATA is not set (ctest sets it to tests/data)");
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  rr = ff_runreport_load_file(path);
-  assert_nonnull_err(rr);
-  return rr;
-}
 
 static char *
 verdict(const struct ff_runreport *rr)
@@ -162,7 +148,7 @@ test_fmt_ratio(void **state)
 static void
 test_clear(void **state)
 {
-  struct ff_runreport *rr = load_data("verdict-clear.json");
+  struct ff_runreport *rr = ff_test_runreport("verdict-clear.json");
   struct ff_rr_effect *fx;
   size_t n, npairs;
   char *text;
@@ -230,7 +216,7 @@ test_clear(void **state)
 static void
 test_noise(void **state)
 {
-  struct ff_runreport *rr = load_data("verdict-noise.json");
+  struct ff_runreport *rr = ff_test_runreport("verdict-noise.json");
   struct ff_rr_effect *fx;
   size_t n, npairs;
   char *text;
@@ -268,7 +254,7 @@ test_noise(void **state)
 static void
 test_single(void **state)
 {
-  struct ff_runreport *rr = load_data("verdict-single.json");
+  struct ff_runreport *rr = ff_test_runreport("verdict-single.json");
   struct ff_rr_effect *fx;
   size_t n, npairs;
   char *text;
@@ -310,7 +296,7 @@ test_single(void **state)
 static void
 test_pairs(void **state)
 {
-  struct ff_runreport *rr = load_data("run-sample.json");
+  struct ff_runreport *rr = ff_test_runreport("run-sample.json");
   struct ff_rr_effect *fx;
   struct ff_rr_ratio p1, p2;
   size_t n, npairs;
@@ -530,7 +516,7 @@ test_mixed(void **state)
 static void
 test_verdict_json(void **state)
 {
-  struct ff_runreport *rr = load_data("run-sample.json");
+  struct ff_runreport *rr = ff_test_runreport("run-sample.json");
   json_t *v = ff_runreport_verdict_json(rr), *axes, *ax, *fx, *pair;
   size_t i;
 
@@ -588,7 +574,7 @@ test_verdict_json(void **state)
   ff_runreport_free(rr);
 
   /* event against direct activation, per config */
-  rr = load_data("verdict-clear.json");
+  rr = ff_test_runreport("verdict-clear.json");
   v = ff_runreport_verdict_json(rr);
   assert_nonnull_err(v);
   fx = json_array_get(json_object_get(v, "event_direct"), 0);

@@ -144,6 +144,25 @@ test_sb(void **state)
   free(s);
 }
 
+static void
+test_dirname(void **state)
+{
+  char d[8];
+
+  (void)state;
+  assert_int_equal(ff_dirname("run.json", d, sizeof d), 0);
+  assert_string_equal(d, ".");
+  assert_int_equal(ff_dirname("/run.json", d, sizeof d), 0);
+  assert_string_equal(d, "/");
+  assert_int_equal(ff_dirname("a/b/run.json", d, sizeof d), 0);
+  assert_string_equal(d, "a/b");
+  assert_int_equal(ff_dirname("/tmp/x/", d, sizeof d), 0);
+  assert_string_equal(d, "/tmp/x");
+  /* too long for d: empty, never cut */
+  assert_int_equal(ff_dirname("/a/long/dir/run.json", d, sizeof d), -1);
+  assert_string_equal(d, "");
+}
+
 int
 main(void)
 {
@@ -151,7 +170,7 @@ main(void)
     cmocka_unit_test(test_sizes),   cmocka_unit_test(test_format_size),
     cmocka_unit_test(test_formats), cmocka_unit_test(test_names),
     cmocka_unit_test(test_uuids),   cmocka_unit_test(test_ctime),
-    cmocka_unit_test(test_sb),
+    cmocka_unit_test(test_sb),      cmocka_unit_test(test_dirname),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
