@@ -1104,6 +1104,15 @@ ff_cmd_vm(int argc, char **argv)
     rc = 2;
     goto out;
   }
+  if (v.sc && ff_scenario_axis(v.sc, "fusefarm/spec")) {
+    fprintf(stderr,
+            "fusefarm vm: the matrix axis fusefarm/spec changes the farm per "
+            "configuration: a guest boots with one farm's disks; run each "
+            "farm as a scenario of its own (spec = ...), or use fusefarm "
+            "run\n");
+    rc = 2;
+    goto out;
+  }
   /* The guest activates with real device-mapper, always. */
   if (v.sc) {
     enum ff_dm_asker none = ff_scenario_dm_asks(v.sc, NULL, "none");

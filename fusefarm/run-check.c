@@ -84,12 +84,15 @@ check_keys(const char *prog, const struct ff_scenario *sc,
   return rc;
 }
 
-/* The farm of sc scaled to devices (0: as the spec says). */
+/* The farm of sc (value s of the fusefarm/spec axis sx, if any) scaled to
+ * devices (0: as the spec says). */
 static struct ff_farm *
-load_farm(const struct ff_scenario *sc, uint64_t devices)
+load_farm(const struct ff_scenario *sc, const struct ff_axis *sx, unsigned s,
+          uint64_t devices)
 {
   struct ff_spec *sp =
-    sc->farm   ? ff_spec_load_string(sc->farm, sc->file)
+    sx         ? ff_spec_load_file(sx->values[s].s)
+    : sc->farm ? ff_spec_load_string(sc->farm, sc->file)
     : sc->spec ? ff_spec_load_file(sc->spec)
                : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
   struct ff_farm *farm;
@@ -139,15 +142,17 @@ ff_run_check(const char *prog, const struct ff_scenario *sc,
 {
   const struct ff_axis *px = ff_scenario_axis(sc, "fusefarm/profile");
   const struct ff_axis *dx = ff_scenario_axis(sc, "fusefarm/devices");
+  const struct ff_axis *sx = ff_scenario_axis(sc, "fusefarm/spec");
   uint64_t total = 0, nconf = ff_scenario_nconfigs(sc);
-  unsigned ncounts = dx ? dx->nvalues : 1;
+  /* one farm per spec and device count: farms[s * ncounts + d] */
+  unsigned ncounts = dx ? dx->nvalues : 1, nspecs = sx ? sx->nvalues : 1;
   struct ff_farm **farms;
   unsigned *idx;
   int rc = check_keys(prog, sc, lvms);
 
-  if (rc || (!list && !px && !sc->profile))
+  if (rc || (!list && !px && !sx && !sc->profile))
     return rc;
-  farms = calloc(ncounts, sizeof *farms);
+  farms = calloc((size_t)nspecs * ncounts, sizeof *farms);
   idx = calloc(sc->naxes + 1, sizeof *idx);
   if (!farms || !idx) {
     free(farms);
@@ -155,25 +160,30 @@ ff_run_check(const char *prog, const struct ff_scenario *sc,
     fprintf(stderr, "%s: out of memory\n", prog);
     return 1;
   }
-  for (unsigned d = 0; d < ncounts && !rc; d++) {
+  for (unsigned f = 0; f < nspecs * ncounts && !rc; f++) {
+    unsigned d = f % ncounts, sv = f / ncounts;
     char where[64];
 
-    farms[d] = load_farm(sc, device_count(sc, d));
-    if (!farms[d]) {
-      fprintf(stderr, "%s: %s\n", prog, ff_errmsg());
+    farms[f] = load_farm(sc, sx, sv, device_count(sc, d));
+    if (!farms[f]) {
+      if (sx)
+        fprintf(stderr, "%s: %s:%u: matrix.[%u].values: value %u: %s\n", prog,
+                sc->file, sx->values[sv].line, sx->index, sv, ff_errmsg());
+      else
+        fprintf(stderr, "%s: %s\n", prog, ff_errmsg());
       rc = 2;
       break;
     }
     if (sc->profile)
       rc = check_profile(prog, sc, sc->profile_line, "profile", sc->profile,
-                         farms[d]);
+                         farms[f]);
     for (unsigned v = 0; px && v < px->nvalues && !rc; v++) {
       if (!strcmp(px->values[v].s, "ideal"))
         continue;
       ff_pathf(where, sizeof where, "matrix.[%u].values: value %u", px->index,
                v);
       rc = check_profile(prog, sc, px->values[v].line, where, px->values[v].s,
-                         farms[d]);
+                         farms[f]);
     }
   }
   if (!rc && list) {
@@ -187,7 +197,8 @@ ff_run_check(const char *prog, const struct ff_scenario *sc,
       char label[1024];
 
       ff_scenario_config(sc, k, idx);
-      farm = farms[dx ? idx[dx - sc->axes] : 0];
+      farm = farms[(sx ? idx[sx - sc->axes] : 0) * ncounts +
+                   (dx ? idx[dx - sc->axes] : 0)];
       ff_config_label(sc, idx, label, sizeof label);
       printf("%6llu  %s\n", (unsigned long long)k + 1, label);
       for (unsigned w = 0; w < sc->nworkloads; w++)
@@ -198,8 +209,8 @@ ff_run_check(const char *prog, const struct ff_scenario *sc,
            "workloads)\n",
            (unsigned long long)total, total == 1 ? "" : "s");
   }
-  for (unsigned d = 0; d < ncounts; d++)
-    ff_farm_free(farms[d]);
+  for (unsigned f = 0; f < nspecs * ncounts; f++)
+    ff_farm_free(farms[f]);
   free(farms);
   free(idx);
   return rc;

@@ -134,7 +134,7 @@ unmount_farm(struct run *r)
 }
 
 int
-mount_farm(struct run *r, uint64_t devices)
+mount_farm(struct run *r, const char *spec, uint64_t devices)
 {
   char log[PATH_MAX + 32], err[PATH_MAX + 32], ndev[32], msg[512];
   const char *argv[16];
@@ -147,8 +147,8 @@ mount_farm(struct run *r, uint64_t devices)
   ff_pathf(ndev, sizeof ndev, "%llu", (unsigned long long)devices);
   argv[a++] = r->self;
   argv[a++] = "mount";
-  if (r->sc->spec)
-    argv[a++] = r->sc->spec;
+  if (spec)
+    argv[a++] = spec;
   argv[a++] = r->mnt;
   argv[a++] = "--log";
   argv[a++] = log;
@@ -185,6 +185,7 @@ mount_farm(struct run *r, uint64_t devices)
     }
   }
   r->devices = devices;
+  r->spec = spec;
   if (read_farmview(r) < 0)
     return -1;
   run_say(r, "farm: %u devices, %u VGs, %u LVs attached", r->fv.ndevs,
@@ -229,8 +230,8 @@ static char *
 spec_hint_format(struct run *r)
 {
   struct ff_spec *sp =
-    r->sc->spec ? ff_spec_load_file(r->sc->spec)
-                : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
+    r->spec ? ff_spec_load_file(r->spec)
+            : ff_spec_load_string(ff_spec_builtin_default, "<built-in>");
   char *fmt = sp && sp->device_hint ? strdup(sp->device_hint) : NULL;
 
   ff_spec_free(sp);

@@ -83,6 +83,7 @@ struct run {
   int mounted;
   pid_t daemon_pid;
   uint64_t devices; /* current scale, 0: as the spec says */
+  const char *spec; /* the mounted farm's spec (NULL: the built-in one) */
   struct farmview fv;
   pid_t aio_pid;
   char lvm_version[128];
@@ -153,10 +154,11 @@ int run_wait(struct run *r, const char *const argv[], const char *out,
 
 /* ---- the farm and the private /dev (run-farm.c) */
 
-/* Mount the scenario's farm scaled to devices (0: as the spec says),
+/* Mount the farm of spec (a path or builtin:NAME; NULL: the built-in
+ * default) scaled to devices (0: as the spec says),
  * attach it and cover /dev with the private one; r->fv then describes
  * it.  0, or -1 with ff_error (what is mounted stays for unmount_farm). */
-int mount_farm(struct run *r, uint64_t devices);
+int mount_farm(struct run *r, const char *spec, uint64_t devices);
 /* Tear down what mount_farm made (dm devices, private /dev, loops,
  * mount, daemon); a no-op when nothing is mounted. */
 void unmount_farm(struct run *r);

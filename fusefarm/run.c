@@ -197,6 +197,7 @@ struct config {
   int aio;
   unsigned aio_inflight;
   uint64_t devices;
+  const char *spec;  /* the farm's spec: path, builtin:..., NULL (default) */
   const char *fence; /* "none", "devicesfile", "devicesfile-used", ... */
   /* fusefarm/target, fusefarm/fstype, fusefarm/mount_options (NULL:
    * each workload's own) */
@@ -206,6 +207,13 @@ struct config {
   const struct ff_lvm_build *lvm;
   char label[1024];
 };
+
+/* Two specs the same farm: both NULL (the built-in one) or one path. */
+static int
+same_spec(const char *a, const char *b)
+{
+  return a == b || (a && b && !strcmp(a, b));
+}
 
 static void
 config_resolve(struct run *r, uint64_t k, struct config *c)
@@ -218,6 +226,7 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   c->aio = 0;
   c->aio_inflight = sc->aio_inflight;
   c->devices = sc->devices;
+  c->spec = sc->spec;
   c->fence = sc->fence;
   c->target = c->fstype = c->mount_options = NULL;
   c->dm = r->dm_override ? r->dm_override : sc->dm;
@@ -234,6 +243,8 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->aio_inflight = (unsigned)v->i;
     else if (!strcmp(ax->key, "fusefarm/devices"))
       c->devices = (uint64_t)v->i;
+    else if (!strcmp(ax->key, "fusefarm/spec"))
+      c->spec = v->s;
     else if (!strcmp(ax->key, "fusefarm/fence"))
       c->fence = v->s;
     else if (!strcmp(ax->key, "fusefarm/target"))
@@ -670,8 +681,9 @@ run_scenario(struct run *r, json_t *doc)
                                    : "builtin:ideal";
     run_say(r, "[%llu/%llu] %s (round %u)", (unsigned long long)k + 1,
             (unsigned long long)nconf, c.label, st.round + 1);
-    if ((!r->mounted || c.devices != r->devices) &&
-        mount_farm(r, c.devices) < 0) {
+    if ((!r->mounted || c.devices != r->devices ||
+         !same_spec(c.spec, r->spec)) &&
+        mount_farm(r, c.spec, c.devices) < 0) {
       rc = -1;
       json_decref(settings);
       json_decref(wls);
@@ -721,12 +733,12 @@ run_scenario(struct run *r, json_t *doc)
       json_decref(wls);
       break;
     }
-    cj = json_pack(
-      "{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}", "id",
-      (json_int_t)k + 1, "label", c.label, "settings", settings, "farm",
-      "spec", sc->spec ? sc->spec : "<built-in>", "devices", (int)r->fv.ndevs,
-      "vgs", (int)r->fv.nvgs, "lvs", (int)r->fv.nlvs, "profile", profile,
-      "aio_contention", c.aio, "workloads", wls);
+    cj = json_pack("{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}",
+                   "id", (json_int_t)k + 1, "label", c.label, "settings",
+                   settings, "farm", "spec", c.spec ? c.spec : "<built-in>",
+                   "devices", (int)r->fv.ndevs, "vgs", (int)r->fv.nvgs, "lvs",
+                   (int)r->fv.nlvs, "profile", profile, "aio_contention",
+                   c.aio, "workloads", wls);
     json_object_set_new(cj, "fence", json_string(c.fence));
     if (r->fence_listed >= 0)
       json_object_set_new(cj, "fence_devices",

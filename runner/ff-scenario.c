@@ -110,19 +110,20 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       strcmp(ax->key, "fusefarm/aio_contention") &&
       strcmp(ax->key, "fusefarm/aio_inflight") &&
       strcmp(ax->key, "fusefarm/devices") &&
-      strcmp(ax->key, "fusefarm/fence") && strcmp(ax->key, "fusefarm/lvm") &&
-      strcmp(ax->key, "fusefarm/target") &&
+      strcmp(ax->key, "fusefarm/spec") && strcmp(ax->key, "fusefarm/fence") &&
+      strcmp(ax->key, "fusefarm/lvm") && strcmp(ax->key, "fusefarm/target") &&
       strcmp(ax->key, "fusefarm/fstype") &&
       strcmp(ax->key, "fusefarm/mount_options") &&
       strcmp(ax->key, "fusefarm/transport") && strcmp(ax->key, "fusefarm/dm"))
-    return ff_cfg_err(file, config_setting_get_member(g, "key"), kp,
-                      "unknown runner setting '%s' (expected "
-                      "fusefarm/profile, fusefarm/aio_contention, "
-                      "fusefarm/aio_inflight, fusefarm/devices, "
-                      "fusefarm/fence, fusefarm/lvm, fusefarm/target, "
-                      "fusefarm/fstype, fusefarm/mount_options, "
-                      "fusefarm/transport or fusefarm/dm)",
-                      ax->key);
+    return ff_cfg_err(
+      file, config_setting_get_member(g, "key"), kp,
+      "unknown runner setting '%s' (expected "
+      "fusefarm/profile, fusefarm/aio_contention, "
+      "fusefarm/aio_inflight, fusefarm/devices, "
+      "fusefarm/spec, fusefarm/fence, fusefarm/lvm, fusefarm/target, "
+      "fusefarm/fstype, fusefarm/mount_options, "
+      "fusefarm/transport or fusefarm/dm)",
+      ax->key);
   vals = config_setting_get_member(g, "values");
   ff_cfg_join(kp, sizeof kp, path, "values");
   if (!vals || (config_setting_type(vals) != CONFIG_TYPE_ARRAY &&
@@ -152,8 +153,9 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       break;
     case CONFIG_TYPE_STRING:
       v->is_str = 1;
-      v->s = !strcmp(ax->key, "fusefarm/profile") &&
-                 strcmp(config_setting_get_string(e), "ideal")
+      v->s = (!strcmp(ax->key, "fusefarm/profile") &&
+              strcmp(config_setting_get_string(e), "ideal")) ||
+                 !strcmp(ax->key, "fusefarm/spec")
                ? resolve(basedir, config_setting_get_string(e))
                : strdup(config_setting_get_string(e));
       if (!v->s)
@@ -184,6 +186,7 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         (!strcmp(ax->key, "fusefarm/aio_inflight") &&
          (v->is_str || v->i < 0 || v->i > 65536)) ||
         (!strcmp(ax->key, "fusefarm/profile") && !v->is_str) ||
+        (!strcmp(ax->key, "fusefarm/spec") && (!v->is_str || !v->s[0])) ||
         (!strcmp(ax->key, "fusefarm/lvm") && (!v->is_str || !v->s[0])) ||
         (!strcmp(ax->key, "fusefarm/fence") &&
          (!v->is_str || !ff_scenario_fence_valid(v->s))) ||
@@ -199,6 +202,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         ax->key,
         !strcmp(ax->key, "fusefarm/fence")     ? FF_FENCE_VALUES
         : !strcmp(ax->key, "fusefarm/profile") ? "a profile path or \"ideal\""
+        : !strcmp(ax->key, "fusefarm/spec")
+          ? "a farm spec's path or \"builtin:NAME\""
         : !strcmp(ax->key, "fusefarm/lvm")
           ? "an lvm binary's path, a name on PATH or a git ref"
         : !strcmp(ax->key, "fusefarm/devices")      ? "a device count >= 1"
@@ -907,6 +912,14 @@ parse_root(const char *file, const config_setting_t *root, const char *basedir)
           goto fail;
         }
     }
+  }
+  if ((sc->spec || sc->farm) && ff_scenario_axis(sc, "fusefarm/spec")) {
+    const char *k = sc->spec ? "spec" : "farm";
+
+    ff_cfg_err(file, config_setting_get_member(root, k), k,
+               "a farm and a fusefarm/spec axis in the matrix: give one "
+               "(the axis names every configuration's farm)");
+    goto fail;
   }
   if (lvms) {
     unsigned n = (unsigned)config_setting_length(lvms);
