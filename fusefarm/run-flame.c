@@ -362,6 +362,7 @@ graph_off(struct run *r, struct run_flame *f, json_t *off)
   json_object_set_new(off, "svg", json_string(svg));
   json_object_set_new(off, "blocked_us",
                       json_integer((json_int_t)ff_flame_samples(fl)));
+  json_object_set_new(off, "farm_us", json_integer((json_int_t)st.farm_us));
   json_object_set_new(off, "events", json_integer((json_int_t)st.events));
   json_object_set_new(off, "lost", json_integer((json_int_t)st.lost));
   json_object_set_new(off, "waits", json_integer((json_int_t)st.paired));

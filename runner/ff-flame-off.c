@@ -342,8 +342,12 @@ ff_flame_parse_offcpu(struct ff_flame *fl, FILE *in, const char *name,
   for (size_t i = 0; !rc && i < o.stacks.n; i++) {
     uint64_t us = (o.ns[i] + 500) / 1000;
 
+    size_t root = strcspn(o.stacks.keys[i], ";");
+
     if (us)
       rc = ff_flame_add_n(fl, o.stacks.keys[i], strlen(o.stacks.keys[i]), us);
+    if (ff_flame_frame_kind(o.stacks.keys[i], root) == 'f')
+      o.st.farm_us += us;
   }
   fl->seen += o.st.events;
   if (stats)

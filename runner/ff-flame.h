@@ -92,6 +92,7 @@ struct ff_flame_off {
   uint64_t preempted;  /* kept switch-outs while runnable: not counted */
   uint64_t lost;       /* events perf said it lost (PERF_RECORD_LOST) */
   uint64_t blocked_ns; /* the paired ones' time, before rounding */
+  uint64_t farm_us;    /* of the set's microseconds, the farm's threads' */
 };
 
 /* Read such text from in (named name in messages) into fl, which

@@ -139,6 +139,9 @@ for key in sorted(want & set(graphs)):
     if total != off["blocked_us"]:
         bad.append(f"{off['folded']}: {total} us, run.json says "
                    f"{off['blocked_us']}")
+    if not 0 <= off.get("farm_us", -1) <= off["blocked_us"]:
+        bad.append(f"{key}: offcpu farm_us {off.get('farm_us')!r}, "
+                   f"blocked_us {off['blocked_us']}")
     if off["events"] <= 0:
         bad.append(f"{key}: offcpu: {off['events']} sched_switch events")
     try:

@@ -76,6 +76,7 @@ test_pair_fold(void **state)
   assert_int_equal(st.preempted, 1);
   assert_int_equal(st.lost, 3);
   assert_int_equal(st.blocked_ns, 1851400);
+  assert_int_equal(st.farm_us, 250);
   free(text);
   ff_flame_free(fl);
 
