@@ -14,6 +14,15 @@
  * flame-<config>-<workload>.folded and .svg beside the run document,
  * listed in its "flame" member (docs/run-json.md).
  *
+ * Off-CPU time: where the kernel lets perf record sched:sched_switch
+ * (ff_perf_probe_sched: tracefs), a second perf records every switch,
+ * with call graphs, over the same span (switched on and off with the
+ * first); the workload's threads' blocked time, paired switch-out to
+ * switch-in (ff_flame_parse_offcpu), gives flame-off-<config>-<workload>
+ * .folded and .svg, counts in microseconds, in the graph's "offcpu"
+ * member.  Where it cannot, the run goes on with on-CPU graphs and each
+ * "offcpu" says why under "error".
+ *
  * Perf that is missing or cannot record here is said once, and the run
  * goes on without graphs; --flamegraph asked for them, so it stops the
  * run before anything runs (exit 2).  A graph that fails later (perf
@@ -34,6 +43,14 @@ struct run_flame {
   struct ff_perf p;
   pid_t perf_pid;
   int state;
+  /* off-CPU: the second perf, its state (FL_*), why there is none */
+  char offdir[PATH_MAX];
+  char tracefs[PATH_MAX];
+  char off_unavail[512]; /* for the whole run ("" when it can) */
+  char off_err[768];     /* this workload's recording failed */
+  struct ff_perf po;
+  pid_t off_pid;
+  int off_state;
   unsigned config;
   char label[1024], workload[256];
 };
@@ -65,6 +82,13 @@ run_flame_setup(struct run *r, int asked)
     return 0;
   }
   f->p.ctl = f->p.ack = -1;
+  f->po.ctl = f->po.ack = -1;
+  if (ff_perf_probe_sched(f->tracefs, sizeof f->tracefs) < 0) {
+    snprintf(f->off_unavail, sizeof f->off_unavail,
+             "no off-CPU graphs: sched_switch cannot be recorded here: %s",
+             ff_errmsg());
+    run_say(r, "%s (on-CPU graphs only)", f->off_unavail);
+  }
   if (!(f->graphs = json_array())) {
     free(f);
     fprintf(stderr, "fusefarm run: out of memory\n");
@@ -100,6 +124,13 @@ run_flame_doc(struct run *r, json_t *doc)
                  "companion; not perf) and the farm's daemon",
                  "graphs", r->flame->graphs);
   if (fo)
+    json_object_set_new(
+      fo, "offcpu",
+      r->flame->off_unavail[0]
+        ? json_pack("{s:s}", "error", r->flame->off_unavail)
+        : json_pack("{s:s, s:s, s:s}", "event", "sched:sched_switch",
+                    "tracefs", r->flame->tracefs, "unit", "microseconds"));
+  if (fo)
     json_object_set_new(doc, "flame", fo);
 }
 
@@ -126,12 +157,44 @@ run_flame_begin(struct run *r, unsigned config, const char *label,
   }
   f->perf_pid = f->p.proc.pid;
   f->state = FL_ARMED;
+  f->off_state = FL_IDLE;
+  f->off_pid = 0;
+  f->off_err[0] = '\0';
+  if (f->off_unavail[0])
+    return;
+  ff_pathf(f->offdir, sizeof f->offdir, "%s/perf-off", r->scratch);
+  if (mkdir(f->offdir, 0700) < 0 && errno != EEXIST) {
+    ff_pathf(f->off_err, sizeof f->off_err, "mkdir %s: %m", f->offdir);
+    return;
+  }
+  if (ff_perf_start_offcpu(&f->po, f->perf, f->offdir) < 0) {
+    ff_pathf(f->off_err, sizeof f->off_err, "%s", ff_errmsg());
+    return;
+  }
+  f->off_pid = f->po.proc.pid;
+  f->off_state = FL_ARMED;
 }
 
-/* Stop the recording; a failure is said and leaves no graph. */
+/* The off-CPU recording failed: said, kept for its entry. */
+static void
+off_failed(struct run *r, struct run_flame *f)
+{
+  ff_pathf(f->off_err, sizeof f->off_err, "%s", ff_errmsg());
+  run_say(r, "  off-CPU graph: %s", f->off_err);
+  ff_perf_kill(&f->po);
+  f->off_state = FL_IDLE;
+}
+
+/* Stop the recordings; a failure is said and leaves no graph. */
 static void
 stop(struct run *r, struct run_flame *f)
 {
+  if (f->off_state == FL_RECORDING) {
+    if (ff_perf_disable(&f->po) < 0 || ff_perf_stop(&f->po) < 0)
+      off_failed(r, f);
+    else
+      f->off_state = FL_STOPPED;
+  }
   if (ff_perf_disable(&f->p) < 0 || ff_perf_stop(&f->p) < 0) {
     run_say(r, "  flame graph: %s", ff_errmsg());
     ff_perf_kill(&f->p);
@@ -155,8 +218,16 @@ run_flame_cold(struct run *r, int done)
       run_say(r, "  flame graph: %s", ff_errmsg());
       ff_perf_kill(&f->p);
       f->state = FL_IDLE;
+      if (f->off_state == FL_ARMED)
+        off_failed(r, f);
     } else {
       f->state = FL_RECORDING;
+      if (f->off_state == FL_ARMED) {
+        if (ff_perf_enable(&f->po) < 0)
+          off_failed(r, f);
+        else
+          f->off_state = FL_RECORDING;
+      }
     }
   }
 }
@@ -178,8 +249,10 @@ graph(struct run *r, struct run_flame *f, json_t *entry)
 {
   char script[PATH_MAX + 32], name[300], base[PATH_MAX + 320];
   char folded[PATH_MAX + 340], svg[PATH_MAX + 340], title[1600];
-  struct ff_flame_filter flt = {
-    .root = getpid(), .skip = f->perf_pid, .farm = r->daemon_pid};
+  struct ff_flame_filter flt = {.root = getpid(),
+                                .skip = f->perf_pid,
+                                .skip2 = f->off_pid,
+                                .farm = r->daemon_pid};
   struct ff_flame *fl = NULL;
   struct ff_flame_svg_info info;
   FILE *in;
@@ -227,6 +300,93 @@ out:
   return rc;
 }
 
+/* Fold the off-CPU recording into its two files, described in off;
+ * -1 with ff_error. */
+static int
+graph_off(struct run *r, struct run_flame *f, json_t *off)
+{
+  char script[PATH_MAX + 32], name[300], base[PATH_MAX + 320];
+  char folded[PATH_MAX + 340], svg[PATH_MAX + 340], title[1600];
+  struct ff_flame_filter flt = {.root = getpid(),
+                                .skip = f->perf_pid,
+                                .skip2 = f->off_pid,
+                                .farm = r->daemon_pid};
+  struct ff_flame *fl = NULL;
+  struct ff_flame_off st;
+  FILE *in;
+  int rc = -1;
+
+  ff_pathf(script, sizeof script, "%s/script.txt", f->offdir);
+  if (ff_perf_script_offcpu(f->perf, f->offdir, script) < 0)
+    goto out;
+  if (!(in = fopen(script, "re"))) {
+    ff_error("open %s: %m", script);
+    goto out;
+  }
+  fl = ff_flame_new();
+  rc =
+    fl ? ff_flame_parse_offcpu(fl, in, "perf script (sched_switch)", &flt, &st)
+       : -1;
+  fclose(in);
+  if (rc < 0)
+    goto out;
+  file_part(f->workload, name, sizeof name);
+  ff_pathf(base, sizeof base, "flame-off-%u-%s", f->config, name);
+  ff_pathf(folded, sizeof folded, "%s/%s.folded", f->outdir, base);
+  ff_pathf(svg, sizeof svg, "%s/%s.svg", f->outdir, base);
+  ff_pathf(title, sizeof title,
+           "%s, config %u (%s), first repetition: off-CPU, microseconds "
+           "blocked",
+           f->workload, f->config, f->label);
+  rc = -1;
+  if (ff_flame_save(fl, folded) < 0 ||
+      ff_flame_svg_file(fl, NULL, title, svg, NULL) < 0)
+    goto out;
+  ff_pathf(folded, sizeof folded, "%s.folded", base);
+  ff_pathf(svg, sizeof svg, "%s.svg", base);
+  json_object_set_new(off, "folded", json_string(folded));
+  json_object_set_new(off, "svg", json_string(svg));
+  json_object_set_new(off, "blocked_us",
+                      json_integer((json_int_t)ff_flame_samples(fl)));
+  json_object_set_new(off, "farm_us", json_integer((json_int_t)st.farm_us));
+  json_object_set_new(off, "events", json_integer((json_int_t)st.events));
+  json_object_set_new(off, "lost", json_integer((json_int_t)st.lost));
+  json_object_set_new(off, "waits", json_integer((json_int_t)st.paired));
+  json_object_set_new(off, "unpaired", json_integer((json_int_t)st.unpaired));
+  json_object_set_new(off, "preempted",
+                      json_integer((json_int_t)st.preempted));
+  json_object_set_new(off, "stacks",
+                      json_integer((json_int_t)ff_flame_nstacks(fl)));
+  rc = 0;
+out:
+  ff_flame_free(fl);
+  ff_pathf(base, sizeof base, "%s/perf.data", f->offdir);
+  unlink(base);
+  unlink(script);
+  return rc;
+}
+
+/* The graph's "offcpu" member. */
+static json_t *
+offcpu_entry(struct run *r, struct run_flame *f)
+{
+  json_t *off = json_object();
+
+  if (!off)
+    return NULL;
+  if (f->off_unavail[0]) {
+    json_object_set_new(off, "error", json_string(f->off_unavail));
+  } else if (f->off_state != FL_STOPPED) {
+    json_object_set_new(
+      off, "error", json_string(f->off_err[0] ? f->off_err : "not recorded"));
+  } else if (graph_off(r, f, off) < 0) {
+    run_say(r, "  off-CPU graph of %s: %s", f->workload, ff_errmsg());
+    json_object_set_new(off, "error", json_string(ff_errmsg()));
+  }
+  f->off_state = FL_IDLE;
+  return off;
+}
+
 void
 run_flame_end(struct run *r)
 {
@@ -239,7 +399,8 @@ run_flame_end(struct run *r)
     stop(r, f);
   if (f->state == FL_ARMED) { /* no repetition ran */
     ff_perf_kill(&f->p);
-    f->state = FL_IDLE;
+    ff_perf_kill(&f->po);
+    f->state = f->off_state = FL_IDLE;
     return;
   }
   if (f->state != FL_STOPPED)
@@ -253,6 +414,7 @@ run_flame_end(struct run *r)
     run_say(r, "  flame graph of %s: %s", f->workload, ff_errmsg());
     json_object_set_new(entry, "error", json_string(ff_errmsg()));
   }
+  json_object_set_new(entry, "offcpu", offcpu_entry(r, f));
   json_array_append_new(f->graphs, entry);
 }
 
@@ -262,6 +424,7 @@ run_flame_free(struct run *r)
   if (!r->flame)
     return;
   ff_perf_kill(&r->flame->p);
+  ff_perf_kill(&r->flame->po);
   json_decref(r->flame->graphs);
   free(r->flame);
   r->flame = NULL;

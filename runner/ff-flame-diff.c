@@ -27,6 +27,7 @@ struct item {
   char workload[256];
   unsigned ca, cb;
   struct ff_flame *a, *b;
+  struct ff_flame *oa, *ob; /* off-CPU, when both sides have it */
 };
 
 static int
@@ -133,11 +134,13 @@ find_graph(const struct side *s, unsigned id, const char *w)
   return NULL;
 }
 
-/* The folded stacks of graph g of side s. */
+/* The folded stacks of graph g of side s (g's "offcpu" member for the
+ * off-CPU ones). */
 static struct ff_flame *
 load_graph(const struct side *s, json_t *g, unsigned id, const char *w)
 {
   const char *f = json_string_value(json_object_get(g, "folded"));
+  bool off = json_object_get(g, "blocked_us") != NULL;
   char path[2 * PATH_MAX];
   struct ff_flame *fl;
 
@@ -150,8 +153,11 @@ load_graph(const struct side *s, json_t *g, unsigned id, const char *w)
            f[0] == '/' ? "" : "/", f);
   if (!(fl = ff_flame_new()))
     return NULL;
+  if (off)
+    ff_flame_set_unit(fl, "us");
   if (ff_flame_load(fl, path) < 0) {
-    ff_error_prefix("%s: config %u, %s: ", s->path, id, w);
+    ff_error_prefix("%s: config %u, %s%s: ", s->path, id, w,
+                    off ? " (off-CPU)" : "");
     ff_flame_free(fl);
     return NULL;
   }
@@ -206,6 +212,17 @@ pair_up(const struct side *a, const struct side *b, unsigned ca, unsigned cb,
     if (!(it->a = load_graph(a, ga, ca, w)) ||
         !(it->b = load_graph(b, gb, cb, w)))
       return -1;
+    /* Off-CPU too, when both sides recorded it. */
+    {
+      json_t *oa = json_object_get(ga, "offcpu");
+      json_t *ob = json_object_get(gb, "offcpu");
+
+      if (json_is_string(json_object_get(oa, "folded")) &&
+          json_is_string(json_object_get(ob, "folded")) &&
+          (!(it->oa = load_graph(a, oa, ca, w)) ||
+           !(it->ob = load_graph(b, ob, cb, w))))
+        return -1;
+    }
   }
   if (!mine && named)
     return ff_error("%s: configuration %u has no flame graph", a->path, ca);
@@ -285,6 +302,25 @@ write_all(const struct ff_flame_diff *d, const struct side *a,
             100 * info.max_delta);
     if (ff_flame_print_grew(it->a, it->b, top, out) < 0)
       return -1;
+    if (!it->oa || !it->ob)
+      continue;
+    ff_pathf(file, sizeof file, "flame-diff-off-%u-%u-%s.svg", it->ca, it->cb,
+             part);
+    ff_pathf(path, sizeof path, "%s/%s", dir, file);
+    ff_pathf(title, sizeof title,
+             "%s: %s against %s: off-CPU, microseconds blocked", it->workload,
+             nb, na);
+    if (ff_flame_svg_file(it->ob, it->oa, title, path, &info) < 0)
+      return -1;
+    fprintf(out,
+            "\n%s off-CPU: A %s, %llu us blocked; B %s, %llu us blocked\n"
+            "  %s: widths from B, red grew, blue shrank (deepest: %.2f "
+            "points)\n",
+            it->workload, na, (unsigned long long)ff_flame_samples(it->oa), nb,
+            (unsigned long long)ff_flame_samples(it->ob), path,
+            100 * info.max_delta);
+    if (ff_flame_print_grew(it->oa, it->ob, top, out) < 0)
+      return -1;
   }
   if (fflush(out) == EOF || ferror(out))
     return ff_error("write: %m");
@@ -347,6 +383,8 @@ out:
   for (size_t i = 0; i < n; i++) {
     ff_flame_free(items[i].a);
     ff_flame_free(items[i].b);
+    ff_flame_free(items[i].oa);
+    ff_flame_free(items[i].ob);
   }
   free(items);
   json_decref(sa.doc);

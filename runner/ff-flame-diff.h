@@ -15,6 +15,11 @@
  *   in the output directory (widths from B, colour by the change of share
  *   from A: ff_flame_svg with a base), and a table of the frames whose
  *   inclusive share grew most (ff_flame_print_grew).
+ * - Off-CPU graphs (a graph's "offcpu" member, counts in microseconds
+ *   blocked) are compared the same way where both sides have them:
+ *   flame-diff-off-<I>-<J>-<workload>.svg and a second table; a side
+ *   without them (no tracefs, its recording failed) leaves them out
+ *   silently.
  * - Everything is read and checked before anything is written.
  *
  * ERRORS

@@ -178,7 +178,8 @@ delta_colour(double d, double max)
 struct draw {
   FILE *out;
   const struct node *root, *base_root;
-  double scale; /* pixels per sample */
+  const char *unit; /* "samples", "us" */
+  double scale;     /* pixels per sample */
   double base_total;
   double max_delta;
   unsigned depth;
@@ -250,14 +251,14 @@ frame(struct draw *d, const struct node *n, const struct node *b,
 
     fill = delta_colour(share(n->value, d->root->value) - was, d->max_delta);
     snprintf(label, sizeof label,
-             "%s (%s): %" PRIu64 " samples, %.2f%% (before: %.2f%%, "
+             "%s (%s): %" PRIu64 " %s, %.2f%% (before: %.2f%%, "
              "%+.2f points)",
-             name, kind_word(level, kind), n->value, pct, 100 * was,
+             name, kind_word(level, kind), n->value, d->unit, pct, 100 * was,
              pct - 100 * was);
   } else {
     fill = level ? kind_colour(kind, n->name, n->len) : C_ROOT;
-    snprintf(label, sizeof label, "%s (%s): %" PRIu64 " samples, %.2f%%", name,
-             kind_word(level, kind), n->value, pct);
+    snprintf(label, sizeof label, "%s (%s): %" PRIu64 " %s, %.2f%%", name,
+             kind_word(level, kind), n->value, d->unit, pct);
   }
   fputs("<g class=\"f\"><title>", d->out);
   put_escaped(d, label);
@@ -304,7 +305,7 @@ ff_flame_svg(const struct ff_flame *fl, const struct ff_flame *base,
              const char *title, FILE *out, struct ff_flame_svg_info *info)
 {
   struct node root, broot = {0};
-  struct draw d = {.out = out};
+  struct draw d = {.out = out, .unit = ff_flame_unit(fl)};
   unsigned bdepth = 0;
   double h;
 
@@ -334,9 +335,12 @@ ff_flame_svg(const struct ff_flame *fl, const struct ff_flame *base,
   fprintf(out,
           "</text>\n<text x=\"%.0f\" y=\"38\" font-size=\"12\" "
           "text-anchor=\"middle\" fill=\"#444444\">%" PRIu64
-          " samples%s; a frame's width is its share of them; hover a frame "
+          " %s%s; a frame's width is its share of them; hover a frame "
           "for its numbers</text>\n",
-          WIDTH / 2, root.value, base ? ", each side over its own total" : "");
+          WIDTH / 2, root.value,
+          fl->unit && !strcmp(fl->unit, "us") ? "microseconds blocked"
+                                              : ff_flame_unit(fl),
+          base ? ", each side over its own total" : "");
   if (base) {
     char s[160];
 

@@ -141,14 +141,26 @@ ff_flame_samples(const struct ff_flame *fl)
   return fl->samples;
 }
 
+void
+ff_flame_set_unit(struct ff_flame *fl, const char *unit)
+{
+  fl->unit = unit;
+}
+
+const char *
+ff_flame_unit(const struct ff_flame *fl)
+{
+  return fl->unit ? fl->unit : "samples";
+}
+
 size_t
 ff_flame_nstacks(const struct ff_flame *fl)
 {
   return fl->stacks.n;
 }
 
-static int
-add_n(struct ff_flame *fl, const char *stack, size_t len, uint64_t n)
+int
+ff_flame_add_n(struct ff_flame *fl, const char *stack, size_t len, uint64_t n)
 {
   int added;
   long k;
@@ -178,7 +190,7 @@ add_n(struct ff_flame *fl, const char *stack, size_t len, uint64_t n)
 int
 ff_flame_add(struct ff_flame *fl, const char *stack, uint64_t n)
 {
-  return add_n(fl, stack, strlen(stack), n);
+  return ff_flame_add_n(fl, stack, strlen(stack), n);
 }
 
 int
@@ -216,19 +228,13 @@ ff_flame_frame_name(const char *frame, size_t len, char *buf, size_t bufsize)
 
 /* --- perf script ------------------------------------------------------ */
 
-/* pid -> the pid that forked it, from the fork events. */
-struct pidmap {
-  pid_t *key, *val;
-  size_t cap, n;
-};
-
-static int
-pid_set(struct pidmap *m, pid_t k, pid_t v)
+int
+ff_flame_pid_set(struct ff_flame_pids *m, pid_t k, pid_t v)
 {
   size_t i;
 
   if ((m->n + 1) * 2 > m->cap) {
-    struct pidmap g = {.cap = m->cap ? m->cap * 2 : 256};
+    struct ff_flame_pids g = {.cap = m->cap ? m->cap * 2 : 256};
 
     g.key = calloc(g.cap, sizeof *g.key);
     g.val = calloc(g.cap, sizeof *g.val);
@@ -239,7 +245,7 @@ pid_set(struct pidmap *m, pid_t k, pid_t v)
     }
     for (size_t j = 0; j < m->cap; j++)
       if (m->key[j])
-        pid_set(&g, m->key[j], m->val[j]);
+        ff_flame_pid_set(&g, m->key[j], m->val[j]);
     free(m->key);
     free(m->val);
     *m = g;
@@ -254,8 +260,8 @@ pid_set(struct pidmap *m, pid_t k, pid_t v)
   return 0;
 }
 
-static pid_t
-pid_get(const struct pidmap *m, pid_t k)
+pid_t
+ff_flame_pid_get(const struct ff_flame_pids *m, pid_t k)
 {
   if (!m->cap)
     return 0;
@@ -266,10 +272,17 @@ pid_get(const struct pidmap *m, pid_t k)
   return 0;
 }
 
-/* Whether flt keeps process pid; *farm set when it is the farm's. */
-static bool
-keeps(const struct ff_flame_filter *flt, const struct pidmap *parents,
-      pid_t pid, bool *farm)
+void
+ff_flame_pids_free(struct ff_flame_pids *m)
+{
+  free(m->key);
+  free(m->val);
+  memset(m, 0, sizeof *m);
+}
+
+bool
+ff_flame_keeps(const struct ff_flame_filter *flt,
+               const struct ff_flame_pids *parents, pid_t pid, bool *farm)
 {
   *farm = flt->farm && pid == flt->farm;
   if (*farm)
@@ -280,30 +293,42 @@ keeps(const struct ff_flame_filter *flt, const struct pidmap *parents,
     return false;
   /* Bounded: a pid reused while perf ran could make a loop. */
   for (int depth = 0; pid > 0 && depth < 1024; depth++) {
-    if (pid == flt->skip)
+    if (pid == flt->skip || (flt->skip2 && pid == flt->skip2))
       return false;
     if (pid == flt->root)
       return true;
-    pid = pid_get(parents, pid);
+    pid = ff_flame_pid_get(parents, pid);
   }
   return false;
 }
 
-struct sample {
-  bool open, keep, farm;
-  struct ff_sb comm;
-  struct ff_sb frames; /* each frame, '\0'-terminated, leaf first */
-  size_t nframes;
-};
+int
+ff_flame_sample_stack(const struct ff_flame_sample *s, struct ff_sb *st)
+{
+  const char **f = NULL;
+  size_t k = 0;
+
+  if (s->nframes && !(f = calloc(s->nframes, sizeof *f)))
+    return ff_error("out of memory");
+  for (const char *p = s->frames.buf; k < s->nframes; p += strlen(p) + 1)
+    f[k++] = p;
+  ff_sb_add(st, s->comm.buf && s->comm.len ? s->comm.buf : "[unknown]");
+  if (s->farm)
+    ff_sb_add(st, "_[f]");
+  while (k--)
+    ff_sb_addf(st, ";%s", f[k]);
+  free(f);
+  if (ff_sb_failed(st))
+    return ff_error("out of memory");
+  return 0;
+}
 
 /* Fold the open sample into fl. */
 static int
-commit(struct ff_flame *fl, struct sample *s)
+commit(struct ff_flame *fl, struct ff_flame_sample *s)
 {
   struct ff_sb st = {0};
-  const char **f = NULL;
-  size_t k = 0;
-  int rc = 0;
+  int rc;
 
   if (!s->open)
     return 0;
@@ -311,28 +336,17 @@ commit(struct ff_flame *fl, struct sample *s)
   fl->seen++;
   if (!s->keep)
     return 0;
-  if (s->nframes && !(f = calloc(s->nframes, sizeof *f)))
-    return ff_error("out of memory");
-  for (const char *p = s->frames.buf; k < s->nframes; p += strlen(p) + 1)
-    f[k++] = p;
-  ff_sb_add(&st, s->comm.buf ? s->comm.buf : "[unknown]");
-  if (s->farm)
-    ff_sb_add(&st, "_[f]");
-  while (k--)
-    ff_sb_addf(&st, ";%s", f[k]);
-  if (ff_sb_failed(&st))
-    rc = ff_error("out of memory");
-  else
-    rc = add_n(fl, st.buf, st.len, 1);
+  rc = ff_flame_sample_stack(s, &st);
+  if (!rc)
+    rc = ff_flame_add_n(fl, st.buf, st.len, 1);
   ff_sb_release(&st);
-  free(f);
   return rc;
 }
 
 /* Append text to sb with ';' and control characters replaced: a frame
  * or a comm as the folded form can carry it. */
-static void
-add_clean(struct ff_sb *sb, const char *s, size_t n)
+void
+ff_flame_add_clean(struct ff_sb *sb, const char *s, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
@@ -342,8 +356,8 @@ add_clean(struct ff_sb *sb, const char *s, size_t n)
 }
 
 /* "  ffffffff8163d350 get_page_from_freelist ([kernel.kallsyms])" */
-static int
-parse_frame(struct sample *s, const char *line)
+int
+ff_flame_parse_frame(struct ff_flame_sample *s, const char *line)
 {
   const char *p = line, *sym, *end, *dso = NULL, *dso_end = NULL;
   char *after;
@@ -394,13 +408,13 @@ parse_frame(struct sample *s, const char *line)
       bool br = *b == '[';
 
       ff_sb_add(&s->frames, br ? "" : "[");
-      add_clean(&s->frames, b, (size_t)(dso_end - b));
+      ff_flame_add_clean(&s->frames, b, (size_t)(dso_end - b));
       ff_sb_add(&s->frames, br ? "" : "]");
     } else {
       ff_sb_add(&s->frames, "[unknown]");
     }
   } else {
-    add_clean(&s->frames, sym, (size_t)(end - sym));
+    ff_flame_add_clean(&s->frames, sym, (size_t)(end - sym));
   }
   if (kernel)
     ff_sb_add(&s->frames, "_[k]");
@@ -413,11 +427,8 @@ parse_frame(struct sample *s, const char *line)
   return 0;
 }
 
-/* The last token of line that is PID/TID: its start, *pid set; NULL if
- * none.  Either may be -1: perf 6.1 writes "3060/-1" (and the comm
- * ":-1") for a sample whose thread it knew no name for. */
-static const char *
-pid_tid(const char *line, pid_t *pid)
+const char *
+ff_flame_pid_tid(const char *line, pid_t *pid)
 {
   const char *found = NULL, *p = line;
 
@@ -451,8 +462,8 @@ ff_flame_parse_perf(struct ff_flame *fl, FILE *in, const char *name,
                     const struct ff_flame_filter *flt)
 {
   static const struct ff_flame_filter all;
-  struct pidmap parents = {0};
-  struct sample s = {0};
+  struct ff_flame_pids parents = {0};
+  struct ff_flame_sample s = {0};
   char *line = NULL;
   size_t cap = 0, lineno = 0;
   ssize_t len;
@@ -475,7 +486,7 @@ ff_flame_parse_perf(struct ff_flame *fl, FILE *in, const char *name,
     if (line[0] == ' ' || line[0] == '\t') {
       if (!s.open)
         rc = ff_error("%s line %zu: a frame outside a sample", name, lineno);
-      else if (parse_frame(&s, line) < 0)
+      else if (ff_flame_parse_frame(&s, line) < 0)
         rc = ff_error("%s line %zu: expected ADDRESS SYMBOL (OBJECT), got "
                       "'%.80s'",
                       name, lineno, line);
@@ -488,11 +499,11 @@ ff_flame_parse_perf(struct ff_flame *fl, FILE *in, const char *name,
 
       if (!strncmp(ev, "PERF_RECORD_FORK(", 17) &&
           sscanf(ev + 17, "%d:%d):(%d:%d)", &c, &ct, &p, &pt) == 4 && c != p &&
-          pid_set(&parents, c, p) < 0)
+          ff_flame_pid_set(&parents, c, p) < 0)
         rc = ff_error("out of memory");
       continue;
     }
-    at = pid_tid(line, &pid);
+    at = ff_flame_pid_tid(line, &pid);
     if (!at) {
       rc = ff_error("%s line %zu: expected COMM PID/TID, got '%.80s'", name,
                     lineno, line);
@@ -501,11 +512,11 @@ ff_flame_parse_perf(struct ff_flame *fl, FILE *in, const char *name,
     while (at > line && (at[-1] == ' ' || at[-1] == '\t'))
       at--;
     s.open = true;
-    s.keep = keeps(flt, &parents, pid, &s.farm);
+    s.keep = ff_flame_keeps(flt, &parents, pid, &s.farm);
     s.nframes = 0;
     s.frames.len = 0;
     s.comm.len = 0;
-    add_clean(&s.comm, line, (size_t)(at - line));
+    ff_flame_add_clean(&s.comm, line, (size_t)(at - line));
   }
   if (!rc && ferror(in))
     rc = ff_error("%s: read: %m", name);
@@ -515,8 +526,7 @@ ff_flame_parse_perf(struct ff_flame *fl, FILE *in, const char *name,
     rc = ff_error("out of memory");
   ff_sb_release(&s.comm);
   ff_sb_release(&s.frames);
-  free(parents.key);
-  free(parents.val);
+  ff_flame_pids_free(&parents);
   free(line);
   return rc;
 }
@@ -585,7 +595,7 @@ ff_flame_read_folded(struct ff_flame *fl, FILE *in, const char *path)
       rc = ff_error("%s:%zu: expected STACK COUNT", path, lineno);
       break;
     }
-    if (add_n(fl, line, (size_t)(sp - line), n) < 0)
+    if (ff_flame_add_n(fl, line, (size_t)(sp - line), n) < 0)
       rc = ff_error_prefix("%s:%zu: ", path, lineno);
   }
   if (!rc && ferror(in))

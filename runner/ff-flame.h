@@ -49,8 +49,9 @@ struct ff_flame;
 struct ff_flame_filter {
   /* Keep the processes descended from root (by the fork events perf
    * recorded: a process's parent is the one it was forked by), but not
-   * root itself nor skip and its descendants (perf).  0: none. */
-  pid_t root, skip;
+   * root itself nor skip and skip2 and their descendants (the perfs:
+   * on-CPU and off-CPU).  0: none. */
+  pid_t root, skip, skip2;
   /* Keep this process too, its frames marked as the farm's (the FUSE
    * daemon, which left the runner's tree when it daemonized).  0: none. */
   pid_t farm;
@@ -70,6 +71,43 @@ int ff_flame_add(struct ff_flame *fl, const char *stack, uint64_t n);
  * of a sample header, a frame, a task event or blank. */
 int ff_flame_parse_perf(struct ff_flame *fl, FILE *in, const char *name,
                         const struct ff_flame_filter *flt);
+
+/* Off-CPU time (ff-flame-off.c): the text of `perf script --ns
+ * --show-task-events --show-lost-events -F
+ * comm,pid,tid,time,event,trace,ip,sym,dso` of a `perf record -e
+ * sched:sched_switch -g -a`.  A thread flt keeps (by the process on the
+ * event's header, as ff_flame_parse_perf) that is switched out while
+ * not runnable (prev_state other than R or R+; a dead one's Z or X
+ * aside) is blocked from then until it is next switched in (its
+ * next_pid); that time is added to the switch-out's stack, rooted at
+ * its prev_comm, in microseconds (each stack's nanoseconds, rounded,
+ * once at the end: the set's samples are its blocked microseconds).  A
+ * switch-out not followed by its switch-in (perf lost it, the text
+ * ends, the thread switched out again) is dropped. */
+struct ff_flame_off {
+  uint64_t events;     /* sched_switch events read */
+  uint64_t blocked;    /* kept switch-outs while not runnable */
+  uint64_t paired;     /* of them, paired with a switch-in: folded */
+  uint64_t unpaired;   /* of them, dropped: no switch-in */
+  uint64_t preempted;  /* kept switch-outs while runnable: not counted */
+  uint64_t lost;       /* events perf said it lost (PERF_RECORD_LOST) */
+  uint64_t blocked_ns; /* the paired ones' time, before rounding */
+  uint64_t farm_us;    /* of the set's microseconds, the farm's threads' */
+};
+
+/* Read such text from in (named name in messages) into fl, which
+ * counts microseconds from then on (ff_flame_set_unit "us"); st (may be
+ * NULL) filled.  0, or -1 on a read error or a line that is none of an
+ * event header, a frame, a task event or blank, or a sched_switch
+ * without its fields. */
+int ff_flame_parse_offcpu(struct ff_flame *fl, FILE *in, const char *name,
+                          const struct ff_flame_filter *flt,
+                          struct ff_flame_off *st);
+
+/* What a count is, in the SVG's words: "samples" (NULL, the default)
+ * or "us" (microseconds).  unit is borrowed: a string literal. */
+void ff_flame_set_unit(struct ff_flame *fl, const char *unit);
+const char *ff_flame_unit(const struct ff_flame *fl);
 
 /* Samples read by ff_flame_parse_perf (kept or not), and the samples in
  * the set (kept ones, and what ff_flame_add added). */

@@ -87,7 +87,61 @@ ff_perf_probe(char *path, size_t len)
 }
 
 int
-ff_perf_start(struct ff_perf *p, const char *perf, const char *dir)
+ff_perf_probe_sched(char *tracefs, size_t len)
+{
+  const char *env = getenv("FF_TRACEFS");
+  const char *dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+  size_t ndirs = 2;
+  char idpath[PATH_MAX + 64];
+  long long id = -1;
+
+  if (env && *env) {
+    dirs[0] = env;
+    ndirs = 1;
+  }
+  for (size_t i = 0; i < ndirs && id < 0; i++) {
+    FILE *f;
+
+    ff_pathf(idpath, sizeof idpath, "%s/events/sched/sched_switch/id",
+             dirs[i]);
+    if (!(f = fopen(idpath, "re")))
+      continue;
+    if (fscanf(f, "%lld", &id) != 1)
+      id = -1;
+    fclose(f);
+    if (id >= 0)
+      ff_pathf(tracefs, len, "%s", dirs[i]);
+  }
+  if (id < 0) {
+    if (ndirs == 1)
+      return ff_error("no tracefs: %s/events/sched/sched_switch/id cannot be "
+                      "read (FF_TRACEFS)",
+                      dirs[0]);
+    return ff_error("no tracefs: events/sched/sched_switch/id cannot be read "
+                    "under /sys/kernel/tracing or /sys/kernel/debug/tracing "
+                    "(mount -t tracefs nodev /sys/kernel/tracing)");
+  }
+  {
+    /* What `perf record -e sched:sched_switch -a` opens, on one CPU. */
+    struct perf_event_attr a = {
+      .type = PERF_TYPE_TRACEPOINT,
+      .size = sizeof a,
+      .config = (unsigned long long)id,
+      .disabled = 1,
+    };
+    int fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1, 0);
+
+    if (fd < 0)
+      return ff_error("perf_event_open (the sched:sched_switch tracepoint, "
+                      "system-wide): %m");
+    close(fd);
+  }
+  return 0;
+}
+
+/* Start PERF record of event (-g -a) into dir, events off. */
+static int
+start(struct ff_perf *p, const char *perf, const char *dir, const char *event)
 {
   char ctl[PATH_MAX + 16], ack[PATH_MAX + 16], data[PATH_MAX + 16];
   char log[PATH_MAX + 16], control[2 * PATH_MAX + 64];
@@ -111,20 +165,32 @@ ff_perf_start(struct ff_perf *p, const char *perf, const char *dir)
     ff_perf_kill(p);
     return ff_error("open %s: %m", p->ctl < 0 ? ctl : ack);
   }
-  if (ff_proc_start(&p->proc,
-                    &(struct ff_spawn){
-                      .argv =
-                        (const char *const[]){
-                          perf, "record", "-e", "cpu-clock", "-g", "-a", "-D",
-                          "-1", "--control", control, "--no-buildid",
-                          "--no-buildid-cache", "-q", "-o", data, NULL},
-                      .out = log,
-                      .err = log,
-                    }) < 0) {
+  if (ff_proc_start(
+        &p->proc,
+        &(struct ff_spawn){
+          .argv = (const char *const[]){perf, "record", "-e", event, "-g",
+                                        "-a", "-D", "-1", "--control", control,
+                                        "--no-buildid", "--no-buildid-cache",
+                                        "-q", "-o", data, NULL},
+          .out = log,
+          .err = log,
+        }) < 0) {
     ff_perf_kill(p);
     return -1;
   }
   return 0;
+}
+
+int
+ff_perf_start(struct ff_perf *p, const char *perf, const char *dir)
+{
+  return start(p, perf, dir, "cpu-clock");
+}
+
+int
+ff_perf_start_offcpu(struct ff_perf *p, const char *perf, const char *dir)
+{
+  return start(p, perf, dir, "sched:sched_switch");
 }
 
 /* Send cmd and wait for perf's "ack". */
@@ -236,6 +302,27 @@ ff_perf_script(const char *perf, const char *dir, const char *out)
     .argv =
       (const char *const[]){perf, "script", "-i", data, "--show-task-events",
                             "-F", "comm,pid,tid,ip,sym,dso", NULL},
+    .out = out,
+    .err = log,
+  });
+  if (st != 0)
+    return ff_error("perf script: exit %d (%s)", st, log);
+  return 0;
+}
+
+int
+ff_perf_script_offcpu(const char *perf, const char *dir, const char *out)
+{
+  char data[PATH_MAX + 16], log[PATH_MAX + 16];
+  int st;
+
+  ff_pathf(data, sizeof data, "%s/perf.data", dir);
+  ff_pathf(log, sizeof log, "%s/script.log", dir);
+  st = ff_spawn_run(&(struct ff_spawn){
+    .argv =
+      (const char *const[]){perf, "script", "-i", data, "--ns",
+                            "--show-task-events", "--show-lost-events", "-F",
+                            "comm,pid,tid,time,event,trace,ip,sym,dso", NULL},
     .out = out,
     .err = log,
   });

@@ -5,7 +5,8 @@
  * INVARIANTS
  *
  * - perf is a child started through ff-spawn.h, recording `-e cpu-clock
- *   -g -a` (every CPU, call graphs by frame pointers) with its events
+ *   -g -a` (every CPU, call graphs by frame pointers; or
+ *   sched:sched_switch for off-CPU time) with its events
  *   off (`-D -1`) until ff_perf_enable(); enable and disable go through
  *   perf's control fifo and return once perf acknowledged them, so
  *   samples are taken exactly between the two calls, without sleeping
@@ -49,8 +50,17 @@ struct ff_perf {
  * The perf to run into path, or -1 with why (the message) in ff_error. */
 int ff_perf_probe(char *path, size_t len);
 
-/* Start `PERF record` into dir (made by the caller), events off. */
+/* Whether sched_switch can be recorded here (off-CPU time): tracefs
+ * (FF_TRACEFS, else /sys/kernel/tracing or /sys/kernel/debug/tracing)
+ * has events/sched/sched_switch, and a system-wide event of it opens.
+ * The tracefs found into tracefs, or -1 with why in ff_error. */
+int ff_perf_probe_sched(char *tracefs, size_t len);
+
+/* Start `PERF record` into dir (made by the caller), events off; the
+ * second records `-e sched:sched_switch -g -a` instead of cpu-clock
+ * (every switch, its call graph: off-CPU time). */
 int ff_perf_start(struct ff_perf *p, const char *perf, const char *dir);
+int ff_perf_start_offcpu(struct ff_perf *p, const char *perf, const char *dir);
 
 /* Events on, off: 0 once perf acknowledged, or -1 (perf died, did not
  * answer within a minute). */
@@ -66,5 +76,9 @@ void ff_perf_kill(struct ff_perf *p);
 /* `PERF script --show-task-events -F comm,pid,tid,ip,sym,dso` of the
  * recording in dir into the file out. */
 int ff_perf_script(const char *perf, const char *dir, const char *out);
+/* `PERF script --ns --show-task-events --show-lost-events -F
+ * comm,pid,tid,time,event,trace,ip,sym,dso` (ff_flame_parse_offcpu's
+ * input) of the recording in dir into out. */
+int ff_perf_script_offcpu(const char *perf, const char *dir, const char *out);
 
 #endif

@@ -12,7 +12,14 @@
 #     before, and a table per workload whose rows grew (B - A = change);
 #     bad input (a config the run does not have, a run without
 #     flame graphs, a missing folded file) exits 2 naming it;
-#   - the run leaves nothing behind (no mount, loop, runner or perf).
+#   - the run leaves nothing behind (no mount, loop, runner or perf);
+#   - off-CPU time: each graph's "offcpu" either names its files (the
+#     folded microseconds sum to its blocked_us, the SVG parses, its root
+#     frame has them, its title says off-CPU), with report --diff-configs
+#     comparing them too, or, where sched_switch cannot be recorded, says
+#     why under "error" (flame.offcpu.error too) and the run still makes
+#     its on-CPU graphs: a second run with FF_TRACEFS=/nonexistent forces
+#     that.
 # Skipped (exit 77, ctest's SKIP_RETURN_CODE) when perf is installed but
 # cannot record here (perf_event_paranoid, a container without perf
 # events, a perf for another kernel): what fusefarm run --flamegraph
@@ -103,6 +110,55 @@ for key in sorted(want & set(graphs)):
         bad.append(f"{g['svg']}: root frame '{titles[0]}', want {g['samples']} samples")
     print(f"config {key[0]} {key[1]:18} {g['samples']:6} samples "
           f"{g['stacks']:5} stacks {len(frames):5} frames")
+    # Off-CPU: its files, their microseconds as run.json says, or why not.
+    off = g.get("offcpu")
+    top_off = flame.get("offcpu", {})
+    if not isinstance(off, dict):
+        bad.append(f"{key}: offcpu is {off!r}")
+        continue
+    if "error" in off:
+        if "error" not in top_off:
+            bad.append(f"{key}: offcpu error {off['error']!r}, but flame.offcpu "
+                       f"is {top_off!r}")
+        print(f"  off-CPU: {off['error']}")
+        continue
+    for k in ("folded", "svg", "blocked_us", "events", "lost"):
+        if k not in off:
+            bad.append(f"{key}: offcpu has no {k}")
+    if not off.get("folded", "").startswith("flame-off-"):
+        bad.append(f"{key}: offcpu folded {off.get('folded')!r}")
+        continue
+    ofolded, osvg = os.path.join(d, off["folded"]), os.path.join(d, off["svg"])
+    total = 0
+    for n, line in enumerate(open(ofolded), 1):
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack or not count.isdigit() or ";;" in stack:
+            bad.append(f"{off['folded']}:{n}: malformed: {line!r}")
+            break
+        total += int(count)
+    if total != off["blocked_us"]:
+        bad.append(f"{off['folded']}: {total} us, run.json says "
+                   f"{off['blocked_us']}")
+    if not 0 <= off.get("farm_us", -1) <= off["blocked_us"]:
+        bad.append(f"{key}: offcpu farm_us {off.get('farm_us')!r}, "
+                   f"blocked_us {off['blocked_us']}")
+    if off["events"] <= 0:
+        bad.append(f"{key}: offcpu: {off['events']} sched_switch events")
+    try:
+        root = ET.parse(osvg).getroot()
+    except ET.ParseError as e:
+        bad.append(f"{off['svg']}: {e}")
+        continue
+    head = "".join(root.find(NS + "text").itertext())
+    if "off-CPU" not in head or "microseconds" not in head:
+        bad.append(f"{off['svg']}: title {head!r}")
+    frames = [e for e in root.iter(NS + "g") if e.get("class") == "f"]
+    if total and (not frames or not frames[0].find(NS + "title").text
+                  .startswith(f"all (all): {total} us,")):
+        bad.append(f"{off['svg']}: root frame "
+                   f"{frames[0].find(NS + 'title').text if frames else None!r}")
+    print(f"  off-CPU: {off['blocked_us']:10} us blocked, "
+          f"{off['events']} switches, {off['lost']} lost, {len(frames)} frames")
 for b in bad[:30]:
     print(b)
 sys.exit(1 if bad else 0)
@@ -140,6 +196,20 @@ for w in both:
         bad.append(f"{w}: {len(titles)} frames, root '{titles[:1]}'")
     if not any("(before: " in t for t in titles):
         bad.append(f"{w}: no frame says its share before")
+    # off-CPU compared too where both have it
+    offs = [next(x for x in doc["flame"]["graphs"]
+                 if x["config"] == c and x["workload"] == w).get("offcpu", {})
+            for c in (1, 2)]
+    osvg = os.path.join(outdir, f"flame-diff-off-1-2-{w}.svg")
+    if all("folded" in o for o in offs):
+        if not os.path.isfile(osvg):
+            bad.append(f"{w}: no {osvg}")
+        else:
+            ET.parse(osvg)
+        if not re.search(rf"^{re.escape(w)} off-CPU: A config 1 ", text, re.M):
+            bad.append(f"{w}: no off-CPU table")
+    elif os.path.exists(osvg):
+        bad.append(f"{w}: {osvg} without off-CPU graphs on both sides")
     # its table: the header, then rows of shares and a change that grew
     m = re.search(rf"^{re.escape(w)}: A config 1 .*\n.*\n   A incl  B incl  change  A self  B self  frame\n((?:   .*\n)*)",
                   text, re.M)
@@ -153,6 +223,32 @@ for w in both:
         a, b, ch = float(f[0][:-1]), float(f[1][:-1]), float(f[2])
         if not (ch > 0 and abs(b - a - ch) < 0.011):
             bad.append(f"{w}: row '{row}'")
+for b in bad[:30]:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+
+# ---- off-CPU impossible: said, and the run goes on -------------------------------------
+rc=0
+FF_TRACEFS=/nonexistent "$bin" run "$top/configs/scenarios/ci-small.conf" \
+  --flamegraph --repeat 1 --out "$s/notrace" --quiet >/dev/null 2>"$s/notrace.err" || rc=$?
+((rc == 0)) || { cat "$s/notrace.err" >&2; ff_die "FF_TRACEFS=/nonexistent: exit $rc"; }
+ff_run_leftovers "$s" || ff_die "the run without tracefs left something behind"
+python3 - "$s/notrace/run.json" <<'PY' || ff_die "FF_TRACEFS=/nonexistent: off-CPU not reported as impossible"
+import json, os, sys
+path = sys.argv[1]
+doc = json.load(open(path))
+flame, bad = doc["flame"], []
+err = flame.get("offcpu", {}).get("error", "")
+if "/nonexistent/events/sched/sched_switch/id" not in err:
+    bad.append(f"flame.offcpu: {flame.get('offcpu')!r}")
+for g in flame["graphs"]:
+    if "error" in g or not os.path.isfile(os.path.join(os.path.dirname(path), g["svg"])):
+        bad.append(f"{g['config']} {g['workload']}: no on-CPU graph: {g.get('error')}")
+    if g.get("offcpu", {}).get("error") != err:
+        bad.append(f"{g['config']} {g['workload']}: offcpu {g.get('offcpu')!r}")
+if any(f.startswith("flame-off-") for f in os.listdir(os.path.dirname(path))):
+    bad.append("flame-off-* files without off-CPU recording")
 for b in bad[:30]:
     print(b)
 sys.exit(1 if bad else 0)

@@ -4,7 +4,8 @@
  * often it recurs, the table of what grew, the differential SVG's
  * numbers; and bad input (a configuration the run does not have, a run
  * without flame graphs, a folded file missing, nothing on both sides)
- * named, nothing written. */
+ * named, nothing written; off-CPU graphs compared too where both sides
+ * have them, in microseconds. */
 #include "ff-test.h"
 #include "ff-error.h"
 #include "ff-flame-diff.h"
@@ -30,9 +31,12 @@ static const char doc[] =
   "{\"format\": \"fusefarm-run\", \"configs\": ["
   "{\"id\": 1, \"label\": \"x=1\"}, {\"id\": 2, \"label\": \"x=2\"}],"
   "\"flame\": {\"graphs\": ["
-  "{\"config\": 1, \"workload\": \"pvs\", \"folded\": \"a.folded\"},"
-  "{\"config\": 2, \"workload\": \"pvs\", \"folded\": \"b.folded\"},"
-  "{\"config\": 1, \"workload\": \"vgs\", \"folded\": \"a.folded\"},"
+  "{\"config\": 1, \"workload\": \"pvs\", \"folded\": \"a.folded\","
+  " \"offcpu\": {\"folded\": \"a.folded\", \"blocked_us\": 4}},"
+  "{\"config\": 2, \"workload\": \"pvs\", \"folded\": \"b.folded\","
+  " \"offcpu\": {\"folded\": \"b.folded\", \"blocked_us\": 8}},"
+  "{\"config\": 1, \"workload\": \"vgs\", \"folded\": \"a.folded\","
+  " \"offcpu\": {\"error\": \"no tracefs\"}},"
   "{\"config\": 2, \"workload\": \"vgs\", \"error\": \"perf died\"},"
   "{\"config\": 1, \"workload\": \"lvs\", \"folded\": \"gone.folded\"}"
   "]}}";
@@ -131,8 +135,11 @@ test_configs(void **state)
                               "other\n"
                               "   25.00%  50.00%  +25.00  25.00%  50.00%  "
                               "read\n"));
-  /* main and scan shrank: not in the table (which ends the output). */
-  assert_string_equal(strstr(out, "  read\n"), "  read\n");
+  /* main and scan shrank: not in the table (the off-CPU one follows,
+   * the same numbers in microseconds, and ends the output). */
+  assert_non_null(strstr(out, "  read\n\npvs off-CPU: A config 1 (x=1), 4 us "
+                              "blocked; B config 2 (x=2), 8 us blocked\n"));
+  assert_string_equal(strstr(strstr(out, "off-CPU"), "  read\n"), "  read\n");
   assert_null(strstr(out, "scan\n"));
   assert_null(strstr(out, "main\n"));
   /* vgs failed on one side: left out, said; lvs is config 1's only. */
@@ -152,6 +159,16 @@ test_configs(void **state)
   assert_non_null(strstr(text, "deepest red: +50.00 points"));
   assert_non_null(strstr(text, "pvs: config 2 (x=2) against config 1 (x=1)"));
   free(text);
+  ff_pathf(svg, sizeof svg, "%s/flame-diff-off-1-2-pvs.svg", outdir);
+  text = slurp(svg);
+  assert_non_null(strstr(text, "<title>read (user): 4 us, 50.00% "
+                               "(before: 25.00%, +25.00 points)</title>"));
+  assert_non_null(strstr(text, "against config 1 (x=1): off-CPU, "
+                               "microseconds blocked"));
+  free(text);
+  /* vgs is left out (its config 2 graph failed): its off-CPU too. */
+  ff_pathf(svg, sizeof svg, "%s/flame-diff-off-1-2-vgs.svg", outdir);
+  assert_int_equal(access(svg, F_OK), -1);
   free(out);
   free(err);
 
