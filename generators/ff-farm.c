@@ -348,6 +348,12 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       lv->extents = ext;
       if (sl->alloc != FF_ALLOC_INHERIT)
         lv->alloc = ff_fb_policy_names[sl->alloc];
+      lv->readonly = (uint8_t)sl->readonly;
+      lv->act_skip = (uint8_t)sl->activation_skip;
+      lv->read_ahead = sl->read_ahead;
+      lv->fixed_minor = (uint8_t)sl->fixed_minor;
+      lv->major = sl->major;
+      lv->minor = sl->minor;
       /* lvcreate: "Reducing requested stripe size … to maximum,
        * physical extent size" */
       ssize =
@@ -731,6 +737,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       .host = sp->creation_host,
       .uname = sp->uname,
       .lvm_version = sp->lvm_version,
+      .host_system_id = sp->system_id,
+      .write_locked = vg->system_id != NULL,
     };
     uint32_t nl = w == 0 ? 0 : w <= nlw ? wlv[w - 1] + 1 : vg->nlvs;
     char *desc = NULL;
@@ -915,6 +923,11 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     vg->mda_copies = g->vg_mdas;
     vg->damage = g->damage;
     vg->device_id_type = g->device_id_type;
+    vg->max_lv = g->max_lv;
+    vg->max_pv = g->max_pv;
+    vg->alloc = (uint8_t)g->alloc;
+    if (g->system_id && !(vg->system_id = keep(farm, g->system_id)))
+      return -1;
 
     vg->npvs = g->pvs;
     vg->pvs = calloc(g->pvs, sizeof *vg->pvs);
