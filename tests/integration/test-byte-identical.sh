@@ -74,6 +74,8 @@
 #       LVs, creation_host_system_id in every write; -p r, -ky
 #   s2: host ID hostB, vgcreate --systemid= (none): a VG as usual but
 #       creation_host_system_id in every write
+#   s3: host ID hostC, fake device-mapper: a raid1 LV, a thin pool and a
+#       thin LV (every sub-LV WRITE_LOCKED)
 # vgcreate --maxlogicalvolumes, --maxphysicalvolumes and --alloc (max_lv,
 # max_pv, alloc in the VG group; the LVs of policy inherit are placed by
 # the VG's):
@@ -882,7 +884,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1204,6 +1206,14 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 		run_scenario s2 vgs2 2 64M '@hostid=hostB|system_id = ""|--systemid=' \
 			'lva|size = "8M"|-L 8M'
 		;;
+	s3)
+		# sub-LVs in a VG with a system ID: WRITE_LOCKED on each, after
+		# it ACTIVATION_SKIP in the raid LV's write 1
+		run_scenario s3 vgs3 2 64M '@fakedm @hostid=hostC' \
+			'lvR|size = "8M"; type = "raid1"; mirrors = 1|--type raid1 -m1 -L 8M' \
+			'tp|size = "8M"; type = "thin-pool"; zero = false|--type thin-pool -Zn -L 8M' \
+			'th|type = "thin"; pool = "tp"; size = "8M"|-T -V 8M --thinpool tp'
+		;;
 	x0)
 		run_scenario x0 vgx0 3 13M '|alloc = "contiguous"; max_lv = 3; max_pv = 3|--alloc contiguous --maxlogicalvolumes 3 --maxphysicalvolumes 3' \
 			'lva|size = "8M"|-l 2' \
@@ -1238,7 +1248,7 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, s0 to s2, x0 to x2, y0, y1, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, s0 to s3, x0 to x2, y0, y1, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
 	esac
 done
 
