@@ -430,11 +430,24 @@ out:
 }
 
 static char *
-default_vg_description(const struct ff_vg *vg)
+default_vg_description(const struct ff_vg *vg, const char *host_id)
 {
   struct ff_sb sb = FF_SB_INIT;
 
-  ff_sb_addf(&sb, "Write from vgcreate %s", vg->name);
+  ff_sb_add(&sb, "Write from vgcreate");
+  /* the options that show in the text (the host's system ID is the
+   * default) */
+  if (vg->system_id && (!host_id || strcmp(vg->system_id, host_id)))
+    ff_sb_addf(&sb, " --systemid %s", vg->system_id);
+  else if (!vg->system_id && host_id)
+    ff_sb_add(&sb, " --systemid \"\"");
+  if (vg->max_lv)
+    ff_sb_addf(&sb, " -l %u", vg->max_lv);
+  if (vg->max_pv)
+    ff_sb_addf(&sb, " -p %u", vg->max_pv);
+  if (vg->alloc != FF_ALLOC_INHERIT && vg->alloc != FF_ALLOC_NORMAL)
+    ff_sb_addf(&sb, " --alloc %s", ff_fb_policy_names[vg->alloc]);
+  ff_sb_addf(&sb, " %s", vg->name);
   for (uint32_t p = 0; p < vg->npvs; p++)
     ff_sb_addf(&sb, " %s", vg->pvs[p].hint);
   ff_sb_add(&sb, ".");
@@ -534,6 +547,16 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   if (lv->kind == FF_LVK_STRIPED && seg && seg->stripes > 1)
     ff_sb_addf(&sb, " -i %u -I %lluk", seg->stripes,
                (unsigned long long)(seg->stripe_size / 1024));
+  if (lv->readonly)
+    ff_sb_add(&sb, " -p r");
+  if (lv->act_skip)
+    ff_sb_add(&sb, " -ky");
+  if (lv->read_ahead < 0)
+    ff_sb_add(&sb, " -r none");
+  else if (lv->read_ahead)
+    ff_sb_addf(&sb, " -r %d", (int)lv->read_ahead);
+  if (lv->fixed_minor)
+    ff_sb_addf(&sb, " -My --minor %u", lv->minor);
   ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
   return ff_sb_detach(&sb, NULL);
 }
@@ -697,8 +720,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   vg->first_kept = g->history < 0 || (uint64_t)g->history >= vg->seqno - 1
                      ? 0
                      : vg->seqno - 1 - (uint32_t)g->history;
-  vgdesc =
-    g->description ? strdup(g->description) : default_vg_description(vg);
+  vgdesc = g->description ? strdup(g->description)
+                          : default_vg_description(vg, sp->system_id);
   if (!vgdesc)
     return ff_error("out of memory");
   /* the tags of the VG (vgcreate), each LV (its lvcreate) and each PV
