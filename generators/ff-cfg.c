@@ -86,7 +86,7 @@ ff_cfg_check_keys(const char *file, const config_setting_t *grp,
 static const char *const spec_keys[] = {
   "seed",   "device_name",   "device_size", "device_hint", "creation_host",
   "uname",  "creation_time", "lvm_version", "vgs",         "orphans",
-  "blanks", "signatures",    NULL};
+  "blanks", "signatures",    "system_id",   NULL};
 static const char *const profile_keys[] = {"name",  "seed",   "rotational",
                                            "queue", "groups", NULL};
 static const char *const scenario_keys[] = {

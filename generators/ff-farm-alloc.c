@@ -456,8 +456,13 @@ ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
   struct apva *pool = NULL;
   uint64_t free_pes = 0;
   uint32_t nruns = 0, k = 0;
-  int r = -1, top = policy == FF_ALLOC_INHERIT ? FF_ALLOC_NORMAL : policy;
-  int can_split = top != FF_ALLOC_CONTIGUOUS;
+  int r = -1, top, can_split;
+
+  /* lvm: an LV of policy inherit is placed by the VG's */
+  if (policy == FF_ALLOC_INHERIT)
+    policy = (enum ff_alloc_policy)vg->alloc;
+  top = policy == FF_ALLOC_INHERIT ? FF_ALLOC_NORMAL : policy;
+  can_split = top != FF_ALLOC_CONTIGUOUS;
 
   st.npvs = vg->npvs;
   st.area_count = stripes;
@@ -628,6 +633,8 @@ ff_fb_place_mirror_log(struct bctx *b, int line, const char *lp,
   uint32_t nruns = 0, k = 0;
   int found = 0;
 
+  if (policy == FF_ALLOC_INHERIT)
+    policy = (enum ff_alloc_policy)vg->alloc;
   for (uint32_t p = 0; p < vg->npvs; p++)
     nruns += fl[p].n;
   pool = calloc(nruns ? nruns : 1, sizeof *pool);

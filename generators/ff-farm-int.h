@@ -68,7 +68,12 @@ struct ff_lv {
   char uuid[FF_UUID_LEN];
   int64_t time;
   uint64_t extents;
-  const char *alloc; /* allocation_policy in the text, NULL: inherit */
+  const char *alloc;   /* allocation_policy in the text, NULL: inherit */
+  uint8_t readonly;    /* lvcreate -p r: READ without WRITE */
+  uint8_t act_skip;    /* --setactivationskip y: ACTIVATION_SKIP */
+  uint8_t fixed_minor; /* --persistent y: FIXED_MINOR, major, minor */
+  int32_t read_ahead;  /* sectors; 0: auto (no line), -1: none */
+  uint32_t major, minor;
   uint32_t nsegs;
   struct ff_seg *segs;
   /* mirror and raid top LVs */
@@ -147,6 +152,11 @@ struct ff_vg {
   unsigned nignored;    /* its mdas marked ignored (they keep write 1) */
   enum ff_damage damage;
   const char *device_id_type; /* with each PV's device_id, or NULL */
+  const char *system_id;      /* vgcreate --systemid, or NULL:
+                               * WRITE_LOCKED with one */
+  uint32_t max_lv, max_pv;
+  uint8_t alloc; /* enum ff_alloc_policy of vgcreate --alloc; what LVs
+                  * of policy inherit are placed by */
   uint32_t npvs;
   struct ff_pv *pvs;
   uint32_t nlvs;

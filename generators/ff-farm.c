@@ -348,6 +348,12 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       lv->extents = ext;
       if (sl->alloc != FF_ALLOC_INHERIT)
         lv->alloc = ff_fb_policy_names[sl->alloc];
+      lv->readonly = (uint8_t)sl->readonly;
+      lv->act_skip = (uint8_t)sl->activation_skip;
+      lv->read_ahead = sl->read_ahead;
+      lv->fixed_minor = (uint8_t)sl->fixed_minor;
+      lv->major = sl->major;
+      lv->minor = sl->minor;
       /* lvcreate: "Reducing requested stripe size … to maximum,
        * physical extent size" */
       ssize =
@@ -424,11 +430,24 @@ out:
 }
 
 static char *
-default_vg_description(const struct ff_vg *vg)
+default_vg_description(const struct ff_vg *vg, const char *host_id)
 {
   struct ff_sb sb = FF_SB_INIT;
 
-  ff_sb_addf(&sb, "Write from vgcreate %s", vg->name);
+  ff_sb_add(&sb, "Write from vgcreate");
+  /* the options that show in the text (the host's system ID is the
+   * default) */
+  if (vg->system_id && (!host_id || strcmp(vg->system_id, host_id)))
+    ff_sb_addf(&sb, " --systemid %s", vg->system_id);
+  else if (!vg->system_id && host_id)
+    ff_sb_add(&sb, " --systemid \"\"");
+  if (vg->max_lv)
+    ff_sb_addf(&sb, " -l %u", vg->max_lv);
+  if (vg->max_pv)
+    ff_sb_addf(&sb, " -p %u", vg->max_pv);
+  if (vg->alloc != FF_ALLOC_INHERIT && vg->alloc != FF_ALLOC_NORMAL)
+    ff_sb_addf(&sb, " --alloc %s", ff_fb_policy_names[vg->alloc]);
+  ff_sb_addf(&sb, " %s", vg->name);
   for (uint32_t p = 0; p < vg->npvs; p++)
     ff_sb_addf(&sb, " %s", vg->pvs[p].hint);
   ff_sb_add(&sb, ".");
@@ -528,6 +547,16 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   if (lv->kind == FF_LVK_STRIPED && seg && seg->stripes > 1)
     ff_sb_addf(&sb, " -i %u -I %lluk", seg->stripes,
                (unsigned long long)(seg->stripe_size / 1024));
+  if (lv->readonly)
+    ff_sb_add(&sb, " -p r");
+  if (lv->act_skip)
+    ff_sb_add(&sb, " -ky");
+  if (lv->read_ahead < 0)
+    ff_sb_add(&sb, " -r none");
+  else if (lv->read_ahead)
+    ff_sb_addf(&sb, " -r %d", (int)lv->read_ahead);
+  if (lv->fixed_minor)
+    ff_sb_addf(&sb, " -My --minor %u", lv->minor);
   ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
   return ff_sb_detach(&sb, NULL);
 }
@@ -691,8 +720,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   vg->first_kept = g->history < 0 || (uint64_t)g->history >= vg->seqno - 1
                      ? 0
                      : vg->seqno - 1 - (uint32_t)g->history;
-  vgdesc =
-    g->description ? strdup(g->description) : default_vg_description(vg);
+  vgdesc = g->description ? strdup(g->description)
+                          : default_vg_description(vg, sp->system_id);
   if (!vgdesc)
     return ff_error("out of memory");
   /* the tags of the VG (vgcreate), each LV (its lvcreate) and each PV
@@ -731,6 +760,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       .host = sp->creation_host,
       .uname = sp->uname,
       .lvm_version = sp->lvm_version,
+      .host_system_id = sp->system_id,
+      .write_locked = vg->system_id != NULL,
     };
     uint32_t nl = w == 0 ? 0 : w <= nlw ? wlv[w - 1] + 1 : vg->nlvs;
     char *desc = NULL;
@@ -915,6 +946,11 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     vg->mda_copies = g->vg_mdas;
     vg->damage = g->damage;
     vg->device_id_type = g->device_id_type;
+    vg->max_lv = g->max_lv;
+    vg->max_pv = g->max_pv;
+    vg->alloc = (uint8_t)g->alloc;
+    if (g->system_id && !(vg->system_id = keep(farm, g->system_id)))
+      return -1;
 
     vg->npvs = g->pvs;
     vg->pvs = calloc(g->pvs, sizeof *vg->pvs);

@@ -16,11 +16,13 @@ struct ff_vg;
 
 /* The text around the VG section, as lvm's _print_header writes it. */
 struct ff_text_meta {
-  const char *description; /* e.g. "Write from vgcreate vg0 /dev/sda." */
-  const char *host;        /* creation_host, also each LV's */
-  const char *uname;       /* the comment after creation_host */
-  const char *lvm_version; /* "2.03.16(2) (2022-05-18)" */
-  int64_t time;            /* creation_time of this write */
+  const char *description;    /* e.g. "Write from vgcreate vg0 /dev/sda." */
+  const char *host;           /* creation_host, also each LV's */
+  const char *uname;          /* the comment after creation_host */
+  const char *lvm_version;    /* "2.03.16(2) (2022-05-18)" */
+  const char *host_system_id; /* creation_host_system_id, or NULL */
+  int write_locked;           /* the VG has a system ID: WRITE_LOCKED */
+  int64_t time;               /* creation_time of this write */
   /* The tags at this write, as the text lists them ("[\"a\", \"b\"]"),
    * or NULL: the VG's, each LV's [nlvs] and each PV's [npvs] (the
    * arrays may be NULL: no tags). */

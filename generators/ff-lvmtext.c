@@ -99,23 +99,34 @@ add_mirror_raid_seg(struct ff_sb *sb, const struct ff_lv *lv, int first_write)
 /* The start of LV lv's section, named name: up to its segment count. */
 static void
 add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
-         const char *host, const char *tags, int visible, int skip,
-         uint32_t nsegs)
+         const struct ff_text_meta *tm, const char *tags, int visible,
+         int skip, uint32_t nsegs)
 {
+  /* export.c _print_lv: WRITE becomes WRITE_LOCKED (a flag) in a VG
+   * with a system ID; flags.c's order */
+  int wr = !lv->readonly, locked = wr && tm->write_locked;
+
   ff_sb_addf(sb, "\n%s {\n", name);
   add_uuid_line(sb, lv->uuid);
-  ff_sb_addf(sb, "status = [\"READ\", \"WRITE\"%s%s]\nflags = [%s]\n",
-             visible ? ", \"VISIBLE\"" : "",
-             lv->nosync ? ", \"NOTSYNCED\"" : "",
-             skip ? "\"ACTIVATION_SKIP\"" : "");
+  ff_sb_addf(
+    sb, "status = [\"READ\"%s%s%s%s]\nflags = [%s%s%s]\n",
+    wr && !locked ? ", \"WRITE\"" : "",
+    lv->fixed_minor ? ", \"FIXED_MINOR\"" : "", visible ? ", \"VISIBLE\"" : "",
+    lv->nosync ? ", \"NOTSYNCED\"" : "", locked ? "\"WRITE_LOCKED\"" : "",
+    locked && (skip || lv->act_skip) ? ", " : "",
+    skip || lv->act_skip ? "\"ACTIVATION_SKIP\"" : "");
   if (tags)
     ff_sb_addf(sb, "tags = %s\n", tags);
   ff_sb_addf(sb, "creation_time = %lld\n", (long long)lv->time);
   ff_sb_add(sb, "creation_host = \"");
-  ff_lvmtext_escape(sb, host);
+  ff_lvmtext_escape(sb, tm->host);
   ff_sb_add(sb, "\"\n");
   if (lv->alloc)
     ff_sb_addf(sb, "allocation_policy = \"%s\"\n", lv->alloc);
+  if (lv->read_ahead)
+    ff_sb_addf(sb, "read_ahead = %d\n", (int)lv->read_ahead);
+  if (lv->fixed_minor)
+    ff_sb_addf(sb, "major = %u\nminor = %u\n", lv->major, lv->minor);
   ff_sb_addf(sb, "segment_count = %u\n\n", nsegs);
 }
 
@@ -147,10 +158,10 @@ add_striped_segs(struct ff_sb *sb, const struct ff_seg *segs, uint32_t nsegs)
 /* LV lv; visible: VISIBLE in its status; skip: ACTIVATION_SKIP (write 1
  * of a raid LV); first_write: its mirror segment as write 1 has it. */
 static void
-add_lv(struct ff_sb *sb, const struct ff_lv *lv, const char *host,
+add_lv(struct ff_sb *sb, const struct ff_lv *lv, const struct ff_text_meta *tm,
        const char *tags, int visible, int skip, int first_write)
 {
-  add_head(sb, lv, lv->name, host, tags, visible, skip, lv->nsegs);
+  add_head(sb, lv, lv->name, tm, tags, visible, skip, lv->nsegs);
   if (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID) {
     ff_sb_add(sb, "segment1 {\nstart_extent = 0\n");
     ff_sb_addf(sb, "extent_count = %llu\n\n",
@@ -177,7 +188,7 @@ add_virtual_seg(struct ff_sb *sb, uint64_t extents, const char *type)
  * create message is still queued (write 1 of that thin's lvcreate). */
 static void
 add_thin_pool(struct ff_sb *sb, const struct ff_vg *vg, uint32_t i,
-              uint32_t nlvs, const char *host, const char *tags,
+              uint32_t nlvs, const struct ff_text_meta *tm, const char *tags,
               const struct ff_lv *msg)
 {
   static const char *const dnames[] = {"passdown", "nopassdown", "ignore"};
@@ -187,7 +198,7 @@ add_thin_pool(struct ff_sb *sb, const struct ff_vg *vg, uint32_t i,
   for (uint32_t l = i + 1; l < nlvs; l++)
     if (vg->lvs[l].kind == FF_LVK_THIN && vg->lvs[l].link == i)
       tid++;
-  add_head(sb, lv, lv->name, host, tags, 1, 0, 1);
+  add_head(sb, lv, lv->name, tm, tags, 1, 0, 1);
   add_virtual_seg(sb, lv->extents, "thin-pool");
   ff_sb_addf(sb, "metadata = \"%s\"\npool = \"%s\"\n",
              lv->subs[lv->new_spare].name, lv->subs[lv->new_spare + 1].name);
@@ -203,9 +214,9 @@ add_thin_pool(struct ff_sb *sb, const struct ff_vg *vg, uint32_t i,
 
 static void
 add_thin(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
-         const char *host, const char *tags)
+         const struct ff_text_meta *tm, const char *tags)
 {
-  add_head(sb, lv, lv->name, host, tags, 1, 0, 1);
+  add_head(sb, lv, lv->name, tm, tags, 1, 0, 1);
   add_virtual_seg(sb, lv->extents, "thin");
   ff_sb_addf(sb, "thin_pool = \"%s\"\ntransaction_id = %llu\n",
              vg->lvs[lv->link].name, (unsigned long long)lv->transaction_id);
@@ -216,11 +227,11 @@ add_thin(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
  * hidden LVs (lvm's lv_is_visible() is false for a snapshot). */
 static void
 add_snapshot(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *cow,
-             const char *host)
+             const struct ff_text_meta *tm)
 {
   const struct ff_lv *sn = &cow->subs[0];
 
-  add_head(sb, sn, sn->name, host, NULL, 1, 0, 1);
+  add_head(sb, sn, sn->name, tm, NULL, 1, 0, 1);
   add_virtual_seg(sb, sn->extents, "snapshot");
   ff_sb_addf(sb, "chunk_size = %u\norigin = \"%s\"\ncow_store = \"%s\"\n",
              cow->chunk, vg->lvs[cow->link].name, cow->name);
@@ -247,8 +258,8 @@ name_at(const struct ff_lv *lv, int att)
  * policy; before, visible, with the mode and policy it was made with. */
 static void
 add_cache_pool(struct ff_sb *sb, const struct ff_lv *lv,
-               const struct ff_lv *user, int att, const char *host,
-               const char *tags)
+               const struct ff_lv *user, int att,
+               const struct ff_text_meta *tm, const char *tags)
 {
   static const char *const modes[] = {"", "writethrough", "writeback",
                                       "passthrough"};
@@ -258,7 +269,7 @@ add_cache_pool(struct ff_sb *sb, const struct ff_lv *lv,
   unsigned mode = att ? user->cache_mode : lv->cache_mode;
   unsigned policy = att ? user->cache_policy : lv->cache_policy;
 
-  add_head(sb, lv, name_at(lv, att), host, tags, !att, 0, 1);
+  add_head(sb, lv, name_at(lv, att), tm, tags, !att, 0, 1);
   add_virtual_seg(sb, lv->extents,
                   att ? "cache-pool+METADATA_FORMAT" : "cache-pool");
   ff_sb_addf(sb, "data = \"%s\"\nmetadata = \"%s\"\n", name_at(data, att),
@@ -277,16 +288,16 @@ add_cache_pool(struct ff_sb *sb, const struct ff_lv *lv,
  * was (its segments are LV_corig's now). */
 static void
 add_cache(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
-          int att, const char *host, const char *tags)
+          int att, const struct ff_text_meta *tm, const char *tags)
 {
   const struct ff_lv *co = &lv->subs[0];
 
   if (!att) {
-    add_head(sb, lv, lv->name, host, tags, 1, 0, co->nsegs);
+    add_head(sb, lv, lv->name, tm, tags, 1, 0, co->nsegs);
     add_striped_segs(sb, co->segs, co->nsegs);
     return;
   }
-  add_head(sb, lv, lv->name, host, tags, 1, 0, 1);
+  add_head(sb, lv, lv->name, tm, tags, 1, 0, 1);
   add_virtual_seg(sb, lv->extents, "cache");
   ff_sb_addf(sb, "cache_pool = \"%s\"\norigin = \"%s\"\n}\n}\n",
              vg->lvs[lv->link].name, co->name);
@@ -309,7 +320,7 @@ add_attached_pools(struct ff_sb *sb, const struct ff_vg *vg, uint32_t nlvs,
       if (p->kind != FF_LVK_CACHE_POOL || !attached(p, seqno))
         continue;
       if (p->attach_seq == at)
-        add_cache_pool(sb, p, &vg->lvs[p->link], 1, meta->host,
+        add_cache_pool(sb, p, &vg->lvs[p->link], 1, meta,
                        meta->lv_tags ? meta->lv_tags[i] : NULL);
       else if (p->attach_seq < at && p->attach_seq > next)
         next = p->attach_seq;
@@ -330,14 +341,28 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   add_uuid_line(&sb, vg->uuid);
   ff_sb_addf(&sb, "seqno = %u\n", seqno);
   ff_sb_add(&sb, "format = \"lvm2\"\n");
-  ff_sb_add(&sb, "status = [\"RESIZEABLE\", \"READ\", \"WRITE\"]\n");
-  ff_sb_add(&sb, "flags = []\n");
+  /* export.c _print_vg: a VG with a system ID is WRITE_LOCKED */
+  if (vg->system_id)
+    ff_sb_add(&sb, "status = [\"RESIZEABLE\", \"READ\"]\n"
+                   "flags = [\"WRITE_LOCKED\"]\n");
+  else
+    ff_sb_add(&sb, "status = [\"RESIZEABLE\", \"READ\", \"WRITE\"]\n"
+                   "flags = []\n");
   if (meta->vg_tags)
     ff_sb_addf(&sb, "tags = %s\n", meta->vg_tags);
+  if (vg->system_id) {
+    ff_sb_add(&sb, "system_id = \"");
+    ff_lvmtext_escape(&sb, vg->system_id);
+    ff_sb_add(&sb, "\"\n");
+  }
   ff_sb_addf(&sb, "extent_size = %llu\n",
              (unsigned long long)(vg->extent_size / FF_SECTOR));
-  ff_sb_addf(&sb, "max_lv = 0\nmax_pv = 0\nmetadata_copies = %u\n\n",
-             vg->mda_copies);
+  ff_sb_addf(&sb, "max_lv = %u\nmax_pv = %u\n", vg->max_lv, vg->max_pv);
+  /* the default policy (normal) is not written */
+  if (vg->alloc != FF_ALLOC_INHERIT && vg->alloc != FF_ALLOC_NORMAL)
+    ff_sb_addf(&sb, "\nallocation_policy = \"%s\"\n",
+               ff_fb_policy_names[vg->alloc]);
+  ff_sb_addf(&sb, "metadata_copies = %u\n\n", vg->mda_copies);
   add_pvs(&sb, vg, meta->pv_tags);
   ff_sb_add(&sb, "\n");
   if (nlvs) {
@@ -368,32 +393,31 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           size_t n = strlen(sp->name) - strlen("_pmspare");
           char *nm = strndup(sp->name, n);
 
-          add_head(&sb, sp, nm ? nm : sp->name, meta->host, NULL, 1, 0,
-                   sp->nsegs);
+          add_head(&sb, sp, nm ? nm : sp->name, meta, NULL, 1, 0, sp->nsegs);
           add_striped_segs(&sb, sp->segs, sp->nsegs);
           free(nm);
         } else {
           /* the pool LV over the metadata area, to be wiped */
-          add_head(&sb, lv, name_at(lv, 0), meta->host, tags, 1, 0, tm->nsegs);
+          add_head(&sb, lv, name_at(lv, 0), meta, tags, 1, 0, tm->nsegs);
           add_striped_segs(&sb, tm->segs, tm->nsegs);
         }
       } else if (lv->kind == FF_LVK_THIN_POOL)
-        add_thin_pool(&sb, vg, i, nlvs, meta->host, tags,
+        add_thin_pool(&sb, vg, i, nlvs, meta, tags,
                       msg && msg->link == i ? msg : NULL);
       else if (lv->kind == FF_LVK_THIN)
-        add_thin(&sb, vg, lv, meta->host, tags);
+        add_thin(&sb, vg, lv, meta, tags);
       else if (lv->kind == FF_LVK_CACHE_POOL) {
         if (!attached(lv, seqno))
-          add_cache_pool(&sb, lv, NULL, 0, meta->host, tags);
+          add_cache_pool(&sb, lv, NULL, 0, meta, tags);
       } else if (lv->kind == FF_LVK_CACHE)
-        add_cache(&sb, vg, lv, attached(lv, seqno), meta->host, tags);
+        add_cache(&sb, vg, lv, attached(lv, seqno), meta, tags);
       else if (lv->kind == FF_LVK_SNAPSHOT) {
         /* the COW: VISIBLE until write 2 makes it the snapshot's */
-        add_head(&sb, lv, lv->name, meta->host, tags, (int)i == cur && ph == 0,
-                 0, lv->nsegs);
+        add_head(&sb, lv, lv->name, meta, tags, (int)i == cur && ph == 0, 0,
+                 lv->nsegs);
         add_striped_segs(&sb, lv->segs, lv->nsegs);
       } else
-        add_lv(&sb, lv, meta->host, tags, 1,
+        add_lv(&sb, lv, meta, tags, 1,
                fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
                fw && i + 1 == nlvs);
     }
@@ -406,7 +430,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
 
         if (top->kind == FF_LVK_SNAPSHOT) {
           if (pass == 1 && !building)
-            add_snapshot(&sb, vg, top, meta->host);
+            add_snapshot(&sb, vg, top, meta);
           continue;
         }
         if (top->kind == FF_LVK_THIN_POOL || top->kind == FF_LVK_CACHE_POOL) {
@@ -419,7 +443,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
              * metadata-only write has the spare, hidden, and no more */
             if (building && (sub->role != FF_SUB_PMSPARE || ph == 0))
               continue;
-            add_head(&sb, sub, name_at(sub, att), meta->host, NULL, 0, 0,
+            add_head(&sb, sub, name_at(sub, att), meta, NULL, 0, 0,
                      sub->nsegs);
             add_striped_segs(&sb, sub->segs, sub->nsegs);
           }
@@ -429,7 +453,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           /* lvcreate --type cache made LV_corig with the LV; an
            * lvconvert's comes after every LV (below) */
           if (pass == 1 && top->writes == 2 && attached(top, seqno))
-            add_lv(&sb, &top->subs[0], meta->host, NULL, 0, 0, 0);
+            add_lv(&sb, &top->subs[0], meta, NULL, 0, 0, 0);
           continue;
         }
         for (uint32_t u = 0; u < top->nsubs; u++) {
@@ -441,7 +465,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
 
           if (vis != !pass)
             continue;
-          add_lv(&sb, sub, meta->host,
+          add_lv(&sb, sub, meta,
                  sub->role == FF_SUB_RMETA || (vis && sub->role == FF_SUB_MLOG)
                    ? ct
                    : NULL,
@@ -459,7 +483,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
             !attached(top, seqno))
           continue;
         if (top->attach_seq == at)
-          add_lv(&sb, &top->subs[0], meta->host, NULL, 0, 0, 0);
+          add_lv(&sb, &top->subs[0], meta, NULL, 0, 0, 0);
         else if (top->attach_seq > at && top->attach_seq < next)
           next = top->attach_seq;
       }
@@ -477,6 +501,11 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   ff_sb_add(&sb, "\"\n\ncreation_host = \"");
   ff_lvmtext_escape(&sb, meta->host);
   ff_sb_addf(&sb, "\"\t# %s\n", meta->uname);
+  if (meta->host_system_id) {
+    ff_sb_add(&sb, "creation_host_system_id = \"");
+    ff_lvmtext_escape(&sb, meta->host_system_id);
+    ff_sb_add(&sb, "\"\n");
+  }
   ff_sb_addf(&sb, "creation_time = %lld\t# %s\n\n", (long long)meta->time,
              when);
 

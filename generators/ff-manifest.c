@@ -262,12 +262,15 @@ vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
     for (uint32_t u = 0; u < vg->lvs[l].nsubs; u++)
       json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l].subs[u]));
   return json_pack(
-    "{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:I, s:o, s:o}", "name", vg->name,
-    "uuid", uuid_json(vg->uuid), "seqno", (json_int_t)vg->seqno, "extent_size",
-    (json_int_t)vg->extent_size, "damage", ff_damage_name(vg->damage),
-    "mda_copies", (int)vg->fmt.mda_copies, "mda_size",
-    (json_int_t)vg->fmt.mda_size, "metadata_copies",
-    (json_int_t)vg->mda_copies, "pvs", pvs, "lvs", lvs);
+    "{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:I, s:s?, s:I, s:I, s:s, s:o, s:o}",
+    "name", vg->name, "uuid", uuid_json(vg->uuid), "seqno",
+    (json_int_t)vg->seqno, "extent_size", (json_int_t)vg->extent_size,
+    "damage", ff_damage_name(vg->damage), "mda_copies",
+    (int)vg->fmt.mda_copies, "mda_size", (json_int_t)vg->fmt.mda_size,
+    "metadata_copies", (json_int_t)vg->mda_copies, "system_id", vg->system_id,
+    "max_lv", (json_int_t)vg->max_lv, "max_pv", (json_int_t)vg->max_pv,
+    "alloc", ff_fb_policy_names[vg->alloc ? vg->alloc : FF_ALLOC_NORMAL],
+    "pvs", pvs, "lvs", lvs);
 }
 
 static json_t *

@@ -87,6 +87,17 @@ ff_sp_is_pow2(uint64_t v)
   return v && !(v & (v - 1));
 }
 
+/* key: a system ID (the host's, or vgcreate --systemid) into *out, as
+ * lvm takes one: "" is none (*out NULL); what lvm would change or refuse
+ * is refused. */
+int ff_sp_system_id(const struct ff_spec_ctx *c, const config_setting_t *grp,
+                    const char *path, const char *key, char **out);
+
+/* alloc: an allocation policy (vgcreate/lvcreate --alloc); vg: inherit is
+ * refused, as vgcreate refuses it. */
+int ff_sp_alloc(const struct ff_spec_ctx *c, const config_setting_t *grp,
+                const char *path, int vg, enum ff_alloc_policy *out);
+
 /* ---- ff-spec-lv.c ------------------------------------------------------ */
 
 /* One LV group g at path into *lv (lv->new_spare set by the VG from the

@@ -217,3 +217,105 @@ ff_sp_damage(const struct ff_spec_ctx *c, const config_setting_t *grp,
   free(v);
   return r;
 }
+
+/* isalnum() in the C locale, as lvm runs */
+static int
+alnum(char ch)
+{
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+         (ch >= '0' && ch <= '9');
+}
+
+int
+ff_sp_system_id(const struct ff_spec_ctx *c, const config_setting_t *grp,
+                const char *path, const char *key, char **out)
+{
+  const config_setting_t *s = config_setting_get_member(grp, key);
+  char *v = NULL, *cp, *d;
+  const char *p;
+  char kp[256];
+  int r = ff_cfg_str(c->file, grp, path, key, &v), n = 0;
+
+  if (r <= 0)
+    return r;
+  ff_cfg_join(kp, sizeof kp, path, key);
+  if (!*v) { /* --systemid "": none */
+    free(v);
+    free(*out);
+    *out = NULL;
+    return 1;
+  }
+  /* lvm's copy_systemid_chars: from the first letter or digit, only
+   * letters, digits and . _ - +, at most NAME_LEN (128) of them */
+  if (!(cp = calloc(strlen(v) + 1, 1))) {
+    free(v);
+    return ff_cfg_err(c->file, s, kp, "out of memory");
+  }
+  for (p = v; *p && !alnum(*p); p++)
+    ;
+  for (d = cp; *p && n < 128; p++)
+    if (alnum(*p) || *p == '.' || *p == '_' || *p == '-' || *p == '+') {
+      *d++ = *p;
+      n++;
+    }
+  if (!*cp)
+    r = ff_cfg_err(c->file, s, kp,
+                   "'%s': lvm refuses it (\"Invalid system ID format: %s\")",
+                   v, v);
+  else if (strcmp(cp, v))
+    r = ff_cfg_err(c->file, s, kp,
+                   "'%s': lvm would write it as '%s' (a system ID keeps "
+                   "letters, digits and . _ - + from the first letter or "
+                   "digit, at most 128); write that",
+                   v, cp);
+  else if (!strncmp(cp, "localhost", 9))
+    r = ff_cfg_err(c->file, s, kp,
+                   "'%s': lvm refuses it (\"system ID may not begin with the "
+                   "string \\\"localhost\\\".\")",
+                   v);
+  free(v);
+  if (r < 0) {
+    free(cp);
+    return r;
+  }
+  free(*out);
+  *out = cp;
+  return 1;
+}
+
+int
+ff_sp_alloc(const struct ff_spec_ctx *c, const config_setting_t *grp,
+            const char *path, int vg, enum ff_alloc_policy *out)
+{
+  static const char *const policies[] = {"inherit", "contiguous", "cling",
+                                         "normal", "anywhere"};
+  const config_setting_t *s = config_setting_get_member(grp, "alloc");
+  char *v = NULL;
+  char kp[256];
+  int r = ff_cfg_str(c->file, grp, path, "alloc", &v);
+
+  if (r <= 0)
+    return r;
+  ff_cfg_join(kp, sizeof kp, path, "alloc");
+  for (unsigned i = 0; i <= FF_ALLOC_ANYWHERE; i++)
+    if (!strcmp(v, policies[i])) {
+      free(v);
+      if (vg && i == FF_ALLOC_INHERIT)
+        return ff_cfg_err(c->file, s, kp,
+                          "lvm refuses inherit for a VG (\"Volume Group "
+                          "allocation policy cannot inherit from "
+                          "anything\")");
+      *out = (enum ff_alloc_policy)i;
+      return 1;
+    }
+  if (!strcmp(v, "cling_by_tags"))
+    r = ff_cfg_err(c->file, s, kp, "cling_by_tags is not supported yet");
+  else
+    r = ff_cfg_err(c->file, s, kp,
+                   "unknown allocation policy '%s' (expected contiguous, "
+                   "cling, normal, anywhere%s; lvm: \"Unrecognised "
+                   "allocation policy %s\")",
+                   v, vg ? "" : " or inherit", v);
+  free(v);
+  return r;
+}

@@ -597,6 +597,115 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
   return parse_writes(c, g, path, lv, ff_spec_lv_writes(lv), 0);
 }
 
+/* permission, activation_skip, read_ahead, minor and major of a linear or
+ * striped LV (lvcreate -p, -k, -r, -My --minor; lvm's major is the
+ * host's device-mapper major). */
+static int
+parse_lv_flags(const struct ff_spec_ctx *c, const config_setting_t *g,
+               const char *path, struct ff_spec_lv *lv)
+{
+  static const char *const keys[] = {
+    "permission", "activation_skip", "read_ahead", "minor", "major", NULL};
+  const config_setting_t *s;
+  char *v = NULL;
+  char kp[256];
+  int64_t n;
+  int r;
+
+  for (const char *const *k = keys; *k; k++)
+    if (lv->kind != FF_LVK_STRIPED && (s = config_setting_get_member(g, *k))) {
+      ff_cfg_join(kp, sizeof kp, path, *k);
+      return ff_cfg_err(c->file, s, kp,
+                        "%s is supported for linear and striped LVs only "
+                        "(not yet for type %s)",
+                        *k, lv->segtype);
+    }
+  if ((r = ff_cfg_str(c->file, g, path, "permission", &v)) < 0)
+    return -1;
+  if (r) {
+    s = config_setting_get_member(g, "permission");
+    ff_cfg_join(kp, sizeof kp, path, "permission");
+    if (strcmp(v, "r") && strcmp(v, "rw")) {
+      r = ff_cfg_err(c->file, s, kp,
+                     "'%s' is not a permission (expected \"r\" or \"rw\", as "
+                     "lvcreate -p takes them)",
+                     v);
+      free(v);
+      return r;
+    }
+    lv->readonly = !strcmp(v, "r");
+    free(v);
+    v = NULL;
+  }
+  if (ff_cfg_bool(c->file, g, path, "activation_skip", &lv->activation_skip) <
+      0)
+    return -1;
+
+  s = config_setting_get_member(g, "read_ahead");
+  ff_cfg_join(kp, sizeof kp, path, "read_ahead");
+  if (s && config_setting_type(s) == CONFIG_TYPE_STRING) {
+    const char *t = config_setting_get_string(s);
+    uint64_t b;
+
+    if (!strcmp(t, "auto"))
+      lv->read_ahead = 0;
+    else if (!strcmp(t, "none"))
+      lv->read_ahead = -1;
+    else if (ff_cfg_size_value(c->file, s, kp, &b) < 0)
+      return -1;
+    else if (b % FF_SECTOR || b / FF_SECTOR > INT32_MAX)
+      return ff_cfg_err(c->file, s, kp,
+                        "%s is not a whole number of sectors up to %d", t,
+                        INT32_MAX);
+    else
+      lv->read_ahead = (int32_t)(b / FF_SECTOR);
+    if (lv->read_ahead == 0 && strcmp(t, "auto"))
+      lv->read_ahead = -1; /* lvm: 0 is none */
+  } else if (s) {
+    if (ff_cfg_int(c->file, g, path, "read_ahead", 0, INT32_MAX, &n) < 0)
+      return -1;
+    lv->read_ahead = n ? (int32_t)n : -1;
+  }
+  /* lvcreate: a multiple of the page size (8 sectors); "WARNING:
+   * Overriding readahead to N sectors, a multiple of 4K page size." */
+  if (lv->read_ahead > 0 && lv->read_ahead % 8)
+    lv->read_ahead = lv->read_ahead < 8 ? 8 : lv->read_ahead / 8 * 8;
+
+  lv->major = 253;
+  if ((r = ff_cfg_int(c->file, g, path, "minor", INT64_MIN, INT64_MAX, &n)) <
+      0)
+    return -1;
+  if (r) {
+    ff_cfg_join(kp, sizeof kp, path, "minor");
+    if (n < 0 || n > 1048575)
+      return ff_cfg_err(c->file, config_setting_get_member(g, "minor"), kp,
+                        "lvm refuses it (\"Minor number %lld outside range "
+                        "0-1048575.\")",
+                        (long long)n);
+    lv->fixed_minor = 1;
+    lv->minor = (uint32_t)n;
+  }
+  if ((r = ff_cfg_int(c->file, g, path, "major", INT64_MIN, INT64_MAX, &n)) <
+      0)
+    return -1;
+  if (r) {
+    s = config_setting_get_member(g, "major");
+    ff_cfg_join(kp, sizeof kp, path, "major");
+    if (!lv->fixed_minor)
+      return ff_cfg_err(c->file, s, kp,
+                        "major needs minor (lvcreate --persistent y "
+                        "--minor N; lvm writes the host's device-mapper "
+                        "major)");
+    if (n < 0 || n > 4095)
+      return ff_cfg_err(c->file, s, kp,
+                        "lvm refuses it (\"Major number %lld outside range "
+                        "0-4095.\")",
+                        (long long)n);
+    lv->major = (uint32_t)n;
+  }
+  return 0;
+}
+
 int
 ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
          const char *path, struct ff_spec_lv *lv)
@@ -609,10 +718,9 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
     "nosync",      "uuids",         "write_times", "descriptions",
     "chunk_size",  "metadata_size", "discards",    "zero",
     "pmspare",     "pool",          "origin",      "cow_header",
-    "cachemode",   "policy",        NULL};
-  static const char *const policies[] = {"inherit", "contiguous", "cling",
-                                         "normal", "anywhere"};
-  char *type = NULL, *alloc = NULL;
+    "cachemode",   "policy",        "permission",  "activation_skip",
+    "read_ahead",  "minor",         "major",       NULL};
+  char *type = NULL;
   char kp[256];
   int have_size, have_fill, r;
 
@@ -739,23 +847,9 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
                           "%s needs type = \"mirror\" or a raid type", *k);
       }
 
-  if (ff_cfg_str(c->file, g, path, "alloc", &alloc) < 0)
+  if (ff_sp_alloc(c, g, path, 0, &lv->alloc) < 0 ||
+      parse_lv_flags(c, g, path, lv) < 0)
     return -1;
-  if (alloc) {
-    for (unsigned i = FF_ALLOC_CONTIGUOUS; i <= FF_ALLOC_ANYWHERE; i++)
-      if (!strcmp(alloc, policies[i]))
-        lv->alloc = (enum ff_alloc_policy)i;
-    if (lv->alloc == FF_ALLOC_INHERIT) {
-      ff_cfg_join(kp, sizeof kp, path, "alloc");
-      r = ff_cfg_err(c->file, config_setting_get_member(g, "alloc"), kp,
-                     "unknown allocation policy '%s' (expected contiguous, "
-                     "cling, normal or anywhere)",
-                     alloc);
-      free(alloc);
-      return r;
-    }
-    free(alloc);
-  }
 
   have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);
   have_fill = ff_cfg_float(c->file, g, path, "fill", 0, 1, &lv->fill);

@@ -612,9 +612,13 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
                                      "device_ids",
                                      "device_sizes",
                                      "changes",
+                                     "system_id",
+                                     "max_lv",
+                                     "max_pv",
+                                     "alloc",
                                      NULL};
   const config_setting_t *lvs, *s;
-  int64_t seqno = 0, nlv_total = 0;
+  int64_t seqno = 0, nlv_total = 0, max_lv = 0, max_pv = 0;
   int have_spare = 0;
   char kp[256];
   int r;
@@ -631,11 +635,21 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
       ff_cfg_uint(c->file, g, path, "pvs", 1, 4096, &vg->pvs) < 0 ||
       ff_cfg_size(c->file, g, path, "device_size", &vg->device_size) < 0 ||
       ff_cfg_size(c->file, g, path, "extent_size", &vg->extent_size) < 0 ||
-      ff_cfg_int(c->file, g, path, "seqno", 1, 1000000, &seqno) < 0 ||
       ff_cfg_int(c->file, g, path, "history", 0, 1000000, &vg->history) < 0 ||
       ff_cfg_str(c->file, g, path, "description", &vg->description) < 0 ||
       ff_sp_damage(c, g, path, 0, &vg->damage) < 0 ||
       ff_sp_uuid(c, g, path, "uuid", &vg->uuid) < 0)
+    return -1;
+  if (top->system_id && !(vg->system_id = strdup(top->system_id)))
+    return ff_cfg_err(c->file, g, path, "out of memory");
+  if (ff_sp_system_id(c, g, path, "system_id", &vg->system_id) < 0 ||
+      ff_cfg_int(c->file, g, path, "max_lv", 0, INT32_MAX, &max_lv) < 0 ||
+      ff_cfg_int(c->file, g, path, "max_pv", 0, INT32_MAX, &max_pv) < 0)
+    return -1;
+  vg->max_lv = (uint32_t)max_lv;
+  vg->max_pv = (uint32_t)max_pv;
+  if (ff_sp_alloc(c, g, path, 1, &vg->alloc) < 0 ||
+      ff_cfg_int(c->file, g, path, "seqno", 1, 1000000, &seqno) < 0)
     return -1;
   vg->seqno = (uint32_t)seqno;
   r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
@@ -714,7 +728,9 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
                           "group too",
                           vg->lvs[i].uuid ? "uuid" : "uuids");
       if (vg->lvs[i].kind != FF_LVK_STRIPED &&
-          vg->lvs[i].alloc != FF_ALLOC_ANYWHERE && vg->lvs[i].images > vg->pvs)
+          (vg->lvs[i].alloc ? vg->lvs[i].alloc : vg->alloc) !=
+            FF_ALLOC_ANYWHERE &&
+          vg->lvs[i].images > vg->pvs)
         return ff_cfg_err(c->file, e, ep,
                           "%s makes %u images, each on its own PV, and the "
                           "group has %u PV%s (lvcreate: insufficient "
@@ -743,6 +759,26 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
         }
       nlv_total += (int64_t)vg->lvs[i].count * ff_spec_lv_writes(&vg->lvs[i]);
     }
+  }
+  ff_cfg_join(kp, sizeof kp, path, "max_pv");
+  if (vg->max_pv && vg->max_pv < vg->pvs)
+    return ff_cfg_err(c->file, config_setting_get_member(g, "max_pv"), kp,
+                      "%u is below the VG's %u PVs: vgcreate refuses it "
+                      "(\"No space for '…' - volume group '…' holds max %u "
+                      "physical volume(s).\")",
+                      vg->max_pv, vg->pvs, vg->max_pv);
+  if (vg->max_lv) {
+    uint64_t n = 0;
+
+    for (unsigned i = 0; i < vg->nlvs; i++)
+      n += vg->lvs[i].count;
+    ff_cfg_join(kp, sizeof kp, path, "max_lv");
+    if (n > vg->max_lv)
+      return ff_cfg_err(c->file, config_setting_get_member(g, "max_lv"), kp,
+                        "%u is below the VG's %llu LVs: lvcreate refuses "
+                        "the next one (\"Maximum number of logical volumes "
+                        "(%u) reached in volume group …\")",
+                        vg->max_lv, (unsigned long long)n, vg->max_lv);
   }
   if ((r = parse_group_list(c, g, path, "changes", &lvs)) < 0)
     return -1;
@@ -906,7 +942,7 @@ parse_root(const struct ff_spec_ctx *c, const config_setting_t *root)
   static const char *const keys[] = {
     "seed",   "device_name",   "device_size", "device_hint", "creation_host",
     "uname",  "creation_time", "lvm_version", "vgs",         "orphans",
-    "blanks", "signatures",    NULL};
+    "blanks", "signatures",    "system_id",   NULL};
   static const char *const other_keys[] = {"orphans", "blanks", "signatures"};
   const config_setting_t *vgs, *lists[3];
   struct ff_spec *sp;
@@ -941,7 +977,8 @@ parse_root(const struct ff_spec_ctx *c, const config_setting_t *root)
       ff_cfg_str(c->file, root, "", "uname", &sp->uname) < 0 ||
       ff_cfg_int(c->file, root, "", "creation_time", 0, INT64_MAX / 2,
                  &sp->creation_time) < 0 ||
-      ff_cfg_str(c->file, root, "", "lvm_version", &sp->lvm_version) < 0)
+      ff_cfg_str(c->file, root, "", "lvm_version", &sp->lvm_version) < 0 ||
+      ff_sp_system_id(c, root, "", "system_id", &sp->system_id) < 0)
     goto fail;
   sp->seed = (uint64_t)seed;
   if (ff_sp_format_check(sp->device_name, 1, 0, &nconv) < 0) {
@@ -1130,6 +1167,7 @@ ff_spec_free(struct ff_spec *sp)
     free(vg->device_sizes);
     free(vg->pv_mdas);
     free(vg->pv_ignored);
+    free(vg->system_id);
   }
   free(sp->vgs);
   for (unsigned i = 0; i < sp->nothers; i++) {
@@ -1143,6 +1181,7 @@ ff_spec_free(struct ff_spec *sp)
   free(sp->creation_host);
   free(sp->uname);
   free(sp->lvm_version);
+  free(sp->system_id);
   free(sp);
 }
 

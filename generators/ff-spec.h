@@ -162,6 +162,13 @@ struct ff_spec_lv {
   char *uuid;        /* 32 raw chars + NUL, or NULL */
   char **tags;       /* lvcreate --addtag, in order; NULL-terminated, or
                       * NULL */
+  /* linear and striped LVs: lvcreate -p r, --setactivationskip y,
+   * --readahead, --persistent y --minor (major: the host's dm major) */
+  int readonly;        /* permission = "r": READ without WRITE */
+  int activation_skip; /* ACTIVATION_SKIP */
+  int32_t read_ahead;  /* sectors; 0: auto (no line), -1: none */
+  int fixed_minor;     /* FIXED_MINOR with major and minor */
+  uint32_t major, minor;
 };
 
 /* A write after the LVs are created: vgchange, lvchange or pvchange of
@@ -211,12 +218,16 @@ struct ff_spec_vg {
   const char *device_id_type;     /* written with each PV, or NULL */
   char **device_ids;              /* [pvs] with device_id_type */
   uint64_t *device_sizes;         /* [pvs] or NULL: device_size for all */
-  unsigned *pv_mdas;    /* [pvs] mda_copies given as a list (PV p of each VG
-                         * of the group), or NULL: fmt.mda_copies for all */
-  unsigned vg_mdas;     /* vgcreate --vgmetadatacopies: metadata_copies in
-                         * the text; 0 unmanaged (lvm's default) */
-  unsigned *pv_ignored; /* [pvs] bit m: PV p's mda m is ignored (the
-                         * ignored_mdas lvm chose), or NULL: none */
+  unsigned *pv_mdas;       /* [pvs] mda_copies given as a list (PV p of each VG
+                            * of the group), or NULL: fmt.mda_copies for all */
+  unsigned vg_mdas;        /* vgcreate --vgmetadatacopies: metadata_copies in
+                            * the text; 0 unmanaged (lvm's default) */
+  unsigned *pv_ignored;    /* [pvs] bit m: PV p's mda m is ignored (the
+                            * ignored_mdas lvm chose), or NULL: none */
+  char *system_id;         /* vgcreate --systemid (default: the host's), or
+                            * NULL: none; WRITE_LOCKED with one */
+  uint32_t max_lv, max_pv; /* --maxlogicalvolumes, --maxphysicalvolumes */
+  enum ff_alloc_policy alloc; /* vgcreate --alloc; INHERIT: normal */
 };
 
 enum ff_other_kind { FF_OTHER_ORPHAN, FF_OTHER_BLANK, FF_OTHER_SIGNATURE };
@@ -243,6 +254,9 @@ struct ff_spec {
   char *uname;
   int64_t creation_time;
   char *lvm_version;
+  char *system_id; /* the host's (lvm.conf local/system_id): each write's
+                    * creation_host_system_id and each VG's default, or
+                    * NULL */
   unsigned nvgs;
   struct ff_spec_vg *vgs;
   unsigned nothers; /* orphans, then blanks, then signatures */

@@ -65,6 +65,30 @@
 #       alignment on PV0, after mda0 on PV1: the same pe_start)
 #   z5: 1, 2, 1 mdas, --vgmetadatacopies 2: lvm marks 2 of the 4 mdas
 #       ignored, chosen at random; the spec names them (ignored_mdas)
+# system IDs (the spec's system_id, top level: the host's, written as
+# creation_host_system_id; in a VG group: vgcreate --systemid), the host's
+# from lvm.conf (@hostid=NAME: system_id_source = "lvmlocal", local/system_id):
+#   s0: vgcreate --systemid myhost, no host ID: a foreign VG (WRITE_LOCKED
+#       in its flags, system_id), no LVs (lvm refuses them there)
+#   s1: host ID hostA, vgcreate takes it: WRITE_LOCKED on the VG and its
+#       LVs, creation_host_system_id in every write; -p r, -ky
+#   s2: host ID hostB, vgcreate --systemid= (none): a VG as usual but
+#       creation_host_system_id in every write
+#   s3: host ID hostC, fake device-mapper: a raid1 LV, a thin pool and a
+#       thin LV (every sub-LV WRITE_LOCKED)
+# vgcreate --maxlogicalvolumes, --maxphysicalvolumes and --alloc (max_lv,
+# max_pv, alloc in the VG group; the LVs of policy inherit are placed by
+# the VG's):
+#   x0: as l with the VG contiguous: lva -l 2, lvb -l 2, lvc -l 1,
+#       max_lv 3, max_pv 3
+#   x1: 1 PV, VG anywhere, max_lv 2: lva --alloc normal, lvb inherits
+#   x2: 2 PVs of 3 extents, VG cling, max_pv 2: lva -l 2, lvb -l 3
+#       --alloc inherit (written as nothing)
+# LV flags (permission, activation_skip, read_ahead, minor, major):
+#   y0: 1 PV: -p r; -ky; --readahead 100 (96); --readahead none; -My
+#       --minor 123 (major: the host's device-mapper major, 0 without
+#       one); -p r -ky -r 128k -My --minor 5
+#   y1: 2 PVs, striped -i 2 with -p r --readahead 8 -ky
 # mirror and raid LVs (the spec's type, mirrors, stripes, mirror_log,
 # nosync, uuids, write_times, descriptions), lvm run with the fake
 # device-mapper (tests/lib/fakedm.c; docs/testing.md): lvm refuses to
@@ -397,6 +421,9 @@ w("creation_host = %s;" % q(cur["creation_host"]))
 w("uname = %s;" % q(cur["uname"]))
 w("creation_time = %d;" % copies[0]["creation_time"])
 w("lvm_version = %s;" % q(cur["lvm_version"]))
+for i in intent:
+    if i[0] == "hostid":
+        w("system_id = %s;" % q(i[1]))
 w("vgs = (")
 w("  {")
 w("    count = 1;")
@@ -603,7 +630,7 @@ fakedm_selftest() {
 #   the shim's forwarded writes are checked (tests/lib/fakedm-check.py)
 run_scenario() {
 	local sc=$1 vg=$2 npv=$3 devsize=$4 pvopts pvkeys vgopts usedf=0 dsel
-	local lvmf=ff_lvm usefd=0 target
+	local lvmf=ff_lvm usefd=0 target hostid
 	local -a drv=(--driverloaded n) zopt pvmdas=()
 	IFS='|' read -r pvopts pvkeys vgopts <<<"$5"
 	shift 5
@@ -615,6 +642,11 @@ run_scenario() {
 		# one pvcreate per PV, each with its --pvmetadatacopies
 		IFS=, read -r -a pvmdas <<<"${BASH_REMATCH[1]}"
 		pvopts=${pvopts//@mdas=${BASH_REMATCH[1]}/}
+	fi
+	hostid=
+	if [[ $pvopts =~ @hostid=([A-Za-z0-9._+-]+) ]]; then
+		hostid=${BASH_REMATCH[1]}
+		pvopts=${pvopts//@hostid=$hostid/}
 	fi
 	if [[ $pvopts == *@fakedm* ]]; then
 		usefd=1
@@ -646,6 +678,12 @@ run_scenario() {
 		done
 		out=$(ff_loop_attach "${imgs[@]}")
 		mapfile -t devs <<<"$out"
+		if [[ -n $hostid ]]; then
+			# the host's system ID, in the lvm.conf the fence just
+			# wrote (its lvmlocal.conf has a global section of its own)
+			printf 'global {\n\tsystem_id_source = "lvmlocal"\n}\nlocal {\n\tsystem_id = "%s"\n}\n' \
+				"$hostid" >>"$FF_LVM_SYSTEM_DIR/lvm.conf"
+		fi
 		list=$(IFS=,; echo "${devs[*]}")
 		dsel=(--devices "$list")
 		if ((usedf)); then
@@ -662,6 +700,7 @@ run_scenario() {
 		printf 'vg\t%s\n' "$vg" >"$d/intent"
 		printf 'pvkeys\t%s\n' "$pvkeys" >>"$d/intent"
 		((usedf)) && printf 'devicesfile\n' >>"$d/intent"
+		[[ -n $hostid ]] && printf 'hostid\t%s\n' "$hostid" >>"$d/intent"
 
 		if ((${#pvmdas[@]})); then
 			for ((i = 0; i < npv; i++)); do
@@ -715,9 +754,10 @@ run_scenario() {
 				{ cat "$d/err" >&2; ff_die "scenario $sc: lvcreate $name failed"; }
 			printf 'lv\t%s\t%s\n' "$name" "$frag" >>"$d/intent"
 		done
-		$lvmf pvs "${dsel[@]}" --reportformat json -o pv_name,pv_uuid,vg_name,vg_uuid \
+		# --foreign: a VG of another system ID (s0) too
+		$lvmf pvs "${dsel[@]}" --foreign --reportformat json -o pv_name,pv_uuid,vg_name,vg_uuid \
 			>"$d/pvs.json"
-		$lvmf lvs -a "${dsel[@]}" --reportformat json -o lv_name,lv_uuid,vg_name \
+		$lvmf lvs -a "${dsel[@]}" --foreign --reportformat json -o lv_name,lv_uuid,vg_name \
 			>"$d/lvs.json" 2>"$d/err" || { cat "$d/err" >&2; ff_die "scenario $sc: lvs failed"; }
 		for i in "${devs[@]}"; do
 			blockdev --flushbufs "$i"
@@ -840,7 +880,11 @@ PY
 }
 
 
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+# the major lvm writes for --persistent y: the host's device-mapper major
+# (lvm reads /proc/devices; 0 without device-mapper)
+dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
+dmmajor=${dmmajor:-0}
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1148,12 +1192,63 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 		run_scenario z4 vgz4 2 64M '@mdas=0,2 --bootloaderareasize 600k|bootloaderareasize = "600K"' \
 			'lvlin|size = "8M"|-L 8M'
 		;;
+	s0)
+		# a foreign VG: no host ID here, so no lvcreate
+		run_scenario s0 vgs0 2 64M '|system_id = "myhost"|--systemid myhost'
+		;;
+	s1)
+		run_scenario s1 vgs1 2 64M '@hostid=hostA' \
+			'lva|size = "8M"|-L 8M' \
+			'lvb|size = "8M"; permission = "r"|-p r -L 8M' \
+			'lvc|size = "8M"; activation_skip = true; tags = ["t1"]|-ky --addtag t1 -L 8M'
+		;;
+	s2)
+		run_scenario s2 vgs2 2 64M '@hostid=hostB|system_id = ""|--systemid=' \
+			'lva|size = "8M"|-L 8M'
+		;;
+	s3)
+		# sub-LVs in a VG with a system ID: WRITE_LOCKED on each, after
+		# it ACTIVATION_SKIP in the raid LV's write 1
+		run_scenario s3 vgs3 2 64M '@fakedm @hostid=hostC' \
+			'lvR|size = "8M"; type = "raid1"; mirrors = 1|--type raid1 -m1 -L 8M' \
+			'tp|size = "8M"; type = "thin-pool"; zero = false|--type thin-pool -Zn -L 8M' \
+			'th|type = "thin"; pool = "tp"; size = "8M"|-T -V 8M --thinpool tp'
+		;;
+	x0)
+		run_scenario x0 vgx0 3 13M '|alloc = "contiguous"; max_lv = 3; max_pv = 3|--alloc contiguous --maxlogicalvolumes 3 --maxphysicalvolumes 3' \
+			'lva|size = "8M"|-l 2' \
+			'lvb|size = "8M"|-l 2' \
+			'lvc|size = "4M"|-l 1'
+		;;
+	x1)
+		run_scenario x1 vgx1 1 64M '|alloc = "anywhere"; max_lv = 2|--alloc anywhere -l 2' \
+			'lva|size = "8M"; alloc = "normal"|--alloc normal -L 8M' \
+			'lvb|size = "8M"|-L 8M'
+		;;
+	x2)
+		run_scenario x2 vgx2 2 13M '|alloc = "cling"; max_pv = 2|--alloc cling -p 2' \
+			'lva|size = "8M"|-l 2' \
+			'lvb|size = "12M"; alloc = "inherit"|--alloc inherit -l 3'
+		;;
+	y0)
+		run_scenario y0 vgy0 1 64M "" \
+			'lva|size = "4M"; permission = "r"|-p r -L 4M' \
+			'lvb|size = "4M"; activation_skip = true|--setactivationskip y -L 4M' \
+			'lvc|size = "4M"; read_ahead = 100|--readahead 100 -L 4M' \
+			'lvd|size = "4M"; read_ahead = "none"|--readahead none -L 4M' \
+			"lve|size = \"4M\"; minor = 123; major = $dmmajor|-My --minor 123 -L 4M" \
+			"lvf|size = \"4M\"; permission = \"r\"; activation_skip = true; read_ahead = \"128K\"; minor = 5; major = $dmmajor|-p r -ky -r 128k -My --minor 5 -L 4M"
+		;;
+	y1)
+		run_scenario y1 vgy1 2 64M "" \
+			'lvs|size = "16M"; type = "striped"; stripes = 2; permission = "r"; read_ahead = 8; activation_skip = true|-i 2 -I 64k -p r --readahead 8 -ky -L 16M'
+		;;
 	rt)
 		run_scenario rt vgrt 1 64M "@fakedm" \
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, s0 to s3, x0 to x2, y0, y1, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
 	esac
 done
 

@@ -7,6 +7,7 @@ MAP has one line per attached device: "<loop device> <device name>".
 The JSON files are lvm's --reportformat json output of:
   pvs -o pv_name,vg_name,pv_uuid,dev_size,pe_start,pv_pe_count[,pv_mda_count]
   vgs -o vg_name,vg_uuid,vg_extent_size,pv_count,lv_count,vg_seqno
+         [,vg_systemid,max_lv,max_pv,vg_allocation_policy]
   lvs -o vg_name,lv_name,lv_uuid,seg_start_pe,seg_size_pe,segtype,stripes,
          stripe_size,seg_pe_ranges
 all with --units b --nosuffix.  Exits 1 listing every difference.
@@ -80,6 +81,13 @@ def main():
                             ("lv_count", str(len(v["lvs"]))),
                             ("vg_seqno", str(v["seqno"]))):
             if r[field] != want:
+                errors.append(f"vgs: {name} {field} {r[field]} != {want}")
+        # optional fields, compared when the report has them
+        for field, want in (("vg_systemid", v.get("system_id") or ""),
+                            ("max_lv", str(v.get("max_lv", 0))),
+                            ("max_pv", str(v.get("max_pv", 0))),
+                            ("vg_allocation_policy", v.get("alloc", "normal"))):
+            if field in r and r[field].strip() != want:
                 errors.append(f"vgs: {name} {field} {r[field]} != {want}")
     for name in got_vgs:
         if name not in vg_by_name:

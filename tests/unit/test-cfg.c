@@ -208,7 +208,7 @@ test_loader_messages(void **state)
     {FF_CFG_SPEC, "name = \"x\";\n",
      "x.conf:1: name: unknown key (expected one of: seed, device_name, "
      "device_size, device_hint, creation_host, uname, creation_time, "
-     "lvm_version, vgs, orphans, blanks, signatures)"},
+     "lvm_version, vgs, orphans, blanks, signatures, system_id)"},
   };
   struct ff_farm *farm = ff_test_farm("vgs = ({ pvs = 2; });");
 

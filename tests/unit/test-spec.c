@@ -140,6 +140,70 @@ test_mdas(void **state)
   ff_farm_free(farm);
 }
 
+/* system IDs, max_lv, max_pv, the VG's alloc and the LV flags (issue 33):
+ * the spec's values and the text lvm writes of them (test-byte-identical
+ * s0-s2, x0-x2, y0-y1 compare them with lvm's). */
+static void
+test_vg_keys(void **state)
+{
+  struct ff_spec *sp = ff_spec_load_string(
+    "device_size = \"64M\"; system_id = \"hostA\";\n"
+    "vgs = ({ pvs = 2; max_lv = 3; max_pv = 4; alloc = \"cling\";\n"
+    "  lvs = ({ name = \"ro\"; size = \"4M\"; permission = \"r\";\n"
+    "           activation_skip = true; read_ahead = 100; },\n"
+    "         { name = \"fm\"; size = \"4M\"; minor = 7; major = 0;\n"
+    "           activation_skip = true; read_ahead = \"none\"; },\n"
+    "         { name = \"ra\"; size = \"4M\"; read_ahead = \"128K\";\n"
+    "           alloc = \"inherit\"; }); },\n"
+    "  { name = \"plain\"; system_id = \"\"; },\n"
+    "  { name = \"other\"; system_id = \"b.c-d_e+f\"; });",
+    "t");
+  struct ff_farm *farm;
+  const char *text;
+
+  (void)state;
+  assert_nonnull_err(sp);
+  assert_string_equal(sp->system_id, "hostA");
+  assert_string_equal(sp->vgs[0].system_id, "hostA"); /* the host's */
+  assert_null(sp->vgs[1].system_id);                  /* --systemid "" */
+  assert_string_equal(sp->vgs[2].system_id, "b.c-d_e+f");
+  assert_int_equal(sp->vgs[0].max_lv, 3);
+  assert_int_equal(sp->vgs[0].max_pv, 4);
+  assert_int_equal(sp->vgs[0].alloc, FF_ALLOC_CLING);
+  assert_int_equal(sp->vgs[0].lvs[0].readonly, 1);
+  assert_int_equal(sp->vgs[0].lvs[0].read_ahead, 96); /* lvm: 4K pages */
+  assert_int_equal(sp->vgs[0].lvs[1].read_ahead, -1);
+  assert_int_equal(sp->vgs[0].lvs[1].fixed_minor, 1);
+  assert_int_equal(sp->vgs[0].lvs[2].read_ahead, 256);
+  assert_int_equal(sp->vgs[0].lvs[2].alloc, FF_ALLOC_INHERIT);
+  farm = ff_farm_new(sp);
+  ff_spec_free(sp);
+  assert_nonnull_err(farm);
+  text = farm->vgs[0].texts[farm->vgs[0].seqno - 1].buf;
+  assert_non_null(strstr(text, "status = [\"RESIZEABLE\", \"READ\"]\n"
+                               "flags = [\"WRITE_LOCKED\"]\n"
+                               "system_id = \"hostA\"\n"));
+  assert_non_null(strstr(text, "max_lv = 3\nmax_pv = 4\n\n"
+                               "allocation_policy = \"cling\"\n"
+                               "metadata_copies = 0\n"));
+  assert_non_null(strstr(text, "status = [\"READ\", \"VISIBLE\"]\n"
+                               "flags = [\"ACTIVATION_SKIP\"]\n"));
+  assert_non_null(strstr(text, "read_ahead = 96\nsegment_count"));
+  assert_non_null(strstr(text,
+                         "status = [\"READ\", \"FIXED_MINOR\", \"VISIBLE\"]\n"
+                         "flags = [\"WRITE_LOCKED\", \"ACTIVATION_SKIP\"]\n"));
+  assert_non_null(
+    strstr(text, "read_ahead = -1\nmajor = 0\nminor = 7\nsegment_count"));
+  assert_non_null(strstr(text, "read_ahead = 256\nsegment_count"));
+  assert_non_null(strstr(text, "creation_host_system_id = \"hostA\"\n"));
+  /* no system ID: WRITE as usual, the host's still in the footer */
+  text = farm->vgs[1].texts[0].buf;
+  assert_non_null(strstr(text, "status = [\"RESIZEABLE\", \"READ\", "
+                               "\"WRITE\"]\nflags = []\nextent_size"));
+  assert_non_null(strstr(text, "creation_host_system_id = \"hostA\"\n"));
+  ff_farm_free(farm);
+}
+
 /* configs/nomda-10000.conf: 10,000 PVs, 9000 of them without a metadata
  * area, in 1000 VGs of 10. */
 static void
@@ -313,6 +377,47 @@ static const struct {
   {"vgs = ({ vg_mda_copies = 1.5; });",
    "t:1: vgs.[0].vg_mda_copies: expected an integer, \"all\" or "
    "\"unmanaged\"",
+   ""},
+  /* system IDs, max_lv/max_pv, alloc, the LV flags (issue 33) */
+  {"system_id = \"$$\";",
+   "t:1: system_id: '$$': lvm refuses it (\"Invalid system ID format: $$\")",
+   ""},
+  {"vgs = ({ system_id = \"a b\"; });",
+   "t:1: vgs.[0].system_id: 'a b': lvm would write it as 'ab'", ""},
+  {"vgs = ({ system_id = \"localhost1\"; });",
+   "t:1: vgs.[0].system_id: 'localhost1': lvm refuses it",
+   "may not begin with the string"},
+  {"vgs = ({ pvs = 3; max_pv = 2; });",
+   "t:1: vgs.[0].max_pv: 2 is below the VG's 3 PVs", "holds max 2"},
+  {"vgs = ({ max_lv = 1; lvs = ({ count = 2; size = \"4M\"; }); });",
+   "t:1: vgs.[0].max_lv: 1 is below the VG's 2 LVs",
+   "Maximum number of logical volumes (1) reached"},
+  {"vgs = ({ max_lv = -1; });", "t:1: vgs.[0].max_lv: -1 is out of range", ""},
+  {"vgs = ({ alloc = \"inherit\"; });",
+   "t:1: vgs.[0].alloc: lvm refuses inherit for a VG",
+   "cannot inherit from anything"},
+  {"vgs = ({ alloc = \"nearest\"; });",
+   "t:1: vgs.[0].alloc: unknown allocation policy 'nearest'",
+   "Unrecognised allocation policy nearest"},
+  {"vgs = ({ lvs = ({ size = \"4M\"; permission = \"w\"; }); });",
+   "t:1: vgs.[0].lvs.[0].permission: 'w' is not a permission", ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; minor = 1048576; }); });",
+   "t:1: vgs.[0].lvs.[0].minor: lvm refuses it (\"Minor number 1048576 "
+   "outside range 0-1048575.\")",
+   ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; minor = 1; major = 4096; }); });",
+   "t:1: vgs.[0].lvs.[0].major: lvm refuses it (\"Major number 4096 "
+   "outside range 0-4095.\")",
+   ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; major = 253; }); });",
+   "t:1: vgs.[0].lvs.[0].major: major needs minor", ""},
+  {"vgs = ({ lvs = ({ size = \"4M\"; read_ahead = \"100b\"; }); });",
+   "t:1: vgs.[0].lvs.[0].read_ahead: 100b is not a whole number of sectors",
+   ""},
+  {"vgs = ({ pvs = 2; lvs = ({ size = \"4M\"; type = \"raid1\"; "
+   "activation_skip = true; }); });",
+   "t:1: vgs.[0].lvs.[0].activation_skip: activation_skip is supported for "
+   "linear and striped LVs only",
    ""},
   {"vgs = ({ mda_size = \"2M\"; });", "vgs.[0].mda_size",
    "would overlap the data area"},
@@ -776,6 +881,7 @@ main(void)
     cmocka_unit_test(test_bad_farm),    cmocka_unit_test(test_files),
     cmocka_unit_test(test_builtin),     cmocka_unit_test(test_scale),
     cmocka_unit_test(test_scale_small), cmocka_unit_test(test_nomda_config),
+    cmocka_unit_test(test_vg_keys),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
