@@ -407,6 +407,10 @@ bl_section_core() {
     "$(bl_jget "$BL_S/core-$last.json" 'd["synth_gib_s"]')" GiB/s \
     "$(bl_jget "$BL_S/core-$last.json" 'd["pread_gib_s"]')" GiB/s \
     "bench-core $last: first 128 KiB of each device, best of 3"
+  bl_row core.zero "4 KiB zero: device with $(bl_jget "$BL_S/core-$last.json" 'd["zero_busy_blocks"]') writes vs none" \
+    "$(bl_jget "$BL_S/core-$last.json" 'd["zero_us_busy"]')" us \
+    "$(bl_jget "$BL_S/core-$last.json" 'd["zero_us_empty"]')" us \
+    "bench-core $last: ff_farm_zero_sparse, best of 3 x 2000 (1 = the range's cost only)"
   if [[ $first != "$last" ]]; then
     bl_row core.build "farm build: $last devs vs $((last / first)) x $first devs" \
       "$(bl_jget "$BL_S/core-$last.json" 'd["build_s"]')" s \

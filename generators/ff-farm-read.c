@@ -306,9 +306,11 @@ overlay_extent(void *opaque, uint64_t off, int is_zero)
   return 0;
 }
 
-int64_t
-ff_farm_extents(const struct ff_farm *farm, uint32_t dev, struct ff_range *out,
-                size_t max)
+/* ff_farm_extents, exact in [lo, hi) only: the overlay's blocks outside
+ * it are not looked at (the layout's few ranges all are). */
+static int64_t
+extents_in(const struct ff_farm *farm, uint32_t dev, uint64_t lo, uint64_t hi,
+           struct ff_range *out, size_t max)
 {
   struct rangev rv = {0};
   const struct ff_device *d;
@@ -349,8 +351,8 @@ ff_farm_extents(const struct ff_farm *farm, uint32_t dev, struct ff_range *out,
     for (size_t i = 0; i < k && i < 16; i++)
       rv_add(&rv, tmp[i].off, tmp[i].len);
   }
-  ff_overlay_foreach(farm->overlay, (uint32_t)(d - farm->devs), overlay_extent,
-                     &rv);
+  ff_overlay_foreach_in(farm->overlay, (uint32_t)(d - farm->devs), lo, hi - lo,
+                        overlay_extent, &rv);
   if (rv.failed) {
     free(rv.v);
     return ff_error("out of memory");
@@ -375,6 +377,13 @@ ff_farm_extents(const struct ff_farm *farm, uint32_t dev, struct ff_range *out,
     out[i] = rv.v[i];
   free(rv.v);
   return (int64_t)n;
+}
+
+int64_t
+ff_farm_extents(const struct ff_farm *farm, uint32_t dev, struct ff_range *out,
+                size_t max)
+{
+  return extents_in(farm, dev, 0, UINT64_MAX, out, max);
 }
 
 void
@@ -489,9 +498,10 @@ ff_farm_load_overlay(struct ff_farm *farm, const char *path)
   return ff_overlay_load(farm->overlay, path, farm->fingerprint);
 }
 
-int64_t
-ff_farm_extents_all(const struct ff_farm *farm, uint32_t dev,
-                    struct ff_range **out)
+/* ff_farm_extents_all, exact in [lo, hi) only (extents_in). */
+static int64_t
+extents_all_in(const struct ff_farm *farm, uint32_t dev, uint64_t lo,
+               uint64_t hi, struct ff_range **out)
 {
   struct ff_range *r = NULL;
   int64_t n;
@@ -499,7 +509,7 @@ ff_farm_extents_all(const struct ff_farm *farm, uint32_t dev,
 
   *out = NULL;
   for (;;) {
-    n = ff_farm_extents(farm, dev, r, room);
+    n = extents_in(farm, dev, lo, hi, r, room);
     if (n < 0) {
       free(r);
       return -1;
@@ -521,6 +531,13 @@ ff_farm_extents_all(const struct ff_farm *farm, uint32_t dev,
   return n;
 }
 
+int64_t
+ff_farm_extents_all(const struct ff_farm *farm, uint32_t dev,
+                    struct ff_range **out)
+{
+  return extents_all_in(farm, dev, 0, UINT64_MAX, out);
+}
+
 int
 ff_farm_zero_sparse(struct ff_farm *farm, uint32_t dev, uint64_t off,
                     uint64_t len)
@@ -533,7 +550,9 @@ ff_farm_zero_sparse(struct ff_farm *farm, uint32_t dev, uint64_t off,
   if (dev >= farm->ndevs || off > farm->devs[dev].size ||
       len > farm->devs[dev].size - off)
     return ff_farm_zero(farm, dev, off, len); /* its range error */
-  n = ff_farm_extents_all(farm, dev, &r);
+  /* only the overlay blocks in the range: a zero costs what its range
+   * holds, not what the whole device's overlay does */
+  n = extents_all_in(farm, dev, off, end, &r);
   if (n < 0)
     return -1;
   for (int64_t i = 0; i < n && rc == 0; i++) {

@@ -612,23 +612,36 @@ ff_overlay_foreach(struct ff_overlay *ov, uint32_t dev,
                    int (*fn)(void *opaque, uint64_t off, int is_zero),
                    void *opaque)
 {
+  return ff_overlay_foreach_in(ov, dev, 0, UINT64_MAX, fn, opaque);
+}
+
+int
+ff_overlay_foreach_in(struct ff_overlay *ov, uint32_t dev, uint64_t off,
+                      uint64_t len,
+                      int (*fn)(void *opaque, uint64_t off, int is_zero),
+                      void *opaque)
+{
   struct ov_dev *d = dev_nonempty(ov, dev);
   struct {
     uint64_t blk;
     int is_zero;
   } batch[FOREACH_BATCH];
-  uint64_t next = 0;
+  /* the blocks [next, end): end rounded up, without overflow */
+  uint64_t next = off / BLOCK;
+  uint64_t end = len > UINT64_MAX - off
+                   ? UINT64_MAX / BLOCK + 1
+                   : (off + len) / BLOCK + ((off + len) % BLOCK != 0);
   size_t nb;
 
-  if (d == NULL)
+  if (d == NULL || len == 0)
     return 0;
   /* Copy a batch under the lock, call fn without it, resume after the
    * last block seen. */
   do {
     nb = 0;
     rdlock(d);
-    for (size_t i = lower_bound(d, next); i < d->len && nb < FOREACH_BATCH;
-         i++) {
+    for (size_t i = lower_bound(d, next);
+         i < d->len && d->v[i].blk < end && nb < FOREACH_BATCH; i++) {
       batch[nb].blk = d->v[i].blk;
       batch[nb].is_zero = d->v[i].data == NULL;
       nb++;

@@ -178,6 +178,14 @@ int ff_overlay_foreach(struct ff_overlay *ov, uint32_t dev,
                        int (*fn)(void *opaque, uint64_t off, int is_zero),
                        void *opaque);
 
+/* ff_overlay_foreach of the blocks that meet [off, off+len) only: its
+ * cost grows with the blocks in the range, not with the device's (a
+ * zero of a small range on a device with a big overlay). */
+int ff_overlay_foreach_in(struct ff_overlay *ov, uint32_t dev, uint64_t off,
+                          uint64_t len,
+                          int (*fn)(void *opaque, uint64_t off, int is_zero),
+                          void *opaque);
+
 /* Totals over all devices: blocks with data, zero markers, and bytes of
  * memory held by data buffers (data_blocks * FF_OVERLAY_BLOCK; the index
  * itself is not counted).  Any pointer may be NULL.  Each device is

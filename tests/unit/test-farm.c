@@ -372,6 +372,36 @@ test_zero_sparse(void **state)
   ff_farm_free(farm);
 }
 
+/* ff_farm_zero_sparse of a part of a device whose writes lie inside and
+ * outside it: the writes in the range (a block cut by its ends in part)
+ * read as zeros, the others are kept. */
+static void
+test_zero_sparse_range(void **state)
+{
+  struct ff_farm *farm = ff_test_farm(big_spec);
+  const uint64_t at = 1ull << 30, b = 4096;
+  uint8_t pat[4096], buf[4096];
+
+  (void)state;
+  memset(pat, 0xa5, sizeof pat);
+  for (uint64_t i = 0; i < 8; i++) /* blocks 0..7 past 1 GiB */
+    assert_ok(ff_farm_write(farm, 0, pat, at + i * b, b));
+  /* [block 2 + 100, block 5 + 200): 2 and 5 in part, 3 and 4 whole */
+  assert_ok(ff_farm_zero_sparse(farm, 0, at + 2 * b + 100, 3 * b + 100));
+  for (uint64_t i = 0; i < 8; i++) {
+    assert_ok(ff_farm_read(farm, 0, buf, at + i * b, b));
+    for (uint64_t k = 0; k < b; k++) {
+      uint64_t p = i * b + k;
+      int zeroed = p >= 2 * b + 100 && p < 5 * b + 200;
+
+      if (buf[k] != (zeroed ? 0 : 0xa5))
+        fail_msg("block %llu byte %llu is %u", (unsigned long long)i,
+                 (unsigned long long)k, buf[k]);
+    }
+  }
+  ff_farm_free(farm);
+}
+
 /* The allocator's decisions, lvm2 2.03.16's for each lvcreate in turn:
  * which PV, which extents, how many segments.  Each LV is written as
  * "NAME LE+LEN PV:PE[,PV:PE…] LE+LEN …", LVs joined by "; ".  The PVs are
@@ -531,11 +561,17 @@ int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_piecewise),   cmocka_unit_test(test_determinism),
-    cmocka_unit_test(test_extents),     cmocka_unit_test(test_wrapping_buffer),
-    cmocka_unit_test(test_damage),      cmocka_unit_test(test_history),
-    cmocka_unit_test(test_overlay),     cmocka_unit_test(test_extents_all),
-    cmocka_unit_test(test_zero_sparse), cmocka_unit_test(test_alloc),
+    cmocka_unit_test(test_piecewise),
+    cmocka_unit_test(test_determinism),
+    cmocka_unit_test(test_extents),
+    cmocka_unit_test(test_wrapping_buffer),
+    cmocka_unit_test(test_damage),
+    cmocka_unit_test(test_history),
+    cmocka_unit_test(test_overlay),
+    cmocka_unit_test(test_extents_all),
+    cmocka_unit_test(test_zero_sparse),
+    cmocka_unit_test(test_zero_sparse_range),
+    cmocka_unit_test(test_alloc),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1586,6 +1586,61 @@ group_teardown(void **state)
   return ff_test_rmtree(tmpdir);
 }
 
+/* ff_overlay_foreach_in: only the blocks that meet the range, in order,
+ * across foreach batches (device 2 has more blocks than one batch);
+ * partial blocks at both ends count, an empty range and one reaching
+ * past UINT64_MAX neither fail nor wrap. */
+static void
+test_foreach_in(void **state)
+{
+  struct ff_overlay *ov = new_overlay();
+  unsigned char pat[B];
+  struct entries e = {.n = 0};
+
+  (void)state;
+  memset(pat, 0x5a, sizeof pat);
+  for (uint64_t b = 1; b < 200; b += 2) /* blocks 1, 3, ..., 199 */
+    assert_ok(ff_overlay_write(ov, 2, pat, b * B, B));
+  assert_ok(ff_overlay_zero(ov, 2, 100 * B, B)); /* a marker at 100 */
+  /* [3B + 1, 9B - 1): blocks 3, 5, 7 (3 and 8 only in part) */
+  assert_int_equal(
+    ff_overlay_foreach_in(ov, 2, 3 * B + 1, 6 * B - 2, collect, &e), 0);
+  assert_int_equal(e.n, 3);
+  assert_int_equal(e.v[0].off, 3 * B);
+  assert_int_equal(e.v[1].off, 5 * B);
+  assert_int_equal(e.v[2].off, 7 * B);
+  /* [9B, 9B + B): block 9 alone; [10B, 11B): nothing (10 is not written) */
+  e.n = 0;
+  assert_int_equal(ff_overlay_foreach_in(ov, 2, 9 * B, B, collect, &e), 0);
+  assert_int_equal(e.n, 1);
+  assert_int_equal(e.v[0].off, 9 * B);
+  e.n = 0;
+  assert_int_equal(ff_overlay_foreach_in(ov, 2, 10 * B, B, collect, &e), 0);
+  assert_int_equal(e.n, 0);
+  /* 150 blocks of the range [0, 200B): 100 writes and the marker, more
+   * than a batch */
+  e.n = 0;
+  assert_int_equal(ff_overlay_foreach_in(ov, 2, 0, 200 * B, collect, &e), 0);
+  assert_int_equal(e.n, 101);
+  for (size_t i = 1; i < e.n; i++)
+    assert_true(e.v[i - 1].off < e.v[i].off);
+  assert_int_equal(e.v[50].off, 100 * B);
+  assert_int_equal(e.v[50].is_zero, 1);
+  /* the tail, to the end of the address space, and an empty range */
+  e.n = 0;
+  assert_int_equal(
+    ff_overlay_foreach_in(ov, 2, 190 * B, UINT64_MAX, collect, &e), 0);
+  assert_int_equal(e.n, 5); /* 191 193 195 197 199 */
+  e.n = 0;
+  assert_int_equal(ff_overlay_foreach_in(ov, 2, 5 * B, 0, collect, &e), 0);
+  assert_int_equal(e.n, 0);
+  /* the whole device: what ff_overlay_foreach reports */
+  e.n = 0;
+  assert_int_equal(ff_overlay_foreach(ov, 2, collect, &e), 0);
+  assert_int_equal(e.n, 101);
+  ff_overlay_free(ov);
+}
+
 int
 main(void)
 {
@@ -1605,6 +1660,7 @@ main(void)
     cmocka_unit_test(test_many_devices),
     cmocka_unit_test(test_large_zero),
     cmocka_unit_test(test_cap),
+    cmocka_unit_test(test_foreach_in),
   };
 
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
