@@ -59,6 +59,7 @@ int
 run_flame_setup(struct run *r, int asked)
 {
   struct run_flame *f;
+  int mounted = 0;
 
   if (!asked && !r->sc->flamegraph)
     return 0;
@@ -83,11 +84,16 @@ run_flame_setup(struct run *r, int asked)
   }
   f->p.ctl = f->p.ack = -1;
   f->po.ctl = f->po.ack = -1;
-  if (ff_perf_probe_sched(f->tracefs, sizeof f->tracefs) < 0) {
+  if (ff_perf_probe_sched(f->tracefs, sizeof f->tracefs, &mounted) < 0) {
     snprintf(f->off_unavail, sizeof f->off_unavail,
              "no off-CPU graphs: sched_switch cannot be recorded here: %s",
              ff_errmsg());
     run_say(r, "%s (on-CPU graphs only)", f->off_unavail);
+  } else if (mounted) {
+    run_say(r,
+            "no tracefs was mounted: mounted one on %s for the "
+            "off-CPU graphs (as perf does; it stays)",
+            f->tracefs);
   }
   if (!(f->graphs = json_array())) {
     free(f);

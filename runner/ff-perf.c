@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -86,31 +87,51 @@ ff_perf_probe(char *path, size_t len)
   return 0;
 }
 
+/* sched_switch's tracepoint id under dir, or -1. */
+static long long
+sched_switch_id(const char *dir)
+{
+  char idpath[PATH_MAX + 64];
+  long long id = -1;
+  FILE *f;
+
+  ff_pathf(idpath, sizeof idpath, "%s/events/sched/sched_switch/id", dir);
+  if (!(f = fopen(idpath, "re")))
+    return -1;
+  if (fscanf(f, "%lld", &id) != 1)
+    id = -1;
+  fclose(f);
+  return id;
+}
+
 int
-ff_perf_probe_sched(char *tracefs, size_t len)
+ff_perf_probe_sched(char *tracefs, size_t len, int *mounted)
 {
   const char *env = getenv("FF_TRACEFS");
   const char *dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
   size_t ndirs = 2;
-  char idpath[PATH_MAX + 64];
   long long id = -1;
 
   if (env && *env) {
     dirs[0] = env;
     ndirs = 1;
   }
-  for (size_t i = 0; i < ndirs && id < 0; i++) {
-    FILE *f;
-
-    ff_pathf(idpath, sizeof idpath, "%s/events/sched/sched_switch/id",
-             dirs[i]);
-    if (!(f = fopen(idpath, "re")))
-      continue;
-    if (fscanf(f, "%lld", &id) != 1)
-      id = -1;
-    fclose(f);
-    if (id >= 0)
+  *mounted = 0;
+  for (size_t i = 0; i < ndirs && id < 0; i++)
+    if ((id = sched_switch_id(dirs[i])) >= 0)
       ff_pathf(tracefs, len, "%s", dirs[i]);
+  /* No tracefs mounted (a container, a minimal boot; systemd mounts it
+   * at boot elsewhere): mount it where the kernel made its mount point,
+   * as perf itself does for a tracepoint event.  Root only; it stays
+   * for every later user, as perf's does. */
+  if (id < 0 && ndirs == 2 &&
+      mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+    if ((id = sched_switch_id("/sys/kernel/tracing")) >= 0) {
+      ff_pathf(tracefs, len, "/sys/kernel/tracing");
+      *mounted = 1;
+    } else {
+      umount("/sys/kernel/tracing");
+    }
   }
   if (id < 0) {
     if (ndirs == 1)

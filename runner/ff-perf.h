@@ -53,8 +53,10 @@ int ff_perf_probe(char *path, size_t len);
 /* Whether sched_switch can be recorded here (off-CPU time): tracefs
  * (FF_TRACEFS, else /sys/kernel/tracing or /sys/kernel/debug/tracing)
  * has events/sched/sched_switch, and a system-wide event of it opens.
- * The tracefs found into tracefs, or -1 with why in ff_error. */
-int ff_perf_probe_sched(char *tracefs, size_t len);
+ * Without FF_TRACEFS and with no tracefs mounted, it mounts one on
+ * /sys/kernel/tracing (as perf does for a tracepoint; root only) and sets
+ * *mounted.  The tracefs found into tracefs, or -1 with why in ff_error. */
+int ff_perf_probe_sched(char *tracefs, size_t len, int *mounted);
 
 /* Start `PERF record` into dir (made by the caller), events off; the
  * second records `-e sched:sched_switch -g -a` instead of cpu-clock
