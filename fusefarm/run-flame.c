@@ -249,60 +249,90 @@ file_part(const char *s, char *out, size_t len)
   out[k] = '\0';
 }
 
-/* Fold the recording into the two files; -1 with ff_error. */
-static int
-graph(struct run *r, struct run_flame *f, json_t *entry)
+/* perf script of dir's recording parsed into a new graph (off: as
+ * sched_switch events, their tallies into *st); NULL with ff_error.
+ * perf.data and its text are large: gone as soon as folded, either way. */
+static struct ff_flame *
+fold(struct run *r, struct run_flame *f, const char *dir, int off,
+     struct ff_flame_off *st)
 {
-  char script[PATH_MAX + 32], name[300], base[PATH_MAX + 320];
-  char folded[PATH_MAX + 340], svg[PATH_MAX + 340], title[1600];
+  char script[PATH_MAX + 32], data[PATH_MAX + 32];
   struct ff_flame_filter flt = {.root = getpid(),
                                 .skip = f->perf_pid,
                                 .skip2 = f->off_pid,
                                 .farm = r->daemon_pid};
   struct ff_flame *fl = NULL;
-  struct ff_flame_svg_info info;
   FILE *in;
   int rc = -1;
 
-  ff_pathf(script, sizeof script, "%s/script.txt", f->workdir);
-  if (ff_perf_script(f->perf, f->workdir, script) < 0)
-    goto out;
-  if (!(in = fopen(script, "re"))) {
+  ff_pathf(script, sizeof script, "%s/script.txt", dir);
+  if ((off ? ff_perf_script_offcpu : ff_perf_script)(f->perf, dir, script) <
+      0) {
+    /* said by ff_error */
+  } else if (!(in = fopen(script, "re"))) {
     ff_error("open %s: %m", script);
-    goto out;
+  } else {
+    fl = ff_flame_new();
+    rc = !fl   ? -1
+         : off ? ff_flame_parse_offcpu(fl, in, "perf script (sched_switch)",
+                                       &flt, st)
+               : ff_flame_parse_perf(fl, in, "perf script", &flt);
+    fclose(in);
   }
-  fl = ff_flame_new();
-  rc = fl ? ff_flame_parse_perf(fl, in, "perf script", &flt) : -1;
-  fclose(in);
-  if (rc < 0)
-    goto out;
+  ff_pathf(data, sizeof data, "%s/perf.data", dir);
+  unlink(data);
+  unlink(script);
+  if (rc < 0) {
+    ff_flame_free(fl);
+    return NULL;
+  }
+  return fl;
+}
+
+/* Save fl as OUTDIR/PREFIX-CONFIG-WORKLOAD.folded and .svg under title,
+ * both named (relative to the document) in entry; -1 with ff_error. */
+static int
+save(struct run_flame *f, const struct ff_flame *fl, const char *prefix,
+     const char *title, struct ff_flame_svg_info *info, json_t *entry)
+{
+  char name[300], base[PATH_MAX + 320];
+  char folded[PATH_MAX + 340], svg[PATH_MAX + 340];
+
   file_part(f->workload, name, sizeof name);
-  ff_pathf(base, sizeof base, "flame-%u-%s", f->config, name);
+  ff_pathf(base, sizeof base, "%s-%u-%s", prefix, f->config, name);
   ff_pathf(folded, sizeof folded, "%s/%s.folded", f->outdir, base);
   ff_pathf(svg, sizeof svg, "%s/%s.svg", f->outdir, base);
-  ff_pathf(title, sizeof title, "%s, config %u (%s), first repetition",
-           f->workload, f->config, f->label);
-  rc = -1;
   if (ff_flame_save(fl, folded) < 0 ||
-      ff_flame_svg_file(fl, NULL, title, svg, &info) < 0)
-    goto out;
+      ff_flame_svg_file(fl, NULL, title, svg, info) < 0)
+    return -1;
   ff_pathf(folded, sizeof folded, "%s.folded", base);
   ff_pathf(svg, sizeof svg, "%s.svg", base);
   json_object_set_new(entry, "folded", json_string(folded));
   json_object_set_new(entry, "svg", json_string(svg));
-  json_object_set_new(entry, "samples",
-                      json_integer((json_int_t)ff_flame_samples(fl)));
-  json_object_set_new(entry, "seen",
-                      json_integer((json_int_t)ff_flame_seen(fl)));
-  json_object_set_new(entry, "stacks",
-                      json_integer((json_int_t)ff_flame_nstacks(fl)));
-  rc = 0;
-out:
+  return 0;
+}
+
+/* Fold the recording into the two files; -1 with ff_error. */
+static int
+graph(struct run *r, struct run_flame *f, json_t *entry)
+{
+  char title[1600];
+  struct ff_flame *fl = fold(r, f, f->workdir, 0, NULL);
+  struct ff_flame_svg_info info;
+  int rc = -1;
+
+  ff_pathf(title, sizeof title, "%s, config %u (%s), first repetition",
+           f->workload, f->config, f->label);
+  if (fl && save(f, fl, "flame", title, &info, entry) == 0) {
+    json_object_set_new(entry, "samples",
+                        json_integer((json_int_t)ff_flame_samples(fl)));
+    json_object_set_new(entry, "seen",
+                        json_integer((json_int_t)ff_flame_seen(fl)));
+    json_object_set_new(entry, "stacks",
+                        json_integer((json_int_t)ff_flame_nstacks(fl)));
+    rc = 0;
+  }
   ff_flame_free(fl);
-  /* perf.data and its text are large: gone as soon as folded. */
-  ff_pathf(base, sizeof base, "%s/perf.data", f->workdir);
-  unlink(base);
-  unlink(script);
   return rc;
 }
 
@@ -311,64 +341,31 @@ out:
 static int
 graph_off(struct run *r, struct run_flame *f, json_t *off)
 {
-  char script[PATH_MAX + 32], name[300], base[PATH_MAX + 320];
-  char folded[PATH_MAX + 340], svg[PATH_MAX + 340], title[1600];
-  struct ff_flame_filter flt = {.root = getpid(),
-                                .skip = f->perf_pid,
-                                .skip2 = f->off_pid,
-                                .farm = r->daemon_pid};
-  struct ff_flame *fl = NULL;
+  char title[1600];
   struct ff_flame_off st;
-  FILE *in;
+  struct ff_flame *fl = fold(r, f, f->offdir, 1, &st);
   int rc = -1;
 
-  ff_pathf(script, sizeof script, "%s/script.txt", f->offdir);
-  if (ff_perf_script_offcpu(f->perf, f->offdir, script) < 0)
-    goto out;
-  if (!(in = fopen(script, "re"))) {
-    ff_error("open %s: %m", script);
-    goto out;
-  }
-  fl = ff_flame_new();
-  rc =
-    fl ? ff_flame_parse_offcpu(fl, in, "perf script (sched_switch)", &flt, &st)
-       : -1;
-  fclose(in);
-  if (rc < 0)
-    goto out;
-  file_part(f->workload, name, sizeof name);
-  ff_pathf(base, sizeof base, "flame-off-%u-%s", f->config, name);
-  ff_pathf(folded, sizeof folded, "%s/%s.folded", f->outdir, base);
-  ff_pathf(svg, sizeof svg, "%s/%s.svg", f->outdir, base);
   ff_pathf(title, sizeof title,
            "%s, config %u (%s), first repetition: off-CPU, microseconds "
            "blocked",
            f->workload, f->config, f->label);
-  rc = -1;
-  if (ff_flame_save(fl, folded) < 0 ||
-      ff_flame_svg_file(fl, NULL, title, svg, NULL) < 0)
-    goto out;
-  ff_pathf(folded, sizeof folded, "%s.folded", base);
-  ff_pathf(svg, sizeof svg, "%s.svg", base);
-  json_object_set_new(off, "folded", json_string(folded));
-  json_object_set_new(off, "svg", json_string(svg));
-  json_object_set_new(off, "blocked_us",
-                      json_integer((json_int_t)ff_flame_samples(fl)));
-  json_object_set_new(off, "farm_us", json_integer((json_int_t)st.farm_us));
-  json_object_set_new(off, "events", json_integer((json_int_t)st.events));
-  json_object_set_new(off, "lost", json_integer((json_int_t)st.lost));
-  json_object_set_new(off, "waits", json_integer((json_int_t)st.paired));
-  json_object_set_new(off, "unpaired", json_integer((json_int_t)st.unpaired));
-  json_object_set_new(off, "preempted",
-                      json_integer((json_int_t)st.preempted));
-  json_object_set_new(off, "stacks",
-                      json_integer((json_int_t)ff_flame_nstacks(fl)));
-  rc = 0;
-out:
+  if (fl && save(f, fl, "flame-off", title, NULL, off) == 0) {
+    json_object_set_new(off, "blocked_us",
+                        json_integer((json_int_t)ff_flame_samples(fl)));
+    json_object_set_new(off, "farm_us", json_integer((json_int_t)st.farm_us));
+    json_object_set_new(off, "events", json_integer((json_int_t)st.events));
+    json_object_set_new(off, "lost", json_integer((json_int_t)st.lost));
+    json_object_set_new(off, "waits", json_integer((json_int_t)st.paired));
+    json_object_set_new(off, "unpaired",
+                        json_integer((json_int_t)st.unpaired));
+    json_object_set_new(off, "preempted",
+                        json_integer((json_int_t)st.preempted));
+    json_object_set_new(off, "stacks",
+                        json_integer((json_int_t)ff_flame_nstacks(fl)));
+    rc = 0;
+  }
   ff_flame_free(fl);
-  ff_pathf(base, sizeof base, "%s/perf.data", f->offdir);
-  unlink(base);
-  unlink(script);
   return rc;
 }
 

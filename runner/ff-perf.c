@@ -311,43 +311,41 @@ ff_perf_kill(struct ff_perf *p)
   close_fifos(p);
 }
 
-int
-ff_perf_script(const char *perf, const char *dir, const char *out)
+/* perf script of dir/perf.data into out with the extra arguments (NULL
+ * ended), its stderr into dir/script.log; -1 with ff_error. */
+static int
+script(const char *perf, const char *dir, const char *out,
+       const char *const *extra)
 {
   char data[PATH_MAX + 16], log[PATH_MAX + 16];
+  const char *argv[16] = {perf, "script", "-i", data};
+  size_t n = 4;
   int st;
 
   ff_pathf(data, sizeof data, "%s/perf.data", dir);
   ff_pathf(log, sizeof log, "%s/script.log", dir);
-  st = ff_spawn_run(&(struct ff_spawn){
-    .argv =
-      (const char *const[]){perf, "script", "-i", data, "--show-task-events",
-                            "-F", "comm,pid,tid,ip,sym,dso", NULL},
-    .out = out,
-    .err = log,
-  });
+  while (*extra && n + 1 < sizeof argv / sizeof *argv)
+    argv[n++] = *extra++;
+  argv[n] = NULL;
+  st = ff_spawn_run(&(struct ff_spawn){.argv = argv, .out = out, .err = log});
   if (st != 0)
     return ff_error("perf script: exit %d (%s)", st, log);
   return 0;
 }
 
 int
+ff_perf_script(const char *perf, const char *dir, const char *out)
+{
+  return script(perf, dir, out,
+                (const char *const[]){"--show-task-events", "-F",
+                                      "comm,pid,tid,ip,sym,dso", NULL});
+}
+
+int
 ff_perf_script_offcpu(const char *perf, const char *dir, const char *out)
 {
-  char data[PATH_MAX + 16], log[PATH_MAX + 16];
-  int st;
-
-  ff_pathf(data, sizeof data, "%s/perf.data", dir);
-  ff_pathf(log, sizeof log, "%s/script.log", dir);
-  st = ff_spawn_run(&(struct ff_spawn){
-    .argv =
-      (const char *const[]){perf, "script", "-i", data, "--ns",
-                            "--show-task-events", "--show-lost-events", "-F",
-                            "comm,pid,tid,time,event,trace,ip,sym,dso", NULL},
-    .out = out,
-    .err = log,
-  });
-  if (st != 0)
-    return ff_error("perf script: exit %d (%s)", st, log);
-  return 0;
+  return script(perf, dir, out,
+                (const char *const[]){
+                  "--ns", "--show-task-events", "--show-lost-events", "-F",
+                  "comm,pid,tid,time,event,trace,ip,sym,dso", NULL});
 }

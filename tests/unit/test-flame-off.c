@@ -7,6 +7,7 @@
  * header, a switch-out never switched in (dropped), a dead thread's
  * last switch, lost events, nanoseconds rounded per stack. */
 #include "ff-test.h"
+#include "ff-capture.h"
 #include "ff-flame.h"
 #include "ff-testdata.h"
 
@@ -47,14 +48,10 @@ parse_data(const struct ff_flame_filter *flt, struct ff_flame_off *st)
 static char *
 folded(const struct ff_flame *fl)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&buf, &len);
+  struct ff_capture c;
 
-  assert_non_null(out);
-  assert_ok(ff_flame_write_folded(fl, out));
-  fclose(out);
-  return buf;
+  assert_ok(ff_flame_write_folded(fl, ff_capture_open(&c)));
+  return ff_capture_close(&c);
 }
 
 static void

@@ -4,6 +4,7 @@
  * runner, perf and a stranger's lvm), the folded file form, the SVG's
  * frames and widths, and which frames grew between two sets. */
 #include "ff-test.h"
+#include "ff-capture.h"
 #include "ff-flame.h"
 #include "ff-testdata.h"
 
@@ -45,14 +46,10 @@ parse_data(const struct ff_flame_filter *flt)
 static char *
 folded(const struct ff_flame *fl)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&buf, &len);
+  struct ff_capture c;
 
-  assert_non_null(out);
-  assert_ok(ff_flame_write_folded(fl, out));
-  fclose(out);
-  return buf;
+  assert_ok(ff_flame_write_folded(fl, ff_capture_open(&c)));
+  return ff_capture_close(&c);
 }
 
 static void
