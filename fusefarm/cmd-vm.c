@@ -606,6 +606,8 @@ plan_workloads(const struct ff_scenario *sc)
         json_object_set_new(io, "mount_options",
                             json_string(w->io.mount_options));
         json_object_set_new(io, "nrfiles", json_integer(w->io.nrfiles));
+        json_object_set_new(io, "fs_tunables", json_string(w->io.fs_tunables));
+        json_object_set_new(io, "mkdirs", json_integer(w->io.mkdirs));
       }
       json_object_set_new(wj, "io", io);
     }
@@ -614,9 +616,10 @@ plan_workloads(const struct ff_scenario *sc)
   return a;
 }
 
-/* Configuration k's fusefarm/target, fusefarm/fstype and
- * fusefarm/mount_options, when the matrix has them, into its plan entry
- * (ff-guestrun gives them to the workloads as `fusefarm run` does). */
+/* Configuration k's fusefarm/target, fusefarm/fstype,
+ * fusefarm/mount_options and fusefarm/fs_tunables, when the matrix has them,
+ * into its plan entry (ff-guestrun gives them to the workloads as `fusefarm
+ * run` does). */
 static void
 plan_config_axes(const struct ff_scenario *sc, uint64_t k, unsigned *idx,
                  json_t *entry)
@@ -624,7 +627,8 @@ plan_config_axes(const struct ff_scenario *sc, uint64_t k, unsigned *idx,
   static const char *const keys[][2] = {
     {"fusefarm/target", "target"},
     {"fusefarm/fstype", "fstype"},
-    {"fusefarm/mount_options", "mount_options"}};
+    {"fusefarm/mount_options", "mount_options"},
+    {"fusefarm/fs_tunables", "fs_tunables"}};
 
   ff_scenario_config(sc, k, idx);
   for (unsigned a = 0; a < sc->naxes; a++)

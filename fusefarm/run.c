@@ -199,9 +199,10 @@ struct config {
   uint64_t devices;
   const char *spec;  /* the farm's spec: path, builtin:..., NULL (default) */
   const char *fence; /* "none", "devicesfile", "devicesfile-used", ... */
-  /* fusefarm/target, fusefarm/fstype, fusefarm/mount_options (NULL:
+  /* fusefarm/target, fusefarm/fstype, fusefarm/mount_options,
+   * fusefarm/fs_tunables (NULL:
    * each workload's own) */
-  const char *target, *fstype, *mount_options;
+  const char *target, *fstype, *mount_options, *fs_tunables;
   const char *dm; /* fusefarm/dm: "auto", "real", "none" */
   int udev_sync;  /* the matrix's activation/udev_sync (0: none given) */
   const struct ff_lvm_build *lvm;
@@ -228,7 +229,7 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
   c->devices = sc->devices;
   c->spec = sc->spec;
   c->fence = sc->fence;
-  c->target = c->fstype = c->mount_options = NULL;
+  c->target = c->fstype = c->mount_options = c->fs_tunables = NULL;
   c->dm = r->dm_override ? r->dm_override : sc->dm;
   c->udev_sync = 0;
   for (unsigned a = 0; a < sc->naxes; a++) {
@@ -253,6 +254,8 @@ config_resolve(struct run *r, uint64_t k, struct config *c)
       c->fstype = v->s;
     else if (!strcmp(ax->key, "fusefarm/mount_options"))
       c->mount_options = v->s;
+    else if (!strcmp(ax->key, "fusefarm/fs_tunables"))
+      c->fs_tunables = v->s;
     else if (!strcmp(ax->key, "fusefarm/dm"))
       c->dm = v->s;
     else if (!strcmp(ax->key, "activation/udev_sync") && !v->is_str)
@@ -525,6 +528,7 @@ run_workload(struct run *r, const struct config *c,
     .target = c->target,
     .fstype = c->fstype,
     .mount_options = c->mount_options,
+    .fs_tunables = c->fs_tunables,
     .dialect = r->dialect,
     .stop = &stop_requested,
     .cold = wenv_cold,

@@ -10,13 +10,15 @@
  *     "workloads": [ { "name", "type", "repeat", "concurrency",
  *                      "spread_ns", "count", "lv",
  *                      "io": { fio's job; fs: "fstype", "mkfs_options",
- *                              "mount_options", "nrfiles" } }, ... ],
+ *                              "mount_options", "nrfiles",
+ *                              "fs_tunables", "mkdirs" } }, ... ],
  *     "configs": [ { "id": 1, "lvm_conf": "lvm-1.conf",
- *                    "target", "fstype", "mount_options" }, ... ] }
+ *                    "target", "fstype", "mount_options",
+ *                    "fs_tunables" }, ... ] }
  *
- * A config's target, fstype and mount_options (each there when the
- * matrix has its fusefarm/ axis) replace the io and fs workloads' own,
- * as in `fusefarm run`.
+ * A config's target, fstype, mount_options and fs_tunables (each there
+ * when the matrix has its fusefarm/ axis) replace the io and fs workloads'
+ * own, as in `fusefarm run`.
  *
  * MANIFEST is the farm's `fusefarm manifest` (the disks attached): the
  * devices in farm order, their VGs, the first LV.  Each device is found
@@ -486,8 +488,11 @@ workload_of(json_t *j, struct ff_workload *w)
       (char *)json_string_value(json_object_get(io, "mount_options"));
     w->io.nrfiles =
       (unsigned)json_integer_value(json_object_get(io, "nrfiles"));
+    w->io.fs_tunables =
+      (char *)json_string_value(json_object_get(io, "fs_tunables"));
+    w->io.mkdirs = (unsigned)json_integer_value(json_object_get(io, "mkdirs"));
     if (!w->io.fstype || !w->io.mkfs_options || !w->io.mount_options ||
-        !w->io.nrfiles)
+        !w->io.fs_tunables || !w->io.nrfiles)
       return ff_error("plan: fs workload %s: incomplete filesystem",
                       w->name ? w->name : "?");
   }
@@ -596,6 +601,7 @@ main(int argc, char **argv)
         .fstype = json_string_value(json_object_get(cj, "fstype")),
         .mount_options =
           json_string_value(json_object_get(cj, "mount_options")),
+        .fs_tunables = json_string_value(json_object_get(cj, "fs_tunables")),
         .env = lvm_env,
         .cold = g_cold,
         .counters = g.snap_fd >= 0 ? g_counters : NULL,

@@ -150,18 +150,26 @@ ff_fio_parse(const char *text, struct ff_fio_result *out)
 void
 ff_fio_describe(const struct ff_io_job *io, char *buf, size_t len)
 {
-  char bs[32], size[32], extra[96] = "", where[256];
+  char bs[32], size[32], extra[96] = "", where[384];
   int n = 0;
 
   ff_format_size(io->bs, bs, sizeof bs);
   ff_format_size(io->size, size, sizeof size);
-  /* fs: "xfs -o logbufs=8 (mkfs -m crc=0) of pv0001" */
+  /* fs: "xfs -o logbufs=8 (mkfs -m crc=0) [sysfs a=1] of pv0001" */
   if (io->fstype) {
+    const char *tun = io->fs_tunables ? io->fs_tunables : "";
+
     n += snprintf(extra, sizeof extra, " nrfiles=%u", io->nrfiles);
-    snprintf(where, sizeof where, "%s%s%s%s%s%s of %s", io->fstype,
+    snprintf(where, sizeof where, "%s%s%s%s%s%s%s%s%s of %s", io->fstype,
              io->mount_options[0] ? " -o " : "", io->mount_options,
              io->mkfs_options[0] ? " (mkfs " : "", io->mkfs_options,
-             io->mkfs_options[0] ? ")" : "", io->target);
+             io->mkfs_options[0] ? ")" : "", tun[0] ? " [sysfs " : "", tun,
+             tun[0] ? "]" : "", io->target);
+    if (io->mkdirs) {
+      snprintf(buf, len, "mkdir storm (%u jobs x %u directories) in %s",
+               io->numjobs, io->mkdirs, where);
+      return;
+    }
   } else {
     snprintf(where, sizeof where, "%s", io->target);
   }

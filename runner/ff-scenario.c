@@ -114,6 +114,7 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       strcmp(ax->key, "fusefarm/lvm") && strcmp(ax->key, "fusefarm/target") &&
       strcmp(ax->key, "fusefarm/fstype") &&
       strcmp(ax->key, "fusefarm/mount_options") &&
+      strcmp(ax->key, "fusefarm/fs_tunables") &&
       strcmp(ax->key, "fusefarm/transport") && strcmp(ax->key, "fusefarm/dm"))
     return ff_cfg_err(
       file, config_setting_get_member(g, "key"), kp,
@@ -122,6 +123,7 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
       "fusefarm/aio_inflight, fusefarm/devices, "
       "fusefarm/spec, fusefarm/fence, fusefarm/lvm, fusefarm/target, "
       "fusefarm/fstype, fusefarm/mount_options, "
+      "fusefarm/fs_tunables, "
       "fusefarm/transport or fusefarm/dm)",
       ax->key);
   vals = config_setting_get_member(g, "values");
@@ -195,6 +197,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         (!strcmp(ax->key, "fusefarm/fstype") &&
          (!v->is_str || !ff_scenario_fstype_valid(v->s))) ||
         (!strcmp(ax->key, "fusefarm/mount_options") && !v->is_str) ||
+        (!strcmp(ax->key, "fusefarm/fs_tunables") &&
+         (!v->is_str || ff_scenario_tunables_check(v->s) < 0)) ||
         (!strcmp(ax->key, "fusefarm/dm") &&
          (!v->is_str || !ff_scenario_dm_valid(v->s))))
       return ff_cfg_err(
@@ -213,6 +217,8 @@ parse_axis(const char *file, const config_setting_t *g, const char *path,
         : !strcmp(ax->key, "fusefarm/fstype") ? "\"ext4\" or \"xfs\""
         : !strcmp(ax->key, "fusefarm/mount_options")
           ? "mount options, a string such as \"logbufs=8\""
+        : !strcmp(ax->key, "fusefarm/fs_tunables")
+          ? "sysfs tunables, a string such as \"mb_prefetch_limit=0\" or \"\""
         : !strcmp(ax->key, "fusefarm/dm") ? "\"auto\", \"real\" or \"none\""
                                           : "0 or 1");
   }
@@ -279,6 +285,31 @@ ff_scenario_uses_nbd(const struct ff_scenario *sc)
   return 0;
 }
 
+int
+ff_scenario_tunables_check(const char *t)
+{
+  const char *p = t;
+
+  while (*p) {
+    size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    size_t v;
+
+    if (!k || p[k] != '=')
+      return ff_error("'%s': expected KEY=VALUE[,KEY=VALUE...], each KEY a "
+                      "file of /sys/fs/FSTYPE/DEV/ such as mb_prefetch_limit",
+                      t);
+    v = strcspn(p + k + 1, ",");
+    if (!v || strcspn(p + k + 1, "/ \t\n\"'\\") < v)
+      return ff_error("'%s': the value of %.*s is empty or has a slash, a "
+                      "blank or a quote",
+                      t, (int)k, p);
+    p += k + 1 + v;
+    if (*p == ',' && !*++p)
+      return ff_error("'%s': ends with a comma", t);
+  }
+  return 0;
+}
+
 /* An fs workload's filesystem keys (the fio keys are parse_io's). */
 static int
 parse_fs(const char *file, const config_setting_t *g, const char *path,
@@ -292,11 +323,23 @@ parse_fs(const char *file, const config_setting_t *g, const char *path,
                 &io->fstype) < 0 ||
       ff_cfg_str(file, g, path, "mkfs_options", &io->mkfs_options) < 0 ||
       ff_cfg_str(file, g, path, "mount_options", &io->mount_options) < 0 ||
-      ff_cfg_uint(file, g, path, "nrfiles", 1, 100000, &io->nrfiles) < 0)
+      ff_cfg_str(file, g, path, "fs_tunables", &io->fs_tunables) < 0 ||
+      ff_cfg_uint(file, g, path, "nrfiles", 1, 100000, &io->nrfiles) < 0 ||
+      ff_cfg_uint(file, g, path, "mkdirs", 1, 10000000, &io->mkdirs) < 0)
     return -1;
   if ((!io->mkfs_options && !(io->mkfs_options = strdup(""))) ||
-      (!io->mount_options && !(io->mount_options = strdup(""))))
+      (!io->mount_options && !(io->mount_options = strdup(""))) ||
+      (!io->fs_tunables && !(io->fs_tunables = strdup(""))))
     return ff_error("out of memory");
+  ff_cfg_join(kp, sizeof kp, path, "fs_tunables");
+  if (ff_scenario_tunables_check(io->fs_tunables) < 0)
+    return ff_cfg_err(file, config_setting_get_member(g, "fs_tunables"), kp,
+                      "%s", ff_errmsg());
+  ff_cfg_join(kp, sizeof kp, path, "mkdirs");
+  if (io->mkdirs && config_setting_get_member(g, "nrfiles"))
+    return ff_cfg_err(file, config_setting_get_member(g, "mkdirs"), kp,
+                      "makes directories instead of fio's files: give "
+                      "mkdirs or nrfiles, not both");
   ff_cfg_join(kp, sizeof kp, path, "mkfs_options");
   if (strpbrk(io->mkfs_options, "\"'\\\n"))
     return ff_cfg_err(file, config_setting_get_member(g, "mkfs_options"), kp,
@@ -420,11 +463,11 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
                struct ff_workload *w)
 {
   static const char *const keys[] = {
-    "type",          "name",      "repeat",   "concurrency", "spread",
-    "count",         "lv",        "target",   "rw",          "bs",
-    "iodepth",       "direct",    "ioengine", "size",        "runtime",
-    "fsync",         "fdatasync", "numjobs",  "fstype",      "mkfs_options",
-    "mount_options", "nrfiles",   NULL};
+    "type",          "name",      "repeat",      "concurrency", "spread",
+    "count",         "lv",        "target",      "rw",          "bs",
+    "iodepth",       "direct",    "ioengine",    "size",        "runtime",
+    "fsync",         "fdatasync", "numjobs",     "fstype",      "mkfs_options",
+    "mount_options", "nrfiles",   "fs_tunables", "mkdirs",      NULL};
   char *type = NULL, *spread = NULL;
   char kp[256];
   int r;
@@ -500,6 +543,8 @@ parse_workload(const char *file, const config_setting_t *g, const char *path,
       {"mkfs_options", "fs"},
       {"mount_options", "fs"},
       {"nrfiles", "fs"},
+      {"fs_tunables", "fs"},
+      {"mkdirs", "fs"},
     };
     const char *tn = wtype_names[w->type];
 
@@ -741,7 +786,8 @@ check_workload_axes(const char *file, const config_setting_t *m,
 
     if ((!strcmp(k, "fusefarm/target") && !io) ||
         ((!strcmp(k, "fusefarm/fstype") ||
-          !strcmp(k, "fusefarm/mount_options")) &&
+          !strcmp(k, "fusefarm/mount_options") ||
+          !strcmp(k, "fusefarm/fs_tunables")) &&
          !fs)) {
       ff_pathf(ep, sizeof ep, "matrix.[%u]", a);
       return ff_cfg_err(file, m ? config_setting_get_elem(m, a) : NULL, ep,
@@ -1071,6 +1117,7 @@ ff_scenario_free(struct ff_scenario *sc)
     free(sc->workloads[i].io.fstype);
     free(sc->workloads[i].io.mkfs_options);
     free(sc->workloads[i].io.mount_options);
+    free(sc->workloads[i].io.fs_tunables);
   }
   free(sc->workloads);
   free(sc->file);

@@ -52,6 +52,12 @@ struct ff_io_job {
   char *mkfs_options;  /* more mkfs arguments, split at blanks ("") */
   char *mount_options; /* mount's -o ("": the filesystem's defaults) */
   unsigned nrfiles;    /* files per job (1) */
+  /* The filesystem's sysfs tunables, written after mount into
+   * /sys/fs/FSTYPE/DEV/KEY: "KEY=VALUE[,KEY=VALUE...]" ("": none) */
+  char *fs_tunables;
+  /* > 0: instead of fio, each of numjobs processes makes a directory of
+   * its own at the root and mkdirs directories in it (mdtest -D -C) */
+  unsigned mkdirs;
 };
 
 struct ff_workload {
@@ -83,10 +89,10 @@ struct ff_sval {
  * a path, a name on PATH or a git ref of the lvm_git tree; `lvm = [...]` is
  * its shorthand; fusefarm run resolves each and replaces the value by the
  * build's short version), fusefarm/target (the target of every io and fs
- * workload), fusefarm/fstype and fusefarm/mount_options (every fs workload's),
- * fusefarm/dm ("auto", "real", "none": how activation runs).
- * devices/use_devicesfile = 0 replaces the devices file by a global_filter
- * that accepts only the farm's devices. */
+ * workload), fusefarm/fstype, fusefarm/mount_options and fusefarm/fs_tunables
+ * (every fs workload's), fusefarm/spec (the farm's spec), fusefarm/dm ("auto",
+ * "real", "none": how activation runs). devices/use_devicesfile = 0 replaces
+ * the devices file by a global_filter that accepts only the farm's devices. */
 struct ff_axis {
   char *key;
   unsigned line;  /* the line of its key in the scenario, 0: unknown */
@@ -203,5 +209,10 @@ int ff_scenario_uses_nbd(const struct ff_scenario *sc);
 /* The axis named key, or NULL. */
 const struct ff_axis *ff_scenario_axis(const struct ff_scenario *sc,
                                        const char *key);
+
+/* An fs workload's fs_tunables (and a fusefarm/fs_tunables value):
+ * "" or "KEY=VALUE[,KEY=VALUE...]", each KEY [a-z0-9_]+, each VALUE
+ * non-empty without a slash, blank or quote.  0, or -1 with ff_error. */
+int ff_scenario_tunables_check(const char *t);
 
 #endif

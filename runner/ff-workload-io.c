@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A failed command with exit status ex: r's worst and errors, and its
@@ -434,6 +435,202 @@ mounted_options(const char *mnt, char *buf, size_t len)
   endmntent(f);
 }
 
+/* The farm's counters of w's target since the cold start (an LV: the
+ * whole farm's): 0, or -1 when there are none (no counters here, the
+ * RAM disk). */
+static int
+fs_counters(const struct ff_wenv *e, const struct ff_workload *w,
+            struct ff_wcounters *c)
+{
+  int lv = strchr(w->io.target, '/') != NULL;
+
+  if (!e->counters || (!lv && !io_farm_device(e, w->io.target)))
+    return -1;
+  return e->counters(e->ctx, lv ? NULL : w->io.target, c);
+}
+
+/* {"reads", "bytes_read", "writes", "bytes_written"} of b - a. */
+static json_t *
+counters_delta(const struct ff_wcounters *a, const struct ff_wcounters *b)
+{
+  return json_pack("{s:I, s:I, s:I, s:I}", "reads",
+                   (json_int_t)(b->reads - a->reads), "bytes_read",
+                   (json_int_t)(b->bytes_read - a->bytes_read), "writes",
+                   (json_int_t)(b->writes - a->writes), "bytes_written",
+                   (json_int_t)(b->bytes_written - a->bytes_written));
+}
+
+/* Write the fs workload's sysfs tunables ("KEY=VALUE,...", checked by
+ * the parser) into /sys/fs/FSTYPE/DEV/KEY for the filesystem on dev, and
+ * read each back into *out ({"KEY": "what the file says"}).  0, or 1
+ * with r failed (the file is not there, the kernel refused the value). */
+static int
+fs_set_tunables(const struct ff_io_job *io, const char *dev, json_t **out,
+                struct ff_wrep *r)
+{
+  char list[512], link[PATH_MAX], sys[PATH_MAX + 64], dir[PATH_MAX + 128];
+  const char *name;
+  struct stat st;
+  ssize_t n;
+
+  *out = json_object();
+  if (!io->fs_tunables || !io->fs_tunables[0])
+    return 0;
+  /* the filesystem's sysfs directory is named after its block device,
+   * as the kernel names it (loop3, sdb, dm-0) */
+  if (stat(dev, &st) < 0 || !S_ISBLK(st.st_mode)) {
+    failed(r, 1, "fs_tunables: %s is not a block device", dev);
+    return 1;
+  }
+  ff_pathf(sys, sizeof sys, "/sys/dev/block/%u:%u", major(st.st_rdev),
+           minor(st.st_rdev));
+  n = readlink(sys, link, sizeof link - 1);
+  if (n <= 0) {
+    failed(r, 1, "fs_tunables: %s: %s", sys, strerror(errno));
+    return 1;
+  }
+  link[n] = '\0';
+  name = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+  ff_pathf(dir, sizeof dir, "/sys/fs/%s/%s", io->fstype, name);
+  ff_pathf(list, sizeof list, "%s", io->fs_tunables);
+  for (char *sv, *t = strtok_r(list, ",", &sv); t;
+       t = strtok_r(NULL, ",", &sv)) {
+    char *eq = strchr(t, '='), path[PATH_MAX + 256], back[128];
+    FILE *f;
+
+    *eq = '\0';
+    ff_pathf(path, sizeof path, "%s/%s", dir, t);
+    /* sysfs says EACCES, not ENOENT, for a file it does not have */
+    if (access(path, F_OK) < 0) {
+      failed(r, 1, "fs_tunables: %s=%s: %s: no such tunable of %s", t, eq + 1,
+             path, io->fstype);
+      return 1;
+    }
+    f = fopen(path, "we");
+    if (!f || fprintf(f, "%s\n", eq + 1) < 0 || fclose(f) != 0) {
+      int err = errno;
+
+      failed(r, 1, "fs_tunables: %s=%s: %s: %s", t, eq + 1, path,
+             strerror(err));
+      return 1;
+    }
+    ff_first_line(path, back, sizeof back);
+    json_object_set_new(*out, t, json_string(back));
+  }
+  return 0;
+}
+
+/* The directories in mnt/job.J, counted by reading them back. */
+static long long
+count_dirs(const char *mnt, unsigned jobs)
+{
+  long long n = 0;
+
+  for (unsigned j = 0; j < jobs; j++) {
+    char path[PATH_MAX];
+    struct dirent *de;
+    DIR *d;
+
+    ff_pathf(path, sizeof path, "%s/job.%u", mnt, j);
+    if (!(d = opendir(path)))
+      continue;
+    while ((de = readdir(d)))
+      if (de->d_type == DT_DIR && strcmp(de->d_name, ".") &&
+          strcmp(de->d_name, ".."))
+        n++;
+    closedir(d);
+  }
+  return n;
+}
+
+/* The mkdir storm (mkdirs > 0, mdtest -D -C): numjobs processes, started
+ * together, each makes mnt/job.J and then mkdirs directories in it.  The
+ * wall is from the start to the last one's end.  Into *out: jobs,
+ * per_job, made (the directories there afterwards, read back: untimed),
+ * per_second (jobs x mkdirs / wall when every job succeeded).  0, or -1
+ * with ff_error when a process cannot be made or waited for. */
+static int
+fs_mkdirs(const struct ff_io_job *io, const char *mnt, json_t **out,
+          struct ff_wrep *r)
+{
+  unsigned jobs = io->numjobs ? io->numjobs : 1, started = 0, bad = 0;
+  pid_t *pids = calloc(jobs, sizeof *pids);
+  int go[2], first_err = 0;
+  double t0;
+
+  *out = NULL;
+  if (!pids || pipe2(go, O_CLOEXEC) < 0) {
+    free(pids);
+    return ff_error("mkdir storm: %s", pids ? strerror(errno) : "no memory");
+  }
+  for (; started < jobs; started++) {
+    char path[PATH_MAX];
+    size_t base;
+
+    ff_pathf(path, sizeof path, "%s/job.%u", mnt, started);
+    base = strlen(path);
+    if (!base || base + 16 >= sizeof path)
+      break;
+    pids[started] = fork();
+    if (pids[started] < 0)
+      break;
+    if (pids[started] == 0) {
+      char c;
+
+      /* the child: wait for the start (the pipe's end), then only
+       * system calls; the exit status is the first errno */
+      close(go[1]);
+      if (read(go[0], &c, 1) < 0 || mkdir(path, 0755) < 0)
+        _exit(errno & 0xff ? errno & 0xff : 1);
+      path[base] = '/';
+      for (unsigned i = 0; i < io->mkdirs; i++) {
+        char digits[12];
+        size_t nd = 0, k = base + 1;
+
+        for (unsigned v = i; nd == 0 || v; v /= 10)
+          digits[nd++] = (char)('0' + v % 10);
+        path[k++] = 'd';
+        while (nd)
+          path[k++] = digits[--nd];
+        path[k] = '\0';
+        if (mkdir(path, 0755) < 0)
+          _exit(errno & 0xff ? errno & 0xff : 1);
+      }
+      _exit(0);
+    }
+  }
+  close(go[0]);
+  t0 = ff_w_now();
+  close(go[1]); /* start */
+  for (unsigned j = 0; j < started; j++) {
+    int status;
+
+    while (waitpid(pids[j], &status, 0) < 0)
+      if (errno != EINTR) {
+        free(pids);
+        return ff_error("mkdir storm: waitpid: %s", strerror(errno));
+      }
+    if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+      bad++;
+      if (!first_err)
+        first_err = WIFEXITED(status) ? WEXITSTATUS(status) : EINTR;
+    }
+  }
+  r->wall = ff_w_now() - t0;
+  free(pids);
+  if (started < jobs)
+    return ff_error("mkdir storm: only %u of %u processes started: %s",
+                    started, jobs, strerror(errno));
+  if (bad)
+    failed(r, 1, "mkdir storm: %u of %u jobs failed: %s", bad, jobs,
+           strerror(first_err));
+  *out = json_pack(
+    "{s:i, s:i, s:I, s:f}", "jobs", (int)jobs, "per_job", (int)io->mkdirs,
+    "made", (json_int_t)count_dirs(mnt, jobs), "per_second",
+    bad || r->wall <= 0 ? 0.0 : (double)jobs * io->mkdirs / r->wall);
+  return 0;
+}
+
 /* One repetition of an fs workload: mkfs and mount (each timed, not in
  * the wall), fio in the mount point (io_fio: the wall), umount (timed,
  * not in the wall: it writes what the page cache still held).  The
@@ -448,9 +645,11 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   const char *argv[48];
   char dev[PATH_MAX], mnt[PATH_MAX + 64], opts[512], cmd[64], mounted[1024];
   double t_mkfs = 0, t_mount = 0, t_umount = 0, t0;
+  struct ff_wcounters c_mkfs, c_mount, c_load;
+  int have_mkfs, have_mount = -1, have_load = -1;
   size_t n = 0;
   int rc = 0, ex;
-  json_t *fs;
+  json_t *fs, *tunables = NULL, *storm = NULL;
 
   if (!io_target_path(e, io->target, dev, sizeof dev)) {
     failed(r, 1, "%s", ff_errmsg());
@@ -491,6 +690,7 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
     failed(r, ex, "%s", ff_errmsg());
     return 0;
   }
+  have_mkfs = fs_counters(e, w, &c_mkfs);
   ff_pathf(mnt, sizeof mnt, "%s/%s.mnt", e->outdir, tag);
   if (ff_mkdir(mnt, 0755) < 0)
     return -1;
@@ -522,7 +722,12 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
   /* what the kernel made of the options (mount(8) may drop one it does
    * not know, and the filesystem fills in its defaults) */
   mounted_options(mnt, mounted, sizeof mounted);
-  rc = io_fio(e, w, tag, mnt, r);
+  have_mount = fs_counters(e, w, &c_mount);
+  if (fs_set_tunables(io, dev, &tunables, r) == 0) {
+    rc =
+      io->mkdirs ? fs_mkdirs(io, mnt, &storm, r) : io_fio(e, w, tag, mnt, r);
+    have_load = fs_counters(e, w, &c_load);
+  }
   t0 = ff_w_now();
   if (umount(mnt) < 0) {
     int err = errno;
@@ -539,6 +744,18 @@ fs_steps(const struct ff_wenv *e, const struct ff_workload *w, const char *tag,
                  "mkfs_options", io->mkfs_options, "mount_options",
                  io->mount_options, "mounted", mounted, "mkfs_wall", t_mkfs,
                  "mount_wall", t_mount, "umount_wall", t_umount);
+  if (fs && io->fs_tunables && io->fs_tunables[0])
+    json_object_set_new(fs, "tunables", tunables ? tunables : json_object());
+  else
+    json_decref(tunables);
+  /* what the farm served while mounting and during the load (mkdir
+   * storm or fio), apart from mkfs's and umount's I/O */
+  if (fs && have_mkfs == 0 && have_mount == 0)
+    json_object_set_new(fs, "mount_farm", counters_delta(&c_mkfs, &c_mount));
+  if (fs && have_mount == 0 && have_load == 0)
+    json_object_set_new(fs, "load_farm", counters_delta(&c_mount, &c_load));
+  if (fs && storm)
+    json_object_set_new(fs, "mkdir", storm);
   if (json_object_get(r->run, "io")) {
     json_object_set_new(json_object_get(r->run, "io"), "fs", fs);
     /* the target's counters with what umount wrote */

@@ -214,6 +214,8 @@ ff_workload_run(const struct ff_wenv *e, const struct ff_workload *w0,
     wv.io.fstype = (char *)e->fstype;
   if (w->type == FF_W_FS && e->mount_options)
     wv.io.mount_options = (char *)e->mount_options;
+  if (w->type == FF_W_FS && e->fs_tunables)
+    wv.io.fs_tunables = (char *)e->fs_tunables;
   json_object_clear(res->wl);
   wl = res->wl;
   if (!walls || !runs) {

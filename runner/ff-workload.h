@@ -53,11 +53,11 @@ struct ff_wenv {
    * /dev/ram0, fusefarm vm), a baseline with no farm below it.  NULL: no
    * RAM disk here (the host). */
   const char *ram_disk;
-  /* The configuration's fusefarm/target, fusefarm/fstype and
-   * fusefarm/mount_options: they replace every io and fs workload's
-   * target, every fs workload's fstype and mount options (NULL: the
-   * workload's own). */
-  const char *target, *fstype, *mount_options;
+  /* The configuration's fusefarm/target, fusefarm/fstype,
+   * fusefarm/mount_options and fusefarm/fs_tunables: they replace every io
+   * and fs workload's target, every fs workload's fstype, mount options
+   * and sysfs tunables (NULL: the workload's own). */
+  const char *target, *fstype, *mount_options, *fs_tunables;
   /* How event activation runs (enum ff_lvm_dialect, ff-fence.h): as the
    * lvm build's own udev rule and systemd units did.  0: 2.03.15+. */
   int dialect;

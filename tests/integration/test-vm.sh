@@ -44,6 +44,12 @@
 #      and flushes on the target (the blank, or the LV's PV) and nothing
 #      elsewhere; its outputs in the run directory --out names (run.json,
 #      report.txt, run.svg, run-io.svg); properties only
+#   1f. ext4 in the guest: guest/tests/ext4-prefetch.conf (the mkdir
+#      storm, mkdirs, on a 256 GiB blank under 1 ms per read, with and
+#      without no_prefetch_block_bitmaps, mb_prefetch_limit=0 written into
+#      the guest's sysfs: one boot): 2 rows, every directory made, the
+#      kernel's options and the tunable as given, the farm's reads at
+#      mount and during the storm counted; properties only
 #   2. initramfs boot, 258 disks: a scenario scaling farm64 with
 #      devices = 256 (the plugin's devices=N): every LV of the scaled
 #      manifest checked, nbd-client on 2
@@ -300,6 +306,40 @@ for c in d["configs"]:
                 bad.append("%s: the farm took %d writes, %d flushes; the target %r"
                            % (where, r["writes"], r["flushes"], dev))
 if rows != 4: bad.append("%d fs rows, expected 4" % rows)
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
+# the ext4 mkdir storm (ext4-prefetch.conf, the CI-sized form of
+# configs/scenarios/ext4-bitmap-prefetch.conf): one boot, 2 rows
+expect ext4 0 'mkdir-storm' -- \
+  "$specs/ext4-prefetch.conf" --nbd-client 0 --json "$tmp/ext4.json" --timeout 900
+python3 - "$tmp/ext4.json" <<'PY' || fail "ext4: the run document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad, rows = [], 0
+if len(d["guest"]["boots"]) != 1: bad.append("%d boots, expected 1" % len(d["guest"]["boots"]))
+for c in d["configs"]:
+    opt = c["settings"].get("fusefarm/mount_options")
+    for w in c["workloads"]:
+        for r in w["runs"]:
+            fs = r.get("fs", {})
+            where = "config %d (%r)" % (c["id"], opt)
+            if w["type"] != "fs" or r["exit"] != 0 or r["errors"] != 0:
+                bad.append("%s: run %r" % (where, r)); continue
+            rows += 1
+            m = fs.get("mkdir", {})
+            if (m.get("jobs"), m.get("per_job"), m.get("made")) != (4, 200, 800) or not m.get("per_second", 0) > 0:
+                bad.append("%s: mkdir %r" % (where, m))
+            # the guest kernel took the option where given, and only there
+            if ("no_prefetch_block_bitmaps" in fs.get("mounted", "").split(",")) != bool(opt):
+                bad.append("%s: mounted %r" % (where, fs.get("mounted")))
+            if fs.get("tunables") != {"mb_prefetch_limit": "0"}:
+                bad.append("%s: tunables %r" % (where, fs.get("tunables")))
+            # the farm (on the host) served the guest's reads at mount and
+            # during the storm
+            for k in ("mount_farm", "load_farm"):
+                if not fs.get(k, {}).get("reads", 0) > 0:
+                    bad.append("%s: %s %r" % (where, k, fs.get(k)))
+if rows != 2: bad.append("%d storm rows, expected 2" % rows)
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
 "$ff" report "$tmp/boot16.json" >"$tmp/report16.out" 2>&1 &&

@@ -274,6 +274,37 @@ static const struct {
    "t:1: workloads.[0].size", "less than one bs"},
   {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n nrfiles = 0; });",
    "t:2: workloads.[0].nrfiles", "out of range"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n fs_tunables = "
+   "\"mb_prefetch_limit\"; });",
+   "t:2: workloads.[0].fs_tunables",
+   "'mb_prefetch_limit': expected KEY=VALUE[,KEY=VALUE...]"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n fs_tunables = "
+   "\"a=1,B=2\"; });",
+   "t:2: workloads.[0].fs_tunables", "expected KEY=VALUE"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n fs_tunables = "
+   "\"a=1,\"; });",
+   "t:2: workloads.[0].fs_tunables", "'a=1,': ends with a comma"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n fs_tunables = "
+   "\"a=\"; });",
+   "t:2: workloads.[0].fs_tunables", "the value of a is empty"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n fs_tunables = "
+   "\"a=x y\"; });",
+   "t:2: workloads.[0].fs_tunables", "has a slash, a blank or a quote"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\";\n mkdirs = 0; });",
+   "t:2: workloads.[0].mkdirs", "out of range"},
+  {"workloads = ({ type = \"fs\"; target = \"pv0001\"; mkdirs = 5;\n "
+   "nrfiles = 2; });",
+   "t:1: workloads.[0].mkdirs", "give mkdirs or nrfiles, not both"},
+  {"workloads = ({ type = \"io\"; target = \"pv0001\";\n mkdirs = 3; });",
+   "t:2: workloads.[0].mkdirs", "only fs workloads take mkdirs"},
+  {"matrix = ({ key = \"fusefarm/fs_tunables\"; values = [\"\"]; });\n"
+   "workloads = ({ type = \"io\"; target = \"pv0001\"; });",
+   "t:1: matrix.[0]", "fusefarm/fs_tunables changes fs workloads"},
+  {"matrix = ({ key = \"fusefarm/fs_tunables\"; values = [\"a=/x\"]; });\n"
+   "workloads = ({ type = \"fs\"; target = \"pv0001\"; });",
+   "t:1: matrix.[0].values",
+   "value 0 'a=/x' does not fit fusefarm/fs_tunables (expected sysfs "
+   "tunables"},
   {"matrix = ({ key = \"fusefarm/target\"; values = [\"pv0001\"]; });\n"
    "workloads = ({ type = \"pvs\"; });",
    "t:1: matrix.[0]",
