@@ -344,10 +344,13 @@ ff_flame_parse_offcpu(struct ff_flame *fl, FILE *in, const char *name,
 
     size_t root = strcspn(o.stacks.keys[i], ";");
 
-    if (us)
-      rc = ff_flame_add_n(fl, o.stacks.keys[i], strlen(o.stacks.keys[i]), us);
+    /* The farm daemon's threads block mostly idle (a worker waiting for
+     * the next request): counted apart, not in the graph, whose time is
+     * then the workload's own waiting. */
     if (ff_flame_frame_kind(o.stacks.keys[i], root) == 'f')
       o.st.farm_us += us;
+    else if (us)
+      rc = ff_flame_add_n(fl, o.stacks.keys[i], strlen(o.stacks.keys[i]), us);
   }
   fl->seen += o.st.events;
   if (stats)
