@@ -211,8 +211,22 @@ ff_loop_attach() {
 	for f in "$@"; do
 		[[ -f $f ]] || ff_die "ff_loop_attach: $f: not a regular file"
 		real=$(realpath -- "$f")
-		dev=$(losetup -f --show --direct-io=off -- "$real") ||
+		# losetup -f takes a free device and then sets it up: another
+		# user of the machine's loops may take or delete (LOOP_CTL_REMOVE,
+		# a farm's detach) that device in between (EBUSY, ENXIO).  Then a
+		# new free one is asked for; any other failure is final.
+		dev=
+		for _ in 1 2 3 4 5 6 7 8; do
+			if dev=$(losetup -f --show --direct-io=off -- "$real" 2>"$FF_SCRATCH/losetup.err"); then
+				break
+			fi
+			dev=
+			grep -qE "No such device or address|Device or resource busy" "$FF_SCRATCH/losetup.err" || break
+		done
+		[[ -n $dev ]] || {
+			cat "$FF_SCRATCH/losetup.err" >&2
 			ff_die "ff_loop_attach: losetup $f failed"
+		}
 		printf '%s\t%s\n' "$dev" "$real" >>"$FF_SCRATCH/loops"
 		if [[ $had != *" ${dev#/dev/} "* ]]; then
 			printf '%s\n' "$dev" >>"$FF_SCRATCH/created"
