@@ -926,6 +926,147 @@ out:
   return rc;
 }
 
+/* The median of the runs' values (val: -1 when a run has none), or -1
+ * when no run has one; -2 out of memory. */
+static double
+run_median(const struct ff_rr_workload *w,
+           double (*val)(const struct ff_rr_run *))
+{
+  double *v = calloc(w->nruns ? w->nruns : 1, sizeof *v), m = -1;
+  size_t n = 0;
+
+  if (!v)
+    return -2;
+  for (size_t i = 0; i < w->nruns; i++)
+    if (val(&w->runs[i]) >= 0)
+      v[n++] = val(&w->runs[i]);
+  if (n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+  free(v);
+  return m;
+}
+
+static double
+run_per_s(const struct ff_rr_run *r)
+{
+  return r->mkdir_per_s;
+}
+
+static double
+run_made(const struct ff_rr_run *r)
+{
+  return (double)r->mkdir_made;
+}
+
+static double
+run_load_reads(const struct ff_rr_run *r)
+{
+  return (double)r->load_reads;
+}
+
+static double
+run_load_mib(const struct ff_rr_run *r)
+{
+  return r->load_bytes < 0 ? -1 : (double)r->load_bytes / (1 << 20);
+}
+
+/* The mkdir storms (fs workloads with mkdirs): per configuration and
+ * workload, creates/s (median, fastest, slowest run), the directories
+ * made and what the farm served during the storm, medians over the
+ * runs. */
+static int
+print_mkdir_table(const struct ff_runreport *rr, FILE *out)
+{
+  static const char *const heads[] = {"creates/s", "made", "farm reads",
+                                      "MiB read"};
+  double (*const vals[])(const struct ff_rr_run *) = {
+    run_per_s, run_made, run_load_reads, run_load_mib};
+  struct table t = {0};
+  size_t nrows = 0, nvary = 0, col = 0, r = 0, *cfg = NULL;
+  const struct ff_rr_workload **wl = NULL;
+  bool failed = false;
+  int rc;
+
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++)
+      nrows += run_median(&rr->configs[i].workloads[j], run_per_s) >= 0;
+  if (!nrows)
+    return 0;
+  for (size_t k = 0; k < rr->nkeys; k++)
+    nvary += rr->varying[k];
+  t.ncols = 2 + (nvary ? nvary : 1) + 4;
+  t.nrows = nrows + 1;
+  t.cell = calloc(t.ncols * t.nrows, sizeof *t.cell);
+  t.group = calloc(t.ncols, sizeof *t.group);
+  t.right = calloc(t.ncols, sizeof *t.right);
+  cfg = calloc(nrows, sizeof *cfg);
+  wl = calloc(nrows, sizeof *wl);
+  if (!t.cell || !t.group || !t.right || !cfg || !wl) {
+    rc = ff_rr_oom();
+    goto out;
+  }
+  for (size_t i = 0; i < rr->nconfigs; i++)
+    for (size_t j = 0; j < rr->configs[i].nworkloads; j++)
+      if (run_median(&rr->configs[i].workloads[j], run_per_s) >= 0) {
+        cfg[r] = i;
+        wl[r++] = &rr->configs[i].workloads[j];
+      }
+  *tcell(&t, 0, col) = xstrdup("config", &failed);
+  t.right[col] = true;
+  for (r = 0; r < nrows; r++)
+    if (asprintf(tcell(&t, r + 1, col), "%lld", rr->configs[cfg[r]].id) < 0)
+      failed = true;
+  col++;
+  setting_cols(rr, &t, &col, cfg, nvary > 0, &failed);
+  *tcell(&t, 0, col) = xstrdup("workload", &failed);
+  for (r = 0; r < nrows; r++)
+    *tcell(&t, r + 1, col) = xstrdup(wl[r]->name, &failed);
+  col++;
+  for (size_t q = 0; q < 4; q++, col++) {
+    *tcell(&t, 0, col) = xstrdup(heads[q], &failed);
+    t.right[col] = true;
+    for (r = 0; r < nrows; r++) {
+      double m = run_median(wl[r], vals[q]), lo = -1, hi = -1;
+
+      if (m < -1) {
+        failed = true;
+        continue;
+      }
+      for (size_t i = 0; q == 0 && i < wl[r]->nruns; i++) {
+        double v = wl[r]->runs[i].mkdir_per_s;
+
+        if (v >= 0 && (lo < 0 || v < lo))
+          lo = v;
+        if (v > hi)
+          hi = v;
+      }
+      if (m < 0)
+        *tcell(&t, r + 1, col) = xstrdup("-", &failed);
+      else if (q == 0 && wl[r]->nruns > 1
+                 ? asprintf(tcell(&t, r + 1, col), "%.0f (%.0f-%.0f)", m, lo,
+                            hi) < 0
+                 : asprintf(tcell(&t, r + 1, col), q == 3 ? "%.1f" : "%.0f",
+                            m) < 0)
+        failed = true;
+    }
+  }
+  if (failed) {
+    rc = ff_rr_oom();
+    goto out;
+  }
+  fprintf(out, "\nmkdir storms (creates/s: the directories over the "
+               "storm's wall, median (min-max) over the runs; made, and what "
+               "the farm served during the storm, medians):\n");
+  rc = table_print(&t, out);
+out:
+  free(cfg);
+  free(wl);
+  table_free(&t);
+  return rc;
+}
+
 int
 ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
 {
@@ -941,7 +1082,8 @@ ff_runreport_print(const struct ff_runreport *rr, FILE *out, int top)
   }
   table_free(&t);
   print_footer(rr, out);
-  if (print_io_table(rr, out) < 0 || print_io_devices(rr, out) < 0)
+  if (print_io_table(rr, out) < 0 || print_io_devices(rr, out) < 0 ||
+      print_mkdir_table(rr, out) < 0)
     return -1;
   fputc('\n', out);
   if (ff_runreport_print_verdict(rr, out) < 0 || print_blame(rr, out, top) < 0)

@@ -294,6 +294,44 @@ load_iodir(struct ff_rr_iodir *d, const json_t *io, const char *path,
            : 0;
 }
 
+/* A run's optional "fs" object's mkdir storm and load counters (fs
+ * workloads with mkdirs: no "io"). */
+static int
+load_fs(struct ff_rr_run *r, const json_t *e, const char *path)
+{
+  const json_t *fs, *m, *lf;
+  char p[PATH_LEN], mp[PATH_LEN];
+
+  r->mkdir_made = r->load_reads = r->load_bytes = -1;
+  r->mkdir_per_s = -1;
+  if (get_typed(e, path, "fs", true, false, &fs) < 0)
+    return -1;
+  if (!fs)
+    return 0;
+  subpath(p, path, "fs");
+  if (get_typed(fs, p, "mkdir", true, false, &m) < 0 ||
+      get_typed(fs, p, "load_farm", true, false, &lf) < 0)
+    return -1;
+  subpath(mp, p, "mkdir");
+  if (m) {
+    const json_t *ps = json_object_get(m, "per_second");
+
+    if (get_int(m, mp, "made", false, 0, &r->mkdir_made) < 0)
+      return -1;
+    if (!ps)
+      return missing(mp, "per_second");
+    if (!json_is_number(ps) || !isfinite(json_number_value(ps)) ||
+        json_number_value(ps) < 0)
+      return mistyped(mp, "per_second", "a rate >= 0");
+    r->mkdir_per_s = json_number_value(ps);
+  }
+  subpath(mp, p, "load_farm");
+  if (lf && (get_int(lf, mp, "reads", false, 0, &r->load_reads) < 0 ||
+             get_int(lf, mp, "bytes_read", false, 0, &r->load_bytes) < 0))
+    return -1;
+  return 0;
+}
+
 /* A run's optional "io" object (io workloads). */
 static int
 load_io(struct ff_rr_run *r, const json_t *e, const char *path)
@@ -394,7 +432,7 @@ load_workload(struct ff_rr_workload *w, const json_t *wj, const char *path)
         get_int(e, p, "reads", true, 0, &r->reads) < 0 ||
         get_int(e, p, "bytes_read", true, 0, &r->bytes_read) < 0)
       return -1;
-    if (load_io(r, e, p) < 0)
+    if (load_io(r, e, p) < 0 || load_fs(r, e, p) < 0)
       return -1;
     r->commands = -1;
     if (json_is_array(json_object_get(e, "commands")))

@@ -107,6 +107,12 @@ struct ff_rr_run {
    * otherwise) */
   struct ff_rr_iodev *io_devs;
   size_t nio_devs;
+  /* fs workloads' mkdir storm (fs.mkdir; -1 when absent): directories
+   * made, creates per second; the farm's reads and bytes during the load
+   * (fs.load_farm; -1 when absent) */
+  long long mkdir_made;
+  double mkdir_per_s;
+  long long load_reads, load_bytes;
 };
 
 struct ff_rr_workload {

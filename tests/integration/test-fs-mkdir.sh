@@ -8,7 +8,8 @@
 #     4 x 300), the kernel shows the mount option where it was given (and
 #     not elsewhere), the tunable reads back 0 where it was given (and is
 #     not recorded elsewhere), the farm counted reads while mounting and
-#     during the storm, and creates/s is given;
+#     during the storm, and creates/s is given; `fusefarm report` prints
+#     the storm table, a row per configuration;
 #   - a tunable the filesystem does not have fails the command, naming
 #     its sysfs file (exit 1), and leaves nothing mounted;
 #   - refused before anything runs (exit 2): mkdirs with nrfiles, a
@@ -88,6 +89,12 @@ sys.exit(1 if bad else 0)
 PY
 grep -q "mkdir storm (4 jobs x 300 directories) in ext4" "$s/storm.json" ||
   ff_die "the workload's command does not describe the storm"
+# the report's storm table: a row per configuration, 1200 made, with
+# creates/s and the farm's reads
+"$bin" report "$s/storm.json" >"$s/report.txt" || ff_die "report of the storm failed"
+grep -q '^mkdir storms (creates/s' "$s/report.txt" || ff_die "the report has no mkdir storm table"
+n=$(grep -cE '^ +[1-4] .* storm +[0-9]+ +1200 +[0-9]+ +[0-9.]+$' "$s/report.txt" || true)
+[[ $n == 4 ]] || { cat "$s/report.txt" >&2; ff_die "the storm table has $n rows of 4"; }
 
 ff_log "a tunable ext4 does not have: a failed command naming its file"
 scenario badknob 'numjobs = 1; mkdirs = 10; fs_tunables = "no_such_knob=1";'
