@@ -265,6 +265,11 @@ def layout(name, frag):
         st = int(k.get("stripes", {"raid6": "3"}.get(t, "2")))
         n = {"raid1": m + 1, "raid4": st + 1, "raid5": st + 1, "raid6": st + 2,
              "raid10": st * (m + 1)}.get(t)
+        if n is None and t == "raid0":
+            # raid0: the rimages alone (no rmeta)
+            return ["%s_rimage_%d" % (name, i) for i in range(st)], 1
+        if t == "raid0_meta":
+            n = st
         if n is None:
             fail("LV %s: type %s is not one this test knows" % (name, t))
         return [x for i in range(n) for x in ("%s_rimage_%d" % (name, i), "%s_rmeta_%d" % (name, i))], 2
@@ -884,7 +889,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1026,6 +1031,16 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 	rf)
 		run_scenario rf vgrf 4 64M "@fakedm" \
 			'lv|size = "8M"; type = "raid10"; stripes = 2; mirrors = 1|--type raid10 -i2 -m1 -L 8M'
+		;;
+	r0)
+		run_scenario r0 vgr0 3 64M "@fakedm" \
+			'lva|size = "8M"; type = "raid0"; stripes = 2|--type raid0 -i2 -L 8M' \
+			'lvb|size = "12M"; type = "raid0"; stripes = 3; stripe_size = "128K"|--type raid0 -i3 -I 128k -L 12M'
+		;;
+	r1)
+		run_scenario r1 vgr1 3 64M "@fakedm" \
+			'lva|size = "8M"; type = "raid0_meta"; stripes = 2|--type raid0_meta -i2 -L 8M' \
+			'lvb|size = "12M"; type = "raid0_meta"; stripes = 3; stripe_size = "128K"|--type raid0_meta -i3 -I 128k -L 12M'
 		;;
 	mx)
 		run_scenario mx vgmx 3 64M "@fakedm" \
@@ -1248,7 +1263,7 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, s0 to s3, x0 to x2, y0, y1, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, s0 to s3, x0 to x2, y0, y1, ma to me, ra to rf, r0, r1, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
 	esac
 done
 
