@@ -113,8 +113,9 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
   uint64_t ssize = 0, per, meta = 0, img;
   struct ff_lv tmp = {.name = lv->name};
   int raid = sl->kind == FF_LVK_RAID, r = -1;
-  /* raid0: rimages alone; raid0_meta: rmetas sized as raid's, from the
-   * default region size (the text has no region_size) */
+  /* raid0: rimages alone; raid0_meta: rmetas sized as raid's, from
+   * lvm.conf's default raid_region_size, 2 MiB (lvm gives raid0 no region
+   * size whatever -R says: _raid_rmeta_extents takes the default) */
   int raid0 = raid && !strncmp(sl->segtype, "raid0", 5);
 
   lv->kind = (uint8_t)sl->kind;
@@ -150,12 +151,12 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
     img = sl->stripes > 1 ? lv->extents / sl->stripes : lv->extents;
     meta = sl->no_rmeta
              ? 0
-             : raid_rmeta_extents(lv->region_size,
-                                  !strcmp(sl->segtype, "raid10")
-                                    ? (lv->extents * 2 + sl->stripes - 1) /
-                                        sl->stripes
-                                    : img,
-                                  vg->extent_size);
+             : raid_rmeta_extents(
+                 raid0 ? (2u << 20) / FF_SECTOR : lv->region_size,
+                 !strcmp(sl->segtype, "raid10")
+                   ? (lv->extents * 2 + sl->stripes - 1) / sl->stripes
+                   : img,
+                 vg->extent_size);
   } else
     img = lv->extents;
   /* one allocate_extents(): an area of rmeta + rimage (mirror: the

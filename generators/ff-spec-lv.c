@@ -234,12 +234,18 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
   int raid1 = !strcmp(lv->segtype, "raid1");
   int raid10 = !strcmp(lv->segtype, "raid10");
   int mirrored = lv->kind == FF_LVK_MIRROR || raid1;
+  int raid0 = !strncmp(lv->segtype, "raid0", 5);
   char kp[256], *log = NULL;
   unsigned mirrors = 1;
   int r;
 
   /* mirrors: lvcreate -m (images = mirrors + 1) */
   ff_cfg_join(kp, sizeof kp, path, "mirrors");
+  if ((s = config_setting_get_member(g, "mirrors")) && raid0)
+    return ff_cfg_err(c->file, s, kp,
+                      "lvm refuses it: Mirror argument cannot be used with "
+                      "segment type, %s",
+                      lv->segtype);
   if ((s = config_setting_get_member(g, "mirrors")) && !mirrored && !raid10)
     return ff_cfg_err(c->file, s, kp,
                       "%s takes no mirrors (lvcreate -m is for mirror, "
@@ -256,15 +262,25 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
     if ((s = config_setting_get_member(g, "stripes")) ||
         (s = config_setting_get_member(g, "stripe_size"))) {
       ff_cfg_join(kp, sizeof kp, path, config_setting_name(s));
-      return ff_cfg_err(c->file, s, kp,
-                        "%s takes no %s (lvm: raid4, raid5, raid6 and raid10 "
-                        "are striped)",
-                        lv->segtype, config_setting_name(s));
+      return ff_cfg_err(
+        c->file, s, kp,
+        "%s takes no %s (lvm: raid0, raid4, raid5, raid6 and raid10 "
+        "are striped)",
+        lv->segtype, config_setting_name(s));
     }
     lv->stripes = 1;
     lv->images = mirrors + 1;
   } else {
     lv->stripe_size = 64 * 1024;
+    s = config_setting_get_member(g, "stripes");
+    if (raid0 && s && config_setting_is_number(s) &&
+        config_setting_get_int64(s) < 2) {
+      ff_cfg_join(kp, sizeof kp, path, "stripes");
+      return ff_cfg_err(c->file, s, kp,
+                        "lvm refuses it: Minimum of 2 stripes required for "
+                        "%s.",
+                        lv->segtype);
+    }
     if (ff_cfg_uint(c->file, g, path, "stripes", st->min_stripes, 64,
                     &lv->stripes) < 0 ||
         ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0)
@@ -330,6 +346,8 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
   /* nosync: --nosync */
   if (ff_cfg_bool(c->file, g, path, "nosync", &lv->nosync) < 0)
     return -1;
+  if (raid0) /* lvm takes --nosync and writes no NOTSYNCED */
+    lv->nosync = 0;
   if (lv->nosync && !strncmp(lv->segtype, "raid6", 5)) {
     ff_cfg_join(kp, sizeof kp, path, "nosync");
     return ff_cfg_err(c->file, config_setting_get_member(g, "nosync"), kp,
