@@ -110,6 +110,10 @@
 #   rd: 3 PVs, --type raid5 -i2 -I 64k -L 8M
 #   re: 5 PVs, --type raid6 -i3 -L 8M (rounded up to 12 MiB, 3 extents)
 #   rf: 4 PVs, --type raid10 -i2 -m1 -L 8M
+#   r0: 3 PVs, --type raid0 -i2 -L 8M, then -i3 -I 128k -L 12M: the
+#      rimages alone (raid0_lvs, no region_size), one write each
+#   r1: 3 PVs, the same with --type raid0_meta: rmeta, rimage pairs, two
+#      writes each (as raid5)
 #   mx: 3 PVs: lvA -l 10, lvR raid1 -m1, lvB -l 1, lvM mirror -m1: the
 #       text lists the visible LVs first, then every sub-LV in creation
 #       order; lvM's images avoid the full PV0, its log goes there
@@ -255,7 +259,8 @@ def keys_of(frag):
 
 def layout(name, frag):
     """(sub-LV names in lvm's creation order, metadata writes) of the LV
-    the fragment describes: a raid LV's rimage_i, rmeta_i pairs and a
+    the fragment describes: a raid LV's rimage_i, rmeta_i pairs (raid0:
+    the rimages, one write) and a
     mirror's mimages then its disk log; two writes for raid and a
     disk-log mirror (docs/ondisk-format.md §9)."""
     k = keys_of(frag)
@@ -263,13 +268,11 @@ def layout(name, frag):
     if t.startswith("raid"):
         m = int(k.get("mirrors", "1"))
         st = int(k.get("stripes", {"raid6": "3"}.get(t, "2")))
-        n = {"raid1": m + 1, "raid4": st + 1, "raid5": st + 1, "raid6": st + 2,
-             "raid10": st * (m + 1)}.get(t)
-        if n is None and t == "raid0":
-            # raid0: the rimages alone (no rmeta)
+        if t == "raid0":
+            # the rimages alone: no rmeta to wipe, one write
             return ["%s_rimage_%d" % (name, i) for i in range(st)], 1
-        if t == "raid0_meta":
-            n = st
+        n = {"raid1": m + 1, "raid4": st + 1, "raid5": st + 1, "raid6": st + 2,
+             "raid10": st * (m + 1), "raid0_meta": st}.get(t)
         if n is None:
             fail("LV %s: type %s is not one this test knows" % (name, t))
         return [x for i in range(n) for x in ("%s_rimage_%d" % (name, i), "%s_rmeta_%d" % (name, i))], 2
