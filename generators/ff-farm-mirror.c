@@ -113,6 +113,10 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
   uint64_t ssize = 0, per, meta = 0, img;
   struct ff_lv tmp = {.name = lv->name};
   int raid = sl->kind == FF_LVK_RAID, r = -1;
+  /* raid0: rimages alone; raid0_meta: rmetas sized as raid's, from
+   * lvm.conf's default raid_region_size, 2 MiB (lvm gives raid0 no region
+   * size whatever -R says: _raid_rmeta_extents takes the default) */
+  int raid0 = raid && !strncmp(sl->segtype, "raid0", 5);
 
   lv->kind = (uint8_t)sl->kind;
   lv->segtype = sl->segtype;
@@ -136,19 +140,23 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
   lv->nsegs = 1;
   lv->segs[0].len = lv->extents;
   lv->segs[0].stripes = 1;
-  lv->nsubs = raid ? 2 * sl->images : sl->images + !sl->core_log;
+  lv->nsubs = sl->no_rmeta ? sl->images
+              : raid       ? 2 * sl->images
+                           : sl->images + !sl->core_log;
   lv->subs = calloc(lv->nsubs, sizeof *lv->subs);
   if (!lv->subs)
     return ff_error("out of memory");
 
   if (raid) {
     img = sl->stripes > 1 ? lv->extents / sl->stripes : lv->extents;
-    meta =
-      raid_rmeta_extents(lv->region_size,
-                         !strcmp(sl->segtype, "raid10")
-                           ? (lv->extents * 2 + sl->stripes - 1) / sl->stripes
-                           : img,
-                         vg->extent_size);
+    meta = sl->no_rmeta
+             ? 0
+             : raid_rmeta_extents(
+                 raid0 ? (2u << 20) / FF_SECTOR : lv->region_size,
+                 !strcmp(sl->segtype, "raid10")
+                   ? (lv->extents * 2 + sl->stripes - 1) / sl->stripes
+                   : img,
+                 vg->extent_size);
   } else
     img = lv->extents;
   /* one allocate_extents(): an area of rmeta + rimage (mirror: the
@@ -162,7 +170,11 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
   for (uint32_t i = 0; i < sl->images; i++) {
     const struct ff_area *a = &tmp.segs[0].areas[i];
 
-    if (raid) {
+    if (sl->no_rmeta) {
+      if (make_sub(b, sl, lv, li, i, FF_SUB_RIMAGE, (int)i, a->pv, a->pe,
+                   img) < 0)
+        goto out;
+    } else if (raid) {
       if (make_sub(b, sl, lv, li, 2 * i, FF_SUB_RIMAGE, (int)i, a->pv,
                    a->pe + meta, img) < 0 ||
           make_sub(b, sl, lv, li, 2 * i + 1, FF_SUB_RMETA, (int)i, a->pv,
@@ -191,6 +203,8 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
         ff_fb_add_blob(vg, pv, off, sizeof mlog_header, 0, mlog_header) < 0)
       goto out;
   }
+  if (raid0)
+    lv->region_size = 0;
   r = 0;
 out:
   for (uint32_t s = 0; s < tmp.nsegs; s++)

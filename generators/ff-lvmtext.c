@@ -79,6 +79,23 @@ add_mirror_raid_seg(struct ff_sb *sb, const struct ff_lv *lv, int first_write)
     for (uint32_t i = 0; i < lv->images; i++)
       ff_sb_addf(sb, "\"%s\", 0%s\n", lv->subs[i].name,
                  i + 1 == lv->images ? "" : ",");
+  } else if (!strncmp(lv->segtype, "raid0", 5)) {
+    /* raid.c _raid_text_export_raid0: raid0 lists its rimages,
+     * raid0_meta rmeta, rimage pairs */
+    int meta = lv->nsubs > lv->images;
+
+    ff_sb_addf(sb, "stripe_count = %u\n", lv->images);
+    if (lv->stripe_size)
+      ff_sb_addf(sb, "stripe_size = %llu\n",
+                 (unsigned long long)lv->stripe_size);
+    ff_sb_addf(sb, "\n%s = [\n", meta ? "raids" : "raid0_lvs");
+    for (uint32_t i = 0; i < lv->images; i++)
+      if (meta)
+        ff_sb_addf(sb, "\"%s\", \"%s\"%s\n", lv->subs[2 * i + 1].name,
+                   lv->subs[2 * i].name, i + 1 == lv->images ? "" : ",");
+      else
+        ff_sb_addf(sb, "\"%s\"%s\n", lv->subs[i].name,
+                   i + 1 == lv->images ? "" : ",");
   } else {
     ff_sb_addf(sb, "device_count = %u\n", lv->images);
     if (lv->data_copies)

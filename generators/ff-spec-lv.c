@@ -145,6 +145,7 @@ static const struct segtype {
   {"raid5_n", "raid5_n", 2, 2, 1},   {"raid6", "raid6_zr", 3, 3, 2},
   {"raid6_zr", "raid6_zr", 3, 3, 2}, {"raid6_nr", "raid6_nr", 3, 3, 2},
   {"raid6_nc", "raid6_nc", 3, 3, 2}, {"raid10", "raid10", 2, 2, 0},
+  {"raid0", "raid0", 2, 2, 0},       {"raid0_meta", "raid0", 2, 2, 0},
 };
 
 /* type names a mirror or raid type: set lv's kind and names; -1 if not. */
@@ -158,6 +159,7 @@ parse_segtype(const char *type, struct ff_spec_lv *lv)
       lv->ktype = segtypes[i].ktype;
       lv->stripes = segtypes[i].stripes;
       lv->parity = segtypes[i].parity;
+      lv->no_rmeta = !strcmp(type, "raid0");
       return 0;
     }
   return -1;
@@ -177,7 +179,7 @@ static unsigned
 sub_lvs(const struct ff_spec_lv *lv)
 {
   if (lv->kind == FF_LVK_RAID)
-    return 2 * lv->images;
+    return lv->no_rmeta ? lv->images : 2 * lv->images;
   return lv->images + !lv->core_log;
 }
 
@@ -232,12 +234,18 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
   int raid1 = !strcmp(lv->segtype, "raid1");
   int raid10 = !strcmp(lv->segtype, "raid10");
   int mirrored = lv->kind == FF_LVK_MIRROR || raid1;
+  int raid0 = !strncmp(lv->segtype, "raid0", 5);
   char kp[256], *log = NULL;
   unsigned mirrors = 1;
   int r;
 
   /* mirrors: lvcreate -m (images = mirrors + 1) */
   ff_cfg_join(kp, sizeof kp, path, "mirrors");
+  if ((s = config_setting_get_member(g, "mirrors")) && raid0)
+    return ff_cfg_err(c->file, s, kp,
+                      "lvm refuses it: Mirror argument cannot be used with "
+                      "segment type, %s",
+                      lv->segtype);
   if ((s = config_setting_get_member(g, "mirrors")) && !mirrored && !raid10)
     return ff_cfg_err(c->file, s, kp,
                       "%s takes no mirrors (lvcreate -m is for mirror, "
@@ -254,15 +262,25 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
     if ((s = config_setting_get_member(g, "stripes")) ||
         (s = config_setting_get_member(g, "stripe_size"))) {
       ff_cfg_join(kp, sizeof kp, path, config_setting_name(s));
-      return ff_cfg_err(c->file, s, kp,
-                        "%s takes no %s (lvm: raid4, raid5, raid6 and raid10 "
-                        "are striped)",
-                        lv->segtype, config_setting_name(s));
+      return ff_cfg_err(
+        c->file, s, kp,
+        "%s takes no %s (lvm: raid0, raid4, raid5, raid6 and raid10 "
+        "are striped)",
+        lv->segtype, config_setting_name(s));
     }
     lv->stripes = 1;
     lv->images = mirrors + 1;
   } else {
     lv->stripe_size = 64 * 1024;
+    s = config_setting_get_member(g, "stripes");
+    if (raid0 && s && config_setting_is_number(s) &&
+        config_setting_get_int64(s) < 2) {
+      ff_cfg_join(kp, sizeof kp, path, "stripes");
+      return ff_cfg_err(c->file, s, kp,
+                        "lvm refuses it: Minimum of 2 stripes required for "
+                        "%s.",
+                        lv->segtype);
+    }
     if (ff_cfg_uint(c->file, g, path, "stripes", st->min_stripes, 64,
                     &lv->stripes) < 0 ||
         ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0)
@@ -328,6 +346,8 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
   /* nosync: --nosync */
   if (ff_cfg_bool(c->file, g, path, "nosync", &lv->nosync) < 0)
     return -1;
+  if (raid0) /* lvm takes --nosync and writes no NOTSYNCED */
+    lv->nosync = 0;
   if (lv->nosync && !strncmp(lv->segtype, "raid6", 5)) {
     ff_cfg_join(kp, sizeof kp, path, "nosync");
     return ff_cfg_err(c->file, config_setting_get_member(g, "nosync"), kp,
@@ -345,15 +365,15 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
       return -1;
   }
   /* write_times, descriptions: the two writes of a two-write lvcreate */
-  if (lv->kind == FF_LVK_MIRROR && lv->core_log)
+  if ((lv->kind == FF_LVK_MIRROR && lv->core_log) || lv->no_rmeta)
     for (int k = 0; k < 2; k++) {
       const char *key = k ? "descriptions" : "write_times";
 
       if ((s = config_setting_get_member(g, key))) {
         ff_cfg_join(kp, sizeof kp, path, key);
-        return ff_cfg_err(c->file, s, kp,
-                          "a mirror with a core log makes one write (use "
-                          "time and description)");
+        return ff_cfg_err(
+          c->file, s, kp, "%s makes one write (use time and description)",
+          lv->no_rmeta ? "a raid0 LV" : "a mirror with a core log");
       }
     }
   if (parse_writes(c, g, path, lv, 2, 1) < 0)
@@ -796,9 +816,8 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
     if (parse_thin_snap(c, g, path, lv) < 0)
       return -1;
   } else {
-    static const char *const later[] = {
-      "writecache", "vdo",       "vdo-pool", "raid0",
-      "raid0_meta", "integrity", NULL};
+    static const char *const later[] = {"writecache", "vdo", "vdo-pool",
+                                        "integrity", NULL};
 
     for (const char *const *l = later; *l; l++)
       if (!strcmp(type, *l)) {
@@ -809,7 +828,8 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
       }
     r = ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
                    "unknown LV type '%s' (expected linear, striped, mirror, "
-                   "raid1, raid4, raid5, raid6, raid10, thin-pool, thin, "
+                   "raid0, raid0_meta, raid1, raid4, raid5, raid6, raid10, "
+                   "thin-pool, thin, "
                    "snapshot, cache-pool or cache)",
                    type);
     free(type);

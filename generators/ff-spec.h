@@ -126,6 +126,7 @@ struct ff_spec_lv {
   unsigned images;      /* mirror/raid1: mirrors + 1; raid4/5/6/10: all */
   unsigned parity;      /* raid4/5: 1, raid6: 2 */
   unsigned data_copies; /* raid10: 2, else 0 (no line) */
+  int no_rmeta;         /* raid0: rimages alone, one write */
   uint64_t region_size; /* bytes as given (default 2 MiB) */
   int core_log;         /* mirror_log = "core" */
   int nosync;
@@ -276,15 +277,16 @@ extern const char ff_spec_builtin_default[];
 void ff_spec_free(struct ff_spec *spec);
 
 /* The metadata writes one lvcreate of lv makes: 2 for a mirror with a
- * disk log, raid, a thin LV and a snapshot (lvm2-ondisk-format: "Write
- * from", then "Write[2] from"), 2 for a cache LV (lvcreate --type cache),
- * 2 for a thin or cache pool or 3 when it creates the VG's pool metadata
- * spare, else 1. */
+ * disk log, raid (raid0: 1), a thin LV and a snapshot (lvm2-ondisk-format:
+ * "Write from", then "Write[2] from"), 2 for a cache LV (lvcreate --type
+ * cache), 2 for a thin or cache pool or 3 when it creates the VG's pool
+ * metadata spare, else 1. */
 static inline unsigned
 ff_spec_lv_writes(const struct ff_spec_lv *lv)
 {
   switch (lv->kind) {
   case FF_LVK_RAID:
+    return lv->no_rmeta ? 1 : 2;
   case FF_LVK_THIN:
   case FF_LVK_SNAPSHOT:
     return 2;

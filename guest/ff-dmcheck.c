@@ -637,7 +637,9 @@ out:
 }
 
 /* A raid LV: "TYPE #PARAMS CHUNK [region_size R] [raid10_copies C] N
- * META IMAGE ...", TYPE the kernel's name (raid5_ls for lvm's raid5). */
+ * META IMAGE ...", TYPE the kernel's name (raid5_ls for lvm's raid5);
+ * raid0 and raid0_meta have no region (the manifest's 0): libdm writes
+ * no region_size, and raid0 "-" for each META. */
 static bool
 check_raid(const char *vgname, json_t *lv, const struct target *t, char *why,
            size_t whysize)
@@ -687,10 +689,14 @@ check_raid(const char *vgname, json_t *lv, const struct target *t, char *why,
       goto out;
     }
   }
-  if (!seen_region || (copies > 0) != seen_copies) {
-    snprintf(why, whysize,
-             "raid params \"%s\": expected region_size %" PRIu64 "%s",
-             t->params, region, copies ? " and raid10_copies" : "");
+  if ((region > 0) != seen_region || (copies > 0) != seen_copies) {
+    if (region)
+      snprintf(why, whysize,
+               "raid params \"%s\": expected region_size %" PRIu64 "%s",
+               t->params, region, copies ? " and raid10_copies" : "");
+    else
+      snprintf(why, whysize, "raid params \"%s\": expected no region_size",
+               t->params);
     goto out;
   }
   if (strtoul(w[i], &end, 10) != nimg || *end) {

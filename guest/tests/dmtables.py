@@ -69,7 +69,10 @@ def top_params(vg, lv):
                else "core 1 %d" % region)
         legs = " ".join("%s 0" % sub(i) for i in lv["images"])
         return "mirror", "%s %d %s 1 handle_errors" % (log, len(lv["images"]), legs)
-    opts = ["%d" % (lv["stripe_size"] // 512), "region_size", "%d" % region]
+    # libdm writes no region_size for raid0 (region 0)
+    opts = ["%d" % (lv["stripe_size"] // 512)]
+    if region:
+        opts += ["region_size", "%d" % region]
     if lv["data_copies"]:
         opts += ["raid10_copies", "%d" % lv["data_copies"]]
     pairs = " ".join("%s %s" % (sub(mt) if mt else "-", sub(im))

@@ -113,6 +113,24 @@ expect raid10-copies 1 '^MISMATCH rm/r10: segment 0: raid params' \
 expect sub-missing 1 '^MISMATCH rm/r6: segment 0: rimage 2 r6_rimage_2: no dm device rm-r6_rimage_2' \
   "$(mutate sub '/^rm-r6_rimage_2:/d'; sed -i '/ rm-r6_rimage_2$/d' "$tmp/dmdevs")"
 
+# raid0 (no rmetas: "-") and raid0_meta: no region_size in the table
+cat >"$tmp/r0.conf" <<'EOF'
+vgs = ( { name = "z"; pvs = 3; device_size = "64M";
+          lvs = ( { name = "r0"; type = "raid0"; size = "8M"; },
+                  { name = "r0m"; type = "raid0_meta"; stripes = 3; size = "12M"; } ); } );
+EOF
+"$ff" manifest "$tmp/r0.conf" >"$tmp/r0.json"
+python3 "$here/dmtables.py" "$tmp/r0.json" "$tmp/good" "$tmp/devmap" "$tmp/dmdevs"
+m=$tmp/r0.json
+expect raid0-good 0 "ff-dmcheck: 10 LVs checked, 0 mismatched" "$tmp/good"
+expect raid0-table 0 '^OK z/r0: 1 segment' "$tmp/good"
+# a region_size raid0 does not have
+expect raid0-region 1 '^MISMATCH z/r0: segment 0: unexpected raid parameter "region_size 4096"' \
+  "$(mutate r0region '/^z-r0:/s/raid raid0 1 128 /raid raid0 3 128 region_size 4096 /')"
+# raid0_meta without its rmetas
+expect raid0-meta 1 '^MISMATCH z/r0m: segment 0: rmeta 0 is -' \
+  "$(mutate r0meta '/^z-r0m:/s/ 3 254:[0-9]* / 3 - /')"
+
 # Thin pools, thin LVs and an old-style snapshot (configs/thin-snapshot.conf):
 # the pool's -tpool layer over _tmeta and _tdata, the public pool device
 # over the layer, thin LVs over the layer, the origin over its -real

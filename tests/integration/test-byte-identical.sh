@@ -110,6 +110,13 @@
 #   rd: 3 PVs, --type raid5 -i2 -I 64k -L 8M
 #   re: 5 PVs, --type raid6 -i3 -L 8M (rounded up to 12 MiB, 3 extents)
 #   rf: 4 PVs, --type raid10 -i2 -m1 -L 8M
+#   r0: 3 PVs, --type raid0 -i2 -L 8M, then -i3 -I 128k -L 12M: the
+#      rimages alone (raid0_lvs, no region_size), one write each
+#   r1: 3 PVs, the same with --type raid0_meta: rmeta, rimage pairs, two
+#      writes each (as raid5)
+#   r2: 3 PVs: lvA -l 10, raid0 -i2 -I 8m (cut to 4 MiB) --nosync
+#      --addtag, raid0_meta -R 1m --nosync --addtag (neither NOTSYNCED nor
+#      a region_size written)
 #   mx: 3 PVs: lvA -l 10, lvR raid1 -m1, lvB -l 1, lvM mirror -m1: the
 #       text lists the visible LVs first, then every sub-LV in creation
 #       order; lvM's images avoid the full PV0, its log goes there
@@ -255,7 +262,8 @@ def keys_of(frag):
 
 def layout(name, frag):
     """(sub-LV names in lvm's creation order, metadata writes) of the LV
-    the fragment describes: a raid LV's rimage_i, rmeta_i pairs and a
+    the fragment describes: a raid LV's rimage_i, rmeta_i pairs (raid0:
+    the rimages, one write) and a
     mirror's mimages then its disk log; two writes for raid and a
     disk-log mirror (docs/ondisk-format.md §9)."""
     k = keys_of(frag)
@@ -263,8 +271,11 @@ def layout(name, frag):
     if t.startswith("raid"):
         m = int(k.get("mirrors", "1"))
         st = int(k.get("stripes", {"raid6": "3"}.get(t, "2")))
+        if t == "raid0":
+            # the rimages alone: no rmeta to wipe, one write
+            return ["%s_rimage_%d" % (name, i) for i in range(st)], 1
         n = {"raid1": m + 1, "raid4": st + 1, "raid5": st + 1, "raid6": st + 2,
-             "raid10": st * (m + 1)}.get(t)
+             "raid10": st * (m + 1), "raid0_meta": st}.get(t)
         if n is None:
             fail("LV %s: type %s is not one this test knows" % (name, t))
         return [x for i in range(n) for x in ("%s_rimage_%d" % (name, i), "%s_rmeta_%d" % (name, i))], 2
@@ -884,7 +895,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1026,6 +1037,24 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 	rf)
 		run_scenario rf vgrf 4 64M "@fakedm" \
 			'lv|size = "8M"; type = "raid10"; stripes = 2; mirrors = 1|--type raid10 -i2 -m1 -L 8M'
+		;;
+	r0)
+		run_scenario r0 vgr0 3 64M "@fakedm" \
+			'lva|size = "8M"; type = "raid0"; stripes = 2|--type raid0 -i2 -L 8M' \
+			'lvb|size = "12M"; type = "raid0"; stripes = 3; stripe_size = "128K"|--type raid0 -i3 -I 128k -L 12M'
+		;;
+	r1)
+		run_scenario r1 vgr1 3 64M "@fakedm" \
+			'lva|size = "8M"; type = "raid0_meta"; stripes = 2|--type raid0_meta -i2 -L 8M' \
+			'lvb|size = "12M"; type = "raid0_meta"; stripes = 3; stripe_size = "128K"|--type raid0_meta -i3 -I 128k -L 12M'
+		;;
+	r2)
+		# after a linear LV: the images where most is free; -I 8m cut
+		# to the extent size; --nosync and -R taken, not written
+		run_scenario r2 vgr2 3 64M "@fakedm" \
+			'lvA|size = "40M"|-L 40M' \
+			'lvz|size = "16M"; type = "raid0"; stripes = 2; stripe_size = "8M"; nosync = true; tags = ["foo"]|--type raid0 -i2 -I 8m --nosync --addtag foo -L 16M' \
+			'lvm|size = "8M"; type = "raid0_meta"; stripes = 2; region_size = "1M"; nosync = true; tags = ["bar"]|--type raid0_meta -i2 -R 1m --nosync --addtag bar -L 8M'
 		;;
 	mx)
 		run_scenario mx vgmx 3 64M "@fakedm" \
@@ -1248,7 +1277,7 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 			'lvR|size = "8M"; type = "raid1"; mirrors = 1; alloc = "anywhere"; tags = ["foo", "bar"]|--type raid1 -m1 --alloc anywhere --addtag foo --addtag bar -L 8M' \
 			'lvM|size = "8M"; type = "mirror"; mirrors = 1; alloc = "anywhere"; tags = ["baz"]|--type mirror -m1 --alloc anywhere --addtag baz -L 8M'
 		;;
-	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, s0 to s3, x0 to x2, y0, y1, ma to me, ra to rf, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
+	*) ff_die "unknown scenario '$sc' (expected a to o, t to w, z0 to z5, s0 to s3, x0 to x2, y0, y1, ma to me, ra to rf, r0 to r2, mx, rt, tp, t1, t2, t3, tg, sn, ts, ca to cf)" ;;
 	esac
 done
 

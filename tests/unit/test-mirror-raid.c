@@ -197,6 +197,19 @@ static const struct {
    "r5_rmeta_0 0:5+1 r5_rimage_1 1:6+1 r5_rmeta_1 1:5+1 r5_rimage_2 2:2+1 "
    "r5_rmeta_2 2:1+1",
    3},
+  {"raid0 -i2, then -i3 -I 128k: the rimages alone (byte-identical r0)",
+   "{ name = \"lva\"; type = \"raid0\"; size = \"8M\"; }, { name = \"lvb\"; "
+   "type = \"raid0\"; stripes = 3; stripe_size = \"128K\"; size = \"12M\"; }",
+   "lva_rimage_0 0:0+1 lva_rimage_1 1:0+1 lvb_rimage_0 0:1+1 lvb_rimage_1 "
+   "1:1+1 lvb_rimage_2 2:0+1",
+   3},
+  {"raid0_meta: rmeta, then the rimage, as raid5's (byte-identical r1)",
+   "{ name = \"lva\"; type = \"raid0_meta\"; size = \"8M\"; }, { name = "
+   "\"lvb\"; type = \"raid0_meta\"; stripes = 3; size = \"12M\"; }",
+   "lva_rimage_0 0:1+1 lva_rmeta_0 0:0+1 lva_rimage_1 1:1+1 lva_rmeta_1 "
+   "1:0+1 lvb_rimage_0 0:3+1 lvb_rmeta_0 0:2+1 lvb_rimage_1 1:3+1 "
+   "lvb_rmeta_1 1:2+1 lvb_rimage_2 2:1+1 lvb_rmeta_2 2:0+1",
+   3},
 };
 
 static void
@@ -236,6 +249,36 @@ test_alloc(void **state)
                mr_cases[i].want);
     ff_farm_free(farm);
   }
+}
+
+/* raid0: one write (no rmeta to wipe), its segment as raid.c
+ * _raid_text_export_raid0 writes it: stripe_count, stripe_size, no
+ * region_size, raid0_lvs; raid0_meta: two writes, rmeta/rimage pairs;
+ * lvm takes --nosync and -R for both and writes neither. */
+static void
+test_raid0(void **state)
+{
+  struct ff_farm *farm = ff_test_farm(
+    "vgs = ({ pvs = 2; device_size = \"64M\"; lvs = ({ name = \"lv\"; type "
+    "= \"raid0\"; nosync = true; region_size = \"1M\"; size = \"8M\"; }, "
+    "{ name = \"lm\"; type = \"raid0_meta\"; size = \"8M\"; }); });");
+  const struct ff_vg *vg = &farm->vgs[0];
+
+  (void)state;
+  assert_int_equal(vg->seqno, 4);
+  assert_non_null(strstr(vg->texts[1].buf,
+                         "type = \"raid0\"\nstripe_count = 2\nstripe_size = "
+                         "128\n\nraid0_lvs = [\n\"lv_rimage_0\",\n"
+                         "\"lv_rimage_1\"\n]\n}\n"));
+  assert_null(strstr(vg->texts[1].buf, "NOTSYNCED"));
+  assert_null(strstr(vg->texts[1].buf, "region_size"));
+  assert_non_null(strstr(
+    vg->texts[3].buf, "type = \"raid0_meta\"\nstripe_count = 2\n"
+                      "stripe_size = 128\n\nraids = [\n\"lm_rmeta_0\", "
+                      "\"lm_rimage_0\",\n\"lm_rmeta_1\", \"lm_rimage_1\"\n]"));
+  assert_non_null(strstr(vg->texts[2].buf, "ACTIVATION_SKIP"));
+  assert_null(strstr(vg->texts[3].buf, "region_size"));
+  ff_farm_free(farm);
 }
 
 /* Write 1 and write 2 of a raid1 and of a disk-log mirror, with the tags
@@ -483,6 +526,7 @@ main(void)
     cmocka_unit_test(test_mirror_writes),
     cmocka_unit_test(test_nosync_log),
     cmocka_unit_test(test_alloc),
+    cmocka_unit_test(test_raid0),
     cmocka_unit_test(test_writes_defaults),
     cmocka_unit_test(test_region_size),
     cmocka_unit_test(test_reserved_names),

@@ -447,6 +447,22 @@ static const struct {
    "}); "
    "});",
    "t:1: vgs.[0].lvs.[0].mirrors", "raid5 takes no mirrors"},
+  {"vgs = ({ pvs = 3; lvs = ({ type = \"raid0_meta\"; mirrors = 1; size = "
+   "8388608; }); });",
+   "t:1: vgs.[0].lvs.[0].mirrors",
+   "lvm refuses it: Mirror argument cannot be used with segment type, "
+   "raid0_meta"},
+  {"vgs = ({ pvs = 3; lvs = ({ type = \"raid0\"; stripes = 1; size = "
+   "8388608; }); });",
+   "t:1: vgs.[0].lvs.[0].stripes",
+   "lvm refuses it: Minimum of 2 stripes required for raid0."},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid0\"; stripes = 3; size = "
+   "8388608; }); });",
+   "t:1: vgs.[0].lvs.[0]",
+   "raid0 makes 3 images, each on its own PV, and the group has 2 PVs"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"raid0\"; write_times = [1, 2]; "
+   "size = 8388608; }); });",
+   "vgs.[0].lvs.[0].write_times", "a raid0 LV makes one write"},
   {"vgs = ({ pvs = 4; lvs = ({ type = \"raid10\"; mirrors = 2; size = "
    "8388608; }); "
    "});",
