@@ -141,10 +141,10 @@ int64_t ff_farm_extents_all(const struct ff_farm *farm, uint32_t dev,
  * that may hold non-zero bytes: elsewhere there is no overlay block and
  * the base is zero, so zeroing changes nothing.  The result is the same
  * as ff_farm_zero's, but the cost grows with the device's layout and
- * the writes in the range instead of with len: an NBD trim or a loop discard of a whole
- * 1 TiB device costs what its few metadata blocks cost.  Each piece is
- * atomic on its own (ff-overlay.h), not the whole request.  An
- * out-of-range request fails as ff_farm_zero does. */
+ * the writes in the range instead of with len: an NBD trim or a loop discard
+ * of a whole 1 TiB device costs what its few metadata blocks cost.  Each piece
+ * is atomic on its own (ff-overlay.h), not the whole request.  An out-of-range
+ * request fails as ff_farm_zero does. */
 int ff_farm_zero_sparse(struct ff_farm *farm, uint32_t dev, uint64_t off,
                         uint64_t len);
 
