@@ -146,7 +146,7 @@ done
 # filesystems: ext4 is built in (modprobe says "builtin": nothing to
 # copy), xfs is a module (its libcrc32c comes with raid456 already).
 MODS="virtio_pci virtio_scsi sd_mod dm_mod dm_delay nbd virtio_net
-      dm_mirror dm_log raid1 raid10 raid456 dm_raid
+      dm_mirror dm_log raid0 raid1 raid10 raid456 dm_raid
       dm_thin_pool dm_snapshot dm_cache dm_cache_smq dm_writecache
       ext4 xfs"
 depmod -b "$X" "$KVER"
