@@ -32,7 +32,14 @@
  *   sort, so equal candidates stay in PV order: a stable sort here;
  * - the policies are tried in turn from contiguous up to the LV's one. */
 
-enum { A_CLING_TO_ALLOCED = 1, A_POSITIONAL_FILL = 2, A_CAN_SPLIT = 4 };
+enum {
+  A_CLING_TO_ALLOCED = 1,
+  A_POSITIONAL_FILL = 2,
+  A_CAN_SPLIT = 4,
+  A_CONTIGUOUS_TO_LVSEG = 8,
+  A_CLING_TO_LVSEG = 16,
+  A_AREA_COUNT_MATCHES = 32
+};
 enum { USE_AREA, NEXT_PV, NEXT_AREA, PREFERRED };
 
 struct apvm {
@@ -74,6 +81,8 @@ struct astate {
   uint64_t log_len;
   uint32_t log_needed; /* log_area_count_still_needed */
   struct ff_area log_area;
+  /* lvextend: the LV's first and last segments (prev_lvseg), or NULL */
+  const struct ff_seg *first_seg, *prev_seg;
 };
 
 static void
@@ -157,6 +166,35 @@ cling_to_alloced(struct astate *st, struct apva *a)
   return 0;
 }
 
+/* _check_contiguous (contig) and _check_cling through _for_each_pv and
+ * _is_condition: does an area of segment seg end right before a (contig),
+ * or lie on a's PV?  lvm looks at one segment only: the LV's last for
+ * contiguity, the one holding extent 0 (its first) for cling, whatever
+ * maximise_cling asks.  Positional: the area is reserved whole in the
+ * slot of the segment's area it follows.  1 yes, 0 no, -1 on error. */
+static int
+seg_condition(struct astate *st, const struct ff_seg *seg, struct apva *a,
+              int contig)
+{
+  int positional = st->flags & A_POSITIONAL_FILL;
+  uint64_t alen = seg->len / seg->stripes;
+
+  for (uint32_t s = 0; s < seg->stripes; s++) {
+    const struct ff_area *ar = &seg->areas[s];
+
+    if (positional && st->areas[s].pva)
+      continue;
+    if (ar->pv != a->pv || (contig && ar->pe + alen != a->start))
+      continue;
+    if (positional && s >= st->num_positional)
+      continue;
+    if (positional && reserve_area(st, a, a->count, s) < 0)
+      return -1;
+    return 1;
+  }
+  return 0;
+}
+
 /* _check_pva; -1 on error. */
 static int
 check_pva(struct astate *st, struct apva *a, uint64_t still_needed,
@@ -170,10 +208,22 @@ check_pva(struct astate *st, struct apva *a, uint64_t still_needed,
       if (st->areas[s].pva == a)
         return NEXT_AREA;
   if (!iteration_count && !log_iteration_count &&
-      (st->flags & A_CLING_TO_ALLOCED)) {
-    int r = cling_to_alloced(st, a);
+      (st->flags &
+       (A_CONTIGUOUS_TO_LVSEG | A_CLING_TO_LVSEG | A_CLING_TO_ALLOCED))) {
+    /* maximise_cling: contiguity, then the same PV as the LV, whenever
+     * the area counts match */
+    int lvseg = st->flags & (A_CONTIGUOUS_TO_LVSEG | A_AREA_COUNT_MATCHES);
+    int r = 0;
 
-    if (r < 0)
+    if (lvseg && (r = seg_condition(st, st->prev_seg, a, 1)) < 0)
+      return -1;
+    if (!r && (st->flags & A_CONTIGUOUS_TO_LVSEG))
+      return NEXT_AREA;
+    lvseg = st->flags & (A_CLING_TO_LVSEG | A_AREA_COUNT_MATCHES);
+    if (!r && lvseg && (r = seg_condition(st, st->first_seg, a, 0)) < 0)
+      return -1;
+    if (!r && (st->flags & A_CLING_TO_ALLOCED) &&
+        (r = cling_to_alloced(st, a)) < 0)
       return -1;
     if (!r)
       return NEXT_PV;
@@ -268,7 +318,11 @@ find_some_parallel_space(struct astate *st, uint64_t max_to_allocate)
         a->unreserved = a->count;
         reinsert_area(st, a);
       }
-  if ((st->flags & A_POSITIONAL_FILL) && (st->flags & A_CLING_TO_ALLOCED))
+  if (!(st->flags & A_POSITIONAL_FILL))
+    ;
+  else if (st->flags & (A_CONTIGUOUS_TO_LVSEG | A_CLING_TO_LVSEG))
+    st->num_positional = st->prev_seg->stripes;
+  else if (st->flags & A_CLING_TO_ALLOCED)
     st->num_positional = st->area_count;
 
   do {
@@ -387,7 +441,11 @@ find_max_parallel_space(struct astate *st)
     if (find_some_parallel_space(st, st->new_extents - st->allocated) < 0)
       return -1;
     if (old == st->allocated) {
-      if (st->alloc == FF_ALLOC_NORMAL && (st->flags & A_CLING_TO_ALLOCED))
+      if (st->alloc == FF_ALLOC_CLING && (st->flags & A_CLING_TO_LVSEG) &&
+          (st->flags & A_POSITIONAL_FILL))
+        st->flags &= ~A_POSITIONAL_FILL;
+      else if (st->alloc == FF_ALLOC_NORMAL &&
+               (st->flags & A_CLING_TO_ALLOCED))
         st->flags &= ~A_CLING_TO_ALLOCED;
       else
         break;
@@ -440,21 +498,20 @@ free_take(struct freelist *f, uint64_t pe, uint64_t len)
 const char *const ff_fb_policy_names[] = {"inherit", "contiguous", "cling",
                                           "normal", "anywhere"};
 
-/* Place lv (lv->extents, stripes of stripe_size) as lvcreate --alloc
- * policy would on the free runs fl[npvs]; take them from fl.  With
- * log_len, one more area of log_len extents is found in the same
- * allocation (a thin pool's metadata: lvm allocates it as a mirror log)
- * and returned in *log_area.  Returns -1 with the error set (naming lp),
- * as lvcreate refuses. */
-int
-ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
-                   struct freelist *fl, struct ff_lv *lv, uint32_t stripes,
-                   uint64_t stripe_size, enum ff_alloc_policy policy,
-                   uint64_t log_len, struct ff_area *log_area)
+/* _allocate: lv's segments grow to new_extents (lvcreate: from none;
+ * lvextend: after its last segment, prev_lvseg), by policy, on the free
+ * runs fl[npvs] of the allocatable PVs, taken from fl; see
+ * ff_fb_lvm_allocate. */
+static int
+allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+         struct freelist *fl, struct ff_lv *lv, uint64_t new_extents,
+         uint32_t stripes, uint64_t stripe_size, enum ff_alloc_policy policy,
+         uint64_t log_len, struct ff_area *log_area, int extend)
 {
   struct astate st = {0};
   struct apva *pool = NULL;
-  uint64_t free_pes = 0;
+  struct ff_seg *segs;
+  uint64_t free_pes = 0, base = extend ? lv->extents : 0;
   uint32_t nruns = 0, k = 0;
   int r = -1, top, can_split;
 
@@ -466,11 +523,18 @@ ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
 
   st.npvs = vg->npvs;
   st.area_count = stripes;
-  st.new_extents = lv->extents;
+  st.new_extents = new_extents;
+  st.allocated = base;
+  if (extend) {
+    st.first_seg = &lv->segs[0];
+    st.prev_seg = &lv->segs[lv->nsegs - 1];
+  }
   st.log_len = log_len;
   st.log_needed = log_len ? 1 : 0;
   st.areas_size =
     vg->npvs < stripes + st.log_needed ? stripes + st.log_needed : vg->npvs;
+  if (st.prev_seg)
+    st.areas_size += st.prev_seg->stripes;
   for (uint32_t p = 0; p < vg->npvs; p++)
     nruns += fl[p].n;
   st.pvms = calloc(vg->npvs, sizeof *st.pvms);
@@ -482,7 +546,8 @@ ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
   }
   for (uint32_t p = 0; p < vg->npvs; p++) { /* _create_maps */
     st.pvms[p].head.next = st.pvms[p].head.prev = &st.pvms[p].head;
-    for (uint32_t i = 0; i < fl[p].n; i++, k++) {
+    /* (pvchange -x n: not among the allocatable PVs) */
+    for (uint32_t i = 0; i < fl[p].n && !vg->pvs[p].unalloc; i++, k++) {
       pool[k].pv = p;
       pool[k].start = fl[p].runs[i].start;
       pool[k].count = pool[k].unreserved = fl[p].runs[i].count;
@@ -495,15 +560,29 @@ ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
     uint64_t old = st.allocated;
 
     if (st.new_extents - st.allocated + st.log_needed * log_len >
-        free_pes - st.allocated) {
-      ff_fb_err(b, line, lp, "VG %s has %llu free extents, LV %s needs %llu",
-                vg->name, (unsigned long long)free_pes, lv->name,
-                (unsigned long long)(st.new_extents + log_len));
+        free_pes - (st.allocated - base)) {
+      if (base)
+        ff_fb_err(b, line, lp,
+                  "lvm refuses it: \"Insufficient free space: %llu extents "
+                  "needed, but only %llu available\" (LV %s in VG %s)",
+                  (unsigned long long)(st.new_extents - base),
+                  (unsigned long long)free_pes, lv->name, vg->name);
+      else
+        ff_fb_err(b, line, lp, "VG %s has %llu free extents, LV %s needs %llu",
+                  vg->name, (unsigned long long)free_pes, lv->name,
+                  (unsigned long long)(st.new_extents + log_len));
       goto out;
     }
     st.alloc = alloc;
     st.flags = can_split ? A_CAN_SPLIT : 0;
-    if (alloc == FF_ALLOC_CLING)
+    /* _init_alloc_parms */
+    if (st.prev_seg && stripes == st.prev_seg->stripes) {
+      st.flags |= A_AREA_COUNT_MATCHES;
+      if (alloc == FF_ALLOC_CONTIGUOUS)
+        st.flags |= A_CONTIGUOUS_TO_LVSEG | A_POSITIONAL_FILL;
+      else if (alloc == FF_ALLOC_CLING)
+        st.flags |= A_CLING_TO_LVSEG | A_POSITIONAL_FILL;
+    } else if (alloc == FF_ALLOC_CLING)
       st.flags |= A_CLING_TO_ALLOCED | A_POSITIONAL_FILL;
     if (alloc == FF_ALLOC_NORMAL && st.allocated != st.new_extents)
       st.flags |= A_CLING_TO_ALLOCED; /* maximise_cling */
@@ -542,11 +621,16 @@ ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
   }
 
   /* _setup_alloced_segments, then lv_merge_segments */
-  lv->segs = calloc(st.nbatches, sizeof *lv->segs);
-  if (!lv->segs) {
+  if (!extend) {
+    lv->segs = NULL;
+    lv->nsegs = 0;
+  }
+  segs = realloc(lv->segs, (lv->nsegs + st.nbatches + 1) * sizeof *segs);
+  if (!segs) {
     ff_error("out of memory");
     goto out;
   }
+  lv->segs = segs;
   for (uint32_t i = 0; i < st.nbatches; i++) {
     struct abatch *ba = &st.batches[i];
     struct ff_seg *prev = lv->nsegs ? &lv->segs[lv->nsegs - 1] : NULL;
@@ -570,6 +654,7 @@ ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
     ba->areas = NULL;
     lv->nsegs++;
   }
+  lv->extents = new_extents;
   if (log_len) {
     if (free_take(&fl[st.log_area.pv], st.log_area.pe, log_len) < 0)
       goto out;
@@ -584,6 +669,33 @@ out:
   free(st.pvms);
   free(pool);
   return r;
+}
+
+/* Place lv (lv->extents, stripes of stripe_size) as lvcreate --alloc
+ * policy would on the free runs fl[npvs]; take them from fl.  With
+ * log_len, one more area of log_len extents is found in the same
+ * allocation (a thin pool's metadata: lvm allocates it as a mirror log)
+ * and returned in *log_area.  Returns -1 with the error set (naming lp),
+ * as lvcreate refuses. */
+int
+ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+                   struct freelist *fl, struct ff_lv *lv, uint32_t stripes,
+                   uint64_t stripe_size, enum ff_alloc_policy policy,
+                   uint64_t log_len, struct ff_area *log_area)
+{
+  return allocate(b, line, lp, vg, fl, lv, lv->extents, stripes, stripe_size,
+                  policy, log_len, log_area, 0);
+}
+
+int
+ff_fb_lvm_extend(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+                 struct freelist *fl, struct ff_lv *lv, uint64_t new_extents,
+                 enum ff_alloc_policy policy)
+{
+  const struct ff_seg *last = &lv->segs[lv->nsegs - 1];
+
+  return allocate(b, line, lp, vg, fl, lv, new_extents, last->stripes,
+                  last->stripe_size, policy, 0, NULL, 1);
 }
 
 /* ff_fb_lvm_allocate() of lv->extents as one segment of `areas` parallel areas

@@ -57,6 +57,14 @@ enum ff_sub_role {
 
 const char *ff_sub_role_name(enum ff_sub_role r);
 
+/* What lvcreate -p, -k, -r and -My --minor (and later lvchanges) set. */
+struct ff_lvflags {
+  uint8_t readonly;    /* -p r: READ without WRITE */
+  uint8_t act_skip;    /* --setactivationskip y: ACTIVATION_SKIP */
+  uint8_t fixed_minor; /* --persistent y: FIXED_MINOR, major, minor */
+  int32_t read_ahead;  /* sectors; 0: auto (no line), -1: none */
+  uint32_t major, minor;
+};
 /* An LV.  A top LV (vg->lvs) of kind FF_LVK_MIRROR or FF_LVK_RAID has one
  * segment of that kind over its sub-LVs, which are LVs of the VG too
  * (hidden: no VISIBLE), held in subs[] in lvm's creation order: raid
@@ -69,13 +77,11 @@ struct ff_lv {
   int64_t time;
   uint64_t extents;
   const char *alloc;   /* allocation_policy in the text, NULL: inherit */
-  uint8_t readonly;    /* lvcreate -p r: READ without WRITE */
-  uint8_t act_skip;    /* --setactivationskip y: ACTIVATION_SKIP */
-  uint8_t fixed_minor; /* --persistent y: FIXED_MINOR, major, minor */
-  int32_t read_ahead;  /* sectors; 0: auto (no line), -1: none */
-  uint32_t major, minor;
+  struct ff_lvflags f; /* lvcreate's -p, -k, -r, -My (and lvchange's) */
   uint32_t nsegs;
   struct ff_seg *segs;
+  uint32_t segs_built; /* lvextend: the segments segs holds (nsegs is fewer
+                        * while the texts before it are written) */
   /* mirror and raid top LVs */
   uint8_t kind;         /* enum ff_lv_kind */
   uint8_t role;         /* enum ff_sub_role (sub-LVs) */
@@ -139,6 +145,7 @@ struct ff_pv {
   uint64_t pe_count;
   unsigned nmdas;        /* its metadata areas, 0..2 */
   unsigned ignored;      /* bit m: mda m is ignored (vg_mda_copies) */
+  uint8_t unalloc;       /* pvchange -x n: no ALLOCATABLE */
   char *hint;            /* device = "..." in the text */
   const char *device_id; /* the spec's, or NULL */
 };
@@ -155,8 +162,9 @@ struct ff_vg {
   const char *system_id;      /* vgcreate --systemid, or NULL:
                                * WRITE_LOCKED with one */
   uint32_t max_lv, max_pv;
-  uint8_t alloc; /* enum ff_alloc_policy of vgcreate --alloc; what LVs
-                  * of policy inherit are placed by */
+  uint8_t alloc;        /* enum ff_alloc_policy of vgcreate --alloc; what LVs
+                         * of policy inherit are placed by */
+  uint8_t unresizeable; /* vgchange -x n: no RESIZEABLE */
   uint32_t npvs;
   struct ff_pv *pvs;
   uint32_t nlvs;
@@ -230,6 +238,8 @@ ff_farm_target(const struct ff_farm *farm, uint32_t dev)
  *                     cache pools, thin LVs, caching an LV, the tmeta
  *                     images
  *   ff-farm-snap.c    snapshot_manip.c: old-style snapshots
+ *   ff-farm-change.c  tools/vgchange.c, pvchange.c, lvchange.c,
+ *                     lvrename.c, lvresize.c: the changes after the LVs
  *
  * Every one must place extents, name sub-LVs and order them exactly as
  * lvm 2.03.16 does: `fusefarm gen` output is compared byte for byte with
@@ -273,6 +283,48 @@ __attribute__((format(printf, 4, 5))) int ff_fb_err(const struct bctx *b,
 int ff_fb_add_blob(struct ff_vg *vg, uint32_t pv, uint64_t off, uint64_t len,
                    uint8_t fill, const uint8_t *bytes);
 
+/* A farm-owned copy of s (NULL stays NULL); NULL with ff_errmsg() when out
+ * of memory, which the caller tells from s == NULL. */
+const char *ff_fb_keep(struct ff_farm *farm, const char *s);
+/* Is name one lvcreate (taken: the LVs before li) or lvrename (rename:
+ * taken by any LV) accepts in vg?  0, or -1 with lvm's refusal. */
+int ff_fb_check_lv_name(struct bctx *b, int line, const char *path,
+                        const struct ff_vg *vg, uint32_t li, const char *name,
+                        int rename);
+
+/* ff-farm-change.c */
+/* What an LV is like before and after a change (lvchange -p -k -r -My,
+ * lvrename, lvextend): the texts before the change show the first.
+ * Once every LV is built, each change is undone, last first; the texts
+ * then apply each again at its write. */
+struct lvstate {
+  const char *name; /* farm-owned copy */
+  struct ff_lvflags f;
+  uint32_t nsegs;
+  uint64_t extents, mlen; /* mlen: segs[mseg].len (lvextend may grow it) */
+};
+
+struct chrec {
+  uint32_t lv; /* the LV the change alters, FF_NONE: none */
+  uint32_t mseg;
+  struct lvstate was, is;
+  int pv; /* pvchange -x: the PV, or -1 */
+  uint8_t pv_was, pv_is;
+  int vg; /* vgchange -x: 1 */
+  uint8_t vg_was, vg_is;
+};
+
+/* The changes of VG group g after its LVs, in order (lvconvert --type
+ * cache, vgchange/pvchange -x, lvchange -p -k -r -My, lvrename,
+ * lvextend on the free runs fl): each checked as lvm checks it and
+ * applied, recorded in recs[k] (g->nchanges of them); then every one
+ * undone.  0, or -1 with the error set (naming path.changes.[k]). */
+int ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
+                        struct ff_vg *vg, const char *path,
+                        struct freelist *fl, struct chrec *recs);
+/* Undo (fwd 0) or redo (1) change rc in vg.  0, or -1 out of memory. */
+int ff_fb_rec_apply(struct ff_vg *vg, const struct chrec *rc, int fwd);
+
 /* ff-farm-alloc.c */
 
 /* The allocation policies' names, by enum ff_alloc_policy. */
@@ -282,6 +334,13 @@ int ff_fb_lvm_allocate(struct bctx *b, int line, const char *lp,
                        uint32_t stripes, uint64_t stripe_size,
                        enum ff_alloc_policy policy, uint64_t log_len,
                        struct ff_area *log_area);
+/* lvextend of linear or striped lv to new_extents, as lvm extends its
+ * last segment (the same stripes; contiguous to it, then on its PVs,
+ * then by policy; merged into it when contiguous), on the PVs not made
+ * unallocatable; -1 with the error set as lvextend refuses. */
+int ff_fb_lvm_extend(struct bctx *b, int line, const char *lp,
+                     struct ff_vg *vg, struct freelist *fl, struct ff_lv *lv,
+                     uint64_t new_extents, enum ff_alloc_policy policy);
 __attribute__((format(printf, 9, 10))) int
 ff_fb_allocate_unsplit(struct bctx *b, int line, const char *lp,
                        struct ff_vg *vg, struct freelist *fl, struct ff_lv *lv,

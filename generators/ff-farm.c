@@ -166,10 +166,9 @@ ff_sub_role_name(enum ff_sub_role r)
 
 /* ---- building ---------------------------------------------------------- */
 
-/* A farm-owned copy of s (NULL stays NULL); NULL with ff_errmsg() when out
- * of memory, which the caller tells from s == NULL. */
-static const char *
-keep(struct ff_farm *farm, const char *s)
+/* (ff-farm-int.h) */
+const char *
+ff_fb_keep(struct ff_farm *farm, const char *s)
 {
   char *c;
 
@@ -247,10 +246,48 @@ static const char *const reserved_parts[] = {
   "_mimage",  "_mlog",  "_rimage", "_rmeta", "_tmeta", "_tdata",
   "_pmspare", "_cmeta", "_cdata",  "_corig", "_cpool", NULL};
 
-/* Lay out the LVs of vg on its PVs, one lvcreate after another. */
+/* Is name one lvcreate (taken, the LVs before li) or lvrename (taken:
+ * every other LV) accepts in vg?  0, or -1 with lvm's refusal. */
+int
+ff_fb_check_lv_name(struct bctx *b, int line, const char *path,
+                    const struct ff_vg *vg, uint32_t li, const char *name,
+                    int rename)
+{
+  if (!ff_valid_lvm_name(name))
+    return ff_fb_err(b, line, path, "'%s' is not a valid LV name", name);
+  /* the sub-LV names (lvm refuses these in any LV name) */
+  for (const char *const *rp = reserved_parts; *rp; rp++)
+    if (strstr(name, *rp))
+      return ff_fb_err(b, line, path,
+                       "LV name '%s': lvm refuses it: Names including \"%s\" "
+                       "are reserved",
+                       name, *rp);
+  if (!strncmp(name, "snapshot", 8))
+    return ff_fb_err(b, line, path,
+                     "LV name '%s': lvm refuses it: Names starting "
+                     "\"snapshot\" are reserved",
+                     name);
+  for (uint32_t o = 0; o < (rename ? vg->nlvs : li); o++) {
+    const struct ff_lv *x = &vg->lvs[o];
+
+    if (strcmp(x->name, name))
+      continue;
+    if (rename)
+      return ff_fb_err(b, line, path,
+                       "lvm refuses it: Logical Volume \"%s\" already "
+                       "exists in volume group \"%s\"",
+                       name, vg->name);
+    return ff_fb_err(b, line, path, "LV name '%s' is used twice in VG %s",
+                     name, vg->name);
+  }
+  return 0;
+}
+
+/* Lay out the LVs of vg on its PVs, one lvcreate after another, then the
+ * changes (apply_changes). */
 static int
 allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
-             const char *path)
+             const char *path, struct chrec *recs)
 {
   struct freelist *fl;
   uint64_t total = 0;
@@ -287,33 +324,8 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         ff_error("out of memory");
         goto out;
       }
-      if (!ff_valid_lvm_name(lv->name)) {
-        ff_fb_err(b, sl->line, lp, "'%s' is not a valid LV name", lv->name);
+      if (ff_fb_check_lv_name(b, sl->line, lp, vg, li, lv->name, 0) < 0)
         goto out;
-      }
-      /* the sub-LV names (lvm refuses these in any LV name) */
-      for (const char *const *rp = reserved_parts; *rp; rp++)
-        if (strstr(lv->name, *rp)) {
-          ff_fb_err(b, sl->line, lp,
-                    "LV name '%s': lvm refuses it: Names including \"%s\" are "
-                    "reserved",
-                    lv->name, *rp);
-          goto out;
-        }
-      if (!strncmp(lv->name, "snapshot", 8)) {
-        ff_fb_err(
-          b, sl->line, lp,
-          "LV name '%s': lvm refuses it: Names starting \"snapshot\" are "
-          "reserved",
-          lv->name);
-        goto out;
-      }
-      for (uint32_t o = 0; o < li; o++)
-        if (!strcmp(vg->lvs[o].name, lv->name)) {
-          ff_fb_err(b, sl->line, lp, "LV name '%s' is used twice in VG %s",
-                    lv->name, vg->name);
-          goto out;
-        }
       if (sl->uuid)
         memcpy(lv->uuid, sl->uuid, FF_UUID_LEN);
       else
@@ -348,12 +360,12 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       lv->extents = ext;
       if (sl->alloc != FF_ALLOC_INHERIT)
         lv->alloc = ff_fb_policy_names[sl->alloc];
-      lv->readonly = (uint8_t)sl->readonly;
-      lv->act_skip = (uint8_t)sl->activation_skip;
-      lv->read_ahead = sl->read_ahead;
-      lv->fixed_minor = (uint8_t)sl->fixed_minor;
-      lv->major = sl->major;
-      lv->minor = sl->minor;
+      lv->f.readonly = (uint8_t)sl->readonly;
+      lv->f.act_skip = (uint8_t)sl->activation_skip;
+      lv->f.read_ahead = sl->read_ahead;
+      lv->f.fixed_minor = (uint8_t)sl->fixed_minor;
+      lv->f.major = sl->major;
+      lv->f.minor = sl->minor;
       /* lvcreate: "Reducing requested stripe size … to maximum,
        * physical extent size" */
       ssize =
@@ -399,26 +411,8 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       }
     }
   }
-  /* lvconvert --type cache (a change): after every lvcreate */
-  for (unsigned k = 0; k < g->nchanges; k++) {
-    const struct ff_spec_change *ch = &g->changes[k];
-    struct ff_lv *t;
-    char cp[96];
-
-    if (ch->cmd != FF_CHG_CACHE)
-      continue;
-    if (snprintf(cp, sizeof cp, "%s.changes.[%u]", path, k) < 0)
-      cp[0] = '\0';
-    if (!(t = ff_fb_find_lv(vg, vg->nlvs, ch->lv))) {
-      ff_fb_err(b, ch->line, cp, "lv '%s': VG %s has no such LV", ch->lv,
-                vg->name);
-      goto out;
-    }
-    if (ff_fb_attach_cache(b, ch->line, cp, vg, (uint32_t)(t - vg->lvs),
-                           vg->nlvs, ch->pool, ch->cache_mode,
-                           ch->cache_policy, ch->uuid) < 0)
-      goto out;
-  }
+  if (ff_fb_apply_changes(b, g, vg, path, fl, recs) < 0)
+    goto out;
   if (ff_fb_thin_pool_images(b, vg) < 0)
     goto out;
   r = 0;
@@ -547,16 +541,16 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   if (lv->kind == FF_LVK_STRIPED && seg && seg->stripes > 1)
     ff_sb_addf(&sb, " -i %u -I %lluk", seg->stripes,
                (unsigned long long)(seg->stripe_size / 1024));
-  if (lv->readonly)
+  if (lv->f.readonly)
     ff_sb_add(&sb, " -p r");
-  if (lv->act_skip)
+  if (lv->f.act_skip)
     ff_sb_add(&sb, " -ky");
-  if (lv->read_ahead < 0)
+  if (lv->f.read_ahead < 0)
     ff_sb_add(&sb, " -r none");
-  else if (lv->read_ahead)
-    ff_sb_addf(&sb, " -r %d", (int)lv->read_ahead);
-  if (lv->fixed_minor)
-    ff_sb_addf(&sb, " -My --minor %u", lv->minor);
+  else if (lv->f.read_ahead)
+    ff_sb_addf(&sb, " -r %d", (int)lv->f.read_ahead);
+  if (lv->f.fixed_minor)
+    ff_sb_addf(&sb, " -My --minor %u", lv->f.minor);
   ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
   return ff_sb_detach(&sb, NULL);
 }
@@ -671,24 +665,55 @@ static char *
 default_change_description(const struct ff_spec_change *ch,
                            const struct ff_vg *vg, const char *target)
 {
-  static const char *const cmd[] = {"vgchange", "lvchange", "pvchange",
-                                    "lvconvert"};
+  static const char *const cmd[] = {"vgchange",  "lvchange", "pvchange",
+                                    "lvconvert", "lvrename", "lvextend"};
   struct ff_sb sb = FF_SB_INIT;
 
   ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
+  if (ch->cmd == FF_CHG_RENAME) {
+    ff_sb_addf(&sb, " %s %s %s.", vg->name, target, ch->new_name);
+    return ff_sb_detach(&sb, NULL);
+  }
+  if (ch->cmd == FF_CHG_EXTEND) {
+    static const char units[] = "bKMGTPE";
+    uint64_t v = ch->size;
+    unsigned u = 0;
+
+    while (u + 1 < sizeof units - 1 && v && v % 1024 == 0) {
+      v /= 1024;
+      u++;
+    }
+    ff_sb_addf(&sb, " -L %llu%c", (unsigned long long)v, units[u]);
+  }
   if (ch->cmd == FF_CHG_CACHE) {
     ff_sb_add(&sb, " --type cache");
     add_cache_opts(&sb, ch->cache_mode, ch->cache_policy);
     ff_sb_addf(&sb, " --cachepool %s/%s", vg->name, ch->pool);
   }
+  if (ch->resizeable >= 0 || ch->allocatable >= 0)
+    ff_sb_addf(&sb, " -x %s",
+               (ch->resizeable >= 0 ? ch->resizeable : ch->allocatable) ? "y"
+                                                                        : "n");
+  if (ch->set_perm)
+    ff_sb_addf(&sb, " -p %s", ch->readonly ? "r" : "rw");
+  if (ch->set_skip)
+    ff_sb_addf(&sb, " -k%s", ch->act_skip ? "y" : "n");
+  if (ch->set_ra) {
+    if (ch->read_ahead > 0)
+      ff_sb_addf(&sb, " -r %d", (int)ch->read_ahead);
+    else
+      ff_sb_addf(&sb, " -r %s", ch->read_ahead ? "none" : "auto");
+  }
+  if (ch->set_minor)
+    ff_sb_addf(&sb, " -My --minor %u", ch->minor);
   for (char **t = ch->addtag; t && *t; t++)
     ff_sb_addf(&sb, " --addtag %s", *t);
   for (char **t = ch->deltag; t && *t; t++)
     ff_sb_addf(&sb, " --deltag %s", *t);
-  if (ch->cmd == FF_CHG_LV || ch->cmd == FF_CHG_CACHE)
-    ff_sb_addf(&sb, " %s/%s.", vg->name, target);
-  else
+  if (ch->cmd == FF_CHG_VG || ch->cmd == FF_CHG_PV)
     ff_sb_addf(&sb, " %s.", target);
+  else
+    ff_sb_addf(&sb, " %s/%s.", vg->name, target);
   return ff_sb_detach(&sb, NULL);
 }
 
@@ -696,7 +721,7 @@ default_change_description(const struct ff_spec_change *ch,
  * copies still on disk. */
 static int
 build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
-            const char *path)
+            const char *path, const struct chrec *recs)
 {
   const struct ff_spec *sp = b->spec;
   uint64_t max0 = ff_mda_max_text(vg->fmt.mda_size);
@@ -744,7 +769,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       if (tagset_change(&lvt[li], g->lvs[gi].tags, NULL) < 0)
         goto out;
       lvtext[li] = lvt[li].text;
-      if (lvt[li].text && !(lvctext[li] = keep(b->farm, lvt[li].text)))
+      if (lvt[li].text && !(lvctext[li] = ff_fb_keep(b->farm, lvt[li].text)))
         goto out;
     }
   for (uint32_t i = 0, k = 0; i < vg->nlvs; i++)
@@ -773,7 +798,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       char cp[96];
 
       snprintf(cp, sizeof cp, "%s.changes.[%u]", path, w - nlw - 1);
-      if (ch->cmd == FF_CHG_LV || ch->cmd == FF_CHG_CACHE) {
+      if (ch->cmd != FF_CHG_VG && ch->cmd != FF_CHG_PV) {
         uint32_t li = 0;
 
         while (li < vg->nlvs && strcmp(vg->lvs[li].name, ch->lv))
@@ -784,6 +809,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
           goto out;
         }
         ts = &lvt[li];
+        /* (lvrename's description names the LV as it was) */
         target = vg->lvs[li].name;
         if (ch->cmd == FF_CHG_CACHE) {
           /* the new LV_corig: made by this write */
@@ -795,14 +821,22 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         ts = &pvt[ch->pv];
         target = vg->pvs[ch->pv].hint;
       }
+      if (!(desc = ch->description
+                     ? strdup(ch->description)
+                     : default_change_description(ch, vg, target))) {
+        ff_error("out of memory");
+        goto out;
+      }
+      if (ff_fb_rec_apply(vg, &recs[w - nlw - 1], 1) < 0) {
+        free(desc);
+        goto out;
+      }
       if (tagset_change(ts, ch->addtag, ch->deltag) < 0)
         goto out;
       for (uint32_t i = 0; i < vg->nlvs; i++)
         lvtext[i] = lvt[i].text;
       for (uint32_t i = 0; i < vg->npvs; i++)
         pvtext[i] = pvt[i].text;
-      desc = ch->description ? strdup(ch->description)
-                             : default_change_description(ch, vg, target);
       meta.description = desc;
       meta.time = ch->has_time ? ch->time : prev_time;
     } else if (w == 0) {
@@ -929,7 +963,9 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
   struct ff_farm *farm = b->farm;
   {
     struct ff_vg *vg = &farm->vgs[b->v];
+    struct chrec *recs;
     uint32_t nlvs = 0;
+    int r;
 
     vg->name = ff_format_uint(g->name, b->v);
     if (!vg->name)
@@ -949,7 +985,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     vg->max_lv = g->max_lv;
     vg->max_pv = g->max_pv;
     vg->alloc = (uint8_t)g->alloc;
-    if (g->system_id && !(vg->system_id = keep(farm, g->system_id)))
+    if (g->system_id && !(vg->system_id = ff_fb_keep(farm, g->system_id)))
       return -1;
 
     vg->npvs = g->pvs;
@@ -982,7 +1018,8 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
           "pe_start %llu%s",
           (unsigned long long)size, (unsigned long long)g->extent_size,
           (unsigned long long)vg->fmt.pe_start, mda1_size ? " and mda1" : "");
-      if (g->device_ids && !(pv->device_id = keep(farm, g->device_ids[p])))
+      if (g->device_ids &&
+          !(pv->device_id = ff_fb_keep(farm, g->device_ids[p])))
         return -1;
 
       if (g->pv_uuids)
@@ -1040,7 +1077,13 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     vg->lvs = calloc(nlvs ? nlvs : 1, sizeof *vg->lvs);
     if (!vg->lvs)
       return ff_error("out of memory");
-    if (allocate_lvs(b, g, vg, path) < 0 || build_texts(b, g, vg, path) < 0)
+    recs = calloc(g->nchanges + 1, sizeof *recs);
+    if (!recs)
+      return ff_error("out of memory");
+    r = allocate_lvs(b, g, vg, path, recs) < 0 ||
+        build_texts(b, g, vg, path, recs) < 0;
+    free(recs);
+    if (r)
       return -1;
 
     /* Each PV holds every kept write, a stale one all but the last. */
@@ -1378,7 +1421,7 @@ fail:
 static void
 free_lv(struct ff_lv *lv)
 {
-  for (uint32_t s = 0; s < lv->nsegs; s++)
+  for (uint32_t s = 0; s < lv->nsegs || s < lv->segs_built; s++)
     free(lv->segs[s].areas);
   free(lv->segs);
   free(lv->name);

@@ -46,7 +46,8 @@ add_pvs(struct ff_sb *sb, const struct ff_vg *vg, const char *const *pv_tags)
     if (vg->device_id_type && pv->device_id)
       ff_sb_addf(sb, "device_id_type = \"%s\"\ndevice_id = \"%s\"\n",
                  vg->device_id_type, pv->device_id);
-    ff_sb_add(sb, "status = [\"ALLOCATABLE\"]\nflags = []\n");
+    ff_sb_add(sb, pv->unalloc ? "status = []\nflags = []\n"
+                              : "status = [\"ALLOCATABLE\"]\nflags = []\n");
     if (pv_tags && pv_tags[i])
       ff_sb_addf(sb, "tags = %s\n", pv_tags[i]);
     ff_sb_addf(sb, "dev_size = %llu\n",
@@ -121,17 +122,18 @@ add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
 {
   /* export.c _print_lv: WRITE becomes WRITE_LOCKED (a flag) in a VG
    * with a system ID; flags.c's order */
-  int wr = !lv->readonly, locked = wr && tm->write_locked;
+  int wr = !lv->f.readonly, locked = wr && tm->write_locked;
 
   ff_sb_addf(sb, "\n%s {\n", name);
   add_uuid_line(sb, lv->uuid);
-  ff_sb_addf(
-    sb, "status = [\"READ\"%s%s%s%s]\nflags = [%s%s%s]\n",
-    wr && !locked ? ", \"WRITE\"" : "",
-    lv->fixed_minor ? ", \"FIXED_MINOR\"" : "", visible ? ", \"VISIBLE\"" : "",
-    lv->nosync ? ", \"NOTSYNCED\"" : "", locked ? "\"WRITE_LOCKED\"" : "",
-    locked && (skip || lv->act_skip) ? ", " : "",
-    skip || lv->act_skip ? "\"ACTIVATION_SKIP\"" : "");
+  ff_sb_addf(sb, "status = [\"READ\"%s%s%s%s]\nflags = [%s%s%s]\n",
+             wr && !locked ? ", \"WRITE\"" : "",
+             lv->f.fixed_minor ? ", \"FIXED_MINOR\"" : "",
+             visible ? ", \"VISIBLE\"" : "",
+             lv->nosync ? ", \"NOTSYNCED\"" : "",
+             locked ? "\"WRITE_LOCKED\"" : "",
+             locked && (skip || lv->f.act_skip) ? ", " : "",
+             skip || lv->f.act_skip ? "\"ACTIVATION_SKIP\"" : "");
   if (tags)
     ff_sb_addf(sb, "tags = %s\n", tags);
   ff_sb_addf(sb, "creation_time = %lld\n", (long long)lv->time);
@@ -140,10 +142,10 @@ add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
   ff_sb_add(sb, "\"\n");
   if (lv->alloc)
     ff_sb_addf(sb, "allocation_policy = \"%s\"\n", lv->alloc);
-  if (lv->read_ahead)
-    ff_sb_addf(sb, "read_ahead = %d\n", (int)lv->read_ahead);
-  if (lv->fixed_minor)
-    ff_sb_addf(sb, "major = %u\nminor = %u\n", lv->major, lv->minor);
+  if (lv->f.read_ahead)
+    ff_sb_addf(sb, "read_ahead = %d\n", (int)lv->f.read_ahead);
+  if (lv->f.fixed_minor)
+    ff_sb_addf(sb, "major = %u\nminor = %u\n", lv->f.major, lv->f.minor);
   ff_sb_addf(sb, "segment_count = %u\n\n", nsegs);
 }
 
@@ -359,12 +361,10 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   ff_sb_addf(&sb, "seqno = %u\n", seqno);
   ff_sb_add(&sb, "format = \"lvm2\"\n");
   /* export.c _print_vg: a VG with a system ID is WRITE_LOCKED */
-  if (vg->system_id)
-    ff_sb_add(&sb, "status = [\"RESIZEABLE\", \"READ\"]\n"
-                   "flags = [\"WRITE_LOCKED\"]\n");
-  else
-    ff_sb_add(&sb, "status = [\"RESIZEABLE\", \"READ\", \"WRITE\"]\n"
-                   "flags = []\n");
+  ff_sb_addf(&sb, "status = [%s\"READ\"%s]\nflags = [%s]\n",
+             vg->unresizeable ? "" : "\"RESIZEABLE\", ",
+             vg->system_id ? "" : ", \"WRITE\"",
+             vg->system_id ? "\"WRITE_LOCKED\"" : "");
   if (meta->vg_tags)
     ff_sb_addf(&sb, "tags = %s\n", meta->vg_tags);
   if (vg->system_id) {

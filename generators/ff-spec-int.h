@@ -105,6 +105,12 @@ int ff_sp_alloc(const struct ff_spec_ctx *c, const config_setting_t *grp,
 int ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
              const char *path, struct ff_spec_lv *lv);
 
+/* permission, activation_skip, read_ahead, minor and major of g into
+ * *lv (lvcreate -p, -k, -r, -My --minor; also an lvchange change's), when
+ * lv->kind is linear or striped; refused for another kind.  0 or -1. */
+int ff_sp_lv_flags(const struct ff_spec_ctx *c, const config_setting_t *g,
+                   const char *path, struct ff_spec_lv *lv);
+
 /* cachemode and policy (lvcreate/lvconvert --cachemode, --cachepolicy)
  * of a cache pool, cache LV or lvconvert change.  0 or -1. */
 int ff_sp_cache_opts(const struct ff_spec_ctx *c, const config_setting_t *g,

@@ -617,11 +617,9 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
   return parse_writes(c, g, path, lv, ff_spec_lv_writes(lv), 0);
 }
 
-/* permission, activation_skip, read_ahead, minor and major of a linear or
- * striped LV (lvcreate -p, -k, -r, -My --minor; lvm's major is the
- * host's device-mapper major). */
-static int
-parse_lv_flags(const struct ff_spec_ctx *c, const config_setting_t *g,
+/* (ff-spec-int.h) lvm's major is the host's device-mapper major. */
+int
+ff_sp_lv_flags(const struct ff_spec_ctx *c, const config_setting_t *g,
                const char *path, struct ff_spec_lv *lv)
 {
   static const char *const keys[] = {
@@ -868,7 +866,7 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
       }
 
   if (ff_sp_alloc(c, g, path, 0, &lv->alloc) < 0 ||
-      parse_lv_flags(c, g, path, lv) < 0)
+      ff_sp_lv_flags(c, g, path, lv) < 0)
     return -1;
 
   have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);

@@ -39,99 +39,176 @@ const char ff_spec_builtin_default[] =
   "blanks = ({ count = 1; });\n"
   "signatures = ({ type = \"gpt\"; });\n";
 
+/* The commands a change can be, and the keys each takes beside command,
+ * time and description. */
+static const struct {
+  const char *name;
+  enum ff_change_cmd cmd;
+  const char *const keys[9];
+} change_cmds[] = {
+  {"vgchange", FF_CHG_VG, {"addtag", "deltag", "resizeable", NULL}},
+  {"lvchange",
+   FF_CHG_LV,
+   {"lv", "addtag", "deltag", "permission", "activation_skip", "read_ahead",
+    "minor", "major", NULL}},
+  {"pvchange", FF_CHG_PV, {"pv", "addtag", "deltag", "allocatable", NULL}},
+  {"lvconvert",
+   FF_CHG_CACHE,
+   {"lv", "pool", "cachemode", "policy", "uuid", NULL}},
+  {"lvrename", FF_CHG_RENAME, {"lv", "new_name", NULL}},
+  {"lvextend", FF_CHG_EXTEND, {"lv", "size", NULL}},
+};
+
+/* "an lvchange", "a vgchange" */
+static const char *
+article(const char *cmd)
+{
+  return cmd[0] == 'l' ? "an" : "a";
+}
+
 /* One entry of a VG group's changes: a write of vgchange, lvchange or
- * pvchange --addtag/--deltag, or of lvconvert --type cache. */
+ * pvchange (tags, -x, lvchange's -p -k -r -My), of lvconvert --type cache,
+ * lvrename or lvextend. */
 static int
 parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
              const char *path, unsigned npvs, struct ff_spec_change *ch)
 {
   static const char *const keys[] = {
-    "command",     "lv",   "pv",        "addtag", "deltag", "time",
-    "description", "pool", "cachemode", "policy", "uuid",   NULL};
+    "command",     "lv",         "pv",
+    "addtag",      "deltag",     "time",
+    "description", "pool",       "cachemode",
+    "policy",      "uuid",       "resizeable",
+    "allocatable", "permission", "activation_skip",
+    "read_ahead",  "minor",      "major",
+    "new_name",    "size",       NULL};
   char *cmd = NULL, kp[256];
+  const char *name;
+  unsigned ci = 0, nc = sizeof change_cmds / sizeof change_cmds[0];
   int r;
 
   ch->line = (int)config_setting_source_line(g);
+  ch->resizeable = ch->allocatable = -1;
   if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
       ff_cfg_str(c->file, g, path, "command", &cmd) < 0)
     return -1;
   ff_cfg_join(kp, sizeof kp, path, "command");
   if (!cmd)
     return ff_cfg_err(c->file, g, kp,
-                      "missing (vgchange, lvchange, pvchange or lvconvert)");
-  if (!strcmp(cmd, "vgchange"))
-    ch->cmd = FF_CHG_VG;
-  else if (!strcmp(cmd, "lvchange"))
-    ch->cmd = FF_CHG_LV;
-  else if (!strcmp(cmd, "pvchange"))
-    ch->cmd = FF_CHG_PV;
-  else if (!strcmp(cmd, "lvconvert"))
-    ch->cmd = FF_CHG_CACHE;
-  else {
-    r =
-      ff_cfg_err(c->file, config_setting_get_member(g, "command"), kp,
-                 "'%s' is not vgchange, lvchange, pvchange or lvconvert", cmd);
+                      "missing (vgchange, lvchange, pvchange, lvconvert, "
+                      "lvrename or lvextend)");
+  while (ci < nc && strcmp(cmd, change_cmds[ci].name))
+    ci++;
+  if (ci == nc) {
+    r = ff_cfg_err(c->file, config_setting_get_member(g, "command"), kp,
+                   "'%s' is not vgchange, lvchange, pvchange, lvconvert, "
+                   "lvrename or lvextend",
+                   cmd);
     free(cmd);
     return r;
   }
   free(cmd);
+  name = change_cmds[ci].name;
+  ch->cmd = change_cmds[ci].cmd;
+  /* the keys of another command */
+  for (const char *const *k = keys + 1; *k; k++) {
+    const config_setting_t *m = config_setting_get_member(g, *k);
+    const char *const *ok = change_cmds[ci].keys;
+    struct ff_sb sb = FF_SB_INIT;
+
+    if (!m || !strcmp(*k, "time") || !strcmp(*k, "description"))
+      continue;
+    while (*ok && strcmp(*ok, *k))
+      ok++;
+    if (*ok)
+      continue;
+    for (ok = change_cmds[ci].keys; *ok; ok++)
+      ff_sb_addf(&sb, "%s%s", ok == change_cmds[ci].keys ? "" : ", ", *ok);
+    ff_cfg_join(kp, sizeof kp, path, *k);
+    r = ff_cfg_err(c->file, m, kp, "%s %s takes no %s (it takes %s)",
+                   article(name), name, *k, sb.buf ? sb.buf : "");
+    ff_sb_release(&sb);
+    return r;
+  }
   if (ff_cfg_str(c->file, g, path, "lv", &ch->lv) < 0 ||
       ff_cfg_uint(c->file, g, path, "pv", 0, npvs ? npvs - 1 : 0, &ch->pv) <
         0 ||
       ff_sp_tags(c, g, path, "addtag", &ch->addtag) < 0 ||
       ff_sp_tags(c, g, path, "deltag", &ch->deltag) < 0 ||
-      ff_cfg_str(c->file, g, path, "description", &ch->description) < 0)
+      ff_cfg_str(c->file, g, path, "description", &ch->description) < 0 ||
+      ff_cfg_bool(c->file, g, path, "resizeable", &ch->resizeable) < 0 ||
+      ff_cfg_bool(c->file, g, path, "allocatable", &ch->allocatable) < 0 ||
+      ff_cfg_str(c->file, g, path, "new_name", &ch->new_name) < 0 ||
+      ff_cfg_size(c->file, g, path, "size", &ch->size) < 0)
     return -1;
   r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
                  &ch->time);
   if (r < 0)
     return -1;
   ch->has_time = r;
-  if (ch->cmd == FF_CHG_CACHE) {
-    /* lvconvert --type cache --cachepool POOL VG/LV */
-    static const char *const tagkeys[] = {"addtag", "deltag", "pv", NULL};
+  if (ch->cmd == FF_CHG_LV) {
+    /* lvchange -p, -k, -r, -My --minor: read as lvcreate's, kept when
+     * given */
+    struct ff_spec_lv fl = {.kind = FF_LVK_STRIPED};
 
-    for (const char *const *k = tagkeys; *k; k++)
-      if (config_setting_get_member(g, *k)) {
-        ff_cfg_join(kp, sizeof kp, path, *k);
-        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
-                          "an lvconvert takes no %s", *k);
-      }
+    if (ff_sp_lv_flags(c, g, path, &fl) < 0)
+      return -1;
+    ch->set_perm = config_setting_get_member(g, "permission") != NULL;
+    ch->readonly = fl.readonly;
+    ch->set_skip = config_setting_get_member(g, "activation_skip") != NULL;
+    ch->act_skip = fl.activation_skip;
+    ch->set_ra = config_setting_get_member(g, "read_ahead") != NULL;
+    ch->read_ahead = fl.read_ahead;
+    ch->set_minor = fl.fixed_minor;
+    ch->major = fl.major;
+    ch->minor = fl.minor;
+  }
+  if (ch->cmd != FF_CHG_VG && ch->cmd != FF_CHG_PV && !ch->lv)
+    return ff_cfg_err(c->file, g, path, "%s %s needs lv = \"NAME\"",
+                      article(name), name);
+  if (ch->cmd == FF_CHG_PV && !config_setting_get_member(g, "pv"))
+    return ff_cfg_err(c->file, g, path,
+                      "a pvchange needs pv = N (the PV's index in the VG)");
+  switch (ch->cmd) {
+  case FF_CHG_CACHE:
+    /* lvconvert --type cache --cachepool POOL VG/LV */
     if (ff_cfg_str(c->file, g, path, "pool", &ch->pool) < 0 ||
         ff_sp_cache_opts(c, g, path, &ch->cache_mode, &ch->cache_policy) < 0 ||
         ff_sp_uuid(c, g, path, "uuid", &ch->uuid) < 0)
       return -1;
-    if (!ch->lv || !ch->pool)
+    if (!ch->pool)
       return ff_cfg_err(c->file, g, path,
                         "an lvconvert needs lv = \"NAME\" and pool = "
                         "\"NAME\" (lvconvert --type cache --cachepool POOL "
                         "VG/LV)");
     return 0;
+  case FF_CHG_RENAME:
+    if (!ch->new_name)
+      return ff_cfg_err(c->file, g, path,
+                        "an lvrename needs new_name = \"NAME\" (lvrename VG "
+                        "LV NEW_NAME)");
+    return 0;
+  case FF_CHG_EXTEND:
+    if (!config_setting_get_member(g, "size"))
+      return ff_cfg_err(c->file, g, path,
+                        "an lvextend needs size = SIZE (the LV's new size, "
+                        "as lvextend -L)");
+    return 0;
+  default:
+    break;
   }
-  {
-    static const char *const cachekeys[] = {"pool", "cachemode", "policy",
-                                            "uuid", NULL};
+  if (!ch->addtag && !ch->deltag && ch->resizeable < 0 &&
+      ch->allocatable < 0 && !ch->set_perm && !ch->set_skip && !ch->set_ra &&
+      !ch->set_minor) {
+    struct ff_sb sb = FF_SB_INIT;
 
-    for (const char *const *k = cachekeys; *k; k++)
-      if (config_setting_get_member(g, *k)) {
-        ff_cfg_join(kp, sizeof kp, path, *k);
-        return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
-                          "%s is for command = \"lvconvert\" only", *k);
-      }
+    for (const char *const *k = change_cmds[ci].keys; *k; k++)
+      if (strcmp(*k, "lv") && strcmp(*k, "pv") && strcmp(*k, "major"))
+        ff_sb_addf(&sb, "%s%s", sb.buf && sb.len ? ", " : "", *k);
+    r = ff_cfg_err(c->file, g, path, "changes nothing (give one of %s)",
+                   sb.buf ? sb.buf : "");
+    ff_sb_release(&sb);
+    return r;
   }
-  if ((ch->cmd == FF_CHG_LV) != (ch->lv != NULL))
-    return ff_cfg_err(c->file, g, path,
-                      ch->lv ? "lv names the LV of an lvchange or lvconvert "
-                               "only"
-                             : "an lvchange needs lv = \"NAME\"");
-  if ((ch->cmd == FF_CHG_PV) != (config_setting_get_member(g, "pv") != NULL))
-    return ff_cfg_err(c->file, g, path,
-                      ch->cmd == FF_CHG_PV
-                        ? "a pvchange needs pv = N (the PV's index in the VG)"
-                        : "pv names the PV of a pvchange only");
-  if (!ch->addtag && !ch->deltag)
-    return ff_cfg_err(c->file, g, path,
-                      "changes nothing (give addtag or deltag)");
   return 0;
 }
 
@@ -1161,6 +1238,7 @@ ff_spec_free(struct ff_spec *sp)
       free_strv(vg->changes[j].addtag);
       free_strv(vg->changes[j].deltag);
       free(vg->changes[j].description);
+      free(vg->changes[j].new_name);
     }
     free(vg->changes);
     free_strv(vg->device_ids);

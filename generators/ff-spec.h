@@ -172,10 +172,18 @@ struct ff_spec_lv {
   uint32_t major, minor;
 };
 
-/* A write after the LVs are created: vgchange, lvchange or pvchange of
- * tags (--addtag, --deltag), or lvconvert --type cache of an LV with a
- * cache pool, with its own time and description. */
-enum ff_change_cmd { FF_CHG_VG, FF_CHG_LV, FF_CHG_PV, FF_CHG_CACHE };
+/* A write after the LVs are created, with its own time and description:
+ * vgchange (tags, -x), lvchange (tags, -p, -k, -r, -My --minor), pvchange
+ * (tags, -x), lvconvert --type cache of an LV with a cache pool, lvrename,
+ * lvextend. */
+enum ff_change_cmd {
+  FF_CHG_VG,
+  FF_CHG_LV,
+  FF_CHG_PV,
+  FF_CHG_CACHE,
+  FF_CHG_RENAME,
+  FF_CHG_EXTEND
+};
 
 struct ff_spec_change {
   int line;
@@ -188,6 +196,14 @@ struct ff_spec_change {
   unsigned pv;   /* pvchange: the PV's index in the VG */
   char **addtag; /* NULL-terminated, or NULL */
   char **deltag;
+  /* vgchange -x, pvchange -x: -1 not given, else the new value */
+  int resizeable, allocatable;
+  /* lvchange -p, -k, -r, -My --minor: each set_* when given */
+  int set_perm, readonly, set_skip, act_skip, set_ra, set_minor;
+  int32_t read_ahead; /* sectors; 0: auto, -1: none */
+  uint32_t major, minor;
+  char *new_name; /* lvrename: the LV's new name */
+  uint64_t size;  /* lvextend: the LV's new size in bytes */
   int has_time;
   int64_t time;
   char *description; /* NULL: "Write from vgchange --addtag t VG." */

@@ -55,6 +55,16 @@
 #   w: writes after the LVs (changes): vgchange --addtag, lvchange
 #      --addtag --deltag, pvchange --addtag, vgchange --deltag, each with
 #      its own time and description
+# histories (changes of other commands):
+#   hx: 3 PVs: lva, lvb on PV0, striped lvs on PV1, PV2; then lvchange -p r
+#       -ky, vgchange -x n --addtag, pvchange -x n --addtag (PV1), lvextend
+#       of lvb (merged into its segment), of lvs (PV1 not allocatable: its
+#       stripe 0 elsewhere, stripe 1 contiguous), of lva (the rest of PV0,
+#       then PV2), lvchange -My --minor, -p rw, lvrename lvb lvc, lvchange
+#       -r -ky --addtag (one write), vgchange -x y, pvchange -x y
+#   hy: 2 PVs of 5 extents: lvextend of a contiguous LV (the next extent),
+#       a cling LV (its PV), a normal one (contiguous, its PV, then the
+#       other PV)
 # metadata areas per PV and per VG (the spec's mda_copies as a list,
 # vg_mda_copies; one pvcreate per PV with its --pvmetadatacopies):
 #   z0: 3 PVs with 1, 0, 0 mdas: lvlin -L 8M, lvspan -l 40 over all three
@@ -327,6 +337,16 @@ lay = {name: layout(name, frag) for name, frag in lv_intent}
 chg_intent = [i[1] for i in intent if i[0] == "chg"]
 # lvconvert --type cache: the LV's new LV_corig, after every LV
 converted = [keys_of(f)["lv"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")]
+# lvrename: each LV's name on disk now
+renamed = {}
+for f in chg_intent:
+    ck = keys_of(f)
+    if ck.get("command") == '"lvrename"':
+        old, new = ck["lv"].strip('"'), ck["new_name"].strip('"')
+        for k in [k for k, v in renamed.items() if v == old] + [old]:
+            renamed[k] = new
+def final(name):
+    return renamed.get(name, name)
 pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
@@ -416,7 +436,7 @@ curlv = {l["name"]: l for l in cur["lvs"]}
 # before it, so the last attached leads the hidden LVs
 attached = ([keys_of(f)["pool"].strip('"') for _, f in lv_intent if keys_of(f).get("type") == '"cache"'] +
             [keys_of(f)["pool"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
-want = ([n for n, _ in lv_intent if n not in attached] + [disk(n) for n in reversed(attached)] +
+want = ([final(n) for n, _ in lv_intent if n not in attached] + [disk(n) for n in reversed(attached)] +
         [x for n, _ in lv_intent for x in lay[n][0]] + [n + "_corig" for n in converted])
 if want != [l["name"] for l in cur["lvs"]]:
     fail("LVs on disk %s, expected %s" % ([l["name"] for l in cur["lvs"]], want))
@@ -480,7 +500,7 @@ if lv_intent:
         subs, nwrites = lay[name]
         wrs = copies[nwr:nwr + nwrites]
         nwr += nwrites
-        lv = curlv[disk(name)]
+        lv = curlv[final(disk(name))]
         group = [lv] + [curlv[x] for x in subs]
         if nwrites == 1 and lv["creation_time"] != wrs[0]["creation_time"]:
             fail("LV %s creation_time %d != write seqno %d time %d (second boundary), running the scenario again"
@@ -895,7 +915,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -991,6 +1011,33 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w z0 z1 z2 z3 z4 z
 			'!lvchange|command = "lvchange"; lv = "lvtag"; addtag = ["x1"]; deltag = ["yy"]|--addtag x1 --deltag yy vgW/lvtag' \
 			'!pvchange|command = "pvchange"; pv = 1; addtag = ["p1"]|--addtag p1 @PV1' \
 			'!vgchange|command = "vgchange"; deltag = ["zeta"]; addtag = ["omega"]|--deltag zeta --addtag omega vgW'
+		;;
+	hx)
+		run_scenario hx vgX 3 64M "" \
+			'lva|placement = ( ["0:0-2"] )|-l 3|0:0-2' \
+			'lvb|placement = ( ["0:3-4"] )|-l 2|0:3-4' \
+			'lvs|type = "striped"; stripes = 2; stripe_size = "64K"; placement = ( ["1:0-1", "2:0-1"] )|-i 2 -I 64k -l 4|1:0-1 2:0-1' \
+			'!lvchange|command = "lvchange"; lv = "lva"; permission = "r"; activation_skip = true|--driverloaded n -p r -ky vgX/lva' \
+			'!vgchange|command = "vgchange"; resizeable = false; addtag = ["t1"]|-x n --addtag t1 vgX' \
+			'!pvchange|command = "pvchange"; pv = 1; allocatable = false; addtag = ["p1"]|-x n --addtag p1 @PV1' \
+			'!lvextend|command = "lvextend"; lv = "lvb"; size = "16M"|--driverloaded n -L 16M vgX/lvb' \
+			'!lvextend|command = "lvextend"; lv = "lvs"; size = "32M"|--driverloaded n -L 32M vgX/lvs' \
+			'!lvextend|command = "lvextend"; lv = "lva"; size = "60M"|--driverloaded n -L 60M vgX/lva' \
+			"!lvchange|command = \"lvchange\"; lv = \"lvb\"; minor = 9; major = $dmmajor|--driverloaded n -My --minor 9 -y vgX/lvb" \
+			'!lvchange|command = "lvchange"; lv = "lva"; permission = "rw"|--driverloaded n -p rw vgX/lva' \
+			'!lvrename|command = "lvrename"; lv = "lvb"; new_name = "lvc"|--driverloaded n vgX lvb lvc' \
+			'!lvchange|command = "lvchange"; lv = "lvc"; read_ahead = 256; activation_skip = true; addtag = ["after"]|--driverloaded n -r 256 -ky --addtag after vgX/lvc' \
+			'!vgchange|command = "vgchange"; resizeable = true|-x y vgX' \
+			'!pvchange|command = "pvchange"; pv = 1; allocatable = true|-x y @PV1'
+		;;
+	hy)
+		run_scenario hy vgY 2 21M "" \
+			'lva|alloc = "contiguous"; placement = ( ["0:0"] )|--alloc contiguous -l 1|0:0' \
+			'lvb|alloc = "cling"; placement = ( ["1:0"] )|--alloc cling -l 1|1:0' \
+			'lvc|placement = ( ["0:2"] )|-l 1|0:2' \
+			'!lvextend|command = "lvextend"; lv = "lva"; size = "8M"|--driverloaded n -l 2 vgY/lva' \
+			'!lvextend|command = "lvextend"; lv = "lvb"; size = "12M"|--driverloaded n -l 3 vgY/lvb' \
+			'!lvextend|command = "lvextend"; lv = "lvc"; size = "16M"|--driverloaded n -l 4 vgY/lvc'
 		;;
 	ma)
 		run_scenario ma vgma 3 64M "@fakedm" \

@@ -58,7 +58,8 @@ static const struct ff_test_bad bad[] = {
    "vgs.[0].changes.[0].addtag", "an lvconvert takes no addtag"},
   {"vgs = ({ changes = ({ command = \"vgchange\"; pool = \"p\"; addtag = "
    "[\"x\"]; }); });",
-   "vgs.[0].changes.[0].pool", "pool is for command = \"lvconvert\" only"},
+   "vgs.[0].changes.[0].pool",
+   "a vgchange takes no pool (it takes addtag, deltag, resizeable)"},
 };
 
 static const struct ff_test_bad bad_farm[] = {

@@ -665,12 +665,78 @@ static const struct {
   /* changes */
   {"vgs = ({ changes = ({ command = \"vgrename\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0].command: 'vgrename' is not vgchange, lvchange, "
-   "pvchange or lvconvert",
+   "pvchange, lvconvert, lvrename or lvextend",
    ""},
   {"vgs = ({ changes = ({ command = \"lvchange\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0]: an lvchange needs lv = \"NAME\"", ""},
   {"vgs = ({ changes = ({ command = \"vgchange\"; }); });",
-   "t:1: vgs.[0].changes.[0]: changes nothing (give addtag or deltag)", ""},
+   "t:1: vgs.[0].changes.[0]: changes nothing (give one of addtag, deltag, "
+   "resizeable)",
+   ""},
+  /* histories */
+  {"vgs = ({ changes = ({ command = \"vgchange\"; size = \"8M\"; }); });",
+   "t:1: vgs.[0].changes.[0].size: a vgchange takes no size (it takes "
+   "addtag, deltag, resizeable)",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvrename\"; lv = \"a\"; }); });",
+   "t:1: vgs.[0].changes.[0]: an lvrename needs new_name = \"NAME\"", ""},
+  {"vgs = ({ changes = ({ command = \"lvextend\"; lv = \"a\"; }); });",
+   "t:1: vgs.[0].changes.[0]: an lvextend needs size = SIZE", ""},
+  {"vgs = ({ changes = ({ command = \"lvchange\"; lv = \"a\";\n"
+   "  permission = \"x\"; }); });",
+   "t:2: vgs.[0].changes.[0].permission: 'x' is not a permission", ""},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"4M\"; }, { name = \"b\";\n"
+   "  size = \"4M\"; }); changes = ({ command = \"lvrename\"; lv = \"a\";\n"
+   "  new_name = \"b\"; }); });",
+   "t:2: vgs.[0].changes.[0]: lvm refuses it: Logical Volume \"b\" already "
+   "exists in volume group \"vg0000\"",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"4M\"; }); changes = ({\n"
+   "  command = \"lvrename\"; lv = \"a\"; new_name = \"a_tmeta\"; }); });",
+   "t:1: vgs.[0].changes.[0]: LV name 'a_tmeta': lvm refuses it: Names "
+   "including \"_tmeta\" are reserved",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({\n"
+   "  command = \"lvextend\"; lv = \"a\"; size = \"4M\"; }); });",
+   "t:1: vgs.[0].changes.[0]: lvm refuses it: New size given (1 extents) "
+   "not larger than existing size (2 extents)",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({\n"
+   "  command = \"lvextend\"; lv = \"a\"; size = \"8M\"; }); });",
+   "t:1: vgs.[0].changes.[0]: lvm refuses it: New size (2 extents) matches "
+   "existing size (2 extents).",
+   ""},
+  {"vgs = ({ device_size = \"64M\"; lvs = ({ name = \"a\"; size = \"8M\";\n"
+   "  }); changes = ({ command = \"lvextend\"; lv = \"a\"; size = \"1G\";\n"
+   "  }); });",
+   "t:2: vgs.[0].changes.[0]: lvm refuses it: \"Insufficient free space: "
+   "254 extents needed, but only 13 available\"",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; permission = \"r\"; });\n"
+   "  changes = ({ command = \"lvchange\"; lv = \"a\"; permission = \"r\";\n"
+   "  }); });",
+   "t:2: vgs.[0].changes.[0]: lvm refuses it: Logical volume "
+   "\"vg0000/a\" is already read only.",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; read_ahead = 256; });\n"
+   "  changes = ({ command = \"lvchange\"; lv = \"a\"; read_ahead = 256;\n"
+   "  }); });",
+   "t:2: vgs.[0].changes.[0]: changes nothing: LV a already is as asked", ""},
+  {"vgs = ({ changes = ({ command = \"vgchange\"; resizeable = true; }); });",
+   "t:1: vgs.[0].changes.[0]: lvm refuses it: Volume group \"vg0000\" is "
+   "already resizeable",
+   ""},
+  {"vgs = ({ changes = ({ command = \"pvchange\"; pv = 0; allocatable = "
+   "true; }); });",
+   "t:1: vgs.[0].changes.[0]: changes nothing: lvm says Physical volume",
+   "is already allocatable."},
+  {"vgs = ({ pvs = 2; lvs = ({ name = \"m\"; type = \"raid1\"; size = "
+   "\"8M\";\n"
+   "  }); changes = ({ command = \"lvextend\"; lv = \"m\"; size = \"16M\";\n"
+   "  }); });",
+   "t:2: vgs.[0].changes.[0]: LV m: not supported yet: lvextend of a raid1 "
+   "LV",
+   ""},
   {"vgs = ({ seqno = 1; changes = ({ command = \"vgchange\"; addtag = "
    "[\"a\"]; }); });",
    "t:1: vgs.[0].seqno: 1 is below 1 + LVs + changes = 2", ""},

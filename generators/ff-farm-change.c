@@ -1,0 +1,217 @@
+/* fusefarm: building a farm, the changes after the LVs
+ * (see ff-farm-int.h).
+ *
+ * What lvm's tools/vgchange.c, pvchange.c, lvchange.c, lvrename.c and
+ * lvresize.c (lib/metadata/lv_manip.c lv_resize) do to the metadata, for
+ * the spec's changes (docs/spec-format.md, "Change group"): each is
+ * checked as lvm checks it and applied to the VG in order, recorded with
+ * what stood before, then all are undone so that build_texts (ff-farm.c)
+ * writes every earlier text as it was and applies each change at its own
+ * write.  lvconvert --type cache is ff-farm-pool.c's; its texts follow
+ * attach_seq instead.
+ */
+#include "ff-farm-int.h"
+#include "ff-error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+lv_save(struct bctx *b, const struct ff_lv *lv, uint32_t mseg,
+        struct lvstate *st)
+{
+  if (!(st->name = ff_fb_keep(b->farm, lv->name)))
+    return -1;
+  st->f = lv->f;
+  st->nsegs = lv->nsegs;
+  st->extents = lv->extents;
+  st->mlen = lv->nsegs ? lv->segs[mseg].len : 0;
+  return 0;
+}
+
+int
+ff_fb_rec_apply(struct ff_vg *vg, const struct chrec *rc, int fwd)
+{
+  if (rc->vg > 0)
+    vg->unresizeable = fwd ? rc->vg_is : rc->vg_was;
+  if (rc->pv >= 0)
+    vg->pvs[rc->pv].unalloc = fwd ? rc->pv_is : rc->pv_was;
+  if (rc->lv != FF_NONE) {
+    struct ff_lv *lv = &vg->lvs[rc->lv];
+    const struct lvstate *st = fwd ? &rc->is : &rc->was;
+    char *name = strdup(st->name);
+
+    if (!name)
+      return ff_error("out of memory");
+    free(lv->name);
+    lv->name = name;
+    lv->f = st->f;
+    lv->nsegs = st->nsegs;
+    lv->extents = st->extents;
+    if (st->nsegs)
+      lv->segs[rc->mseg].len = st->mlen;
+  }
+  return 0;
+}
+
+static const char *
+lv_type_name(const struct ff_lv *lv)
+{
+  static const char *const kinds[] = {"linear",     "mirror", "raid",
+                                      "thin-pool",  "thin",   "snapshot",
+                                      "cache-pool", "cache"};
+
+  if (lv->segtype)
+    return lv->segtype;
+  return lv->kind < sizeof kinds / sizeof kinds[0] ? kinds[lv->kind] : "?";
+}
+
+/* (ff-farm-int.h) */
+int
+ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
+                    struct ff_vg *vg, const char *path, struct freelist *fl,
+                    struct chrec *recs)
+{
+  for (unsigned k = 0; k < g->nchanges; k++) {
+    const struct ff_spec_change *ch = &g->changes[k];
+    struct chrec *rc = &recs[k];
+    struct ff_lv *t = NULL;
+    int lvflags = ch->set_perm || ch->set_skip || ch->set_ra || ch->set_minor;
+    uint32_t li = 0;
+    char cp[96];
+
+    rc->lv = FF_NONE;
+    rc->pv = -1;
+    if (snprintf(cp, sizeof cp, "%s.changes.[%u]", path, k) < 0)
+      cp[0] = '\0';
+    if (ch->lv) {
+      if (!(t = ff_fb_find_lv(vg, vg->nlvs, ch->lv)))
+        return ff_fb_err(b, ch->line, cp, "lv '%s': VG %s has no such LV",
+                         ch->lv, vg->name);
+      li = (uint32_t)(t - vg->lvs);
+    }
+    switch (ch->cmd) {
+    case FF_CHG_CACHE:
+      if (ff_fb_attach_cache(b, ch->line, cp, vg, (uint32_t)(t - vg->lvs),
+                             vg->nlvs, ch->pool, ch->cache_mode,
+                             ch->cache_policy, ch->uuid) < 0)
+        return -1;
+      continue;
+    case FF_CHG_VG:
+      if (ch->resizeable < 0)
+        break;
+      if (vg->unresizeable == !ch->resizeable)
+        return ff_fb_err(b, ch->line, cp,
+                         "lvm refuses it: Volume group \"%s\" is already "
+                         "%sresizeable",
+                         vg->name, ch->resizeable ? "" : "not ");
+      rc->vg = 1;
+      rc->vg_was = vg->unresizeable;
+      rc->vg_is = vg->unresizeable = (uint8_t)!ch->resizeable;
+      break;
+    case FF_CHG_PV:
+      if (ch->allocatable < 0)
+        break;
+      if (vg->pvs[ch->pv].unalloc == !ch->allocatable && !ch->addtag &&
+          !ch->deltag)
+        return ff_fb_err(b, ch->line, cp,
+                         "changes nothing: lvm says Physical volume \"%s\" "
+                         "is already %sallocatable. and writes nothing",
+                         vg->pvs[ch->pv].hint, ch->allocatable ? "" : "un");
+      rc->pv = (int)ch->pv;
+      rc->pv_was = vg->pvs[ch->pv].unalloc;
+      rc->pv_is = vg->pvs[ch->pv].unalloc = (uint8_t)!ch->allocatable;
+      break;
+    default:
+      break;
+    }
+    if ((ch->cmd == FF_CHG_LV && lvflags) || ch->cmd == FF_CHG_RENAME ||
+        ch->cmd == FF_CHG_EXTEND) {
+      static const char *const what[] = {[FF_CHG_LV] =
+                                           "lvchange -p, -k, -r or --minor",
+                                         [FF_CHG_RENAME] = "lvrename",
+                                         [FF_CHG_EXTEND] = "lvextend"};
+
+      if (t->kind != FF_LVK_STRIPED)
+        return ff_fb_err(b, ch->line, cp,
+                         "LV %s: not supported yet: %s of a %s LV (the farm "
+                         "changes linear and striped LVs)",
+                         t->name, what[ch->cmd], lv_type_name(t));
+      rc->lv = li;
+      rc->mseg = t->nsegs ? t->nsegs - 1 : 0;
+      if (lv_save(b, t, rc->mseg, &rc->was) < 0)
+        return -1;
+    }
+    if (ch->cmd == FF_CHG_LV && lvflags) {
+      if (ch->set_perm && t->f.readonly == ch->readonly)
+        return ff_fb_err(b, ch->line, cp,
+                         ch->readonly ? "lvm refuses it: Logical volume "
+                                        "\"%s/%s\" is already read only."
+                                      : "lvm refuses it: Logical volume %s/%s "
+                                        "is already writable.",
+                         vg->name, t->name);
+      if (ch->set_perm)
+        t->f.readonly = (uint8_t)ch->readonly;
+      if (ch->set_skip)
+        t->f.act_skip = (uint8_t)ch->act_skip;
+      if (ch->set_ra)
+        t->f.read_ahead = ch->read_ahead;
+      if (ch->set_minor) {
+        t->f.fixed_minor = 1;
+        t->f.major = ch->major;
+        t->f.minor = ch->minor;
+      }
+      if (!ch->addtag && !ch->deltag && t->f.act_skip == rc->was.f.act_skip &&
+          t->f.read_ahead == rc->was.f.read_ahead &&
+          t->f.fixed_minor == rc->was.f.fixed_minor &&
+          t->f.minor == rc->was.f.minor && t->f.major == rc->was.f.major &&
+          !ch->set_perm)
+        return ff_fb_err(b, ch->line, cp,
+                         "changes nothing: LV %s already is as asked (lvm "
+                         "writes no metadata then)",
+                         t->name);
+    } else if (ch->cmd == FF_CHG_RENAME) {
+      char *name;
+
+      if (ff_fb_check_lv_name(b, ch->line, cp, vg, li, ch->new_name, 1) < 0)
+        return -1;
+      if (!(name = strdup(ch->new_name)))
+        return ff_error("out of memory");
+      free(t->name);
+      t->name = name;
+    } else if (ch->cmd == FF_CHG_EXTEND) {
+      uint64_t ext = (ch->size + vg->extent_size - 1) / vg->extent_size;
+      uint32_t st = t->segs[t->nsegs - 1].stripes;
+      enum ff_alloc_policy pol = FF_ALLOC_INHERIT;
+
+      if (ext == t->extents)
+        return ff_fb_err(b, ch->line, cp,
+                         "lvm refuses it: New size (%llu extents) matches "
+                         "existing size (%llu extents).",
+                         (unsigned long long)ext,
+                         (unsigned long long)t->extents);
+      if (ext < t->extents)
+        return ff_fb_err(b, ch->line, cp,
+                         "lvm refuses it: New size given (%llu extents) not "
+                         "larger than existing size (%llu extents)",
+                         (unsigned long long)ext,
+                         (unsigned long long)t->extents);
+      /* lvresize: "Rounding size (N extents) up to stripe boundary size
+       * for segment (M extents)." */
+      ext = t->extents + ff_fb_round_up(ext - t->extents, st);
+      for (int p = 0; t->alloc && p <= FF_ALLOC_ANYWHERE; p++)
+        if (!strcmp(t->alloc, ff_fb_policy_names[p]))
+          pol = (enum ff_alloc_policy)p;
+      if (ff_fb_lvm_extend(b, ch->line, cp, vg, fl, t, ext, pol) < 0)
+        return -1;
+      t->segs_built = t->nsegs;
+    }
+    if (rc->lv != FF_NONE && lv_save(b, t, rc->mseg, &rc->is) < 0)
+      return -1;
+  }
+  for (unsigned k = g->nchanges; k-- > 0;)
+    if (ff_fb_rec_apply(vg, &recs[k], 0) < 0)
+      return -1;
+  return 0;
+}
