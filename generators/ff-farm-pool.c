@@ -150,8 +150,14 @@ sized:
   lv->chunk = (uint32_t)chunk;
   lv->discards = (uint8_t)sl->discards;
   lv->zero = (uint8_t)sl->zero;
+  /* the group's first pool makes the spare, when no earlier one did */
   lv->new_spare = (uint8_t)sl->new_spare;
-  lv->writes = (uint8_t)ff_spec_lv_writes(sl);
+  for (uint32_t l = 0; l < li && lv->new_spare; l++)
+    if ((vg->lvs[l].kind == FF_LVK_THIN_POOL ||
+         vg->lvs[l].kind == FF_LVK_CACHE_POOL) &&
+        vg->lvs[l].new_spare)
+      lv->new_spare = 0;
+  lv->writes = (uint8_t)(2 + lv->new_spare);
   lv->nsubs = 2 + lv->new_spare;
   lv->subs = calloc(lv->nsubs, sizeof *lv->subs);
   if (!lv->subs)

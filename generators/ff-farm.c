@@ -394,7 +394,8 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
                                                  sl->stripes, ssize, sl->alloc,
                                                  0, NULL))
         goto out;
-      lv->writes = (uint8_t)ff_spec_lv_writes(sl);
+      if (!lv->writes) /* (a pool's: whether it makes the spare) */
+        lv->writes = (uint8_t)ff_spec_lv_writes(sl);
       if (lv_writes_meta(sl, vg, lv) < 0)
         goto out;
       /* a sub-LV made for a later write has that write's time (lvm:

@@ -505,12 +505,6 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
   switch (lv->kind) {
   case FF_LVK_THIN_POOL:
   case FF_LVK_CACHE_POOL:
-    if (lv->count != 1) {
-      ff_cfg_join(kp, sizeof kp, path, "count");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "count"), kp,
-                        "not supported yet for type %s (one pool per group)",
-                        tname);
-    }
     lv->zero = lv->kind == FF_LVK_THIN_POOL;
     lv->pmspare = 1;
     if (ff_cfg_size(c->file, g, path, "chunk_size", &lv->chunk_size) < 0 ||

@@ -834,7 +834,10 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
             pp, "PV %u is not in the VG (its PVs are 0 to %u)",
             vg->lvs[i].place[k].pv, vg->pvs - 1);
         }
-      nlv_total += (int64_t)vg->lvs[i].count * ff_spec_lv_writes(&vg->lvs[i]);
+      /* (of a group of pools only the first makes the spare: one write
+       * more) */
+      nlv_total += (int64_t)vg->lvs[i].count * ff_spec_lv_writes(&vg->lvs[i]) -
+                   (int64_t)(vg->lvs[i].count - 1) * vg->lvs[i].new_spare;
     }
   }
   ff_cfg_join(kp, sizeof kp, path, "max_pv");
