@@ -109,6 +109,8 @@ struct ff_lv {
   uint32_t link;           /* thin: its pool's, snapshot: its origin's index
                             * in vg->lvs */
   uint32_t device_id;      /* thin */
+  uint32_t thin_origin;    /* thin snapshot: its origin's index in vg->lvs
+                            * + 1; 0: a thin LV of its own */
   uint64_t transaction_id; /* thin: the pool's id before it; pool: the last */
   uint32_t nthins;         /* pool: thin LVs made in it */
   uint8_t cow_header[16];  /* snapshot with cow_header: the kernel's */
@@ -214,6 +216,8 @@ struct ff_farm {
 struct ff_tmcache {
   uint64_t tmeta_bytes, data_blocks;
   uint32_t chunk, nthin;
+  uint32_t *origins; /* [nthin]: device t + 1 a snapshot of origins[t] (a
+                      * device id), or 0 */
   struct ff_thinmeta *m;
 };
 

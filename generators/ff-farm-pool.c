@@ -265,12 +265,57 @@ out:
 
 /* Thin LV li in the pool its spec names (lvcreate -T -V): the next
  * device id, the pool's transaction id, one more message for the pool. */
+/* The thin LV whose mapping tree thin LV l shares: l itself, or the
+ * first origin of its chain of snapshots. */
+static uint32_t
+thin_tree(const struct ff_vg *vg, uint32_t l)
+{
+  while (vg->lvs[l].thin_origin)
+    l = vg->lvs[l].thin_origin - 1;
+  return l;
+}
+
 int
 ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                 struct ff_vg *vg, uint32_t li)
 {
-  struct ff_lv *lv = &vg->lvs[li], *pool = ff_fb_find_lv(vg, li, sl->pool);
+  struct ff_lv *lv = &vg->lvs[li], *pool;
 
+  if (sl->origin) {
+    /* lvcreate -s VG/THIN: a thin snapshot in its origin's pool */
+    const struct ff_lv *o = ff_fb_find_lv(vg, li, sl->origin);
+
+    if (!o)
+      return ff_fb_err(b, sl->line, lp,
+                       "origin '%s': lvm refuses it: Failed to find LV "
+                       "%s/%s (the origin must be an LV made before it)",
+                       sl->origin, vg->name, sl->origin);
+    if (o->kind != FF_LVK_THIN)
+      return ff_fb_err(b, sl->line, lp,
+                       "origin '%s': not supported yet: a thin snapshot of "
+                       "a %s LV (an external origin); give a thin origin, "
+                       "or type = \"snapshot\" with a size for an old-style "
+                       "snapshot",
+                       sl->origin, o->segtype ? o->segtype : "linear");
+    /* the kernel shares the origin's (empty) mapping tree with the
+     * snapshot; a third user of one tree needs reference counts above 2,
+     * which ff-thinmeta does not model */
+    for (uint32_t l = 0; l < li; l++)
+      if (vg->lvs[l].kind == FF_LVK_THIN &&
+          thin_tree(vg, l) == thin_tree(vg, (uint32_t)(o - vg->lvs)) &&
+          l != (uint32_t)(o - vg->lvs) && vg->lvs[l].link == o->link)
+        return ff_fb_err(b, sl->line, lp,
+                         "origin '%s': not supported yet: a second snapshot "
+                         "sharing %s's mapping tree (with %s; the farm's "
+                         "thin metadata counts references up to 2, "
+                         "docs/thin-metadata.md)",
+                         sl->origin, vg->lvs[thin_tree(vg, l)].name,
+                         vg->lvs[l].name);
+    lv->thin_origin = (uint32_t)(o - vg->lvs) + 1;
+    lv->extents = o->extents;
+    pool = &vg->lvs[o->link];
+  } else
+    pool = ff_fb_find_lv(vg, li, sl->pool);
   if (!pool)
     return ff_fb_err(b, sl->line, lp,
                      "pool '%s': lvm refuses it: Couldn't find volume %s in "
@@ -400,25 +445,41 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
     uint64_t tb, blocks;
     struct ff_thinmeta *m = NULL;
     struct ff_farm *farm = b->farm;
+    uint32_t *orig;
 
     if (lv->kind != FF_LVK_THIN_POOL || !lv->nthins)
       continue;
     tm = &lv->subs[lv->new_spare];
     tb = tm->extents * vg->extent_size;
     blocks = lv->extents * vg->extent_size / FF_SECTOR / lv->chunk;
+    /* which devices are snapshots, and of which */
+    if (!(orig = calloc(lv->nthins, sizeof *orig)))
+      return ff_error("out of memory");
+    for (uint32_t t = 0; t < vg->nlvs; t++) {
+      const struct ff_lv *th = &vg->lvs[t];
+
+      if (th->kind == FF_LVK_THIN && th->link == l && th->thin_origin)
+        orig[th->device_id - 1] = vg->lvs[th->thin_origin - 1].device_id;
+    }
     for (uint32_t i = 0; i < farm->ntms && !m; i++)
       if (farm->tms[i].tmeta_bytes == tb &&
           farm->tms[i].data_blocks == blocks &&
-          farm->tms[i].chunk == lv->chunk && farm->tms[i].nthin == lv->nthins)
+          farm->tms[i].chunk == lv->chunk &&
+          farm->tms[i].nthin == lv->nthins &&
+          !memcmp(farm->tms[i].origins, orig, lv->nthins * sizeof *orig))
         m = farm->tms[i].m;
-    if (!m) {
+    if (m)
+      free(orig);
+    else {
       struct ff_thinmeta_op *ops =
         calloc(4 + 6 * (size_t)lv->nthins, sizeof *ops);
       struct ff_tmcache *n;
       size_t k = 0;
 
-      if (!ops)
+      if (!ops) {
+        free(orig);
         return ff_error("out of memory");
+      }
       /* check_new_thin_pool: open (format), resize, commit, close */
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_OPEN, 0, 0};
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_RESIZE, blocks, 0};
@@ -426,7 +487,10 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CLOSE, 0, 0};
       for (uint32_t t = 1; t <= lv->nthins; t++) {
         ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_OPEN, 0, 0};
-        ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CREATE_THIN, t, 0};
+        ops[k++] =
+          orig[t - 1]
+            ? (struct ff_thinmeta_op){FF_THINMETA_CREATE_SNAP, t, orig[t - 1]}
+            : (struct ff_thinmeta_op){FF_THINMETA_CREATE_THIN, t, 0};
         ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_COMMIT, 0, 0};
         ops[k++] =
           (struct ff_thinmeta_op){FF_THINMETA_SET_TRANSACTION_ID, t - 1, t};
@@ -438,17 +502,19 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
       if (!m) {
         char msg[512];
 
+        free(orig);
         snprintf(msg, sizeof msg, "%s", ff_errmsg());
         return ff_error("VG %s, pool %s: %s", vg->name, lv->name, msg);
       }
       n = realloc(farm->tms, (farm->ntms + 1) * sizeof *n);
       if (!n) {
+        free(orig);
         ff_thinmeta_free(m);
         return ff_error("out of memory");
       }
       farm->tms = n;
       n[farm->ntms++] =
-        (struct ff_tmcache){tb, blocks, lv->chunk, lv->nthins, m};
+        (struct ff_tmcache){tb, blocks, lv->chunk, lv->nthins, orig, m};
     }
     for (size_t i = 0; i < ff_thinmeta_nblocks(m); i++) {
       const struct ff_area *a = &tm->segs[0].areas[0];

@@ -341,6 +341,11 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
 
           ext += (rg->last - rg->first + 1) * sl->stripes;
         }
+      } else if (sl->kind == FF_LVK_THIN && sl->origin) {
+        /* a thin snapshot: its origin's size (ff_fb_make_thin checks it) */
+        const struct ff_lv *o = ff_fb_find_lv(vg, li, sl->origin);
+
+        ext = o ? o->extents : 1;
       } else if (sl->size) {
         ext = (sl->size + vg->extent_size - 1) / vg->extent_size;
         ext = (ext + sl->stripes - 1) / sl->stripes * sl->stripes;
@@ -506,6 +511,11 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
     if (!sl->pmspare)
       ff_sb_add(&sb, " --poolmetadataspare n");
     ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
+    return ff_sb_detach(&sb, NULL);
+  }
+  if (lv->thin_origin) {
+    ff_sb_addf(&sb, " -s%s -n %s %s/%s.", lv->f.act_skip ? "" : " -kn",
+               lv->name, vg->name, vg->lvs[lv->thin_origin - 1].name);
     return ff_sb_detach(&sb, NULL);
   }
   if (lv->kind == FF_LVK_THIN || lv->kind == FF_LVK_SNAPSHOT) {
@@ -1460,8 +1470,10 @@ ff_farm_free(struct ff_farm *farm)
     free(vg->pvs);
     free(vg->name);
   }
-  for (uint32_t i = 0; i < farm->ntms; i++)
+  for (uint32_t i = 0; i < farm->ntms; i++) {
     ff_thinmeta_free(farm->tms[i].m);
+    free(farm->tms[i].origins);
+  }
   free(farm->tms);
   if (farm->devs)
     for (uint32_t i = 0; i < farm->ndevs; i++)

@@ -239,7 +239,10 @@ add_thin(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
   add_virtual_seg(sb, lv->extents, "thin");
   ff_sb_addf(sb, "thin_pool = \"%s\"\ntransaction_id = %llu\n",
              vg->lvs[lv->link].name, (unsigned long long)lv->transaction_id);
-  ff_sb_addf(sb, "device_id = %u\n}\n}\n", lv->device_id);
+  ff_sb_addf(sb, "device_id = %u\n", lv->device_id);
+  if (lv->thin_origin)
+    ff_sb_addf(sb, "origin = \"%s\"\n", vg->lvs[lv->thin_origin - 1].name);
+  ff_sb_add(sb, "}\n}\n");
 }
 
 /* snapshotN over COW LV cow: VISIBLE in its status, yet among the

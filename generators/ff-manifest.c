@@ -162,6 +162,9 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
                         json_integer((json_int_t)lv->device_id));
     json_object_set_new(o, "transaction_id",
                         json_integer((json_int_t)lv->transaction_id));
+    if (lv->thin_origin)
+      json_object_set_new(o, "origin",
+                          json_string(vg->lvs[lv->thin_origin - 1].name));
   } else {
     json_object_set_new(o, "origin", json_string(vg->lvs[lv->link].name));
     json_object_set_new(o, "chunk_size",

@@ -393,7 +393,7 @@ static int
 ts_key_ok(enum ff_lv_kind kind, unsigned k)
 {
   static const char *const ok[] = {
-    [FF_LVK_THIN_POOL] = "xxxxx     ", [FF_LVK_THIN] = "     x    ",
+    [FF_LVK_THIN_POOL] = "xxxxx     ", [FF_LVK_THIN] = "     xx   ",
     [FF_LVK_SNAPSHOT] = "x     xx  ",  [FF_LVK_CACHE_POOL] = "xx  x   xx",
     [FF_LVK_CACHE] = "     x  xx",
   };
@@ -563,8 +563,31 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
     break;
   case FF_LVK_THIN:
   case FF_LVK_CACHE:
-    if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0)
+    if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0 ||
+        ff_cfg_str(c->file, g, path, "origin", &lv->origin) < 0)
       return -1;
+    if (lv->origin) {
+      /* lvcreate -s VG/THIN: a thin snapshot, in its origin's pool, of its
+       * origin's size, skipped by activation unless -kn */
+      static const char *const own[] = {"pool", "size", "fill", NULL};
+
+      for (const char *const *k = own; *k; k++)
+        if ((s = config_setting_get_member(g, *k))) {
+          ff_cfg_join(kp, sizeof kp, path, *k);
+          return ff_cfg_err(c->file, s, kp,
+                            "a thin snapshot (origin = \"%s\") takes its "
+                            "%s from its origin (an external origin, a "
+                            "thin LV over a non-thin LV, is not supported "
+                            "yet)",
+                            lv->origin, !strcmp(*k, "pool") ? "pool" : "size");
+        }
+      lv->activation_skip = 1;
+      if (ff_cfg_bool(c->file, g, path, "activation_skip",
+                      &lv->activation_skip) < 0)
+        return -1;
+      nuuids = 0;
+      break;
+    }
     if (!lv->pool)
       return ff_cfg_err(c->file, g, path,
                         "type %s needs pool = \"NAME\" (a %s-pool LV of "
@@ -732,6 +755,7 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
     "pmspare",     "pool",          "origin",      "cow_header",
     "cachemode",   "policy",        "permission",  "activation_skip",
     "read_ahead",  "minor",         "major",       NULL};
+  const config_setting_t *s;
   char *type = NULL;
   char kp[256];
   int have_size, have_fill, r;
@@ -859,8 +883,24 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
                           "%s needs type = \"mirror\" or a raid type", *k);
       }
 
-  if (ff_sp_alloc(c, g, path, 0, &lv->alloc) < 0 ||
-      ff_sp_lv_flags(c, g, path, lv) < 0)
+  if (ff_sp_alloc(c, g, path, 0, &lv->alloc) < 0)
+    return -1;
+  if (lv->kind == FF_LVK_THIN && lv->origin) {
+    /* (activation_skip read above; the size is the origin's) */
+    static const char *const flags[] = {"permission", "read_ahead", "minor",
+                                        "major", NULL};
+
+    for (const char *const *k = flags; *k; k++)
+      if ((s = config_setting_get_member(g, *k))) {
+        ff_cfg_join(kp, sizeof kp, path, *k);
+        return ff_cfg_err(c->file, s, kp,
+                          "%s is supported for linear and striped LVs only "
+                          "(not yet for a thin snapshot)",
+                          *k);
+      }
+    return 0;
+  }
+  if (ff_sp_lv_flags(c, g, path, lv) < 0)
     return -1;
 
   have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);

@@ -153,6 +153,8 @@
 #   tg: --addtag on a pool, a thin and a snapshot (the tags on those
 #       LVs only, the pool's from its write 2 on)
 #   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
+#   tn: 2 PVs: thin snapshots (-s of a thin LV: device ids 2 and 4 with
+#       origin =, ACTIVATION_SKIP but for the one made with -kn)
 #   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
 #       and a snapshot of it)
 # cache pools and cache LVs (docs/research/cache.md), with the fake
@@ -915,7 +917,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1162,6 +1164,18 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 			'lv|size = "8M"|-L 8M' \
 			'snap|type = "snapshot"; origin = "lv"; size = "4M"|-s -L 4M|@vgsn/lv' \
 			'snap2|type = "snapshot"; origin = "lv"; size = "40M"; chunk_size = "8K"|-s -c 8k -L 40M|@vgsn/lv'
+		;;
+	tn)
+		# thin snapshots (lvcreate -s of a thin LV, no size): the origin's
+		# pool and virtual size, ACTIVATION_SKIP unless -kn, origin =
+		# after device_id, a create_snap in the kernel's metadata
+		run_scenario tn vgtn 2 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'th|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'snap|type = "thin"; origin = "th"|-s|@vgtn/th' \
+			'th2|type = "thin"; pool = "pool"; size = "8M"|-T -V 8M --thinpool pool' \
+			'lin|size = "4M"|-L 4M' \
+			'snap2|type = "thin"; origin = "th2"; activation_skip = false; tags = ["s2"]|-s -kn --addtag s2|@vgtn/th2'
 		;;
 	ts)
 		# configs/thin-snapshot.conf's VG: a pool, two thins, a linear
