@@ -33,9 +33,6 @@ static const struct ff_test_bad bad[] = {
    "vgs.[0].lvs.[0].alloc", "not supported yet"},
   {"vgs = ({ lvs = ({ type = \"thin-pool\"; fill = 0.5; }); });",
    "vgs.[0].lvs.[0].fill", "not supported yet for type thin-pool (give size)"},
-  {"vgs = ({ lvs = ({ count = 2; name = \"p%u\"; type = \"thin-pool\"; size "
-   "= \"8M\"; }); });",
-   "vgs.[0].lvs.[0].count", "not supported yet"},
   {"vgs = ({ lvs = ({ type = \"thin-pool\"; size = \"8M\"; write_times = [1, "
    "2]; }); });",
    "vgs.[0].lvs.[0].write_times", "has 2 entries (expected 3"},
