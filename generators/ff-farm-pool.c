@@ -216,8 +216,13 @@ sized:
     tmp.segs[0].areas[0].pe += meta_ext;
     tmp.segs[0].len = lv->extents;
   } else {
+    /* -i N -I S: the data striped (the stripe no larger than an
+     * extent, as lvcreate cuts it) */
+    uint64_t ssize =
+      sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size;
+
     tmp.extents = lv->extents;
-    if (ff_fb_lvm_allocate(b, sl->line, lp, vg, fl, &tmp, 1, 0,
+    if (ff_fb_lvm_allocate(b, sl->line, lp, vg, fl, &tmp, sl->stripes, ssize,
                            FF_ALLOC_INHERIT, meta_ext, &log_area) < 0)
       goto out;
   }
@@ -263,8 +268,6 @@ out:
   return r;
 }
 
-/* Thin LV li in the pool its spec names (lvcreate -T -V): the next
- * device id, the pool's transaction id, one more message for the pool. */
 /* The thin LV whose mapping tree thin LV l shares: l itself, or the
  * first origin of its chain of snapshots. */
 static uint32_t
@@ -275,6 +278,9 @@ thin_tree(const struct ff_vg *vg, uint32_t l)
   return l;
 }
 
+/* Thin LV li in the pool its spec names (lvcreate -T -V), or a thin snapshot
+ * of its origin (lvcreate -s VG/THIN): the next device id, the pool's
+ * transaction id, one more message for the pool. */
 int
 ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                 struct ff_vg *vg, uint32_t li)

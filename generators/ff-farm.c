@@ -497,6 +497,9 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   if (lv->kind == FF_LVK_THIN_POOL) {
     ff_sb_addf(&sb, " --type thin-pool -l %llu",
                (unsigned long long)lv->extents);
+    if (sl->stripes > 1)
+      ff_sb_addf(&sb, " -i %u -I %lluk", sl->stripes,
+                 (unsigned long long)(sl->stripe_size >> 10));
     if (sl->chunk_size)
       ff_sb_addf(&sb, " -c %lluk", (unsigned long long)(sl->chunk_size >> 10));
     if (sl->metadata_size)

@@ -460,6 +460,28 @@ ff_sp_cache_opts(const struct ff_spec_ctx *c, const config_setting_t *g,
   return 0;
 }
 
+/* stripes (at least min; default 2, or 1 when min is 1) and stripe_size
+ * (default 64 KiB) of a striped LV or a thin pool's data (-i, -I). */
+static int
+parse_stripes(const struct ff_spec_ctx *c, const config_setting_t *g,
+              const char *path, struct ff_spec_lv *lv, unsigned min)
+{
+  char kp[256];
+
+  lv->stripes = min > 1 ? min : 1;
+  lv->stripe_size = 64 * 1024;
+  if (ff_cfg_uint(c->file, g, path, "stripes", min, 128, &lv->stripes) < 0 ||
+      ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0)
+    return -1;
+  if (!ff_sp_is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
+    ff_cfg_join(kp, sizeof kp, path, "stripe_size");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"), kp,
+                      "%llu is not a power of 2 of at least 4 KiB",
+                      (unsigned long long)lv->stripe_size);
+  }
+  return 0;
+}
+
 /* The keys of a thin pool, thin LV or snapshot group (type parsed; for a
  * pool, lv->new_spare set by the VG from the groups before it). */
 static int
@@ -482,7 +504,8 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
                         "%s needs type = \"mirror\" or a raid type", *k);
     }
   for (const char *const *k = not_yet; *k; k++)
-    if ((s = config_setting_get_member(g, *k))) {
+    if ((s = config_setting_get_member(g, *k)) &&
+        !(lv->kind == FF_LVK_THIN_POOL && !strncmp(*k, "stripe", 6))) {
       ff_cfg_join(kp, sizeof kp, path, *k);
       return ff_cfg_err(
         c->file, s, kp, "not supported yet for type %s%s", tname,
@@ -500,6 +523,9 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
                         ts_keys[k]);
     }
   lv->stripes = 1;
+  /* lvcreate --type thin-pool -i N -I S: the data striped */
+  if (lv->kind == FF_LVK_THIN_POOL && parse_stripes(c, g, path, lv, 1) < 0)
+    return -1;
   if (ff_sp_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0)
     return -1;
   switch (lv->kind) {
@@ -798,20 +824,10 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
     }
   } else if (!strcmp(type, "striped")) {
     lv->striped = 1;
-    lv->stripes = 2;
-    lv->stripe_size = 64 * 1024;
-    if (ff_cfg_uint(c->file, g, path, "stripes", 2, 128, &lv->stripes) < 0 ||
-        ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0) {
-      free(type);
+    free(type);
+    type = NULL;
+    if (parse_stripes(c, g, path, lv, 2) < 0)
       return -1;
-    }
-    if (!ff_sp_is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
-      free(type);
-      ff_cfg_join(kp, sizeof kp, path, "stripe_size");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"),
-                        kp, "%llu is not a power of 2 of at least 4 KiB",
-                        (unsigned long long)lv->stripe_size);
-    }
   } else if (parse_segtype(type, lv) == 0) {
     free(type);
     if (parse_mirror_raid(c, g, path, lv) < 0)

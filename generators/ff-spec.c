@@ -815,12 +815,15 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
                           "\"anywhere\" may share PVs)",
                           vg->lvs[i].segtype, vg->lvs[i].images, vg->pvs,
                           vg->pvs == 1 ? "" : "s");
-      if (vg->lvs[i].kind == FF_LVK_STRIPED && vg->lvs[i].stripes > vg->pvs)
-        return ff_cfg_err(
-          c->file, e, ep,
-          "%u stripes need at least %u PVs in the VG, the group "
-          "has %u",
-          vg->lvs[i].stripes, vg->lvs[i].stripes, vg->pvs);
+      if ((vg->lvs[i].kind == FF_LVK_STRIPED ||
+           vg->lvs[i].kind == FF_LVK_THIN_POOL) &&
+          vg->lvs[i].stripes > vg->pvs)
+        return ff_cfg_err(c->file, e, ep,
+                          "%u stripes need at least %u PVs in the VG, the "
+                          "group has %u (lvm: \"Number of stripes (%u) must "
+                          "not exceed number of physical volumes (%u)\")",
+                          vg->lvs[i].stripes, vg->lvs[i].stripes, vg->pvs,
+                          vg->lvs[i].stripes, vg->pvs);
       for (unsigned k = 0; k < vg->lvs[i].nplace * vg->lvs[i].stripes; k++)
         if (vg->lvs[i].place[k].pv >= vg->pvs) {
           char pp[300];

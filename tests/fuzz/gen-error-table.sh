@@ -177,7 +177,7 @@ row "mirror/raid: a name a sub-LV could have" 'vgs = ({ pvs = 2; lvs = ({ name =
 row "thin: pool chunk_size below 64 KiB" 'vgs = ({ lvs = ({ type = "thin-pool"; chunk_size = "32K"; size = "16M"; }); });'
 row "thin: pool chunk_size not a multiple of 64 KiB" 'vgs = ({ lvs = ({ type = "thin-pool"; chunk_size = "96K"; size = "16M"; }); });'
 row "thin: unknown discards" 'vgs = ({ lvs = ({ type = "thin-pool"; discards = "sometimes"; size = "16M"; }); });'
-row "thin: striped pool" 'vgs = ({ pvs = 2; lvs = ({ type = "thin-pool"; stripes = 2; size = "16M"; }); });'
+row "thin: a striped pool over more PVs than the VG has" 'vgs = ({ pvs = 2; lvs = ({ type = "thin-pool"; stripes = 3; size = "16M"; }); });'
 row "pools: a later pool's metadata larger than the spare" 'vgs = ({ device_size = "256M"; lvs = ({ type = "thin-pool"; size = "16M"; }, { type = "cache-pool"; size = "16M"; }); });'
 row "thin: pool uuids for a pool that makes the spare" 'vgs = ({ lvs = ({ type = "thin-pool"; size = "8M";
   uuids = ["wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI5", "wJ1fvVxxNAdvRXwDUPmNTowXFQGKLkI6"]; }); });'

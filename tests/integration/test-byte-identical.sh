@@ -153,6 +153,8 @@
 #   tg: --addtag on a pool, a thin and a snapshot (the tags on those
 #       LVs only, the pool's from its write 2 on)
 #   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
+#   tq: 4 PVs of 512 KiB extents: thin pools with -i 2 and -i 3 -I 1m
+#       (their tdata striped, the stripe cut to the extent)
 #   tn: 2 PVs: thin snapshots (-s of a thin LV: device ids 2 and 4 with
 #       origin =, ACTIVATION_SKIP but for the one made with -kn)
 #   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
@@ -917,7 +919,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq ts ca cb cc cd ce cf}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1176,6 +1178,15 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 			'th2|type = "thin"; pool = "pool"; size = "8M"|-T -V 8M --thinpool pool' \
 			'lin|size = "4M"|-L 4M' \
 			'snap2|type = "thin"; origin = "th2"; activation_skip = false; tags = ["s2"]|-s -kn --addtag s2|@vgtn/th2'
+		;;
+	tq)
+		# striped thin pools (-i, -I): the data striped, the metadata on a
+		# PV the data does not use; -I 1m cut to the 512 KiB extent;
+		# -L 10M rounded up to whole stripes
+		run_scenario tq vgtq 4 64M "@fakedm||-s 512k" \
+			'pool|type = "thin-pool"; size = "16M"; stripes = 2; zero = false|--type thin-pool -i 2 -L 16M' \
+			'thin1|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'pool2|type = "thin-pool"; size = "10M"; stripes = 3; stripe_size = "1M"; zero = false|--type thin-pool -i 3 -I 1m -L 10M'
 		;;
 	ts)
 		# configs/thin-snapshot.conf's VG: a pool, two thins, a linear
