@@ -122,9 +122,11 @@ struct ff_lv {
   uint8_t cache_mode;   /* enum ff_cache_mode: pool, as created; cache LV,
                          * as attached (never NONE) */
   uint8_t cache_policy; /* enum ff_cache_policy, likewise */
-  uint32_t attach_seq;  /* pool, cache LV: the seqno of the write that
-                         * attaches them (0: not yet, while texts are
-                         * built) */
+  const char *policy_settings; /* cache pool: the text's policy_settings
+                                * lines (farm-owned), or NULL */
+  uint32_t attach_seq;         /* pool, cache LV: the seqno of the write that
+                                * attaches them (0: not yet, while texts are
+                                * built) */
   char *oldname;
 };
 

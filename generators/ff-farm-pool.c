@@ -106,6 +106,27 @@ ff_fb_allocate_pool(struct bctx *b, const struct ff_spec_lv *sl,
     lv->segtype = lv->ktype = "cache-pool";
     lv->cache_mode = (uint8_t)sl->cache_mode;
     lv->cache_policy = (uint8_t)sl->cache_policy;
+    if (sl->cachesettings) {
+      /* --cachesettings: lvm keeps them as config nodes, the last given
+       * first, and writes each as NAME=VALUE; a pool with settings has
+       * a policy (the default, smq) */
+      struct ff_sb st = FF_SB_INIT;
+      char *text;
+      size_t n = 0;
+
+      while (sl->cachesettings[n])
+        n++;
+      while (n-- > 0)
+        ff_sb_addf(&st, "\t%s\n", sl->cachesettings[n]);
+      if (!(text = ff_sb_text(&st)) ||
+          !(lv->policy_settings = ff_fb_keep(b->farm, text))) {
+        free(text);
+        return -1;
+      }
+      free(text);
+      if (!lv->cache_policy)
+        lv->cache_policy = FF_CACHE_POLICY_SMQ;
+    }
     goto sized;
   }
   /* update_thin_pool_params */

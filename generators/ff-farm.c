@@ -486,6 +486,8 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
       ff_sb_addf(&sb, " --poolmetadatasize %lluk",
                  (unsigned long long)(sl->metadata_size >> 10));
     add_cache_opts(&sb, sl->cache_mode, sl->cache_policy);
+    for (char **e = sl->cachesettings; e && *e; e++)
+      ff_sb_addf(&sb, " --cachesettings %s", *e);
     if (lv->kind == FF_LVK_CACHE_POOL && !sl->pmspare)
       ff_sb_add(&sb, " --poolmetadataspare n");
     ff_sb_addf(&sb, " -n %s", lv->name);

@@ -303,6 +303,8 @@ add_cache_pool(struct ff_sb *sb, const struct ff_lv *lv,
     ff_sb_addf(sb, "cache_mode = \"%s\"\n", modes[mode % 4]);
   if (policy)
     ff_sb_addf(sb, "policy = \"%s\"\n", policies[policy % 3]);
+  if (lv->policy_settings)
+    ff_sb_addf(sb, "policy_settings {\n%s}\n", lv->policy_settings);
   ff_sb_add(sb, "}\n}\n");
 }
 

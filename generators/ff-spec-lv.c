@@ -9,6 +9,7 @@
 #include "ff-error.h"
 #include "ff-util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <stdio.h>
@@ -384,8 +385,9 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
 /* The keys only a thin or cache pool, thin or cache LV or snapshot
  * takes. */
 static const char *const ts_keys[] = {
-  "chunk_size", "metadata_size", "discards",  "zero",   "pmspare", "pool",
-  "origin",     "cow_header",    "cachemode", "policy", NULL};
+  "chunk_size", "metadata_size", "discards",      "zero",
+  "pmspare",    "pool",          "origin",        "cow_header",
+  "cachemode",  "policy",        "cachesettings", NULL};
 
 /* Which of ts_keys each of those types takes, as a string of ' ' and 'x'
  * in ts_keys' order. */
@@ -393,9 +395,9 @@ static int
 ts_key_ok(enum ff_lv_kind kind, unsigned k)
 {
   static const char *const ok[] = {
-    [FF_LVK_THIN_POOL] = "xxxxx     ", [FF_LVK_THIN] = "     xx   ",
-    [FF_LVK_SNAPSHOT] = "x     xx  ",  [FF_LVK_CACHE_POOL] = "xx  x   xx",
-    [FF_LVK_CACHE] = "     x  xx",
+    [FF_LVK_THIN_POOL] = "xxxxx      ", [FF_LVK_THIN] = "     xx    ",
+    [FF_LVK_SNAPSHOT] = "x     xx   ",  [FF_LVK_CACHE_POOL] = "xx  x   xxx",
+    [FF_LVK_CACHE] = "     x  xx ",
   };
 
   return kind < sizeof ok / sizeof *ok && ok[kind] && ok[kind][k] == 'x';
@@ -482,6 +484,39 @@ parse_stripes(const struct ff_spec_ctx *c, const config_setting_t *g,
   return 0;
 }
 
+/* cachesettings of a cache pool (lvcreate --cachesettings, each a
+ * NAME=NUMBER as dm-cache's policies take them). */
+static int
+parse_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                    const char *path, struct ff_spec_lv *lv)
+{
+  const config_setting_t *s = config_setting_get_member(g, "cachesettings");
+  char kp[256];
+  int n;
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, "cachesettings");
+  n = config_setting_length(s);
+  if (ff_sp_strlist(c, g, path, "cachesettings", (unsigned)(n > 0 ? n : 1), 0,
+                    &lv->cachesettings) < 0)
+    return -1;
+  for (char **e = lv->cachesettings; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    size_t k = 0;
+
+    while (*e + k < eq && (isalnum((unsigned char)(*e)[k]) || (*e)[k] == '_'))
+      k++;
+    if (!eq || eq == *e || *e + k != eq || !eq[1] ||
+        strspn(eq + 1, "0123456789") != strlen(eq + 1))
+      return ff_cfg_err(c->file, s, kp,
+                        "'%s' is not NAME=NUMBER (lvcreate --cachesettings "
+                        "migration_threshold=2048)",
+                        *e);
+  }
+  return 0;
+}
+
 /* The keys of a thin pool, thin LV or snapshot group (type parsed; for a
  * pool, lv->new_spare set by the VG from the groups before it). */
 static int
@@ -526,7 +561,8 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
   /* lvcreate --type thin-pool -i N -I S: the data striped */
   if (lv->kind == FF_LVK_THIN_POOL && parse_stripes(c, g, path, lv, 1) < 0)
     return -1;
-  if (ff_sp_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0)
+  if (ff_sp_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0 ||
+      parse_cachesettings(c, g, path, lv) < 0)
     return -1;
   switch (lv->kind) {
   case FF_LVK_THIN_POOL:
@@ -771,16 +807,43 @@ int
 ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
          const char *path, struct ff_spec_lv *lv)
 {
-  static const char *const keys[] = {
-    "count",       "name",          "type",        "stripes",
-    "stripe_size", "size",          "fill",        "alloc",
-    "placement",   "time",          "description", "uuid",
-    "tags",        "mirrors",       "region_size", "mirror_log",
-    "nosync",      "uuids",         "write_times", "descriptions",
-    "chunk_size",  "metadata_size", "discards",    "zero",
-    "pmspare",     "pool",          "origin",      "cow_header",
-    "cachemode",   "policy",        "permission",  "activation_skip",
-    "read_ahead",  "minor",         "major",       NULL};
+  static const char *const keys[] = {"count",
+                                     "name",
+                                     "type",
+                                     "stripes",
+                                     "stripe_size",
+                                     "size",
+                                     "fill",
+                                     "alloc",
+                                     "placement",
+                                     "time",
+                                     "description",
+                                     "uuid",
+                                     "tags",
+                                     "mirrors",
+                                     "region_size",
+                                     "mirror_log",
+                                     "nosync",
+                                     "uuids",
+                                     "write_times",
+                                     "descriptions",
+                                     "chunk_size",
+                                     "metadata_size",
+                                     "discards",
+                                     "zero",
+                                     "pmspare",
+                                     "pool",
+                                     "origin",
+                                     "cow_header",
+                                     "cachemode",
+                                     "policy",
+                                     "permission",
+                                     "activation_skip",
+                                     "cachesettings",
+                                     "read_ahead",
+                                     "minor",
+                                     "major",
+                                     NULL};
   const config_setting_t *s;
   char *type = NULL;
   char kp[256];

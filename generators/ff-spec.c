@@ -1228,6 +1228,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->lvs[j].descriptions[2]);
       free(vg->lvs[j].pool);
       free(vg->lvs[j].origin);
+      free_strv(vg->lvs[j].cachesettings);
     }
     free(vg->lvs);
     free(vg->name);

@@ -147,7 +147,9 @@ struct ff_spec_lv {
   char *pool;    /* thin, cache: the pool's LV name */
   enum ff_cache_mode cache_mode;     /* cache pool, cache */
   enum ff_cache_policy cache_policy; /* cache pool, cache */
-  char *origin;                      /* snapshot: the origin's LV name */
+  char **cachesettings; /* cache pool: --cachesettings NAME=VALUE, in
+                         * order; NULL-terminated, or NULL */
+  char *origin;         /* snapshot: the origin's LV name */
   int cow_header;       /* snapshot: the kernel's exception store header */
   unsigned stripes;     /* 1 for linear, mirror, raid1; raid: data stripes */
   uint64_t stripe_size; /* bytes, 0 for linear, mirror, raid1 */

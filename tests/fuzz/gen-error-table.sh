@@ -131,6 +131,7 @@ row "refused: lvextend beyond the free space" 'vgs = ({ device_size = "64M"; lvs
 row "refused: lvchange -p r of a read-only LV" 'vgs = ({ lvs = ({ name = "a"; size = "8M"; permission = "r"; }); changes = ({ command = "lvchange"; lv = "a"; permission = "r"; }); });'
 row "not supported: lvextend of a raid1 LV" 'vgs = ({ pvs = 2; lvs = ({ name = "m"; type = "raid1"; size = "8M"; }); changes = ({ command = "lvextend"; lv = "m"; size = "16M"; }); });'
 row "not supported: a second thin snapshot of one origin" 'vgs = ({ lvs = ({ name = "p"; type = "thin-pool"; size = "8M"; }, { name = "t"; type = "thin"; pool = "p"; size = "8M"; }, { name = "s"; type = "thin"; origin = "t"; }, { name = "s2"; type = "thin"; origin = "t"; }); });'
+row "bad value: a cache setting that is not NAME=NUMBER" 'vgs = ({ lvs = ({ type = "cache-pool"; size = "8M"; cachesettings = ["migration_threshold"]; }); });'
 row "conflict: pvcreate options and the layout" 'vgs = ({ dataalignment = "4M"; pe_start = "4M"; });'
 row "bad size: alignment offset beyond the alignment" 'vgs = ({ dataalignment = "1M"; dataalignmentoffset = "2M"; });'
 row "bad size: bootloader area fills the device" 'vgs = ({ device_size = "8M"; bootloaderareasize = "8M"; });'

@@ -178,6 +178,8 @@
 #   ce: 1 PV, --addtag on a cache pool and a cache LV; a pool made with
 #       --cachemode writeback --cachepolicy smq, then lvconvert of a
 #       linear LV with --cachemode passthrough --cachepolicy mq
+#   cg: 2 PVs: --cachesettings on two cache pools (one mq), one of them
+#       attached by lvconvert (its policy_settings stay with the pool)
 #   cf: 2 PVs, a cache LV, then a raid1 and a disk-log mirror (their
 #       write 1 lists the rmetas, the mlog before the hidden pool)
 #
@@ -919,7 +921,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq ts ca cb cc cd ce cf cg}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1203,6 +1205,16 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 		# area (cmeta first); three writes
 		run_scenario ca vgca 1 64M "@fakedm" \
 			'cpool|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M'
+		;;
+	cg)
+		# --cachesettings (policy_settings, the last given first, as
+		# NAME=VALUE lines; the pool's policy smq by default then), kept by
+		# the pool when an lvconvert attaches it
+		run_scenario cg vgcg 2 64M "@fakedm" \
+			'cp|type = "cache-pool"; size = "8M"; cachesettings = ["migration_threshold=2048", "random_threshold=4", "sequential_threshold=7"]|--type cache-pool --cachesettings migration_threshold=2048 --cachesettings random_threshold=4 --cachesettings sequential_threshold=7 -L 8M' \
+			'cp2|type = "cache-pool"; size = "8M"; policy = "mq"; cachesettings = ["migration_threshold=100"]|--type cache-pool --cachepolicy mq --cachesettings migration_threshold=100 -L 8M' \
+			'lin|size = "8M"|-L 8M' \
+			'!lvconvert|command = "lvconvert"; lv = "lin"; pool = "cp"|-y --type cache --cachepool vgcg/cp vgcg/lin'
 		;;
 	cb)
 		# lvcreate --type cache with a cache pool: the LV linear in

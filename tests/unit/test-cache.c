@@ -35,6 +35,13 @@ static const struct ff_test_bad bad[] = {
   {"vgs = ({ pvs = 2; lvs = ({ type = \"cache-pool\"; stripes = 2; size = "
    "\"8M\"; }); });",
    "vgs.[0].lvs.[0].stripes", "not supported yet for type cache-pool"},
+  {"vgs = ({ lvs = ({ type = \"cache-pool\"; size = \"8M\"; cachesettings = "
+   "[\"migration_threshold = 1\"]; }); });",
+   "vgs.[0].lvs.[0].cachesettings",
+   "'migration_threshold = 1' is not NAME=NUMBER"},
+  {"vgs = ({ lvs = ({ type = \"thin-pool\"; size = \"8M\"; cachesettings = "
+   "[\"a=1\"]; }); });",
+   "vgs.[0].lvs.[0].cachesettings", "type thin-pool takes no cachesettings"},
   {"vgs = ({ lvs = ({ type = \"cache-pool\"; size = \"8M\"; uuids = [\"a\"]; "
    "}); });",
    "vgs.[0].lvs.[0].uuids", "has 1 entr"},
