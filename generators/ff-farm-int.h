@@ -111,6 +111,9 @@ struct ff_lv {
   uint32_t device_id;      /* thin */
   uint32_t thin_origin;    /* thin snapshot: its origin's index in vg->lvs
                             * + 1; 0: a thin LV of its own */
+  uint32_t ext_origin;     /* thin LV of an external origin (or a thin
+                            * snapshot of one): the origin's index in
+                            * vg->lvs + 1, or 0 */
   uint64_t transaction_id; /* thin: the pool's id before it; pool: the last */
   uint32_t nthins;         /* pool: thin LVs made in it */
   uint8_t cow_header[16];  /* snapshot with cow_header: the kernel's */

@@ -299,31 +299,50 @@ thin_tree(const struct ff_vg *vg, uint32_t l)
   return l;
 }
 
-/* Thin LV li in the pool its spec names (lvcreate -T -V), or a thin snapshot
- * of its origin (lvcreate -s VG/THIN): the next device id, the pool's
+/* Thin LV li in the pool its spec names (lvcreate -T -V), a thin snapshot
+ * of its origin (lvcreate -s VG/THIN), or a thin LV of an external origin
+ * (lvcreate -s --thinpool POOL VG/LV): the next device id, the pool's
  * transaction id, one more message for the pool. */
 int
 ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                 struct ff_vg *vg, uint32_t li)
 {
   struct ff_lv *lv = &vg->lvs[li], *pool;
+  const struct ff_lv *o = NULL;
 
-  if (sl->origin) {
-    /* lvcreate -s VG/THIN: a thin snapshot in its origin's pool */
-    const struct ff_lv *o = ff_fb_find_lv(vg, li, sl->origin);
-
-    if (!o)
+  if (sl->origin && !(o = ff_fb_find_lv(vg, li, sl->origin)))
+    return ff_fb_err(b, sl->line, lp,
+                     "origin '%s': lvm refuses it: Failed to find LV %s/%s "
+                     "(the origin must be an LV made before it)",
+                     sl->origin, vg->name, sl->origin);
+  if (o && sl->pool) {
+    /* lvcreate -s --thinpool POOL VG/LV: a new thin device over the
+     * external origin LV (read-only, not thin), of its size */
+    if (o->kind != FF_LVK_STRIPED)
       return ff_fb_err(b, sl->line, lp,
-                       "origin '%s': lvm refuses it: Failed to find LV "
-                       "%s/%s (the origin must be an LV made before it)",
-                       sl->origin, vg->name, sl->origin);
+                       "origin '%s': not supported yet: a %s LV as an "
+                       "external origin (the farm takes linear and striped "
+                       "ones)",
+                       sl->origin, o->segtype ? o->segtype : "thin");
+    if (!o->f.readonly)
+      return ff_fb_err(b, sl->line, lp,
+                       "origin '%s': lvm refuses it: Cannot use writable LV "
+                       "as the external origin. (make it with permission = "
+                       "\"r\")",
+                       sl->origin);
+    lv->ext_origin = (uint32_t)(o - vg->lvs) + 1;
+    lv->extents = o->extents;
+    pool = ff_fb_find_lv(vg, li, sl->pool);
+  } else if (o) {
+    /* lvcreate -s VG/THIN: a thin snapshot in its origin's pool */
     if (o->kind != FF_LVK_THIN)
       return ff_fb_err(b, sl->line, lp,
-                       "origin '%s': not supported yet: a thin snapshot of "
-                       "a %s LV (an external origin); give a thin origin, "
-                       "or type = \"snapshot\" with a size for an old-style "
-                       "snapshot",
-                       sl->origin, o->segtype ? o->segtype : "linear");
+                       "origin '%s': a thin snapshot needs a thin origin, "
+                       "and %s is a %s LV: give pool for a thin LV of an "
+                       "external origin, or type = \"snapshot\" with a "
+                       "size for an old-style snapshot",
+                       sl->origin, sl->origin,
+                       o->segtype ? o->segtype : "linear");
     /* the kernel shares the origin's (empty) mapping tree with the
      * snapshot; a third user of one tree needs reference counts above 2,
      * which ff-thinmeta does not model */
@@ -339,6 +358,7 @@ ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                          sl->origin, vg->lvs[thin_tree(vg, l)].name,
                          vg->lvs[l].name);
     lv->thin_origin = (uint32_t)(o - vg->lvs) + 1;
+    lv->ext_origin = o->ext_origin; /* (lvm writes the chain's too) */
     lv->extents = o->extents;
     pool = &vg->lvs[o->link];
   } else

@@ -342,7 +342,8 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
           ext += (rg->last - rg->first + 1) * sl->stripes;
         }
       } else if (sl->kind == FF_LVK_THIN && sl->origin) {
-        /* a thin snapshot: its origin's size (ff_fb_make_thin checks it) */
+        /* a thin snapshot or a thin LV of an external origin: the origin's
+         * size (ff_fb_make_thin checks it) */
         const struct ff_lv *o = ff_fb_find_lv(vg, li, sl->origin);
 
         ext = o ? o->extents : 1;
@@ -518,9 +519,19 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
     ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
     return ff_sb_detach(&sb, NULL);
   }
-  if (lv->thin_origin) {
-    ff_sb_addf(&sb, " -s%s -n %s %s/%s.", lv->f.act_skip ? "" : " -kn",
-               lv->name, vg->name, vg->lvs[lv->thin_origin - 1].name);
+  if (lv->thin_origin || lv->ext_origin) {
+    /* a thin snapshot is skipped by default, a thin LV of an external
+     * origin is not */
+    uint32_t o = lv->thin_origin ? lv->thin_origin : lv->ext_origin;
+    int skip = lv->thin_origin != 0;
+
+    ff_sb_addf(&sb, " -s%s",
+               lv->f.act_skip == skip ? ""
+               : lv->f.act_skip       ? " -ky"
+                                      : " -kn");
+    if (!lv->thin_origin)
+      ff_sb_addf(&sb, " --thinpool %s/%s", vg->name, vg->lvs[lv->link].name);
+    ff_sb_addf(&sb, " -n %s %s/%s.", lv->name, vg->name, vg->lvs[o - 1].name);
     return ff_sb_detach(&sb, NULL);
   }
   if (lv->kind == FF_LVK_THIN || lv->kind == FF_LVK_SNAPSHOT) {

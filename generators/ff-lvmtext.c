@@ -240,6 +240,9 @@ add_thin(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
   ff_sb_addf(sb, "thin_pool = \"%s\"\ntransaction_id = %llu\n",
              vg->lvs[lv->link].name, (unsigned long long)lv->transaction_id);
   ff_sb_addf(sb, "device_id = %u\n", lv->device_id);
+  if (lv->ext_origin)
+    ff_sb_addf(sb, "external_origin = \"%s\"\n",
+               vg->lvs[lv->ext_origin - 1].name);
   if (lv->thin_origin)
     ff_sb_addf(sb, "origin = \"%s\"\n", vg->lvs[lv->thin_origin - 1].name);
   ff_sb_add(sb, "}\n}\n");

@@ -165,6 +165,9 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
     if (lv->thin_origin)
       json_object_set_new(o, "origin",
                           json_string(vg->lvs[lv->thin_origin - 1].name));
+    if (lv->ext_origin)
+      json_object_set_new(o, "external_origin",
+                          json_string(vg->lvs[lv->ext_origin - 1].name));
   } else {
     json_object_set_new(o, "origin", json_string(vg->lvs[lv->link].name));
     json_object_set_new(o, "chunk_size",

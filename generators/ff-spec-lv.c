@@ -630,20 +630,19 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
       return -1;
     if (lv->origin) {
       /* lvcreate -s VG/THIN: a thin snapshot, in its origin's pool, of its
-       * origin's size, skipped by activation unless -kn */
-      static const char *const own[] = {"pool", "size", "fill", NULL};
+       * origin's size, skipped by activation unless -kn; with a pool
+       * (lvcreate -s --thinpool POOL VG/LV), LV is an external origin */
+      static const char *const own[] = {"size", "fill", NULL};
 
       for (const char *const *k = own; *k; k++)
         if ((s = config_setting_get_member(g, *k))) {
           ff_cfg_join(kp, sizeof kp, path, *k);
           return ff_cfg_err(c->file, s, kp,
                             "a thin snapshot (origin = \"%s\") takes its "
-                            "%s from its origin (an external origin, a "
-                            "thin LV over a non-thin LV, is not supported "
-                            "yet)",
-                            lv->origin, !strcmp(*k, "pool") ? "pool" : "size");
+                            "size from its origin",
+                            lv->origin);
         }
-      lv->activation_skip = 1;
+      lv->activation_skip = !lv->pool;
       if (ff_cfg_bool(c->file, g, path, "activation_skip",
                       &lv->activation_skip) < 0)
         return -1;

@@ -23,7 +23,9 @@
  *            thin LV may carry the thin-pool table on "VG-POOL" itself;
  *   thin:    "thin TPOOL DEVICE_ID" over the pool's virtual size;
  *   origin:  "VG-LV" is "snapshot-origin REAL", its segments are checked
- *            on "VG-LV-real";
+ *            on "VG-LV-real"; an external origin of thin LVs likewise,
+ *            "VG-LV" being "linear REAL 0" and the thin LV "thin TPOOL
+ *            DEVICE_ID REAL";
  *   snapshot "VG-SNAP" is "snapshot REAL COW P CHUNK", the COW's
  *            segments are checked on "VG-SNAP-cow";
  * the pool metadata spare and the hidden snapshotN LV have no dm device.
@@ -895,6 +897,7 @@ check_thin(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
            char *why, size_t whysize)
 {
   const char *pool = json_string_value(json_object_get(lv, "pool"));
+  const char *ext = json_string_value(json_object_get(lv, "external_origin"));
   uint64_t len =
     json_integer_value(json_object_get(lv, "extents")) * extent / 512;
   char dev[512], tpool[520], want[32];
@@ -913,6 +916,27 @@ check_thin(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
     return false;
   snprintf(want, sizeof want, "%" PRId64,
            (int64_t)json_integer_value(json_object_get(lv, "device_id")));
+  if (ext) {
+    /* "thin TPOOL DEVICE_ID EXTERNAL": the external origin's -real */
+    char *copy, *w[MAX_WORDS], real[520];
+    size_t n = words(x->params, &copy, w, MAX_WORDS);
+    bool ok;
+
+    dm_name(vgname, ext, real, sizeof real - 5);
+    strcat(real, "-real");
+    ok = n == 3 && check_devword(tpool, w[0], "the pool", why, whysize) &&
+         check_devword(real, w[2], "the external origin", why, whysize);
+    if (ok && strcmp(w[1], want) != 0) {
+      snprintf(why, whysize, "device id %s, expected %s", w[1], want);
+      ok = false;
+    } else if (!ok && n != 3)
+      snprintf(why, whysize,
+               "thin params \"%.120s\": expected the pool, the device id "
+               "and the external origin",
+               x->params);
+    free(copy);
+    return ok;
+  }
   return check_params(x, 1, dp, what, want, NULL, why, whysize);
 }
 
@@ -1024,9 +1048,12 @@ cache_pool_used(json_t *vg, json_t *parent)
   return false;
 }
 
-/* Is lv the origin of an old-style snapshot of vg? */
+/* Is lv the origin of an old-style snapshot of vg (key "origin" of a
+ * snapshot), or an external origin of a thin LV (key "external_origin"
+ * of a thin LV)? */
 static bool
-is_origin(json_t *vg, const char *lvname)
+is_origin_of(json_t *vg, const char *lvname, const char *type_want,
+             const char *key)
 {
   json_t *lvs = json_object_get(vg, "lvs"), *o;
   size_t i;
@@ -1034,13 +1061,19 @@ is_origin(json_t *vg, const char *lvname)
   json_array_foreach(lvs, i, o)
   {
     const char *type = json_string_value(json_object_get(o, "type"));
-    const char *origin = json_string_value(json_object_get(o, "origin"));
+    const char *origin = json_string_value(json_object_get(o, key));
 
-    if (type && strcmp(type, "snapshot") == 0 && origin &&
+    if (type && strcmp(type, type_want) == 0 && origin &&
         strcmp(origin, lvname) == 0)
       return true;
   }
   return false;
+}
+
+static bool
+is_origin(json_t *vg, const char *lvname)
+{
+  return is_origin_of(vg, lvname, "snapshot", "origin");
 }
 
 /* Check one segment against one target; false with WHY on a mismatch.
@@ -1309,18 +1342,21 @@ main(int argc, char **argv)
           printf("OK %s/%s: no dm device (cache pool)\n", vgname, lvname);
         continue;
       }
-      if (is_origin(vg, lvname)) {
-        /* VG-LV is the snapshot-origin over VG-LV-real, which has the
-         * LV's segments */
+      if (is_origin(vg, lvname) ||
+          is_origin_of(vg, lvname, "thin", "external_origin")) {
+        /* VG-LV is the snapshot-origin (an external origin of thin LVs:
+         * a linear device) over VG-LV-real, which has the LV's segments */
+        bool snap = is_origin(vg, lvname);
+        const char *dp[] = {dev}, *what[] = {"the origin's real device"};
         const struct target *x;
 
         snprintf(dev, sizeof dev, "%s-real", name);
-        x = one_target(&t, name, "snapshot-origin",
+        x = one_target(&t, name, snap ? "snapshot-origin" : "linear",
                        json_integer_value(json_object_get(lv, "extents")) *
                          extent / 512,
                        why, sizeof why);
-        if (!x || !check_devword(dev, x->params, "the origin's real device",
-                                 why, sizeof why)) {
+        if (!x || !check_params(x, 1, dp, what, snap ? "" : "0", NULL, why,
+                                sizeof why)) {
           ok = false;
           goto verdict;
         }

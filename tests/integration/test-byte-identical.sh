@@ -155,6 +155,8 @@
 #   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
 #   tq: 4 PVs of 512 KiB extents: thin pools with -i 2 and -i 3 -I 1m
 #       (their tdata striped, the stripe cut to the extent)
+#   tx: 2 PVs: two thin LVs of one external origin (a read-only linear
+#       LV), one with -ky, and a thin snapshot of the first
 #   tn: 2 PVs: thin snapshots (-s of a thin LV: device ids 2 and 4 with
 #       origin =, ACTIVATION_SKIP but for the one made with -kn)
 #   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
@@ -921,7 +923,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq ts ca cb cc cd ce cf cg}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts ca cb cc cd ce cf cg}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1189,6 +1191,17 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 			'pool|type = "thin-pool"; size = "16M"; stripes = 2; zero = false|--type thin-pool -i 2 -L 16M' \
 			'thin1|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
 			'pool2|type = "thin-pool"; size = "10M"; stripes = 3; stripe_size = "1M"; zero = false|--type thin-pool -i 3 -I 1m -L 10M'
+		;;
+	tx)
+		# external origins (lvcreate -s --thinpool of a read-only LV):
+		# external_origin = after device_id, a create_thin in the pool;
+		# no ACTIVATION_SKIP unless -ky; a thin snapshot of one
+		run_scenario tx vgtx 2 64M "@fakedm" \
+			'lin|size = "8M"; permission = "r"|-p r -L 8M' \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'ext|type = "thin"; pool = "pool"; origin = "lin"|-s --thinpool vgtx/pool|@vgtx/lin' \
+			'ext2|type = "thin"; pool = "pool"; origin = "lin"; activation_skip = true|-s -ky --thinpool vgtx/pool|@vgtx/lin' \
+			'snap|type = "thin"; origin = "ext"|-s|@vgtx/ext'
 		;;
 	ts)
 		# configs/thin-snapshot.conf's VG: a pool, two thins, a linear
