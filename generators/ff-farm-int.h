@@ -388,6 +388,9 @@ int ff_fb_attach_cache(struct bctx *b, int line, const char *lp,
                        const char *pool_name, enum ff_cache_mode mode,
                        enum ff_cache_policy policy, const char *corig_uuid);
 int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg);
+int ff_fb_attach_writecache(struct bctx *b, int line, const char *lp,
+                            struct ff_vg *vg, uint32_t li,
+                            const char *cvol_name, const char *corig_uuid);
 
 /* ff-farm-snap.c */
 

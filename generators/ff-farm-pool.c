@@ -391,6 +391,42 @@ ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
   return 0;
 }
 
+/* LV li's segments move to a new sub-LV LV<suffix> (LV_corig of a cache
+ * LV, LV_wcorig of a writecache), made by the write that attaches the
+ * cache (its time then; ff-farm.c); corig_uuid: raw, or NULL for one of
+ * the seed. */
+static int
+new_corig(struct bctx *b, struct ff_vg *vg, uint32_t li, const char *suffix,
+          const char *corig_uuid)
+{
+  struct ff_lv *lv = &vg->lvs[li], *co;
+  struct ff_sb nb = FF_SB_INIT;
+
+  lv->subs = calloc(1, sizeof *lv->subs);
+  if (!lv->subs)
+    return ff_error("out of memory");
+  lv->nsubs = 1;
+  co = &lv->subs[0];
+  ff_sb_addf(&nb, "%s%s", lv->name, suffix);
+  if (!(co->name = ff_sb_detach(&nb, NULL)))
+    return ff_error("out of memory");
+  if (corig_uuid)
+    memcpy(co->uuid, corig_uuid, FF_UUID_LEN);
+  else
+    ff_uuid_make(co->uuid, b->spec->seed, K_SUBLV, b->v, (uint64_t)li << 16);
+  co->role = FF_SUB_CORIG;
+  co->parent = li;
+  co->time = lv->time;
+  co->writes = 1;
+  co->extents = lv->extents;
+  co->alloc = lv->alloc;
+  co->segs = lv->segs;
+  co->nsegs = lv->nsegs;
+  lv->segs = NULL;
+  lv->nsegs = 0;
+  return 0;
+}
+
 /* Cache LV li (its extents placed in its own segments) with cache pool
  * pool_name, as lvcreate --type cache or lvconvert --type cache
  * --cachepool do (lib/metadata/cache_manip.c cache_lv_create_cache): the
@@ -406,7 +442,6 @@ ff_fb_attach_cache(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
                    const char *corig_uuid)
 {
   struct ff_lv *lv = &vg->lvs[li], *pool = ff_fb_find_lv(vg, nl, pool_name);
-  struct ff_lv *co;
   struct ff_sb nb = FF_SB_INIT;
 
   if (!pool || (pool->kind == FF_LVK_CACHE_POOL && pool->attach_seq))
@@ -428,28 +463,8 @@ ff_fb_attach_cache(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
       "LV %s: not supported yet: caching a %s LV (the farm caches "
       "linear and striped LVs)",
       lv->name, lv->segtype ? lv->segtype : "striped");
-  lv->subs = calloc(1, sizeof *lv->subs);
-  if (!lv->subs)
-    return ff_error("out of memory");
-  lv->nsubs = 1;
-  co = &lv->subs[0];
-  ff_sb_addf(&nb, "%s_corig", lv->name);
-  if (!(co->name = ff_sb_detach(&nb, NULL)))
-    return ff_error("out of memory");
-  if (corig_uuid)
-    memcpy(co->uuid, corig_uuid, FF_UUID_LEN);
-  else
-    ff_uuid_make(co->uuid, b->spec->seed, K_SUBLV, b->v, (uint64_t)li << 16);
-  co->role = FF_SUB_CORIG;
-  co->parent = li;
-  co->time = lv->time;
-  co->writes = 1;
-  co->extents = lv->extents;
-  co->alloc = lv->alloc;
-  co->segs = lv->segs;
-  co->nsegs = lv->nsegs;
-  lv->segs = NULL;
-  lv->nsegs = 0;
+  if (new_corig(b, vg, li, "_corig", corig_uuid) < 0)
+    return -1;
   lv->kind = FF_LVK_CACHE;
   lv->segtype = lv->ktype = "cache";
   lv->link = (uint32_t)(pool - vg->lvs);
@@ -573,5 +588,50 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
         return -1;
     }
   }
+  return 0;
+}
+
+/* lvconvert --type writecache --cachevol CVOL of LV li (lib/metadata/
+ * writecache_manip.c): the LV's segments move to the new LV_wcorig, CVOL
+ * (an unused linear LV) is renamed CVOL_cvol and hidden with CACHE_VOL,
+ * the LV gets one writecache segment over both; corig_uuid: raw, or NULL
+ * for one of the seed.  The texts show it from attach_seq on. */
+int
+ff_fb_attach_writecache(struct bctx *b, int line, const char *lp,
+                        struct ff_vg *vg, uint32_t li, const char *cvol_name,
+                        const char *corig_uuid)
+{
+  struct ff_lv *lv = &vg->lvs[li],
+               *cv = ff_fb_find_lv(vg, vg->nlvs, cvol_name);
+  struct ff_sb nb = FF_SB_INIT;
+
+  if (!cv)
+    return ff_fb_err(b, line, lp,
+                     "cachevol '%s': lvm refuses it: Failed to find LV %s/%s",
+                     cvol_name, vg->name, cvol_name);
+  if (cv == lv)
+    return ff_fb_err(b, line, lp,
+                     "cachevol '%s': lvm refuses it: the cachevol cannot be "
+                     "the LV it caches",
+                     cvol_name);
+  if (lv->kind != FF_LVK_STRIPED || cv->kind != FF_LVK_STRIPED)
+    return ff_fb_err(b, line, lp,
+                     "LV %s: not supported yet: a writecache of a %s LV on a "
+                     "%s cachevol (the farm takes linear and striped LVs for "
+                     "both)",
+                     lv->name, lv->segtype ? lv->segtype : "striped",
+                     cv->segtype ? cv->segtype : "striped");
+  if (new_corig(b, vg, li, "_wcorig", corig_uuid) < 0)
+    return -1;
+  lv->kind = FF_LVK_WRITECACHE;
+  lv->segtype = lv->ktype = "writecache";
+  lv->link = (uint32_t)(cv - vg->lvs);
+  cv->kind = FF_LVK_CACHEVOL;
+  cv->link = li;
+  cv->attach_seq = lv->attach_seq = UINT32_MAX; /* (set by the texts) */
+  cv->oldname = cv->name;
+  ff_sb_addf(&nb, "%s_cvol", cv->oldname);
+  if (!(cv->name = ff_sb_detach(&nb, NULL)))
+    return ff_error("out of memory");
   return 0;
 }

@@ -242,9 +242,12 @@ ff_fb_add_blob(struct ff_vg *vg, uint32_t pv, uint64_t off, uint64_t len,
 static int lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                           struct ff_lv *lv);
 
+/* lvm-string.c _lvname_has_reserved_string: in lvm's order (the first
+ * found is the one lvm names) */
 static const char *const reserved_parts[] = {
-  "_mimage",  "_mlog",  "_rimage", "_rmeta", "_tmeta", "_tdata",
-  "_pmspare", "_cmeta", "_cdata",  "_corig", "_cpool", NULL};
+  "_cdata",  "_cmeta", "_corig",  "_cpool",   "_cvol",    "_wcorig",
+  "_mimage", "_mlog",  "_rimage", "_rmeta",   "_tdata",   "_tmeta",
+  "_vdata",  "_imeta", "_iorig",  "_pmspare", "_vorigin", NULL};
 
 /* Is name one lvcreate (taken, the LVs before li) or lvrename (taken:
  * every other LV) accepts in vg?  0, or -1 with lvm's refusal. */
@@ -262,11 +265,11 @@ ff_fb_check_lv_name(struct bctx *b, int line, const char *path,
                        "LV name '%s': lvm refuses it: Names including \"%s\" "
                        "are reserved",
                        name, *rp);
-  if (!strncmp(name, "snapshot", 8))
+  if (!strncmp(name, "snapshot", 8) || !strncmp(name, "pvmove", 6))
     return ff_fb_err(b, line, path,
-                     "LV name '%s': lvm refuses it: Names starting "
-                     "\"snapshot\" are reserved",
-                     name);
+                     "LV name '%s': lvm refuses it: Names starting \"%s\" "
+                     "are reserved",
+                     name, name[0] == 's' ? "snapshot" : "pvmove");
   for (uint32_t o = 0; o < (rename ? vg->nlvs : li); o++) {
     const struct ff_lv *x = &vg->lvs[o];
 
@@ -693,7 +696,8 @@ default_change_description(const struct ff_spec_change *ch,
                            const struct ff_vg *vg, const char *target)
 {
   static const char *const cmd[] = {"vgchange",  "lvchange", "pvchange",
-                                    "lvconvert", "lvrename", "lvextend"};
+                                    "lvconvert", "lvrename", "lvextend",
+                                    "lvconvert"};
   struct ff_sb sb = FF_SB_INIT;
 
   ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
@@ -712,6 +716,8 @@ default_change_description(const struct ff_spec_change *ch,
     }
     ff_sb_addf(&sb, " -L %llu%c", (unsigned long long)v, units[u]);
   }
+  if (ch->cmd == FF_CHG_WRITECACHE)
+    ff_sb_addf(&sb, " --type writecache --cachevol %s", ch->cachevol);
   if (ch->cmd == FF_CHG_CACHE) {
     ff_sb_add(&sb, " --type cache");
     add_cache_opts(&sb, ch->cache_mode, ch->cache_policy);
@@ -838,8 +844,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         ts = &lvt[li];
         /* (lvrename's description names the LV as it was) */
         target = vg->lvs[li].name;
-        if (ch->cmd == FF_CHG_CACHE) {
-          /* the new LV_corig: made by this write */
+        if (ch->cmd == FF_CHG_CACHE || ch->cmd == FF_CHG_WRITECACHE) {
+          /* the new LV_corig (LV_wcorig): made by this write */
           vg->lvs[li].attach_seq = vg->lvs[vg->lvs[li].link].attach_seq =
             w + 1;
           vg->lvs[li].subs[0].time = ch->has_time ? ch->time : prev_time;

@@ -89,6 +89,9 @@ enum ff_lv_kind {
   FF_LVK_SNAPSHOT,   /* the COW LV of an old-style snapshot (and snapshotN) */
   FF_LVK_CACHE_POOL, /* _cmeta, _cdata and maybe the VG's lvol0_pmspare */
   FF_LVK_CACHE,      /* an LV cached by an earlier cache pool (_corig) */
+  /* made by changes only (lvconvert --type writecache --cachevol): */
+  FF_LVK_WRITECACHE, /* an LV with a writecache (_wcorig) */
+  FF_LVK_CACHEVOL,   /* the linear LV it caches with (renamed LV_cvol) */
 };
 
 /* lvcreate/lvconvert --cachemode: FF_CACHE_MODE_NONE writes no line (a
@@ -184,14 +187,16 @@ enum ff_change_cmd {
   FF_CHG_PV,
   FF_CHG_CACHE,
   FF_CHG_RENAME,
-  FF_CHG_EXTEND
+  FF_CHG_EXTEND,
+  FF_CHG_WRITECACHE
 };
 
 struct ff_spec_change {
   int line;
   enum ff_change_cmd cmd;
-  char *lv;   /* lvchange, lvconvert: the LV's name (as rendered) */
-  char *pool; /* lvconvert: the cache pool's name */
+  char *lv;       /* lvchange, lvconvert: the LV's name (as rendered) */
+  char *pool;     /* lvconvert --type cache: the cache pool's name */
+  char *cachevol; /* lvconvert --type writecache: the cachevol's */
   enum ff_cache_mode cache_mode;
   enum ff_cache_policy cache_policy;
   char *uuid;    /* lvconvert: the new LV_corig's, raw, or NULL */

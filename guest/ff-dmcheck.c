@@ -34,6 +34,9 @@
  *            (CMETA, CDATA: the pool's _cmeta and _cdata LVs' devices,
  *            CORIG the LV's _corig, which has its segments);
  *   a cache pool has no dm device of its own.
+ * Writecache LVs (lvconvert --type writecache --cachevol):
+ *   writecache: "writecache s ORIGIN CVOL 4096 0" (ORIGIN: LV_wcorig with
+ *            the LV's segments, CVOL: LV_cvol, linear on its PVs).
  *
  * Where the tables come from:
  *   default      libdevmapper: DM_DEVICE_LIST, then DM_DEVICE_TABLE each;
@@ -1030,6 +1033,55 @@ check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
   return check_params(x, 3, dp, what, want, NULL, why, whysize);
 }
 
+/* A writecache LV: "writecache s ORIGIN CVOL BLOCK_SIZE 0" over its size
+ * (libdm _writecache_emit_segment_line: an SSD cache, no optional
+ * arguments: lvm sets none unless --cachesettings asks). */
+static bool
+check_writecache(const char *vgname, json_t *lv, uint64_t extent,
+                 struct targets *t, char *why, size_t whysize)
+{
+  const char *cvol = json_string_value(json_object_get(lv, "cachevol"));
+  const char *origin = json_string_value(json_object_get(lv, "origin"));
+  char dev[512], devs[2][512], want[64], *copy, *w[MAX_WORDS];
+  const struct target *x;
+  size_t n;
+  bool ok = false;
+
+  if (!cvol || !origin) {
+    snprintf(why, whysize, "the manifest names no cachevol or origin");
+    return false;
+  }
+  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
+          sizeof dev);
+  if (!(x = one_target(t, dev, "writecache",
+                       json_integer_value(json_object_get(lv, "extents")) *
+                         extent / 512,
+                       why, whysize)))
+    return false;
+  dm_name(vgname, cvol, devs[0], sizeof devs[0]);
+  dm_name(vgname, origin, devs[1], sizeof devs[1]);
+  snprintf(want, sizeof want, "%" PRId64 " 0",
+           (int64_t)json_integer_value(json_object_get(lv, "block_size")));
+  n = words(x->params, &copy, w, MAX_WORDS);
+  if (n != 5 || strcmp(w[0], "s") != 0)
+    snprintf(why, whysize,
+             "writecache params \"%.120s\": expected s, the origin, the "
+             "cachevol, %s",
+             x->params, want);
+  else if (check_devword(devs[1], w[1], "the origin", why, whysize) &&
+           check_devword(devs[0], w[2], "the cachevol", why, whysize)) {
+    char got[64];
+
+    snprintf(got, sizeof got, "%s %s", w[3], w[4]);
+    ok = !strcmp(got, want);
+    if (!ok)
+      snprintf(why, whysize, "\"%s\" after the devices, expected \"%s\"", got,
+               want);
+  }
+  free(copy);
+  return ok;
+}
+
 /* Does the cache pool named by parent (a JSON string) cache an LV? */
 static bool
 cache_pool_used(json_t *vg, json_t *parent)
@@ -1315,6 +1367,11 @@ main(int argc, char **argv)
       }
       if (type && strcmp(type, "cache") == 0) {
         ok = check_cache(vgname, vg, lv, extent, &t, why, sizeof why);
+        nseg = 1;
+        goto verdict;
+      }
+      if (type && strcmp(type, "writecache") == 0) {
+        ok = check_writecache(vgname, lv, extent, &t, why, sizeof why);
         nseg = 1;
         goto verdict;
       }

@@ -180,6 +180,8 @@
 #   ce: 1 PV, --addtag on a cache pool and a cache LV; a pool made with
 #       --cachemode writeback --cachepolicy smq, then lvconvert of a
 #       linear LV with --cachemode passthrough --cachepolicy mq
+#   wc: 2 PVs: lvconvert --type writecache --cachevol of a linear LV (a
+#       cache pool before it, a tagged cachevol, a change after it)
 #   cg: 2 PVs: --cachesettings on two cache pools (one mq), one of them
 #       attached by lvconvert (its policy_settings stay with the pool)
 #   cf: 2 PVs, a cache LV, then a raid1 and a disk-log mirror (their
@@ -339,12 +341,20 @@ if mda0 is None:
     fail("no PV has a metadata area")
 curlv = {l["name"]: l for l in mda0["copies"][-1]["lvs"]}
 def disk(name):
-    """An LV's name on disk: a cache pool that caches an LV is NAME_cpool."""
-    return name + "_cpool" if name not in curlv and name + "_cpool" in curlv else name
+    """An LV's name on disk: a cache pool that caches an LV is NAME_cpool, a
+    writecache's cachevol NAME_cvol."""
+    for suf in ("_cpool", "_cvol"):
+        if name not in curlv and name + suf in curlv:
+            return name + suf
+    return name
 lay = {name: layout(name, frag) for name, frag in lv_intent}
 chg_intent = [i[1] for i in intent if i[0] == "chg"]
-# lvconvert --type cache: the LV's new LV_corig, after every LV
-converted = [keys_of(f)["lv"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")]
+# lvconvert --type cache (writecache): the LV's new LV_corig (LV_wcorig),
+# after every LV
+def corig(f):
+    ck = keys_of(f)
+    return ck["lv"].strip('"') + ("_wcorig" if ck.get("type") == '"writecache"' else "_corig")
+converted = [corig(f) for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")]
 # lvrename: each LV's name on disk now
 renamed = {}
 for f in chg_intent:
@@ -443,9 +453,10 @@ curlv = {l["name"]: l for l in cur["lvs"]}
 # hidden since: each command reads the LVs in the order of the text
 # before it, so the last attached leads the hidden LVs
 attached = ([keys_of(f)["pool"].strip('"') for _, f in lv_intent if keys_of(f).get("type") == '"cache"'] +
-            [keys_of(f)["pool"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
+            [keys_of(f).get("pool", keys_of(f).get("cachevol", "")).strip('"')
+             for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
 want = ([final(n) for n, _ in lv_intent if n not in attached] + [disk(n) for n in reversed(attached)] +
-        [x for n, _ in lv_intent for x in lay[n][0]] + [n + "_corig" for n in converted])
+        [x for n, _ in lv_intent for x in lay[n][0]] + converted)
 if want != [l["name"] for l in cur["lvs"]]:
     fail("LVs on disk %s, expected %s" % ([l["name"] for l in cur["lvs"]], want))
 
@@ -573,7 +584,7 @@ if chg_intent:
                 w("        %s;" % part.strip())
         ck = keys_of(frag)
         if "lvconvert" in ck.get("command", ""):
-            co = curlv[ck["lv"].strip('"') + "_corig"]
+            co = curlv[corig(frag)]
             if co["creation_time"] != wr["creation_time"]:
                 fail("%s creation_time %d != lvconvert write time %d (second boundary), running the scenario again"
                      % (co["name"], co["creation_time"], wr["creation_time"]), 3)
@@ -923,7 +934,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts ca cb cc cd ce cf cg}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts ca cb cc cd ce cf cg wc}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1218,6 +1229,18 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 		# area (cmeta first); three writes
 		run_scenario ca vgca 1 64M "@fakedm" \
 			'cpool|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M'
+		;;
+	wc)
+		# lvconvert --type writecache --cachevol: the LV over LV_cvol
+		# (hidden, CACHE_VOL, leading the hidden LVs) and LV_wcorig (its
+		# old segments, after every LV)
+		run_scenario wc vgwc 2 64M "@fakedm" \
+			'slow|size = "8M"|-L 8M' \
+			'cp|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M' \
+			'fast|size = "4M"; tags = ["f"]|-L 4M --addtag f' \
+			'lin|size = "4M"|-L 4M' \
+			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow"; cachevol = "fast"|-y --type writecache --cachevol fast vgwc/slow' \
+			'!lvchange|command = "lvchange"; lv = "lin"; addtag = ["after"]|--addtag after vgwc/lin'
 		;;
 	cg)
 		# --cachesettings (policy_settings, the last given first, as

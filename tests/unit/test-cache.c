@@ -35,6 +35,13 @@ static const struct ff_test_bad bad[] = {
   {"vgs = ({ pvs = 2; lvs = ({ type = \"cache-pool\"; stripes = 2; size = "
    "\"8M\"; }); });",
    "vgs.[0].lvs.[0].stripes", "not supported yet for type cache-pool"},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; }); });",
+   "vgs.[0].changes.[0]", "an lvconvert --type writecache needs cachevol"},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; pool = "
+   "\"p\"; cachevol = \"b\"; }); });",
+   "vgs.[0].changes.[0].pool", "an lvconvert --type writecache takes no pool"},
   {"vgs = ({ lvs = ({ type = \"cache-pool\"; size = \"8M\"; cachesettings = "
    "[\"migration_threshold = 1\"]; }); });",
    "vgs.[0].lvs.[0].cachesettings",
@@ -67,6 +74,18 @@ static const struct ff_test_bad bad[] = {
 };
 
 static const struct ff_test_bad bad_farm[] = {
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; cachevol "
+   "= \"a\"; }); });",
+   "vgs.[0].changes.[0]", "the cachevol cannot be the LV it caches"},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; cachevol "
+   "= \"b\"; }); });",
+   "vgs.[0].changes.[0]", "cachevol 'b': lvm refuses it: Failed to find LV"},
+  {"vgs = ({ lvs = ({ name = \"x_wcorig\"; size = \"8M\"; }); });",
+   "vgs.[0].lvs.[0]", "Names including \"_wcorig\" are reserved"},
+  {"vgs = ({ lvs = ({ name = \"pvmove0\"; size = \"8M\"; }); });",
+   "vgs.[0].lvs.[0]", "Names starting \"pvmove\" are reserved"},
   {"vgs = ({ lvs = ({ name = \"lv\"; size = \"8M\"; },\n { type = \"cache\"; "
    "pool = \"lv\"; size = \"8M\"; }); });",
    "t:2: vgs.[0].lvs.[1]", "Logical volume vg0000/lv is not a cache pool"},
