@@ -98,6 +98,11 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
                              ch->cache_policy, ch->uuid) < 0)
         return -1;
       continue;
+    case FF_CHG_WRITECACHE:
+      if (ff_fb_attach_writecache(b, ch->line, cp, vg, li, ch->cachevol,
+                                  ch->uuid) < 0)
+        return -1;
+      continue;
     case FF_CHG_VG:
       if (ch->resizeable < 0)
         break;

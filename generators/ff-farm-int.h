@@ -109,6 +109,11 @@ struct ff_lv {
   uint32_t link;           /* thin: its pool's, snapshot: its origin's index
                             * in vg->lvs */
   uint32_t device_id;      /* thin */
+  uint32_t thin_origin;    /* thin snapshot: its origin's index in vg->lvs
+                            * + 1; 0: a thin LV of its own */
+  uint32_t ext_origin;     /* thin LV of an external origin (or a thin
+                            * snapshot of one): the origin's index in
+                            * vg->lvs + 1, or 0 */
   uint64_t transaction_id; /* thin: the pool's id before it; pool: the last */
   uint32_t nthins;         /* pool: thin LVs made in it */
   uint8_t cow_header[16];  /* snapshot with cow_header: the kernel's */
@@ -120,9 +125,11 @@ struct ff_lv {
   uint8_t cache_mode;   /* enum ff_cache_mode: pool, as created; cache LV,
                          * as attached (never NONE) */
   uint8_t cache_policy; /* enum ff_cache_policy, likewise */
-  uint32_t attach_seq;  /* pool, cache LV: the seqno of the write that
-                         * attaches them (0: not yet, while texts are
-                         * built) */
+  const char *policy_settings; /* cache pool: the text's policy_settings
+                                * lines (farm-owned), or NULL */
+  uint32_t attach_seq;         /* pool, cache LV: the seqno of the write that
+                                * attaches them (0: not yet, while texts are
+                                * built) */
   char *oldname;
 };
 
@@ -214,6 +221,8 @@ struct ff_farm {
 struct ff_tmcache {
   uint64_t tmeta_bytes, data_blocks;
   uint32_t chunk, nthin;
+  uint32_t *origins; /* [nthin]: device t + 1 a snapshot of origins[t] (a
+                      * device id), or 0 */
   struct ff_thinmeta *m;
 };
 
@@ -379,6 +388,9 @@ int ff_fb_attach_cache(struct bctx *b, int line, const char *lp,
                        const char *pool_name, enum ff_cache_mode mode,
                        enum ff_cache_policy policy, const char *corig_uuid);
 int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg);
+int ff_fb_attach_writecache(struct bctx *b, int line, const char *lp,
+                            struct ff_vg *vg, uint32_t li,
+                            const char *cvol_name, const char *corig_uuid);
 
 /* ff-farm-snap.c */
 

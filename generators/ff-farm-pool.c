@@ -106,6 +106,27 @@ ff_fb_allocate_pool(struct bctx *b, const struct ff_spec_lv *sl,
     lv->segtype = lv->ktype = "cache-pool";
     lv->cache_mode = (uint8_t)sl->cache_mode;
     lv->cache_policy = (uint8_t)sl->cache_policy;
+    if (sl->cachesettings) {
+      /* --cachesettings: lvm keeps them as config nodes, the last given
+       * first, and writes each as NAME=VALUE; a pool with settings has
+       * a policy (the default, smq) */
+      struct ff_sb st = FF_SB_INIT;
+      char *text;
+      size_t n = 0;
+
+      while (sl->cachesettings[n])
+        n++;
+      while (n-- > 0)
+        ff_sb_addf(&st, "\t%s\n", sl->cachesettings[n]);
+      if (!(text = ff_sb_text(&st)) ||
+          !(lv->policy_settings = ff_fb_keep(b->farm, text))) {
+        free(text);
+        return -1;
+      }
+      free(text);
+      if (!lv->cache_policy)
+        lv->cache_policy = FF_CACHE_POLICY_SMQ;
+    }
     goto sized;
   }
   /* update_thin_pool_params */
@@ -150,8 +171,14 @@ sized:
   lv->chunk = (uint32_t)chunk;
   lv->discards = (uint8_t)sl->discards;
   lv->zero = (uint8_t)sl->zero;
+  /* the group's first pool makes the spare, when no earlier one did */
   lv->new_spare = (uint8_t)sl->new_spare;
-  lv->writes = (uint8_t)ff_spec_lv_writes(sl);
+  for (uint32_t l = 0; l < li && lv->new_spare; l++)
+    if ((vg->lvs[l].kind == FF_LVK_THIN_POOL ||
+         vg->lvs[l].kind == FF_LVK_CACHE_POOL) &&
+        vg->lvs[l].new_spare)
+      lv->new_spare = 0;
+  lv->writes = (uint8_t)(2 + lv->new_spare);
   lv->nsubs = 2 + lv->new_spare;
   lv->subs = calloc(lv->nsubs, sizeof *lv->subs);
   if (!lv->subs)
@@ -210,8 +237,13 @@ sized:
     tmp.segs[0].areas[0].pe += meta_ext;
     tmp.segs[0].len = lv->extents;
   } else {
+    /* -i N -I S: the data striped (the stripe no larger than an
+     * extent, as lvcreate cuts it) */
+    uint64_t ssize =
+      sl->stripe_size < vg->extent_size ? sl->stripe_size : vg->extent_size;
+
     tmp.extents = lv->extents;
-    if (ff_fb_lvm_allocate(b, sl->line, lp, vg, fl, &tmp, 1, 0,
+    if (ff_fb_lvm_allocate(b, sl->line, lp, vg, fl, &tmp, sl->stripes, ssize,
                            FF_ALLOC_INHERIT, meta_ext, &log_area) < 0)
       goto out;
   }
@@ -257,14 +289,80 @@ out:
   return r;
 }
 
-/* Thin LV li in the pool its spec names (lvcreate -T -V): the next
- * device id, the pool's transaction id, one more message for the pool. */
+/* The thin LV whose mapping tree thin LV l shares: l itself, or the
+ * first origin of its chain of snapshots. */
+static uint32_t
+thin_tree(const struct ff_vg *vg, uint32_t l)
+{
+  while (vg->lvs[l].thin_origin)
+    l = vg->lvs[l].thin_origin - 1;
+  return l;
+}
+
+/* Thin LV li in the pool its spec names (lvcreate -T -V), a thin snapshot
+ * of its origin (lvcreate -s VG/THIN), or a thin LV of an external origin
+ * (lvcreate -s --thinpool POOL VG/LV): the next device id, the pool's
+ * transaction id, one more message for the pool. */
 int
 ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                 struct ff_vg *vg, uint32_t li)
 {
-  struct ff_lv *lv = &vg->lvs[li], *pool = ff_fb_find_lv(vg, li, sl->pool);
+  struct ff_lv *lv = &vg->lvs[li], *pool;
+  const struct ff_lv *o = NULL;
 
+  if (sl->origin && !(o = ff_fb_find_lv(vg, li, sl->origin)))
+    return ff_fb_err(b, sl->line, lp,
+                     "origin '%s': lvm refuses it: Failed to find LV %s/%s "
+                     "(the origin must be an LV made before it)",
+                     sl->origin, vg->name, sl->origin);
+  if (o && sl->pool) {
+    /* lvcreate -s --thinpool POOL VG/LV: a new thin device over the
+     * external origin LV (read-only, not thin), of its size */
+    if (o->kind != FF_LVK_STRIPED)
+      return ff_fb_err(b, sl->line, lp,
+                       "origin '%s': not supported yet: a %s LV as an "
+                       "external origin (the farm takes linear and striped "
+                       "ones)",
+                       sl->origin, o->segtype ? o->segtype : "thin");
+    if (!o->f.readonly)
+      return ff_fb_err(b, sl->line, lp,
+                       "origin '%s': lvm refuses it: Cannot use writable LV "
+                       "as the external origin. (make it with permission = "
+                       "\"r\")",
+                       sl->origin);
+    lv->ext_origin = (uint32_t)(o - vg->lvs) + 1;
+    lv->extents = o->extents;
+    pool = ff_fb_find_lv(vg, li, sl->pool);
+  } else if (o) {
+    /* lvcreate -s VG/THIN: a thin snapshot in its origin's pool */
+    if (o->kind != FF_LVK_THIN)
+      return ff_fb_err(b, sl->line, lp,
+                       "origin '%s': a thin snapshot needs a thin origin, "
+                       "and %s is a %s LV: give pool for a thin LV of an "
+                       "external origin, or type = \"snapshot\" with a "
+                       "size for an old-style snapshot",
+                       sl->origin, sl->origin,
+                       o->segtype ? o->segtype : "linear");
+    /* the kernel shares the origin's (empty) mapping tree with the
+     * snapshot; a third user of one tree needs reference counts above 2,
+     * which ff-thinmeta does not model */
+    for (uint32_t l = 0; l < li; l++)
+      if (vg->lvs[l].kind == FF_LVK_THIN &&
+          thin_tree(vg, l) == thin_tree(vg, (uint32_t)(o - vg->lvs)) &&
+          l != (uint32_t)(o - vg->lvs) && vg->lvs[l].link == o->link)
+        return ff_fb_err(b, sl->line, lp,
+                         "origin '%s': not supported yet: a second snapshot "
+                         "sharing %s's mapping tree (with %s; the farm's "
+                         "thin metadata counts references up to 2, "
+                         "docs/thin-metadata.md)",
+                         sl->origin, vg->lvs[thin_tree(vg, l)].name,
+                         vg->lvs[l].name);
+    lv->thin_origin = (uint32_t)(o - vg->lvs) + 1;
+    lv->ext_origin = o->ext_origin; /* (lvm writes the chain's too) */
+    lv->extents = o->extents;
+    pool = &vg->lvs[o->link];
+  } else
+    pool = ff_fb_find_lv(vg, li, sl->pool);
   if (!pool)
     return ff_fb_err(b, sl->line, lp,
                      "pool '%s': lvm refuses it: Couldn't find volume %s in "
@@ -293,6 +391,42 @@ ff_fb_make_thin(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
   return 0;
 }
 
+/* LV li's segments move to a new sub-LV LV<suffix> (LV_corig of a cache
+ * LV, LV_wcorig of a writecache), made by the write that attaches the
+ * cache (its time then; ff-farm.c); corig_uuid: raw, or NULL for one of
+ * the seed. */
+static int
+new_corig(struct bctx *b, struct ff_vg *vg, uint32_t li, const char *suffix,
+          const char *corig_uuid)
+{
+  struct ff_lv *lv = &vg->lvs[li], *co;
+  struct ff_sb nb = FF_SB_INIT;
+
+  lv->subs = calloc(1, sizeof *lv->subs);
+  if (!lv->subs)
+    return ff_error("out of memory");
+  lv->nsubs = 1;
+  co = &lv->subs[0];
+  ff_sb_addf(&nb, "%s%s", lv->name, suffix);
+  if (!(co->name = ff_sb_detach(&nb, NULL)))
+    return ff_error("out of memory");
+  if (corig_uuid)
+    memcpy(co->uuid, corig_uuid, FF_UUID_LEN);
+  else
+    ff_uuid_make(co->uuid, b->spec->seed, K_SUBLV, b->v, (uint64_t)li << 16);
+  co->role = FF_SUB_CORIG;
+  co->parent = li;
+  co->time = lv->time;
+  co->writes = 1;
+  co->extents = lv->extents;
+  co->alloc = lv->alloc;
+  co->segs = lv->segs;
+  co->nsegs = lv->nsegs;
+  lv->segs = NULL;
+  lv->nsegs = 0;
+  return 0;
+}
+
 /* Cache LV li (its extents placed in its own segments) with cache pool
  * pool_name, as lvcreate --type cache or lvconvert --type cache
  * --cachepool do (lib/metadata/cache_manip.c cache_lv_create_cache): the
@@ -308,7 +442,6 @@ ff_fb_attach_cache(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
                    const char *corig_uuid)
 {
   struct ff_lv *lv = &vg->lvs[li], *pool = ff_fb_find_lv(vg, nl, pool_name);
-  struct ff_lv *co;
   struct ff_sb nb = FF_SB_INIT;
 
   if (!pool || (pool->kind == FF_LVK_CACHE_POOL && pool->attach_seq))
@@ -330,28 +463,8 @@ ff_fb_attach_cache(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
       "LV %s: not supported yet: caching a %s LV (the farm caches "
       "linear and striped LVs)",
       lv->name, lv->segtype ? lv->segtype : "striped");
-  lv->subs = calloc(1, sizeof *lv->subs);
-  if (!lv->subs)
-    return ff_error("out of memory");
-  lv->nsubs = 1;
-  co = &lv->subs[0];
-  ff_sb_addf(&nb, "%s_corig", lv->name);
-  if (!(co->name = ff_sb_detach(&nb, NULL)))
-    return ff_error("out of memory");
-  if (corig_uuid)
-    memcpy(co->uuid, corig_uuid, FF_UUID_LEN);
-  else
-    ff_uuid_make(co->uuid, b->spec->seed, K_SUBLV, b->v, (uint64_t)li << 16);
-  co->role = FF_SUB_CORIG;
-  co->parent = li;
-  co->time = lv->time;
-  co->writes = 1;
-  co->extents = lv->extents;
-  co->alloc = lv->alloc;
-  co->segs = lv->segs;
-  co->nsegs = lv->nsegs;
-  lv->segs = NULL;
-  lv->nsegs = 0;
+  if (new_corig(b, vg, li, "_corig", corig_uuid) < 0)
+    return -1;
   lv->kind = FF_LVK_CACHE;
   lv->segtype = lv->ktype = "cache";
   lv->link = (uint32_t)(pool - vg->lvs);
@@ -394,25 +507,41 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
     uint64_t tb, blocks;
     struct ff_thinmeta *m = NULL;
     struct ff_farm *farm = b->farm;
+    uint32_t *orig;
 
     if (lv->kind != FF_LVK_THIN_POOL || !lv->nthins)
       continue;
     tm = &lv->subs[lv->new_spare];
     tb = tm->extents * vg->extent_size;
     blocks = lv->extents * vg->extent_size / FF_SECTOR / lv->chunk;
+    /* which devices are snapshots, and of which */
+    if (!(orig = calloc(lv->nthins, sizeof *orig)))
+      return ff_error("out of memory");
+    for (uint32_t t = 0; t < vg->nlvs; t++) {
+      const struct ff_lv *th = &vg->lvs[t];
+
+      if (th->kind == FF_LVK_THIN && th->link == l && th->thin_origin)
+        orig[th->device_id - 1] = vg->lvs[th->thin_origin - 1].device_id;
+    }
     for (uint32_t i = 0; i < farm->ntms && !m; i++)
       if (farm->tms[i].tmeta_bytes == tb &&
           farm->tms[i].data_blocks == blocks &&
-          farm->tms[i].chunk == lv->chunk && farm->tms[i].nthin == lv->nthins)
+          farm->tms[i].chunk == lv->chunk &&
+          farm->tms[i].nthin == lv->nthins &&
+          !memcmp(farm->tms[i].origins, orig, lv->nthins * sizeof *orig))
         m = farm->tms[i].m;
-    if (!m) {
+    if (m)
+      free(orig);
+    else {
       struct ff_thinmeta_op *ops =
         calloc(4 + 6 * (size_t)lv->nthins, sizeof *ops);
       struct ff_tmcache *n;
       size_t k = 0;
 
-      if (!ops)
+      if (!ops) {
+        free(orig);
         return ff_error("out of memory");
+      }
       /* check_new_thin_pool: open (format), resize, commit, close */
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_OPEN, 0, 0};
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_RESIZE, blocks, 0};
@@ -420,7 +549,10 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CLOSE, 0, 0};
       for (uint32_t t = 1; t <= lv->nthins; t++) {
         ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_OPEN, 0, 0};
-        ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CREATE_THIN, t, 0};
+        ops[k++] =
+          orig[t - 1]
+            ? (struct ff_thinmeta_op){FF_THINMETA_CREATE_SNAP, t, orig[t - 1]}
+            : (struct ff_thinmeta_op){FF_THINMETA_CREATE_THIN, t, 0};
         ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_COMMIT, 0, 0};
         ops[k++] =
           (struct ff_thinmeta_op){FF_THINMETA_SET_TRANSACTION_ID, t - 1, t};
@@ -432,17 +564,19 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
       if (!m) {
         char msg[512];
 
+        free(orig);
         snprintf(msg, sizeof msg, "%s", ff_errmsg());
         return ff_error("VG %s, pool %s: %s", vg->name, lv->name, msg);
       }
       n = realloc(farm->tms, (farm->ntms + 1) * sizeof *n);
       if (!n) {
+        free(orig);
         ff_thinmeta_free(m);
         return ff_error("out of memory");
       }
       farm->tms = n;
       n[farm->ntms++] =
-        (struct ff_tmcache){tb, blocks, lv->chunk, lv->nthins, m};
+        (struct ff_tmcache){tb, blocks, lv->chunk, lv->nthins, orig, m};
     }
     for (size_t i = 0; i < ff_thinmeta_nblocks(m); i++) {
       const struct ff_area *a = &tm->segs[0].areas[0];
@@ -454,5 +588,50 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
         return -1;
     }
   }
+  return 0;
+}
+
+/* lvconvert --type writecache --cachevol CVOL of LV li (lib/metadata/
+ * writecache_manip.c): the LV's segments move to the new LV_wcorig, CVOL
+ * (an unused linear LV) is renamed CVOL_cvol and hidden with CACHE_VOL,
+ * the LV gets one writecache segment over both; corig_uuid: raw, or NULL
+ * for one of the seed.  The texts show it from attach_seq on. */
+int
+ff_fb_attach_writecache(struct bctx *b, int line, const char *lp,
+                        struct ff_vg *vg, uint32_t li, const char *cvol_name,
+                        const char *corig_uuid)
+{
+  struct ff_lv *lv = &vg->lvs[li],
+               *cv = ff_fb_find_lv(vg, vg->nlvs, cvol_name);
+  struct ff_sb nb = FF_SB_INIT;
+
+  if (!cv)
+    return ff_fb_err(b, line, lp,
+                     "cachevol '%s': lvm refuses it: Failed to find LV %s/%s",
+                     cvol_name, vg->name, cvol_name);
+  if (cv == lv)
+    return ff_fb_err(b, line, lp,
+                     "cachevol '%s': lvm refuses it: the cachevol cannot be "
+                     "the LV it caches",
+                     cvol_name);
+  if (lv->kind != FF_LVK_STRIPED || cv->kind != FF_LVK_STRIPED)
+    return ff_fb_err(b, line, lp,
+                     "LV %s: not supported yet: a writecache of a %s LV on a "
+                     "%s cachevol (the farm takes linear and striped LVs for "
+                     "both)",
+                     lv->name, lv->segtype ? lv->segtype : "striped",
+                     cv->segtype ? cv->segtype : "striped");
+  if (new_corig(b, vg, li, "_wcorig", corig_uuid) < 0)
+    return -1;
+  lv->kind = FF_LVK_WRITECACHE;
+  lv->segtype = lv->ktype = "writecache";
+  lv->link = (uint32_t)(cv - vg->lvs);
+  cv->kind = FF_LVK_CACHEVOL;
+  cv->link = li;
+  cv->attach_seq = lv->attach_seq = UINT32_MAX; /* (set by the texts) */
+  cv->oldname = cv->name;
+  ff_sb_addf(&nb, "%s_cvol", cv->oldname);
+  if (!(cv->name = ff_sb_detach(&nb, NULL)))
+    return ff_error("out of memory");
   return 0;
 }

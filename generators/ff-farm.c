@@ -242,9 +242,12 @@ ff_fb_add_blob(struct ff_vg *vg, uint32_t pv, uint64_t off, uint64_t len,
 static int lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
                           struct ff_lv *lv);
 
+/* lvm-string.c _lvname_has_reserved_string: in lvm's order (the first
+ * found is the one lvm names) */
 static const char *const reserved_parts[] = {
-  "_mimage",  "_mlog",  "_rimage", "_rmeta", "_tmeta", "_tdata",
-  "_pmspare", "_cmeta", "_cdata",  "_corig", "_cpool", NULL};
+  "_cdata",  "_cmeta", "_corig",  "_cpool",   "_cvol",    "_wcorig",
+  "_mimage", "_mlog",  "_rimage", "_rmeta",   "_tdata",   "_tmeta",
+  "_vdata",  "_imeta", "_iorig",  "_pmspare", "_vorigin", NULL};
 
 /* Is name one lvcreate (taken, the LVs before li) or lvrename (taken:
  * every other LV) accepts in vg?  0, or -1 with lvm's refusal. */
@@ -262,11 +265,11 @@ ff_fb_check_lv_name(struct bctx *b, int line, const char *path,
                        "LV name '%s': lvm refuses it: Names including \"%s\" "
                        "are reserved",
                        name, *rp);
-  if (!strncmp(name, "snapshot", 8))
+  if (!strncmp(name, "snapshot", 8) || !strncmp(name, "pvmove", 6))
     return ff_fb_err(b, line, path,
-                     "LV name '%s': lvm refuses it: Names starting "
-                     "\"snapshot\" are reserved",
-                     name);
+                     "LV name '%s': lvm refuses it: Names starting \"%s\" "
+                     "are reserved",
+                     name, name[0] == 's' ? "snapshot" : "pvmove");
   for (uint32_t o = 0; o < (rename ? vg->nlvs : li); o++) {
     const struct ff_lv *x = &vg->lvs[o];
 
@@ -341,6 +344,12 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
 
           ext += (rg->last - rg->first + 1) * sl->stripes;
         }
+      } else if (sl->kind == FF_LVK_THIN && sl->origin) {
+        /* a thin snapshot or a thin LV of an external origin: the origin's
+         * size (ff_fb_make_thin checks it) */
+        const struct ff_lv *o = ff_fb_find_lv(vg, li, sl->origin);
+
+        ext = o ? o->extents : 1;
       } else if (sl->size) {
         ext = (sl->size + vg->extent_size - 1) / vg->extent_size;
         ext = (ext + sl->stripes - 1) / sl->stripes * sl->stripes;
@@ -394,7 +403,8 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
                                                  sl->stripes, ssize, sl->alloc,
                                                  0, NULL))
         goto out;
-      lv->writes = (uint8_t)ff_spec_lv_writes(sl);
+      if (!lv->writes) /* (a pool's: whether it makes the spare) */
+        lv->writes = (uint8_t)ff_spec_lv_writes(sl);
       if (lv_writes_meta(sl, vg, lv) < 0)
         goto out;
       /* a sub-LV made for a later write has that write's time (lvm:
@@ -480,6 +490,8 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
       ff_sb_addf(&sb, " --poolmetadatasize %lluk",
                  (unsigned long long)(sl->metadata_size >> 10));
     add_cache_opts(&sb, sl->cache_mode, sl->cache_policy);
+    for (char **e = sl->cachesettings; e && *e; e++)
+      ff_sb_addf(&sb, " --cachesettings %s", *e);
     if (lv->kind == FF_LVK_CACHE_POOL && !sl->pmspare)
       ff_sb_add(&sb, " --poolmetadataspare n");
     ff_sb_addf(&sb, " -n %s", lv->name);
@@ -491,6 +503,9 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   if (lv->kind == FF_LVK_THIN_POOL) {
     ff_sb_addf(&sb, " --type thin-pool -l %llu",
                (unsigned long long)lv->extents);
+    if (sl->stripes > 1)
+      ff_sb_addf(&sb, " -i %u -I %lluk", sl->stripes,
+                 (unsigned long long)(sl->stripe_size >> 10));
     if (sl->chunk_size)
       ff_sb_addf(&sb, " -c %lluk", (unsigned long long)(sl->chunk_size >> 10));
     if (sl->metadata_size)
@@ -505,6 +520,21 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
     if (!sl->pmspare)
       ff_sb_add(&sb, " --poolmetadataspare n");
     ff_sb_addf(&sb, " -n %s %s.", lv->name, vg->name);
+    return ff_sb_detach(&sb, NULL);
+  }
+  if (lv->thin_origin || lv->ext_origin) {
+    /* a thin snapshot is skipped by default, a thin LV of an external
+     * origin is not */
+    uint32_t o = lv->thin_origin ? lv->thin_origin : lv->ext_origin;
+    int skip = lv->thin_origin != 0;
+
+    ff_sb_addf(&sb, " -s%s",
+               lv->f.act_skip == skip ? ""
+               : lv->f.act_skip       ? " -ky"
+                                      : " -kn");
+    if (!lv->thin_origin)
+      ff_sb_addf(&sb, " --thinpool %s/%s", vg->name, vg->lvs[lv->link].name);
+    ff_sb_addf(&sb, " -n %s %s/%s.", lv->name, vg->name, vg->lvs[o - 1].name);
     return ff_sb_detach(&sb, NULL);
   }
   if (lv->kind == FF_LVK_THIN || lv->kind == FF_LVK_SNAPSHOT) {
@@ -666,7 +696,8 @@ default_change_description(const struct ff_spec_change *ch,
                            const struct ff_vg *vg, const char *target)
 {
   static const char *const cmd[] = {"vgchange",  "lvchange", "pvchange",
-                                    "lvconvert", "lvrename", "lvextend"};
+                                    "lvconvert", "lvrename", "lvextend",
+                                    "lvconvert"};
   struct ff_sb sb = FF_SB_INIT;
 
   ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
@@ -685,6 +716,8 @@ default_change_description(const struct ff_spec_change *ch,
     }
     ff_sb_addf(&sb, " -L %llu%c", (unsigned long long)v, units[u]);
   }
+  if (ch->cmd == FF_CHG_WRITECACHE)
+    ff_sb_addf(&sb, " --type writecache --cachevol %s", ch->cachevol);
   if (ch->cmd == FF_CHG_CACHE) {
     ff_sb_add(&sb, " --type cache");
     add_cache_opts(&sb, ch->cache_mode, ch->cache_policy);
@@ -811,8 +844,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         ts = &lvt[li];
         /* (lvrename's description names the LV as it was) */
         target = vg->lvs[li].name;
-        if (ch->cmd == FF_CHG_CACHE) {
-          /* the new LV_corig: made by this write */
+        if (ch->cmd == FF_CHG_CACHE || ch->cmd == FF_CHG_WRITECACHE) {
+          /* the new LV_corig (LV_wcorig): made by this write */
           vg->lvs[li].attach_seq = vg->lvs[vg->lvs[li].link].attach_seq =
             w + 1;
           vg->lvs[li].subs[0].time = ch->has_time ? ch->time : prev_time;
@@ -1459,8 +1492,10 @@ ff_farm_free(struct ff_farm *farm)
     free(vg->pvs);
     free(vg->name);
   }
-  for (uint32_t i = 0; i < farm->ntms; i++)
+  for (uint32_t i = 0; i < farm->ntms; i++) {
     ff_thinmeta_free(farm->tms[i].m);
+    free(farm->tms[i].origins);
+  }
   free(farm->tms);
   if (farm->devs)
     for (uint32_t i = 0; i < farm->ndevs; i++)

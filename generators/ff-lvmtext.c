@@ -123,17 +123,20 @@ add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
   /* export.c _print_lv: WRITE becomes WRITE_LOCKED (a flag) in a VG
    * with a system ID; flags.c's order */
   int wr = !lv->f.readonly, locked = wr && tm->write_locked;
+  int skipf = skip || lv->f.act_skip;
+  /* a hidden cachevol is one in use: CACHE_VOL */
+  int cvol = lv->kind == FF_LVK_CACHEVOL && !visible;
 
   ff_sb_addf(sb, "\n%s {\n", name);
   add_uuid_line(sb, lv->uuid);
-  ff_sb_addf(sb, "status = [\"READ\"%s%s%s%s]\nflags = [%s%s%s]\n",
-             wr && !locked ? ", \"WRITE\"" : "",
-             lv->f.fixed_minor ? ", \"FIXED_MINOR\"" : "",
-             visible ? ", \"VISIBLE\"" : "",
-             lv->nosync ? ", \"NOTSYNCED\"" : "",
-             locked ? "\"WRITE_LOCKED\"" : "",
-             locked && (skip || lv->f.act_skip) ? ", " : "",
-             skip || lv->f.act_skip ? "\"ACTIVATION_SKIP\"" : "");
+  ff_sb_addf(
+    sb, "status = [\"READ\"%s%s%s%s]\nflags = [%s%s%s%s%s]\n",
+    wr && !locked ? ", \"WRITE\"" : "",
+    lv->f.fixed_minor ? ", \"FIXED_MINOR\"" : "",
+    visible ? ", \"VISIBLE\"" : "", lv->nosync ? ", \"NOTSYNCED\"" : "",
+    locked ? "\"WRITE_LOCKED\"" : "", locked && skipf ? ", " : "",
+    skipf ? "\"ACTIVATION_SKIP\"" : "", cvol && (locked || skipf) ? ", " : "",
+    cvol ? "\"CACHE_VOL\"" : "");
   if (tags)
     ff_sb_addf(sb, "tags = %s\n", tags);
   ff_sb_addf(sb, "creation_time = %lld\n", (long long)lv->time);
@@ -239,7 +242,13 @@ add_thin(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
   add_virtual_seg(sb, lv->extents, "thin");
   ff_sb_addf(sb, "thin_pool = \"%s\"\ntransaction_id = %llu\n",
              vg->lvs[lv->link].name, (unsigned long long)lv->transaction_id);
-  ff_sb_addf(sb, "device_id = %u\n}\n}\n", lv->device_id);
+  ff_sb_addf(sb, "device_id = %u\n", lv->device_id);
+  if (lv->ext_origin)
+    ff_sb_addf(sb, "external_origin = \"%s\"\n",
+               vg->lvs[lv->ext_origin - 1].name);
+  if (lv->thin_origin)
+    ff_sb_addf(sb, "origin = \"%s\"\n", vg->lvs[lv->thin_origin - 1].name);
+  ff_sb_add(sb, "}\n}\n");
 }
 
 /* snapshotN over COW LV cow: VISIBLE in its status, yet among the
@@ -300,6 +309,8 @@ add_cache_pool(struct ff_sb *sb, const struct ff_lv *lv,
     ff_sb_addf(sb, "cache_mode = \"%s\"\n", modes[mode % 4]);
   if (policy)
     ff_sb_addf(sb, "policy = \"%s\"\n", policies[policy % 3]);
+  if (lv->policy_settings)
+    ff_sb_addf(sb, "policy_settings {\n%s}\n", lv->policy_settings);
   ff_sb_add(sb, "}\n}\n");
 }
 
@@ -317,6 +328,16 @@ add_cache(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
     return;
   }
   add_head(sb, lv, lv->name, tm, tags, 1, 0, 1);
+  if (lv->kind == FF_LVK_WRITECACHE) {
+    /* writecache.c _writecache_text_export (lvm's default block size for
+     * an LV with no file system: 4096) */
+    add_virtual_seg(sb, lv->extents, "writecache");
+    ff_sb_addf(sb,
+               "writecache = \"%s\"\norigin = \"%s\"\n"
+               "writecache_block_size = 4096\n}\n}\n",
+               vg->lvs[lv->link].name, co->name);
+    return;
+  }
   add_virtual_seg(sb, lv->extents, "cache");
   ff_sb_addf(sb, "cache_pool = \"%s\"\norigin = \"%s\"\n}\n}\n",
              vg->lvs[lv->link].name, co->name);
@@ -336,9 +357,15 @@ add_attached_pools(struct ff_sb *sb, const struct ff_vg *vg, uint32_t nlvs,
     for (uint32_t i = 0; i < nlvs; i++) {
       const struct ff_lv *p = &vg->lvs[i];
 
-      if (p->kind != FF_LVK_CACHE_POOL || !attached(p, seqno))
+      if ((p->kind != FF_LVK_CACHE_POOL && p->kind != FF_LVK_CACHEVOL) ||
+          !attached(p, seqno))
         continue;
-      if (p->attach_seq == at)
+      if (p->attach_seq == at && p->kind == FF_LVK_CACHEVOL) {
+        /* a writecache's cachevol: LV_cvol, hidden, CACHE_VOL */
+        add_head(sb, p, p->name, meta, meta->lv_tags ? meta->lv_tags[i] : NULL,
+                 0, 0, p->nsegs);
+        add_striped_segs(sb, p->segs, p->nsegs);
+      } else if (p->attach_seq == at)
         add_cache_pool(sb, p, &vg->lvs[p->link], 1, meta,
                        meta->lv_tags ? meta->lv_tags[i] : NULL);
       else if (p->attach_seq < at && p->attach_seq > next)
@@ -426,9 +453,15 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
       else if (lv->kind == FF_LVK_CACHE_POOL) {
         if (!attached(lv, seqno))
           add_cache_pool(&sb, lv, NULL, 0, meta, tags);
-      } else if (lv->kind == FF_LVK_CACHE)
+      } else if (lv->kind == FF_LVK_CACHE || lv->kind == FF_LVK_WRITECACHE)
         add_cache(&sb, vg, lv, attached(lv, seqno), meta, tags);
-      else if (lv->kind == FF_LVK_SNAPSHOT) {
+      else if (lv->kind == FF_LVK_CACHEVOL) {
+        /* before the write that makes it a cachevol: the LV it was */
+        if (!attached(lv, seqno)) {
+          add_head(&sb, lv, name_at(lv, 0), meta, tags, 1, 0, lv->nsegs);
+          add_striped_segs(&sb, lv->segs, lv->nsegs);
+        }
+      } else if (lv->kind == FF_LVK_SNAPSHOT) {
         /* the COW: VISIBLE until write 2 makes it the snapshot's */
         add_head(&sb, lv, lv->name, meta, tags, (int)i == cur && ph == 0, 0,
                  lv->nsegs);
@@ -466,9 +499,9 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           }
           continue;
         }
-        if (top->kind == FF_LVK_CACHE) {
+        if (top->kind == FF_LVK_CACHE || top->kind == FF_LVK_WRITECACHE) {
           /* lvcreate --type cache made LV_corig with the LV; an
-           * lvconvert's comes after every LV (below) */
+           * lvconvert's (and LV_wcorig) comes after every LV (below) */
           if (pass == 1 && top->writes == 2 && attached(top, seqno))
             add_lv(&sb, &top->subs[0], meta, NULL, 0, 0, 0);
           continue;
@@ -496,8 +529,8 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
       for (uint32_t i = 0; i < nlvs; i++) {
         const struct ff_lv *top = &vg->lvs[i];
 
-        if (top->kind != FF_LVK_CACHE || top->writes == 2 ||
-            !attached(top, seqno))
+        if ((top->kind != FF_LVK_CACHE && top->kind != FF_LVK_WRITECACHE) ||
+            top->writes == 2 || !attached(top, seqno))
           continue;
         if (top->attach_seq == at)
           add_lv(&sb, &top->subs[0], meta, NULL, 0, 0, 0);

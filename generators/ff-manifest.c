@@ -162,6 +162,12 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
                         json_integer((json_int_t)lv->device_id));
     json_object_set_new(o, "transaction_id",
                         json_integer((json_int_t)lv->transaction_id));
+    if (lv->thin_origin)
+      json_object_set_new(o, "origin",
+                          json_string(vg->lvs[lv->thin_origin - 1].name));
+    if (lv->ext_origin)
+      json_object_set_new(o, "external_origin",
+                          json_string(vg->lvs[lv->ext_origin - 1].name));
   } else {
     json_object_set_new(o, "origin", json_string(vg->lvs[lv->link].name));
     json_object_set_new(o, "chunk_size",
@@ -175,7 +181,8 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
 static int
 has_pv_segs(const struct ff_lv *lv)
 {
-  return lv->kind == FF_LVK_STRIPED || lv->kind == FF_LVK_SNAPSHOT;
+  return lv->kind == FF_LVK_STRIPED || lv->kind == FF_LVK_SNAPSHOT ||
+         lv->kind == FF_LVK_CACHEVOL;
 }
 
 static json_t *
@@ -220,13 +227,14 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
                 (int)seg->stripes, "stripe_size", (json_int_t)seg->stripe_size,
                 "areas", areas));
   }
-  o =
-    json_pack("{s:s, s:o, s:I, s:I, s:I, s:o, s:b}", "name", lv->name, "uuid",
-              uuid_json(lv->uuid), "extents", (json_int_t)lv->extents, "size",
-              (json_int_t)(lv->extents * vg->extent_size), "creation_time",
-              (json_int_t)lv->time, "segments", segs, "visible",
-              lv->role == FF_SUB_NONE &&
-                !(lv->kind == FF_LVK_CACHE_POOL && lv->attach_seq));
+  o = json_pack(
+    "{s:s, s:o, s:I, s:I, s:I, s:o, s:b}", "name", lv->name, "uuid",
+    uuid_json(lv->uuid), "extents", (json_int_t)lv->extents, "size",
+    (json_int_t)(lv->extents * vg->extent_size), "creation_time",
+    (json_int_t)lv->time, "segments", segs, "visible",
+    lv->role == FF_SUB_NONE &&
+      !((lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHEVOL) &&
+        lv->attach_seq));
   if (!o)
     return NULL;
   if (lv->role != FF_SUB_NONE) {
@@ -235,6 +243,15 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
       o, "role", json_string(ff_sub_role_name((enum ff_sub_role)lv->role)));
   } else if (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID)
     mirror_raid_json(o, vg, lv);
+  else if (lv->kind == FF_LVK_WRITECACHE) {
+    /* lvconvert --type writecache: over LV_cvol and LV_wcorig */
+    json_object_set_new(o, "type", json_string("writecache"));
+    json_object_set_new(o, "dm_type", json_string("writecache"));
+    json_object_set_new(o, "cachevol", json_string(vg->lvs[lv->link].name));
+    json_object_set_new(o, "origin", json_string(lv->subs[0].name));
+    json_object_set_new(o, "block_size", json_integer(4096));
+  } else if (lv->kind == FF_LVK_CACHEVOL)
+    json_object_set_new(o, "cachevol_of", json_string(vg->lvs[lv->link].name));
   else if (lv->kind != FF_LVK_STRIPED)
     thin_snap_json(o, vg, lv);
   return o;

@@ -9,6 +9,7 @@
 #include "ff-error.h"
 #include "ff-util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <stdio.h>
@@ -384,8 +385,9 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
 /* The keys only a thin or cache pool, thin or cache LV or snapshot
  * takes. */
 static const char *const ts_keys[] = {
-  "chunk_size", "metadata_size", "discards",  "zero",   "pmspare", "pool",
-  "origin",     "cow_header",    "cachemode", "policy", NULL};
+  "chunk_size", "metadata_size", "discards",      "zero",
+  "pmspare",    "pool",          "origin",        "cow_header",
+  "cachemode",  "policy",        "cachesettings", NULL};
 
 /* Which of ts_keys each of those types takes, as a string of ' ' and 'x'
  * in ts_keys' order. */
@@ -393,9 +395,9 @@ static int
 ts_key_ok(enum ff_lv_kind kind, unsigned k)
 {
   static const char *const ok[] = {
-    [FF_LVK_THIN_POOL] = "xxxxx     ", [FF_LVK_THIN] = "     x    ",
-    [FF_LVK_SNAPSHOT] = "x     xx  ",  [FF_LVK_CACHE_POOL] = "xx  x   xx",
-    [FF_LVK_CACHE] = "     x  xx",
+    [FF_LVK_THIN_POOL] = "xxxxx      ", [FF_LVK_THIN] = "     xx    ",
+    [FF_LVK_SNAPSHOT] = "x     xx   ",  [FF_LVK_CACHE_POOL] = "xx  x   xxx",
+    [FF_LVK_CACHE] = "     x  xx ",
   };
 
   return kind < sizeof ok / sizeof *ok && ok[kind] && ok[kind][k] == 'x';
@@ -460,6 +462,61 @@ ff_sp_cache_opts(const struct ff_spec_ctx *c, const config_setting_t *g,
   return 0;
 }
 
+/* stripes (at least min; default 2, or 1 when min is 1) and stripe_size
+ * (default 64 KiB) of a striped LV or a thin pool's data (-i, -I). */
+static int
+parse_stripes(const struct ff_spec_ctx *c, const config_setting_t *g,
+              const char *path, struct ff_spec_lv *lv, unsigned min)
+{
+  char kp[256];
+
+  lv->stripes = min > 1 ? min : 1;
+  lv->stripe_size = 64 * 1024;
+  if (ff_cfg_uint(c->file, g, path, "stripes", min, 128, &lv->stripes) < 0 ||
+      ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0)
+    return -1;
+  if (!ff_sp_is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
+    ff_cfg_join(kp, sizeof kp, path, "stripe_size");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"), kp,
+                      "%llu is not a power of 2 of at least 4 KiB",
+                      (unsigned long long)lv->stripe_size);
+  }
+  return 0;
+}
+
+/* cachesettings of a cache pool (lvcreate --cachesettings, each a
+ * NAME=NUMBER as dm-cache's policies take them). */
+static int
+parse_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                    const char *path, struct ff_spec_lv *lv)
+{
+  const config_setting_t *s = config_setting_get_member(g, "cachesettings");
+  char kp[256];
+  int n;
+
+  if (!s)
+    return 0;
+  ff_cfg_join(kp, sizeof kp, path, "cachesettings");
+  n = config_setting_length(s);
+  if (ff_sp_strlist(c, g, path, "cachesettings", (unsigned)(n > 0 ? n : 1), 0,
+                    &lv->cachesettings) < 0)
+    return -1;
+  for (char **e = lv->cachesettings; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    size_t k = 0;
+
+    while (*e + k < eq && (isalnum((unsigned char)(*e)[k]) || (*e)[k] == '_'))
+      k++;
+    if (!eq || eq == *e || *e + k != eq || !eq[1] ||
+        strspn(eq + 1, "0123456789") != strlen(eq + 1))
+      return ff_cfg_err(c->file, s, kp,
+                        "'%s' is not NAME=NUMBER (lvcreate --cachesettings "
+                        "migration_threshold=2048)",
+                        *e);
+  }
+  return 0;
+}
+
 /* The keys of a thin pool, thin LV or snapshot group (type parsed; for a
  * pool, lv->new_spare set by the VG from the groups before it). */
 static int
@@ -482,7 +539,8 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
                         "%s needs type = \"mirror\" or a raid type", *k);
     }
   for (const char *const *k = not_yet; *k; k++)
-    if ((s = config_setting_get_member(g, *k))) {
+    if ((s = config_setting_get_member(g, *k)) &&
+        !(lv->kind == FF_LVK_THIN_POOL && !strncmp(*k, "stripe", 6))) {
       ff_cfg_join(kp, sizeof kp, path, *k);
       return ff_cfg_err(
         c->file, s, kp, "not supported yet for type %s%s", tname,
@@ -500,17 +558,15 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
                         ts_keys[k]);
     }
   lv->stripes = 1;
-  if (ff_sp_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0)
+  /* lvcreate --type thin-pool -i N -I S: the data striped */
+  if (lv->kind == FF_LVK_THIN_POOL && parse_stripes(c, g, path, lv, 1) < 0)
+    return -1;
+  if (ff_sp_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0 ||
+      parse_cachesettings(c, g, path, lv) < 0)
     return -1;
   switch (lv->kind) {
   case FF_LVK_THIN_POOL:
   case FF_LVK_CACHE_POOL:
-    if (lv->count != 1) {
-      ff_cfg_join(kp, sizeof kp, path, "count");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "count"), kp,
-                        "not supported yet for type %s (one pool per group)",
-                        tname);
-    }
     lv->zero = lv->kind == FF_LVK_THIN_POOL;
     lv->pmspare = 1;
     if (ff_cfg_size(c->file, g, path, "chunk_size", &lv->chunk_size) < 0 ||
@@ -569,8 +625,30 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
     break;
   case FF_LVK_THIN:
   case FF_LVK_CACHE:
-    if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0)
+    if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0 ||
+        ff_cfg_str(c->file, g, path, "origin", &lv->origin) < 0)
       return -1;
+    if (lv->origin) {
+      /* lvcreate -s VG/THIN: a thin snapshot, in its origin's pool, of its
+       * origin's size, skipped by activation unless -kn; with a pool
+       * (lvcreate -s --thinpool POOL VG/LV), LV is an external origin */
+      static const char *const own[] = {"size", "fill", NULL};
+
+      for (const char *const *k = own; *k; k++)
+        if ((s = config_setting_get_member(g, *k))) {
+          ff_cfg_join(kp, sizeof kp, path, *k);
+          return ff_cfg_err(c->file, s, kp,
+                            "a thin snapshot (origin = \"%s\") takes its "
+                            "size from its origin",
+                            lv->origin);
+        }
+      lv->activation_skip = !lv->pool;
+      if (ff_cfg_bool(c->file, g, path, "activation_skip",
+                      &lv->activation_skip) < 0)
+        return -1;
+      nuuids = 0;
+      break;
+    }
     if (!lv->pool)
       return ff_cfg_err(c->file, g, path,
                         "type %s needs pool = \"NAME\" (a %s-pool LV of "
@@ -728,16 +806,44 @@ int
 ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
          const char *path, struct ff_spec_lv *lv)
 {
-  static const char *const keys[] = {
-    "count",       "name",          "type",        "stripes",
-    "stripe_size", "size",          "fill",        "alloc",
-    "placement",   "time",          "description", "uuid",
-    "tags",        "mirrors",       "region_size", "mirror_log",
-    "nosync",      "uuids",         "write_times", "descriptions",
-    "chunk_size",  "metadata_size", "discards",    "zero",
-    "pmspare",     "pool",          "origin",      "cow_header",
-    "cachemode",   "policy",        "permission",  "activation_skip",
-    "read_ahead",  "minor",         "major",       NULL};
+  static const char *const keys[] = {"count",
+                                     "name",
+                                     "type",
+                                     "stripes",
+                                     "stripe_size",
+                                     "size",
+                                     "fill",
+                                     "alloc",
+                                     "placement",
+                                     "time",
+                                     "description",
+                                     "uuid",
+                                     "tags",
+                                     "mirrors",
+                                     "region_size",
+                                     "mirror_log",
+                                     "nosync",
+                                     "uuids",
+                                     "write_times",
+                                     "descriptions",
+                                     "chunk_size",
+                                     "metadata_size",
+                                     "discards",
+                                     "zero",
+                                     "pmspare",
+                                     "pool",
+                                     "origin",
+                                     "cow_header",
+                                     "cachemode",
+                                     "policy",
+                                     "permission",
+                                     "activation_skip",
+                                     "cachesettings",
+                                     "read_ahead",
+                                     "minor",
+                                     "major",
+                                     NULL};
+  const config_setting_t *s;
   char *type = NULL;
   char kp[256];
   int have_size, have_fill, r;
@@ -780,20 +886,10 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
     }
   } else if (!strcmp(type, "striped")) {
     lv->striped = 1;
-    lv->stripes = 2;
-    lv->stripe_size = 64 * 1024;
-    if (ff_cfg_uint(c->file, g, path, "stripes", 2, 128, &lv->stripes) < 0 ||
-        ff_cfg_size(c->file, g, path, "stripe_size", &lv->stripe_size) < 0) {
-      free(type);
+    free(type);
+    type = NULL;
+    if (parse_stripes(c, g, path, lv, 2) < 0)
       return -1;
-    }
-    if (!ff_sp_is_pow2(lv->stripe_size) || lv->stripe_size < 4096) {
-      free(type);
-      ff_cfg_join(kp, sizeof kp, path, "stripe_size");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "stripe_size"),
-                        kp, "%llu is not a power of 2 of at least 4 KiB",
-                        (unsigned long long)lv->stripe_size);
-    }
   } else if (parse_segtype(type, lv) == 0) {
     free(type);
     if (parse_mirror_raid(c, g, path, lv) < 0)
@@ -865,8 +961,24 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
                           "%s needs type = \"mirror\" or a raid type", *k);
       }
 
-  if (ff_sp_alloc(c, g, path, 0, &lv->alloc) < 0 ||
-      ff_sp_lv_flags(c, g, path, lv) < 0)
+  if (ff_sp_alloc(c, g, path, 0, &lv->alloc) < 0)
+    return -1;
+  if (lv->kind == FF_LVK_THIN && lv->origin) {
+    /* (activation_skip read above; the size is the origin's) */
+    static const char *const flags[] = {"permission", "read_ahead", "minor",
+                                        "major", NULL};
+
+    for (const char *const *k = flags; *k; k++)
+      if ((s = config_setting_get_member(g, *k))) {
+        ff_cfg_join(kp, sizeof kp, path, *k);
+        return ff_cfg_err(c->file, s, kp,
+                          "%s is supported for linear and striped LVs only "
+                          "(not yet for a thin snapshot)",
+                          *k);
+      }
+    return 0;
+  }
+  if (ff_sp_lv_flags(c, g, path, lv) < 0)
     return -1;
 
   have_size = ff_cfg_size(c->file, g, path, "size", &lv->size);

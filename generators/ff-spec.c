@@ -54,7 +54,7 @@ static const struct {
   {"pvchange", FF_CHG_PV, {"pv", "addtag", "deltag", "allocatable", NULL}},
   {"lvconvert",
    FF_CHG_CACHE,
-   {"lv", "pool", "cachemode", "policy", "uuid", NULL}},
+   {"lv", "type", "pool", "cachevol", "cachemode", "policy", "uuid", NULL}},
   {"lvrename", FF_CHG_RENAME, {"lv", "new_name", NULL}},
   {"lvextend", FF_CHG_EXTEND, {"lv", "size", NULL}},
 };
@@ -80,7 +80,8 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
     "policy",      "uuid",       "resizeable",
     "allocatable", "permission", "activation_skip",
     "read_ahead",  "minor",      "major",
-    "new_name",    "size",       NULL};
+    "new_name",    "size",       "type",
+    "cachevol",    NULL};
   char *cmd = NULL, kp[256];
   const char *name;
   unsigned ci = 0, nc = sizeof change_cmds / sizeof change_cmds[0];
@@ -169,18 +170,60 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
     return ff_cfg_err(c->file, g, path,
                       "a pvchange needs pv = N (the PV's index in the VG)");
   switch (ch->cmd) {
-  case FF_CHG_CACHE:
-    /* lvconvert --type cache --cachepool POOL VG/LV */
-    if (ff_cfg_str(c->file, g, path, "pool", &ch->pool) < 0 ||
+  case FF_CHG_CACHE: {
+    /* lvconvert --type cache --cachepool POOL VG/LV, or --type writecache
+     * --cachevol LV2 VG/LV */
+    char *type = NULL;
+
+    if (ff_cfg_str(c->file, g, path, "type", &type) < 0 ||
+        ff_cfg_str(c->file, g, path, "pool", &ch->pool) < 0 ||
+        ff_cfg_str(c->file, g, path, "cachevol", &ch->cachevol) < 0 ||
         ff_sp_cache_opts(c, g, path, &ch->cache_mode, &ch->cache_policy) < 0 ||
-        ff_sp_uuid(c, g, path, "uuid", &ch->uuid) < 0)
+        ff_sp_uuid(c, g, path, "uuid", &ch->uuid) < 0) {
+      free(type);
       return -1;
+    }
+    if (type && strcmp(type, "cache") && strcmp(type, "writecache")) {
+      ff_cfg_join(kp, sizeof kp, path, "type");
+      r =
+        ff_cfg_err(c->file, config_setting_get_member(g, "type"), kp,
+                   "'%s' is not cache or writecache (lvconvert --type)", type);
+      free(type);
+      return r;
+    }
+    if (type && !strcmp(type, "writecache")) {
+      static const char *const no[] = {"pool", "cachemode", "policy", NULL};
+
+      free(type);
+      ch->cmd = FF_CHG_WRITECACHE;
+      for (const char *const *k = no; *k; k++)
+        if (config_setting_get_member(g, *k)) {
+          ff_cfg_join(kp, sizeof kp, path, *k);
+          return ff_cfg_err(c->file, config_setting_get_member(g, *k), kp,
+                            "an lvconvert --type writecache takes no %s", *k);
+        }
+      if (!ch->cachevol)
+        return ff_cfg_err(c->file, g, path,
+                          "an lvconvert --type writecache needs cachevol = "
+                          "\"NAME\" (lvconvert --type writecache --cachevol "
+                          "LV2 VG/LV)");
+      return 0;
+    }
+    free(type);
+    if (ch->cachevol) {
+      ff_cfg_join(kp, sizeof kp, path, "cachevol");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "cachevol"), kp,
+                        "not supported yet: lvconvert --type cache "
+                        "--cachevol (give a cache pool: pool = \"NAME\"; "
+                        "or type = \"writecache\")");
+    }
     if (!ch->pool)
       return ff_cfg_err(c->file, g, path,
                         "an lvconvert needs lv = \"NAME\" and pool = "
                         "\"NAME\" (lvconvert --type cache --cachepool POOL "
                         "VG/LV)");
     return 0;
+  }
   case FF_CHG_RENAME:
     if (!ch->new_name)
       return ff_cfg_err(c->file, g, path,
@@ -815,12 +858,15 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
                           "\"anywhere\" may share PVs)",
                           vg->lvs[i].segtype, vg->lvs[i].images, vg->pvs,
                           vg->pvs == 1 ? "" : "s");
-      if (vg->lvs[i].kind == FF_LVK_STRIPED && vg->lvs[i].stripes > vg->pvs)
-        return ff_cfg_err(
-          c->file, e, ep,
-          "%u stripes need at least %u PVs in the VG, the group "
-          "has %u",
-          vg->lvs[i].stripes, vg->lvs[i].stripes, vg->pvs);
+      if ((vg->lvs[i].kind == FF_LVK_STRIPED ||
+           vg->lvs[i].kind == FF_LVK_THIN_POOL) &&
+          vg->lvs[i].stripes > vg->pvs)
+        return ff_cfg_err(c->file, e, ep,
+                          "%u stripes need at least %u PVs in the VG, the "
+                          "group has %u (lvm: \"Number of stripes (%u) must "
+                          "not exceed number of physical volumes (%u)\")",
+                          vg->lvs[i].stripes, vg->lvs[i].stripes, vg->pvs,
+                          vg->lvs[i].stripes, vg->pvs);
       for (unsigned k = 0; k < vg->lvs[i].nplace * vg->lvs[i].stripes; k++)
         if (vg->lvs[i].place[k].pv >= vg->pvs) {
           char pp[300];
@@ -834,7 +880,10 @@ parse_vg(const struct ff_spec_ctx *c, const config_setting_t *g,
             pp, "PV %u is not in the VG (its PVs are 0 to %u)",
             vg->lvs[i].place[k].pv, vg->pvs - 1);
         }
-      nlv_total += (int64_t)vg->lvs[i].count * ff_spec_lv_writes(&vg->lvs[i]);
+      /* (of a group of pools only the first makes the spare: one write
+       * more) */
+      nlv_total += (int64_t)vg->lvs[i].count * ff_spec_lv_writes(&vg->lvs[i]) -
+                   (int64_t)(vg->lvs[i].count - 1) * vg->lvs[i].new_spare;
     }
   }
   ff_cfg_join(kp, sizeof kp, path, "max_pv");
@@ -1222,6 +1271,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->lvs[j].descriptions[2]);
       free(vg->lvs[j].pool);
       free(vg->lvs[j].origin);
+      free_strv(vg->lvs[j].cachesettings);
     }
     free(vg->lvs);
     free(vg->name);
@@ -1239,6 +1289,7 @@ ff_spec_free(struct ff_spec *sp)
       free_strv(vg->changes[j].deltag);
       free(vg->changes[j].description);
       free(vg->changes[j].new_name);
+      free(vg->changes[j].cachevol);
     }
     free(vg->changes);
     free_strv(vg->device_ids);

@@ -89,6 +89,9 @@ enum ff_lv_kind {
   FF_LVK_SNAPSHOT,   /* the COW LV of an old-style snapshot (and snapshotN) */
   FF_LVK_CACHE_POOL, /* _cmeta, _cdata and maybe the VG's lvol0_pmspare */
   FF_LVK_CACHE,      /* an LV cached by an earlier cache pool (_corig) */
+  /* made by changes only (lvconvert --type writecache --cachevol): */
+  FF_LVK_WRITECACHE, /* an LV with a writecache (_wcorig) */
+  FF_LVK_CACHEVOL,   /* the linear LV it caches with (renamed LV_cvol) */
 };
 
 /* lvcreate/lvconvert --cachemode: FF_CACHE_MODE_NONE writes no line (a
@@ -147,7 +150,9 @@ struct ff_spec_lv {
   char *pool;    /* thin, cache: the pool's LV name */
   enum ff_cache_mode cache_mode;     /* cache pool, cache */
   enum ff_cache_policy cache_policy; /* cache pool, cache */
-  char *origin;                      /* snapshot: the origin's LV name */
+  char **cachesettings; /* cache pool: --cachesettings NAME=VALUE, in
+                         * order; NULL-terminated, or NULL */
+  char *origin;         /* snapshot: the origin's LV name */
   int cow_header;       /* snapshot: the kernel's exception store header */
   unsigned stripes;     /* 1 for linear, mirror, raid1; raid: data stripes */
   uint64_t stripe_size; /* bytes, 0 for linear, mirror, raid1 */
@@ -182,14 +187,16 @@ enum ff_change_cmd {
   FF_CHG_PV,
   FF_CHG_CACHE,
   FF_CHG_RENAME,
-  FF_CHG_EXTEND
+  FF_CHG_EXTEND,
+  FF_CHG_WRITECACHE
 };
 
 struct ff_spec_change {
   int line;
   enum ff_change_cmd cmd;
-  char *lv;   /* lvchange, lvconvert: the LV's name (as rendered) */
-  char *pool; /* lvconvert: the cache pool's name */
+  char *lv;       /* lvchange, lvconvert: the LV's name (as rendered) */
+  char *pool;     /* lvconvert --type cache: the cache pool's name */
+  char *cachevol; /* lvconvert --type writecache: the cachevol's */
   enum ff_cache_mode cache_mode;
   enum ff_cache_policy cache_policy;
   char *uuid;    /* lvconvert: the new LV_corig's, raw, or NULL */

@@ -23,7 +23,9 @@
  *            thin LV may carry the thin-pool table on "VG-POOL" itself;
  *   thin:    "thin TPOOL DEVICE_ID" over the pool's virtual size;
  *   origin:  "VG-LV" is "snapshot-origin REAL", its segments are checked
- *            on "VG-LV-real";
+ *            on "VG-LV-real"; an external origin of thin LVs likewise,
+ *            "VG-LV" being "linear REAL 0" and the thin LV "thin TPOOL
+ *            DEVICE_ID REAL";
  *   snapshot "VG-SNAP" is "snapshot REAL COW P CHUNK", the COW's
  *            segments are checked on "VG-SNAP-cow";
  * the pool metadata spare and the hidden snapshotN LV have no dm device.
@@ -32,6 +34,9 @@
  *            (CMETA, CDATA: the pool's _cmeta and _cdata LVs' devices,
  *            CORIG the LV's _corig, which has its segments);
  *   a cache pool has no dm device of its own.
+ * Writecache LVs (lvconvert --type writecache --cachevol):
+ *   writecache: "writecache s ORIGIN CVOL 4096 0" (ORIGIN: LV_wcorig with
+ *            the LV's segments, CVOL: LV_cvol, linear on its PVs).
  *
  * Where the tables come from:
  *   default      libdevmapper: DM_DEVICE_LIST, then DM_DEVICE_TABLE each;
@@ -895,6 +900,7 @@ check_thin(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
            char *why, size_t whysize)
 {
   const char *pool = json_string_value(json_object_get(lv, "pool"));
+  const char *ext = json_string_value(json_object_get(lv, "external_origin"));
   uint64_t len =
     json_integer_value(json_object_get(lv, "extents")) * extent / 512;
   char dev[512], tpool[520], want[32];
@@ -913,6 +919,27 @@ check_thin(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
     return false;
   snprintf(want, sizeof want, "%" PRId64,
            (int64_t)json_integer_value(json_object_get(lv, "device_id")));
+  if (ext) {
+    /* "thin TPOOL DEVICE_ID EXTERNAL": the external origin's -real */
+    char *copy, *w[MAX_WORDS], real[520];
+    size_t n = words(x->params, &copy, w, MAX_WORDS);
+    bool ok;
+
+    dm_name(vgname, ext, real, sizeof real - 5);
+    strcat(real, "-real");
+    ok = n == 3 && check_devword(tpool, w[0], "the pool", why, whysize) &&
+         check_devword(real, w[2], "the external origin", why, whysize);
+    if (ok && strcmp(w[1], want) != 0) {
+      snprintf(why, whysize, "device id %s, expected %s", w[1], want);
+      ok = false;
+    } else if (!ok && n != 3)
+      snprintf(why, whysize,
+               "thin params \"%.120s\": expected the pool, the device id "
+               "and the external origin",
+               x->params);
+    free(copy);
+    return ok;
+  }
   return check_params(x, 1, dp, what, want, NULL, why, whysize);
 }
 
@@ -1006,6 +1033,55 @@ check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
   return check_params(x, 3, dp, what, want, NULL, why, whysize);
 }
 
+/* A writecache LV: "writecache s ORIGIN CVOL BLOCK_SIZE 0" over its size
+ * (libdm _writecache_emit_segment_line: an SSD cache, no optional
+ * arguments: lvm sets none unless --cachesettings asks). */
+static bool
+check_writecache(const char *vgname, json_t *lv, uint64_t extent,
+                 struct targets *t, char *why, size_t whysize)
+{
+  const char *cvol = json_string_value(json_object_get(lv, "cachevol"));
+  const char *origin = json_string_value(json_object_get(lv, "origin"));
+  char dev[512], devs[2][512], want[64], *copy, *w[MAX_WORDS];
+  const struct target *x;
+  size_t n;
+  bool ok = false;
+
+  if (!cvol || !origin) {
+    snprintf(why, whysize, "the manifest names no cachevol or origin");
+    return false;
+  }
+  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
+          sizeof dev);
+  if (!(x = one_target(t, dev, "writecache",
+                       json_integer_value(json_object_get(lv, "extents")) *
+                         extent / 512,
+                       why, whysize)))
+    return false;
+  dm_name(vgname, cvol, devs[0], sizeof devs[0]);
+  dm_name(vgname, origin, devs[1], sizeof devs[1]);
+  snprintf(want, sizeof want, "%" PRId64 " 0",
+           (int64_t)json_integer_value(json_object_get(lv, "block_size")));
+  n = words(x->params, &copy, w, MAX_WORDS);
+  if (n != 5 || strcmp(w[0], "s") != 0)
+    snprintf(why, whysize,
+             "writecache params \"%.120s\": expected s, the origin, the "
+             "cachevol, %s",
+             x->params, want);
+  else if (check_devword(devs[1], w[1], "the origin", why, whysize) &&
+           check_devword(devs[0], w[2], "the cachevol", why, whysize)) {
+    char got[64];
+
+    snprintf(got, sizeof got, "%s %s", w[3], w[4]);
+    ok = !strcmp(got, want);
+    if (!ok)
+      snprintf(why, whysize, "\"%s\" after the devices, expected \"%s\"", got,
+               want);
+  }
+  free(copy);
+  return ok;
+}
+
 /* Does the cache pool named by parent (a JSON string) cache an LV? */
 static bool
 cache_pool_used(json_t *vg, json_t *parent)
@@ -1024,9 +1100,12 @@ cache_pool_used(json_t *vg, json_t *parent)
   return false;
 }
 
-/* Is lv the origin of an old-style snapshot of vg? */
+/* Is lv the origin of an old-style snapshot of vg (key "origin" of a
+ * snapshot), or an external origin of a thin LV (key "external_origin"
+ * of a thin LV)? */
 static bool
-is_origin(json_t *vg, const char *lvname)
+is_origin_of(json_t *vg, const char *lvname, const char *type_want,
+             const char *key)
 {
   json_t *lvs = json_object_get(vg, "lvs"), *o;
   size_t i;
@@ -1034,13 +1113,19 @@ is_origin(json_t *vg, const char *lvname)
   json_array_foreach(lvs, i, o)
   {
     const char *type = json_string_value(json_object_get(o, "type"));
-    const char *origin = json_string_value(json_object_get(o, "origin"));
+    const char *origin = json_string_value(json_object_get(o, key));
 
-    if (type && strcmp(type, "snapshot") == 0 && origin &&
+    if (type && strcmp(type, type_want) == 0 && origin &&
         strcmp(origin, lvname) == 0)
       return true;
   }
   return false;
+}
+
+static bool
+is_origin(json_t *vg, const char *lvname)
+{
+  return is_origin_of(vg, lvname, "snapshot", "origin");
 }
 
 /* Check one segment against one target; false with WHY on a mismatch.
@@ -1285,6 +1370,11 @@ main(int argc, char **argv)
         nseg = 1;
         goto verdict;
       }
+      if (type && strcmp(type, "writecache") == 0) {
+        ok = check_writecache(vgname, lv, extent, &t, why, sizeof why);
+        nseg = 1;
+        goto verdict;
+      }
       if (role && (strcmp(role, "cmeta") == 0 || strcmp(role, "cdata") == 0) &&
           !cache_pool_used(vg, json_object_get(lv, "parent"))) {
         /* a cache pool that caches nothing is not activated */
@@ -1309,18 +1399,21 @@ main(int argc, char **argv)
           printf("OK %s/%s: no dm device (cache pool)\n", vgname, lvname);
         continue;
       }
-      if (is_origin(vg, lvname)) {
-        /* VG-LV is the snapshot-origin over VG-LV-real, which has the
-         * LV's segments */
+      if (is_origin(vg, lvname) ||
+          is_origin_of(vg, lvname, "thin", "external_origin")) {
+        /* VG-LV is the snapshot-origin (an external origin of thin LVs:
+         * a linear device) over VG-LV-real, which has the LV's segments */
+        bool snap = is_origin(vg, lvname);
+        const char *dp[] = {dev}, *what[] = {"the origin's real device"};
         const struct target *x;
 
         snprintf(dev, sizeof dev, "%s-real", name);
-        x = one_target(&t, name, "snapshot-origin",
+        x = one_target(&t, name, snap ? "snapshot-origin" : "linear",
                        json_integer_value(json_object_get(lv, "extents")) *
                          extent / 512,
                        why, sizeof why);
-        if (!x || !check_devword(dev, x->params, "the origin's real device",
-                                 why, sizeof why)) {
+        if (!x || !check_params(x, 1, dp, what, snap ? "" : "0", NULL, why,
+                                sizeof why)) {
           ok = false;
           goto verdict;
         }

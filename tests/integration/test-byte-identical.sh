@@ -153,6 +153,12 @@
 #   tg: --addtag on a pool, a thin and a snapshot (the tags on those
 #       LVs only, the pool's from its write 2 on)
 #   sn: 1 PV: lv -L 8M, snap -s -L 4M, snap2 -s -c 8k -L 40M (cut to 12M)
+#   tq: 4 PVs of 512 KiB extents: thin pools with -i 2 and -i 3 -I 1m
+#       (their tdata striped, the stripe cut to the extent)
+#   tx: 2 PVs: two thin LVs of one external origin (a read-only linear
+#       LV), one with -ky, and a thin snapshot of the first
+#   tn: 2 PVs: thin snapshots (-s of a thin LV: device ids 2 and 4 with
+#       origin =, ACTIVATION_SKIP but for the one made with -kn)
 #   ts: configs/thin-snapshot.conf's VG (a pool, two thins, a linear LV
 #       and a snapshot of it)
 # cache pools and cache LVs (docs/research/cache.md), with the fake
@@ -174,6 +180,10 @@
 #   ce: 1 PV, --addtag on a cache pool and a cache LV; a pool made with
 #       --cachemode writeback --cachepolicy smq, then lvconvert of a
 #       linear LV with --cachemode passthrough --cachepolicy mq
+#   wc: 2 PVs: lvconvert --type writecache --cachevol of a linear LV (a
+#       cache pool before it, a tagged cachevol, a change after it)
+#   cg: 2 PVs: --cachesettings on two cache pools (one mq), one of them
+#       attached by lvconvert (its policy_settings stay with the pool)
 #   cf: 2 PVs, a cache LV, then a raid1 and a disk-log mirror (their
 #       write 1 lists the rmetas, the mlog before the hidden pool)
 #
@@ -331,12 +341,20 @@ if mda0 is None:
     fail("no PV has a metadata area")
 curlv = {l["name"]: l for l in mda0["copies"][-1]["lvs"]}
 def disk(name):
-    """An LV's name on disk: a cache pool that caches an LV is NAME_cpool."""
-    return name + "_cpool" if name not in curlv and name + "_cpool" in curlv else name
+    """An LV's name on disk: a cache pool that caches an LV is NAME_cpool, a
+    writecache's cachevol NAME_cvol."""
+    for suf in ("_cpool", "_cvol"):
+        if name not in curlv and name + suf in curlv:
+            return name + suf
+    return name
 lay = {name: layout(name, frag) for name, frag in lv_intent}
 chg_intent = [i[1] for i in intent if i[0] == "chg"]
-# lvconvert --type cache: the LV's new LV_corig, after every LV
-converted = [keys_of(f)["lv"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")]
+# lvconvert --type cache (writecache): the LV's new LV_corig (LV_wcorig),
+# after every LV
+def corig(f):
+    ck = keys_of(f)
+    return ck["lv"].strip('"') + ("_wcorig" if ck.get("type") == '"writecache"' else "_corig")
+converted = [corig(f) for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")]
 # lvrename: each LV's name on disk now
 renamed = {}
 for f in chg_intent:
@@ -435,9 +453,10 @@ curlv = {l["name"]: l for l in cur["lvs"]}
 # hidden since: each command reads the LVs in the order of the text
 # before it, so the last attached leads the hidden LVs
 attached = ([keys_of(f)["pool"].strip('"') for _, f in lv_intent if keys_of(f).get("type") == '"cache"'] +
-            [keys_of(f)["pool"].strip('"') for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
+            [keys_of(f).get("pool", keys_of(f).get("cachevol", "")).strip('"')
+             for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
 want = ([final(n) for n, _ in lv_intent if n not in attached] + [disk(n) for n in reversed(attached)] +
-        [x for n, _ in lv_intent for x in lay[n][0]] + [n + "_corig" for n in converted])
+        [x for n, _ in lv_intent for x in lay[n][0]] + converted)
 if want != [l["name"] for l in cur["lvs"]]:
     fail("LVs on disk %s, expected %s" % ([l["name"] for l in cur["lvs"]], want))
 
@@ -565,7 +584,7 @@ if chg_intent:
                 w("        %s;" % part.strip())
         ck = keys_of(frag)
         if "lvconvert" in ck.get("command", ""):
-            co = curlv[ck["lv"].strip('"') + "_corig"]
+            co = curlv[corig(frag)]
             if co["creation_time"] != wr["creation_time"]:
                 fail("%s creation_time %d != lvconvert write time %d (second boundary), running the scenario again"
                      % (co["name"], co["creation_time"], wr["creation_time"]), 3)
@@ -915,7 +934,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn ts ca cb cc cd ce cf}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts ca cb cc cd ce cf cg wc}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1163,6 +1182,38 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 			'snap|type = "snapshot"; origin = "lv"; size = "4M"|-s -L 4M|@vgsn/lv' \
 			'snap2|type = "snapshot"; origin = "lv"; size = "40M"; chunk_size = "8K"|-s -c 8k -L 40M|@vgsn/lv'
 		;;
+	tn)
+		# thin snapshots (lvcreate -s of a thin LV, no size): the origin's
+		# pool and virtual size, ACTIVATION_SKIP unless -kn, origin =
+		# after device_id, a create_snap in the kernel's metadata
+		run_scenario tn vgtn 2 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'th|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'snap|type = "thin"; origin = "th"|-s|@vgtn/th' \
+			'th2|type = "thin"; pool = "pool"; size = "8M"|-T -V 8M --thinpool pool' \
+			'lin|size = "4M"|-L 4M' \
+			'snap2|type = "thin"; origin = "th2"; activation_skip = false; tags = ["s2"]|-s -kn --addtag s2|@vgtn/th2'
+		;;
+	tq)
+		# striped thin pools (-i, -I): the data striped, the metadata on a
+		# PV the data does not use; -I 1m cut to the 512 KiB extent;
+		# -L 10M rounded up to whole stripes
+		run_scenario tq vgtq 4 64M "@fakedm||-s 512k" \
+			'pool|type = "thin-pool"; size = "16M"; stripes = 2; zero = false|--type thin-pool -i 2 -L 16M' \
+			'thin1|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'pool2|type = "thin-pool"; size = "10M"; stripes = 3; stripe_size = "1M"; zero = false|--type thin-pool -i 3 -I 1m -L 10M'
+		;;
+	tx)
+		# external origins (lvcreate -s --thinpool of a read-only LV):
+		# external_origin = after device_id, a create_thin in the pool;
+		# no ACTIVATION_SKIP unless -ky; a thin snapshot of one
+		run_scenario tx vgtx 2 64M "@fakedm" \
+			'lin|size = "8M"; permission = "r"|-p r -L 8M' \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'ext|type = "thin"; pool = "pool"; origin = "lin"|-s --thinpool vgtx/pool|@vgtx/lin' \
+			'ext2|type = "thin"; pool = "pool"; origin = "lin"; activation_skip = true|-s -ky --thinpool vgtx/pool|@vgtx/lin' \
+			'snap|type = "thin"; origin = "ext"|-s|@vgtx/ext'
+		;;
 	ts)
 		# configs/thin-snapshot.conf's VG: a pool, two thins, a linear
 		# LV and a snapshot of it
@@ -1178,6 +1229,28 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 		# area (cmeta first); three writes
 		run_scenario ca vgca 1 64M "@fakedm" \
 			'cpool|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M'
+		;;
+	wc)
+		# lvconvert --type writecache --cachevol: the LV over LV_cvol
+		# (hidden, CACHE_VOL, leading the hidden LVs) and LV_wcorig (its
+		# old segments, after every LV)
+		run_scenario wc vgwc 2 64M "@fakedm" \
+			'slow|size = "8M"|-L 8M' \
+			'cp|type = "cache-pool"; size = "8M"|--type cache-pool -L 8M' \
+			'fast|size = "4M"; tags = ["f"]|-L 4M --addtag f' \
+			'lin|size = "4M"|-L 4M' \
+			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow"; cachevol = "fast"|-y --type writecache --cachevol fast vgwc/slow' \
+			'!lvchange|command = "lvchange"; lv = "lin"; addtag = ["after"]|--addtag after vgwc/lin'
+		;;
+	cg)
+		# --cachesettings (policy_settings, the last given first, as
+		# NAME=VALUE lines; the pool's policy smq by default then), kept by
+		# the pool when an lvconvert attaches it
+		run_scenario cg vgcg 2 64M "@fakedm" \
+			'cp|type = "cache-pool"; size = "8M"; cachesettings = ["migration_threshold=2048", "random_threshold=4", "sequential_threshold=7"]|--type cache-pool --cachesettings migration_threshold=2048 --cachesettings random_threshold=4 --cachesettings sequential_threshold=7 -L 8M' \
+			'cp2|type = "cache-pool"; size = "8M"; policy = "mq"; cachesettings = ["migration_threshold=100"]|--type cache-pool --cachepolicy mq --cachesettings migration_threshold=100 -L 8M' \
+			'lin|size = "8M"|-L 8M' \
+			'!lvconvert|command = "lvconvert"; lv = "lin"; pool = "cp"|-y --type cache --cachepool vgcg/cp vgcg/lin'
 		;;
 	cb)
 		# lvcreate --type cache with a cache pool: the LV linear in

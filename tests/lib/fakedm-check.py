@@ -12,7 +12,8 @@ order), FAKEDM_LOG the shim's log of lvm's commands, DEVNUMS one
 
 From the last metadata copy it takes every `*_rmeta_N` and `*_mlog` LV
 (and what a thin pool's or snapshot's lvcreate zeroes: the new pool
-metadata spare, the pool's metadata area, the first 4 KiB of a COW)
+metadata spare, the pool's metadata area, the first 4 KiB of a COW and
+of a writecache's cachevol)
 (the sub-LVs lvm activates alone and wipes between the two writes of its
 lvcreate, docs/ondisk-format.md §9) with its PV
 and first extent, and checks:
@@ -135,6 +136,13 @@ def main(argv):
                 add_zeroed(dm_name(nm), lvs[seg["metadata"]], "zeroed", 0)
             if seg["type"] == "snapshot" and seg["cow_store"] in lvs:
                 add_zeroed(dm_name(seg["cow_store"]), lvs[seg["cow_store"]], "zeroed", 4096)
+            # a writecache's cachevol: its first 4 KiB zeroed by the
+            # lvconvert, under its name before (LV, then LV_cvol)
+            if seg["type"] == "writecache" and seg["writecache"] in lvs:
+                nm = seg["writecache"]
+                if nm.endswith("_cvol"):
+                    nm = nm[:-len("_cvol")]
+                add_zeroed(dm_name(nm), lvs[seg["writecache"]], "zeroed", 4096)
 
     fwd = re.compile(r"^FWD (\S+) (\d+) (\d+) (\d+:\d+) (\d+) (zero|data) (all=0x[0-9a-f]{2}|mixed head=[0-9a-f]*)$")
     for line in open(log_path):

@@ -208,6 +208,8 @@ def decode_copy(raw):
                 "chunk_size_sectors": int(vals.get(sp + "chunk_size", "0")),
                 "origin": unquote(vals.get(sp + "origin", "")),
                 "cow_store": unquote(vals.get(sp + "cow_store", "")),
+                # a writecache's cachevol
+                "writecache": unquote(vals.get(sp + "writecache", "")),
             })
             s += 1
         c["lvs"].append({

@@ -35,9 +35,20 @@ static const struct ff_test_bad bad[] = {
   {"vgs = ({ pvs = 2; lvs = ({ type = \"cache-pool\"; stripes = 2; size = "
    "\"8M\"; }); });",
    "vgs.[0].lvs.[0].stripes", "not supported yet for type cache-pool"},
-  {"vgs = ({ lvs = ({ count = 2; name = \"p%u\"; type = \"cache-pool\"; "
-   "size = \"8M\"; }); });",
-   "vgs.[0].lvs.[0].count", "not supported yet for type cache-pool"},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; }); });",
+   "vgs.[0].changes.[0]", "an lvconvert --type writecache needs cachevol"},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; pool = "
+   "\"p\"; cachevol = \"b\"; }); });",
+   "vgs.[0].changes.[0].pool", "an lvconvert --type writecache takes no pool"},
+  {"vgs = ({ lvs = ({ type = \"cache-pool\"; size = \"8M\"; cachesettings = "
+   "[\"migration_threshold = 1\"]; }); });",
+   "vgs.[0].lvs.[0].cachesettings",
+   "'migration_threshold = 1' is not NAME=NUMBER"},
+  {"vgs = ({ lvs = ({ type = \"thin-pool\"; size = \"8M\"; cachesettings = "
+   "[\"a=1\"]; }); });",
+   "vgs.[0].lvs.[0].cachesettings", "type thin-pool takes no cachesettings"},
   {"vgs = ({ lvs = ({ type = \"cache-pool\"; size = \"8M\"; uuids = [\"a\"]; "
    "}); });",
    "vgs.[0].lvs.[0].uuids", "has 1 entr"},
@@ -63,6 +74,18 @@ static const struct ff_test_bad bad[] = {
 };
 
 static const struct ff_test_bad bad_farm[] = {
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; cachevol "
+   "= \"a\"; }); });",
+   "vgs.[0].changes.[0]", "the cachevol cannot be the LV it caches"},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
+   "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; cachevol "
+   "= \"b\"; }); });",
+   "vgs.[0].changes.[0]", "cachevol 'b': lvm refuses it: Failed to find LV"},
+  {"vgs = ({ lvs = ({ name = \"x_wcorig\"; size = \"8M\"; }); });",
+   "vgs.[0].lvs.[0]", "Names including \"_wcorig\" are reserved"},
+  {"vgs = ({ lvs = ({ name = \"pvmove0\"; size = \"8M\"; }); });",
+   "vgs.[0].lvs.[0]", "Names starting \"pvmove\" are reserved"},
   {"vgs = ({ lvs = ({ name = \"lv\"; size = \"8M\"; },\n { type = \"cache\"; "
    "pool = \"lv\"; size = \"8M\"; }); });",
    "t:2: vgs.[0].lvs.[1]", "Logical volume vg0000/lv is not a cache pool"},
@@ -282,14 +305,59 @@ test_order(void **state)
   ff_farm_free(farm);
 }
 
+/* count > 1 for pools: a group of two thin pools and one of two cache
+ * pools make the same bytes as four groups of one (only the first pool
+ * of the VG makes the spare: one write fewer for the others). */
+static void
+test_pool_count(void **state)
+{
+  static const char head[] =
+    "seed = 1;\ndevice_size = \"64M\";\nvgs = ({ pvs = 2; lvs = (";
+  static const char tail[] =
+    "{ name = \"t%u\"; type = \"thin\"; pool = \"pool0\"; size = "
+    "\"1G\"; }); });\n";
+  static const char tp[] =
+    "{ name = \"pool%%u\"; type = \"thin-pool\"; size = \"16M\"; %s},";
+  static const char cp[] = "{ name = \"cp%%u\"; type = \"cache-pool\"; size = "
+                           "\"8M\"; pmspare = false; %s},";
+  char one[1024], two[1024], a1[128], a2[128], b1[128], b2[128];
+  struct ff_farm *f1, *f2;
+  uint8_t *x = malloc(1u << 20), *y = malloc(1u << 20);
+
+  (void)state;
+  snprintf(a1, sizeof a1, tp, "");
+  snprintf(b1, sizeof b1, cp, "");
+  snprintf(a2, sizeof a2, tp, "count = 2; ");
+  snprintf(b2, sizeof b2, cp, "count = 2; ");
+  snprintf(one, sizeof one, "%s%s%s%s%s%s", head, a1, a1, b1, b1, tail);
+  snprintf(two, sizeof two, "%s%s%s%s", head, a2, b2, tail);
+  f1 = ff_test_farm(one);
+  f2 = ff_test_farm(two);
+  assert_int_equal(f1->ndevs, 2);
+  assert_int_equal(f2->ndevs, 2);
+  assert_int_equal(f2->vgs[0].nlvs, 5);
+  assert_int_equal(f2->vgs[0].seqno, f1->vgs[0].seqno);
+  assert_int_equal(f2->vgs[0].lvs[0].writes, 3); /* it makes the spare */
+  assert_int_equal(f2->vgs[0].lvs[1].writes, 2);
+  for (uint32_t d = 0; d < 2; d++)
+    for (uint64_t off = 0; off < (64u << 20); off += 1u << 20) {
+      assert_ok(ff_farm_read(f1, d, x, off, 1u << 20));
+      assert_ok(ff_farm_read(f2, d, y, off, 1u << 20));
+      assert_memory_equal(x, y, 1u << 20);
+    }
+  free(x);
+  free(y);
+  ff_farm_free(f1);
+  ff_farm_free(f2);
+}
+
 int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_errors),
-    cmocka_unit_test(test_sizes),
-    cmocka_unit_test(test_lvcreate),
-    cmocka_unit_test(test_order),
+    cmocka_unit_test(test_errors),     cmocka_unit_test(test_sizes),
+    cmocka_unit_test(test_lvcreate),   cmocka_unit_test(test_order),
+    cmocka_unit_test(test_pool_count),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

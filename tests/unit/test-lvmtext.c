@@ -1,6 +1,6 @@
 /* The metadata text serializer, against the text lvm2 2.03.16 wrote on a
- * real disk (its form: docs/ondisk-format.md §5.3; copied verbatim: 1541 bytes with
- * the NUL, CRC 0xaf83fd68, at mda offset 3072). */
+ * real disk (its form: docs/ondisk-format.md §5.3; copied verbatim: 1541 bytes
+ * with the NUL, CRC 0xaf83fd68, at mda offset 3072). */
 #include "ff-crc.h"
 #include "ff-farm-int.h"
 #include "ff-lvmtext-int.h"

@@ -673,6 +673,31 @@ static const struct {
    "t:1: vgs.[0].changes.[0]: changes nothing (give one of addtag, deltag, "
    "resizeable)",
    ""},
+  /* thin snapshots */
+  {"vgs = ({ lvs = ({ name = \"p\"; type = \"thin-pool\"; size = \"8M\"; },\n"
+   "  { name = \"t\"; type = \"thin\"; pool = \"p\"; size = \"8M\"; },\n"
+   "  { name = \"s\"; type = \"thin\"; origin = \"t\"; size = \"8M\"; }); });",
+   "t:3: vgs.[0].lvs.[2].size: a thin snapshot (origin = \"t\") takes its "
+   "size from its origin",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"l\"; size = \"8M\"; },\n"
+   "  { name = \"s\"; type = \"thin\"; origin = \"l\"; }); });",
+   "t:2: vgs.[0].lvs.[1]: origin 'l': a thin snapshot needs a thin origin, "
+   "and l is a linear LV",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"p\"; type = \"thin-pool\"; size = \"8M\"; },\n"
+   "  { name = \"t\"; type = \"thin\"; pool = \"p\"; size = \"8M\"; },\n"
+   "  { name = \"s\"; type = \"thin\"; origin = \"t\"; },\n"
+   "  { name = \"s2\"; type = \"thin\"; origin = \"t\"; }); });",
+   "t:4: vgs.[0].lvs.[3]: origin 't': not supported yet: a second snapshot "
+   "sharing t's mapping tree (with s;",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"p\"; type = \"thin-pool\"; size = \"8M\"; },\n"
+   "  { name = \"l\"; size = \"8M\"; },\n"
+   "  { name = \"x\"; type = \"thin\"; pool = \"p\"; origin = \"l\"; }); });",
+   "t:3: vgs.[0].lvs.[2]: origin 'l': lvm refuses it: Cannot use writable "
+   "LV as the external origin.",
+   ""},
   /* histories */
   {"vgs = ({ changes = ({ command = \"vgchange\"; size = \"8M\"; }); });",
    "t:1: vgs.[0].changes.[0].size: a vgchange takes no size (it takes "

@@ -25,17 +25,18 @@ static const struct ff_test_bad bad[] = {
   {"vgs = ({ lvs = ({ type = \"thin-pool\"; discards = \"x\"; size = \"8M\"; "
    "}); });",
    "vgs.[0].lvs.[0].discards", "unknown discards 'x'"},
-  {"vgs = ({ pvs = 2; lvs = ({ type = \"thin-pool\"; stripes = 2; size = "
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"cache-pool\"; stripes = 2; size = "
    "\"8M\"; }); });",
-   "vgs.[0].lvs.[0].stripes", "not supported yet for type thin-pool"},
+   "vgs.[0].lvs.[0].stripes", "not supported yet for type cache-pool"},
+  {"vgs = ({ pvs = 2; lvs = ({ type = \"thin-pool\"; stripes = 2; "
+   "stripe_size = \"3K\"; size = \"8M\"; }); });",
+   "vgs.[0].lvs.[0].stripe_size",
+   "3072 is not a power of 2 of at least 4 KiB"},
   {"vgs = ({ lvs = ({ type = \"thin-pool\"; alloc = \"anywhere\"; size = "
    "\"8M\"; }); });",
    "vgs.[0].lvs.[0].alloc", "not supported yet"},
   {"vgs = ({ lvs = ({ type = \"thin-pool\"; fill = 0.5; }); });",
    "vgs.[0].lvs.[0].fill", "not supported yet for type thin-pool (give size)"},
-  {"vgs = ({ lvs = ({ count = 2; name = \"p%u\"; type = \"thin-pool\"; size "
-   "= \"8M\"; }); });",
-   "vgs.[0].lvs.[0].count", "not supported yet"},
   {"vgs = ({ lvs = ({ type = \"thin-pool\"; size = \"8M\"; write_times = [1, "
    "2]; }); });",
    "vgs.[0].lvs.[0].write_times", "has 2 entries (expected 3"},
