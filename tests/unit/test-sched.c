@@ -2,7 +2,8 @@
  * arrival order, never before they are due; ff_sched_stop runs everything
  * still pending at once; the pending counts; a cancelled item never runs
  * (from anywhere in the heap, or before it was added), one already handed
- * to a worker cannot be cancelled.  No test waits on a clock:
+ * to a worker cannot be cancelled; a lone due item is run by the timer
+ * thread, items due together by the workers.  No test waits on a clock:
  * they wait for the items themselves (a condition variable). */
 #include "ff-sched.h"
 #include "ff-test.h"
