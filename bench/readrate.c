@@ -1,6 +1,7 @@
 /* readrate: throughput and per-read latency of O_DIRECT reads.
  *
- * usage: readrate [-b BS] [-s SPAN] [-n READS] [-t THREADS] [-r] FILE...
+ * usage: readrate [-b BS] [-s SPAN] [-n READS] [-t THREADS] [-r] [-l LOG]
+ *                 FILE...
  *
  * Opens every FILE (a block device or a regular file) with O_DIRECT and
  * reads it with pread(2), BS bytes at a time (default 4 KiB):
@@ -13,7 +14,10 @@
  * thread reads its files one after the other, one read at a time.  Prints
  * one line of JSON: bytes and reads done, wall seconds, MiB/s, reads/s and
  * the per-read latency (mean, p50, p90, p99, max, in ns) measured around
- * each pread.
+ * each pread.  With -l LOG, also one line per read in LOG: "PATH OFFSET
+ * START_NS END_NS" (CLOCK_MONOTONIC around the pread, the clock of the
+ * farm's --trace, so a read can be matched with the daemon's line:
+ * bench/latency-breakdown.sh).
  *
  * Used by bench/lib.sh to read the same bytes through a farm loop device
  * and through a loop device over a sparse image file on tmpfs.  Not a
@@ -48,6 +52,10 @@ struct worker {
   unsigned index;
   uint64_t *lat; /* ns per read, nreads of them */
   size_t nreads, cap;
+  struct logged { /* with -l: each read, in order */
+    unsigned file;
+    uint64_t off, start, end;
+  } * log;
   uint64_t bytes;
   int err; /* errno of the first failed read, 0 if none */
   const char *err_path;
@@ -58,6 +66,7 @@ static unsigned nfiles, nthreads = 1;
 static uint64_t bs = 4096, span = 64u << 20;
 static long per_file = 1000;
 static int random_mode;
+static const char *log_path;
 
 static uint64_t
 now_ns(void)
@@ -80,7 +89,7 @@ mix(uint64_t *s)
 }
 
 static int
-record(struct worker *w, uint64_t ns)
+record(struct worker *w, unsigned file, uint64_t off, uint64_t t0, uint64_t t1)
 {
   if (w->nreads == w->cap) {
     size_t cap = w->cap ? w->cap * 2 : 4096;
@@ -89,9 +98,18 @@ record(struct worker *w, uint64_t ns)
     if (!p)
       return -1;
     w->lat = p;
+    if (log_path) {
+      struct logged *l = realloc(w->log, cap * sizeof *l);
+
+      if (!l)
+        return -1;
+      w->log = l;
+    }
     w->cap = cap;
   }
-  w->lat[w->nreads++] = ns;
+  if (log_path)
+    w->log[w->nreads] = (struct logged){file, off, t0, t1};
+  w->lat[w->nreads++] = t1 - t0;
   return 0;
 }
 
@@ -116,7 +134,7 @@ work(void *arg)
 
       t0 = now_ns();
       got = pread(fl->fd, buf, bs, (off_t)off);
-      if (got != (ssize_t)bs || record(w, now_ns() - t0) < 0) {
+      if (got != (ssize_t)bs || record(w, f, off, t0, now_ns()) < 0) {
         w->err = got < 0 ? errno : got == (ssize_t)bs ? ENOMEM : EIO;
         w->err_path = fl->path;
         break;
@@ -176,7 +194,7 @@ static void
 usage(void)
 {
   fprintf(stderr, "usage: readrate [-b BS] [-s SPAN] [-n READS] "
-                  "[-t THREADS] [-r] FILE...\n");
+                  "[-t THREADS] [-r] [-l LOG] FILE...\n");
   exit(2);
 }
 
@@ -189,7 +207,7 @@ main(int argc, char **argv)
   unsigned started = 0;
   int c, rc = 1;
 
-  while ((c = getopt(argc, argv, "b:s:n:t:r")) != -1) {
+  while ((c = getopt(argc, argv, "b:s:n:t:rl:")) != -1) {
     switch (c) {
     case 'b':
       if (parse_size(optarg, &bs) || bs % 512)
@@ -211,6 +229,9 @@ main(int argc, char **argv)
       break;
     case 'r':
       random_mode = 1;
+      break;
+    case 'l':
+      log_path = optarg;
       break;
     default:
       usage();
@@ -281,6 +302,20 @@ main(int argc, char **argv)
     nall += ws[i].nreads;
     bytes += ws[i].bytes;
   }
+  if (log_path) {
+    FILE *lf = fopen(log_path, "w");
+
+    for (unsigned i = 0; lf && i < nthreads; i++)
+      for (size_t k = 0; k < ws[i].nreads; k++)
+        fprintf(lf, "%s %llu %llu %llu\n", files[ws[i].log[k].file].path,
+                (unsigned long long)ws[i].log[k].off,
+                (unsigned long long)ws[i].log[k].start,
+                (unsigned long long)ws[i].log[k].end);
+    if (!lf || fclose(lf) != 0) {
+      fprintf(stderr, "readrate: -l %s: %s\n", log_path, strerror(errno));
+      goto out;
+    }
+  }
   all = malloc((nall ? nall : 1) * sizeof *all);
   if (!all) {
     fprintf(stderr, "readrate: out of memory\n");
@@ -312,8 +347,10 @@ main(int argc, char **argv)
 out:
   free(all);
   if (ws)
-    for (unsigned i = 0; i < nthreads; i++)
+    for (unsigned i = 0; i < nthreads; i++) {
       free(ws[i].lat);
+      free(ws[i].log);
+    }
   free(ws);
   if (files)
     for (unsigned f = 0; f < nfiles; f++)

@@ -17,7 +17,8 @@
  *   (fuse_session_loop_mt).  No operation ever sleeps: a read or write
  *   whose reply the I/O model puts in the future becomes a struct
  *   pending, handed to the scheduler (ff-sched.h), whose timer thread
- *   moves it to a small reply pool when due.  The FUSE worker returns at
+ *   replies to it itself when it falls due alone, or moves it to a small
+ *   reply pool when several do.  The FUSE worker returns at
  *   once, so a few threads keep thousands of requests in flight (the
  *   kernel's max_background is raised in init to let them through).
  * - Every device request (read, write, fsync, fallocate) runs through the

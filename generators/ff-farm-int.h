@@ -125,6 +125,9 @@ struct ff_lv {
   uint8_t cache_mode;   /* enum ff_cache_mode: pool, as created; cache LV,
                          * as attached (never NONE) */
   uint8_t cache_policy; /* enum ff_cache_policy, likewise */
+  uint64_t cvol_meta;   /* cache LV over a cachevol: its metadata part
+                         * (sectors, from the cachevol's start; the data
+                         * part is the rest), or 0 */
   const char *policy_settings; /* cache pool: the text's policy_settings
                                 * lines (farm-owned), or NULL */
   uint32_t attach_seq;         /* pool, cache LV: the seqno of the write that
@@ -388,9 +391,12 @@ int ff_fb_attach_cache(struct bctx *b, int line, const char *lp,
                        const char *pool_name, enum ff_cache_mode mode,
                        enum ff_cache_policy policy, const char *corig_uuid);
 int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg);
-int ff_fb_attach_writecache(struct bctx *b, int line, const char *lp,
-                            struct ff_vg *vg, uint32_t li,
-                            const char *cvol_name, const char *corig_uuid);
+/* lvconvert --type writecache (writecache 1) or --type cache --cachevol
+ * CVOL of LV li: LV_wcorig (LV_corig), CVOL renamed CVOL_cvol. */
+int ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
+                          struct ff_vg *vg, uint32_t li, const char *cvol_name,
+                          int writecache, enum ff_cache_mode mode,
+                          enum ff_cache_policy policy, const char *corig_uuid);
 
 /* ff-farm-snap.c */
 

@@ -591,18 +591,23 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
   return 0;
 }
 
-/* lvconvert --type writecache --cachevol CVOL of LV li (lib/metadata/
- * writecache_manip.c): the LV's segments move to the new LV_wcorig, CVOL
- * (an unused linear LV) is renamed CVOL_cvol and hidden with CACHE_VOL,
- * the LV gets one writecache segment over both; corig_uuid: raw, or NULL
- * for one of the seed.  The texts show it from attach_seq on. */
+/* lvconvert --type writecache --cachevol CVOL (writecache) or --type
+ * cache --cachevol CVOL of LV li (lib/metadata/writecache_manip.c,
+ * cache_manip.c cache_vol_set_params): the LV's segments move to the new
+ * LV_wcorig (LV_corig), CVOL (an unused linear or striped LV) is renamed
+ * CVOL_cvol and hidden with CACHE_VOL, the LV gets one writecache (cache)
+ * segment over both; a cache splits the cachevol into metadata (as lvm
+ * sizes it) then data.  corig_uuid: raw, or NULL for one of the seed.
+ * The texts show it from attach_seq on. */
 int
-ff_fb_attach_writecache(struct bctx *b, int line, const char *lp,
-                        struct ff_vg *vg, uint32_t li, const char *cvol_name,
-                        const char *corig_uuid)
+ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
+                      struct ff_vg *vg, uint32_t li, const char *cvol_name,
+                      int writecache, enum ff_cache_mode mode,
+                      enum ff_cache_policy policy, const char *corig_uuid)
 {
   struct ff_lv *lv = &vg->lvs[li],
                *cv = ff_fb_find_lv(vg, vg->nlvs, cvol_name);
+  uint64_t es = vg->extent_size / FF_SECTOR, size, meta = 0;
   struct ff_sb nb = FF_SB_INIT;
 
   if (!cv)
@@ -616,15 +621,47 @@ ff_fb_attach_writecache(struct bctx *b, int line, const char *lp,
                      cvol_name);
   if (lv->kind != FF_LVK_STRIPED || cv->kind != FF_LVK_STRIPED)
     return ff_fb_err(b, line, lp,
-                     "LV %s: not supported yet: a writecache of a %s LV on a "
-                     "%s cachevol (the farm takes linear and striped LVs for "
+                     "LV %s: not supported yet: a %s of a %s LV on a %s "
+                     "cachevol (the farm takes linear and striped LVs for "
                      "both)",
-                     lv->name, lv->segtype ? lv->segtype : "striped",
+                     lv->name, writecache ? "writecache" : "cache",
+                     lv->segtype ? lv->segtype : "striped",
                      cv->segtype ? cv->segtype : "striped");
-  if (new_corig(b, vg, li, "_wcorig", corig_uuid) < 0)
+  size = cv->extents * es;
+  if (!writecache) {
+    /* cache_vol_set_params: _cache_min_metadata_size (4 MiB + 44 bytes
+     * per 64 KiB chunk), at most half the cachevol, at least an extent,
+     * rounded up to extents */
+    if (cv->extents < 2)
+      return ff_fb_err(b, line, lp,
+                       "cachevol '%s': lvm refuses it: The minimum cache "
+                       "size is two extents (%llu bytes).",
+                       cvol_name, (unsigned long long)(2 * vg->extent_size));
+    meta = (4ull * 1024 * 1024 + size / 128 * 44 + 511) / 512;
+    if (meta > size / 2)
+      meta = size / 2;
+    if (meta < es)
+      meta = es;
+    meta = ff_fb_round_up(meta, es);
+    if ((size - meta) / 128 > 1000000)
+      return ff_fb_err(b, line, lp,
+                       "cachevol '%s': lvm refuses it: Cache data blocks "
+                       "%llu and chunk size 128 exceed max chunks 1000000.",
+                       cvol_name, (unsigned long long)(size - meta));
+  }
+  if (new_corig(b, vg, li, writecache ? "_wcorig" : "_corig", corig_uuid) < 0)
     return -1;
-  lv->kind = FF_LVK_WRITECACHE;
-  lv->segtype = lv->ktype = "writecache";
+  if (writecache) {
+    lv->kind = FF_LVK_WRITECACHE;
+    lv->segtype = lv->ktype = "writecache";
+  } else {
+    lv->kind = FF_LVK_CACHE;
+    lv->segtype = lv->ktype = "cache";
+    lv->chunk = 128;
+    lv->cvol_meta = meta;
+    lv->cache_mode = (uint8_t)(mode ? mode : FF_CACHE_MODE_WRITETHROUGH);
+    lv->cache_policy = (uint8_t)(policy ? policy : FF_CACHE_POLICY_SMQ);
+  }
   lv->link = (uint32_t)(cv - vg->lvs);
   cv->kind = FF_LVK_CACHEVOL;
   cv->link = li;

@@ -721,7 +721,10 @@ default_change_description(const struct ff_spec_change *ch,
   if (ch->cmd == FF_CHG_CACHE) {
     ff_sb_add(&sb, " --type cache");
     add_cache_opts(&sb, ch->cache_mode, ch->cache_policy);
-    ff_sb_addf(&sb, " --cachepool %s/%s", vg->name, ch->pool);
+    if (ch->cachevol)
+      ff_sb_addf(&sb, " --cachevol %s", ch->cachevol);
+    else
+      ff_sb_addf(&sb, " --cachepool %s/%s", vg->name, ch->pool);
   }
   if (ch->resizeable >= 0 || ch->allocatable >= 0)
     ff_sb_addf(&sb, " -x %s",

@@ -338,6 +338,27 @@ add_cache(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
                vg->lvs[lv->link].name, co->name);
     return;
   }
+  if (lv->cvol_meta) {
+    /* cache.c _cache_text_export of a cache over a cachevol: the mode,
+     * policy and the split of the cachevol with the LV */
+    static const char *const modes[] = {"", "writethrough", "writeback",
+                                        "passthrough"};
+    static const char *const policies[] = {"", "smq", "mq"};
+    uint64_t size = vg->lvs[lv->link].extents * vg->extent_size / 512;
+
+    add_virtual_seg(sb, lv->extents, "cache+CACHE_USES_CACHEVOL");
+    ff_sb_addf(sb,
+               "cache_pool = \"%s\"\norigin = \"%s\"\nmetadata_format = 2\n"
+               "chunk_size = %u\ncache_mode = \"%s\"\npolicy = \"%s\"\n"
+               "metadata_start = 0\nmetadata_len = %llu\n"
+               "data_start = %llu\ndata_len = %llu\n}\n}\n",
+               vg->lvs[lv->link].name, co->name, lv->chunk,
+               modes[lv->cache_mode % 4], policies[lv->cache_policy % 3],
+               (unsigned long long)lv->cvol_meta,
+               (unsigned long long)lv->cvol_meta,
+               (unsigned long long)(size - lv->cvol_meta));
+    return;
+  }
   add_virtual_seg(sb, lv->extents, "cache");
   ff_sb_addf(sb, "cache_pool = \"%s\"\norigin = \"%s\"\n}\n}\n",
              vg->lvs[lv->link].name, co->name);

@@ -129,6 +129,22 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
     json_object_set_new(o, "discards", json_string(dnames[lv->discards % 3]));
     json_object_set_new(o, "zero", json_boolean(lv->zero));
     json_object_set_new(o, "thins", json_integer((json_int_t)lv->nthins));
+  } else if (lv->kind == FF_LVK_CACHE && lv->cvol_meta) {
+    /* lvconvert --type cache --cachevol: over the cachevol's two parts */
+    static const char *const modes[] = {"", "writethrough", "writeback",
+                                        "passthrough"};
+    static const char *const policies[] = {"", "smq", "mq"};
+
+    json_object_set_new(o, "chunk_size",
+                        json_integer((json_int_t)lv->chunk * FF_SECTOR));
+    json_object_set_new(o, "cache_mode",
+                        json_string(modes[lv->cache_mode % 4]));
+    json_object_set_new(o, "policy",
+                        json_string(policies[lv->cache_policy % 3]));
+    json_object_set_new(o, "cachevol", json_string(vg->lvs[lv->link].name));
+    json_object_set_new(o, "origin", json_string(lv->subs[0].name));
+    json_object_set_new(o, "cachevol_metadata",
+                        json_integer((json_int_t)(lv->cvol_meta * FF_SECTOR)));
   } else if (lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHE) {
     static const char *const modes[] = {NULL, "writethrough", "writeback",
                                         "passthrough"};

@@ -210,18 +210,17 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
       return 0;
     }
     free(type);
-    if (ch->cachevol) {
-      ff_cfg_join(kp, sizeof kp, path, "cachevol");
-      return ff_cfg_err(c->file, config_setting_get_member(g, "cachevol"), kp,
-                        "not supported yet: lvconvert --type cache "
-                        "--cachevol (give a cache pool: pool = \"NAME\"; "
-                        "or type = \"writecache\")");
-    }
+    if (ch->cachevol && ch->pool)
+      return ff_cfg_err(c->file, g, path,
+                        "give pool or cachevol, not both (lvconvert --type "
+                        "cache --cachepool POOL, or --cachevol LV2)");
+    if (ch->cachevol) /* lvconvert --type cache --cachevol LV2 VG/LV */
+      return 0;
     if (!ch->pool)
       return ff_cfg_err(c->file, g, path,
                         "an lvconvert needs lv = \"NAME\" and pool = "
                         "\"NAME\" (lvconvert --type cache --cachepool POOL "
-                        "VG/LV)");
+                        "VG/LV) or cachevol = \"NAME\" (--cachevol LV2)");
     return 0;
   }
   case FF_CHG_RENAME:

@@ -34,6 +34,9 @@
  *            (CMETA, CDATA: the pool's _cmeta and _cdata LVs' devices,
  *            CORIG the LV's _corig, which has its segments);
  *   a cache pool has no dm device of its own.
+ *   over a cachevol (lvconvert --type cache --cachevol): CMETA, CDATA
+ *            are VG-CVOL-cmeta and -cdata, "linear CVOL 0" and "linear
+ *            CVOL META", and POLICY is mq (lvm's fallback, check_cache_cvol);
  * Writecache LVs (lvconvert --type writecache --cachevol):
  *   writecache: "writecache s ORIGIN CVOL 4096 0" (ORIGIN: LV_wcorig with
  *            the LV's segments, CVOL: LV_cvol, linear on its PVs).
@@ -984,6 +987,89 @@ check_snapshot_target(const char *vgname, json_t *vg, json_t *lv,
   return check_params(x, 2, dp, what, want, NULL, why, whysize);
 }
 
+/* The one target of type type that LV lv's dm device holds over the LV's
+ * size, or NULL with WHY. */
+static const struct target *
+lv_target(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
+          const char *type, char *why, size_t whysize)
+{
+  char dev[512];
+
+  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
+          sizeof dev);
+  return one_target(t, dev, type,
+                    json_integer_value(json_object_get(lv, "extents")) *
+                      extent / 512,
+                    why, whysize);
+}
+
+/* The "cache META DATA CORIG CHUNK 2 metadata2 MODE POLICY 0" target of
+ * cache LV lv over its size, META and DATA the dm devices given. */
+static bool
+check_cache_target(const char *vgname, json_t *lv, uint64_t extent,
+                   struct targets *t, const char *meta, const char *data,
+                   const char *policy, char *why, size_t whysize)
+{
+  const char *mode = json_string_value(json_object_get(lv, "cache_mode"));
+  const char *what[] = {"metadata", "cache", "origin"};
+  char origin[512], want[160];
+  const char *dp[] = {meta, data, origin};
+  const struct target *x;
+
+  if (!(x = lv_target(vgname, lv, extent, t, "cache", why, whysize)))
+    return false;
+  dm_name(vgname, json_string_value(json_object_get(lv, "origin")), origin,
+          sizeof origin);
+  snprintf(want, sizeof want, "%" PRIu64 " 2 metadata2 %.20s %.20s 0",
+           (uint64_t)json_integer_value(json_object_get(lv, "chunk_size")) /
+             512,
+           mode, policy);
+  return check_params(x, 3, dp, what, want, NULL, why, whysize);
+}
+
+/* A cache LV over a cachevol (lvconvert --type cache --cachevol): "cache
+ * CVOL-cmeta CVOL-cdata CORIG CHUNK 2 metadata2 MODE POLICY 0", where
+ * VG-CVOL-cmeta and VG-CVOL-cdata are "linear CVOL 0" and "linear CVOL
+ * META" over the cachevol's first META sectors and the rest.  POLICY is
+ * always mq, whatever the metadata says: lvm 2.03.16 (cache.c
+ * _cache_add_target_line) takes the policy of the cache pool's segment,
+ * which a cachevol's (striped) segment has not, and falls back to "mq"
+ * (which the kernel serves with smq). */
+static bool
+check_cache_cvol(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
+                 struct targets *t, char *why, size_t whysize)
+{
+  const char *cvol = json_string_value(json_object_get(lv, "cachevol"));
+  uint64_t meta =
+    json_integer_value(json_object_get(lv, "cachevol_metadata")) / 512;
+  uint64_t cvsize = 0;
+  json_t *lvs = json_object_get(vg, "lvs"), *o;
+  char want[64], devs[2][530], cv[512];
+  const char *cvp[] = {cv}, *cvw[] = {"the cachevol"};
+  const struct target *x;
+  size_t i;
+
+  json_array_foreach(lvs, i, o)
+  {
+    const char *name = json_string_value(json_object_get(o, "name"));
+    if (name && strcmp(name, cvol) == 0)
+      cvsize =
+        json_integer_value(json_object_get(o, "extents")) * extent / 512;
+  }
+  dm_name(vgname, cvol, cv, sizeof cv);
+  for (int k = 0; k < 2; k++) {
+    snprintf(devs[k], sizeof devs[k], "%s-%s", cv, k ? "cdata" : "cmeta");
+    if (!(x = one_target(t, devs[k], "linear", k ? cvsize - meta : meta, why,
+                         whysize)))
+      return false;
+    snprintf(want, sizeof want, "%" PRIu64, k ? meta : 0);
+    if (!check_params(x, 1, cvp, cvw, want, devs[k], why, whysize))
+      return false;
+  }
+  return check_cache_target(vgname, lv, extent, t, devs[0], devs[1], "mq", why,
+                            whysize);
+}
+
 /* A cache LV: "cache CMETA CDATA CORIG CHUNK 2 metadata2 MODE POLICY 0"
  * over its size (libdm _cache_emit_segment_line: the features, then the
  * policy and its argument count; migration_threshold left at 2048). */
@@ -992,15 +1078,16 @@ check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
             struct targets *t, char *why, size_t whysize)
 {
   const char *pool = json_string_value(json_object_get(lv, "pool"));
+  const char *cvol = json_string_value(json_object_get(lv, "cachevol"));
   const char *origin = json_string_value(json_object_get(lv, "origin"));
   const char *mode = json_string_value(json_object_get(lv, "cache_mode"));
   const char *policy = json_string_value(json_object_get(lv, "policy"));
   json_t *lvs = json_object_get(vg, "lvs"), *o, *p = NULL;
-  char dev[512], want[160], devs[3][512];
-  const char *dp[] = {devs[0], devs[1], devs[2]};
-  const char *what[] = {"metadata", "cache", "origin"};
-  const struct target *x;
+  char devs[2][512];
   size_t i;
+
+  if (cvol && origin && mode && policy)
+    return check_cache_cvol(vgname, vg, lv, extent, t, why, whysize);
 
   json_array_foreach(lvs, i, o)
   {
@@ -1014,23 +1101,12 @@ check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
              "policy for it");
     return false;
   }
-  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
-          sizeof dev);
-  if (!(x = one_target(t, dev, "cache",
-                       json_integer_value(json_object_get(lv, "extents")) *
-                         extent / 512,
-                       why, whysize)))
-    return false;
   dm_name(vgname, json_string_value(json_object_get(p, "metadata")), devs[0],
           sizeof devs[0]);
   dm_name(vgname, json_string_value(json_object_get(p, "data")), devs[1],
           sizeof devs[1]);
-  dm_name(vgname, origin, devs[2], sizeof devs[2]);
-  snprintf(want, sizeof want, "%" PRIu64 " 2 metadata2 %.20s %.20s 0",
-           (uint64_t)json_integer_value(json_object_get(lv, "chunk_size")) /
-             512,
-           mode, policy);
-  return check_params(x, 3, dp, what, want, NULL, why, whysize);
+  return check_cache_target(vgname, lv, extent, t, devs[0], devs[1], policy,
+                            why, whysize);
 }
 
 /* A writecache LV: "writecache s ORIGIN CVOL BLOCK_SIZE 0" over its size
@@ -1042,7 +1118,7 @@ check_writecache(const char *vgname, json_t *lv, uint64_t extent,
 {
   const char *cvol = json_string_value(json_object_get(lv, "cachevol"));
   const char *origin = json_string_value(json_object_get(lv, "origin"));
-  char dev[512], devs[2][512], want[64], *copy, *w[MAX_WORDS];
+  char devs[2][512], want[64], *copy, *w[MAX_WORDS];
   const struct target *x;
   size_t n;
   bool ok = false;
@@ -1051,12 +1127,7 @@ check_writecache(const char *vgname, json_t *lv, uint64_t extent,
     snprintf(why, whysize, "the manifest names no cachevol or origin");
     return false;
   }
-  dm_name(vgname, json_string_value(json_object_get(lv, "name")), dev,
-          sizeof dev);
-  if (!(x = one_target(t, dev, "writecache",
-                       json_integer_value(json_object_get(lv, "extents")) *
-                         extent / 512,
-                       why, whysize)))
+  if (!(x = lv_target(vgname, lv, extent, t, "writecache", why, whysize)))
     return false;
   dm_name(vgname, cvol, devs[0], sizeof devs[0]);
   dm_name(vgname, origin, devs[1], sizeof devs[1]);

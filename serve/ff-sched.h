@@ -10,13 +10,15 @@
  *   briefly and signals the timer thread when the new item is the
  *   earliest.
  * - The timer thread waits on a condition variable with an absolute
- *   CLOCK_MONOTONIC deadline; it moves every due item to the run queue
- *   (a second mutex) and wakes the workers.
- * - Worker threads run item->fn(item) with no lock held; fn owns the item
- *   from then on (typically it replies and frees it).
- * - Items are handed to the workers in due order; items with the same
- *   due time in the order they were added.  With one worker they also
- *   run in that order.
+ *   CLOCK_MONOTONIC deadline (its timer slack 1 ns); it moves every due
+ *   item to the run queue (a second mutex) and wakes the workers, but
+ *   runs a lone due item itself when the run queue is empty (a worker's
+ *   wake-up would be added to the item's latency).
+ * - Worker threads (and the timer thread, so) run item->fn(item) with no
+ *   lock held; fn owns the item from then on (typically it replies and
+ *   frees it).
+ * - Items start in due order; items with the same due time in the order
+ *   they were added.  With one worker they also run in that order.
  * - ff_sched_stop() runs every item still waiting, at once, in the
  *   calling thread's pool (their deadlines are ignored), then joins the
  *   threads.  No item is lost.
@@ -38,11 +40,13 @@
 
 struct ff_sched_item {
   uint64_t due_ns;                        /* CLOCK_MONOTONIC */
-  void (*fn)(struct ff_sched_item *item); /* runs in a worker */
+  void (*fn)(struct ff_sched_item *item); /* runs in a worker or the timer */
   struct ff_sched_item *next;             /* run queue link, internal */
   uint64_t seq;                           /* arrival order, internal */
   size_t slot;                            /* heap index, internal */
   int state;                              /* internal; 0 before the add */
+  int by_timer; /* set before fn runs: 1 when the timer thread runs it (a
+                 * lone due item), 0 in a worker */
 };
 
 struct ff_sched;

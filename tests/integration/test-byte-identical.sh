@@ -182,6 +182,9 @@
 #       linear LV with --cachemode passthrough --cachepolicy mq
 #   wc: 2 PVs: lvconvert --type writecache --cachevol of a linear LV (a
 #       cache pool before it, a tagged cachevol, a change after it)
+#   cv: 2 PVs: two lvconvert --type cache --cachevol (8 and 24 MiB
+#       cachevols: metadata half of it, then the 4 MiB minimum plus the
+#       chunks' share), one writeback mq
 #   cg: 2 PVs: --cachesettings on two cache pools (one mq), one of them
 #       attached by lvconvert (its policy_settings stay with the pool)
 #   cf: 2 PVs, a cache LV, then a raid1 and a disk-log mirror (their
@@ -934,7 +937,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts ca cb cc cd ce cf cg wc}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts ca cb cc cd ce cf cg wc cv}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1241,6 +1244,18 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 			'lin|size = "4M"|-L 4M' \
 			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow"; cachevol = "fast"|-y --type writecache --cachevol fast vgwc/slow' \
 			'!lvchange|command = "lvchange"; lv = "lin"; addtag = ["after"]|--addtag after vgwc/lin'
+		;;
+	cv)
+		# lvconvert --type cache --cachevol: a cache+CACHE_USES_CACHEVOL
+		# segment, the cachevol split into metadata (lvm's size: at most
+		# half) and data; --cachemode, --cachepolicy
+		run_scenario cv vgcv 2 64M "@fakedm" \
+			'slow|size = "8M"|-L 8M' \
+			'fast|size = "8M"|-L 8M' \
+			'slow2|size = "12M"|-L 12M' \
+			'fast2|size = "24M"|-L 24M' \
+			'!lvconvert|command = "lvconvert"; lv = "slow"; cachevol = "fast"|-y --type cache --cachevol fast vgcv/slow' \
+			'!lvconvert|command = "lvconvert"; lv = "slow2"; cachevol = "fast2"; cachemode = "writeback"; policy = "mq"|-y --type cache --cachemode writeback --cachepolicy mq --cachevol fast2 vgcv/slow2'
 		;;
 	cg)
 		# --cachesettings (policy_settings, the last given first, as

@@ -136,13 +136,14 @@ def main(argv):
                 add_zeroed(dm_name(nm), lvs[seg["metadata"]], "zeroed", 0)
             if seg["type"] == "snapshot" and seg["cow_store"] in lvs:
                 add_zeroed(dm_name(seg["cow_store"]), lvs[seg["cow_store"]], "zeroed", 4096)
-            # a writecache's cachevol: its first 4 KiB zeroed by the
-            # lvconvert, under its name before (LV, then LV_cvol)
-            if seg["type"] == "writecache" and seg["writecache"] in lvs:
-                nm = seg["writecache"]
+            # a writecache's or cache's cachevol: its first 4 KiB zeroed by
+            # the lvconvert, under its name before (LV, then LV_cvol)
+            cvol = seg["writecache"] or (seg["cache_pool"] if seg["type"] == "cache+CACHE_USES_CACHEVOL" else "")
+            if cvol in lvs:
+                nm = cvol
                 if nm.endswith("_cvol"):
                     nm = nm[:-len("_cvol")]
-                add_zeroed(dm_name(nm), lvs[seg["writecache"]], "zeroed", 4096)
+                add_zeroed(dm_name(nm), lvs[cvol], "zeroed", 4096)
 
     fwd = re.compile(r"^FWD (\S+) (\d+) (\d+) (\d+:\d+) (\d+) (zero|data) (all=0x[0-9a-f]{2}|mixed head=[0-9a-f]*)$")
     for line in open(log_path):

@@ -210,6 +210,7 @@ def decode_copy(raw):
                 "cow_store": unquote(vals.get(sp + "cow_store", "")),
                 # a writecache's cachevol
                 "writecache": unquote(vals.get(sp + "writecache", "")),
+                "cache_pool": unquote(vals.get(sp + "cache_pool", "")),
             })
             s += 1
         c["lvs"].append({

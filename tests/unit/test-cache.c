@@ -38,6 +38,9 @@ static const struct ff_test_bad bad[] = {
   {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
    "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; }); });",
    "vgs.[0].changes.[0]", "an lvconvert --type writecache needs cachevol"},
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; lv = \"a\"; pool = "
+   "\"p\"; cachevol = \"c\"; }); });",
+   "vgs.[0].changes.[0]", "give pool or cachevol, not both"},
   {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
    "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; pool = "
    "\"p\"; cachevol = \"b\"; }); });",
@@ -74,6 +77,10 @@ static const struct ff_test_bad bad[] = {
 };
 
 static const struct ff_test_bad bad_farm[] = {
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }, { name = \"c\"; size "
+   "= \"4M\"; }); changes = ({ command = \"lvconvert\"; lv = \"a\"; "
+   "cachevol = \"c\"; }); });",
+   "vgs.[0].changes.[0]", "The minimum cache size is two extents"},
   {"vgs = ({ lvs = ({ name = \"a\"; size = \"8M\"; }); changes = ({ "
    "command = \"lvconvert\"; type = \"writecache\"; lv = \"a\"; cachevol "
    "= \"a\"; }); });",

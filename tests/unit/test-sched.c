@@ -2,7 +2,8 @@
  * arrival order, never before they are due; ff_sched_stop runs everything
  * still pending at once; the pending counts; a cancelled item never runs
  * (from anywhere in the heap, or before it was added), one already handed
- * to a worker cannot be cancelled.  No test waits on a clock:
+ * to a worker cannot be cancelled; a lone due item is run by the timer
+ * thread, items due together by the workers.  No test waits on a clock:
  * they wait for the items themselves (a condition variable). */
 #include "ff-sched.h"
 #include "ff-test.h"
@@ -261,6 +262,34 @@ test_cancel(void **state)
   assert_int_equal(kept, N - (N + 2) / 3);
 }
 
+/* The timer thread runs a lone due item itself (ff-sched.h); items due
+ * together go to the workers. */
+static void
+test_lone_item_on_timer(void **state)
+{
+  struct ff_sched *s = ff_sched_new(2);
+  struct item l = {.id = 0}, p = {.id = 1}, q = {.id = 2};
+  uint64_t now = ff_now_ns();
+
+  (void)state;
+  assert_non_null(s);
+  log_reset();
+  l.it.fn = p.it.fn = q.it.fn = ran;
+  l.it.by_timer = 0;
+  p.it.by_timer = q.it.by_timer = 1;
+  l.it.due_ns = now + MS;
+  assert_int_equal(ff_sched_add(s, &l.it), 0);
+  wait_for(1);
+  p.it.due_ns = q.it.due_ns = ff_now_ns() + 2 * MS;
+  assert_int_equal(ff_sched_add(s, &p.it), 0);
+  assert_int_equal(ff_sched_add(s, &q.it), 0);
+  wait_for(3);
+  ff_sched_stop(s);
+  assert_int_equal(l.it.by_timer, 1);
+  assert_int_equal(p.it.by_timer, 0);
+  assert_int_equal(q.it.by_timer, 0);
+}
+
 int
 main(void)
 {
@@ -269,6 +298,7 @@ main(void)
     cmocka_unit_test(test_fire_when_due),
     cmocka_unit_test(test_many_workers),
     cmocka_unit_test(test_cancel),
+    cmocka_unit_test(test_lone_item_on_timer),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
