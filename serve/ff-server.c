@@ -384,6 +384,10 @@ ff_server_end(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
                   stat_len,
                   now_ns > r->arrival_ns ? now_ns - r->arrival_ns : 0,
                   r->error, r->error && r->injected);
+  /* how long after the model's time the reply went out (the server's own
+   * share; an interrupted request went out early) */
+  if (!r->interrupted)
+    ff_stats_late(s->stats, now_ns > r->done_ns ? now_ns - r->done_ns : 0);
   if (r->interrupted)
     ff_stats_interrupted(s->stats, r->dev);
   ff_stats_inflight_add(s->stats, -1);

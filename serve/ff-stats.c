@@ -62,6 +62,9 @@ struct ff_stats {
   _Atomic uint64_t dropped, alloc_failures;
   _Atomic size_t mem;
   _Atomic int64_t since_ns; /* CLOCK_REALTIME of new or last reset */
+  /* replies after the decided time (ff_stats_late): allocated on first
+   * use */
+  struct hist *_Atomic late;
 };
 
 static const char *const op_names[FF_STAT_OPS] = {"read", "write", "flush"};
@@ -173,6 +176,31 @@ bucket_range(unsigned i, uint64_t *lo, uint64_t *hi)
   *hi = *lo + (UINT64_C(1) << (e - 3));
 }
 
+/* An empty histogram, or NULL. */
+static struct hist *
+hist_new(void)
+{
+  struct hist *h = malloc(sizeof *h);
+
+  if (!h)
+    return NULL;
+  atomic_init(&h->max, 0);
+  atomic_init(&h->min, UINT64_MAX);
+  for (unsigned i = 0; i < NB; i++)
+    atomic_init(&h->b[i], 0);
+  return h;
+}
+
+/* Zero h in place (ff_stats_reset). */
+static void
+hist_clear(struct hist *h)
+{
+  for (unsigned b = 0; b < NB; b++)
+    atomic_store_explicit(&h->b[b], 0, memory_order_relaxed);
+  atomic_store_explicit(&h->max, 0, memory_order_relaxed);
+  atomic_store_explicit(&h->min, UINT64_MAX, memory_order_relaxed);
+}
+
 static struct hist *
 hist_get(struct ff_stats *s, struct dev *d, unsigned op)
 {
@@ -181,13 +209,8 @@ hist_get(struct ff_stats *s, struct dev *d, unsigned op)
 
   if (h)
     return h;
-  h = malloc(sizeof *h);
-  if (!h)
+  if (!(h = hist_new()))
     return NULL;
-  atomic_init(&h->max, 0);
-  atomic_init(&h->min, UINT64_MAX);
-  for (unsigned i = 0; i < NB; i++)
-    atomic_init(&h->b[i], 0);
   if (!atomic_compare_exchange_strong_explicit(&d->hist[op], &expected, h,
                                                memory_order_acq_rel,
                                                memory_order_acquire)) {
@@ -374,6 +397,7 @@ ff_stats_new(uint32_t ndevs)
   atomic_init(&s->alloc_failures, 0);
   atomic_init(&s->mem, sizeof *s + (size_t)ndevs * sizeof *s->devs);
   atomic_init(&s->since_ns, realtime_ns());
+  atomic_init(&s->late, NULL);
   return s;
 }
 
@@ -389,6 +413,7 @@ ff_stats_free(struct ff_stats *s)
   }
   for (unsigned i = 0; i < FF_STATS_STRIPES; i++)
     pthread_mutex_destroy(&s->stripes[i].lock);
+  free(atomic_load_explicit(&s->late, memory_order_relaxed));
   free(s->devs);
   free(s);
 }
@@ -437,6 +462,31 @@ ff_stats_record(struct ff_stats *s, uint32_t dev, enum ff_stat_op op,
 }
 
 void
+ff_stats_late(struct ff_stats *s, uint64_t late_ns)
+{
+  struct hist *h = atomic_load_explicit(&s->late, memory_order_acquire);
+
+  if (!h) {
+    struct hist *expected = NULL;
+
+    if (!(h = hist_new())) {
+      inc(&s->alloc_failures, 1);
+      return;
+    }
+    if (!atomic_compare_exchange_strong_explicit(&s->late, &expected, h,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+      free(h); /* another thread published first */
+      h = expected;
+    } else
+      mem_add(s, sizeof *h);
+  }
+  atomic_max_u64(&h->max, late_ns);
+  atomic_min_u64(&h->min, late_ns);
+  inc(&h->b[bucket_of(late_ns)], 1);
+}
+
+void
 ff_stats_interrupted(struct ff_stats *s, uint32_t dev)
 {
   if (dev >= s->ndevs) {
@@ -472,12 +522,8 @@ ff_stats_reset(struct ff_stats *s)
         atomic_load_explicit(&d->hist[op], memory_order_acquire);
 
       atomic_store_explicit(&d->ops[op], 0, memory_order_relaxed);
-      if (!h)
-        continue;
-      for (unsigned b = 0; b < NB; b++)
-        atomic_store_explicit(&h->b[b], 0, memory_order_relaxed);
-      atomic_store_explicit(&h->max, 0, memory_order_relaxed);
-      atomic_store_explicit(&h->min, UINT64_MAX, memory_order_relaxed);
+      if (h)
+        hist_clear(h);
     }
     atomic_store_explicit(&d->bytes[0], 0, memory_order_relaxed);
     atomic_store_explicit(&d->bytes[1], 0, memory_order_relaxed);
@@ -493,6 +539,8 @@ ff_stats_reset(struct ff_stats *s)
     memory_order_relaxed);
   atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
   atomic_store_explicit(&s->alloc_failures, 0, memory_order_relaxed);
+  if (atomic_load_explicit(&s->late, memory_order_acquire))
+    hist_clear(atomic_load_explicit(&s->late, memory_order_acquire));
   atomic_store_explicit(&s->since_ns, realtime_ns(), memory_order_relaxed);
 }
 
@@ -733,6 +781,7 @@ ff_stats_json(struct ff_stats *s, const char *const *names, int include_idle)
 {
   json_t *devs = json_array(), *totals, *root;
   struct sums *t = calloc(1, sizeof *t);
+  struct hsnap late;
   int64_t now = realtime_ns(), since;
 
   if (!devs || !t)
@@ -760,9 +809,16 @@ ff_stats_json(struct ff_stats *s, const char *const *names, int include_idle)
   if (!totals)
     goto oom;
   since = atomic_load_explicit(&s->since_ns, memory_order_relaxed);
+  {
+    struct hist *lh = atomic_load_explicit(&s->late, memory_order_acquire);
+
+    hsnap_init(&late);
+    if (lh)
+      hsnap_add(&late, lh);
+  }
   root = json_pack(
     "{s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, "
-    "s:{s:i, s:I, s:I, s:f}, s:o, s:o}",
+    "s:{s:i, s:I, s:I, s:f}, s:o, s:o, s:o}",
     "format", "fusefarm-stats", "version", 1, "time", (double)now / 1e9,
     "since", (double)since / 1e9, "ndevs", (json_int_t)s->ndevs, "inflight",
     (json_int_t)atomic_load_explicit(&s->inflight, memory_order_relaxed),
@@ -773,7 +829,8 @@ ff_stats_json(struct ff_stats *s, const char *const *names, int include_idle)
     "histogram", "sub_buckets_per_octave", FF_STATS_HIST_SUB, "lowest_ns",
     (json_int_t)1 << FF_STATS_HIST_LOW_SHIFT, "highest_ns",
     (json_int_t)1 << FF_STATS_HIST_HIGH_SHIFT, "relative_error",
-    0.5 / FF_STATS_HIST_SUB, "totals", totals, "devices", devs);
+    0.5 / FF_STATS_HIST_SUB, "totals", totals, "devices", devs, "reply_late",
+    latency_json(&late));
   free(t);
   if (!root)
     ff_error("stats: out of memory building the snapshot");
@@ -1057,6 +1114,21 @@ ff_stats_text_from_json(const json_t *j, char **errmsg)
           "in flight: %" PRIu64 " (max %" PRIu64 "); %" PRIu64 " of %" PRIu64
           " devices with I/O; latency columns are reads\n",
           inflight, inflight_max, active, ndevs);
+  {
+    /* the server's own share (absent in older snapshots) */
+    const json_t *late = json_object_get(j, "reply_late");
+    uint64_t cnt, p50, p99, mx;
+
+    if (json_is_object(late) &&
+        get_u64(late, "reply_late", "count", &cnt) == 0 && cnt &&
+        get_u64(late, "reply_late", "p50_ns", &p50) == 0 &&
+        get_u64(late, "reply_late", "p99_ns", &p99) == 0 &&
+        get_u64(late, "reply_late", "max_ns", &mx) == 0)
+      fprintf(f,
+              "replies after the model's time: p50 %.1f us, p99 %.1f us, "
+              "max %.1f us (%" PRIu64 " replies)\n",
+              (double)p50 / 1e3, (double)p99 / 1e3, (double)mx / 1e3, cnt);
+  }
   if (fclose(f) == EOF) {
     free(buf);
     buf = NULL;

@@ -36,8 +36,12 @@
  * - Percentiles use the nearest-rank rule: pN is the smallest recorded
  *   latency such that at least N% of the samples are <= it.
  * - Farm-wide: requests in flight (a gauge) and its maximum since the last
- *   reset.  Totals are sums over devices computed at snapshot time; the
- *   totals' latency histograms are the merged device histograms.
+ *   reset; and a histogram (the same buckets) of how late each reply went
+ *   out after the I/O model's decided time (ff_stats_late): the server's
+ *   own share of a request's latency, which a profile does not ask for
+ *   (docs/stats.md "reply_late").  Totals are sums over devices computed at
+ * snapshot time; the totals' latency histograms are the merged device
+ * histograms.
  *
  * MEMORY
  *
@@ -158,6 +162,10 @@ void ff_stats_interrupted(struct ff_stats *s, uint32_t dev);
 /* The in-flight gauge: +1 when a request arrives, -1 when it is answered.
  * Tracks the maximum. */
 void ff_stats_inflight_add(struct ff_stats *s, int delta);
+
+/* One reply went out late_ns after the time the I/O model decided for it
+ * (0 when on time).  Never fails, never blocks. */
+void ff_stats_late(struct ff_stats *s, uint64_t late_ns);
 
 /* Zero every counter, histogram, ring and touched-block set, and free the
  * sets.  The in-flight maximum becomes the current in-flight value (the

@@ -1122,6 +1122,51 @@ test_reset_concurrent(void **state)
 
 /* --- main ------------------------------------------------------------ */
 
+/* --- how late the replies went out ----------------------------------- */
+
+/* ff_stats_late: "reply_late" has the count, the exact max, percentiles
+ * within the resolution; a reset zeroes it; the text names it; a
+ * snapshot with no late reply says count 0 and the text says nothing. */
+static void
+test_reply_late(void **state)
+{
+  struct ff_stats *s = new_stats(4);
+  json_t *j, *l;
+  char *text;
+
+  (void)state;
+  j = snapshot(s, 0);
+  l = json_object_get(j, "reply_late");
+  assert_non_null(l);
+  assert_int_equal(u64(l, "count"), 0);
+  json_decref(j);
+  text = ff_stats_text(s, NULL);
+  assert_non_null(text);
+  assert_null(strstr(text, "replies after the model's time"));
+  free(text);
+
+  for (unsigned i = 0; i < 99; i++)
+    ff_stats_late(s, 30 * MS / 1000);
+  ff_stats_late(s, 2 * MS);
+  j = snapshot(s, 0);
+  l = json_object_get(j, "reply_late");
+  assert_int_equal(u64(l, "count"), 100);
+  assert_near(u64(l, "p50_ns"), 30 * MS / 1000, RES, "reply_late p50");
+  assert_int_equal(u64(l, "max_ns"), 2 * MS);
+  json_decref(j);
+  text = ff_stats_text(s, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "replies after the model's time: p50 "));
+  assert_non_null(strstr(text, "(100 replies)"));
+  free(text);
+
+  ff_stats_reset(s);
+  j = snapshot(s, 0);
+  assert_int_equal(u64(json_object_get(j, "reply_late"), "count"), 0);
+  json_decref(j);
+  ff_stats_free(s);
+}
+
 int
 main(void)
 {
@@ -1145,6 +1190,7 @@ main(void)
     cmocka_unit_test(test_memory),
     cmocka_unit_test(test_threads),
     cmocka_unit_test(test_reset_concurrent),
+    cmocka_unit_test(test_reply_late),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
