@@ -81,7 +81,7 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
     uint32_t li = 0;
     char cp[96];
 
-    rc->lv = FF_NONE;
+    rc->target = rc->lv = FF_NONE;
     rc->pv = -1;
     if (snprintf(cp, sizeof cp, "%s.changes.[%u]", path, k) < 0)
       cp[0] = '\0';
@@ -89,7 +89,7 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
       if (!(t = ff_fb_find_lv(vg, vg->nlvs, ch->lv)))
         return ff_fb_err(b, ch->line, cp, "lv '%s': VG %s has no such LV",
                          ch->lv, vg->name);
-      li = (uint32_t)(t - vg->lvs);
+      rc->target = li = (uint32_t)(t - vg->lvs);
     }
     switch (ch->cmd) {
     case FF_CHG_CACHE:

@@ -317,7 +317,8 @@ struct lvstate {
 };
 
 struct chrec {
-  uint32_t lv; /* the LV the change alters, FF_NONE: none */
+  uint32_t target; /* the LV the change names (its lv), FF_NONE: none */
+  uint32_t lv;     /* the LV whose state it alters, FF_NONE: none */
   uint32_t mseg;
   struct lvstate was, is;
   int pv; /* pvchange -x: the PV, or -1 */

@@ -831,19 +831,11 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       const struct ff_spec_change *ch = &g->changes[w - nlw - 1];
       struct tagset *ts = &vgt;
       const char *target = vg->name;
-      char cp[96];
 
-      snprintf(cp, sizeof cp, "%s.changes.[%u]", path, w - nlw - 1);
-      if (ch->cmd != FF_CHG_VG && ch->cmd != FF_CHG_PV) {
-        uint32_t li = 0;
+      if (recs[w - nlw - 1].target != FF_NONE) {
+        /* (found, and checked, by ff_fb_apply_changes) */
+        uint32_t li = recs[w - nlw - 1].target;
 
-        while (li < vg->nlvs && strcmp(vg->lvs[li].name, ch->lv))
-          li++;
-        if (li == vg->nlvs) {
-          ff_fb_err(b, ch->line, cp, "lv '%s': VG %s has no such LV", ch->lv,
-                    vg->name);
-          goto out;
-        }
         ts = &lvt[li];
         /* (lvrename's description names the LV as it was) */
         target = vg->lvs[li].name;
