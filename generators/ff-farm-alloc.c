@@ -495,6 +495,48 @@ free_take(struct freelist *f, uint64_t pe, uint64_t len)
                   (unsigned long long)pe, (unsigned long long)len);
 }
 
+/* (ff-farm-int.h) */
+int
+ff_fb_free_give(struct freelist *f, uint64_t pe, uint64_t len)
+{
+  uint32_t i = 0;
+  struct apva *r;
+
+  while (i < f->n && f->runs[i].start + f->runs[i].count <= pe)
+    i++;
+  if ((i < f->n && f->runs[i].start < pe + len))
+    return ff_error("internal error: PV %llu+%llu is already free",
+                    (unsigned long long)pe, (unsigned long long)len);
+  /* next to the run before it, the one after it, or both */
+  if (i > 0 && f->runs[i - 1].start + f->runs[i - 1].count == pe) {
+    r = &f->runs[i - 1];
+    r->count += len;
+    if (i < f->n && r->start + r->count == f->runs[i].start) {
+      r->count += f->runs[i].count;
+      memmove(&f->runs[i], &f->runs[i + 1], (f->n - i - 1) * sizeof *r);
+      f->n--;
+    }
+    return 0;
+  }
+  if (i < f->n && pe + len == f->runs[i].start) {
+    f->runs[i].start = pe;
+    f->runs[i].count += len;
+    return 0;
+  }
+  if (f->n == f->cap) {
+    struct apva *n = realloc(f->runs, (f->cap ? 2 * f->cap : 4) * sizeof *n);
+
+    if (!n)
+      return ff_error("out of memory");
+    f->runs = n;
+    f->cap = f->cap ? 2 * f->cap : 4;
+  }
+  memmove(&f->runs[i + 1], &f->runs[i], (f->n - i) * sizeof *f->runs);
+  f->n++;
+  f->runs[i] = (struct apva){.start = pe, .count = len};
+  return 0;
+}
+
 const char *const ff_fb_policy_names[] = {"inherit", "contiguous", "cling",
                                           "normal", "anywhere"};
 
@@ -966,12 +1008,13 @@ ff_fb_new_sub(struct bctx *b, const struct ff_spec_lv *sl, struct ff_lv *top,
   return sub;
 }
 
-/* An LV of the first li of vg named name, or NULL. */
+/* An LV of the first li of vg named name (and not removed by an earlier
+ * lvremove), or NULL. */
 struct ff_lv *
 ff_fb_find_lv(struct ff_vg *vg, uint32_t li, const char *name)
 {
   for (uint32_t l = 0; l < li; l++)
-    if (!strcmp(vg->lvs[l].name, name))
+    if (!vg->lvs[l].f.removed && !strcmp(vg->lvs[l].name, name))
       return &vg->lvs[l];
   return NULL;
 }

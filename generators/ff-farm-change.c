@@ -67,6 +67,77 @@ lv_type_name(const struct ff_lv *lv)
   return lv->kind < sizeof kinds / sizeof kinds[0] ? kinds[lv->kind] : "?";
 }
 
+/* lvremove (lib/metadata/lv_manip.c lv_remove_with_dependencies,
+ * pool_manip.c detach_pool_lv) of LV recs[k].target: a linear or
+ * striped LV nothing uses (its extents free again), or a thin LV (two
+ * writes: the pool's delete message, then none; its thin snapshot loses
+ * its origin line and, with record_lvs_history, is the descendant of a
+ * historical LV).  What lvm would remove along with the LV (snapshots,
+ * thins of an external origin, caches) is refused. */
+static int
+remove_lv(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
+          struct ff_vg *vg, struct freelist *fl, struct chrec *recs,
+          unsigned k)
+{
+  struct chrec *rc = &recs[k];
+  uint32_t li = rc->target;
+  struct ff_lv *t = &vg->lvs[li];
+
+  if (t->kind != FF_LVK_STRIPED && t->kind != FF_LVK_THIN)
+    return ff_fb_err(b, ch->line, cp,
+                     "LV %s: not supported yet: lvremove of a %s LV (the "
+                     "farm removes linear, striped and thin LVs)",
+                     t->name, lv_type_name(t));
+  for (uint32_t u = 0; u < vg->nlvs; u++) {
+    const struct ff_lv *o = &vg->lvs[u];
+    const char *use = NULL;
+
+    if (o->f.removed || u == li)
+      continue;
+    if (o->kind == FF_LVK_THIN && o->ext_origin == li + 1)
+      use = "is the external origin of thin LV";
+    else if (o->kind == FF_LVK_SNAPSHOT && o->link == li)
+      use = "is the origin of snapshot";
+    else if ((o->kind == FF_LVK_CACHE || o->kind == FF_LVK_WRITECACHE ||
+              o->kind == FF_LVK_CACHEVOL) &&
+             o->link == li)
+      use = "is used by";
+    if (use)
+      return ff_fb_err(b, ch->line, cp,
+                       "LV %s: not supported yet: it %s %s (lvremove would "
+                       "remove that too; remove it first)",
+                       t->name, use, o->name);
+  }
+  rc->lv = li;
+  rc->mseg = t->nsegs ? t->nsegs - 1 : 0;
+  if (lv_save(b, t, rc->mseg, &rc->was) < 0)
+    return -1;
+  t->f.removed = 1;
+  if (lv_save(b, t, rc->mseg, &rc->is) < 0)
+    return -1;
+  if (t->kind == FF_LVK_THIN) {
+    rc->writes = 2;
+    /* _set_up_historical_lv, then _handle_historical_lvs: the historical
+     * LV stays only while it has a live descendant, which for the farm's
+     * thin trees (an origin and at most one snapshot) is the origin's
+     * snapshot */
+    for (uint32_t u = 0; ch->history && u < vg->nlvs; u++)
+      if (!vg->lvs[u].f.removed && vg->lvs[u].kind == FF_LVK_THIN &&
+          vg->lvs[u].thin_origin == li + 1)
+        rc->hist_desc = u;
+    return 0;
+  }
+  for (uint32_t s = 0; s < t->nsegs; s++) {
+    const struct ff_seg *sg = &t->segs[s];
+
+    for (uint32_t a = 0; a < sg->stripes; a++)
+      if (ff_fb_free_give(&fl[sg->areas[a].pv], sg->areas[a].pe,
+                          sg->len / sg->stripes) < 0)
+        return -1;
+  }
+  return 0;
+}
+
 /* (ff-farm-int.h) */
 int
 ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
@@ -81,8 +152,9 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
     uint32_t li = 0;
     char cp[96];
 
-    rc->target = rc->lv = FF_NONE;
+    rc->target = rc->lv = rc->hist_desc = FF_NONE;
     rc->pv = -1;
+    rc->writes = 1;
     if (snprintf(cp, sizeof cp, "%s.changes.[%u]", path, k) < 0)
       cp[0] = '\0';
     if (ch->lv) {
@@ -134,6 +206,11 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
     default:
       break;
     }
+    if (ch->cmd == FF_CHG_REMOVE) {
+      if (remove_lv(b, ch, cp, vg, fl, recs, k) < 0)
+        return -1;
+      continue;
+    }
     if ((ch->cmd == FF_CHG_LV && lvflags) || ch->cmd == FF_CHG_RENAME ||
         ch->cmd == FF_CHG_EXTEND) {
       static const char *const what[] = {[FF_CHG_LV] =
@@ -184,6 +261,14 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
 
       if (ff_fb_check_lv_name(b, ch->line, cp, vg, li, ch->new_name, 1) < 0)
         return -1;
+      for (unsigned h = 0; h < k; h++)
+        if (recs[h].hist_desc != FF_NONE &&
+            !vg->lvs[recs[h].hist_desc].f.removed &&
+            !strcmp(recs[h].was.name, ch->new_name))
+          return ff_fb_err(b, ch->line, cp,
+                           "lvm refuses it: Historical Logical Volume \"%s\" "
+                           "already exists in volume group \"%s\"",
+                           ch->new_name, vg->name);
       if (!(name = strdup(ch->new_name)))
         return ff_error("out of memory");
       free(t->name);

@@ -64,6 +64,7 @@ struct ff_lvflags {
   uint8_t fixed_minor; /* --persistent y: FIXED_MINOR, major, minor */
   int32_t read_ahead;  /* sectors; 0: auto (no line), -1: none */
   uint32_t major, minor;
+  uint8_t removed; /* lvremove (a change): gone from the texts from then */
 };
 /* An LV.  A top LV (vg->lvs) of kind FF_LVK_MIRROR or FF_LVK_RAID has one
  * segment of that kind over its sub-LVs, which are LVs of the VG too
@@ -223,9 +224,10 @@ struct ff_farm {
  * of chunk sectors, nthin thin LVs made with lvcreate -an. */
 struct ff_tmcache {
   uint64_t tmeta_bytes, data_blocks;
-  uint32_t chunk, nthin;
-  uint32_t *origins; /* [nthin]: device t + 1 a snapshot of origins[t] (a
-                      * device id), or 0 */
+  uint32_t chunk, nthin, ndel;
+  uint32_t *origins; /* [nthin + ndel]: device t + 1 a snapshot of
+                      * origins[t] (a device id), or 0; then the devices
+                      * deleted, in order */
   struct ff_thinmeta *m;
 };
 
@@ -325,6 +327,12 @@ struct chrec {
   uint8_t pv_was, pv_is;
   int vg; /* vgchange -x: 1 */
   uint8_t vg_was, vg_is;
+  uint8_t writes; /* metadata writes of the command: 1, or 2 (lvremove of
+                   * a thin LV: the pool's delete message, then none) */
+  /* lvremove with record_lvs_history of a thin LV with a thin snapshot:
+   * that snapshot (vg->lvs index); the text lists the removed LV among
+   * historical_logical_volumes while the snapshot lives.  Else FF_NONE. */
+  uint32_t hist_desc;
 };
 
 /* The changes of VG group g after its LVs, in order (lvconvert --type
@@ -339,6 +347,9 @@ int ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
 int ff_fb_rec_apply(struct ff_vg *vg, const struct chrec *rc, int fwd);
 
 /* ff-farm-alloc.c */
+/* Give len extents from pe back to the free runs f (lvremove), merged
+ * with the runs next to them.  0, or -1 with the error set. */
+int ff_fb_free_give(struct freelist *f, uint64_t pe, uint64_t len);
 
 /* The allocation policies' names, by enum ff_alloc_policy. */
 extern const char *const ff_fb_policy_names[];
@@ -391,7 +402,8 @@ int ff_fb_attach_cache(struct bctx *b, int line, const char *lp,
                        struct ff_vg *vg, uint32_t li, uint32_t nl,
                        const char *pool_name, enum ff_cache_mode mode,
                        enum ff_cache_policy policy, const char *corig_uuid);
-int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg);
+int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg,
+                           const struct chrec *recs, unsigned nrecs);
 /* lvconvert --type writecache (writecache 1) or --type cache --cachevol
  * CVOL of LV li: LV_wcorig (LV_corig), CVOL renamed CVOL_cvol. */
 int ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,

@@ -497,25 +497,28 @@ ff_fb_attach_cache(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
 
 /* The tmeta of every pool with thin LVs: the kernel's metadata after the
  * lvcreates (all with -an: each thin's lvcreate activates the pool, the
- * first one formats it first), an image shared by pools of one shape,
- * served as data-area bytes of the tmeta's extents. */
+ * first one formats it first) and the lvremoves of thin LVs among the
+ * changes recs[nrecs] (each a delete message), an image shared by pools
+ * of one shape, served as data-area bytes of the tmeta's extents. */
 int
-ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
+ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg,
+                       const struct chrec *recs, unsigned nrecs)
 {
   for (uint32_t l = 0; l < vg->nlvs; l++) {
     const struct ff_lv *lv = &vg->lvs[l], *tm;
     uint64_t tb, blocks;
     struct ff_thinmeta *m = NULL;
     struct ff_farm *farm = b->farm;
-    uint32_t *orig;
+    uint32_t *orig, ndel = 0;
 
     if (lv->kind != FF_LVK_THIN_POOL || !lv->nthins)
       continue;
     tm = &lv->subs[lv->new_spare];
     tb = tm->extents * vg->extent_size;
     blocks = lv->extents * vg->extent_size / FF_SECTOR / lv->chunk;
-    /* which devices are snapshots, and of which */
-    if (!(orig = calloc(lv->nthins, sizeof *orig)))
+    /* which devices are snapshots, and of which; then the devices
+     * deleted, in order */
+    if (!(orig = calloc(2 * (size_t)lv->nthins, sizeof *orig)))
       return ff_error("out of memory");
     for (uint32_t t = 0; t < vg->nlvs; t++) {
       const struct ff_lv *th = &vg->lvs[t];
@@ -523,18 +526,22 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
       if (th->kind == FF_LVK_THIN && th->link == l && th->thin_origin)
         orig[th->device_id - 1] = vg->lvs[th->thin_origin - 1].device_id;
     }
+    for (unsigned k = 0; k < nrecs; k++)
+      if (recs[k].writes == 2 && vg->lvs[recs[k].lv].link == l)
+        orig[lv->nthins + ndel++] = vg->lvs[recs[k].lv].device_id;
     for (uint32_t i = 0; i < farm->ntms && !m; i++)
       if (farm->tms[i].tmeta_bytes == tb &&
           farm->tms[i].data_blocks == blocks &&
           farm->tms[i].chunk == lv->chunk &&
-          farm->tms[i].nthin == lv->nthins &&
-          !memcmp(farm->tms[i].origins, orig, lv->nthins * sizeof *orig))
+          farm->tms[i].nthin == lv->nthins && farm->tms[i].ndel == ndel &&
+          !memcmp(farm->tms[i].origins, orig,
+                  (lv->nthins + ndel) * sizeof *orig))
         m = farm->tms[i].m;
     if (m)
       free(orig);
     else {
       struct ff_thinmeta_op *ops =
-        calloc(4 + 6 * (size_t)lv->nthins, sizeof *ops);
+        calloc(4 + 6 * ((size_t)lv->nthins + ndel), sizeof *ops);
       struct ff_tmcache *n;
       size_t k = 0;
 
@@ -547,12 +554,18 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_RESIZE, blocks, 0};
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_COMMIT, 0, 0};
       ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CLOSE, 0, 0};
-      for (uint32_t t = 1; t <= lv->nthins; t++) {
+      /* each lvcreate (lvremove) activates the pool, sends its message
+       * and the new transaction id, and deactivates it */
+      for (uint32_t t = 1; t <= lv->nthins + ndel; t++) {
         ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_OPEN, 0, 0};
-        ops[k++] =
-          orig[t - 1]
-            ? (struct ff_thinmeta_op){FF_THINMETA_CREATE_SNAP, t, orig[t - 1]}
-            : (struct ff_thinmeta_op){FF_THINMETA_CREATE_THIN, t, 0};
+        if (t > lv->nthins)
+          ops[k++] =
+            (struct ff_thinmeta_op){FF_THINMETA_DELETE, orig[t - 1], 0};
+        else if (orig[t - 1])
+          ops[k++] =
+            (struct ff_thinmeta_op){FF_THINMETA_CREATE_SNAP, t, orig[t - 1]};
+        else
+          ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_CREATE_THIN, t, 0};
         ops[k++] = (struct ff_thinmeta_op){FF_THINMETA_COMMIT, 0, 0};
         ops[k++] =
           (struct ff_thinmeta_op){FF_THINMETA_SET_TRANSACTION_ID, t - 1, t};
@@ -576,7 +589,7 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg)
       }
       farm->tms = n;
       n[farm->ntms++] =
-        (struct ff_tmcache){tb, blocks, lv->chunk, lv->nthins, orig, m};
+        (struct ff_tmcache){tb, blocks, lv->chunk, lv->nthins, ndel, orig, m};
     }
     for (size_t i = 0; i < ff_thinmeta_nblocks(m); i++) {
       const struct ff_area *a = &tm->segs[0].areas[0];

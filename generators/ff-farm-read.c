@@ -446,7 +446,8 @@ ff_farm_nlvs(const struct ff_farm *farm)
   uint64_t n = 0;
 
   for (uint32_t i = 0; i < farm->nvgs; i++)
-    n += farm->vgs[i].nlvs;
+    for (uint32_t l = 0; l < farm->vgs[i].nlvs; l++)
+      n += !farm->vgs[i].lvs[l].f.removed;
   return n;
 }
 

@@ -273,7 +273,7 @@ ff_fb_check_lv_name(struct bctx *b, int line, const char *path,
   for (uint32_t o = 0; o < (rename ? vg->nlvs : li); o++) {
     const struct ff_lv *x = &vg->lvs[o];
 
-    if (strcmp(x->name, name))
+    if (x->f.removed || strcmp(x->name, name))
       continue;
     if (rename)
       return ff_fb_err(b, line, path,
@@ -423,7 +423,7 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   }
   if (ff_fb_apply_changes(b, g, vg, path, fl, recs) < 0)
     goto out;
-  if (ff_fb_thin_pool_images(b, vg) < 0)
+  if (ff_fb_thin_pool_images(b, vg, recs, g->nchanges) < 0)
     goto out;
   r = 0;
 out:
@@ -697,7 +697,7 @@ default_change_description(const struct ff_spec_change *ch,
 {
   static const char *const cmd[] = {"vgchange",  "lvchange", "pvchange",
                                     "lvconvert", "lvrename", "lvextend",
-                                    "lvconvert"};
+                                    "lvconvert", "lvremove"};
   struct ff_sb sb = FF_SB_INIT;
 
   ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
@@ -769,12 +769,26 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   uint32_t nlw = 0;       /* the writes of the lvcreates */
   uint32_t *wlv = NULL;   /* [nlw]: the LV each made, */
   uint8_t *wphase = NULL; /* and which of its writes (0, 1) */
+  uint32_t ncw = 0;       /* the writes of the changes */
+  uint32_t *wch = NULL;   /* [ncw]: the change each belongs to, */
+  uint8_t *wchph = NULL;  /* and which of its writes */
+  int64_t *rtime = NULL;  /* [nchanges]: each change's (first) write time */
+  struct ff_hist *hist = NULL;
+  char *chdesc = NULL; /* the running change's description */
   int r = -1;
 
   ff_mda1_place(&vg->fmt, vg->pvs[0].dev_size, &mda1_start, &mda1_size);
   for (uint32_t i = 0; i < vg->nlvs; i++)
     nlw += vg->lvs[i].writes;
-  vg->seqno = g->seqno ? g->seqno : 1 + nlw + g->nchanges;
+  for (unsigned k = 0; k < g->nchanges; k++)
+    ncw += recs[k].writes;
+  if (g->seqno && g->seqno < 1 + nlw + ncw)
+    return ff_fb_err(b, g->line, path,
+                     "seqno %u is below the %u writes of the vgcreate, the "
+                     "lvcreates and the changes (an lvremove of a thin LV "
+                     "writes twice)",
+                     g->seqno, 1 + nlw + ncw);
+  vg->seqno = g->seqno ? g->seqno : 1 + nlw + ncw;
   vg->texts = calloc(vg->seqno, sizeof *vg->texts);
   if (!vg->texts)
     return ff_error("out of memory");
@@ -794,7 +808,12 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
   pvtext = calloc(vg->npvs + 1, sizeof *pvtext);
   wlv = calloc(nlw + 1, sizeof *wlv);
   wphase = calloc(nlw + 1, 1);
-  if (!lvt || !pvt || !lvtext || !lvctext || !pvtext || !wlv || !wphase) {
+  wch = calloc(ncw + 1, sizeof *wch);
+  wchph = calloc(ncw + 1, 1);
+  rtime = calloc(g->nchanges + 1, sizeof *rtime);
+  hist = calloc(g->nchanges + 1, sizeof *hist);
+  if (!lvt || !pvt || !lvtext || !lvctext || !pvtext || !wlv || !wphase ||
+      !wch || !wchph || !rtime || !hist) {
     ff_error("out of memory");
     goto out;
   }
@@ -813,6 +832,11 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       wlv[k] = i;
       wphase[k] = (uint8_t)p;
     }
+  for (uint32_t c = 0, k = 0; c < g->nchanges; c++)
+    for (uint32_t p = 0; p < recs[c].writes; p++, k++) {
+      wch[k] = c;
+      wchph[k] = (uint8_t)p;
+    }
 
   for (uint32_t w = 0; w < vg->seqno; w++) {
     struct ff_text *t = &vg->texts[w];
@@ -827,14 +851,16 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     uint32_t nl = w == 0 ? 0 : w <= nlw ? wlv[w - 1] + 1 : vg->nlvs;
     char *desc = NULL;
 
-    if (w > nlw && w <= nlw + g->nchanges) {
-      const struct ff_spec_change *ch = &g->changes[w - nlw - 1];
+    if (w > nlw && w <= nlw + ncw) {
+      uint32_t c = wch[w - nlw - 1], ph = wchph[w - nlw - 1];
+      const struct ff_spec_change *ch = &g->changes[c];
+      const struct chrec *rc = &recs[c];
       struct tagset *ts = &vgt;
       const char *target = vg->name;
 
-      if (recs[w - nlw - 1].target != FF_NONE) {
+      if (ph == 0 && rc->target != FF_NONE) {
         /* (found, and checked, by ff_fb_apply_changes) */
-        uint32_t li = recs[w - nlw - 1].target;
+        uint32_t li = rc->target;
 
         ts = &lvt[li];
         /* (lvrename's description names the LV as it was) */
@@ -845,28 +871,35 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
             w + 1;
           vg->lvs[li].subs[0].time = ch->has_time ? ch->time : prev_time;
         }
-      } else if (ch->cmd == FF_CHG_PV) {
+      } else if (ph == 0 && ch->cmd == FF_CHG_PV) {
         ts = &pvt[ch->pv];
         target = vg->pvs[ch->pv].hint;
       }
-      if (!(desc = ch->description
-                     ? strdup(ch->description)
-                     : default_change_description(ch, vg, target))) {
-        ff_error("out of memory");
-        goto out;
-      }
-      if (ff_fb_rec_apply(vg, &recs[w - nlw - 1], 1) < 0) {
-        free(desc);
-        goto out;
-      }
-      if (tagset_change(ts, ch->addtag, ch->deltag) < 0)
-        goto out;
-      for (uint32_t i = 0; i < vg->nlvs; i++)
-        lvtext[i] = lvt[i].text;
-      for (uint32_t i = 0; i < vg->npvs; i++)
-        pvtext[i] = pvt[i].text;
+      if (ph == 0) {
+        free(chdesc);
+        if (!(chdesc = ch->description
+                         ? strdup(ch->description)
+                         : default_change_description(ch, vg, target))) {
+          ff_error("out of memory");
+          goto out;
+        }
+        if (ff_fb_rec_apply(vg, rc, 1) < 0 ||
+            tagset_change(ts, ch->addtag, ch->deltag) < 0)
+          goto out;
+        for (uint32_t i = 0; i < vg->nlvs; i++)
+          lvtext[i] = lvt[i].text;
+        for (uint32_t i = 0; i < vg->npvs; i++)
+          pvtext[i] = pvt[i].text;
+        rtime[c] = ch->has_time ? ch->time : prev_time;
+        desc = strdup(chdesc);
+        /* lvremove of a thin LV: write 1 holds the pool's delete message */
+        if (rc->writes == 2)
+          meta.deleted = &vg->lvs[rc->lv];
+      } else if (strncmp(chdesc, "Write from ", 11) ||
+                 asprintf(&desc, "Write[%u] from %s", ph + 1, chdesc + 11) < 0)
+        desc = strdup(chdesc);
       meta.description = desc;
-      meta.time = ch->has_time ? ch->time : prev_time;
+      meta.time = rtime[c];
     } else if (w == 0) {
       meta.description = vgdesc;
       meta.time = g->has_time ? g->time : sp->creation_time;
@@ -891,6 +924,18 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       meta.time = prev_time;
     }
     prev_time = meta.time;
+    /* the historical LVs: each removed thin LV whose snapshot lives */
+    meta.hist = hist;
+    for (uint32_t c = 0; c < g->nchanges; c++) {
+      const struct chrec *rc = &recs[c];
+
+      if (rc->hist_desc == FF_NONE || !vg->lvs[rc->lv].f.removed ||
+          vg->lvs[rc->hist_desc].f.removed)
+        continue;
+      hist[meta.nhist++] = (struct ff_hist){rc->was.name, vg->lvs[rc->lv].uuid,
+                                            vg->lvs[rc->lv].time, rtime[c],
+                                            vg->lvs[rc->hist_desc].name};
+    }
     meta.vg_tags = vgt.text;
     meta.lv_tags = lvtext;
     meta.lv_ctags = lvctext;
@@ -952,6 +997,11 @@ out:
   free(pvtext);
   free(wlv);
   free(wphase);
+  free(wch);
+  free(wchph);
+  free(rtime);
+  free(hist);
+  free(chdesc);
   return r;
 }
 

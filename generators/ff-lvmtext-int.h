@@ -41,6 +41,20 @@ struct ff_text_meta {
    * every LV as it stands once created.  A thin pool's, a thin LV's and a
    * snapshot's earlier writes differ from the last (ff-lvmtext.c). */
   int phase;
+  /* lvremove of a thin LV, its first write: that LV, whose pool holds the
+   * delete message; else NULL */
+  const struct ff_lv *deleted;
+  /* historical_logical_volumes, in the order they were removed */
+  const struct ff_hist *hist;
+  uint32_t nhist;
+};
+
+/* A removed thin LV that lvm keeps as -NAME (record_lvs_history). */
+struct ff_hist {
+  const char *name;       /* as it was when removed */
+  const char *uuid;       /* raw, FF_UUID_LEN */
+  int64_t ctime, rtime;   /* creation_time, removal_time */
+  const char *descendant; /* the live LV it descends to (its snapshot) */
 };
 
 /* Serialize vg as it stood after its first nlvs LVs were created (the

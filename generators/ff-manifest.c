@@ -121,10 +121,16 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
   json_object_set_new(o, "type", json_string(lv->segtype));
   json_object_set_new(o, "dm_type", json_string(lv->ktype));
   if (lv->kind == FF_LVK_THIN_POOL) {
+    uint64_t tid = lv->transaction_id;
+
+    /* each lvremove of one of its thin LVs: one more (the delete) */
+    for (uint32_t l = 0; l < vg->nlvs; l++)
+      if (vg->lvs[l].kind == FF_LVK_THIN && vg->lvs[l].f.removed &&
+          &vg->lvs[vg->lvs[l].link] == lv)
+        tid++;
     json_object_set_new(o, "chunk_size",
                         json_integer((json_int_t)lv->chunk * FF_SECTOR));
-    json_object_set_new(o, "transaction_id",
-                        json_integer((json_int_t)lv->transaction_id));
+    json_object_set_new(o, "transaction_id", json_integer((json_int_t)tid));
     pool_parts_json(o, vg, lv);
     json_object_set_new(o, "discards", json_string(dnames[lv->discards % 3]));
     json_object_set_new(o, "zero", json_boolean(lv->zero));
@@ -178,7 +184,7 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
                         json_integer((json_int_t)lv->device_id));
     json_object_set_new(o, "transaction_id",
                         json_integer((json_int_t)lv->transaction_id));
-    if (lv->thin_origin)
+    if (lv->thin_origin && !vg->lvs[lv->thin_origin - 1].f.removed)
       json_object_set_new(o, "origin",
                           json_string(vg->lvs[lv->thin_origin - 1].name));
     if (lv->ext_origin)
@@ -290,9 +296,10 @@ vg_json(const struct ff_farm *farm, const struct ff_vg *vg)
   }
   /* as lvm lists them: the visible LVs, then the hidden sub-LVs */
   for (uint32_t l = 0; l < vg->nlvs; l++)
-    json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l]));
+    if (!vg->lvs[l].f.removed)
+      json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l]));
   for (uint32_t l = 0; l < vg->nlvs; l++)
-    for (uint32_t u = 0; u < vg->lvs[l].nsubs; u++)
+    for (uint32_t u = 0; !vg->lvs[l].f.removed && u < vg->lvs[l].nsubs; u++)
       json_array_append_new(lvs, lv_json(farm, vg, &vg->lvs[l].subs[u]));
   return json_pack(
     "{s:s, s:o, s:I, s:I, s:s, s:i, s:I, s:I, s:s?, s:I, s:I, s:s, s:o, s:o}",

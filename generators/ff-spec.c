@@ -57,6 +57,7 @@ static const struct {
    {"lv", "type", "pool", "cachevol", "cachemode", "policy", "uuid", NULL}},
   {"lvrename", FF_CHG_RENAME, {"lv", "new_name", NULL}},
   {"lvextend", FF_CHG_EXTEND, {"lv", "size", NULL}},
+  {"lvremove", FF_CHG_REMOVE, {"lv", "record_lvs_history", NULL}},
 };
 
 /* "an lvchange", "a vgchange" */
@@ -68,27 +69,42 @@ article(const char *cmd)
 
 /* One entry of a VG group's changes: a write of vgchange, lvchange or
  * pvchange (tags, -x, lvchange's -p -k -r -My), of lvconvert --type cache,
- * lvrename or lvextend. */
+ * lvrename, lvextend or lvremove. */
 static int
 parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
              const char *path, unsigned npvs, struct ff_spec_change *ch)
 {
-  static const char *const keys[] = {
-    "command",     "lv",         "pv",
-    "addtag",      "deltag",     "time",
-    "description", "pool",       "cachemode",
-    "policy",      "uuid",       "resizeable",
-    "allocatable", "permission", "activation_skip",
-    "read_ahead",  "minor",      "major",
-    "new_name",    "size",       "type",
-    "cachevol",    NULL};
+  static const char *const keys[] = {"command",
+                                     "lv",
+                                     "pv",
+                                     "addtag",
+                                     "deltag",
+                                     "time",
+                                     "description",
+                                     "pool",
+                                     "cachemode",
+                                     "policy",
+                                     "uuid",
+                                     "resizeable",
+                                     "allocatable",
+                                     "permission",
+                                     "activation_skip",
+                                     "read_ahead",
+                                     "minor",
+                                     "major",
+                                     "new_name",
+                                     "size",
+                                     "type",
+                                     "cachevol",
+                                     "record_lvs_history",
+                                     NULL};
   char *cmd = NULL, kp[256];
   const char *name;
   unsigned ci = 0, nc = sizeof change_cmds / sizeof change_cmds[0];
   int r;
 
   ch->line = (int)config_setting_source_line(g);
-  ch->resizeable = ch->allocatable = -1;
+  ch->resizeable = ch->allocatable = ch->history = -1;
   if (ff_cfg_check_keys(c->file, g, path, keys) < 0 ||
       ff_cfg_str(c->file, g, path, "command", &cmd) < 0)
     return -1;
@@ -96,13 +112,13 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
   if (!cmd)
     return ff_cfg_err(c->file, g, kp,
                       "missing (vgchange, lvchange, pvchange, lvconvert, "
-                      "lvrename or lvextend)");
+                      "lvrename, lvextend or lvremove)");
   while (ci < nc && strcmp(cmd, change_cmds[ci].name))
     ci++;
   if (ci == nc) {
     r = ff_cfg_err(c->file, config_setting_get_member(g, "command"), kp,
                    "'%s' is not vgchange, lvchange, pvchange, lvconvert, "
-                   "lvrename or lvextend",
+                   "lvrename, lvextend or lvremove",
                    cmd);
     free(cmd);
     return r;
@@ -139,8 +155,11 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
       ff_cfg_bool(c->file, g, path, "resizeable", &ch->resizeable) < 0 ||
       ff_cfg_bool(c->file, g, path, "allocatable", &ch->allocatable) < 0 ||
       ff_cfg_str(c->file, g, path, "new_name", &ch->new_name) < 0 ||
-      ff_cfg_size(c->file, g, path, "size", &ch->size) < 0)
+      ff_cfg_size(c->file, g, path, "size", &ch->size) < 0 ||
+      ff_cfg_bool(c->file, g, path, "record_lvs_history", &ch->history) < 0)
     return -1;
+  if (ch->history < 0)
+    ch->history = 0;
   r = ff_cfg_int(c->file, g, path, "time", INT64_MIN / 2, INT64_MAX / 2,
                  &ch->time);
   if (r < 0)
@@ -228,6 +247,8 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
       return ff_cfg_err(c->file, g, path,
                         "an lvrename needs new_name = \"NAME\" (lvrename VG "
                         "LV NEW_NAME)");
+    return 0;
+  case FF_CHG_REMOVE:
     return 0;
   case FF_CHG_EXTEND:
     if (!config_setting_get_member(g, "size"))

@@ -180,7 +180,7 @@ struct ff_spec_lv {
 /* A write after the LVs are created, with its own time and description:
  * vgchange (tags, -x), lvchange (tags, -p, -k, -r, -My --minor), pvchange
  * (tags, -x), lvconvert --type cache of an LV with a cache pool, lvrename,
- * lvextend. */
+ * lvextend, lvremove. */
 enum ff_change_cmd {
   FF_CHG_VG,
   FF_CHG_LV,
@@ -188,7 +188,8 @@ enum ff_change_cmd {
   FF_CHG_CACHE,
   FF_CHG_RENAME,
   FF_CHG_EXTEND,
-  FF_CHG_WRITECACHE
+  FF_CHG_WRITECACHE,
+  FF_CHG_REMOVE
 };
 
 struct ff_spec_change {
@@ -211,6 +212,7 @@ struct ff_spec_change {
   uint32_t major, minor;
   char *new_name; /* lvrename: the LV's new name */
   uint64_t size;  /* lvextend: the LV's new size in bytes */
+  int history;    /* lvremove: with metadata/record_lvs_history = 1 */
   int has_time;
   int64_t time;
   char *description; /* NULL: "Write from vgchange --addtag t VG." */

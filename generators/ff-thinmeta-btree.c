@@ -9,6 +9,7 @@
 #include "ff-bytes.h"
 #include "ff-error.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 /* ---- node accessors (dm-btree-internal.h) ------------------------------ */
@@ -544,6 +545,65 @@ ff_tm_btree_insert(struct sim *s, uint64_t *root, enum vt vt, uint64_t key,
                       "supported");
     memcpy(n_val(n, (uint32_t)i), value, n_vsize(n));
   }
+  *root = sp.root;
+  return 0;
+}
+
+/* ---- btree: remove ------------------------------------------------------ */
+
+/* dm_btree_del of a device's mapping tree (the value of a top-level
+ * entry): a shared root only loses a reference; an unshared one is
+ * freed, with what it maps (the farm's thin devices map nothing, so an
+ * unshared root is an empty leaf). */
+static int
+subtree_del(struct sim *s, uint64_t root)
+{
+  const uint8_t *n;
+  int shared;
+
+  if (ff_tm_sm_more_than_one(s, root, &shared) < 0)
+    return -1;
+  if (!shared) {
+    n = ff_tm_rd(s, root);
+    if (!(n_flags(n) & NODE_LEAF) || n_nr(n))
+      return ff_error("thin metadata: deleting a thin device that maps "
+                      "data blocks is not supported");
+  }
+  return ff_tm_sm_dec(s, root, root + 1);
+}
+
+/* dm_btree_remove of key from a one-level btree whose root is a leaf
+ * (remove_raw shadows the root; the value's dec runs before delete_at,
+ * which leaves the old last entry's bytes behind the new count).  A root
+ * with children would need the kernel's rebalancing, which the farm's
+ * pools (at most a leaf of devices) never reach: refused. */
+int
+ff_tm_btree_remove(struct sim *s, uint64_t *root, enum vt vt, uint64_t key)
+{
+  struct spine sp = {0};
+  uint8_t *n;
+  uint32_t nr, vs;
+  int i;
+
+  if (n_flags(ff_tm_rd(s, *root)) & NODE_INTERNAL)
+    return ff_error("thin metadata: deleting from a btree of more than one "
+                    "node is not supported");
+  i = lower_bound(ff_tm_rd(s, *root), key);
+  if (i < 0 || n_keyv(ff_tm_rd(s, *root), (uint32_t)i) != key)
+    return ff_error("thin device %" PRIu64 " does not exist", key);
+  if (shadow_step(s, &sp, *root, vt) < 0)
+    return -1;
+  n = ff_tm_wr(s, sp_cur(&sp));
+  if (vt == VT_SUBTREE && subtree_del(s, n_val64(n, (uint32_t)i)) < 0)
+    return -1;
+  n = ff_tm_wr(s, sp_cur(&sp));
+  nr = n_nr(n);
+  vs = n_vsize(n);
+  memmove(n_key(n, (uint32_t)i), n_key(n, (uint32_t)i + 1),
+          8 * (size_t)(nr - (uint32_t)i - 1));
+  memmove(n_val(n, (uint32_t)i), n_val(n, (uint32_t)i + 1),
+          (size_t)vs * (nr - (uint32_t)i - 1));
+  n_set_nr(n, nr - 1);
   *root = sp.root;
   return 0;
 }

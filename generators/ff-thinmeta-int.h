@@ -168,6 +168,10 @@ const uint8_t *ff_tm_btree_lookup(const struct sim *s, uint64_t root,
                                   uint64_t key);
 int ff_tm_btree_insert(struct sim *s, uint64_t *root, enum vt vt, uint64_t key,
                        const void *value);
+/* Remove key (which must be there) from a one-level btree whose root is
+ * a leaf; *root becomes the new root.  0, or -1 with the error set. */
+int ff_tm_btree_remove(struct sim *s, uint64_t *root, enum vt vt,
+                       uint64_t key);
 
 /* ---- space maps (ff-thinmeta-sm.c) ------------------------------------ */
 

@@ -317,6 +317,26 @@ pool_create_snap(struct sim *s, uint64_t id, uint64_t origin)
   return 0;
 }
 
+/* __delete_device: drop the device's in-core details, then its entry
+ * in the details tree and in the top-level mapping tree (which frees or
+ * unshares its mapping tree). */
+static int
+pool_delete(struct sim *s, uint64_t id)
+{
+  s->in_service = 1;
+  for (size_t i = 0; i < s->ntd; i++)
+    if (s->tds[i].id == id) {
+      memmove(s->tds + i, s->tds + i + 1, (s->ntd - i - 1) * sizeof *s->tds);
+      s->ntd--;
+      break;
+    }
+  if (!ff_tm_btree_lookup(s, s->details_root, id))
+    return ff_error("thin device %" PRIu64 " does not exist", id);
+  if (ff_tm_btree_remove(s, &s->details_root, VT_PLAIN, id) < 0)
+    return -1;
+  return ff_tm_btree_remove(s, &s->root, VT_SUBTREE, id);
+}
+
 /* dm-thin checks the free metadata blocks after each of its commits; at
  * or below the reserve (a tenth of the device, at most 4096 blocks) the
  * pool goes out of metadata space and refuses messages. */
@@ -334,9 +354,10 @@ pool_op(struct sim *s, const struct ff_thinmeta_op *op)
 {
   if (op->kind != FF_THINMETA_OPEN && !s->is_open)
     return ff_error("the pool is not open");
-  if (s->ooms && (op->kind == FF_THINMETA_CREATE_THIN ||
-                  op->kind == FF_THINMETA_CREATE_SNAP ||
-                  op->kind == FF_THINMETA_SET_TRANSACTION_ID))
+  if (s->ooms &&
+      (op->kind == FF_THINMETA_CREATE_THIN ||
+       op->kind == FF_THINMETA_CREATE_SNAP || op->kind == FF_THINMETA_DELETE ||
+       op->kind == FF_THINMETA_SET_TRANSACTION_ID))
     return ff_error("the pool is out of metadata space (%" PRIu64
                     " free blocks of %" PRIu64
                     "; dm-thin keeps a tenth, at most 4096, in reserve "
@@ -368,6 +389,9 @@ pool_op(struct sim *s, const struct ff_thinmeta_op *op)
   case FF_THINMETA_CREATE_SNAP:
     s->dirty = 1;
     return pool_create_snap(s, op->a, op->b);
+  case FF_THINMETA_DELETE:
+    s->dirty = 1;
+    return pool_delete(s, op->a);
   case FF_THINMETA_SET_TRANSACTION_ID:
     s->in_service = 1;
     s->dirty = 1;
@@ -426,6 +450,9 @@ op_name(const struct ff_thinmeta_op *op, char *buf, size_t len)
     return buf;
   case FF_THINMETA_CREATE_SNAP:
     snprintf(buf, len, "snap:%" PRIu64 ":%" PRIu64, op->a, op->b);
+    return buf;
+  case FF_THINMETA_DELETE:
+    snprintf(buf, len, "delete:%" PRIu64, op->a);
     return buf;
   case FF_THINMETA_SET_TRANSACTION_ID:
     snprintf(buf, len, "trans:%" PRIu64 ":%" PRIu64, op->a, op->b);
@@ -589,6 +616,7 @@ ff_thinmeta_parse_ops(const char *text, struct ff_thinmeta_op **ops,
     {"resize", 1, FF_THINMETA_RESIZE},
     {"create", 1, FF_THINMETA_CREATE_THIN},
     {"snap", 2, FF_THINMETA_CREATE_SNAP},
+    {"delete", 1, FF_THINMETA_DELETE},
     {"trans", 2, FF_THINMETA_SET_TRANSACTION_ID},
     {"commit", 0, FF_THINMETA_COMMIT},
     {"close", 0, FF_THINMETA_CLOSE},
@@ -628,7 +656,7 @@ ff_thinmeta_parse_ops(const char *text, struct ff_thinmeta_op **ops,
       free(v);
       return ff_error("thin metadata operation '%.*s': want open[:SECTORS], "
                       "resize:BLOCKS, create:ID, snap:ID:ORIGIN, "
-                      "trans:OLD:NEW, commit or close",
+                      "delete:ID, trans:OLD:NEW, commit or close",
                       (int)len, w);
     }
     n++;

@@ -13,7 +13,8 @@
  * format and the algorithm.
  *
  * Scope: empty thin devices (no data mappings), snapshots of devices that
- * no other snapshot shares yet, any number of devices (btree nodes split
+ * no other snapshot shares yet, deletes while the pool's btrees are one
+ * node each, any number of devices (btree nodes split
  * as the kernel splits them), data space maps of any size and metadata
  * devices up to the kernel's maximum (255 bitmap blocks, 4161600 blocks;
  * a larger tmeta is used only up to that size, like the kernel does).
@@ -41,6 +42,7 @@ enum ff_thinmeta_op_kind {
   FF_THINMETA_CREATE_THIN,        /* a = device id */
   FF_THINMETA_CREATE_SNAP,        /* a = new device id, b = origin device id */
   FF_THINMETA_SET_TRANSACTION_ID, /* a = current id, b = new id */
+  FF_THINMETA_DELETE,             /* a = device id */
   FF_THINMETA_COMMIT,
   FF_THINMETA_CLOSE, /* pool device removed (commits if in service) */
 };
@@ -67,7 +69,8 @@ struct ff_thinmeta *ff_thinmeta_build(uint64_t tmeta_bytes,
 
 /* Parse an operation script: words separated by blanks, as
  *   open resize:256 commit close open create:1 commit trans:0:1 commit
- * with create:ID, snap:ID:ORIGIN, trans:OLD:NEW, resize:BLOCKS, open
+ * with create:ID, snap:ID:ORIGIN, delete:ID, trans:OLD:NEW, resize:BLOCKS,
+ * open
  * (or open:SECTORS, checked against data_block_sectors at build time,
  * recorded in a), commit, close.  *ops is malloc'd (caller frees).
  * 0, or -1 naming the bad word. */

@@ -368,6 +368,28 @@ for f in chg_intent:
             renamed[k] = new
 def final(name):
     return renamed.get(name, name)
+# lvremove: the LVs gone (by their name when removed); a thin LV's
+# lvremove takes two writes (the pool's delete message, then none)
+# (removed: by the names lvcreate gave them)
+removed = set()
+now = {n: n for n, _ in lv_intent}
+for f in chg_intent:
+    ck = keys_of(f)
+    if ck.get("command") == '"lvrename"':
+        now = {o: ck["new_name"].strip('"') if c == ck["lv"].strip('"') and o not in removed else c
+               for o, c in now.items()}
+    elif ck.get("command") == '"lvremove"':
+        removed |= {o for o, c in now.items() if c == ck["lv"].strip('"') and o not in removed}
+def last_of(name):
+    """A removed LV as the copies show it last: the first run of copies
+    holding its name, one UUID throughout."""
+    got = None
+    for c in copies:
+        l = next((l for l in c["lvs"] if l["name"] == name), None)
+        if got and (l is None or l["id"] != got["id"]):
+            break
+        got = l or got
+    return got
 pv_keys = [i[1] for i in intent if i[0] == "pvkeys" and len(i) > 1 and i[1]]
 
 # Every mda of every PV must hold the same history: seqno 1..n, same
@@ -400,6 +422,7 @@ for img, m in sorted(((i, m) for i in dump for m in i["mdas"]), key=lambda x: ig
     elif h != hist:
         fail("%s mda at %d: history differs from the first PV's" % (img["path"], m["start"]))
 nw = 1 + sum(lay[n][1] for n, _ in lv_intent) + len(chg_intent)
+nw += sum(1 for h in hist if h[3].startswith("Write[2] from lvremove "))
 if [h[0] for h in hist] != list(range(1, nw + 1)):
     fail("seqnos on disk are %s, expected 1..%d" % ([h[0] for h in hist], nw))
 copies = mda0["copies"]
@@ -458,7 +481,8 @@ curlv = {l["name"]: l for l in cur["lvs"]}
 attached = ([keys_of(f)["pool"].strip('"') for _, f in lv_intent if keys_of(f).get("type") == '"cache"'] +
             [keys_of(f).get("pool", keys_of(f).get("cachevol", "")).strip('"')
              for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
-want = ([final(n) for n, _ in lv_intent if n not in attached] + [disk(n) for n in reversed(attached)] +
+want = ([final(n) for n, _ in lv_intent if n not in attached and n not in removed] +
+        [disk(n) for n in reversed(attached)] +
         [x for n, _ in lv_intent for x in lay[n][0]] + converted)
 if want != [l["name"] for l in cur["lvs"]]:
     fail("LVs on disk %s, expected %s" % ([l["name"] for l in cur["lvs"]], want))
@@ -522,7 +546,8 @@ if lv_intent:
         subs, nwrites = lay[name]
         wrs = copies[nwr:nwr + nwrites]
         nwr += nwrites
-        lv = curlv[final(disk(name))]
+        gone = name in removed
+        lv = curlv[final(disk(name))] if not gone else last_of(final(name))
         group = [lv] + [curlv[x] for x in subs]
         if nwrites == 1 and lv["creation_time"] != wrs[0]["creation_time"]:
             fail("LV %s creation_time %d != write seqno %d time %d (second boundary), running the scenario again"
@@ -552,6 +577,8 @@ if lv_intent:
             # lvs -a does not list an old-style snapshot's snapshotN
             if g["name"].startswith("snapshot") and g["name"] not in lvuuid:
                 continue
+            if gone:
+                continue
             if lvuuid.get(g["name"]) != g["id"]:
                 fail("LV %s: lvs -a says %s, text says %s" % (g["name"], lvuuid.get(g["name"]), g["id"]))
         w("      {")
@@ -580,7 +607,13 @@ if lv_intent:
 if chg_intent:
     w("    changes = (")
     for k, frag in enumerate(chg_intent):
-        wr = copies[nwr + k]
+        wr = copies[nwr]
+        nwr += 1
+        if nwr < len(copies) and copies[nwr]["description"].startswith("Write[2] from lvremove "):
+            if copies[nwr]["creation_time"] != wr["creation_time"]:
+                fail("lvremove's two writes have times %d and %d (second boundary), running the scenario again"
+                     % (wr["creation_time"], copies[nwr]["creation_time"]), 3)
+            nwr += 1
         w("      {")
         for part in frag.split(";"):
             if part.strip():
@@ -607,14 +640,17 @@ for l in cur["lvs"]:
     for seg in l["segments"]:
         if seg["type"] != "thin-pool":
             continue
-        nthin = sum(1 for t in cur["lvs"] for s2 in t["segments"]
-                    if s2["type"] == "thin" and s2["thin_pool"] == l["name"])
+        # the pool's transaction and its devices (id:transaction), which
+        # thin_dump of the kernel's metadata must show
+        devs_t = sorted((int(s2["device_id"]), int(s2["transaction_id"])) for t in cur["lvs"] for s2 in t["segments"]
+                        if s2["type"] == "thin" and s2["thin_pool"] == l["name"])
         tm = curlv[seg["metadata"]]
         m = re.match(r'^\["pv(\d+)", (\d+)\]$', tm["segments"][0]["stripes"])
         pv = cur["pvs"][int(m.group(1))]
-        if nthin:
-            kr.append("r%d %d %d %s %d" % (int(m.group(1)), pv["pe_start_sectors"] * 512 + int(m.group(2)) * extent_size,
-                                           tm["segments"][0]["extent_count"] * extent_size, l["name"], nthin))
+        if int(seg["transaction_id"]):
+            kr.append("r%d %d %d %s %s %s" % (int(m.group(1)), pv["pe_start_sectors"] * 512 + int(m.group(2)) * extent_size,
+                                              tm["segments"][0]["extent_count"] * extent_size, l["name"],
+                                              seg["transaction_id"], ",".join("%d:%d" % d for d in devs_t) or "-"))
 open(os.path.join(d, "kranges"), "w").write("".join(x + "\n" for x in kr))
 open(os.path.join(d, "spec.conf"), "w").write("\n".join(out) + "\n")
 open(os.path.join(d, "values.txt"), "w").write("\n".join(vals) + "\n")
@@ -888,15 +924,15 @@ run_scenario() {
 # kernel_extents SCENARIO DIR rN: each thin pool's tmeta on image rN
 # (DIR/kranges), which the kernel writes and the fake device-mapper
 # cannot: lvm's image must hold zeros there (lvm wiped it), the
-# generator's must be metadata thin_check accepts, with the pool's thin
-# devices 1..N made at transactions 0..N-1 and the pool at transaction N
-# (thin_dump); DIR/gen/rN.masked is the generator's image with lvm's
+# generator's must be metadata thin_check accepts, holding the devices
+# lvm's text has (device_id, and the pool's transaction when each was
+# made) and the pool's transaction id (thin_dump); DIR/gen/rN.masked is the generator's image with lvm's
 # zeros over those ranges, for cmp.
 kernel_extents() {
-	local sc=$1 d=$2 img=$3 im off len pool nthin dumpf
+	local sc=$1 d=$2 img=$3 im off len pool trans devs dumpf
 	ff_require thin_check thin_dump
 	cp --sparse=always "$d/gen/$img" "$d/gen/$img.masked"
-	while read -r im off len pool nthin; do
+	while read -r im off len pool trans devs; do
 		[[ $im == "$img" ]] || continue
 		if ! cmp -s -n "$len" -i "$off:0" "$d/lvm/$img" /dev/zero; then
 			echo "FAIL: scenario $sc: $img: lvm left non-zero bytes in $pool's tmeta ($off+$len)" >&2
@@ -911,24 +947,22 @@ kernel_extents() {
 		fi
 		dumpf=$d/gen/$img.$pool.xml
 		thin_dump "$d/gen/$img.$pool.tmeta" >"$dumpf"
-		if ! python3 - "$dumpf" "$nthin" <<'PY'
+		if ! python3 - "$dumpf" "$trans" "$devs" <<'PY'
 import re, sys
 x = open(sys.argv[1]).read()
-n = int(sys.argv[2])
+want = [] if sys.argv[3] == "-" else [tuple(int(v) for v in d.split(":")) for d in sys.argv[3].split(",")]
 sb = re.search(r'<superblock [^>]*transaction="(\d+)"', x)
-devs = re.findall(r'<device dev_id="(\d+)"[^>]*transaction="(\d+)"', x)
-ok = (sb and int(sb.group(1)) == n and [int(i) for i, _ in devs] == list(range(1, n + 1))
-      and [int(t) for _, t in devs] == list(range(n)))
-sys.exit(0 if ok else 1)
+devs = [(int(i), int(t)) for i, t in re.findall(r'<device dev_id="(\d+)"[^>]*transaction="(\d+)"', x)]
+sys.exit(0 if sb and int(sb.group(1)) == int(sys.argv[2]) and devs == want else 1)
 PY
 		then
-			echo "FAIL: scenario $sc: $img: thin_dump of $pool's tmeta is not $nthin thin devices at transaction $nthin:" >&2
+			echo "FAIL: scenario $sc: $img: thin_dump of $pool's tmeta is not devices $devs (id:transaction) at transaction $trans:" >&2
 			cat "$dumpf" >&2
 			return 1
 		fi
 		dd if=/dev/zero of="$d/gen/$img.masked" bs=64k oflag=seek_bytes iflag=count_bytes \
 			seek="$off" count="$len" conv=notrunc status=none
-		echo "ok: scenario $sc: $img: $pool's tmeta ($off+$len): lvm wiped it; the generator's passes thin_check ($nthin thin devices, transaction $nthin)"
+		echo "ok: scenario $sc: $img: $pool's tmeta ($off+$len): lvm wiped it; the generator's passes thin_check (devices $devs, transaction $trans)"
 	done <"$d/kranges"
 }
 
@@ -937,7 +971,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts ca cb cc cd ce cf cg wc cv}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc cv}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1060,6 +1094,41 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy z0 z1 z2 z
 			'!lvextend|command = "lvextend"; lv = "lva"; size = "8M"|--driverloaded n -l 2 vgY/lva' \
 			'!lvextend|command = "lvextend"; lv = "lvb"; size = "12M"|--driverloaded n -l 3 vgY/lvb' \
 			'!lvextend|command = "lvextend"; lv = "lvc"; size = "16M"|--driverloaded n -l 4 vgY/lvc'
+		;;
+	hs)
+		# lvremove of linear LVs: their extents free again (an lvextend
+		# fills the hole), their names free for an lvrename
+		run_scenario hs vgS 1 21M "" \
+			'lva|placement = ( ["0:0"] )|-l 1|0:0' \
+			'lvb|placement = ( ["0:1"] )|-l 1|0:1' \
+			'lvc|placement = ( ["0:2"] )|-l 1|0:2' \
+			'lvd|placement = ( ["0:3-4"] )|-l 2|0:3-4' \
+			'!lvremove|command = "lvremove"; lv = "lvb"|--driverloaded n -y vgS/lvb' \
+			'!lvextend|command = "lvextend"; lv = "lvc"; size = "8M"|--driverloaded n -l 2 vgS/lvc' \
+			'!lvremove|command = "lvremove"; lv = "lva"|--driverloaded n -y vgS/lva' \
+			'!lvrename|command = "lvrename"; lv = "lvd"; new_name = "lva"|--driverloaded n vgS lvd lva' \
+			'!lvextend|command = "lvextend"; lv = "lva"; size = "12M"|--driverloaded n -l 3 vgS/lva'
+		;;
+	hr)
+		# lvremove of thin LVs (a delete message in the pool, then
+		# none): with record_lvs_history an origin whose snapshot lives
+		# stays as a historical LV (-a) until the snapshot goes too; a
+		# snapshot loses its origin line; the kernel's metadata loses
+		# the devices
+		run_scenario hr vghr 2 64M "@fakedm" \
+			'pool|type = "thin-pool"; size = "16M"|--type thin-pool -Zy -L 16M' \
+			'a|type = "thin"; pool = "pool"; size = "20M"|-T -V 20M --thinpool pool' \
+			'as|type = "thin"; origin = "a"|-s|@vghr/a' \
+			'b|type = "thin"; pool = "pool"; size = "8M"|-T -V 8M --thinpool pool' \
+			'bs|type = "thin"; origin = "b"; activation_skip = false|-s -kn|@vghr/b' \
+			'c|type = "thin"; pool = "pool"; size = "8M"|-T -V 8M --thinpool pool' \
+			'lin|size = "4M"|-L 4M' \
+			'!lvremove|command = "lvremove"; lv = "a"; record_lvs_history = true|--config metadata/record_lvs_history=1 -y vghr/a' \
+			'!lvremove|command = "lvremove"; lv = "c"; record_lvs_history = true|--config metadata/record_lvs_history=1 -y vghr/c' \
+			'!lvremove|command = "lvremove"; lv = "b"|-y vghr/b' \
+			'!lvremove|command = "lvremove"; lv = "lin"|-y vghr/lin' \
+			'!lvchange|command = "lvchange"; lv = "bs"; addtag = ["t"]|--addtag t vghr/bs' \
+			'!lvremove|command = "lvremove"; lv = "as"; record_lvs_history = true|--config metadata/record_lvs_history=1 -y vghr/as'
 		;;
 	ma)
 		run_scenario ma vgma 3 64M "@fakedm" \

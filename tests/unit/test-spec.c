@@ -665,7 +665,7 @@ static const struct {
   /* changes */
   {"vgs = ({ changes = ({ command = \"vgrename\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0].command: 'vgrename' is not vgchange, lvchange, "
-   "pvchange, lvconvert, lvrename or lvextend",
+   "pvchange, lvconvert, lvrename, lvextend or lvremove",
    ""},
   {"vgs = ({ changes = ({ command = \"lvchange\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0]: an lvchange needs lv = \"NAME\"", ""},
@@ -781,6 +781,59 @@ static const struct {
   {"vgs = ({ lvs = ({ size = \"4M\"; }); changes = ({ command = "
    "\"lvchange\"; lv = \"nope\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0]", "lv 'nope': VG vg0000 has no such LV"},
+  /* lvremove */
+  {"vgs = ({ changes = ({ command = \"lvremove\"; }); });",
+   "t:1: vgs.[0].changes.[0]: an lvremove needs lv = \"NAME\"", ""},
+  {"vgs = ({ changes = ({ command = \"lvremove\"; lv = \"a\"; size = "
+   "\"4M\"; }); });",
+   "t:1: vgs.[0].changes.[0].size: an lvremove takes no size (it takes lv, "
+   "record_lvs_history)",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvremove\"; lv = \"a\";\n"
+   "  record_lvs_history = 1; }); });",
+   "t:2: vgs.[0].changes.[0].record_lvs_history", "true or false"},
+  {"vgs = ({ lvs = ({ name = \"a\"; size = \"4M\"; }); changes = (\n"
+   "  { command = \"lvremove\"; lv = \"a\"; },\n"
+   "  { command = \"lvchange\"; lv = \"a\"; addtag = [\"x\"]; }); });",
+   "t:3: vgs.[0].changes.[1]", "lv 'a': VG vg0000 has no such LV"},
+  {"vgs = ({ pvs = 2; lvs = ({ name = \"m\"; type = \"raid1\"; size = "
+   "\"8M\"; }); changes = ({ command = \"lvremove\"; lv = \"m\"; }); });",
+   "t:1: vgs.[0].changes.[0]: LV m: not supported yet: lvremove of a raid1 "
+   "LV (the farm removes linear, striped and thin LVs)",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"p\"; type = \"thin-pool\"; size = \"8M\"; "
+   "},\n"
+   "  { name = \"l\"; size = \"8M\"; permission = \"r\"; },\n"
+   "  { name = \"x\"; type = \"thin\"; pool = \"p\"; origin = \"l\"; });\n"
+   "  changes = ({ command = \"lvremove\"; lv = \"l\"; }); });",
+   "t:4: vgs.[0].changes.[0]: LV l: not supported yet: it is the external "
+   "origin of thin LV x (lvremove would remove that too; remove it first)",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"l\"; size = \"8M\"; },\n"
+   "  { name = \"s\"; type = \"snapshot\"; origin = \"l\"; size = "
+   "\"4M\"; });\n"
+   "  changes = ({ command = \"lvremove\"; lv = \"l\"; }); });",
+   "t:3: vgs.[0].changes.[0]: LV l: not supported yet: it is the origin of "
+   "snapshot s",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"p\"; type = \"thin-pool\"; size = \"8M\"; "
+   "},\n"
+   "  { name = \"t\"; type = \"thin\"; pool = \"p\"; size = \"8M\"; },\n"
+   "  { name = \"s\"; type = \"thin\"; origin = \"t\"; },\n"
+   "  { name = \"l\"; size = \"4M\"; }); changes = (\n"
+   "  { command = \"lvremove\"; lv = \"t\"; record_lvs_history = true; "
+   "},\n"
+   "  { command = \"lvrename\"; lv = \"l\"; new_name = \"t\"; }); });",
+   "t:6: vgs.[0].changes.[1]: lvm refuses it: Historical Logical Volume "
+   "\"t\" already exists in volume group \"vg0000\"",
+   ""},
+  {"vgs = ({ seqno = 7; lvs = ({ name = \"p\"; type = \"thin-pool\"; size "
+   "= \"8M\"; },\n"
+   "  { name = \"t\"; type = \"thin\"; pool = \"p\"; size = \"8M\"; });\n"
+   "  changes = ({ command = \"lvremove\"; lv = \"t\"; }); });",
+   "t:1: vgs.[0]: seqno 7 is below the 8 writes of the vgcreate, the "
+   "lvcreates and the changes (an lvremove of a thin LV writes twice)",
+   ""},
 };
 
 static void

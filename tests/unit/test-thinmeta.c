@@ -483,6 +483,49 @@ test_snapshot_details(void **state)
   ff_thinmeta_free(m);
 }
 
+/* lvremove of thin LVs: dm-thin's delete message (__delete_device) takes
+ * the device out of the details tree and the top-level mapping tree; a
+ * snapshot's shared mapping leaf goes back to one reference, an unshared
+ * one is freed.  delete_at moves the later entries down and leaves the
+ * old last entry's bytes past the new count. */
+#define DELETE_OPS                                                            \
+  "open resize:256 commit close open create:1 commit trans:0:1 commit "       \
+  "close open snap:2:1 commit trans:1:2 commit close open create:3 commit "   \
+  "trans:2:3 commit close open delete:1 commit trans:3:4 commit close open "  \
+  "delete:3 commit trans:4:5 commit close"
+
+static void
+test_delete(void **state)
+{
+  struct ff_thinmeta *m = build(4 * MiB, DELETE_OPS);
+  struct sb s = decode_sb(m);
+  uint8_t top[FF_THINMETA_BLOCK], det[FF_THINMETA_BLOCK];
+
+  (void)state;
+  assert_int_equal(s.trans_id, 5);
+  assert_int_equal(s.time, 1);
+  get(m, s.mapping_root, top);
+  assert_int_equal(ff_get_le32(top + 16), 1);
+  assert_int_equal(ff_get_le64(top + 32), 2);
+  /* the stale entries behind the count: 3 (moved down), then 3 again */
+  assert_int_equal(ff_get_le64(top + 32 + 8), 3);
+  assert_int_equal(ff_get_le64(top + 32 + 16), 3);
+  get(m, s.details_root, det);
+  assert_int_equal(ff_get_le32(det + 16), 1);
+  assert_int_equal(ff_get_le64(det + 32), 2);
+  /* one device left; the bitmaps count its leaf once (check_image) */
+  assert_int_equal(check_image(m), 1);
+  ff_thinmeta_free(m);
+
+  /* deleting every device leaves empty trees */
+  m = build(4 * MiB, "open resize:256 commit create:1 commit snap:2:1 commit "
+                     "delete:2 commit delete:1 commit trans:0:4 commit");
+  assert_int_equal(check_image(m), 0);
+  s = decode_sb(m);
+  assert_int_equal(s.trans_id, 4);
+  ff_thinmeta_free(m);
+}
+
 /* ---- reading
  * ------------------------------------------------------------------ */
 
@@ -541,8 +584,9 @@ static void
 test_errors(void **state)
 {
   static const char *bad_words[] = {
-    "frob",     "create",   "create:",    "create:x",  "trans:1", "snap:1",
-    "commit:3", "open:1:2", "resize:1:2", "create:1:", "closed",
+    "frob",   "create",   "create:",    "create:x",   "trans:1",
+    "snap:1", "commit:3", "open:1:2",   "resize:1:2", "create:1:",
+    "closed", "delete",   "delete:1:2",
   };
   struct ff_thinmeta_op *ops;
   char many[16384];
@@ -568,6 +612,12 @@ test_errors(void **state)
               "mismatched transaction id: the pool is at 0, not 5");
   expect_fail(4 * MiB, 128, "open resize:256 commit snap:2:1 commit",
               "origin thin device 1 does not exist");
+  expect_fail(4 * MiB, 128, "open resize:256 commit create:1 commit delete:2",
+              "operation 6 (delete:2): thin device 2 does not exist");
+  expect_fail(4 * MiB, 128,
+              "open resize:256 commit create:1 commit delete:1 commit "
+              "delete:1 commit",
+              "operation 8 (delete:1): thin device 1 does not exist");
   expect_fail(4 * MiB, 128,
               "open resize:256 commit create:1 commit snap:2:1 "
               "commit snap:3:1 commit",
@@ -657,9 +707,12 @@ test_thin_check(void **state)
   struct {
     uint64_t size, data;
     unsigned nthin;
+    const char *ops; /* instead of lvm's ops for nthin thins */
   } cases[] = {
-    {2 * MiB, 1, 0},         {4 * MiB, 256, 2},        {4 * MiB, 16321, 50},
-    {64 * MiB, 100000, 200}, {100 * MiB, 100000, 600}, {16 * GiB, 4194304, 3},
+    {2 * MiB, 1, 0, NULL},          {4 * MiB, 256, 2, NULL},
+    {4 * MiB, 16321, 50, NULL},     {64 * MiB, 100000, 200, NULL},
+    {100 * MiB, 100000, 600, NULL}, {16 * GiB, 4194304, 3, NULL},
+    {4 * MiB, 256, 1, DELETE_OPS},
   };
 
   (void)state;
@@ -674,7 +727,8 @@ test_thin_check(void **state)
   snprintf(out, sizeof out, "%s/out", dir);
   for (size_t i = 0; i < N(cases); i++) {
     struct ff_thinmeta *m =
-      build_lvm(cases[i].size, cases[i].data, cases[i].nthin);
+      cases[i].ops ? build(cases[i].size, cases[i].ops)
+                   : build_lvm(cases[i].size, cases[i].data, cases[i].nthin);
     int fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0644);
     char line[512];
     unsigned devices = 0;
@@ -716,6 +770,7 @@ main(void)
     cmocka_unit_test(test_sequence_sensitivity),
     cmocka_unit_test(test_big_cases),
     cmocka_unit_test(test_snapshot_details),
+    cmocka_unit_test(test_delete),
     cmocka_unit_test(test_read),
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_thin_check),
