@@ -131,9 +131,14 @@ struct ff_lv {
                          * part is the rest), or 0 */
   const char *policy_settings; /* cache pool: the text's policy_settings
                                 * lines (farm-owned), or NULL */
-  uint32_t attach_seq;         /* pool, cache LV: the seqno of the write that
-                                * attaches them (0: not yet, while texts are
-                                * built) */
+  /* writecache LV: --cachesettings as the text's lines after
+   * writecache_block_size and as dm's optional arguments (libdm's order;
+   * farm-owned, or NULL), their count, and the block size */
+  const char *wc_text, *wc_args;
+  uint32_t wc_nargs, wc_block;
+  uint32_t attach_seq; /* pool, cache LV: the seqno of the write that
+                        * attaches them (0: not yet, while texts are
+                        * built) */
   char *oldname;
 };
 
@@ -404,12 +409,14 @@ int ff_fb_attach_cache(struct bctx *b, int line, const char *lp,
                        enum ff_cache_policy policy, const char *corig_uuid);
 int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg,
                            const struct chrec *recs, unsigned nrecs);
-/* lvconvert --type writecache (writecache 1) or --type cache --cachevol
- * CVOL of LV li: LV_wcorig (LV_corig), CVOL renamed CVOL_cvol. */
+/* lvconvert --type writecache (ws: its --cachesettings) or --type cache
+ * --cachevol CVOL (ws NULL) of LV li: LV_wcorig (LV_corig), CVOL renamed
+ * CVOL_cvol. */
 int ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
                           struct ff_vg *vg, uint32_t li, const char *cvol_name,
-                          int writecache, enum ff_cache_mode mode,
-                          enum ff_cache_policy policy, const char *corig_uuid);
+                          const struct ff_wcsettings *ws,
+                          enum ff_cache_mode mode, enum ff_cache_policy policy,
+                          const char *corig_uuid);
 
 /* ff-farm-snap.c */
 

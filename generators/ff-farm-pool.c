@@ -612,12 +612,53 @@ ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg,
  * segment over both; a cache splits the cachevol into metadata (as lvm
  * sizes it) then data.  corig_uuid: raw, or NULL for one of the seed.
  * The texts show it from attach_seq on. */
+/* A writecache's --cachesettings: the text's lines
+ * (writecache.c _writecache_text_export) and dm's optional arguments
+ * (libdm _writecache_emit_segment_line: fua and nofua whatever their
+ * value, cleaner only when not 0). */
+static int
+wc_settings(struct ff_farm *farm, struct ff_lv *lv,
+            const struct ff_wcsettings *ws)
+{
+  struct ff_sb text = FF_SB_INIT, args = FF_SB_INIT;
+  char *t, *a;
+
+  lv->wc_block = ws->block_size ? ws->block_size : 4096;
+  lv->wc_nargs = 0;
+  for (unsigned k = 0; k < FF_WC_NSETTINGS; k++) {
+    int flag = k == FF_WC_FUA || k == FF_WC_NOFUA || k == FF_WC_CLEANER;
+
+    if (!ws->set[k] || (k == FF_WC_CLEANER && !ws->v[k]))
+      continue;
+    ff_sb_addf(&text, "%s = %llu\n", ff_wc_setting_names[k],
+               (unsigned long long)ws->v[k]);
+    if (flag)
+      ff_sb_addf(&args, " %s", ff_wc_setting_names[k]);
+    else
+      ff_sb_addf(&args, " %s %llu", ff_wc_setting_names[k],
+                 (unsigned long long)ws->v[k]);
+    lv->wc_nargs += flag ? 1 : 2;
+  }
+  if (!lv->wc_nargs)
+    return 0;
+  t = ff_sb_detach(&text, NULL);
+  a = ff_sb_detach(&args, NULL);
+  lv->wc_text = t ? ff_fb_keep(farm, t) : NULL;
+  lv->wc_args = a ? ff_fb_keep(farm, a + 1) : NULL;
+  free(t);
+  free(a);
+  if (!lv->wc_text || !lv->wc_args)
+    return ff_error("out of memory");
+  return 0;
+}
+
 int
 ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
                       struct ff_vg *vg, uint32_t li, const char *cvol_name,
-                      int writecache, enum ff_cache_mode mode,
+                      const struct ff_wcsettings *ws, enum ff_cache_mode mode,
                       enum ff_cache_policy policy, const char *corig_uuid)
 {
+  int writecache = ws != NULL;
   struct ff_lv *lv = &vg->lvs[li],
                *cv = ff_fb_find_lv(vg, vg->nlvs, cvol_name);
   uint64_t es = vg->extent_size / FF_SECTOR, size, meta = 0;
@@ -667,6 +708,8 @@ ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
   if (writecache) {
     lv->kind = FF_LVK_WRITECACHE;
     lv->segtype = lv->ktype = "writecache";
+    if (wc_settings(b->farm, lv, ws) < 0)
+      return -1;
   } else {
     lv->kind = FF_LVK_CACHE;
     lv->segtype = lv->ktype = "cache";

@@ -716,8 +716,11 @@ default_change_description(const struct ff_spec_change *ch,
     }
     ff_sb_addf(&sb, " -L %llu%c", (unsigned long long)v, units[u]);
   }
-  if (ch->cmd == FF_CHG_WRITECACHE)
+  if (ch->cmd == FF_CHG_WRITECACHE) {
     ff_sb_addf(&sb, " --type writecache --cachevol %s", ch->cachevol);
+    for (char **e = ch->cachesettings; e && *e; e++)
+      ff_sb_addf(&sb, " --cachesettings %s", *e);
+  }
   if (ch->cmd == FF_CHG_CACHE) {
     ff_sb_add(&sb, " --type cache");
     add_cache_opts(&sb, ch->cache_mode, ch->cache_policy);

@@ -339,8 +339,9 @@ add_cache(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
     add_virtual_seg(sb, lv->extents, "writecache");
     ff_sb_addf(sb,
                "writecache = \"%s\"\norigin = \"%s\"\n"
-               "writecache_block_size = 4096\n}\n}\n",
-               vg->lvs[lv->link].name, co->name);
+               "writecache_block_size = %u\n%s}\n}\n",
+               vg->lvs[lv->link].name, co->name, lv->wc_block,
+               lv->wc_text ? lv->wc_text : "");
     return;
   }
   if (lv->cvol_meta) {

@@ -271,7 +271,10 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
     json_object_set_new(o, "dm_type", json_string("writecache"));
     json_object_set_new(o, "cachevol", json_string(vg->lvs[lv->link].name));
     json_object_set_new(o, "origin", json_string(lv->subs[0].name));
-    json_object_set_new(o, "block_size", json_integer(4096));
+    json_object_set_new(o, "block_size", json_integer(lv->wc_block));
+    /* the table's optional arguments (--cachesettings), or none */
+    json_object_set_new(o, "settings",
+                        json_string(lv->wc_args ? lv->wc_args : ""));
   } else if (lv->kind == FF_LVK_CACHEVOL)
     json_object_set_new(o, "cachevol_of", json_string(vg->lvs[lv->link].name));
   else if (lv->kind != FF_LVK_STRIPED)

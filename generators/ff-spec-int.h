@@ -46,6 +46,13 @@ int ff_sp_strlist(const struct ff_spec_ctx *c, const config_setting_t *grp,
                   const char *path, const char *key, unsigned n, int uuids,
                   char ***out);
 
+/* cachesettings (lvcreate or lvconvert --cachesettings, cmd): a list of
+ * NAME=NUMBER strings into *out (NULL when absent); kp gets the key's
+ * path.  0, or -1 with the error set (naming example as the form). */
+int ff_sp_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                        const char *path, const char *cmd, const char *example,
+                        char ***out, char kp[256]);
+
 /* key: a list of tags (vgcreate/lvcreate/...change --addtag, in that
  * order) into *out, NULL-terminated; an empty list is none (NULL).
  * lvm's tag characters only, each tag once. */

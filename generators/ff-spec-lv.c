@@ -484,24 +484,23 @@ parse_stripes(const struct ff_spec_ctx *c, const config_setting_t *g,
   return 0;
 }
 
-/* cachesettings of a cache pool (lvcreate --cachesettings, each a
- * NAME=NUMBER as dm-cache's policies take them). */
-static int
-parse_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
-                    const char *path, struct ff_spec_lv *lv)
+/* (ff-spec-int.h) */
+int
+ff_sp_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                    const char *path, const char *cmd, const char *example,
+                    char ***out, char kp[256])
 {
   const config_setting_t *s = config_setting_get_member(g, "cachesettings");
-  char kp[256];
   int n;
 
+  ff_cfg_join(kp, 256, path, "cachesettings");
   if (!s)
     return 0;
-  ff_cfg_join(kp, sizeof kp, path, "cachesettings");
   n = config_setting_length(s);
   if (ff_sp_strlist(c, g, path, "cachesettings", (unsigned)(n > 0 ? n : 1), 0,
-                    &lv->cachesettings) < 0)
+                    out) < 0)
     return -1;
-  for (char **e = lv->cachesettings; e && *e; e++) {
+  for (char **e = *out; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     size_t k = 0;
 
@@ -510,11 +509,23 @@ parse_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
     if (!eq || eq == *e || *e + k != eq || !eq[1] ||
         strspn(eq + 1, "0123456789") != strlen(eq + 1))
       return ff_cfg_err(c->file, s, kp,
-                        "'%s' is not NAME=NUMBER (lvcreate --cachesettings "
-                        "migration_threshold=2048)",
-                        *e);
+                        "'%s' is not NAME=NUMBER (%s --cachesettings %s)", *e,
+                        cmd, example);
   }
   return 0;
+}
+
+/* cachesettings of a cache pool (lvcreate --cachesettings, each a
+ * NAME=NUMBER as dm-cache's policies take them). */
+static int
+parse_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                    const char *path, struct ff_spec_lv *lv)
+{
+  char kp[256];
+
+  return ff_sp_cachesettings(c, g, path, "lvcreate",
+                             "migration_threshold=2048", &lv->cachesettings,
+                             kp);
 }
 
 /* The keys of a thin pool, thin LV or snapshot group (type parsed; for a

@@ -54,11 +54,81 @@ static const struct {
   {"pvchange", FF_CHG_PV, {"pv", "addtag", "deltag", "allocatable", NULL}},
   {"lvconvert",
    FF_CHG_CACHE,
-   {"lv", "type", "pool", "cachevol", "cachemode", "policy", "uuid", NULL}},
+   {"lv", "type", "pool", "cachevol", "cachemode", "policy", "uuid",
+    "cachesettings", NULL}},
   {"lvrename", FF_CHG_RENAME, {"lv", "new_name", NULL}},
   {"lvextend", FF_CHG_EXTEND, {"lv", "size", NULL}},
   {"lvremove", FF_CHG_REMOVE, {"lv", "record_lvs_history", NULL}},
 };
+
+const char *const ff_wc_setting_names[FF_WC_NSETTINGS] = {
+  "high_watermark",  "low_watermark", "writeback_jobs", "autocommit_blocks",
+  "autocommit_time", "fua",           "nofua",          "cleaner",
+  "max_age"};
+
+/* cachesettings of lvconvert --type writecache: NAME=NUMBER entries,
+ * checked as lvm's get_writecache_settings checks them (an unknown name
+ * lvm would ask about before passing it on: refused). */
+static int
+parse_wc_settings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                  const char *path, struct ff_spec_change *ch)
+{
+  const config_setting_t *s = config_setting_get_member(g, "cachesettings");
+  struct ff_wcsettings *w = &ch->wc;
+  char kp[256];
+
+  if (ff_sp_cachesettings(c, g, path, "lvconvert", "high_watermark=50",
+                          &ch->cachesettings, kp) < 0)
+    return -1;
+  for (char **e = ch->cachesettings; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    size_t klen = (size_t)(eq - *e);
+    unsigned k = 0;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(eq + 1, NULL, 10);
+    if (errno || v > UINT32_MAX)
+      return ff_cfg_err(c->file, s, kp, "'%s': %s is too large", *e, eq + 1);
+    if (klen == 10 && !strncmp(*e, "block_size", 10)) {
+      if (v != 512 && v != 4096)
+        return ff_cfg_err(c->file, s, kp,
+                          "'%s': lvm refuses it: Invalid setting: block_size "
+                          "(512 or 4096)",
+                          *e);
+      w->block_size = (uint32_t)v;
+      continue;
+    }
+    while (k < FF_WC_NSETTINGS && (strlen(ff_wc_setting_names[k]) != klen ||
+                                   strncmp(*e, ff_wc_setting_names[k], klen)))
+      k++;
+    if (k == FF_WC_NSETTINGS)
+      return ff_cfg_err(c->file, s, kp,
+                        "'%.*s' is not a writecache setting lvm 2.03.16 "
+                        "knows (block_size, high_watermark, low_watermark, "
+                        "writeback_jobs, autocommit_blocks, autocommit_time, "
+                        "fua, nofua, cleaner, max_age)",
+                        (int)klen, *e);
+    if ((k == FF_WC_HIGH_WATERMARK || k == FF_WC_LOW_WATERMARK) && v > 100)
+      return ff_cfg_err(c->file, s, kp,
+                        "'%s': lvm refuses it: Invalid setting: %s (at most "
+                        "100)",
+                        *e, ff_wc_setting_names[k]);
+    if ((k == FF_WC_FUA && w->set[FF_WC_NOFUA]) ||
+        (k == FF_WC_NOFUA && w->set[FF_WC_FUA]))
+      return ff_cfg_err(c->file, s, kp,
+                        "lvm refuses it: Setting fua and nofua cannot both "
+                        "be set.");
+    w->set[k] = 1;
+    w->v[k] = v;
+  }
+  if (w->set[FF_WC_HIGH_WATERMARK] && w->set[FF_WC_LOW_WATERMARK] &&
+      w->v[FF_WC_HIGH_WATERMARK] <= w->v[FF_WC_LOW_WATERMARK])
+    return ff_cfg_err(c->file, s, kp,
+                      "lvm refuses it: High watermark must be greater than "
+                      "low watermark.");
+  return 0;
+}
 
 /* "an lvchange", "a vgchange" */
 static const char *
@@ -97,6 +167,7 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
                                      "type",
                                      "cachevol",
                                      "record_lvs_history",
+                                     "cachesettings",
                                      NULL};
   char *cmd = NULL, kp[256];
   const char *name;
@@ -215,6 +286,8 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
 
       free(type);
       ch->cmd = FF_CHG_WRITECACHE;
+      if (parse_wc_settings(c, g, path, ch) < 0)
+        return -1;
       for (const char *const *k = no; *k; k++)
         if (config_setting_get_member(g, *k)) {
           ff_cfg_join(kp, sizeof kp, path, *k);
@@ -229,6 +302,13 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
       return 0;
     }
     free(type);
+    if (config_setting_get_member(g, "cachesettings")) {
+      ff_cfg_join(kp, sizeof kp, path, "cachesettings");
+      return ff_cfg_err(c->file, config_setting_get_member(g, "cachesettings"),
+                        kp,
+                        "not supported yet for lvconvert --type cache (give "
+                        "them to the cache pool: its cachesettings)");
+    }
     if (ch->cachevol && ch->pool)
       return ff_cfg_err(c->file, g, path,
                         "give pool or cachevol, not both (lvconvert --type "
@@ -1310,6 +1390,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->changes[j].description);
       free(vg->changes[j].new_name);
       free(vg->changes[j].cachevol);
+      free_strv(vg->changes[j].cachesettings);
     }
     free(vg->changes);
     free_strv(vg->device_ids);

@@ -192,12 +192,36 @@ enum ff_change_cmd {
   FF_CHG_REMOVE
 };
 
+/* lvconvert --type writecache --cachesettings (tools/toollib.c
+ * _get_one_writecache_setting): which settings are given, in lvm's
+ * order, and the block size (block_size=512|4096; 0: lvm's 4096). */
+enum {
+  FF_WC_HIGH_WATERMARK,
+  FF_WC_LOW_WATERMARK,
+  FF_WC_WRITEBACK_JOBS,
+  FF_WC_AUTOCOMMIT_BLOCKS,
+  FF_WC_AUTOCOMMIT_TIME,
+  FF_WC_FUA,
+  FF_WC_NOFUA,
+  FF_WC_CLEANER,
+  FF_WC_MAX_AGE,
+  FF_WC_NSETTINGS
+};
+struct ff_wcsettings {
+  uint8_t set[FF_WC_NSETTINGS];
+  uint64_t v[FF_WC_NSETTINGS];
+  uint32_t block_size;
+};
+extern const char *const ff_wc_setting_names[FF_WC_NSETTINGS];
+
 struct ff_spec_change {
   int line;
   enum ff_change_cmd cmd;
   char *lv;       /* lvchange, lvconvert: the LV's name (as rendered) */
   char *pool;     /* lvconvert --type cache: the cache pool's name */
   char *cachevol; /* lvconvert --type writecache: the cachevol's */
+  struct ff_wcsettings wc; /* and its --cachesettings */
+  char **cachesettings;    /* as given (for the description), or NULL */
   enum ff_cache_mode cache_mode;
   enum ff_cache_policy cache_policy;
   char *uuid;    /* lvconvert: the new LV_corig's, raw, or NULL */

@@ -38,8 +38,9 @@
  *            are VG-CVOL-cmeta and -cdata, "linear CVOL 0" and "linear
  *            CVOL META", and POLICY is mq (lvm's fallback, check_cache_cvol);
  * Writecache LVs (lvconvert --type writecache --cachevol):
- *   writecache: "writecache s ORIGIN CVOL 4096 0" (ORIGIN: LV_wcorig with
- *            the LV's segments, CVOL: LV_cvol, linear on its PVs).
+ *   writecache: "writecache s ORIGIN CVOL BLOCK_SIZE N ARGS" (ORIGIN:
+ *            LV_wcorig with the LV's segments, CVOL: LV_cvol, linear on
+ *            its PVs; ARGS: --cachesettings, the manifest's settings).
  *
  * Where the tables come from:
  *   default      libdevmapper: DM_DEVICE_LIST, then DM_DEVICE_TABLE each;
@@ -1109,20 +1110,23 @@ check_cache(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
                             why, whysize);
 }
 
-/* A writecache LV: "writecache s ORIGIN CVOL BLOCK_SIZE 0" over its size
- * (libdm _writecache_emit_segment_line: an SSD cache, no optional
- * arguments: lvm sets none unless --cachesettings asks). */
+/* A writecache LV: "writecache s ORIGIN CVOL BLOCK_SIZE N ARGS" over its
+ * size (libdm _writecache_emit_segment_line: an SSD cache; N optional
+ * arguments, those --cachesettings gave: the manifest's settings). */
 static bool
 check_writecache(const char *vgname, json_t *lv, uint64_t extent,
                  struct targets *t, char *why, size_t whysize)
 {
   const char *cvol = json_string_value(json_object_get(lv, "cachevol"));
   const char *origin = json_string_value(json_object_get(lv, "origin"));
-  char devs[2][512], want[64], *copy, *w[MAX_WORDS];
+  const char *settings = json_string_value(json_object_get(lv, "settings"));
+  char devs[2][512], want[256], *copy, *scopy, *w[MAX_WORDS], *sw[MAX_WORDS];
   const struct target *x;
-  size_t n;
+  size_t n, nset;
   bool ok = false;
 
+  if (!settings)
+    settings = "";
   if (!cvol || !origin) {
     snprintf(why, whysize, "the manifest names no cachevol or origin");
     return false;
@@ -1131,19 +1135,27 @@ check_writecache(const char *vgname, json_t *lv, uint64_t extent,
     return false;
   dm_name(vgname, cvol, devs[0], sizeof devs[0]);
   dm_name(vgname, origin, devs[1], sizeof devs[1]);
-  snprintf(want, sizeof want, "%" PRId64 " 0",
-           (int64_t)json_integer_value(json_object_get(lv, "block_size")));
+  /* the block size, the count of optional arguments, the arguments
+   * (--cachesettings, in libdm's order) */
+  nset = words(settings, &scopy, sw, MAX_WORDS);
+  free(scopy);
+  snprintf(want, sizeof want, "%" PRId64 " %zu%s%s",
+           (int64_t)json_integer_value(json_object_get(lv, "block_size")),
+           nset, nset ? " " : "", settings);
   n = words(x->params, &copy, w, MAX_WORDS);
-  if (n != 5 || strcmp(w[0], "s") != 0)
+  if (n != 5 + nset || strcmp(w[0], "s") != 0)
     snprintf(why, whysize,
              "writecache params \"%.120s\": expected s, the origin, the "
              "cachevol, %s",
              x->params, want);
   else if (check_devword(devs[1], w[1], "the origin", why, whysize) &&
            check_devword(devs[0], w[2], "the cachevol", why, whysize)) {
-    char got[64];
+    char got[256];
+    size_t at = 0;
 
-    snprintf(got, sizeof got, "%s %s", w[3], w[4]);
+    for (size_t i = 3; i < n && at < sizeof got; i++)
+      at += (size_t)snprintf(got + at, sizeof got - at, "%s%s",
+                             i > 3 ? " " : "", w[i]);
     ok = !strcmp(got, want);
     if (!ok)
       snprintf(why, whysize, "\"%s\" after the devices, expected \"%s\"", got,

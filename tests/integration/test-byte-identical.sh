@@ -971,7 +971,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc cv}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc wd cv}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1313,6 +1313,18 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z
 			'lin|size = "4M"|-L 4M' \
 			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow"; cachevol = "fast"|-y --type writecache --cachevol fast vgwc/slow' \
 			'!lvchange|command = "lvchange"; lv = "lin"; addtag = ["after"]|--addtag after vgwc/lin'
+		;;
+	wd)
+		# writecache --cachesettings: each setting a line after
+		# writecache_block_size, in lvm's order (block_size=512 is that
+		# line)
+		run_scenario wd vgwd 2 64M "@fakedm" \
+			'slow|size = "8M"|-L 8M' \
+			'fast|size = "4M"|-L 4M' \
+			'slow2|size = "8M"|-L 8M' \
+			'fast2|size = "4M"|-L 4M' \
+			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow"; cachevol = "fast"; cachesettings = ["max_age=3000", "high_watermark=60", "low_watermark=10", "writeback_jobs=64", "autocommit_blocks=32", "autocommit_time=100", "nofua=1", "cleaner=1"]|-y --type writecache --cachevol fast --cachesettings max_age=3000 --cachesettings high_watermark=60 --cachesettings low_watermark=10 --cachesettings writeback_jobs=64 --cachesettings autocommit_blocks=32 --cachesettings autocommit_time=100 --cachesettings nofua=1 --cachesettings cleaner=1 vgwd/slow' \
+			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow2"; cachevol = "fast2"; cachesettings = ["block_size=512", "fua=0", "cleaner=0"]|-y --type writecache --cachevol fast2 --cachesettings block_size=512 --cachesettings fua=0 --cachesettings cleaner=0 vgwd/slow2'
 		;;
 	cv)
 		# lvconvert --type cache --cachevol: a cache+CACHE_USES_CACHEVOL

@@ -781,6 +781,44 @@ static const struct {
   {"vgs = ({ lvs = ({ size = \"4M\"; }); changes = ({ command = "
    "\"lvchange\"; lv = \"nope\"; addtag = [\"a\"]; }); });",
    "t:1: vgs.[0].changes.[0]", "lv 'nope': VG vg0000 has no such LV"},
+  /* writecache settings */
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; type = \"writecache\";\n"
+   "  lv = \"a\"; cachevol = \"b\"; cachesettings = [\"frob=1\"]; }); });",
+   "t:2: vgs.[0].changes.[0].cachesettings: 'frob' is not a writecache "
+   "setting lvm 2.03.16 knows",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; type = \"writecache\";\n"
+   "  lv = \"a\"; cachevol = \"b\"; cachesettings = [\"fua=1\", "
+   "\"nofua=1\"]; }); });",
+   "t:2: vgs.[0].changes.[0].cachesettings: lvm refuses it: Setting fua and "
+   "nofua cannot both be set.",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; type = \"writecache\";\n"
+   "  lv = \"a\"; cachevol = \"b\"; cachesettings = "
+   "[\"high_watermark=10\", \"low_watermark=20\"]; }); });",
+   "t:2: vgs.[0].changes.[0].cachesettings: lvm refuses it: High watermark "
+   "must be greater than low watermark.",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; type = \"writecache\";\n"
+   "  lv = \"a\"; cachevol = \"b\"; cachesettings = "
+   "[\"high_watermark=101\"]; }); });",
+   "t:2: vgs.[0].changes.[0].cachesettings: 'high_watermark=101': lvm "
+   "refuses it: Invalid setting: high_watermark (at most 100)",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; type = \"writecache\";\n"
+   "  lv = \"a\"; cachevol = \"b\"; cachesettings = [\"block_size=1024\"]; "
+   "}); });",
+   "t:2: vgs.[0].changes.[0].cachesettings: 'block_size=1024': lvm refuses "
+   "it: Invalid setting: block_size (512 or 4096)",
+   ""},
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; type = \"writecache\";\n"
+   "  lv = \"a\"; cachevol = \"b\"; cachesettings = [\"max_age\"]; }); });",
+   "t:2: vgs.[0].changes.[0].cachesettings: 'max_age' is not NAME=NUMBER", ""},
+  {"vgs = ({ changes = ({ command = \"lvconvert\"; lv = \"a\";\n"
+   "  pool = \"p\"; cachesettings = [\"migration_threshold=1\"]; }); });",
+   "t:2: vgs.[0].changes.[0].cachesettings: not supported yet for lvconvert "
+   "--type cache (give them to the cache pool: its cachesettings)",
+   ""},
   /* lvremove */
   {"vgs = ({ changes = ({ command = \"lvremove\"; }); });",
    "t:1: vgs.[0].changes.[0]: an lvremove needs lv = \"NAME\"", ""},
