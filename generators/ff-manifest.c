@@ -4,6 +4,8 @@
 #include "ff-farm-int.h"
 
 #include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
 
 static json_t *
 uuid_json(const char uuid[FF_UUID_LEN])
@@ -85,6 +87,62 @@ mirror_raid_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
   (void)vg;
 }
 
+/* The cache table's policy arguments as libdm writes them ("COUNT
+ * [migration_threshold N] [NAME VALUE]..."): lvm's cache.c
+ * _cache_add_target_line keeps of the pool's settings (NULL: none) those
+ * the policy takes (smq: migration_threshold; mq: its five thresholds
+ * and adjustments as well), then libdm's dm_tree_node_add_cache_target
+ * takes migration_threshold apart (2048, at least 8 chunks) and
+ * _cache_emit_segment_line leaves it out at 2048. */
+static json_t *
+cache_policy_args(const char *settings, const char *policy, uint32_t chunk)
+{
+  static const char *const mq[] = {
+    "sequential_threshold",       "random_threshold",
+    "read_promote_adjustment",    "write_promote_adjustment",
+    "discard_promote_adjustment", NULL};
+  struct ff_sb args = FF_SB_INIT, out = FF_SB_INIT;
+  uint64_t mt = 2048;
+  unsigned argc = 0;
+  json_t *j;
+  char *t;
+
+  for (const char *l = settings; l && *l;) {
+    const char *eq = strchr(l, '='), *nl = strchr(l, '\n');
+    size_t k = strspn(l, "\t");
+    int keep = policy && strcmp(policy, "smq") && strcmp(policy, "mq");
+
+    if (!eq || !nl)
+      break;
+    if (!strncmp(l + k, "migration_threshold=", 20))
+      mt = strtoull(eq + 1, NULL, 10);
+    else {
+      for (const char *const *m = mq; !keep && *m; m++)
+        keep = policy && !strcmp(policy, "mq") &&
+               strlen(*m) == (size_t)(eq - l - k) &&
+               !strncmp(l + k, *m, strlen(*m));
+      if (keep) {
+        ff_sb_addf(&args, " %.*s %.*s", (int)(eq - l - k), l + k,
+                   (int)(nl - eq - 1), eq + 1);
+        argc++;
+      }
+    }
+    l = nl + 1;
+  }
+  if (mt < (uint64_t)chunk * 8)
+    mt = (uint64_t)chunk * 8;
+  ff_sb_addf(&out, "%u", (argc + (mt != 2048)) * 2);
+  if (mt != 2048)
+    ff_sb_addf(&out, " migration_threshold %llu", (unsigned long long)mt);
+  if (args.buf)
+    ff_sb_add(&out, args.buf);
+  ff_sb_release(&args);
+  t = ff_sb_text(&out);
+  j = json_string(t ? t : "0");
+  free(t);
+  return j;
+}
+
 /* The VG's pool metadata spare (made by its first thin or cache pool that
  * wants one), or NULL. */
 static const char *
@@ -151,6 +209,9 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
     json_object_set_new(o, "origin", json_string(lv->subs[0].name));
     json_object_set_new(o, "cachevol_metadata",
                         json_integer((json_int_t)(lv->cvol_meta * FF_SECTOR)));
+    /* (a cachevol's segment holds no settings, and lvm's table "mq") */
+    json_object_set_new(o, "policy_args",
+                        cache_policy_args(NULL, "mq", lv->chunk));
   } else if (lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHE) {
     static const char *const modes[] = {NULL, "writethrough", "writeback",
                                         "passthrough"};
@@ -177,6 +238,9 @@ thin_snap_json(json_t *o, const struct ff_vg *vg, const struct ff_lv *lv)
     } else {
       json_object_set_new(o, "pool", json_string(p->name));
       json_object_set_new(o, "origin", json_string(lv->subs[0].name));
+      json_object_set_new(
+        o, "policy_args",
+        cache_policy_args(p->policy_settings, policies[policy % 3], p->chunk));
     }
   } else if (lv->kind == FF_LVK_THIN) {
     json_object_set_new(o, "pool", json_string(vg->lvs[lv->link].name));

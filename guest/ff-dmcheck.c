@@ -1004,8 +1004,10 @@ lv_target(const char *vgname, json_t *lv, uint64_t extent, struct targets *t,
                     why, whysize);
 }
 
-/* The "cache META DATA CORIG CHUNK 2 metadata2 MODE POLICY 0" target of
- * cache LV lv over its size, META and DATA the dm devices given. */
+/* The "cache META DATA CORIG CHUNK 2 metadata2 MODE POLICY ARGS" target
+ * of cache LV lv over its size, META and DATA the dm devices given, ARGS
+ * the manifest's policy_args (libdm's count and arguments: "0" unless
+ * settings or a big chunk set migration_threshold). */
 static bool
 check_cache_target(const char *vgname, json_t *lv, uint64_t extent,
                    struct targets *t, const char *meta, const char *data,
@@ -1013,7 +1015,7 @@ check_cache_target(const char *vgname, json_t *lv, uint64_t extent,
 {
   const char *mode = json_string_value(json_object_get(lv, "cache_mode"));
   const char *what[] = {"metadata", "cache", "origin"};
-  char origin[512], want[160];
+  char origin[512], want[400];
   const char *dp[] = {meta, data, origin};
   const struct target *x;
 
@@ -1021,10 +1023,12 @@ check_cache_target(const char *vgname, json_t *lv, uint64_t extent,
     return false;
   dm_name(vgname, json_string_value(json_object_get(lv, "origin")), origin,
           sizeof origin);
-  snprintf(want, sizeof want, "%" PRIu64 " 2 metadata2 %.20s %.20s 0",
+  const char *args = json_string_value(json_object_get(lv, "policy_args"));
+
+  snprintf(want, sizeof want, "%" PRIu64 " 2 metadata2 %.20s %.20s %.200s",
            (uint64_t)json_integer_value(json_object_get(lv, "chunk_size")) /
              512,
-           mode, policy);
+           mode, policy, args ? args : "0");
   return check_params(x, 3, dp, what, want, NULL, why, whysize);
 }
 

@@ -96,11 +96,11 @@ for vg in m["vgs"]:
             continue
         if lv.get("type") == "cache":
             pool = next(p for p in vg["lvs"] if p["name"] == lv["pool"])
-            lines.append((dm, "%s: 0 %d cache %s %s %s %d 2 metadata2 %s %s 0" % (
+            lines.append((dm, "%s: 0 %d cache %s %s %s %d 2 metadata2 %s %s %s" % (
                 dm, size, dmnum[dmname(vg["name"], pool["metadata"])],
                 dmnum[dmname(vg["name"], pool["data"])],
                 dmnum[dmname(vg["name"], lv["origin"])], lv["chunk_size"] // 512,
-                lv["cache_mode"], lv["policy"])))
+                lv["cache_mode"], lv["policy"], lv.get("policy_args", "0"))))
             continue
         if lv.get("type") == "thin-pool":
             feats = (([] if lv["zero"] else ["skip_block_zeroing"]) +

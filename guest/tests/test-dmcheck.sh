@@ -212,6 +212,10 @@ expect cache-policy 1 '^MISMATCH cv/data: "128 2 metadata2 writethrough mq 0" af
   "$(mutate cpol '/^cv-data:/s/ smq 0$/ mq 0/')"
 expect cache-format 1 '^MISMATCH cv/data: "128 1 writethrough smq 0" after' \
   "$(mutate cfmt '/^cv-data:/s/ 2 metadata2 / 1 /')"
+# policy arguments the pool has no settings for (the manifest's
+# policy_args: "0")
+expect cache-policy-args 1 '^MISMATCH cv/data: "128 2 metadata2 writethrough smq 2 migration_threshold 4096" after' \
+  "$(mutate cargs '/^cv-data:/s/ smq 0$/ smq 2 migration_threshold 4096/')"
 # the origin's extents one sector off
 expect corig-offset 1 '^MISMATCH cv/data_corig: segment 0: on pv0000 at sector 2049, expected sector 2048' \
   "$(mutate coff '/^cv-data_corig:/s/ 2048$/ 2049/')"
