@@ -165,17 +165,17 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
     }
     switch (ch->cmd) {
     case FF_CHG_CACHE:
-      if (ch->cachevol ? ff_fb_attach_cachevol(
-                           b, ch->line, cp, vg, li, ch->cachevol, NULL,
-                           ch->cache_mode, ch->cache_policy, ch->uuid)
-                       : ff_fb_attach_cache(b, ch->line, cp, vg, li, vg->nlvs,
-                                            ch->pool, ch->cache_mode,
-                                            ch->cache_policy, ch->uuid) < 0)
+      if ((ch->cachevol ? ff_fb_attach_cachevol(
+                            b, ch->line, cp, vg, li, vg->nlvs, ch->cachevol,
+                            NULL, ch->cache_mode, ch->cache_policy, ch->uuid)
+                        : ff_fb_attach_cache(b, ch->line, cp, vg, li, vg->nlvs,
+                                             ch->pool, ch->cache_mode,
+                                             ch->cache_policy, ch->uuid)) < 0)
         return -1;
       continue;
     case FF_CHG_WRITECACHE:
-      if (ff_fb_attach_cachevol(b, ch->line, cp, vg, li, ch->cachevol, &ch->wc,
-                                0, 0, ch->uuid) < 0)
+      if (ff_fb_attach_cachevol(b, ch->line, cp, vg, li, vg->nlvs,
+                                ch->cachevol, &ch->wc, 0, 0, ch->uuid) < 0)
         return -1;
       continue;
     case FF_CHG_VG:

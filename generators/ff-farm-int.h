@@ -409,11 +409,12 @@ int ff_fb_attach_cache(struct bctx *b, int line, const char *lp,
                        enum ff_cache_policy policy, const char *corig_uuid);
 int ff_fb_thin_pool_images(struct bctx *b, struct ff_vg *vg,
                            const struct chrec *recs, unsigned nrecs);
-/* lvconvert --type writecache (ws: its --cachesettings) or --type cache
- * --cachevol CVOL (ws NULL) of LV li: LV_wcorig (LV_corig), CVOL renamed
- * CVOL_cvol. */
+/* lvconvert (or lvcreate) --type writecache (ws: its --cachesettings) or
+ * --type cache --cachevol CVOL (ws NULL) of LV li, CVOL one of the first
+ * nl LVs: LV_wcorig (LV_corig), CVOL renamed CVOL_cvol. */
 int ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
-                          struct ff_vg *vg, uint32_t li, const char *cvol_name,
+                          struct ff_vg *vg, uint32_t li, uint32_t nl,
+                          const char *cvol_name,
                           const struct ff_wcsettings *ws,
                           enum ff_cache_mode mode, enum ff_cache_policy policy,
                           const char *corig_uuid);

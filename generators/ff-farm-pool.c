@@ -654,13 +654,13 @@ wc_settings(struct ff_farm *farm, struct ff_lv *lv,
 
 int
 ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
-                      struct ff_vg *vg, uint32_t li, const char *cvol_name,
-                      const struct ff_wcsettings *ws, enum ff_cache_mode mode,
-                      enum ff_cache_policy policy, const char *corig_uuid)
+                      struct ff_vg *vg, uint32_t li, uint32_t nl,
+                      const char *cvol_name, const struct ff_wcsettings *ws,
+                      enum ff_cache_mode mode, enum ff_cache_policy policy,
+                      const char *corig_uuid)
 {
   int writecache = ws != NULL;
-  struct ff_lv *lv = &vg->lvs[li],
-               *cv = ff_fb_find_lv(vg, vg->nlvs, cvol_name);
+  struct ff_lv *lv = &vg->lvs[li], *cv = ff_fb_find_lv(vg, nl, cvol_name);
   uint64_t es = vg->extent_size / FF_SECTOR, size, meta = 0;
   struct ff_sb nb = FF_SB_INIT;
 
@@ -673,6 +673,11 @@ ff_fb_attach_cachevol(struct bctx *b, int line, const char *lp,
                      "cachevol '%s': lvm refuses it: the cachevol cannot be "
                      "the LV it caches",
                      cvol_name);
+  if (cv->kind == FF_LVK_CACHEVOL)
+    return ff_fb_err(b, line, lp,
+                     "cachevol '%s': it already caches LV %s (a cachevol "
+                     "serves one LV)",
+                     cvol_name, vg->lvs[cv->link].name);
   if (lv->kind != FF_LVK_STRIPED || cv->kind != FF_LVK_STRIPED)
     return ff_fb_err(b, line, lp,
                      "LV %s: not supported yet: a %s of a %s LV on a %s "

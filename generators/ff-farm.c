@@ -382,12 +382,18 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       if (sl->kind == FF_LVK_THIN_POOL || sl->kind == FF_LVK_CACHE_POOL) {
         if (ff_fb_allocate_pool(b, sl, lp, vg, fl, li) < 0)
           goto out;
-      } else if (sl->kind == FF_LVK_CACHE) {
+      } else if (sl->kind == FF_LVK_CACHE || sl->kind == FF_LVK_WRITECACHE) {
         if (ff_fb_lvm_allocate(b, sl->line, lp, vg, fl, lv, 1, 0, sl->alloc, 0,
                                NULL) < 0 ||
-            ff_fb_attach_cache(b, sl->line, lp, vg, li, li, sl->pool,
-                               sl->cache_mode, sl->cache_policy,
-                               sl->uuids ? sl->uuids[0] : NULL) < 0)
+            (sl->cachevol
+               ? ff_fb_attach_cachevol(
+                   b, sl->line, lp, vg, li, li, sl->cachevol,
+                   sl->kind == FF_LVK_WRITECACHE ? &sl->wc : NULL,
+                   sl->cache_mode, sl->cache_policy,
+                   sl->uuids ? sl->uuids[0] : NULL)
+               : ff_fb_attach_cache(b, sl->line, lp, vg, li, li, sl->pool,
+                                    sl->cache_mode, sl->cache_policy,
+                                    sl->uuids ? sl->uuids[0] : NULL)) < 0)
           goto out;
       } else if (sl->kind == FF_LVK_THIN) {
         if (ff_fb_make_thin(b, sl, lp, vg, li) < 0)
@@ -481,9 +487,12 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   const struct ff_seg *seg = lv->nsegs ? &lv->segs[0] : NULL;
 
   ff_sb_add(&sb, "Write from lvcreate");
-  if (lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHE) {
+  if (lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHE ||
+      lv->kind == FF_LVK_WRITECACHE) {
     ff_sb_addf(&sb, " --type %s -l %llu", lv->segtype,
                (unsigned long long)lv->extents);
+    if (sl->cachevol)
+      ff_sb_addf(&sb, " --cachevol %s", sl->cachevol);
     if (sl->chunk_size)
       ff_sb_addf(&sb, " -c %lluk", (unsigned long long)(sl->chunk_size >> 10));
     if (sl->metadata_size)
@@ -495,7 +504,7 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
     if (lv->kind == FF_LVK_CACHE_POOL && !sl->pmspare)
       ff_sb_add(&sb, " --poolmetadataspare n");
     ff_sb_addf(&sb, " -n %s", lv->name);
-    if (lv->kind == FF_LVK_CACHE)
+    if (lv->kind == FF_LVK_CACHE && !sl->cachevol)
       ff_sb_addf(&sb, " --cachepool %s/%s", vg->name, sl->pool);
     ff_sb_addf(&sb, " %s.", vg->name);
     return ff_sb_detach(&sb, NULL);
@@ -909,8 +918,12 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     } else if (w <= nlw) {
       struct ff_lv *lv = &vg->lvs[wlv[w - 1]];
 
-      if (lv->kind == FF_LVK_CACHE && wphase[w - 1] == 1)
+      if ((lv->kind == FF_LVK_CACHE || lv->kind == FF_LVK_WRITECACHE) &&
+          wphase[w - 1] == 1) {
         lv->attach_seq = vg->lvs[lv->link].attach_seq = w + 1;
+        /* (LV_corig, LV_wcorig: made for the write that attaches) */
+        lv->subs[0].time = lv->wtime[1];
+      }
       desc = strdup(lv->wdesc[wphase[w - 1]]);
       meta.description = desc;
       meta.time = lv->wtime[wphase[w - 1]];

@@ -401,6 +401,14 @@ add_attached_pools(struct ff_sb *sb, const struct ff_vg *vg, uint32_t nlvs,
   }
 }
 
+/* A cache LV made by lvcreate --type cache --cachepool (two writes, over
+ * a cache pool), not by an lvconvert nor over a cachevol. */
+static int
+made_with_pool(const struct ff_vg *vg, const struct ff_lv *lv)
+{
+  return lv->writes == 2 && vg->lvs[lv->link].kind == FF_LVK_CACHE_POOL;
+}
+
 char *
 ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                  const struct ff_text_meta *meta, uint32_t *size)
@@ -532,9 +540,10 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           continue;
         }
         if (top->kind == FF_LVK_CACHE || top->kind == FF_LVK_WRITECACHE) {
-          /* lvcreate --type cache made LV_corig with the LV; an
-           * lvconvert's (and LV_wcorig) comes after every LV (below) */
-          if (pass == 1 && top->writes == 2 && attached(top, seqno))
+          /* lvcreate --type cache --cachepool made LV_corig with the LV;
+           * an lvconvert's, and lvcreate --cachevol's (and LV_wcorig),
+           * come after every LV (below) */
+          if (pass == 1 && made_with_pool(vg, top) && attached(top, seqno))
             add_lv(&sb, &top->subs[0], meta, NULL, 0, 0, 0);
           continue;
         }
@@ -562,7 +571,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
         const struct ff_lv *top = &vg->lvs[i];
 
         if ((top->kind != FF_LVK_CACHE && top->kind != FF_LVK_WRITECACHE) ||
-            top->writes == 2 || !attached(top, seqno))
+            made_with_pool(vg, top) || !attached(top, seqno))
           continue;
         if (top->attach_seq == at)
           add_lv(&sb, &top->subs[0], meta, NULL, 0, 0, 0);

@@ -53,6 +53,14 @@ int ff_sp_cachesettings(const struct ff_spec_ctx *c, const config_setting_t *g,
                         const char *path, const char *cmd, const char *example,
                         char ***out, char kp[256]);
 
+/* cachesettings of a writecache (lvcreate or lvconvert --type writecache
+ * --cachesettings, cmd): NAME=NUMBER entries into *list, checked as lvm's
+ * get_writecache_settings checks them into *w (an unknown name, which
+ * lvm would ask about before passing it on, refused).  0, or -1. */
+int ff_sp_wc_settings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                      const char *path, const char *cmd,
+                      struct ff_wcsettings *w, char ***list);
+
 /* key: a list of tags (vgcreate/lvcreate/...change --addtag, in that
  * order) into *out, NULL-terminated; an empty list is none (NULL).
  * lvm's tag characters only, each tag once. */

@@ -385,9 +385,9 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
 /* The keys only a thin or cache pool, thin or cache LV or snapshot
  * takes. */
 static const char *const ts_keys[] = {
-  "chunk_size", "metadata_size", "discards",      "zero",
-  "pmspare",    "pool",          "origin",        "cow_header",
-  "cachemode",  "policy",        "cachesettings", NULL};
+  "chunk_size",    "metadata_size", "discards",   "zero",      "pmspare",
+  "pool",          "origin",        "cow_header", "cachemode", "policy",
+  "cachesettings", "cachevol",      NULL};
 
 /* Which of ts_keys each of those types takes, as a string of ' ' and 'x'
  * in ts_keys' order. */
@@ -395,9 +395,9 @@ static int
 ts_key_ok(enum ff_lv_kind kind, unsigned k)
 {
   static const char *const ok[] = {
-    [FF_LVK_THIN_POOL] = "xxxxx      ", [FF_LVK_THIN] = "     xx    ",
-    [FF_LVK_SNAPSHOT] = "x     xx   ",  [FF_LVK_CACHE_POOL] = "xx  x   xxx",
-    [FF_LVK_CACHE] = "     x  xx ",
+    [FF_LVK_THIN_POOL] = "xxxxx       ", [FF_LVK_THIN] = "     xx     ",
+    [FF_LVK_SNAPSHOT] = "x     xx    ",  [FF_LVK_CACHE_POOL] = "xx  x   xxx ",
+    [FF_LVK_CACHE] = "     x  xx x",     [FF_LVK_WRITECACHE] = "          xx",
   };
 
   return kind < sizeof ok / sizeof *ok && ok[kind] && ok[kind][k] == 'x';
@@ -415,6 +415,8 @@ ts_type_name(enum ff_lv_kind kind)
     return "cache-pool";
   case FF_LVK_CACHE:
     return "cache";
+  case FF_LVK_WRITECACHE:
+    return "writecache";
   default:
     return "snapshot";
   }
@@ -573,7 +575,10 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
   if (lv->kind == FF_LVK_THIN_POOL && parse_stripes(c, g, path, lv, 1) < 0)
     return -1;
   if (ff_sp_cache_opts(c, g, path, &lv->cache_mode, &lv->cache_policy) < 0 ||
-      parse_cachesettings(c, g, path, lv) < 0)
+      (lv->kind == FF_LVK_WRITECACHE
+         ? ff_sp_wc_settings(c, g, path, "lvcreate", &lv->wc,
+                             &lv->cachesettings)
+         : parse_cachesettings(c, g, path, lv)) < 0)
     return -1;
   switch (lv->kind) {
   case FF_LVK_THIN_POOL:
@@ -634,11 +639,39 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
       lv->new_spare = 0;
     nuuids = lv->new_spare ? 3 : 2;
     break;
+  case FF_LVK_WRITECACHE:
   case FF_LVK_THIN:
   case FF_LVK_CACHE:
     if (ff_cfg_str(c->file, g, path, "pool", &lv->pool) < 0 ||
-        ff_cfg_str(c->file, g, path, "origin", &lv->origin) < 0)
+        ff_cfg_str(c->file, g, path, "origin", &lv->origin) < 0 ||
+        ff_cfg_str(c->file, g, path, "cachevol", &lv->cachevol) < 0)
       return -1;
+    /* lvcreate --type cache|writecache --cachevol LV2 -n LV -L SIZE: LV
+     * made (one write), then LV2 attached to it (a second) */
+    if (lv->cachevol && lv->pool)
+      return ff_cfg_err(c->file, g, path,
+                        "give pool or cachevol, not both (lvcreate --type "
+                        "cache --cachepool POOL, or --cachevol LV2)");
+    if (lv->cachevol) {
+      static const char *const no[] = {"cachemode", "policy", NULL};
+
+      for (const char *const *k = no; *k; k++)
+        if ((s = config_setting_get_member(g, *k))) {
+          ff_cfg_join(kp, sizeof kp, path, *k);
+          return ff_cfg_err(c->file, s, kp,
+                            "lvm refuses it: --cache%s is supported only "
+                            "with cache. (lvcreate --cachevol takes neither; "
+                            "an lvconvert --cachevol change does)",
+                            **k == 'c' ? "mode" : "policy");
+        }
+      nuuids = 1; /* LV_corig, LV_wcorig */
+      break;
+    }
+    if (lv->kind == FF_LVK_WRITECACHE)
+      return ff_cfg_err(c->file, g, path,
+                        "type writecache needs cachevol = \"NAME\" (an "
+                        "unused linear or striped LV of the VG made before "
+                        "it)");
     if (lv->origin) {
       /* lvcreate -s VG/THIN: a thin snapshot, in its origin's pool, of its
        * origin's size, skipped by activation unless -kn; with a pool
@@ -663,8 +696,12 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
     if (!lv->pool)
       return ff_cfg_err(c->file, g, path,
                         "type %s needs pool = \"NAME\" (a %s-pool LV of "
-                        "the VG made before it)",
-                        tname, tname);
+                        "the VG made before it)%s",
+                        tname, tname,
+                        lv->kind == FF_LVK_CACHE
+                          ? " or cachevol = \"NAME\" (an unused linear or "
+                            "striped LV)"
+                          : "");
     nuuids = lv->kind == FF_LVK_CACHE; /* LV_corig */
     break;
   default:
@@ -817,43 +854,25 @@ int
 ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
          const char *path, struct ff_spec_lv *lv)
 {
-  static const char *const keys[] = {"count",
-                                     "name",
-                                     "type",
-                                     "stripes",
-                                     "stripe_size",
-                                     "size",
-                                     "fill",
-                                     "alloc",
-                                     "placement",
-                                     "time",
-                                     "description",
-                                     "uuid",
-                                     "tags",
-                                     "mirrors",
-                                     "region_size",
-                                     "mirror_log",
-                                     "nosync",
-                                     "uuids",
-                                     "write_times",
-                                     "descriptions",
-                                     "chunk_size",
-                                     "metadata_size",
-                                     "discards",
-                                     "zero",
-                                     "pmspare",
-                                     "pool",
-                                     "origin",
-                                     "cow_header",
-                                     "cachemode",
-                                     "policy",
-                                     "permission",
-                                     "activation_skip",
-                                     "cachesettings",
-                                     "read_ahead",
-                                     "minor",
-                                     "major",
-                                     NULL};
+  static const char *const keys[] = {"count",         "name",
+                                     "type",          "stripes",
+                                     "stripe_size",   "size",
+                                     "fill",          "alloc",
+                                     "placement",     "time",
+                                     "description",   "uuid",
+                                     "tags",          "mirrors",
+                                     "region_size",   "mirror_log",
+                                     "nosync",        "uuids",
+                                     "write_times",   "descriptions",
+                                     "chunk_size",    "metadata_size",
+                                     "discards",      "zero",
+                                     "pmspare",       "pool",
+                                     "origin",        "cow_header",
+                                     "cachemode",     "policy",
+                                     "permission",    "activation_skip",
+                                     "cachesettings", "read_ahead",
+                                     "minor",         "major",
+                                     "cachevol",      NULL};
   const config_setting_t *s;
   char *type = NULL;
   char kp[256];
@@ -908,11 +927,12 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
     type = NULL;
   } else if (!strcmp(type, "thin-pool") || !strcmp(type, "thin") ||
              !strcmp(type, "snapshot") || !strcmp(type, "cache-pool") ||
-             !strcmp(type, "cache")) {
+             !strcmp(type, "cache") || !strcmp(type, "writecache")) {
     lv->kind = !strcmp(type, "thin-pool")    ? FF_LVK_THIN_POOL
                : !strcmp(type, "thin")       ? FF_LVK_THIN
                : !strcmp(type, "cache-pool") ? FF_LVK_CACHE_POOL
                : !strcmp(type, "cache")      ? FF_LVK_CACHE
+               : !strcmp(type, "writecache") ? FF_LVK_WRITECACHE
                                              : FF_LVK_SNAPSHOT;
     lv->segtype = ts_type_name(lv->kind);
     lv->ktype = lv->segtype;
@@ -921,8 +941,7 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
     if (parse_thin_snap(c, g, path, lv) < 0)
       return -1;
   } else {
-    static const char *const later[] = {"writecache", "vdo", "vdo-pool",
-                                        "integrity", NULL};
+    static const char *const later[] = {"vdo", "vdo-pool", "integrity", NULL};
 
     for (const char *const *l = later; *l; l++)
       if (!strcmp(type, *l)) {
@@ -935,7 +954,7 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
                    "unknown LV type '%s' (expected linear, striped, mirror, "
                    "raid0, raid0_meta, raid1, raid4, raid5, raid6, raid10, "
                    "thin-pool, thin, "
-                   "snapshot, cache-pool or cache)",
+                   "snapshot, cache-pool, cache or writecache)",
                    type);
     free(type);
     return r;
@@ -957,7 +976,9 @@ ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
             ? "thin-pool\" or \"cache-pool"
           : !strcmp(*k, "cachemode") || !strcmp(*k, "policy")
             ? "cache-pool\" or \"cache"
-            : "thin-pool");
+          : !strcmp(*k, "cachesettings") ? "cache-pool\" or \"writecache"
+          : !strcmp(*k, "cachevol")      ? "cache\" or \"writecache"
+                                         : "thin-pool");
       }
   if (lv->kind == FF_LVK_STRIPED)
     for (const char *const *k = mr_keys; *k; k++)

@@ -66,21 +66,18 @@ const char *const ff_wc_setting_names[FF_WC_NSETTINGS] = {
   "autocommit_time", "fua",           "nofua",          "cleaner",
   "max_age"};
 
-/* cachesettings of lvconvert --type writecache: NAME=NUMBER entries,
- * checked as lvm's get_writecache_settings checks them (an unknown name
- * lvm would ask about before passing it on: refused). */
-static int
-parse_wc_settings(const struct ff_spec_ctx *c, const config_setting_t *g,
-                  const char *path, struct ff_spec_change *ch)
+/* (ff-spec-int.h) */
+int
+ff_sp_wc_settings(const struct ff_spec_ctx *c, const config_setting_t *g,
+                  const char *path, const char *cmd, struct ff_wcsettings *w,
+                  char ***list)
 {
   const config_setting_t *s = config_setting_get_member(g, "cachesettings");
-  struct ff_wcsettings *w = &ch->wc;
   char kp[256];
 
-  if (ff_sp_cachesettings(c, g, path, "lvconvert", "high_watermark=50",
-                          &ch->cachesettings, kp) < 0)
+  if (ff_sp_cachesettings(c, g, path, cmd, "high_watermark=50", list, kp) < 0)
     return -1;
-  for (char **e = ch->cachesettings; e && *e; e++) {
+  for (char **e = *list; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     size_t klen = (size_t)(eq - *e);
     unsigned k = 0;
@@ -286,7 +283,8 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
 
       free(type);
       ch->cmd = FF_CHG_WRITECACHE;
-      if (parse_wc_settings(c, g, path, ch) < 0)
+      if (ff_sp_wc_settings(c, g, path, "lvconvert", &ch->wc,
+                            &ch->cachesettings) < 0)
         return -1;
       for (const char *const *k = no; *k; k++)
         if (config_setting_get_member(g, *k)) {
@@ -1371,6 +1369,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->lvs[j].descriptions[2]);
       free(vg->lvs[j].pool);
       free(vg->lvs[j].origin);
+      free(vg->lvs[j].cachevol);
       free_strv(vg->lvs[j].cachesettings);
     }
     free(vg->lvs);

@@ -117,6 +117,28 @@ enum ff_discards {
   FF_DISCARDS_IGNORE
 };
 
+/* lvcreate or lvconvert --type writecache --cachesettings (tools/toollib.c
+ * _get_one_writecache_setting): which settings are given, in lvm's
+ * order, and the block size (block_size=512|4096; 0: lvm's 4096). */
+enum {
+  FF_WC_HIGH_WATERMARK,
+  FF_WC_LOW_WATERMARK,
+  FF_WC_WRITEBACK_JOBS,
+  FF_WC_AUTOCOMMIT_BLOCKS,
+  FF_WC_AUTOCOMMIT_TIME,
+  FF_WC_FUA,
+  FF_WC_NOFUA,
+  FF_WC_CLEANER,
+  FF_WC_MAX_AGE,
+  FF_WC_NSETTINGS
+};
+struct ff_wcsettings {
+  uint8_t set[FF_WC_NSETTINGS];
+  uint64_t v[FF_WC_NSETTINGS];
+  uint32_t block_size;
+};
+extern const char *const ff_wc_setting_names[FF_WC_NSETTINGS];
+
 struct ff_spec_lv {
   int line;
   unsigned count;
@@ -143,11 +165,14 @@ struct ff_spec_lv {
   uint64_t chunk_size;    /* bytes; pool: 0 = lvm's default; snapshot */
   uint64_t metadata_size; /* pool: bytes, 0 = lvm's default */
   enum ff_discards discards;
-  int zero;      /* pool: zero_new_blocks (lvcreate -Z) */
-  int pmspare;   /* pool: --poolmetadataspare y (the default) */
-  int new_spare; /* pool: its lvcreate creates the VG's lvol0_pmspare (no
-                  * earlier group of the VG did): three writes */
-  char *pool;    /* thin, cache: the pool's LV name */
+  int zero;       /* pool: zero_new_blocks (lvcreate -Z) */
+  int pmspare;    /* pool: --poolmetadataspare y (the default) */
+  int new_spare;  /* pool: its lvcreate creates the VG's lvol0_pmspare (no
+                   * earlier group of the VG did): three writes */
+  char *pool;     /* thin, cache: the pool's LV name */
+  char *cachevol; /* cache, writecache (lvcreate --cachevol): the LV that
+                   * becomes the cache, or NULL */
+  struct ff_wcsettings wc;           /* writecache: --cachesettings */
   enum ff_cache_mode cache_mode;     /* cache pool, cache */
   enum ff_cache_policy cache_policy; /* cache pool, cache */
   char **cachesettings; /* cache pool: --cachesettings NAME=VALUE, in
@@ -191,28 +216,6 @@ enum ff_change_cmd {
   FF_CHG_WRITECACHE,
   FF_CHG_REMOVE
 };
-
-/* lvconvert --type writecache --cachesettings (tools/toollib.c
- * _get_one_writecache_setting): which settings are given, in lvm's
- * order, and the block size (block_size=512|4096; 0: lvm's 4096). */
-enum {
-  FF_WC_HIGH_WATERMARK,
-  FF_WC_LOW_WATERMARK,
-  FF_WC_WRITEBACK_JOBS,
-  FF_WC_AUTOCOMMIT_BLOCKS,
-  FF_WC_AUTOCOMMIT_TIME,
-  FF_WC_FUA,
-  FF_WC_NOFUA,
-  FF_WC_CLEANER,
-  FF_WC_MAX_AGE,
-  FF_WC_NSETTINGS
-};
-struct ff_wcsettings {
-  uint8_t set[FF_WC_NSETTINGS];
-  uint64_t v[FF_WC_NSETTINGS];
-  uint32_t block_size;
-};
-extern const char *const ff_wc_setting_names[FF_WC_NSETTINGS];
 
 struct ff_spec_change {
   int line;
@@ -342,6 +345,7 @@ ff_spec_lv_writes(const struct ff_spec_lv *lv)
   case FF_LVK_MIRROR:
     return lv->core_log ? 1 : 2;
   case FF_LVK_CACHE:
+  case FF_LVK_WRITECACHE:
     return 2;
   case FF_LVK_THIN_POOL:
   case FF_LVK_CACHE_POOL:

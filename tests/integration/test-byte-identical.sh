@@ -323,6 +323,10 @@ def layout(name, frag):
         return spare + subs, 3
     if t == "thin":
         return [], 2
+    if t in ("cache", "writecache") and "cachevol" in k:
+        # lvcreate --cachevol: the LV, then the attach (LV_corig or
+        # LV_wcorig listed as an lvconvert's, after every LV)
+        return [], 2
     if t == "cache":
         return [name + "_corig"], 2
     if t == "snapshot":
@@ -478,9 +482,15 @@ curlv = {l["name"]: l for l in cur["lvs"]}
 # the cache pools attached (lvcreate --type cache, then each lvconvert),
 # hidden since: each command reads the LVs in the order of the text
 # before it, so the last attached leads the hidden LVs
-attached = ([keys_of(f)["pool"].strip('"') for _, f in lv_intent if keys_of(f).get("type") == '"cache"'] +
+attached = ([keys_of(f).get("pool", keys_of(f).get("cachevol", "")).strip('"') for _, f in lv_intent
+             if keys_of(f).get("type") in ('"cache"', '"writecache"')] +
             [keys_of(f).get("pool", keys_of(f).get("cachevol", "")).strip('"')
              for f in chg_intent if "lvconvert" in keys_of(f).get("command", "")])
+# lvcreate --type cache|writecache --cachevol: LV_corig (LV_wcorig) as an
+# lvconvert makes it, before those of the changes
+cvol_made = [n + ("_wcorig" if keys_of(f).get("type") == '"writecache"' else "_corig")
+             for n, f in lv_intent if "cachevol" in keys_of(f)]
+converted = cvol_made + converted
 want = ([final(n) for n, _ in lv_intent if n not in attached and n not in removed] +
         [disk(n) for n in reversed(attached)] +
         [x for n, _ in lv_intent for x in lay[n][0]] + converted)
@@ -589,6 +599,13 @@ if lv_intent:
                 w("        %s;" % part.strip())
         if subs:
             w("        uuids = %s %s %s;" % (opn, ", ".join(q(curlv[x]["id"]) for x in subs), cls))
+        co = next((x for x in cvol_made if x.rsplit("_", 1)[0] == name), None)
+        if co:
+            if curlv[co]["creation_time"] != wrs[-1]["creation_time"]:
+                fail("%s creation_time %d != the attaching write's %d (second boundary), running the scenario again"
+                     % (co, curlv[co]["creation_time"], wrs[-1]["creation_time"]), 3)
+            w("        uuids = %s %s %s;" % (opn, q(curlv[co]["id"]), cls))
+            vals.append("lv %s uuid %s time %d (lvcreate --cachevol)" % (co, curlv[co]["id"], curlv[co]["creation_time"]))
         w("        time = %d;" % lv["creation_time"])
         if nwrites == 1:
             w("        description = %s;" % q(wrs[0]["description"]))
@@ -971,7 +988,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc wd cv}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc wd cw cv}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1325,6 +1342,17 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z
 			'fast2|size = "4M"|-L 4M' \
 			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow"; cachevol = "fast"; cachesettings = ["max_age=3000", "high_watermark=60", "low_watermark=10", "writeback_jobs=64", "autocommit_blocks=32", "autocommit_time=100", "nofua=1", "cleaner=1"]|-y --type writecache --cachevol fast --cachesettings max_age=3000 --cachesettings high_watermark=60 --cachesettings low_watermark=10 --cachesettings writeback_jobs=64 --cachesettings autocommit_blocks=32 --cachesettings autocommit_time=100 --cachesettings nofua=1 --cachesettings cleaner=1 vgwd/slow' \
 			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow2"; cachevol = "fast2"; cachesettings = ["block_size=512", "fua=0", "cleaner=0"]|-y --type writecache --cachevol fast2 --cachesettings block_size=512 --cachesettings fua=0 --cachesettings cleaner=0 vgwd/slow2'
+		;;
+	cw)
+		# lvcreate --type cache|writecache --cachevol: the LV (one
+		# write), then attached as lvconvert attaches (Write[2]); an LV
+		# after them
+		run_scenario cw vgcw 2 64M "@fakedm" \
+			'fast|size = "8M"|-L 8M' \
+			'wfast|size = "4M"|-L 4M' \
+			'main|type = "cache"; cachevol = "fast"; size = "8M"|-y --type cache --cachevol fast -L 8M' \
+			'wmain|type = "writecache"; cachevol = "wfast"; size = "8M"; cachesettings = ["high_watermark=70"]|-y --type writecache --cachevol wfast --cachesettings high_watermark=70 -L 8M' \
+			'after|size = "4M"|-L 4M'
 		;;
 	cv)
 		# lvconvert --type cache --cachevol: a cache+CACHE_USES_CACHEVOL

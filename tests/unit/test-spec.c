@@ -819,6 +819,46 @@ static const struct {
    "t:2: vgs.[0].changes.[0].cachesettings: not supported yet for lvconvert "
    "--type cache (give them to the cache pool: its cachesettings)",
    ""},
+  /* lvcreate --cachevol */
+  {"vgs = ({ lvs = ({ name = \"f\"; size = \"8M\"; }, { type = "
+   "\"cache\";\n"
+   "  cachevol = \"f\"; size = \"8M\"; cachemode = \"writeback\"; }); });",
+   "t:2: vgs.[0].lvs.[1].cachemode: lvm refuses it: --cachemode is "
+   "supported only with cache.",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"f\"; size = \"8M\"; }, { type = "
+   "\"writecache\";\n"
+   "  size = \"8M\"; }); });",
+   "t:1: vgs.[0].lvs.[1]: type writecache needs cachevol = \"NAME\"", ""},
+  {"vgs = ({ lvs = ({ name = \"f\"; size = \"8M\"; }, { type = "
+   "\"cache\";\n"
+   "  cachevol = \"f\"; pool = \"p\"; size = \"8M\"; }); });",
+   "t:1: vgs.[0].lvs.[1]: give pool or cachevol, not both", ""},
+  {"vgs = ({ lvs = ({ name = \"f\"; size = \"8M\"; cachevol = \"x\"; "
+   "}); });",
+   "t:1: vgs.[0].lvs.[0].cachevol: cachevol needs type = \"cache\" or "
+   "\"writecache\"",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"f\"; size = \"8M\"; }, { count = 2; type = "
+   "\"writecache\";\n"
+   "  cachevol = \"f\"; size = \"8M\"; }); });",
+   "t:1: vgs.[0].lvs.[1]: cachevol 'f': lvm refuses it: Failed to find LV "
+   "vg0000/f",
+   ""},
+  {"vgs = ({ lvs = ({ name = \"f\"; size = \"8M\"; }, { type = "
+   "\"writecache\";\n"
+   "  cachevol = \"f\"; size = \"8M\"; }, { type = \"cache\"; cachevol = "
+   "\"f_cvol\";\n"
+   "  size = \"8M\"; }); });",
+   "t:2: vgs.[0].lvs.[2]: cachevol 'f_cvol': it already caches LV lvol1 (a "
+   "cachevol serves one LV)",
+   ""},
+  {"vgs = ({ lvs = ({ type = \"writecache\"; cachevol = \"later\"; size = "
+   "\"8M\"; },\n"
+   "  { name = \"later\"; size = \"8M\"; }); });",
+   "t:1: vgs.[0].lvs.[0]: cachevol 'later': lvm refuses it: Failed to find "
+   "LV vg0000/later",
+   ""},
   /* lvremove */
   {"vgs = ({ changes = ({ command = \"lvremove\"; }); });",
    "t:1: vgs.[0].changes.[0]: an lvremove needs lv = \"NAME\"", ""},
