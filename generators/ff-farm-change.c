@@ -40,12 +40,16 @@ ff_fb_rec_apply(struct ff_vg *vg, const struct chrec *rc, int fwd)
   if (rc->lv != FF_NONE) {
     struct ff_lv *lv = &vg->lvs[rc->lv];
     const struct lvstate *st = fwd ? &rc->is : &rc->was;
-    char *name = strdup(st->name);
 
-    if (!name)
-      return ff_error("out of memory");
-    free(lv->name);
-    lv->name = name;
+    /* (a new copy only when the name changes: lvrename) */
+    if (strcmp(lv->name, st->name)) {
+      char *name = strdup(st->name);
+
+      if (!name)
+        return ff_error("out of memory");
+      free(lv->name);
+      lv->name = name;
+    }
     lv->f = st->f;
     lv->nsegs = st->nsegs;
     lv->extents = st->extents;

@@ -111,11 +111,18 @@ heap_take(struct ff_sched *s, size_t i)
   return it;
 }
 
-static void
+/* Queue head..tail for the workers, unless it is a lone item and the
+ * run queue is empty (lone_ok): then 0, and the caller runs it; else 1.
+ * One lock round either way. */
+static int
 run_push(struct ff_sched *s, struct ff_sched_item *head,
-         struct ff_sched_item *tail)
+         struct ff_sched_item *tail, int lone_ok)
 {
   pthread_mutex_lock(&s->run_lock);
+  if (lone_ok && head == tail && !s->run_head) {
+    pthread_mutex_unlock(&s->run_lock);
+    return 0;
+  }
   if (s->run_tail)
     s->run_tail->next = head;
   else
@@ -123,17 +130,7 @@ run_push(struct ff_sched *s, struct ff_sched_item *head,
   s->run_tail = tail;
   pthread_cond_broadcast(&s->run_cond);
   pthread_mutex_unlock(&s->run_lock);
-}
-
-static int
-run_empty(struct ff_sched *s)
-{
-  int empty;
-
-  pthread_mutex_lock(&s->run_lock);
-  empty = s->run_head == NULL;
-  pthread_mutex_unlock(&s->run_lock);
-  return empty;
+  return 1;
 }
 
 static void *
@@ -181,14 +178,13 @@ timer_main(void *arg)
      * time: handing it to a worker would add that thread's wake-up to its
      * latency (docs/benchmarks.md, "Where the time goes").  Several go to
      * the workers, in parallel; either way items start in due order. */
-    if (head == tail && run_empty(s)) {
+    if (!run_push(s, head, tail, 1)) {
       head->by_timer = 1;
       head->fn(head);
       pthread_mutex_lock(&s->lock);
       s->pending--;
       continue;
     }
-    run_push(s, head, tail);
     pthread_mutex_lock(&s->lock);
   }
   pthread_mutex_unlock(&s->lock);
