@@ -416,7 +416,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   struct ff_sb sb = FF_SB_INIT;
   char when[32];
   size_t len;
-  char *text;
+  char *text, *shrunk;
 
   ff_sb_addf(&sb, "%s {\n", vg->name);
   add_uuid_line(&sb, vg->uuid);
@@ -623,5 +623,8 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
   }
   text = ff_sb_detach(&sb, &len);
   *size = (uint32_t)len + 1; /* the NUL is part of the copy */
-  return text;
+  /* every write of every VG stays in memory: no growth slack (up to half
+   * the buffer) */
+  shrunk = realloc(text, len + 1);
+  return shrunk ? shrunk : text;
 }
