@@ -112,6 +112,11 @@ remove_lv(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
                        "remove that too; remove it first)",
                        t->name, use, o->name);
   }
+  if (ch->has_write_times && t->kind != FF_LVK_THIN)
+    return ff_fb_err(b, ch->line, cp,
+                     "LV %s: write_times: lvremove of a %s LV writes once "
+                     "(give time)",
+                     t->name, lv_type_name(t));
   rc->lv = li;
   rc->mseg = t->nsegs ? t->nsegs - 1 : 0;
   if (lv_save(b, t, rc->mseg, &rc->was) < 0)

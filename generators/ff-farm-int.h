@@ -53,6 +53,8 @@ enum ff_sub_role {
   FF_SUB_CMETA,    /* POOL_cmeta (POOL_cpool_cmeta once it caches an LV) */
   FF_SUB_CDATA,    /* POOL_cdata (POOL_cpool_cdata) */
   FF_SUB_CORIG,    /* LV_corig, the cached LV's own extents */
+  FF_SUB_IMETA,    /* LV_rimage_N_imeta, an image's integrity metadata */
+  FF_SUB_IORIG,    /* LV_rimage_N_iorig, the image's own extents */
 };
 
 const char *ff_sub_role_name(enum ff_sub_role r);
@@ -87,7 +89,12 @@ struct ff_lv {
   uint8_t kind;         /* enum ff_lv_kind */
   uint8_t role;         /* enum ff_sub_role (sub-LVs) */
   uint8_t nosync;       /* NOTSYNCED */
-  uint8_t writes;       /* metadata writes of its lvcreate: 1 or 2 */
+  uint8_t writes;       /* metadata writes of its lvcreate: 1 or 2 (more
+                         * for --raidintegrity) */
+  uint8_t integrity;    /* raid --raidintegrity: its mode, 'J' or 'B'; the
+                         * rimages are integrity layers over the subs
+                         * [2 * images + i] (_imeta) and [3 * images + i]
+                         * (_iorig); else 0 */
   const char *segtype;  /* the text's type ("raid5"); static */
   const char *ktype;    /* the kernel's ("raid5_ls"); static */
   uint32_t images;      /* device_count / mirror_count */
@@ -99,6 +106,8 @@ struct ff_lv {
   struct ff_lv *subs; /* [nsubs], creation order */
   uint32_t parent;    /* sub-LVs: the top LV's index in vg->lvs */
   int64_t wtime[3];   /* the footer time of each write */
+  int64_t *wtime_x;   /* [writes] when more than 3 (--raidintegrity), or
+                       * NULL */
   char *wdesc[3];     /* and its description */
   /* thin pools (FF_LVK_THIN_POOL: subs = [pmspare,] tmeta, tdata), thin
    * LVs and snapshots (FF_LVK_SNAPSHOT: the COW, with its own linear
@@ -293,6 +302,13 @@ ff_fb_round_up(uint64_t v, uint64_t to)
 }
 
 /* ff-farm.c */
+
+/* The footer time of write p of lv's lvcreate. */
+static inline int64_t
+ff_fb_wtime(const struct ff_lv *lv, unsigned p)
+{
+  return lv->wtime_x ? lv->wtime_x[p] : lv->wtime[p < 3 ? p : 2];
+}
 
 /* "file:line: path: message" for a group of the spec; -1. */
 __attribute__((format(printf, 4, 5))) int ff_fb_err(const struct bctx *b,

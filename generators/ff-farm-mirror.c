@@ -97,6 +97,126 @@ make_sub(struct bctx *b, const struct ff_spec_lv *sl, struct ff_lv *top,
   return 0;
 }
 
+/* integrity_manip.c _lv_size_bytes_to_integrity_meta_bytes: 4 MiB per
+ * started 500 MiB of data, and the journals' room (4 MiB up to 512 MiB,
+ * 8 MiB up to 1 GiB, 32 MiB up to 4 GiB, 64 MiB beyond). */
+static uint64_t
+integrity_meta_bytes(uint64_t data)
+{
+  const uint64_t mib = 1ull << 20;
+  uint64_t journal = data <= 512 * mib       ? 4 * mib
+                     : data <= 1024 * mib    ? 8 * mib
+                     : data <= 4096ull * mib ? 32 * mib
+                                             : 64 * mib;
+
+  return (data / (500 * mib) + 1) * 4 * mib + journal;
+}
+
+/* lvcreate --raidintegrity y (lv_add_integrity_to_raid): each rimage_N
+ * gets rimage_N_imeta, a linear LV on rimage_N's PV, placed by the VG's
+ * policy after the raid LV (one lvcreate each); then rimage_N becomes an
+ * integrity layer over the new rimage_N_iorig, which takes its extents
+ * (insert_layer_for_lv).  Subs [2 * images + i] and [3 * images + i]. */
+static int
+add_integrity(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
+              struct ff_vg *vg, struct freelist *fl, uint32_t li)
+{
+  struct ff_lv *lv = &vg->lvs[li];
+  uint32_t n = sl->images;
+  uint64_t es = vg->extent_size / FF_SECTOR;
+
+  lv->integrity = (uint8_t)sl->integrity_mode;
+  for (uint32_t i = 0; i < n; i++) {
+    struct ff_lv *img = &lv->subs[2 * i], *meta = &lv->subs[2 * n + i],
+                 *io = &lv->subs[3 * n + i];
+    uint32_t pv = img->segs[0].areas[0].pv;
+    /* _lv_create_integrity_metadata: whole extents, rounded down */
+    uint64_t ext =
+      integrity_meta_bytes(img->extents * vg->extent_size) / FF_SECTOR / es;
+    struct ff_sb nb = FF_SB_INIT;
+    uint8_t *was;
+    int r;
+
+    if (!ext)
+      return ff_fb_err(b, sl->line, lp,
+                       "LV %s: not supported: its integrity metadata (%llu "
+                       "bytes) is less than one extent, which lvm 2.03.16 "
+                       "makes a 0-extent LV of and fails",
+                       lv->name,
+                       (unsigned long long)integrity_meta_bytes(
+                         img->extents * vg->extent_size));
+    /* lp_meta.pvh: the image's PVs only */
+    {
+      uint64_t avail = 0;
+
+      for (uint32_t f = 0; f < fl[pv].n; f++)
+        avail += fl[pv].runs[f].count;
+      if (vg->pvs[pv].unalloc)
+        avail = 0;
+      if (avail < ext)
+        return ff_fb_err(
+          b, sl->line, lp,
+          "LV %s: lvm refuses it: Insufficient free space: %llu extents "
+          "needed, but only %llu available (%s_imeta goes on the PV of %s, "
+          "PV %u of the VG)",
+          lv->name, (unsigned long long)ext, (unsigned long long)avail,
+          img->name, img->name, pv);
+    }
+    if (!(was = calloc(vg->npvs, 1)))
+      return ff_error("out of memory");
+    for (uint32_t p = 0; p < vg->npvs; p++) {
+      was[p] = vg->pvs[p].unalloc;
+      vg->pvs[p].unalloc = (uint8_t)(p != pv || was[p]);
+    }
+    meta->name = NULL;
+    ff_sb_addf(&nb, "%s_imeta", img->name);
+    meta->name = ff_sb_detach(&nb, NULL);
+    meta->extents = ext;
+    r = meta->name ? ff_fb_lvm_allocate(b, sl->line, lp, vg, fl, meta, 1, 0,
+                                        FF_ALLOC_INHERIT, 0, NULL)
+                   : ff_error("out of memory");
+    for (uint32_t p = 0; p < vg->npvs; p++)
+      vg->pvs[p].unalloc = was[p];
+    free(was);
+    if (r < 0)
+      return -1;
+    meta->role = FF_SUB_IMETA;
+    meta->parent = li;
+    meta->writes = 1;
+    meta->f.read_ahead = -1; /* lp_meta.read_ahead: DM_READ_AHEAD_NONE */
+    /* rimage_N_iorig: rimage_N's extents, a new LV */
+    ff_sb_addf(&nb, "%s_iorig", img->name);
+    if (!(io->name = ff_sb_detach(&nb, NULL)) ||
+        !(io->segs = calloc(1, sizeof *io->segs)) ||
+        !(io->segs[0].areas = calloc(1, sizeof(struct ff_area))))
+      return ff_error("out of memory");
+    io->nsegs = 1;
+    {
+      struct ff_area *areas = io->segs[0].areas;
+
+      io->segs[0] = img->segs[0];
+      io->segs[0].areas = areas;
+      areas[0] = img->segs[0].areas[0];
+    }
+    io->extents = img->extents;
+    io->role = FF_SUB_IORIG;
+    io->parent = li;
+    io->writes = 1;
+    io->alloc = img->alloc;
+    for (int k = 0; k < 2; k++) {
+      struct ff_lv *x = k ? io : meta;
+      uint32_t j = k ? 3 * n + i : 2 * n + i;
+
+      if (sl->uuids)
+        memcpy(x->uuid, sl->uuids[j], FF_UUID_LEN);
+      else
+        ff_uuid_make(x->uuid, b->spec->seed, K_SUBLV, b->v,
+                     ((uint64_t)li << 16) | j);
+    }
+  }
+  return 0;
+}
+
 static const uint8_t mlog_header[16] = {0x72, 0x52, 0x69, 0x4d, 2,    0,
                                         0,    0,    0xff, 0xff, 0xff, 0xff,
                                         0xff, 0xff, 0xff, 0xff};
@@ -141,7 +261,7 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
   lv->segs[0].len = lv->extents;
   lv->segs[0].stripes = 1;
   lv->nsubs = sl->no_rmeta ? sl->images
-              : raid       ? 2 * sl->images
+              : raid       ? (sl->integrity ? 4 : 2) * sl->images
                            : sl->images + !sl->core_log;
   lv->subs = calloc(lv->nsubs, sizeof *lv->subs);
   if (!lv->subs)
@@ -205,6 +325,8 @@ ff_fb_allocate_mirror_raid(struct bctx *b, const struct ff_spec_lv *sl,
   }
   if (raid0)
     lv->region_size = 0;
+  if (sl->integrity && add_integrity(b, sl, lp, vg, fl, li) < 0)
+    goto out;
   r = 0;
 out:
   for (uint32_t s = 0; s < tmp.nsegs; s++)

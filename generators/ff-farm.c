@@ -156,12 +156,13 @@ static const char *const sub_role_names[] = {
   [FF_SUB_TMETA] = "tmeta",       [FF_SUB_TDATA] = "tdata",
   [FF_SUB_SNAPSHOT] = "snapshot", [FF_SUB_CMETA] = "cmeta",
   [FF_SUB_CDATA] = "cdata",       [FF_SUB_CORIG] = "corig",
+  [FF_SUB_IMETA] = "imeta",       [FF_SUB_IORIG] = "iorig",
 };
 
 const char *
 ff_sub_role_name(enum ff_sub_role r)
 {
-  return (unsigned)r <= FF_SUB_CORIG ? sub_role_names[r] : "?";
+  return (unsigned)r <= FF_SUB_IORIG ? sub_role_names[r] : "?";
 }
 
 /* ---- building ---------------------------------------------------------- */
@@ -424,6 +425,10 @@ allocate_lvs(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
                  sub->role == FF_SUB_CMETA || sub->role == FF_SUB_CDATA ||
                  sub->role == FF_SUB_SNAPSHOT || sub->role == FF_SUB_CORIG)
           sub->time = lv->wtime[lv->writes - 1];
+        else if (sub->role == FF_SUB_IMETA) /* its own lvcreate's */
+          sub->time = ff_fb_wtime(lv, 2 + u - 2 * lv->images);
+        else if (sub->role == FF_SUB_IORIG) /* the layers' write */
+          sub->time = ff_fb_wtime(lv, lv->images + 2);
       }
     }
   }
@@ -573,6 +578,9 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
       ff_sb_add(&sb, " --mirrorlog core");
     if (lv->nosync)
       ff_sb_add(&sb, " --nosync");
+    if (lv->integrity)
+      ff_sb_addf(&sb, " --raidintegrity y%s",
+                 lv->integrity == 'B' ? " --raidintegritymode bitmap" : "");
     if (sl->alloc != FF_ALLOC_INHERIT)
       ff_sb_addf(&sb, " --alloc %s", lv->alloc);
   }
@@ -605,6 +613,12 @@ lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
 
   for (unsigned w = 0; w < lv->writes && w < 3; w++)
     lv->wtime[w] = sl->has_write_times ? sl->write_times[w] : lv->time;
+  if (lv->writes > 3) {
+    if (!(lv->wtime_x = calloc(lv->writes, sizeof *lv->wtime_x)))
+      return ff_error("out of memory");
+    for (unsigned w = 0; w < lv->writes; w++)
+      lv->wtime_x[w] = sl->has_write_times ? sl->write_times[w] : lv->time;
+  }
   lv->wdesc[0] = d1 ? strdup(d1) : default_lv_description(sl, vg, lv);
   if (!lv->wdesc[0])
     return ff_error("out of memory");
@@ -902,7 +916,9 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
           lvtext[i] = lvt[i].text;
         for (uint32_t i = 0; i < vg->npvs; i++)
           pvtext[i] = pvt[i].text;
-        rtime[c] = ch->has_time ? ch->time : prev_time;
+        rtime[c] = ch->has_write_times ? ch->write_times[0]
+                   : ch->has_time      ? ch->time
+                                       : prev_time;
         desc = strdup(chdesc);
         /* lvremove of a thin LV: write 1 holds the pool's delete message */
         if (rc->writes == 2)
@@ -911,7 +927,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
                  asprintf(&desc, "Write[%u] from %s", ph + 1, chdesc + 11) < 0)
         desc = strdup(chdesc);
       meta.description = desc;
-      meta.time = rtime[c];
+      meta.time = ph && ch->has_write_times ? ch->write_times[ph] : rtime[c];
     } else if (w == 0) {
       meta.description = vgdesc;
       meta.time = g->has_time ? g->time : sp->creation_time;
@@ -924,13 +940,20 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         /* (LV_corig, LV_wcorig: made for the write that attaches) */
         lv->subs[0].time = lv->wtime[1];
       }
-      desc = strdup(lv->wdesc[wphase[w - 1]]);
+      /* (the writes after the third, of --raidintegrity: the third's
+       * time, "Write[N]" descriptions) */
+      if (wphase[w - 1] < 3)
+        desc = strdup(lv->wdesc[wphase[w - 1]]);
+      else if (strncmp(lv->wdesc[0], "Write from ", 11) ||
+               asprintf(&desc, "Write[%u] from %s", wphase[w - 1] + 1u,
+                        lv->wdesc[0] + 11) < 0)
+        desc = strdup(lv->wdesc[0]);
       meta.description = desc;
-      meta.time = lv->wtime[wphase[w - 1]];
+      meta.time = ff_fb_wtime(lv, wphase[w - 1]);
       meta.phase = wphase[w - 1];
       meta.first_write =
         (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID) &&
-        lv->writes == 2 && wphase[w - 1] == 0;
+        lv->writes >= 2 && wphase[w - 1] == 0;
     } else {
       desc = NULL;
       if (asprintf(&desc, "Write from vgck --updatemetadata %s.", vg->name) <
@@ -1523,6 +1546,7 @@ free_lv(struct ff_lv *lv)
   free(lv->wdesc[0]);
   free(lv->wdesc[1]);
   free(lv->wdesc[2]);
+  free(lv->wtime_x);
 }
 
 void

@@ -195,6 +195,30 @@ add_lv(struct ff_sb *sb, const struct ff_lv *lv, const struct ff_text_meta *tm,
   add_striped_segs(sb, lv->segs, lv->nsegs);
 }
 
+/* rimage_N of raid LV top under --raidintegrity, once layered
+ * (integrity.c _integrity_text_export): over rimage_N_iorig, its
+ * metadata on rimage_N_imeta; recalculate = 1 in the write that adds it. */
+static void
+add_integrity_image(struct ff_sb *sb, const struct ff_vg *vg,
+                    const struct ff_lv *top, const struct ff_lv *img,
+                    const struct ff_text_meta *tm, const char *tags,
+                    int recalc)
+{
+  uint32_t i = (uint32_t)(img - top->subs) / 2;
+
+  add_head(sb, img, img->name, tm, tags, 0, 0, 1);
+  ff_sb_addf(sb,
+             "segment1 {\nstart_extent = 0\nextent_count = %llu\n\ntype = "
+             "\"integrity\"\norigin = \"%s\"\ndata_sectors = %llu\nmode = "
+             "\"%c\"\ntag_size = 4\nblock_size = 512\ninternal_hash = "
+             "\"crc32c\"\nmeta_dev = \"%s\"\n%s}\n}\n",
+             (unsigned long long)img->extents,
+             top->subs[3 * top->images + i].name,
+             (unsigned long long)(img->extents * vg->extent_size / FF_SECTOR),
+             top->integrity, top->subs[2 * top->images + i].name,
+             recalc ? "recalculate = 1\n" : "");
+}
+
 /* The one virtual segment of a pool, thin LV or snapshotN: its head. */
 static void
 add_virtual_seg(struct ff_sb *sb, uint64_t extents, const char *type)
@@ -509,7 +533,12 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
                fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
                fw && i + 1 == nlvs);
     }
-    for (int pass = fw ? 0 : 1; pass < 2; pass++) {
+    /* --raidintegrity: the raid LV under way shows its _imeta LVs as
+     * they are made, visible (writes 3 and on) */
+    int ivis =
+      cur >= 0 && last->integrity && ph >= 2 && ph <= (int)last->images + 1;
+
+    for (int pass = fw || ivis ? 0 : 1; pass < 2; pass++) {
       if (pass == 1)
         add_attached_pools(&sb, vg, nlvs, seqno, meta);
       for (uint32_t i = 0; i < nlvs; i++) {
@@ -547,6 +576,11 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
             add_lv(&sb, &top->subs[0], meta, NULL, 0, 0, 0);
           continue;
         }
+        /* --raidintegrity: which of its writes the texts are at (the
+         * raid LV's two, one per _imeta, the layers, the flag cleared) */
+        int stage = building ? ph : top->writes - 1;
+        int layered = top->integrity && stage >= (int)top->images + 2;
+
         for (uint32_t u = 0; u < top->nsubs; u++) {
           const struct ff_lv *sub = &top->subs[u];
           const char *ct = meta->lv_ctags ? meta->lv_ctags[i] : NULL;
@@ -554,13 +588,24 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           int vis = fw && i + 1 == nlvs &&
                     (sub->role == FF_SUB_RMETA || sub->role == FF_SUB_MLOG);
 
+          if ((sub->role == FF_SUB_IMETA &&
+               stage < (int)(u - 2 * top->images) + 2) ||
+              (sub->role == FF_SUB_IORIG && !layered))
+            continue; /* not made yet */
+          if (sub->role == FF_SUB_IMETA && !layered)
+            vis = 1;
           if (vis != !pass)
             continue;
-          add_lv(&sb, sub, meta,
-                 sub->role == FF_SUB_RMETA || (vis && sub->role == FF_SUB_MLOG)
-                   ? ct
-                   : NULL,
-                 vis, 0, 0);
+          if (sub->role == FF_SUB_RIMAGE && layered)
+            add_integrity_image(&sb, vg, top, sub, meta, NULL,
+                                stage == (int)top->images + 2);
+          else
+            add_lv(&sb, sub, meta,
+                   sub->role == FF_SUB_RMETA ||
+                       (vis && sub->role == FF_SUB_MLOG)
+                     ? ct
+                     : NULL,
+                   vis, 0, 0);
         }
       }
     }

@@ -271,18 +271,29 @@ has_pv_segs(const struct ff_lv *lv)
          lv->kind == FF_LVK_CACHEVOL;
 }
 
+/* A rimage of a raid LV made with --raidintegrity: an integrity layer
+ * over its _iorig LV (which has the image's extents), or NULL. */
+static const struct ff_lv *
+integrity_top(const struct ff_vg *vg, const struct ff_lv *lv)
+{
+  const struct ff_lv *top = &vg->lvs[lv->parent];
+
+  return lv->role == FF_SUB_RIMAGE && top->integrity ? top : NULL;
+}
+
 static json_t *
 lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
         const struct ff_lv *lv)
 {
   json_t *segs = json_array(), *o;
+  const struct ff_lv *itop = integrity_top(vg, lv);
 
-  if (lv->role == FF_SUB_SNAPSHOT) /* over the COW, which has the areas */
+  if (lv->role == FF_SUB_SNAPSHOT || itop) /* over the COW, the _iorig */
     json_array_append_new(
       segs, json_pack("{s:I, s:I, s:s, s:i, s:I, s:[]}", "start_extent",
                       (json_int_t)0, "extent_count", (json_int_t)lv->extents,
-                      "type", "snapshot", "stripes", 1, "stripe_size",
-                      (json_int_t)0, "areas"));
+                      "type", itop ? "integrity" : "snapshot", "stripes", 1,
+                      "stripe_size", (json_int_t)0, "areas"));
   else if (!has_pv_segs(lv)) /* one segment over the sub-LVs */
     json_array_append_new(
       segs,
@@ -290,7 +301,7 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
                 (json_int_t)0, "extent_count", (json_int_t)lv->extents, "type",
                 lv->segtype, "stripes", (int)lv->stripes, "stripe_size",
                 (json_int_t)(lv->stripe_size * FF_SECTOR), "areas"));
-  for (uint32_t s = 0; has_pv_segs(lv) && s < lv->nsegs; s++) {
+  for (uint32_t s = 0; has_pv_segs(lv) && !itop && s < lv->nsegs; s++) {
     const struct ff_seg *seg = &lv->segs[s];
     json_t *areas = json_array();
     uint64_t per = seg->len / seg->stripes;
@@ -327,6 +338,23 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
     json_object_set_new(o, "parent", json_string(vg->lvs[lv->parent].name));
     json_object_set_new(
       o, "role", json_string(ff_sub_role_name((enum ff_sub_role)lv->role)));
+    if (itop) {
+      /* lvm's integrity settings: mode, 4-byte crc32c tags, 512-byte
+       * blocks; the table's devices */
+      uint32_t i = (uint32_t)(lv - itop->subs) / 2;
+      char mode[2] = {(char)itop->integrity, 0};
+
+      json_object_set_new(o, "type", json_string("integrity"));
+      json_object_set_new(o, "dm_type", json_string("integrity"));
+      json_object_set_new(o, "origin",
+                          json_string(itop->subs[3 * itop->images + i].name));
+      json_object_set_new(o, "meta",
+                          json_string(itop->subs[2 * itop->images + i].name));
+      json_object_set_new(o, "mode", json_string(mode));
+      json_object_set_new(o, "tag_size", json_integer(4));
+      json_object_set_new(o, "block_size", json_integer(512));
+      json_object_set_new(o, "internal_hash", json_string("crc32c"));
+    }
   } else if (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID)
     mirror_raid_json(o, vg, lv);
   else if (lv->kind == FF_LVK_WRITECACHE) {

@@ -128,9 +128,16 @@ parse_placement(const struct ff_spec_ctx *c, const config_setting_t *g,
 }
 
 /* The keys only a mirror or raid LV takes. */
-static const char *const mr_keys[] = {
-  "mirrors", "region_size", "mirror_log",   "nosync",
-  "uuids",   "write_times", "descriptions", NULL};
+static const char *const mr_keys[] = {"mirrors",
+                                      "region_size",
+                                      "mirror_log",
+                                      "nosync",
+                                      "uuids",
+                                      "write_times",
+                                      "descriptions",
+                                      "raidintegrity",
+                                      "raidintegritymode",
+                                      NULL};
 
 /* The mirror and raid types: the text's name, the kernel target's, the
  * default data stripes (0: no stripes, images from mirrors) and the
@@ -180,7 +187,9 @@ static unsigned
 sub_lvs(const struct ff_spec_lv *lv)
 {
   if (lv->kind == FF_LVK_RAID)
-    return lv->no_rmeta ? lv->images : 2 * lv->images;
+    return lv->no_rmeta    ? lv->images
+           : lv->integrity ? 4 * lv->images /* and _imeta, _iorig each */
+                           : 2 * lv->images;
   return lv->images + !lv->core_log;
 }
 
@@ -204,7 +213,12 @@ parse_writes(const struct ff_spec_ctx *c, const config_setting_t *g,
       continue;
     snprintf(what, sizeof what, "%.0u%s%s", counted ? n : 0,
              counted ? " " : "", k ? "strings" : "integers");
-    if (ff_sp_list(c, g, path, key, (int)n, what, why[n], &s, kp) < 0)
+    if (ff_sp_list(c, g, path, key, (int)n, what,
+                   lv->integrity ? " (the raid LV's two writes, one per "
+                                   "_imeta LV, the integrity layers and "
+                                   "the flag cleared)"
+                                 : why[n],
+                   &s, kp) < 0)
       return -1;
     for (unsigned i = 0; i < n; i++) {
       const config_setting_t *e = config_setting_get_elem(s, i);
@@ -236,7 +250,7 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
   int raid10 = !strcmp(lv->segtype, "raid10");
   int mirrored = lv->kind == FF_LVK_MIRROR || raid1;
   int raid0 = !strncmp(lv->segtype, "raid0", 5);
-  char kp[256], *log = NULL;
+  char kp[256], *log = NULL, *imode = NULL;
   unsigned mirrors = 1;
   int r;
 
@@ -354,6 +368,39 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
     return ff_cfg_err(c->file, config_setting_get_member(g, "nosync"), kp,
                       "lvm refuses it: nosync option prohibited on RAID6");
   }
+  /* raidintegrity: --raidintegrity y (lib/metadata/integrity_manip.c
+   * lv_add_integrity_to_raid), raidintegritymode: --raidintegritymode */
+  if (ff_cfg_bool(c->file, g, path, "raidintegrity", &lv->integrity) < 0 ||
+      ff_cfg_str(c->file, g, path, "raidintegritymode", &imode) < 0)
+    return -1;
+  if (lv->integrity < 0)
+    lv->integrity = 0;
+  lv->integrity_mode = 'J';
+  if (imode) {
+    ff_cfg_join(kp, sizeof kp, path, "raidintegritymode");
+    s = config_setting_get_member(g, "raidintegritymode");
+    r = 0;
+    if (!lv->integrity)
+      r = ff_cfg_err(c->file, s, kp,
+                     "raidintegritymode needs raidintegrity "
+                     "= true");
+    else if (!strcmp(imode, "bitmap"))
+      lv->integrity_mode = 'B';
+    else if (strcmp(imode, "journal"))
+      r = ff_cfg_err(c->file, s, kp,
+                     "'%s' is not journal or bitmap (--raidintegritymode)",
+                     imode);
+    free(imode);
+    if (r < 0)
+      return -1;
+  }
+  if (lv->integrity && (lv->kind != FF_LVK_RAID || lv->no_rmeta)) {
+    ff_cfg_join(kp, sizeof kp, path, "raidintegrity");
+    return ff_cfg_err(c->file, config_setting_get_member(g, "raidintegrity"),
+                      kp,
+                      "lvm refuses it: Integrity can only be added to "
+                      "raid1,4,5,6,10.");
+  }
   /* uuids: one per sub-LV, creation order */
   if ((s = config_setting_get_member(g, "uuids"))) {
     ff_cfg_join(kp, sizeof kp, path, "uuids");
@@ -377,9 +424,28 @@ parse_mirror_raid(const struct ff_spec_ctx *c, const config_setting_t *g,
           lv->no_rmeta ? "a raid0 LV" : "a mirror with a core log");
       }
     }
-  if (parse_writes(c, g, path, lv, 2, 1) < 0)
+  if (lv->integrity && (s = config_setting_get_member(g, "descriptions"))) {
+    ff_cfg_join(kp, sizeof kp, path, "descriptions");
+    return ff_cfg_err(c->file, s, kp,
+                      "not supported with raidintegrity (give description: "
+                      "the writes are \"Write[N] from\" it)");
+  }
+  /* with integrity, write_times has one entry per write: the raid LV's
+   * two, one per _imeta LV, the layers, the flag cleared */
+  if (parse_writes(c, g, path, lv, ff_spec_lv_writes(lv), 1) < 0)
     return -1;
   return 0;
+}
+
+/* The first of keys that group g has (its setting in *s), or NULL. */
+static const char *
+first_given(const config_setting_t *g, const char *const *keys,
+            const config_setting_t **s)
+{
+  for (; *keys; keys++)
+    if ((*s = config_setting_get_member(g, *keys)))
+      return *keys;
+  return NULL;
 }
 
 /* The keys only a thin or cache pool, thin or cache LV or snapshot
@@ -654,16 +720,16 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
                         "cache --cachepool POOL, or --cachevol LV2)");
     if (lv->cachevol) {
       static const char *const no[] = {"cachemode", "policy", NULL};
+      const char *k = first_given(g, no, &s);
 
-      for (const char *const *k = no; *k; k++)
-        if ((s = config_setting_get_member(g, *k))) {
-          ff_cfg_join(kp, sizeof kp, path, *k);
-          return ff_cfg_err(c->file, s, kp,
-                            "lvm refuses it: --cache%s is supported only "
-                            "with cache. (lvcreate --cachevol takes neither; "
-                            "an lvconvert --cachevol change does)",
-                            **k == 'c' ? "mode" : "policy");
-        }
+      if (k) {
+        ff_cfg_join(kp, sizeof kp, path, k);
+        return ff_cfg_err(c->file, s, kp,
+                          "lvm refuses it: --cache%s is supported only with "
+                          "cache. (lvcreate --cachevol takes neither; an "
+                          "lvconvert --cachevol change does)",
+                          *k == 'c' ? "mode" : "policy");
+      }
       nuuids = 1; /* LV_corig, LV_wcorig */
       break;
     }
@@ -677,15 +743,15 @@ parse_thin_snap(const struct ff_spec_ctx *c, const config_setting_t *g,
        * origin's size, skipped by activation unless -kn; with a pool
        * (lvcreate -s --thinpool POOL VG/LV), LV is an external origin */
       static const char *const own[] = {"size", "fill", NULL};
+      const char *k = first_given(g, own, &s);
 
-      for (const char *const *k = own; *k; k++)
-        if ((s = config_setting_get_member(g, *k))) {
-          ff_cfg_join(kp, sizeof kp, path, *k);
-          return ff_cfg_err(c->file, s, kp,
-                            "a thin snapshot (origin = \"%s\") takes its "
-                            "size from its origin",
-                            lv->origin);
-        }
+      if (k) {
+        ff_cfg_join(kp, sizeof kp, path, k);
+        return ff_cfg_err(c->file, s, kp,
+                          "a thin snapshot (origin = \"%s\") takes its size "
+                          "from its origin",
+                          lv->origin);
+      }
       lv->activation_skip = !lv->pool;
       if (ff_cfg_bool(c->file, g, path, "activation_skip",
                       &lv->activation_skip) < 0)
@@ -854,25 +920,46 @@ int
 ff_sp_lv(const struct ff_spec_ctx *c, const config_setting_t *g,
          const char *path, struct ff_spec_lv *lv)
 {
-  static const char *const keys[] = {"count",         "name",
-                                     "type",          "stripes",
-                                     "stripe_size",   "size",
-                                     "fill",          "alloc",
-                                     "placement",     "time",
-                                     "description",   "uuid",
-                                     "tags",          "mirrors",
-                                     "region_size",   "mirror_log",
-                                     "nosync",        "uuids",
-                                     "write_times",   "descriptions",
-                                     "chunk_size",    "metadata_size",
-                                     "discards",      "zero",
-                                     "pmspare",       "pool",
-                                     "origin",        "cow_header",
-                                     "cachemode",     "policy",
-                                     "permission",    "activation_skip",
-                                     "cachesettings", "read_ahead",
-                                     "minor",         "major",
-                                     "cachevol",      NULL};
+  static const char *const keys[] = {"count",
+                                     "name",
+                                     "type",
+                                     "stripes",
+                                     "stripe_size",
+                                     "size",
+                                     "fill",
+                                     "alloc",
+                                     "placement",
+                                     "time",
+                                     "description",
+                                     "uuid",
+                                     "tags",
+                                     "mirrors",
+                                     "region_size",
+                                     "mirror_log",
+                                     "nosync",
+                                     "uuids",
+                                     "write_times",
+                                     "descriptions",
+                                     "chunk_size",
+                                     "metadata_size",
+                                     "discards",
+                                     "zero",
+                                     "pmspare",
+                                     "pool",
+                                     "origin",
+                                     "cow_header",
+                                     "cachemode",
+                                     "policy",
+                                     "permission",
+                                     "activation_skip",
+                                     "cachesettings",
+                                     "read_ahead",
+                                     "minor",
+                                     "major",
+                                     "cachevol",
+                                     "raidintegrity",
+                                     "raidintegritymode",
+                                     NULL};
   const config_setting_t *s;
   char *type = NULL;
   char kp[256];

@@ -58,7 +58,7 @@ static const struct {
     "cachesettings", NULL}},
   {"lvrename", FF_CHG_RENAME, {"lv", "new_name", NULL}},
   {"lvextend", FF_CHG_EXTEND, {"lv", "size", NULL}},
-  {"lvremove", FF_CHG_REMOVE, {"lv", "record_lvs_history", NULL}},
+  {"lvremove", FF_CHG_REMOVE, {"lv", "record_lvs_history", "write_times", NULL}},
 };
 
 const char *const ff_wc_setting_names[FF_WC_NSETTINGS] = {
@@ -165,6 +165,7 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
                                      "cachevol",
                                      "record_lvs_history",
                                      "cachesettings",
+                                     "write_times",
                                      NULL};
   char *cmd = NULL, kp[256];
   const char *name;
@@ -326,8 +327,31 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
                         "an lvrename needs new_name = \"NAME\" (lvrename VG "
                         "LV NEW_NAME)");
     return 0;
-  case FF_CHG_REMOVE:
+  case FF_CHG_REMOVE: {
+    /* write_times: an lvremove of a thin LV writes twice (the pool's
+     * delete message, then none) */
+    const config_setting_t *s = config_setting_get_member(g, "write_times");
+
+    if (!s)
+      return 0;
+    ff_cfg_join(kp, sizeof kp, path, "write_times");
+    if (!config_setting_is_aggregate(s) || config_setting_length(s) != 2)
+      return ff_cfg_err(c->file, s, kp,
+                        "expected a list of 2 integers (the two writes of "
+                        "an lvremove of a thin LV)");
+    for (unsigned i = 0; i < 2; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, i);
+
+      if (config_setting_type(e) != CONFIG_TYPE_INT &&
+          config_setting_type(e) != CONFIG_TYPE_INT64)
+        return ff_cfg_err(c->file, e, kp, "entry %u is not an integer", i);
+      ch->write_times[i] = config_setting_get_int64(e);
+    }
+    if (ch->has_time)
+      return ff_cfg_err(c->file, s, kp, "give time or write_times, not both");
+    ch->has_write_times = 1;
     return 0;
+  }
   case FF_CHG_EXTEND:
     if (!config_setting_get_member(g, "size"))
       return ff_cfg_err(c->file, g, path,

@@ -139,6 +139,10 @@ struct ff_wcsettings {
 };
 extern const char *const ff_wc_setting_names[FF_WC_NSETTINGS];
 
+/* The most metadata writes of one lvcreate: a raid LV of 64 images with
+ * --raidintegrity (2, one per _imeta, 2). */
+#define FF_SPEC_MAX_WRITES 68
+
 struct ff_spec_lv {
   int line;
   unsigned count;
@@ -154,11 +158,17 @@ struct ff_spec_lv {
   int no_rmeta;         /* raid0: rimages alone, one write */
   uint64_t region_size; /* bytes as given (default 2 MiB) */
   int core_log;         /* mirror_log = "core" */
+  /* raid1/4/5/6/10 --raidintegrity y: an integrity layer on each image
+   * (its _imeta and _iorig LVs); mode 'J' (journal) or 'B' (bitmap) */
+  int integrity;
+  char integrity_mode;
   int nosync;
   char **uuids; /* [nuuids] raw, sub-LVs in creation order, or NULL */
   unsigned nuuids;
   int has_write_times;
-  int64_t write_times[3]; /* [ff_spec_lv_writes()] */
+  /* [ff_spec_lv_writes()]: up to 3, or with --raidintegrity one per
+   * write (FF_SPEC_MAX_WRITES) */
+  int64_t write_times[FF_SPEC_MAX_WRITES];
   char *descriptions[3];  /* NULL: derived from description */
   /* thin pools, thin LVs, snapshots (docs/spec-format.md "Thin pools,
    * thin LVs and snapshots") */
@@ -240,6 +250,8 @@ struct ff_spec_change {
   char *new_name; /* lvrename: the LV's new name */
   uint64_t size;  /* lvextend: the LV's new size in bytes */
   int history;    /* lvremove: with metadata/record_lvs_history = 1 */
+  int has_write_times;    /* lvremove of a thin LV: its two writes' */
+  int64_t write_times[2]; /* times (time: the first's) */
   int has_time;
   int64_t time;
   char *description; /* NULL: "Write from vgchange --addtag t VG." */
@@ -338,7 +350,9 @@ ff_spec_lv_writes(const struct ff_spec_lv *lv)
 {
   switch (lv->kind) {
   case FF_LVK_RAID:
-    return lv->no_rmeta ? 1 : 2;
+    /* --raidintegrity: then one write per _imeta LV, the integrity
+     * layers (recalculate = 1), and that flag cleared */
+    return lv->no_rmeta ? 1 : 2 + (lv->integrity ? lv->images + 2 : 0);
   case FF_LVK_THIN:
   case FF_LVK_SNAPSHOT:
     return 2;

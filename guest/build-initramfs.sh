@@ -139,7 +139,8 @@ for c in thin_check thin_dump thin_repair thin_restore thin_ls cache_check; do
 done
 
 # Modules, dependencies first.  dm-mod carries linear, striped and error;
-# the targets of mirror, raid, thin, snapshot and cache LVs follow.  The
+# the targets of mirror, raid, thin, snapshot, cache and raid integrity
+# LVs follow.  The
 # kernel loads md personalities and cache policies on demand through
 # modprobe, which this initramfs lacks: they are listed here (crc32c, for
 # thin metadata, is built into Debian's cloud kernel).  The fs workloads'
@@ -148,7 +149,7 @@ done
 MODS="virtio_pci virtio_scsi sd_mod dm_mod dm_delay nbd virtio_net
       dm_mirror dm_log raid0 raid1 raid10 raid456 dm_raid
       dm_thin_pool dm_snapshot dm_cache dm_cache_smq dm_writecache
-      ext4 xfs"
+      dm_integrity ext4 xfs"
 depmod -b "$X" "$KVER"
 : >"$R/etc/modules.order"
 for m in $MODS; do

@@ -37,6 +37,10 @@
  *   over a cachevol (lvconvert --type cache --cachevol): CMETA, CDATA
  *            are VG-CVOL-cmeta and -cdata, "linear CVOL 0" and "linear
  *            CVOL META", and POLICY is mq (lvm's fallback, check_cache_cvol);
+ * Raid images under --raidintegrity: "integrity IORIG 0 4 MODE N
+ *            OPTIONS" (IORIG: the image's _iorig LV with its extents;
+ *            among the options meta_device: its _imeta LV, both linear,
+ *            and internal_hash:crc32c; check_integrity);
  * Writecache LVs (lvconvert --type writecache --cachevol):
  *   writecache: "writecache s ORIGIN CVOL BLOCK_SIZE N ARGS" (ORIGIN:
  *            LV_wcorig with the LV's segments, CVOL: LV_cvol, linear on
@@ -1169,6 +1173,97 @@ check_writecache(const char *vgname, json_t *lv, uint64_t extent,
   return ok;
 }
 
+/* A raid image under --raidintegrity: "integrity IORIG 0 TAG MODE N
+ * OPTIONS" over its size.  lvm loads "fix_padding block_size:B
+ * internal_hash:H meta_device:IMETA" (libdm
+ * _integrity_emit_segment_line; recalculate only in lvm's first
+ * activation, which the metadata no longer asks for), and dm-integrity
+ * reports its table in its own form: meta_device first, block_size only
+ * when not 512, then its defaults (journal_sectors, interleave_sectors,
+ * buffer_sectors, journal_watermark and commit_time or sectors_per_bit
+ * and bitmap_flush_interval, fix_padding when the superblock has it),
+ * internal_hash last.  So: the origin, start 0, the tag size, the mode,
+ * N the options' count, meta_device the image's _imeta, internal_hash
+ * and block_size as lvm asked, no recalculate. */
+static bool
+check_integrity(const char *vgname, json_t *lv, uint64_t extent,
+                struct targets *t, char *why, size_t whysize)
+{
+  const char *origin = json_string_value(json_object_get(lv, "origin"));
+  const char *meta = json_string_value(json_object_get(lv, "meta"));
+  const char *mode = json_string_value(json_object_get(lv, "mode"));
+  const char *hash = json_string_value(json_object_get(lv, "internal_hash"));
+  int64_t bs = json_integer_value(json_object_get(lv, "block_size"));
+  char odev[512], mdev[512], head[64], want_meta[64], want_hash[64],
+    want_bs[64], *copy, *w[MAX_WORDS];
+  const struct target *x;
+  const char *mm;
+  size_t n;
+  bool ok = false, got_meta = false, got_hash = false, got_bs = bs == 512;
+
+  if (!origin || !meta || !mode || !hash) {
+    snprintf(why, whysize, "the manifest names no origin, meta, mode or hash");
+    return false;
+  }
+  if (!(x = lv_target(vgname, lv, extent, t, "integrity", why, whysize)))
+    return false;
+  dm_name(vgname, origin, odev, sizeof odev);
+  dm_name(vgname, meta, mdev, sizeof mdev);
+  if (!(mm = dmdev_majmin(mdev))) {
+    snprintf(why, whysize, "the metadata: no dm device %.200s", mdev);
+    return false;
+  }
+  snprintf(head, sizeof head, "0 %" PRId64 " %.8s",
+           (int64_t)json_integer_value(json_object_get(lv, "tag_size")), mode);
+  snprintf(want_meta, sizeof want_meta, "meta_device:%s", mm);
+  snprintf(want_hash, sizeof want_hash, "internal_hash:%.32s", hash);
+  snprintf(want_bs, sizeof want_bs, "block_size:%" PRId64, bs);
+  n = words(x->params, &copy, w, MAX_WORDS);
+  if (n < 5 || n > MAX_WORDS) {
+    snprintf(why, whysize, "integrity params \"%.120s\": too short",
+             x->params);
+    goto out;
+  }
+  if (!check_devword(odev, w[0], "the origin", why, whysize))
+    goto out;
+  {
+    char got[64];
+
+    snprintf(got, sizeof got, "%s %s %s", w[1], w[2], w[3]);
+    if (strcmp(got, head)) {
+      snprintf(why, whysize, "\"%s\" after the origin, expected \"%s\"", got,
+               head);
+      goto out;
+    }
+  }
+  if (strtoul(w[4], NULL, 10) != n - 5) {
+    snprintf(why, whysize, "%s options counted, %zu given: \"%.120s\"", w[4],
+             n - 5, x->params);
+    goto out;
+  }
+  for (size_t k = 5; k < n; k++) {
+    if (!strcmp(w[k], "recalculate")) {
+      snprintf(why, whysize,
+               "recalculate in the table: lvm's metadata no "
+               "longer asks for it");
+      goto out;
+    }
+    got_meta |= !strcmp(w[k], want_meta);
+    got_hash |= !strcmp(w[k], want_hash);
+    got_bs |= !strcmp(w[k], want_bs);
+  }
+  if (!got_meta || !got_hash || !got_bs)
+    snprintf(why, whysize, "\"%.200s\" lacks %s", x->params,
+             !got_meta   ? want_meta
+             : !got_hash ? want_hash
+                         : want_bs);
+  else
+    ok = true;
+out:
+  free(copy);
+  return ok;
+}
+
 /* Does the cache pool named by parent (a JSON string) cache an LV? */
 static bool
 cache_pool_used(json_t *vg, json_t *parent)
@@ -1459,6 +1554,11 @@ main(int argc, char **argv)
       }
       if (type && strcmp(type, "writecache") == 0) {
         ok = check_writecache(vgname, lv, extent, &t, why, sizeof why);
+        nseg = 1;
+        goto verdict;
+      }
+      if (type && strcmp(type, "integrity") == 0) {
+        ok = check_integrity(vgname, lv, extent, &t, why, sizeof why);
         nseg = 1;
         goto verdict;
       }

@@ -112,6 +112,18 @@ for vg in m["vgs"]:
                 " ".join([str(len(feats))] + feats))))
             lines.append((dm, "%s: 0 %d linear %s 0" % (dm, size, dmnum[dm + "-tpool"])))
             continue
+        if lv.get("type") == "integrity":
+            # dm-integrity's own form of lvm's table (a 6.1 kernel's):
+            # meta_device first, its defaults, internal_hash last
+            extra = (["journal_watermark:50", "commit_time:10000"] if lv["mode"] == "J"
+                     else ["sectors_per_bit:32768", "bitmap_flush_interval:10000"])
+            opts = (["meta_device:%s" % dmnum[dmname(vg["name"], lv["meta"])],
+                     "journal_sectors:176", "interleave_sectors:1", "buffer_sectors:128"] +
+                    extra + ["internal_hash:%s" % lv["internal_hash"]])
+            lines.append((dm, "%s: 0 %d integrity %s 0 %d %s %d %s" % (
+                dm, size, dmnum[dmname(vg["name"], lv["origin"])], lv["tag_size"],
+                lv["mode"], len(opts), " ".join(opts))))
+            continue
         if lv.get("type") == "thin":
             lines.append((dm, "%s: 0 %d thin %s %d" % (
                 dm, size, dmnum[dmname(vg["name"], lv["pool"]) + "-tpool"], lv["device_id"])))

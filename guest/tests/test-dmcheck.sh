@@ -131,6 +131,27 @@ expect raid0-region 1 '^MISMATCH z/r0: segment 0: unexpected raid parameter "reg
 expect raid0-meta 1 '^MISMATCH z/r0m: segment 0: rmeta 0 is -' \
   "$(mutate r0meta '/^z-r0m:/s/ 3 254:[0-9]* / 3 - /')"
 
+# --raidintegrity: each rimage an integrity target over its _iorig, its
+# metadata on its _imeta (the table as dm-integrity reports it)
+cat >"$tmp/ri.conf" <<'EOF'
+vgs = ( { name = "y"; pvs = 3; device_size = "64M";
+          lvs = ( { name = "ri"; type = "raid1"; size = "8M"; raidintegrity = true; } ); } );
+EOF
+"$ff" manifest "$tmp/ri.conf" >"$tmp/ri.json"
+python3 "$here/dmtables.py" "$tmp/ri.json" "$tmp/good" "$tmp/devmap" "$tmp/dmdevs"
+m=$tmp/ri.json
+expect integrity-good 0 "ff-dmcheck: 9 LVs checked, 0 mismatched" "$tmp/good"
+expect integrity-table 0 '^OK y/ri_rimage_0: 1 segment' "$tmp/good"
+# still recalculating: lvm's metadata asks for that once only
+expect integrity-recalc 1 '^MISMATCH y/ri_rimage_1: recalculate in the table' \
+  "$(mutate irecalc '/^y-ri_rimage_1:/s/ 7 meta_device/ 8 recalculate meta_device/')"
+# another image's metadata
+expect integrity-meta 1 '^MISMATCH y/ri_rimage_0: .* lacks meta_device:' \
+  "$(mutate imeta '/^y-ri_rimage_0:/s/meta_device:254:[0-9]*/meta_device:254:99/')"
+# bitmap mode where lvm made journal
+expect integrity-mode 1 '^MISMATCH y/ri_rimage_0: "0 4 B" after the origin, expected "0 4 J"' \
+  "$(mutate imode '/^y-ri_rimage_0:/s/ 0 4 J / 0 4 B /')"
+
 # Thin pools, thin LVs and an old-style snapshot (configs/thin-snapshot.conf):
 # the pool's -tpool layer over _tmeta and _tdata, the public pool device
 # over the layer, thin LVs over the layer, the origin over its -real

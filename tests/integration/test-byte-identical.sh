@@ -301,7 +301,13 @@ def layout(name, frag):
              "raid10": st * (m + 1), "raid0_meta": st}.get(t)
         if n is None:
             fail("LV %s: type %s is not one this test knows" % (name, t))
-        return [x for i in range(n) for x in ("%s_rimage_%d" % (name, i), "%s_rmeta_%d" % (name, i))], 2
+        subs = [x for i in range(n) for x in ("%s_rimage_%d" % (name, i), "%s_rmeta_%d" % (name, i))]
+        if k.get("raidintegrity") == "true":
+            # --raidintegrity: an _imeta LV per image (a write each), then
+            # the _iorig layers (recalculate = 1), then the flag cleared
+            return (subs + ["%s_rimage_%d_imeta" % (name, i) for i in range(n)] +
+                    ["%s_rimage_%d_iorig" % (name, i) for i in range(n)]), 2 + n + 2
+        return subs, 2
     if t == "mirror":
         subs = ["%s_mimage_%d" % (name, i) for i in range(int(k.get("mirrors", "1")) + 1)]
         if k.get("mirror_log", '"disk"').strip('"') == "core":
@@ -569,6 +575,11 @@ if lv_intent:
             want_t = lv["creation_time"]
             if g["name"].endswith("_pmspare"):
                 want_t = wrs[0]["creation_time"]
+            elif g["name"].endswith("_imeta"):
+                # its own lvcreate's write
+                want_t = wrs[2 + int(re.search(r"_(\d+)_imeta$", g["name"]).group(1))]["creation_time"]
+            elif g["name"].endswith("_iorig"):
+                want_t = wrs[-2]["creation_time"]
             elif g["name"].endswith(("_tmeta", "_tdata", "_cmeta", "_cdata", "_corig")) or g["name"].startswith("snapshot"):
                 want_t = wrs[-1]["creation_time"]
             if g["creation_time"] != want_t:
@@ -609,6 +620,10 @@ if lv_intent:
         w("        time = %d;" % lv["creation_time"])
         if nwrites == 1:
             w("        description = %s;" % q(wrs[0]["description"]))
+        elif keys_of(frag).get("raidintegrity") == "true":
+            # every write's time; the descriptions "Write[N] from" the first
+            w("        write_times = %s %s %s;" % (opn, ", ".join("%d" % c["creation_time"] for c in wrs), cls))
+            w("        description = %s;" % q(wrs[0]["description"]))
         else:
             w("        write_times = %s %s %s;" % (opn, ", ".join("%d" % c["creation_time"] for c in wrs), cls))
             w("        descriptions = %s %s %s;" % (opn, ", ".join(q(c["description"]) for c in wrs), cls))
@@ -626,10 +641,9 @@ if chg_intent:
     for k, frag in enumerate(chg_intent):
         wr = copies[nwr]
         nwr += 1
+        wr2 = None
         if nwr < len(copies) and copies[nwr]["description"].startswith("Write[2] from lvremove "):
-            if copies[nwr]["creation_time"] != wr["creation_time"]:
-                fail("lvremove's two writes have times %d and %d (second boundary), running the scenario again"
-                     % (wr["creation_time"], copies[nwr]["creation_time"]), 3)
+            wr2 = copies[nwr]
             nwr += 1
         w("      {")
         for part in frag.split(";"):
@@ -643,7 +657,11 @@ if chg_intent:
                      % (co["name"], co["creation_time"], wr["creation_time"]), 3)
             w("        uuid = %s;" % q(co["id"]))
             vals.append("lv %s uuid %s time %d (lvconvert)" % (co["name"], co["id"], co["creation_time"]))
-        w("        time = %d;" % wr["creation_time"])
+        if wr2 and wr2["creation_time"] != wr["creation_time"]:
+            # lvremove of a thin LV: its two writes a second apart
+            w("        write_times = %s %d, %d %s;" % (opn, wr["creation_time"], wr2["creation_time"], cls))
+        else:
+            w("        time = %d;" % wr["creation_time"])
         w("        description = %s;" % q(wr["description"]))
         w("      }%s" % ("," if k + 1 < len(chg_intent) else ""))
     w("    );")
@@ -988,7 +1006,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc wd cw cv}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 ri mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc wd cw cv}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1342,6 +1360,16 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z
 			'fast2|size = "4M"|-L 4M' \
 			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow"; cachevol = "fast"; cachesettings = ["max_age=3000", "high_watermark=60", "low_watermark=10", "writeback_jobs=64", "autocommit_blocks=32", "autocommit_time=100", "nofua=1", "cleaner=1"]|-y --type writecache --cachevol fast --cachesettings max_age=3000 --cachesettings high_watermark=60 --cachesettings low_watermark=10 --cachesettings writeback_jobs=64 --cachesettings autocommit_blocks=32 --cachesettings autocommit_time=100 --cachesettings nofua=1 --cachesettings cleaner=1 vgwd/slow' \
 			'!lvconvert|command = "lvconvert"; type = "writecache"; lv = "slow2"; cachevol = "fast2"; cachesettings = ["block_size=512", "fua=0", "cleaner=0"]|-y --type writecache --cachevol fast2 --cachesettings block_size=512 --cachesettings fua=0 --cachesettings cleaner=0 vgwd/slow2'
+		;;
+	ri)
+		# --raidintegrity y (raid1, raid5 in bitmap mode): an _imeta LV
+		# per image on the image's PV (a write each, visible), then
+		# the images as integrity layers over _iorig LVs with
+		# recalculate = 1, then without; a linear LV after them
+		run_scenario ri vgri 3 64M "@fakedm" \
+			'r|type = "raid1"; size = "8M"; raidintegrity = true|--type raid1 -m1 --raidintegrity y -L 8M' \
+			'r5|type = "raid5"; size = "8M"; raidintegrity = true; raidintegritymode = "bitmap"|--type raid5 -i 2 --raidintegrity y --raidintegritymode bitmap -L 8M' \
+			'lin|size = "4M"|-L 4M'
 		;;
 	cw)
 		# lvcreate --type cache|writecache --cachevol: the LV (one

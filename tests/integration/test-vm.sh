@@ -13,7 +13,8 @@
 #      nbd-client attaches 2 exports and pvs sees their PV UUIDs; the run
 #      document is complete and `fusefarm report` renders it
 #   1b. every layout with real dm: guest/tests/layouts.conf (mirror with
-#      a disk and a core log, raid0, raid0_meta, raid1/5/6/10, a thin pool whose metadata
+#      a disk and a core log, raid0, raid0_meta, raid1/5/6/10, raid1 and
+#      raid5 with --raidintegrity (dm-integrity over each image), a thin pool whose metadata
 #      the kernel and thin_check accept, two thin LVs, a thin snapshot,
 #      a thin LV of an external origin, a striped pool with a thin LV, a
 #      snapshot, two cache LVs whose all-zero cmeta the kernel formats, a
@@ -21,8 +22,8 @@
 #      onto another PV, renamed and made read-only after the others, two
 #      thin LVs removed (the pool's metadata and transaction id as the
 #      kernel and lvm expect them), a cache and a writecache made by
-#      lvcreate --cachevol, cache and writecache settings): all 95 dm
-#      devices activate and ff-dmcheck matches every table (91 LVs)
+#      lvcreate --cachevol, cache and writecache settings): all 117 dm
+#      devices activate and ff-dmcheck matches every table (113 LVs)
 #   1c. fio in the guest: guest/tests/io-2x2.conf (io workloads on a raw
 #      farm disk, on a linear LV and on the guest's RAM disk, under 0 and
 #      5 ms per write: 2 boots with the fio layer): all 6 io rows did I/O,
@@ -172,10 +173,10 @@ for c in d["configs"]:
                 bad.append("config %d: vg_complete on %r" % (c["id"], sorted(done)))
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
-expect layouts 0 'verdict: ff-dmcheck: 91 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' -- \
+expect layouts 0 'verdict: ff-dmcheck: 113 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' -- \
   "$specs/layouts.conf" --nbd-client 0 --timeout 900
-grep -q 'vgchange -aay .*(95 dm devices, rc 0)' "$tmp/layouts.out" ||
-  fail "layouts: vgchange did not make the 95 dm devices: $(grep 'vgchange' "$tmp/layouts.out")"
+grep -q 'vgchange -aay .*(117 dm devices, rc 0)' "$tmp/layouts.out" ||
+  fail "layouts: vgchange did not make the 117 dm devices: $(grep 'vgchange' "$tmp/layouts.out")"
 expect io 0 'write-5ms.conf *lv *vg0000/lvol0 *1 *write' -- "$specs/io-2x2.conf" --nbd-client 0 \
   --json "$tmp/io.json" --timeout 900
 python3 - "$tmp/io.json" <<'PY' || fail "io: the run document"

@@ -12,8 +12,8 @@ order), FAKEDM_LOG the shim's log of lvm's commands, DEVNUMS one
 
 From the last metadata copy it takes every `*_rmeta_N` and `*_mlog` LV
 (and what a thin pool's or snapshot's lvcreate zeroes: the new pool
-metadata spare, the pool's metadata area, the first 4 KiB of a COW and
-of a writecache's cachevol)
+metadata spare, the pool's metadata area, the first 4 KiB of a COW, of
+a writecache's cachevol and of a --raidintegrity image's _imeta)
 (the sub-LVs lvm activates alone and wipes between the two writes of its
 lvcreate, docs/ondisk-format.md §9) with its PV
 and first extent, and checks:
@@ -122,6 +122,10 @@ def main(argv):
         m = re.match(r"^(lvol\d+)_pmspare$", l["name"])
         if m:
             add_zeroed(dm_name(m.group(1)), l, "zeroed", 0)
+        # --raidintegrity: each image's _imeta, its first 4 KiB zeroed
+        # (dm-integrity wants the header zeroed) under its own name
+        if l["name"].endswith("_imeta"):
+            add_zeroed(dm_name(l["name"]), l, "zeroed", 4096)
         for seg in l["segments"]:
             if seg["type"] == "thin-pool" and seg["metadata"] in lvs:
                 add_zeroed(dm_name(l["name"]), lvs[seg["metadata"]], "zeroed", 0)

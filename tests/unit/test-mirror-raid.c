@@ -518,6 +518,64 @@ test_reserved_names(void **state)
                       "refuses it: Names including \"_rimage\" are reserved");
 }
 
+/* The footer time of write w (1-based) of the first VG. */
+static int
+footer_time(const struct ff_farm *farm, uint32_t w)
+{
+  const char *t = farm->vgs[0].texts[w - 1].buf, *last = NULL;
+
+  while ((t = strstr(t, "\ncreation_time = ")))
+    last = t++;
+  return last ? atoi(last + 17) : -1;
+}
+
+/* --raidintegrity: one write per _imeta LV (each made by its own
+ * lvcreate, its time), then the layers and the cleared flag; every write
+ * its own time from write_times; _iorig LVs made for the layers' write. */
+static void
+test_integrity_writes(void **state)
+{
+  struct ff_farm *farm = ff_test_farm(
+    "vgs = ({ pvs = 2; time = 5; lvs = ({ name = \"r\"; type = \"raid1\"; "
+    "size = \"8M\";\n raidintegrity = true; write_times = [10, 11, 12, 13, "
+    "14, 15]; }); });");
+  const struct ff_vg *vg = &farm->vgs[0];
+
+  (void)state;
+  assert_int_equal(vg->seqno, 7);
+  for (uint32_t w = 2; w <= 7; w++)
+    assert_int_equal(footer_time(farm, w), (int)w + 8);
+  assert_int_equal(ff_test_lv(vg, "r_rimage_0_imeta")->time, 12);
+  assert_int_equal(ff_test_lv(vg, "r_rimage_1_imeta")->time, 13);
+  assert_int_equal(ff_test_lv(vg, "r_rimage_1_iorig")->time, 14);
+  /* seqno 5 (the lvcreate's write 4) shows both _imeta LVs and no layer
+   * yet; 6 the layers recalculating, 7 not */
+  assert_non_null(strstr(vg->texts[4].buf, "r_rimage_1_imeta {"));
+  assert_null(strstr(vg->texts[4].buf, "_iorig"));
+  assert_non_null(strstr(vg->texts[5].buf, "recalculate = 1"));
+  assert_null(strstr(vg->texts[6].buf, "recalculate"));
+  assert_non_null(
+    strstr(vg->texts[6].buf, "Write[6] from lvcreate --type raid1"));
+  ff_farm_free(farm);
+  /* the extents of an _imeta LV rounded down: 8 MiB of metadata for 8
+   * MiB of data in 16 MiB extents is none, which lvm fails on */
+  {
+    static const struct ff_test_bad bad[] = {
+      {"vgs = ({ pvs = 2; extent_size = \"16M\"; lvs = ({ type = "
+       "\"raid1\"; size = \"16M\";\n raidintegrity = true; }); });",
+       "t:1: vgs.[0].lvs.[0]", "is less than one extent"},
+      /* lvm puts each _imeta on its image's PV */
+      {"vgs = ({ pvs = 2; device_size = \"16M\"; lvs = ({ type = "
+       "\"raid1\"; size = \"8M\";\n raidintegrity = true; }); });",
+       "t:1: vgs.[0].lvs.[0]: LV lvol0: lvm refuses it: Insufficient free "
+       "space: 2 extents needed, but only 0 available",
+       "lvol0_rimage_0_imeta goes on the PV of lvol0_rimage_0"},
+    };
+
+    ff_test_refused(bad, sizeof bad / sizeof *bad, 1);
+  }
+}
+
 int
 main(void)
 {
@@ -532,6 +590,7 @@ main(void)
     cmocka_unit_test(test_reserved_names),
     cmocka_unit_test(test_lvchange_tags),
     cmocka_unit_test(test_manifest),
+    cmocka_unit_test(test_integrity_writes),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

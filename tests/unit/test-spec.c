@@ -865,7 +865,7 @@ static const struct {
   {"vgs = ({ changes = ({ command = \"lvremove\"; lv = \"a\"; size = "
    "\"4M\"; }); });",
    "t:1: vgs.[0].changes.[0].size: an lvremove takes no size (it takes lv, "
-   "record_lvs_history)",
+   "record_lvs_history, write_times)",
    ""},
   {"vgs = ({ changes = ({ command = \"lvremove\"; lv = \"a\";\n"
    "  record_lvs_history = 1; }); });",

@@ -326,13 +326,56 @@ test_bytes(void **state)
   ff_farm_free(farm);
 }
 
+/* lvremove of thin LVs: the pool's delete message in the first of two
+ * writes, each at its write_times entry; the origin of a live snapshot
+ * kept as a historical LV (removal_time: the first write's), the
+ * snapshot without its origin line; a linear LV's lvremove writes once. */
+static void
+test_lvremove(void **state)
+{
+  static const struct ff_test_bad refused[] = {
+    {"vgs = ({ lvs = ({ name = \"l\"; size = \"4M\"; }); changes = ({ "
+     "command = \"lvremove\";\n lv = \"l\"; write_times = [1, 2]; }); });",
+     "t:1: vgs.[0].changes.[0]",
+     "write_times: lvremove of a linear LV writes once (give time)"},
+  };
+  struct ff_farm *farm = ff_test_farm(
+    "vgs = ({ lvs = ({ name = \"p\"; type = \"thin-pool\"; size = \"8M\"; "
+    "},\n { name = \"t\"; type = \"thin\"; pool = \"p\"; size = \"8M\"; "
+    "time = 50; },\n { name = \"s\"; type = \"thin\"; origin = \"t\"; });\n"
+    " changes = ({ command = \"lvremove\"; lv = \"t\"; record_lvs_history = "
+    "true;\n write_times = [100, 101]; }); });");
+  const struct ff_vg *vg = &farm->vgs[0];
+  const char *w1 = vg->texts[vg->seqno - 2].buf,
+             *w2 = vg->texts[vg->seqno - 1].buf;
+
+  (void)state;
+  assert_non_null(strstr(w1, "message1 {\ndelete = 1\n}"));
+  assert_null(strstr(w2, "message1"));
+  assert_non_null(strstr(w1, "transaction_id = 3\n"));
+  assert_non_null(strstr(w1, "historical_logical_volumes {\n\nt {\n"));
+  assert_non_null(strstr(w1, "creation_time = 50\nremoval_time = 100\n"
+                             "descendants = [\"s\"]\n}\n}\n}\n"));
+  assert_non_null(strstr(w2, "removal_time = 100\n"));
+  assert_non_null(strstr(w1, "\ncreation_time = 100\t#"));
+  assert_non_null(strstr(w2, "\ncreation_time = 101\t#"));
+  assert_non_null(strstr(w2, "Write[2] from lvremove vg0000/t."));
+  assert_null(strstr(w2, "origin = \"t\""));
+  /* t only as the historical LV now: once, after the live ones */
+  assert_ptr_equal(strstr(w2, "\nt {\n"), strstr(w2, "\n\nt {\n") + 1);
+  assert_null(strstr(strstr(w2, "\nt {\n") + 1, "\nt {\n"));
+  ff_farm_free(farm);
+  ff_test_refused(refused, sizeof refused / sizeof *refused, 1);
+}
+
 int
 main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_errors), cmocka_unit_test(test_sizes),
-    cmocka_unit_test(test_texts),  cmocka_unit_test(test_tags),
-    cmocka_unit_test(test_alloc),  cmocka_unit_test(test_bytes),
+    cmocka_unit_test(test_errors),   cmocka_unit_test(test_sizes),
+    cmocka_unit_test(test_texts),    cmocka_unit_test(test_tags),
+    cmocka_unit_test(test_alloc),    cmocka_unit_test(test_bytes),
+    cmocka_unit_test(test_lvremove),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
