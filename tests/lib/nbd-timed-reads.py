@@ -10,12 +10,13 @@ start together (a barrier) and issue R reads of B bytes per export, one
 at a time, at random B-aligned offsets in [O, O + S).  So with one export
 per thread and R = 1, all the reads are issued at once.  Prints JSON:
   {"latencies": {export: [seconds, ...]}, "errors": {export: [errno name,
-   ...]}, "wall": seconds, "reads": [[export, offset, start_ns, end_ns],
-   ...], "t0_ns": ns, "t1_ns": ns}
+   ...]}, "wall": seconds, "span": seconds, "reads": [[export, offset,
+   start_ns, end_ns], ...], "t0_ns": ns, "t1_ns": ns}
 A read that fails is timed too, and its errno name listed.  start_ns and
 end_ns are CLOCK_MONOTONIC, the plugin's clock (to match a read with its
 line in the plugin's trace=); the reads lie within [t0_ns, t1_ns]; "wall"
-is from the barrier to the last reply.
+is from the barrier to the last reply, "span" from the first read sent
+to the last reply.
 Needs Debian's /usr/bin/python3 (python3-libnbd).
 """
 import argparse
@@ -94,8 +95,13 @@ def main():
     if failures:
         raise SystemExit("\n".join(failures))
     reads = [r for e in a.exports for r in rec[e]]
+    # from the first request sent to the last reply: the wall time without
+    # the client's threads waking from the barrier one after the other
+    span = ((max(r[3] for r in reads) - min(r[2] for r in reads)) / 1e9
+            if reads else 0.0)
     print(json.dumps({"latencies": lat, "errors": errs, "wall": wall,
-                      "reads": reads, "t0_ns": t0_ns, "t1_ns": t1_ns}))
+                      "span": span, "reads": reads, "t0_ns": t0_ns,
+                      "t1_ns": t1_ns}))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ usage: timed-reads.py [--threads N] [--reads R] [--size B] [--parallel] DEV...
 Default: R reads of B bytes per device, each at a random 4 KiB-aligned
 offset in the first 64 MiB, issued by N threads (devices shared out round
 robin), one at a time per thread.  Prints JSON:
-  {"latencies": {dev: [seconds, ...]}, "wall": seconds,
+  {"latencies": {dev: [seconds, ...]}, "wall": seconds, "span": seconds,
    "reads": [[dev, offset, start_ns, end_ns], ...],
    "t0_ns": ns, "t1_ns": ns}
 start_ns and end_ns are CLOCK_MONOTONIC (the daemon's clock, so a read
@@ -16,7 +16,8 @@ or after t0_ns and ended at or before t1_ns.
 
 --parallel: one read of B bytes at offset 0 of every DEV, all released at
 once behind a barrier (one thread each, every file already open); "wall"
-is the batch's wall time.
+is the batch's wall time, "span" from the first read issued to the last
+one done.
 """
 import argparse
 import json
@@ -84,8 +85,12 @@ def main():
         wall = time.perf_counter() - t0
     t1_ns = time.monotonic_ns()
     reads = [[d, off, t, u] for d in a.devs for off, t, u in rec[d]]
-    print(json.dumps({"latencies": lat, "wall": wall, "reads": reads,
-                      "t0_ns": t0_ns, "t1_ns": t1_ns}))
+    # from the first read issued to the last one done (the wall time
+    # without the threads waking from the barrier one after the other)
+    span = ((max(r[3] for r in reads) - min(r[2] for r in reads)) / 1e9
+            if reads else 0.0)
+    print(json.dumps({"latencies": lat, "wall": wall, "span": span,
+                      "reads": reads, "t0_ns": t0_ns, "t1_ns": t1_ns}))
 
 
 if __name__ == "__main__":
