@@ -147,6 +147,154 @@ remove_lv(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
   return 0;
 }
 
+/* pvmove PV [DEST...] (tools/pvmove.c _set_up_pvmove_lv,
+ * lib/metadata/mirror.c add_mirrors_to_segments), as lvm leaves it
+ * stopped before a segment finished: pvmove0 (the VG's last LV slot) gets
+ * one segment per LV segment on PV, in the LVs' order, each a mirror of
+ * it and of extents allocated, by the VG's policy, on the destinations
+ * (a segment split where the allocated areas end); the LVs' segments
+ * point into pvmove0.  The farm moves linear segments of linear and
+ * striped LVs; what else is on the PV is refused. */
+static int
+pvmove(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
+       struct ff_vg *vg, struct freelist *fl, struct chrec *rc, int last)
+{
+  struct ff_lv *pm = &vg->lvs[vg->nlvs - 1], tmp = {.name = pm->name};
+  uint32_t src = ch->pv, n = 0;
+  uint64_t total = 0, le = 0;
+  uint8_t *was;
+  int r;
+
+  if (!last)
+    return ff_fb_err(b, ch->line, cp,
+                     "not supported yet: changes after a pvmove (the farm "
+                     "makes the pvmove as lvm leaves it interrupted: give it "
+                     "last)");
+  for (uint32_t l = 0; l + 1 < vg->nlvs; l++) {
+    const struct ff_lv *lv = &vg->lvs[l];
+
+    for (uint32_t s = 0; !lv->f.removed && s < lv->nsegs; s++)
+      for (uint32_t i = 0; lv->segs[s].areas && i < lv->segs[s].stripes; i++) {
+        if (lv->segs[s].areas[i].pv != src)
+          continue;
+        if (lv->kind != FF_LVK_STRIPED || lv->segs[s].stripes != 1)
+          return ff_fb_err(b, ch->line, cp,
+                           "not supported yet: pvmove of PV %u, which LV "
+                           "%s (%s) uses (the farm moves linear segments)",
+                           src, lv->name,
+                           lv->segtype ? lv->segtype : "striped");
+        n++;
+        total += lv->segs[s].len;
+      }
+    for (uint32_t u = 0; !lv->f.removed && u < lv->nsubs; u++)
+      for (uint32_t s = 0; s < lv->subs[u].nsegs; s++)
+        for (uint32_t i = 0; i < lv->subs[u].segs[s].stripes; i++)
+          if (lv->subs[u].segs[s].areas[i].pv == src)
+            return ff_fb_err(b, ch->line, cp,
+                             "not supported yet: pvmove of PV %u, which %s "
+                             "of LV %s uses (the farm moves linear "
+                             "segments)",
+                             src, lv->subs[u].name, lv->name);
+  }
+  if (!n)
+    return ff_fb_err(b, ch->line, cp,
+                     "lvm refuses it: No data to move for %s.", vg->name);
+  /* the new leg, segment by segment (the allocation keeps to pvmove0's
+   * segments: a segment that takes several areas is split, in pvmove0
+   * and in its LV), on the destinations, by the VG's policy */
+  if (!(was = calloc(vg->npvs, 1)))
+    return ff_error("out of memory");
+  for (uint32_t p = 0; p < vg->npvs; p++) {
+    int dest = p != src && !ch->nto;
+
+    for (unsigned t = 0; t < ch->nto; t++)
+      dest |= ch->to[t] == p;
+    was[p] = vg->pvs[p].unalloc;
+    vg->pvs[p].unalloc = (uint8_t)(!dest || was[p]);
+  }
+  {
+    uint64_t avail = 0;
+
+    for (uint32_t p = 0; p < vg->npvs; p++)
+      for (uint32_t f = 0; !vg->pvs[p].unalloc && f < fl[p].n; f++)
+        avail += fl[p].runs[f].count;
+    if (avail < total) {
+      for (uint32_t p = 0; p < vg->npvs; p++)
+        vg->pvs[p].unalloc = was[p];
+      free(was);
+      return ff_fb_err(b, ch->line, cp,
+                       "lvm refuses it: Insufficient free space: %llu "
+                       "extents needed, but only %llu available (on the "
+                       "destination PVs)",
+                       (unsigned long long)total, (unsigned long long)avail);
+    }
+  }
+  r = 0;
+  for (uint32_t l = 0; r == 0 && l + 1 < vg->nlvs; l++) {
+    const struct ff_lv *lv = &vg->lvs[l];
+
+    for (uint32_t s = 0; r == 0 && !lv->f.removed && s < lv->nsegs; s++) {
+      const struct ff_seg *sg = &lv->segs[s];
+      uint64_t done = 0;
+      struct ff_seg *ns;
+
+      if (!sg->areas || sg->areas[0].pv != src)
+        continue;
+      for (uint32_t t = 0; t < tmp.nsegs; t++)
+        free(tmp.segs[t].areas);
+      free(tmp.segs);
+      tmp.segs = NULL;
+      tmp.nsegs = 0;
+      tmp.extents = sg->len;
+      if ((r = ff_fb_lvm_allocate(b, ch->line, cp, vg, fl, &tmp, 1, 0,
+                                  FF_ALLOC_INHERIT, 0, NULL)) < 0)
+        break;
+      if (!(ns = realloc(pm->segs, (pm->nsegs + tmp.nsegs) * sizeof *ns))) {
+        r = ff_error("out of memory");
+        break;
+      }
+      pm->segs = ns;
+      for (uint32_t t = 0; t < tmp.nsegs; t++) {
+        struct ff_seg *ps = &pm->segs[pm->nsegs];
+
+        if (!(ps->areas = calloc(2, sizeof *ps->areas))) {
+          r = ff_error("out of memory");
+          break;
+        }
+        pm->nsegs++;
+        ps->le = le;
+        ps->len = tmp.segs[t].len;
+        ps->stripes = 2; /* (the mirror's two legs) */
+        ps->areas[0] = (struct ff_area){src, sg->areas[0].pe + done};
+        ps->areas[1] = tmp.segs[t].areas[0];
+        le += ps->len;
+        done += ps->len;
+      }
+    }
+  }
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    vg->pvs[p].unalloc = was[p];
+  free(was);
+  if (r < 0)
+    goto out;
+  pm->extents = total;
+  pm->link = src;
+  pm->region_size = ff_fb_mirror_region(vg, total);
+  if (ch->uuid)
+    memcpy(pm->uuid, ch->uuid, FF_UUID_LEN);
+  rc->lv = vg->nlvs - 1;
+  rc->mseg = 0;
+  if (lv_save(b, pm, 0, &rc->was) < 0)
+    goto out;
+  pm->f.removed = 0;
+  r = lv_save(b, pm, 0, &rc->is);
+out:
+  for (uint32_t s = 0; s < tmp.nsegs; s++)
+    free(tmp.segs[s].areas);
+  free(tmp.segs);
+  return r < 0 ? -1 : 0;
+}
+
 /* (ff-farm-int.h) */
 int
 ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
@@ -217,6 +365,11 @@ ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
     }
     if (ch->cmd == FF_CHG_REMOVE) {
       if (remove_lv(b, ch, cp, vg, fl, recs, k) < 0)
+        return -1;
+      continue;
+    }
+    if (ch->cmd == FF_CHG_PVMOVE) {
+      if (pvmove(b, ch, cp, vg, fl, rc, k + 1 == g->nchanges) < 0)
         return -1;
       continue;
     }

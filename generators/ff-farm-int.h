@@ -367,6 +367,10 @@ int ff_fb_apply_changes(struct bctx *b, const struct ff_spec_vg *g,
 /* Undo (fwd 0) or redo (1) change rc in vg.  0, or -1 out of memory. */
 int ff_fb_rec_apply(struct ff_vg *vg, const struct chrec *rc, int fwd);
 
+/* ff-farm-mirror.c */
+/* The region size (sectors) lvm gives pvmove's mirror of extents. */
+uint64_t ff_fb_mirror_region(const struct ff_vg *vg, uint64_t extents);
+
 /* ff-farm-alloc.c */
 /* Give len extents from pe back to the free runs f (lvremove), merged
  * with the runs next to them.  0, or -1 with the error set. */

@@ -39,6 +39,17 @@ region_sectors(uint64_t asked, uint64_t lv_sectors, int raid,
   return r;
 }
 
+/* (ff-farm-int.h) mirror.c adjusted_mirror_region_size of lvm's default
+ * 2 MiB for an internal mirror of extents extents: at most the extent
+ * size's lowest power of 2 times the extents. */
+uint64_t
+ff_fb_mirror_region(const struct ff_vg *vg, uint64_t extents)
+{
+  uint64_t es = vg->extent_size / FF_SECTOR, max = (es & -es) * extents;
+
+  return max < 4096 ? max : 4096;
+}
+
 /* _mirror_log_extents: a header, a sector, a bit per region. */
 static uint64_t
 mirror_log_extents(uint64_t region, uint64_t lv_sectors, uint64_t extent_size)

@@ -720,7 +720,7 @@ default_change_description(const struct ff_spec_change *ch,
 {
   static const char *const cmd[] = {"vgchange",  "lvchange", "pvchange",
                                     "lvconvert", "lvrename", "lvextend",
-                                    "lvconvert", "lvremove"};
+                                    "lvconvert", "lvremove", "pvmove"};
   struct ff_sb sb = FF_SB_INIT;
 
   ff_sb_addf(&sb, "Write from %s", cmd[ch->cmd]);
@@ -772,7 +772,12 @@ default_change_description(const struct ff_spec_change *ch,
     ff_sb_addf(&sb, " --addtag %s", *t);
   for (char **t = ch->deltag; t && *t; t++)
     ff_sb_addf(&sb, " --deltag %s", *t);
-  if (ch->cmd == FF_CHG_VG || ch->cmd == FF_CHG_PV)
+  if (ch->cmd == FF_CHG_PVMOVE) {
+    ff_sb_addf(&sb, " %s", vg->pvs[ch->pv].hint);
+    for (unsigned i = 0; i < ch->nto; i++)
+      ff_sb_addf(&sb, " %s", vg->pvs[ch->to[i]].hint);
+    ff_sb_add(&sb, ".");
+  } else if (ch->cmd == FF_CHG_VG || ch->cmd == FF_CHG_PV)
     ff_sb_addf(&sb, " %s.", target);
   else
     ff_sb_addf(&sb, " %s/%s.", vg->name, target);
@@ -892,11 +897,14 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         /* (lvrename's description names the LV as it was) */
         target = vg->lvs[li].name;
         if (ch->cmd == FF_CHG_CACHE || ch->cmd == FF_CHG_WRITECACHE) {
-          /* the new LV_corig (LV_wcorig): made by this write */
+          /* the new LV_corig (LV_wcorig): made by this write; pvmove0 */
           vg->lvs[li].attach_seq = vg->lvs[vg->lvs[li].link].attach_seq =
             w + 1;
           vg->lvs[li].subs[0].time = ch->has_time ? ch->time : prev_time;
         }
+      } else if (ph == 0 && ch->cmd == FF_CHG_PVMOVE) {
+        vg->lvs[rc->lv].time = ch->has_time ? ch->time : prev_time;
+        target = vg->pvs[ch->pv].hint;
       } else if (ph == 0 && ch->cmd == FF_CHG_PV) {
         ts = &pvt[ch->pv];
         target = vg->pvs[ch->pv].hint;
@@ -963,6 +971,10 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
       meta.time = prev_time;
     }
     prev_time = meta.time;
+    /* a pvmove under way: its pvmove0 (the last slot) is there */
+    if (vg->nlvs && vg->lvs[vg->nlvs - 1].kind == FF_LVK_PVMOVE &&
+        !vg->lvs[vg->nlvs - 1].f.removed)
+      meta.pvmove = &vg->lvs[vg->nlvs - 1];
     /* the historical LVs: each removed thin LV whose snapshot lives */
     meta.hist = hist;
     for (uint32_t c = 0; c < g->nchanges; c++) {
@@ -1081,7 +1093,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
   {
     struct ff_vg *vg = &farm->vgs[b->v];
     struct chrec *recs;
-    uint32_t nlvs = 0;
+    uint32_t nlvs = 0, pvmove = 0;
     int r;
 
     vg->name = ff_format_uint(g->name, b->v);
@@ -1190,10 +1202,26 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
 
     for (unsigned l = 0; l < g->nlvs; l++)
       nlvs += g->lvs[l].count;
-    vg->nlvs = nlvs;
-    vg->lvs = calloc(nlvs ? nlvs : 1, sizeof *vg->lvs);
+    /* a pvmove change: its pvmove0, in the last slot, not there (removed)
+     * until its write */
+    for (unsigned k = 0; k < g->nchanges; k++)
+      pvmove |= g->changes[k].cmd == FF_CHG_PVMOVE;
+    vg->nlvs = nlvs + pvmove;
+    vg->lvs = calloc(vg->nlvs ? vg->nlvs : 1, sizeof *vg->lvs);
     if (!vg->lvs)
       return ff_error("out of memory");
+    if (pvmove) {
+      struct ff_lv *pm = &vg->lvs[nlvs];
+
+      if (!(pm->name = strdup("pvmove0")))
+        return ff_error("out of memory");
+      pm->kind = FF_LVK_PVMOVE;
+      pm->segtype = pm->ktype = "mirror";
+      pm->alloc = "contiguous"; /* lv_create_empty(..., ALLOC_CONTIGUOUS) */
+      pm->f.removed = 1;
+      pm->link = FF_NONE;
+      ff_uuid_make(pm->uuid, sp->seed, K_LV, b->v, nlvs);
+    }
     recs = calloc(g->nchanges + 1, sizeof *recs);
     if (!recs)
       return ff_error("out of memory");

@@ -44,6 +44,9 @@ struct ff_text_meta {
   /* lvremove of a thin LV, its first write: that LV, whose pool holds the
    * delete message; else NULL */
   const struct ff_lv *deleted;
+  /* pvmove0 when a pvmove is under way at this write (the LVs' extents
+   * on its PV then go through it), else NULL */
+  const struct ff_lv *pvmove;
   /* historical_logical_volumes, in the order they were removed */
   const struct ff_hist *hist;
   uint32_t nhist;

@@ -114,6 +114,32 @@ add_mirror_raid_seg(struct ff_sb *sb, const struct ff_lv *lv, int first_write)
   ff_sb_add(sb, "]\n}\n");
 }
 
+/* Where pvmove0 pm (NULL: no pvmove) has area a's extents: its LE, or
+ * UINT64_MAX when a is not being moved. */
+static uint64_t
+pvmove_le(const struct ff_lv *pm, const struct ff_area *a)
+{
+  for (uint32_t s = 0; pm && s < pm->nsegs; s++) {
+    const struct ff_seg *sg = &pm->segs[s];
+
+    if (a->pv == sg->areas[0].pv && a->pe >= sg->areas[0].pe &&
+        a->pe < sg->areas[0].pe + sg->len)
+      return sg->le + (a->pe - sg->areas[0].pe);
+  }
+  return UINT64_MAX;
+}
+
+/* Does LV lv have extents pvmove0 pm moves (then it is LOCKED)? */
+static int
+pvmove_locks(const struct ff_lv *pm, const struct ff_lv *lv)
+{
+  for (uint32_t s = 0; pm && lv->kind != FF_LVK_PVMOVE && s < lv->nsegs; s++)
+    for (uint32_t a = 0; lv->segs[s].areas && a < lv->segs[s].stripes; a++)
+      if (pvmove_le(pm, &lv->segs[s].areas[a]) != UINT64_MAX)
+        return 1;
+  return 0;
+}
+
 /* The start of LV lv's section, named name: up to its segment count. */
 static void
 add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
@@ -130,13 +156,16 @@ add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
   ff_sb_addf(sb, "\n%s {\n", name);
   add_uuid_line(sb, lv->uuid);
   ff_sb_addf(
-    sb, "status = [\"READ\"%s%s%s%s]\nflags = [%s%s%s%s%s]\n",
+    sb, "status = [\"READ\"%s%s%s%s%s]\nflags = [%s%s%s%s%s]\n",
     wr && !locked ? ", \"WRITE\"" : "",
     lv->f.fixed_minor ? ", \"FIXED_MINOR\"" : "",
-    visible ? ", \"VISIBLE\"" : "", lv->nosync ? ", \"NOTSYNCED\"" : "",
-    locked ? "\"WRITE_LOCKED\"" : "", locked && skipf ? ", " : "",
-    skipf ? "\"ACTIVATION_SKIP\"" : "", cvol && (locked || skipf) ? ", " : "",
-    cvol ? "\"CACHE_VOL\"" : "");
+    visible ? ", \"VISIBLE\"" : "",
+    lv->kind == FF_LVK_PVMOVE      ? ", \"PVMOVE\", \"LOCKED\""
+    : pvmove_locks(tm->pvmove, lv) ? ", \"LOCKED\""
+                                   : "",
+    lv->nosync ? ", \"NOTSYNCED\"" : "", locked ? "\"WRITE_LOCKED\"" : "",
+    locked && skipf ? ", " : "", skipf ? "\"ACTIVATION_SKIP\"" : "",
+    cvol && (locked || skipf) ? ", " : "", cvol ? "\"CACHE_VOL\"" : "");
   if (tags)
     ff_sb_addf(sb, "tags = %s\n", tags);
   ff_sb_addf(sb, "creation_time = %lld\n", (long long)lv->time);
@@ -154,12 +183,37 @@ add_head(struct ff_sb *sb, const struct ff_lv *lv, const char *name,
 
 /* Linear or striped segments on PVs, and the end of the LV. */
 static void
-add_striped_segs(struct ff_sb *sb, const struct ff_seg *segs, uint32_t nsegs)
+add_striped_segs(struct ff_sb *sb, const struct ff_seg *segs, uint32_t nsegs,
+                 const struct ff_text_meta *tm)
 {
+  const struct ff_lv *pm = tm->pvmove;
+  uint32_t sn = 0;
+
   for (uint32_t s = 0; s < nsegs; s++) {
     const struct ff_seg *seg = &segs[s];
 
-    ff_sb_addf(sb, "segment%u {\n", s + 1);
+    if (seg->stripes == 1 && pvmove_le(pm, &seg->areas[0]) != UINT64_MAX) {
+      /* moving: one segment per piece of pvmove0 it went to (its
+       * allocation split it where the new areas end) */
+      for (uint32_t p = 0; p < pm->nsegs; p++) {
+        const struct ff_seg *ps = &pm->segs[p];
+
+        if (ps->areas[0].pv != seg->areas[0].pv ||
+            ps->areas[0].pe < seg->areas[0].pe ||
+            ps->areas[0].pe >= seg->areas[0].pe + seg->len)
+          continue;
+        ff_sb_addf(
+          sb,
+          "segment%u {\nstart_extent = %llu\nextent_count = "
+          "%llu\n\ntype = \"striped\"\nstripe_count = 1\n\n"
+          "stripes = [\n\"pvmove0\", %llu\n]\n}\n",
+          ++sn,
+          (unsigned long long)(seg->le + ps->areas[0].pe - seg->areas[0].pe),
+          (unsigned long long)ps->len, (unsigned long long)ps->le);
+      }
+      continue;
+    }
+    ff_sb_addf(sb, "segment%u {\n", ++sn);
     ff_sb_addf(sb, "start_extent = %llu\n", (unsigned long long)seg->le);
     ff_sb_addf(sb, "extent_count = %llu\n\n", (unsigned long long)seg->len);
     ff_sb_add(sb, "type = \"striped\"\n");
@@ -177,13 +231,38 @@ add_striped_segs(struct ff_sb *sb, const struct ff_seg *segs, uint32_t nsegs)
   ff_sb_add(sb, "}\n");
 }
 
+/* How many segments add_striped_segs writes for segs. */
+static uint32_t
+printed_segs(const struct ff_seg *segs, uint32_t nsegs,
+             const struct ff_text_meta *tm)
+{
+  const struct ff_lv *pm = tm->pvmove;
+  uint32_t n = 0;
+
+  for (uint32_t s = 0; s < nsegs; s++) {
+    const struct ff_seg *seg = &segs[s];
+
+    if (seg->stripes != 1 || pvmove_le(pm, &seg->areas[0]) == UINT64_MAX) {
+      n++;
+      continue;
+    }
+    for (uint32_t p = 0; p < pm->nsegs; p++)
+      n += pm->segs[p].areas[0].pv == seg->areas[0].pv &&
+           pm->segs[p].areas[0].pe >= seg->areas[0].pe &&
+           pm->segs[p].areas[0].pe < seg->areas[0].pe + seg->len;
+  }
+  return n;
+}
+
 /* LV lv; visible: VISIBLE in its status; skip: ACTIVATION_SKIP (write 1
  * of a raid LV); first_write: its mirror segment as write 1 has it. */
 static void
 add_lv(struct ff_sb *sb, const struct ff_lv *lv, const struct ff_text_meta *tm,
        const char *tags, int visible, int skip, int first_write)
 {
-  add_head(sb, lv, lv->name, tm, tags, visible, skip, lv->nsegs);
+  add_head(sb, lv, lv->name, tm, tags, visible, skip,
+           lv->kind == FF_LVK_STRIPED ? printed_segs(lv->segs, lv->nsegs, tm)
+                                      : lv->nsegs);
   if (lv->kind == FF_LVK_MIRROR || lv->kind == FF_LVK_RAID) {
     ff_sb_add(sb, "segment1 {\nstart_extent = 0\n");
     ff_sb_addf(sb, "extent_count = %llu\n\n",
@@ -192,7 +271,7 @@ add_lv(struct ff_sb *sb, const struct ff_lv *lv, const struct ff_text_meta *tm,
     ff_sb_add(sb, "}\n");
     return;
   }
-  add_striped_segs(sb, lv->segs, lv->nsegs);
+  add_striped_segs(sb, lv->segs, lv->nsegs, tm);
 }
 
 /* rimage_N of raid LV top under --raidintegrity, once layered
@@ -353,7 +432,7 @@ add_cache(struct ff_sb *sb, const struct ff_vg *vg, const struct ff_lv *lv,
 
   if (!att) {
     add_head(sb, lv, lv->name, tm, tags, 1, 0, co->nsegs);
-    add_striped_segs(sb, co->segs, co->nsegs);
+    add_striped_segs(sb, co->segs, co->nsegs, tm);
     return;
   }
   add_head(sb, lv, lv->name, tm, tags, 1, 0, 1);
@@ -415,7 +494,7 @@ add_attached_pools(struct ff_sb *sb, const struct ff_vg *vg, uint32_t nlvs,
         /* a writecache's cachevol: LV_cvol, hidden, CACHE_VOL */
         add_head(sb, p, p->name, meta, meta->lv_tags ? meta->lv_tags[i] : NULL,
                  0, 0, p->nsegs);
-        add_striped_segs(sb, p->segs, p->nsegs);
+        add_striped_segs(sb, p->segs, p->nsegs, meta);
       } else if (p->attach_seq == at)
         add_cache_pool(sb, p, &vg->lvs[p->link], 1, meta,
                        meta->lv_tags ? meta->lv_tags[i] : NULL);
@@ -423,6 +502,29 @@ add_attached_pools(struct ff_sb *sb, const struct ff_vg *vg, uint32_t nlvs,
         next = p->attach_seq;
     }
   }
+}
+
+/* pvmove0 (the newest LV: after every other), each segment a mirror of
+ * the extents being moved and their new place, none moved yet. */
+static void
+add_pvmove(struct ff_sb *sb, const struct ff_lv *pm,
+           const struct ff_text_meta *tm)
+{
+  add_head(sb, pm, pm->name, tm, NULL, 0, 0, pm->nsegs);
+  for (uint32_t s = 0; s < pm->nsegs; s++) {
+    const struct ff_seg *sg = &pm->segs[s];
+
+    ff_sb_addf(sb,
+               "segment%u {\nstart_extent = %llu\nextent_count = %llu\n\n"
+               "type = \"mirror\"\nmirror_count = 2\nextents_moved = 0\n"
+               "region_size = %llu\n\nmirrors = [\n\"pv%u\", %llu,\n"
+               "\"pv%u\", %llu\n]\n}\n",
+               s + 1, (unsigned long long)sg->le, (unsigned long long)sg->len,
+               (unsigned long long)pm->region_size, sg->areas[0].pv,
+               (unsigned long long)sg->areas[0].pe, sg->areas[1].pv,
+               (unsigned long long)sg->areas[1].pe);
+  }
+  ff_sb_add(sb, "}\n");
 }
 
 /* A cache LV made by lvcreate --type cache --cachepool (two writes, over
@@ -497,15 +599,15 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           char *nm = strndup(sp->name, n);
 
           add_head(&sb, sp, nm ? nm : sp->name, meta, NULL, 1, 0, sp->nsegs);
-          add_striped_segs(&sb, sp->segs, sp->nsegs);
+          add_striped_segs(&sb, sp->segs, sp->nsegs, meta);
           free(nm);
         } else {
           /* the pool LV over the metadata area, to be wiped */
           add_head(&sb, lv, name_at(lv, 0), meta, tags, 1, 0, tm->nsegs);
-          add_striped_segs(&sb, tm->segs, tm->nsegs);
+          add_striped_segs(&sb, tm->segs, tm->nsegs, meta);
         }
-      } else if (lv->f.removed)
-        continue;
+      } else if (lv->f.removed || lv->kind == FF_LVK_PVMOVE)
+        continue; /* (pvmove0: after every LV, below) */
       else if (lv->kind == FF_LVK_THIN_POOL)
         add_thin_pool(
           &sb, vg, i, nlvs, meta, tags, msg && msg->link == i ? msg : NULL,
@@ -521,13 +623,13 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
         /* before the write that makes it a cachevol: the LV it was */
         if (!attached(lv, seqno)) {
           add_head(&sb, lv, name_at(lv, 0), meta, tags, 1, 0, lv->nsegs);
-          add_striped_segs(&sb, lv->segs, lv->nsegs);
+          add_striped_segs(&sb, lv->segs, lv->nsegs, meta);
         }
       } else if (lv->kind == FF_LVK_SNAPSHOT) {
         /* the COW: VISIBLE until write 2 makes it the snapshot's */
         add_head(&sb, lv, lv->name, meta, tags, (int)i == cur && ph == 0, 0,
                  lv->nsegs);
-        add_striped_segs(&sb, lv->segs, lv->nsegs);
+        add_striped_segs(&sb, lv->segs, lv->nsegs, meta);
       } else
         add_lv(&sb, lv, meta, tags, 1,
                fw && i + 1 == nlvs && last->kind == FF_LVK_RAID,
@@ -545,7 +647,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
         const struct ff_lv *top = &vg->lvs[i];
         int building = (int)i == cur && !done;
 
-        if (top->f.removed)
+        if (top->f.removed || top->kind == FF_LVK_PVMOVE)
           continue;
         if (top->kind == FF_LVK_SNAPSHOT) {
           if (pass == 1 && !building)
@@ -564,7 +666,7 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
               continue;
             add_head(&sb, sub, name_at(sub, att), meta, NULL, 0, 0,
                      sub->nsegs);
-            add_striped_segs(&sb, sub->segs, sub->nsegs);
+            add_striped_segs(&sb, sub->segs, sub->nsegs, meta);
           }
           continue;
         }
@@ -624,6 +726,8 @@ ff_lvmtext_build(const struct ff_vg *vg, uint32_t nlvs, uint32_t seqno,
           next = top->attach_seq;
       }
     }
+    if (meta->pvmove)
+      add_pvmove(&sb, meta->pvmove, meta);
     ff_sb_add(&sb, "}\n");
   }
   ff_sb_add(&sb, "\n");

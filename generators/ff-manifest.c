@@ -288,7 +288,28 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
   json_t *segs = json_array(), *o;
   const struct ff_lv *itop = integrity_top(vg, lv);
 
-  if (lv->role == FF_SUB_SNAPSHOT || itop) /* over the COW, the _iorig */
+  if (lv->kind == FF_LVK_PVMOVE) /* each moved piece: from, to */
+    for (uint32_t s = 0; s < lv->nsegs; s++) {
+      const struct ff_seg *seg = &lv->segs[s];
+      json_t *areas = json_array();
+
+      for (uint32_t a = 0; a < 2; a++) {
+        const struct ff_pv *pv = &vg->pvs[seg->areas[a].pv];
+
+        json_array_append_new(
+          areas, json_pack("{s:o, s:o, s:I, s:I}", "device",
+                           dev_name_json(farm, pv->dev), "pv_uuid",
+                           uuid_json(pv->uuid), "start_pe",
+                           (json_int_t)seg->areas[a].pe, "end_pe",
+                           (json_int_t)(seg->areas[a].pe + seg->len - 1)));
+      }
+      json_array_append_new(
+        segs, json_pack("{s:I, s:I, s:s, s:i, s:I, s:o}", "start_extent",
+                        (json_int_t)seg->le, "extent_count",
+                        (json_int_t)seg->len, "type", "mirror", "stripes", 1,
+                        "stripe_size", (json_int_t)0, "areas", areas));
+    }
+  else if (lv->role == FF_SUB_SNAPSHOT || itop) /* over the COW, the _iorig */
     json_array_append_new(
       segs, json_pack("{s:I, s:I, s:s, s:i, s:I, s:[]}", "start_extent",
                       (json_int_t)0, "extent_count", (json_int_t)lv->extents,
@@ -329,7 +350,7 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
     uuid_json(lv->uuid), "extents", (json_int_t)lv->extents, "size",
     (json_int_t)(lv->extents * vg->extent_size), "creation_time",
     (json_int_t)lv->time, "segments", segs, "visible",
-    lv->role == FF_SUB_NONE &&
+    lv->role == FF_SUB_NONE && lv->kind != FF_LVK_PVMOVE &&
       !((lv->kind == FF_LVK_CACHE_POOL || lv->kind == FF_LVK_CACHEVOL) &&
         lv->attach_seq));
   if (!o)
@@ -369,7 +390,13 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
                         json_string(lv->wc_args ? lv->wc_args : ""));
   } else if (lv->kind == FF_LVK_CACHEVOL)
     json_object_set_new(o, "cachevol_of", json_string(vg->lvs[lv->link].name));
-  else if (lv->kind != FF_LVK_STRIPED)
+  else if (lv->kind == FF_LVK_PVMOVE) {
+    /* an interrupted pvmove: each segment moving from its first area to
+     * its second, nothing moved yet (the LVs' extents still where they
+     * were) */
+    json_object_set_new(o, "type", json_string("pvmove"));
+    json_object_set_new(o, "dm_type", json_string("mirror"));
+  } else if (lv->kind != FF_LVK_STRIPED)
     thin_snap_json(o, vg, lv);
   return o;
 }

@@ -58,7 +58,10 @@ static const struct {
     "cachesettings", NULL}},
   {"lvrename", FF_CHG_RENAME, {"lv", "new_name", NULL}},
   {"lvextend", FF_CHG_EXTEND, {"lv", "size", NULL}},
-  {"lvremove", FF_CHG_REMOVE, {"lv", "record_lvs_history", "write_times", NULL}},
+  {"lvremove",
+   FF_CHG_REMOVE,
+   {"lv", "record_lvs_history", "write_times", NULL}},
+  {"pvmove", FF_CHG_PVMOVE, {"pv", "to", "uuid", NULL}},
 };
 
 const char *const ff_wc_setting_names[FF_WC_NSETTINGS] = {
@@ -166,6 +169,7 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
                                      "record_lvs_history",
                                      "cachesettings",
                                      "write_times",
+                                     "to",
                                      NULL};
   char *cmd = NULL, kp[256];
   const char *name;
@@ -251,12 +255,15 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
     ch->major = fl.major;
     ch->minor = fl.minor;
   }
-  if (ch->cmd != FF_CHG_VG && ch->cmd != FF_CHG_PV && !ch->lv)
+  if (ch->cmd != FF_CHG_VG && ch->cmd != FF_CHG_PV &&
+      ch->cmd != FF_CHG_PVMOVE && !ch->lv)
     return ff_cfg_err(c->file, g, path, "%s %s needs lv = \"NAME\"",
                       article(name), name);
-  if (ch->cmd == FF_CHG_PV && !config_setting_get_member(g, "pv"))
+  if ((ch->cmd == FF_CHG_PV || ch->cmd == FF_CHG_PVMOVE) &&
+      !config_setting_get_member(g, "pv"))
     return ff_cfg_err(c->file, g, path,
-                      "a pvchange needs pv = N (the PV's index in the VG)");
+                      "%s %s needs pv = N (the PV's index in the VG)",
+                      article(name), name);
   switch (ch->cmd) {
   case FF_CHG_CACHE: {
     /* lvconvert --type cache --cachepool POOL VG/LV, or --type writecache
@@ -327,6 +334,39 @@ parse_change(const struct ff_spec_ctx *c, const config_setting_t *g,
                         "an lvrename needs new_name = \"NAME\" (lvrename VG "
                         "LV NEW_NAME)");
     return 0;
+  case FF_CHG_PVMOVE: {
+    /* pvmove PV [PV...]: to, the destination PVs (default: any other) */
+    const config_setting_t *s = config_setting_get_member(g, "to");
+
+    if (ff_sp_uuid(c, g, path, "uuid", &ch->uuid) < 0)
+      return -1;
+    if (!s)
+      return 0;
+    ff_cfg_join(kp, sizeof kp, path, "to");
+    if (!config_setting_is_aggregate(s) || !config_setting_length(s))
+      return ff_cfg_err(c->file, s, kp,
+                        "expected a list of PV indexes (pvmove's "
+                        "destinations)");
+    ch->nto = (unsigned)config_setting_length(s);
+    if (!(ch->to = calloc(ch->nto, sizeof *ch->to)))
+      return ff_cfg_err(c->file, s, kp, "out of memory");
+    for (unsigned i = 0; i < ch->nto; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, i);
+      long long v = config_setting_get_int64(e);
+
+      if ((config_setting_type(e) != CONFIG_TYPE_INT &&
+           config_setting_type(e) != CONFIG_TYPE_INT64) ||
+          v < 0 || v >= (long long)npvs)
+        return ff_cfg_err(c->file, e, kp,
+                          "entry %u is not a PV index of the VG (0 to %u)", i,
+                          npvs ? npvs - 1 : 0);
+      if (v == (long long)ch->pv)
+        return ff_cfg_err(c->file, e, kp,
+                          "PV %lld is the one pvmove moves from", v);
+      ch->to[i] = (unsigned)v;
+    }
+    return 0;
+  }
   case FF_CHG_REMOVE: {
     /* write_times: an lvremove of a thin LV writes twice (the pool's
      * delete message, then none) */
@@ -1413,6 +1453,7 @@ ff_spec_free(struct ff_spec *sp)
       free(vg->changes[j].description);
       free(vg->changes[j].new_name);
       free(vg->changes[j].cachevol);
+      free(vg->changes[j].to);
       free_strv(vg->changes[j].cachesettings);
     }
     free(vg->changes);

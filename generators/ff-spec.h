@@ -92,6 +92,7 @@ enum ff_lv_kind {
   /* made by changes only (lvconvert --type writecache --cachevol): */
   FF_LVK_WRITECACHE, /* an LV with a writecache (_wcorig) */
   FF_LVK_CACHEVOL,   /* the linear LV it caches with (renamed LV_cvol) */
+  FF_LVK_PVMOVE,     /* pvmove0, made by a pvmove change */
 };
 
 /* lvcreate/lvconvert --cachemode: FF_CACHE_MODE_NONE writes no line (a
@@ -169,7 +170,7 @@ struct ff_spec_lv {
   /* [ff_spec_lv_writes()]: up to 3, or with --raidintegrity one per
    * write (FF_SPEC_MAX_WRITES) */
   int64_t write_times[FF_SPEC_MAX_WRITES];
-  char *descriptions[3];  /* NULL: derived from description */
+  char *descriptions[3]; /* NULL: derived from description */
   /* thin pools, thin LVs, snapshots (docs/spec-format.md "Thin pools,
    * thin LVs and snapshots") */
   uint64_t chunk_size;    /* bytes; pool: 0 = lvm's default; snapshot */
@@ -224,7 +225,8 @@ enum ff_change_cmd {
   FF_CHG_RENAME,
   FF_CHG_EXTEND,
   FF_CHG_WRITECACHE,
-  FF_CHG_REMOVE
+  FF_CHG_REMOVE,
+  FF_CHG_PVMOVE
 };
 
 struct ff_spec_change {
@@ -250,6 +252,8 @@ struct ff_spec_change {
   char *new_name; /* lvrename: the LV's new name */
   uint64_t size;  /* lvextend: the LV's new size in bytes */
   int history;    /* lvremove: with metadata/record_lvs_history = 1 */
+  unsigned *to;   /* pvmove: the destination PVs' indexes, or NULL (any) */
+  unsigned nto;
   int has_write_times;    /* lvremove of a thin LV: its two writes' */
   int64_t write_times[2]; /* times (time: the first's) */
   int has_time;

@@ -497,9 +497,12 @@ attached = ([keys_of(f).get("pool", keys_of(f).get("cachevol", "")).strip('"') f
 cvol_made = [n + ("_wcorig" if keys_of(f).get("type") == '"writecache"' else "_corig")
              for n, f in lv_intent if "cachevol" in keys_of(f)]
 converted = cvol_made + converted
+moving = any(keys_of(f).get("command") == '"pvmove"' for f in chg_intent)
 want = ([final(n) for n, _ in lv_intent if n not in attached and n not in removed] +
         [disk(n) for n in reversed(attached)] +
         [x for n, _ in lv_intent for x in lay[n][0]] + converted)
+if moving:
+    want.append("pvmove0")
 if want != [l["name"] for l in cur["lvs"]]:
     fail("LVs on disk %s, expected %s" % ([l["name"] for l in cur["lvs"]], want))
 
@@ -650,6 +653,13 @@ if chg_intent:
             if part.strip():
                 w("        %s;" % part.strip())
         ck = keys_of(frag)
+        if ck.get("command") == '"pvmove"':
+            pm = curlv["pvmove0"]
+            if pm["creation_time"] != wr["creation_time"]:
+                fail("pvmove0 creation_time %d != pvmove write time %d (second boundary), running the scenario again"
+                     % (pm["creation_time"], wr["creation_time"]), 3)
+            w("        uuid = %s;" % q(pm["id"]))
+            vals.append("lv pvmove0 uuid %s time %d (pvmove)" % (pm["id"], pm["creation_time"]))
         if "lvconvert" in ck.get("command", ""):
             co = curlv[corig(frag)]
             if co["creation_time"] != wr["creation_time"]:
@@ -740,6 +750,23 @@ fakedm_selftest() {
 		ff_die "the fake device-mapper's self-test failed (log: $FF_SCRATCH/fakedm-selftest.log)"
 	ff_loop_detach_all
 	rm -f "$img"
+}
+
+# stop_pvmove_pollers: kill the lvm processes polling this scenario's
+# pvmove (pvmove -b forks one that leaves our process group; ours carry
+# the shim's scratch dir in their environment), and wait for them to go.
+stop_pvmove_pollers() {
+	local p want=FF_FAKEDM_DIR=$FF_SCRATCH/fakedm/dm
+	local -a mine=()
+	for p in $(pgrep -x lvm || true); do
+		if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "$want"; then
+			mine+=("$p")
+		fi
+	done
+	((${#mine[@]})) || ff_die "pvmove -b left no poller to stop (did it finish?)"
+	kill "${mine[@]}" 2>/dev/null || true
+	ff_wait_until 30 bash -c 'for p; do [ -e /proc/$p ] && exit 1; done; exit 0' _ "${mine[@]}" ||
+		ff_die "the pvmove poller (${mine[*]}) did not exit"
 }
 
 # run_scenario NAME VG NPV SIZE[,SIZE...] "PVCREATE-OPTS|VG spec fragment|VGCREATE-OPTS" LV-SPEC...
@@ -848,6 +875,19 @@ run_scenario() {
 				# (@PVn: the n-th PV's device)
 				opts=${opts//@PV0/${devs[0]}}
 				opts=${opts//@PV1/${devs[1]:-}}
+				opts=${opts//@PV2/${devs[2]:-}}
+				if [[ $name == '!pvmove' ]]; then
+					# an interrupted pvmove: its mirrors never sync
+					# (the shim's FF_FAKEDM_PVMOVE_STALLS), -b leaves
+					# its first write and a poller, which we stop
+					# shellcheck disable=SC2086
+					FF_FAKEDM_PVMOVE_STALLS=1 $lvmf pvmove "${dsel[@]}" -b \
+						--config global/use_lvmpolld=0 $opts >/dev/null 2>"$d/err" ||
+						{ cat "$d/err" >&2; ff_die "scenario $sc: pvmove $opts failed"; }
+					stop_pvmove_pollers
+					printf 'chg\t%s\n' "$frag" >>"$d/intent"
+					continue
+				fi
 				# shellcheck disable=SC2086
 				$lvmf "${name#!}" "${dsel[@]}" $opts >/dev/null 2>"$d/err" ||
 					{ cat "$d/err" >&2; ff_die "scenario $sc: ${name#!} $opts failed"; }
@@ -1006,7 +1046,7 @@ PY
 # (lvm reads /proc/devices; 0 without device-mapper)
 dmmajor=$(awk '$2 == "device-mapper" { print $1 }' /proc/devices)
 dmmajor=${dmmajor:-0}
-for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 ri mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc wd cw cv}; do
+for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs pm pn z0 z1 z2 z3 z4 z5 s0 s1 s2 s3 x0 x1 x2 y0 y1 ma mb mc md me ra rb rc rd re rf r0 r1 r2 ri mx rt tp t1 t2 t3 tg sn tn tq tx ts hr ca cb cc cd ce cf cg wc wd cw cv}; do
 	case $sc in
 	a)
 		run_scenario a vgA 2 64M "" \
@@ -1129,6 +1169,27 @@ for sc in ${FF_SCENARIOS:-a b c d e f g h i j k l m n o t u v w hx hy hs z0 z1 z
 			'!lvextend|command = "lvextend"; lv = "lva"; size = "8M"|--driverloaded n -l 2 vgY/lva' \
 			'!lvextend|command = "lvextend"; lv = "lvb"; size = "12M"|--driverloaded n -l 3 vgY/lvb' \
 			'!lvextend|command = "lvextend"; lv = "lvc"; size = "16M"|--driverloaded n -l 4 vgY/lvc'
+		;;
+	pm)
+		# pvmove, interrupted after its first write (pvmove -b, its
+		# poller stopped before a segment synced): pvmove0 mirrors each
+		# moved segment onto the destination, the LVs LOCKED over it
+		run_scenario pm vgpm 3 64M "@fakedm" \
+			'a|size = "8M"; placement = ( ["0:0-1"] )|-L 8M|0:0-1' \
+			'keep|size = "4M"; placement = ( ["1:0"] )|-L 4M|1:0' \
+			'b|size = "4M"; placement = ( ["0:2"] )|-L 4M|0:2' \
+			'c|size = "12M"; placement = ( ["0:5-7"] )|-L 12M|0:5-7' \
+			'!pvmove|command = "pvmove"; pv = 0|@PV0'
+		;;
+	pn)
+		# pvmove PV0 PV1 onto a fragmented PV1: the new extents from its
+		# biggest free area first, a segment split where it ends
+		run_scenario pn vgpn 3 64M "@fakedm" \
+			'a|size = "8M"; placement = ( ["0:0-1"] )|-L 8M|0:0-1' \
+			'x|size = "8M"; placement = ( ["1:2-3"] )|-L 8M|1:2-3' \
+			'y|size = "32M"; placement = ( ["1:7-14"] )|-L 32M|1:7-14' \
+			'c|size = "12M"; placement = ( ["0:5-7"] )|-L 12M|0:5-7' \
+			'!pvmove|command = "pvmove"; pv = 0; to = [1]|@PV0 @PV1'
 		;;
 	hs)
 		# lvremove of linear LVs: their extents free again (an lvextend

@@ -35,6 +35,8 @@
  *     device at the table's offset.  The scratch file of such a device is
  *     refilled from the block device at every open, so reads (bcache's
  *     read-modify-write of the log header) see the device's real bytes.
+ *   - mirror status lines in sync, except a pvmove mirror's when
+ *     FF_FAKEDM_PVMOVE_STALLS is set (an interrupted pvmove);
  *   - thin-pool, thin and snapshot status lines, and the set_transaction_id
  *     message: a pool's transaction id is kept in FF_FAKEDM_DIR across lvm
  *     commands, as the kernel keeps it in the pool's metadata.
@@ -920,7 +922,13 @@ fake_status(const struct fdev *f, const struct tgt *t, char *o, size_t n)
     snprintf(o, n, "%s %d %s %" PRIu64 "/%" PRIu64 " idle 0 0 -", ty, ndev,
              health, t->len, t->len);
   } else if (strcmp(t->type, "mirror") == 0) {
-    snprintf(o, n, "2 252:1 252:2 1/1 1 AA 1 core");
+    /* FF_FAKEDM_PVMOVE_STALLS set: pvmove's mirrors never sync (0 of 1
+     * regions), so pvmove polls after its first write until it is
+     * stopped: the interrupted pvmove a reference run wants */
+    const char *stall = getenv("FF_FAKEDM_PVMOVE_STALLS");
+
+    snprintf(o, n, "2 252:1 252:2 %s 1 AA 1 core",
+             stall && *stall && strstr(f->name, "-pvmove") ? "0/1" : "1/1");
   } else if (strcmp(t->type, "striped") == 0) {
     snprintf(o, n, "2 252:1 252:2 1 AA");
   }

@@ -859,6 +859,34 @@ static const struct {
    "t:1: vgs.[0].lvs.[0]: cachevol 'later': lvm refuses it: Failed to find "
    "LV vg0000/later",
    ""},
+  /* pvmove */
+  {"vgs = ({ pvs = 2; changes = ({ command = \"pvmove\"; }); });",
+   "t:1: vgs.[0].changes.[0]: a pvmove needs pv = N", ""},
+  {"vgs = ({ pvs = 2; changes = ({ command = \"pvmove\"; pv = 0; to = [0]; "
+   "}); });",
+   "t:1: vgs.[0].changes.[0].to: PV 0 is the one pvmove moves from", ""},
+  {"vgs = ({ pvs = 2; changes = ({ command = \"pvmove\"; pv = 0; to = [5]; "
+   "}); });",
+   "t:1: vgs.[0].changes.[0].to: entry 0 is not a PV index of the VG (0 to 1)",
+   ""},
+  {"vgs = ({ pvs = 2; lvs = ({ size = \"4M\"; placement = ( [\"1:0\"] ); "
+   "});\n changes = ({ command = \"pvmove\"; pv = 0; }); });",
+   "t:2: vgs.[0].changes.[0]: lvm refuses it: No data to move for vg0000.",
+   ""},
+  {"vgs = ({ pvs = 3; lvs = ({ name = \"m\"; type = \"raid1\"; size = "
+   "\"4M\"; });\n changes = ({ command = \"pvmove\"; pv = 0; }); });",
+   "t:2: vgs.[0].changes.[0]: not supported yet: pvmove of PV 0, which "
+   "m_rimage_0 of LV m uses",
+   ""},
+  {"vgs = ({ pvs = 2; lvs = ({ name = \"a\"; size = \"4M\"; });\n changes "
+   "= ({ command = \"pvmove\"; pv = 0; },\n { command = \"lvchange\"; lv = "
+   "\"a\"; addtag = [\"x\"]; }); });",
+   "t:2: vgs.[0].changes.[0]: not supported yet: changes after a pvmove", ""},
+  {"vgs = ({ pvs = 2; device_size = \"16M\"; lvs = ({ size = \"8M\"; "
+   "placement = ( [\"0:0-1\"] ); },\n { size = \"8M\"; placement = ( "
+   "[\"1:0-1\"] ); });\n changes = ({ command = \"pvmove\"; pv = 0; }); "
+   "});",
+   "t:3: vgs.[0].changes.[0]", "Insufficient free space"},
   /* lvremove */
   {"vgs = ({ changes = ({ command = \"lvremove\"; }); });",
    "t:1: vgs.[0].changes.[0]: an lvremove needs lv = \"NAME\"", ""},
