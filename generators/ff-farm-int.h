@@ -303,6 +303,43 @@ ff_fb_round_up(uint64_t v, uint64_t to)
 
 /* ff-farm.c */
 
+/* Where pvmove0 pm (NULL: no pvmove) has area a's extents: its LE, or
+ * UINT64_MAX when a is not being moved.  (pm's segments: areas[0] the
+ * extents moved, areas[1] their new place.) */
+static inline uint64_t
+ff_fb_pvmove_le(const struct ff_lv *pm, const struct ff_area *a)
+{
+  for (uint32_t s = 0; pm && s < pm->nsegs; s++) {
+    const struct ff_seg *sg = &pm->segs[s];
+
+    if (a->pv == sg->areas[0].pv && a->pe >= sg->areas[0].pe &&
+        a->pe < sg->areas[0].pe + sg->len)
+      return sg->le + (a->pe - sg->areas[0].pe);
+  }
+  return UINT64_MAX;
+}
+
+/* Is pvmove0 pm's segment p a piece of linear segment seg (its extents
+ * go there)? */
+static inline int
+ff_fb_pvmove_piece(const struct ff_lv *pm, uint32_t p,
+                   const struct ff_seg *seg)
+{
+  const struct ff_area *a = &pm->segs[p].areas[0];
+
+  return a->pv == seg->areas[0].pv && a->pe >= seg->areas[0].pe &&
+         a->pe < seg->areas[0].pe + seg->len;
+}
+
+/* The VG's pvmove0 while a pvmove is under way, or NULL. */
+static inline const struct ff_lv *
+ff_fb_pvmove(const struct ff_vg *vg)
+{
+  const struct ff_lv *pm = vg->nlvs ? &vg->lvs[vg->nlvs - 1] : NULL;
+
+  return pm && pm->kind == FF_LVK_PVMOVE && !pm->f.removed ? pm : NULL;
+}
+
 /* The footer time of write p of lv's lvcreate. */
 static inline int64_t
 ff_fb_wtime(const struct ff_lv *lv, unsigned p)

@@ -972,9 +972,7 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
     }
     prev_time = meta.time;
     /* a pvmove under way: its pvmove0 (the last slot) is there */
-    if (vg->nlvs && vg->lvs[vg->nlvs - 1].kind == FF_LVK_PVMOVE &&
-        !vg->lvs[vg->nlvs - 1].f.removed)
-      meta.pvmove = &vg->lvs[vg->nlvs - 1];
+    meta.pvmove = ff_fb_pvmove(vg);
     /* the historical LVs: each removed thin LV whose snapshot lives */
     meta.hist = hist;
     for (uint32_t c = 0; c < g->nchanges; c++) {

@@ -114,28 +114,13 @@ add_mirror_raid_seg(struct ff_sb *sb, const struct ff_lv *lv, int first_write)
   ff_sb_add(sb, "]\n}\n");
 }
 
-/* Where pvmove0 pm (NULL: no pvmove) has area a's extents: its LE, or
- * UINT64_MAX when a is not being moved. */
-static uint64_t
-pvmove_le(const struct ff_lv *pm, const struct ff_area *a)
-{
-  for (uint32_t s = 0; pm && s < pm->nsegs; s++) {
-    const struct ff_seg *sg = &pm->segs[s];
-
-    if (a->pv == sg->areas[0].pv && a->pe >= sg->areas[0].pe &&
-        a->pe < sg->areas[0].pe + sg->len)
-      return sg->le + (a->pe - sg->areas[0].pe);
-  }
-  return UINT64_MAX;
-}
-
 /* Does LV lv have extents pvmove0 pm moves (then it is LOCKED)? */
 static int
 pvmove_locks(const struct ff_lv *pm, const struct ff_lv *lv)
 {
   for (uint32_t s = 0; pm && lv->kind != FF_LVK_PVMOVE && s < lv->nsegs; s++)
     for (uint32_t a = 0; lv->segs[s].areas && a < lv->segs[s].stripes; a++)
-      if (pvmove_le(pm, &lv->segs[s].areas[a]) != UINT64_MAX)
+      if (ff_fb_pvmove_le(pm, &lv->segs[s].areas[a]) != UINT64_MAX)
         return 1;
   return 0;
 }
@@ -192,15 +177,14 @@ add_striped_segs(struct ff_sb *sb, const struct ff_seg *segs, uint32_t nsegs,
   for (uint32_t s = 0; s < nsegs; s++) {
     const struct ff_seg *seg = &segs[s];
 
-    if (seg->stripes == 1 && pvmove_le(pm, &seg->areas[0]) != UINT64_MAX) {
+    if (seg->stripes == 1 &&
+        ff_fb_pvmove_le(pm, &seg->areas[0]) != UINT64_MAX) {
       /* moving: one segment per piece of pvmove0 it went to (its
        * allocation split it where the new areas end) */
       for (uint32_t p = 0; p < pm->nsegs; p++) {
         const struct ff_seg *ps = &pm->segs[p];
 
-        if (ps->areas[0].pv != seg->areas[0].pv ||
-            ps->areas[0].pe < seg->areas[0].pe ||
-            ps->areas[0].pe >= seg->areas[0].pe + seg->len)
+        if (!ff_fb_pvmove_piece(pm, p, seg))
           continue;
         ff_sb_addf(
           sb,
@@ -242,14 +226,13 @@ printed_segs(const struct ff_seg *segs, uint32_t nsegs,
   for (uint32_t s = 0; s < nsegs; s++) {
     const struct ff_seg *seg = &segs[s];
 
-    if (seg->stripes != 1 || pvmove_le(pm, &seg->areas[0]) == UINT64_MAX) {
+    if (seg->stripes != 1 ||
+        ff_fb_pvmove_le(pm, &seg->areas[0]) == UINT64_MAX) {
       n++;
       continue;
     }
     for (uint32_t p = 0; p < pm->nsegs; p++)
-      n += pm->segs[p].areas[0].pv == seg->areas[0].pv &&
-           pm->segs[p].areas[0].pe >= seg->areas[0].pe &&
-           pm->segs[p].areas[0].pe < seg->areas[0].pe + seg->len;
+      n += ff_fb_pvmove_piece(pm, p, seg);
   }
   return n;
 }

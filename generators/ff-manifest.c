@@ -303,11 +303,14 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
                            (json_int_t)seg->areas[a].pe, "end_pe",
                            (json_int_t)(seg->areas[a].pe + seg->len - 1)));
       }
+      /* lvm moves one segment at a time: the first is being moved (a
+       * mirror in dm), the later ones wait (linear on their PV) */
       json_array_append_new(
-        segs, json_pack("{s:I, s:I, s:s, s:i, s:I, s:o}", "start_extent",
-                        (json_int_t)seg->le, "extent_count",
-                        (json_int_t)seg->len, "type", "mirror", "stripes", 1,
-                        "stripe_size", (json_int_t)0, "areas", areas));
+        segs,
+        json_pack("{s:I, s:I, s:s, s:i, s:I, s:o, s:b}", "start_extent",
+                  (json_int_t)seg->le, "extent_count", (json_int_t)seg->len,
+                  "type", "mirror", "stripes", 1, "stripe_size", (json_int_t)0,
+                  "areas", areas, "moving", s == 0));
     }
   else if (lv->role == FF_SUB_SNAPSHOT || itop) /* over the COW, the _iorig */
     json_array_append_new(
@@ -326,6 +329,28 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
     const struct ff_seg *seg = &lv->segs[s];
     json_t *areas = json_array();
     uint64_t per = seg->len / seg->stripes;
+    const struct ff_lv *pm = ff_fb_pvmove(vg);
+
+    if (seg->stripes == 1 && pm &&
+        ff_fb_pvmove_le(pm, &seg->areas[0]) != UINT64_MAX) {
+      /* under an interrupted pvmove: one segment per piece of pvmove0
+       * it goes through (as lvm's metadata and tables have it) */
+      json_decref(areas);
+      for (uint32_t p = 0; p < pm->nsegs; p++) {
+        const struct ff_seg *ps = &pm->segs[p];
+
+        if (!ff_fb_pvmove_piece(pm, p, seg))
+          continue;
+        json_array_append_new(
+          segs, json_pack(
+                  "{s:I, s:I, s:s, s:i, s:I, s:[{s:s, s:I}]}", "start_extent",
+                  (json_int_t)(seg->le + ps->areas[0].pe - seg->areas[0].pe),
+                  "extent_count", (json_int_t)ps->len, "type", "linear",
+                  "stripes", 1, "stripe_size", (json_int_t)0, "areas", "lv",
+                  pm->name, "start_le", (json_int_t)ps->le));
+      }
+      continue;
+    }
 
     for (uint32_t a = 0; a < seg->stripes; a++) {
       const struct ff_pv *pv = &vg->pvs[seg->areas[a].pv];
@@ -392,10 +417,12 @@ lv_json(const struct ff_farm *farm, const struct ff_vg *vg,
     json_object_set_new(o, "cachevol_of", json_string(vg->lvs[lv->link].name));
   else if (lv->kind == FF_LVK_PVMOVE) {
     /* an interrupted pvmove: each segment moving from its first area to
-     * its second, nothing moved yet (the LVs' extents still where they
-     * were) */
+     * its second, nothing moved yet (the LVs' segments go through it) */
     json_object_set_new(o, "type", json_string("pvmove"));
     json_object_set_new(o, "dm_type", json_string("mirror"));
+    json_object_set_new(
+      o, "region_size",
+      json_integer((json_int_t)(lv->region_size * FF_SECTOR)));
   } else if (lv->kind != FF_LVK_STRIPED)
     thin_snap_json(o, vg, lv);
   return o;

@@ -501,20 +501,44 @@ vg_pv(json_t *vg, const char *uuid)
   return NULL;
 }
 
-/* Compare one area "MAJ:MIN OFFSET" with a manifest area; on a mismatch
- * write why into WHY and return false. */
+static bool check_devword(const char *devname, const char *w, const char *what,
+                          char *why, size_t whysize);
+
+/* Compare one area "MAJ:MIN OFFSET" with a manifest area (on a PV, or on
+ * another LV: "lv", "start_le"); on a mismatch write why into WHY and
+ * return false. */
 static bool
 check_area(json_t *vg, uint64_t extent, json_t *area, const char *majmin,
            uint64_t offset, char *why, size_t whysize)
 {
   const char *uuid = json_string_value(json_object_get(area, "pv_uuid"));
   const char *want_dev = json_string_value(json_object_get(area, "device"));
+  const char *over = json_string_value(json_object_get(area, "lv"));
   uint64_t start_pe = json_integer_value(json_object_get(area, "start_pe"));
-  const struct devmap_entry *e = resolve(majmin);
+  const struct devmap_entry *e;
   json_t *pv;
   uint64_t want_off;
   char u[33];
 
+  if (over) {
+    /* an LV over another LV (under an interrupted pvmove: pvmove0) */
+    char dev[512];
+    const char *vgname = json_string_value(json_object_get(vg, "name"));
+    uint64_t le = json_integer_value(json_object_get(area, "start_le"));
+
+    dm_name(vgname ? vgname : "?", over, dev, sizeof dev);
+    if (!check_devword(dev, majmin, "the LV below", why, whysize))
+      return false;
+    if (offset != le * extent / 512) {
+      snprintf(why, whysize,
+               "on %.200s at sector %" PRIu64 ", expected sector %" PRIu64
+               " (its extent %" PRIu64 ")",
+               dev, offset, le * extent / 512, le);
+      return false;
+    }
+    return true;
+  }
+  e = resolve(majmin);
   if (uuid == NULL || (pv = vg_pv(vg, uuid)) == NULL) {
     snprintf(why, whysize, "manifest area has no PV of the VG");
     return false;
@@ -1332,6 +1356,55 @@ check_segment(const char *vgname, json_t *vg, json_t *lv, uint64_t extent,
              "+%" PRIu64,
              t->start, t->len, want_start, want_len);
     return false;
+  }
+  /* pvmove0 of an interrupted pvmove: each segment "mirror core 1 REGION
+   * 2 FROM OFF TO OFF", the extents and their new place */
+  {
+    const char *lt = json_string_value(json_object_get(lv, "type"));
+    char m1[32], m2[32];
+    uint64_t reg, o1, o2;
+    int k = 0;
+
+    if (lt && strcmp(lt, "pvmove") == 0) {
+      uint64_t want_reg =
+        json_integer_value(json_object_get(lv, "region_size")) / 512;
+
+      if (!json_is_true(json_object_get(seg, "moving"))) {
+        /* waiting: linear where its extents are */
+        if (strcmp(t->type, "linear") != 0 ||
+            sscanf(t->params, "%31s %" SCNu64 " %n", m1, &o1, &k) != 2 ||
+            t->params[k] != '\0') {
+          snprintf(why, whysize,
+                   "%s \"%.200s\", expected linear (a segment waiting to "
+                   "move)",
+                   t->type, t->params);
+          return false;
+        }
+        return check_area(vg, extent, json_array_get(areas, 0), m1, o1, why,
+                          whysize);
+      }
+      if (strcmp(t->type, "mirror") != 0 ||
+          sscanf(t->params,
+                 "core 1 %" SCNu64 " 2 %31s %" SCNu64 " %31s %" SCNu64 " %n",
+                 &reg, m1, &o1, m2, &o2, &k) != 5 ||
+          t->params[k] != '\0') {
+        snprintf(why, whysize,
+                 "%s \"%.200s\", expected mirror \"core 1 REGION 2 FROM "
+                 "OFFSET TO OFFSET\"",
+                 t->type, t->params);
+        return false;
+      }
+      if (reg != want_reg) {
+        snprintf(why, whysize,
+                 "region size %" PRIu64 " sectors, expected %" PRIu64, reg,
+                 want_reg);
+        return false;
+      }
+      return check_area(vg, extent, json_array_get(areas, 0), m1, o1, why,
+                        whysize) &&
+             check_area(vg, extent, json_array_get(areas, 1), m2, o2, why,
+                        whysize);
+    }
   }
   /* A mirror or raid LV is one target over its sub-LVs; a snapshot's
    * COW (dm_type snapshot) has plain segments. */

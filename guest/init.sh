@@ -91,7 +91,9 @@ fi
 section lvm-version lvm version
 section pvscan sh -c 'lvm pvscan >/tmp/pvscan.out 2>&1; rc=$?; tail -n 1 /tmp/pvscan.out; exit $rc'
 mark pvscan
-section vgchange sh -c 'lvm vgchange -aay >/tmp/vgchange.out 2>&1; rc=$?; grep -c "now active" /tmp/vgchange.out; grep -v "now active" /tmp/vgchange.out | head -20; exit $rc'
+# --poll n: an interrupted pvmove of the farm (pvmove0) stays as its
+# metadata has it while ff-dmcheck looks (no move resumed under it)
+section vgchange sh -c 'lvm vgchange -aay --poll n >/tmp/vgchange.out 2>&1; rc=$?; grep -c "now active" /tmp/vgchange.out; grep -v "now active" /tmp/vgchange.out | head -20; exit $rc'
 echo "FF-DM $(ls /sys/block | grep -c '^dm-')"
 mark activated
 section dmcheck ff-dmcheck /etc/ff/manifest.json

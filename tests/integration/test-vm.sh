@@ -22,8 +22,10 @@
 #      onto another PV, renamed and made read-only after the others, two
 #      thin LVs removed (the pool's metadata and transaction id as the
 #      kernel and lvm expect them), a cache and a writecache made by
-#      lvcreate --cachevol, cache and writecache settings): all 117 dm
-#      devices activate and ff-dmcheck matches every table (113 LVs)
+#      lvcreate --cachevol, cache and writecache settings, an
+#      interrupted pvmove (pvmove0's mirror and waiting segments, the
+#      LVs over it; activated with --poll n)): all 122 dm devices
+#      activate and ff-dmcheck matches every table (118 LVs)
 #   1c. fio in the guest: guest/tests/io-2x2.conf (io workloads on a raw
 #      farm disk, on a linear LV and on the guest's RAM disk, under 0 and
 #      5 ms per write: 2 boots with the fio layer): all 6 io rows did I/O,
@@ -173,10 +175,10 @@ for c in d["configs"]:
                 bad.append("config %d: vg_complete on %r" % (c["id"], sorted(done)))
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
-expect layouts 0 'verdict: ff-dmcheck: 113 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' -- \
+expect layouts 0 'verdict: ff-dmcheck: 118 LVs checked, 0 mismatched, 0 VGs skipped, 0 other' -- \
   "$specs/layouts.conf" --nbd-client 0 --timeout 900
-grep -q 'vgchange -aay .*(117 dm devices, rc 0)' "$tmp/layouts.out" ||
-  fail "layouts: vgchange did not make the 117 dm devices: $(grep 'vgchange' "$tmp/layouts.out")"
+grep -q 'vgchange -aay .*(122 dm devices, rc 0)' "$tmp/layouts.out" ||
+  fail "layouts: vgchange did not make the 122 dm devices: $(grep 'vgchange' "$tmp/layouts.out")"
 expect io 0 'write-5ms.conf *lv *vg0000/lvol0 *1 *write' -- "$specs/io-2x2.conf" --nbd-client 0 \
   --json "$tmp/io.json" --timeout 900
 python3 - "$tmp/io.json" <<'PY' || fail "io: the run document"
