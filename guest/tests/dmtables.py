@@ -138,6 +138,18 @@ for vg in m["vgs"]:
                 dmnum[dmname(vg["name"], lv["origin"]) + "-real"], dmnum[dm + "-cow"],
                 lv["chunk_size"] // 512)))
             dm += "-cow"
+        elif lv.get("type") == "pvmove":
+            # an interrupted pvmove: the first segment a mirror of its
+            # extents and their new place, the others linear where they are
+            for seg in lv["segments"]:
+                pa = ["%s %d" % (majmin[a["device"]],
+                                 (pe_start[a["pv_uuid"]] + a["start_pe"] * es) // 512)
+                      for a in seg["areas"]]
+                lines.append((dm, "%s: %d %d %s" % (
+                    dm, seg["start_extent"] * es // 512, seg["extent_count"] * es // 512,
+                    "mirror core 1 %d 2 %s %s" % (lv["region_size"] // 512, pa[0], pa[1])
+                    if seg["moving"] else "linear " + pa[0])))
+            continue
         elif lv.get("dm_type"):
             typ, params = top_params(vg, lv)
             lines.append((dm, "%s: 0 %d %s %s" % (dm, lv["extents"] * es // 512,
@@ -146,7 +158,9 @@ for vg in m["vgs"]:
         for seg in lv["segments"]:
             start = seg["start_extent"] * es // 512
             length = seg["extent_count"] * es // 512
-            areas = ["%s %d" % (majmin[a["device"]],
+            areas = ["%s %d" % (dmnum[dmname(vg["name"], a["lv"])], a["start_le"] * es // 512)
+                     if "lv" in a else
+                     "%s %d" % (majmin[a["device"]],
                                 (pe_start[a["pv_uuid"]] + a["start_pe"] * es) // 512)
                      for a in seg["areas"]]
             if seg["type"] == "linear":

@@ -152,6 +152,32 @@ expect integrity-meta 1 '^MISMATCH y/ri_rimage_0: .* lacks meta_device:' \
 expect integrity-mode 1 '^MISMATCH y/ri_rimage_0: "0 4 B" after the origin, expected "0 4 J"' \
   "$(mutate imode '/^y-ri_rimage_0:/s/ 0 4 J / 0 4 B /')"
 
+# An interrupted pvmove: pvmove0's first segment a mirror of its extents
+# and their new place, the others linear where they are; the moved LVs'
+# segments over pvmove0 (split as pvmove0 is)
+cat >"$tmp/pm.conf" <<'EOF'
+vgs = ( { name = "w"; pvs = 3; device_size = "64M";
+          lvs = ( { name = "a"; size = "8M"; placement = ( ["0:0-1"] ); },
+                  { name = "x"; size = "8M"; placement = ( ["1:2-3"] ); },
+                  { name = "y"; size = "32M"; placement = ( ["1:7-14"] ); },
+                  { name = "c"; size = "12M"; placement = ( ["0:5-7"] ); } );
+          changes = ( { command = "pvmove"; pv = 0; to = [1]; } ); } );
+EOF
+"$ff" manifest "$tmp/pm.conf" >"$tmp/pm.json"
+python3 "$here/dmtables.py" "$tmp/pm.json" "$tmp/good" "$tmp/devmap" "$tmp/dmdevs"
+m=$tmp/pm.json
+expect pvmove-good 0 "ff-dmcheck: 5 LVs checked, 0 mismatched" "$tmp/good"
+expect pvmove-split 0 '^OK w/c: 2 segments' "$tmp/good"
+# the move's two legs swapped
+expect pvmove-legs 1 '^MISMATCH w/pvmove0: segment 0: on ' \
+  "$(mutate pmlegs '/^w-pvmove0: 0 /s/2 \(8:[0-9]* [0-9]*\) \(8:[0-9]* [0-9]*\)$/2 \2 \1/')"
+# a waiting segment already a mirror (lvm moves one at a time)
+expect pvmove-waiting 1 '^MISMATCH w/pvmove0: segment 1: mirror ' \
+  "$(mutate pmwait '/^w-pvmove0: 16384 /s/linear \(8:[0-9]* [0-9]*\)$/mirror core 1 4096 2 \1 \1/')"
+# an LV on its PV instead of over pvmove0
+expect pvmove-lv 1 '^MISMATCH w/a: segment 0: the LV below is' \
+  "$(mutate pmlv '/^w-a:/s/linear 254:[0-9]* 0$/linear 8:0 2048/')"
+
 # Thin pools, thin LVs and an old-style snapshot (configs/thin-snapshot.conf):
 # the pool's -tpool layer over _tmeta and _tdata, the public pool device
 # over the layer, thin LVs over the layer, the origin over its -real
