@@ -496,6 +496,42 @@ free_take(struct freelist *f, uint64_t pe, uint64_t len)
 }
 
 /* (ff-farm-int.h) */
+uint64_t
+ff_fb_free_on(const struct ff_vg *vg, const struct freelist *fl,
+              const uint8_t *use)
+{
+  uint64_t n = 0;
+
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    for (uint32_t f = 0; use[p] && !vg->pvs[p].unalloc && f < fl[p].n; f++)
+      n += fl[p].runs[f].count;
+  return n;
+}
+
+/* (ff-farm-int.h) */
+int
+ff_fb_allocate_on(struct bctx *b, int line, const char *lp, struct ff_vg *vg,
+                  struct freelist *fl, struct ff_lv *lv, const uint8_t *use)
+{
+  uint8_t *was = calloc(vg->npvs, 1);
+  int r;
+
+  if (!was)
+    return ff_error("out of memory");
+  /* the others as if unallocatable, for this allocation only */
+  for (uint32_t p = 0; p < vg->npvs; p++) {
+    was[p] = vg->pvs[p].unalloc;
+    vg->pvs[p].unalloc = (uint8_t)(!use[p] || was[p]);
+  }
+  r = ff_fb_lvm_allocate(b, line, lp, vg, fl, lv, 1, 0, FF_ALLOC_INHERIT, 0,
+                         NULL);
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    vg->pvs[p].unalloc = was[p];
+  free(was);
+  return r;
+}
+
+/* (ff-farm-int.h) */
 int
 ff_fb_free_give(struct freelist *f, uint64_t pe, uint64_t len)
 {

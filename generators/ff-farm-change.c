@@ -161,8 +161,8 @@ pvmove(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
 {
   struct ff_lv *pm = &vg->lvs[vg->nlvs - 1], tmp = {.name = pm->name};
   uint32_t src = ch->pv, n = 0;
-  uint64_t total = 0, le = 0;
-  uint8_t *was;
+  uint64_t total = 0, le = 0, avail;
+  uint8_t *use;
   int r;
 
   if (!last)
@@ -202,32 +202,19 @@ pvmove(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
   /* the new leg, segment by segment (the allocation keeps to pvmove0's
    * segments: a segment that takes several areas is split, in pvmove0
    * and in its LV), on the destinations, by the VG's policy */
-  if (!(was = calloc(vg->npvs, 1)))
+  if (!(use = calloc(vg->npvs, 1)))
     return ff_error("out of memory");
-  for (uint32_t p = 0; p < vg->npvs; p++) {
-    int dest = p != src && !ch->nto;
-
-    for (unsigned t = 0; t < ch->nto; t++)
-      dest |= ch->to[t] == p;
-    was[p] = vg->pvs[p].unalloc;
-    vg->pvs[p].unalloc = (uint8_t)(!dest || was[p]);
-  }
-  {
-    uint64_t avail = 0;
-
-    for (uint32_t p = 0; p < vg->npvs; p++)
-      for (uint32_t f = 0; !vg->pvs[p].unalloc && f < fl[p].n; f++)
-        avail += fl[p].runs[f].count;
-    if (avail < total) {
-      for (uint32_t p = 0; p < vg->npvs; p++)
-        vg->pvs[p].unalloc = was[p];
-      free(was);
-      return ff_fb_err(b, ch->line, cp,
-                       "lvm refuses it: Insufficient free space: %llu "
-                       "extents needed, but only %llu available (on the "
-                       "destination PVs)",
-                       (unsigned long long)total, (unsigned long long)avail);
-    }
+  for (uint32_t p = 0; p < vg->npvs; p++)
+    use[p] = (uint8_t)(p != src && !ch->nto);
+  for (unsigned t = 0; t < ch->nto; t++)
+    use[ch->to[t]] = 1;
+  if ((avail = ff_fb_free_on(vg, fl, use)) < total) {
+    free(use);
+    return ff_fb_err(b, ch->line, cp,
+                     "lvm refuses it: Insufficient free space: %llu extents "
+                     "needed, but only %llu available (on the destination "
+                     "PVs)",
+                     (unsigned long long)total, (unsigned long long)avail);
   }
   r = 0;
   for (uint32_t l = 0; r == 0 && l + 1 < vg->nlvs; l++) {
@@ -246,8 +233,7 @@ pvmove(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
       tmp.segs = NULL;
       tmp.nsegs = 0;
       tmp.extents = sg->len;
-      if ((r = ff_fb_lvm_allocate(b, ch->line, cp, vg, fl, &tmp, 1, 0,
-                                  FF_ALLOC_INHERIT, 0, NULL)) < 0)
+      if ((r = ff_fb_allocate_on(b, ch->line, cp, vg, fl, &tmp, use)) < 0)
         break;
       if (!(ns = realloc(pm->segs, (pm->nsegs + tmp.nsegs) * sizeof *ns))) {
         r = ff_error("out of memory");
@@ -272,9 +258,7 @@ pvmove(struct bctx *b, const struct ff_spec_change *ch, const char *cp,
       }
     }
   }
-  for (uint32_t p = 0; p < vg->npvs; p++)
-    vg->pvs[p].unalloc = was[p];
-  free(was);
+  free(use);
   if (r < 0)
     goto out;
   pm->extents = total;

@@ -412,6 +412,15 @@ uint64_t ff_fb_mirror_region(const struct ff_vg *vg, uint64_t extents);
 /* Give len extents from pe back to the free runs f (lvremove), merged
  * with the runs next to them.  0, or -1 with the error set. */
 int ff_fb_free_give(struct freelist *f, uint64_t pe, uint64_t len);
+/* Free extents on the allocatable PVs p with use[p] set. */
+uint64_t ff_fb_free_on(const struct ff_vg *vg, const struct freelist *fl,
+                       const uint8_t *use);
+/* A linear allocation of lv->extents for lv (a new LV, lvm's
+ * lv_create_single with pvh: the PVs p with use[p] set), by the VG's
+ * policy.  0, or -1 with the error set. */
+int ff_fb_allocate_on(struct bctx *b, int line, const char *lp,
+                      struct ff_vg *vg, struct freelist *fl, struct ff_lv *lv,
+                      const uint8_t *use);
 
 /* The allocation policies' names, by enum ff_alloc_policy. */
 extern const char *const ff_fb_policy_names[];

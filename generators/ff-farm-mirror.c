@@ -145,7 +145,8 @@ add_integrity(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
     uint64_t ext =
       integrity_meta_bytes(img->extents * vg->extent_size) / FF_SECTOR / es;
     struct ff_sb nb = FF_SB_INIT;
-    uint8_t *was;
+    uint8_t *use;
+    uint64_t avail;
     int r;
 
     if (!ext)
@@ -157,38 +158,26 @@ add_integrity(struct bctx *b, const struct ff_spec_lv *sl, const char *lp,
                        (unsigned long long)integrity_meta_bytes(
                          img->extents * vg->extent_size));
     /* lp_meta.pvh: the image's PVs only */
-    {
-      uint64_t avail = 0;
-
-      for (uint32_t f = 0; f < fl[pv].n; f++)
-        avail += fl[pv].runs[f].count;
-      if (vg->pvs[pv].unalloc)
-        avail = 0;
-      if (avail < ext)
-        return ff_fb_err(
-          b, sl->line, lp,
-          "LV %s: lvm refuses it: Insufficient free space: %llu extents "
-          "needed, but only %llu available (%s_imeta goes on the PV of %s, "
-          "PV %u of the VG)",
-          lv->name, (unsigned long long)ext, (unsigned long long)avail,
-          img->name, img->name, pv);
-    }
-    if (!(was = calloc(vg->npvs, 1)))
+    if (!(use = calloc(vg->npvs, 1)))
       return ff_error("out of memory");
-    for (uint32_t p = 0; p < vg->npvs; p++) {
-      was[p] = vg->pvs[p].unalloc;
-      vg->pvs[p].unalloc = (uint8_t)(p != pv || was[p]);
+    use[pv] = 1;
+    avail = ff_fb_free_on(vg, fl, use);
+    if (avail < ext) {
+      free(use);
+      return ff_fb_err(
+        b, sl->line, lp,
+        "LV %s: lvm refuses it: Insufficient free space: %llu extents "
+        "needed, but only %llu available (%s_imeta goes on the PV of %s, "
+        "PV %u of the VG)",
+        lv->name, (unsigned long long)ext, (unsigned long long)avail,
+        img->name, img->name, pv);
     }
-    meta->name = NULL;
     ff_sb_addf(&nb, "%s_imeta", img->name);
     meta->name = ff_sb_detach(&nb, NULL);
     meta->extents = ext;
-    r = meta->name ? ff_fb_lvm_allocate(b, sl->line, lp, vg, fl, meta, 1, 0,
-                                        FF_ALLOC_INHERIT, 0, NULL)
+    r = meta->name ? ff_fb_allocate_on(b, sl->line, lp, vg, fl, meta, use)
                    : ff_error("out of memory");
-    for (uint32_t p = 0; p < vg->npvs; p++)
-      vg->pvs[p].unalloc = was[p];
-    free(was);
+    free(use);
     if (r < 0)
       return -1;
     meta->role = FF_SUB_IMETA;
