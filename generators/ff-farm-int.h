@@ -142,9 +142,9 @@ struct ff_lv {
                                 * lines (farm-owned), or NULL */
   /* writecache LV: --cachesettings as the text's lines after
    * writecache_block_size and as dm's optional arguments (libdm's order;
-   * farm-owned, or NULL), their count, and the block size */
+   * farm-owned, or NULL), and the block size */
   const char *wc_text, *wc_args;
-  uint32_t wc_nargs, wc_block;
+  uint32_t wc_block;
   uint32_t attach_seq; /* pool, cache LV: the seqno of the write that
                         * attaches them (0: not yet, while texts are
                         * built) */

@@ -624,7 +624,6 @@ wc_settings(struct ff_farm *farm, struct ff_lv *lv,
   char *t, *a;
 
   lv->wc_block = ws->block_size ? ws->block_size : 4096;
-  lv->wc_nargs = 0;
   for (unsigned k = 0; k < FF_WC_NSETTINGS; k++) {
     int flag = k == FF_WC_FUA || k == FF_WC_NOFUA || k == FF_WC_CLEANER;
 
@@ -637,9 +636,8 @@ wc_settings(struct ff_farm *farm, struct ff_lv *lv,
     else
       ff_sb_addf(&args, " %s %llu", ff_wc_setting_names[k],
                  (unsigned long long)ws->v[k]);
-    lv->wc_nargs += flag ? 1 : 2;
   }
-  if (!lv->wc_nargs)
+  if (!args.len) /* no settings */
     return 0;
   t = ff_sb_detach(&text, NULL);
   a = ff_sb_detach(&args, NULL);
