@@ -205,13 +205,13 @@ bl_fuse_mount() {
   printf '%s\n' "$BL_PID" >"$mnt.pid"
 }
 
-# bl_fuse_attach: `fusefarm attach` the current mount; point ff_lvm at the
-# lvm config it wrote.  Sets BL_ATTACH_S (seconds) and BL_FARM_LOOP (an
+# bl_fuse_attach [ARGS...]: `fusefarm attach` the current mount (with
+# ARGS); point ff_lvm at the lvm config it wrote.  Sets BL_ATTACH_S (seconds) and BL_FARM_LOOP (an
 # associative array: device name -> loop device).
 bl_fuse_attach() {
   local t0 t1 dev name file
   t0=$(bl_now)
-  "$BL_BIN" attach "$BL_MNT" --state "$BL_STATE" --quiet >/dev/null ||
+  "$BL_BIN" attach "$BL_MNT" --state "$BL_STATE" --quiet "$@" >/dev/null ||
     ff_die "fusefarm attach failed"
   t1=$(bl_now)
   BL_ATTACH_S=$(bl_secs "$t0" "$t1")
@@ -586,6 +586,41 @@ PY
     "aio-flood $flood x $flood_files files, K=$k, $BL_THREADS threads"
   bl_row inflight.max "in flight: daemon's delayed_max vs K" "$BL_DELAYED_MAX" reads "$k" reads \
     "info.json, the same flood"
+}
+
+# bl_section_scale SMALL BIG: `fusefarm attach` and `fusefarm detach` of
+# bench-core's farms of SMALL and of BIG devices, one after the other:
+# the rate at BIG against the rate at SMALL (1 when both stay linear in
+# the number of loops), and BIG's detach against the issue's budget of
+# 10 s for 15,000.  Both attaches create every loop device they use
+# (--new-loops) and both detaches delete them again, as a first attach
+# on a machine does: the same work per loop at both sizes, whatever idle
+# loop devices the machine has.
+bl_section_scale() {
+  local small=$1 big=$2 n t0 t1
+  local -A att det
+  for n in "$small" "$big"; do
+    bl_log "scale: attach and detach $n loops"
+    bl_core_spec "$n" "$BL_S/scale-$n.conf"
+    bl_fuse_mount "$BL_S/scale-$n.conf" "$BL_S/scale-$n"
+    bl_fuse_attach --new-loops
+    att[$n]=$BL_ATTACH_S
+    t0=$(bl_now)
+    "$BL_BIN" detach "$BL_MNT" --state "$BL_STATE" --quiet ||
+      ff_die "fusefarm detach of $n loops failed"
+    t1=$(bl_now)
+    det[$n]=$(bl_secs "$t0" "$t1")
+    bl_fuse_umount "$BL_MNT"
+  done
+  bl_row attach.scale "attach rate: $big loops vs $small" \
+    "$(bl_calc "$big / ${att[$big]}")" loops/s "$(bl_calc "$small / ${att[$small]}")" loops/s \
+    "fusefarm attach --new-loops, bench-core's farms; $big: ${att[$big]} s, $small: ${att[$small]} s"
+  bl_row detach.scale "detach rate: $big loops vs $small" \
+    "$(bl_calc "$big / ${det[$big]}")" loops/s "$(bl_calc "$small / ${det[$small]}")" loops/s \
+    "fusefarm detach, deleting the loop devices attach created; $big: ${det[$big]} s, $small: ${det[$small]} s"
+  bl_row detach.time "detach of $big loops vs $(bl_calc "10 * $big / 15000") s" \
+    "${det[$big]}" s "$(bl_calc "10 * $big / 15000")" s \
+    "the same detach; B: 10 s per 15,000 loops"
 }
 
 # bl_lat_s DURATION: a profile duration ("2s", "500ms") in seconds.

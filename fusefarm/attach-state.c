@@ -465,8 +465,6 @@ fa_append_created(int fd, const char *path, const char *dev)
     return ff_error("%s: loop device name too long", dev);
   if (write(fd, line, (size_t)len) != len)
     return ff_error("write %s: %m", path);
-  if (fsync(fd) < 0)
-    return ff_error("fsync %s: %m", path);
   return 0;
 }
 
@@ -515,8 +513,6 @@ fa_append_record(int fd, const char *path, const char *dev, const char *name,
                     n < 0 ? strerror(errno) : "short write");
   }
   ff_sb_release(&sb);
-  if (fsync(fd) < 0)
-    return ff_error("fsync %s: %m", path);
   return 0;
 }
 

@@ -162,7 +162,10 @@ int fa_read_created(const char *state, struct ff_loop_seen *created);
  * kept (none left: the file is removed). */
 int fa_rewrite_created(const char *state, const struct records *rs,
                        const struct ff_loop_seen *created);
-/* Append "<dev>" to the open created file and fsync it. */
+/* Append "<dev>" to the open created file (one write).  Not fsynced:
+ * the record has to outlive this process, which the page cache does, not
+ * the machine, whose reboot detaches and deletes every loop anyway; an
+ * fsync each made attach of 15,000 loops wait 30,000 times on a disk. */
 int fa_append_created(int fd, const char *path, const char *dev);
 /* With FUSEFARM_LOOP_JOURNAL=FILE in the environment, append
  * "<what> <dev> <backing>" to FILE (one write, O_APPEND): what is
@@ -172,7 +175,8 @@ int fa_append_created(int fd, const char *path, const char *dev);
  * else's.  Best effort: a journal that cannot be written is warned about
  * once, never an error. */
 void fa_journal(const char *what, const char *dev, const char *backing);
-/* Append one record to the open loops file and fsync it. */
+/* Append one record to the open loops file (one write, not fsynced:
+ * fa_append_created says why). */
 int fa_append_record(int fd, const char *path, const char *dev,
                      const char *name, const char *backing);
 

@@ -205,6 +205,7 @@ ff_cmd_attach(int argc, char **argv)
   int createdfd = -1, new_loops = 0;
   char createdpath[PATH_MAX];
   struct ff_loop_seen seen = {NULL, 0}, created = {NULL, 0};
+  struct ff_loop_cursor cur = {NULL, 0};
   int failed = 0, caught_sigs = 0, fresh = 0, fenced = 0;
   size_t ngone = 0;
   rlim_t hard_nofile = RLIM_INFINITY;
@@ -365,12 +366,14 @@ ff_cmd_attach(int argc, char **argv)
     ff_error("open %s: %m", loops);
     goto fail;
   }
-  /* Which loop devices exist before we ask for any: one that
-   * LOOP_CTL_GET_FREE hands back outside this set was created for us, and
-   * detach deletes it again. */
+  /* Which loop devices exist before we ask for any: the unbound ones are
+   * used first (ff_loop_cursor), and one outside this set was created for
+   * us, and detach deletes it again. */
   if (fa_join(createdpath, state, "created") < 0 ||
       ff_loop_seen_load(&seen) < 0)
     goto fail;
+  if (!new_loops)
+    cur.existing = &seen;
   createdfd = ff_open_write(createdpath, O_APPEND);
   if (createdfd < 0)
     goto fail;
@@ -389,8 +392,7 @@ ff_cmd_attach(int argc, char **argv)
       failed = 1;
       break;
     }
-    if ((new_loops ? ff_loop_attach_new(ctl, path, lp)
-                   : ff_loop_attach(ctl, path, lp)) < 0) {
+    if (ff_loop_attach(ctl, path, &cur, lp) < 0) {
       int e = errno;
 
       snprintf(why, sizeof why, "%s", ff_errmsg());
@@ -419,7 +421,8 @@ ff_cmd_attach(int argc, char **argv)
     }
     if (!ff_loop_seen_has(&seen, lp->nr))
       fa_journal("created", lp->dev, lp->backing);
-    /* bound now: it is not created again by a later GET_FREE */
+    /* In the set now: handed back later in this run (someone detached
+     * it meanwhile), it is not recorded as created twice. */
     if (ff_loop_seen_add(&seen, lp->nr) < 0) {
       failed = 1;
       break;

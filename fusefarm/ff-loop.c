@@ -25,8 +25,8 @@
 #define LOOP_CONTROL_MINOR 237
 
 /* How often to try again when LOOP_CONFIGURE loses a race for a free
- * device (EBUSY).  Each try asks for a new free device, so running out
- * means something keeps grabbing every device we are offered. */
+ * device (EBUSY).  Each try takes the next device, so running out means
+ * something keeps grabbing every device we are offered. */
 #define ATTACH_TRIES 100
 
 /* Record a message and keep the errno the caller should see. */
@@ -63,7 +63,7 @@ ff_loop_control_open(void)
 
   if (fd >= 0) {
     /* Something else mounted or created in its place (a private /dev,
-     * a bind mount) would answer LOOP_CTL_GET_FREE with a puzzling
+     * a bind mount) would answer LOOP_CTL_ADD with a puzzling
      * ENOTTY: say what is wrong here instead. */
     if (fstat(fd, &st) < 0) {
       ERR_KEEP("stat " LOOP_CONTROL ": %m");
@@ -346,7 +346,7 @@ ff_loop_detach(const char *dev, const char *expected_backing)
 
 /* Open /dev/loopN, waiting for devtmpfs to create the node.  Returns the
  * fd, -1 on error, or -2 when the device went away (deleted by someone
- * between LOOP_CTL_GET_FREE and now: ask for another one). */
+ * between choosing it and now: take another one). */
 static int
 open_loop_node(int nr, const char *dev, int flags)
 {
@@ -378,23 +378,33 @@ open_loop_node(int nr, const char *dev, int flags)
   }
 }
 
-static int attach_impl(int ctl, const char *path, int new_dev,
-                       struct ff_loop *out);
-
-int
-ff_loop_attach(int ctl, const char *path, struct ff_loop *out)
-{
-  return attach_impl(ctl, path, 0, out);
-}
-
-int
-ff_loop_attach_new(int ctl, const char *path, struct ff_loop *out)
-{
-  return attach_impl(ctl, path, 1, out);
-}
-
+/* The next loop device cur offers: an existing unbound one (no
+ * /sys/block/loopN/loop, which the driver adds at LOOP_CONFIGURE and
+ * removes at detach), or a new one.  The number, or -1 (message set). */
 static int
-attach_impl(int ctl, const char *path, int new_dev, struct ff_loop *out)
+cursor_take(int ctl, struct ff_loop_cursor *cur)
+{
+  const struct ff_loop_seen *s = cur->existing;
+  char sys[64];
+  int nr;
+
+  while (s && cur->next >= 0 && (size_t)cur->next < s->nbits) {
+    nr = cur->next++;
+    if (!ff_loop_seen_has(s, nr))
+      continue;
+    snprintf(sys, sizeof sys, "/sys/block/loop%d/loop", nr);
+    if (access(sys, F_OK) < 0 && errno == ENOENT)
+      return nr;
+  }
+  nr = ioctl(ctl, LOOP_CTL_ADD, -1);
+  if (nr < 0)
+    ERR_KEEP("LOOP_CTL_ADD on " LOOP_CONTROL ": %m");
+  return nr;
+}
+
+int
+ff_loop_attach(int ctl, const char *path, struct ff_loop_cursor *cur,
+               struct ff_loop *out)
 {
   struct loop_config cfg;
   struct stat st;
@@ -432,12 +442,9 @@ attach_impl(int ctl, const char *path, int new_dev, struct ff_loop *out)
   for (int tries = 0; tries < ATTACH_TRIES; tries++) {
     int nr, lfd;
 
-    nr = ioctl(ctl, new_dev ? LOOP_CTL_ADD : LOOP_CTL_GET_FREE, -1);
-    if (nr < 0) {
-      ERR_KEEP("%s on " LOOP_CONTROL ": %m",
-               new_dev ? "LOOP_CTL_ADD" : "LOOP_CTL_GET_FREE");
+    nr = cursor_take(ctl, cur);
+    if (nr < 0)
       goto out;
-    }
     snprintf(out->dev, sizeof out->dev, "/dev/loop%d", nr);
     lfd = open_loop_node(nr, out->dev, ro ? O_RDONLY : O_RDWR);
     if (lfd == -2)
@@ -499,28 +506,6 @@ out:
     errno = e;
   }
   return r;
-}
-
-int
-ff_loop_attach_file(const char *path, char *dev_out, size_t len)
-{
-  struct ff_loop *lp = malloc(sizeof *lp);
-  int r;
-
-  if (!lp)
-    return ff_error("out of memory");
-  r = ff_loop_attach(-1, path, lp);
-  if (r >= 0) {
-    if (strlen(lp->dev) >= len) {
-      /* Do not leave a loop behind that the caller cannot name. */
-      ff_loop_detach(lp->dev, lp->backing);
-      free(lp);
-      return ff_error("attach %s: device name buffer too small", path);
-    }
-    memcpy(dev_out, lp->dev, strlen(lp->dev) + 1);
-  }
-  free(lp);
-  return r < 0 ? -1 : 0;
 }
 
 /* ---- which loop devices exist, and deleting the ones we made ---------- */

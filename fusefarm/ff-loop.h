@@ -7,8 +7,8 @@
  *     file's absolute path without symlinks (the kernel keeps its first
  *     63 bytes).
  *     It stays attached after the process exits.
- *   - Free loop devices are reused (LOOP_CTL_GET_FREE picks an unbound one
- *     before creating a new one).  The kernel keeps every loop device ever
+ *   - Free loop devices are reused (ff_loop_cursor offers the unbound ones
+ *     before creating new ones).  The kernel keeps every loop device ever
  *     created, and old lvm walks /sys/dev/block/7:N/holders of each, so
  *     `fusefarm detach` deletes (LOOP_CTL_REMOVE) the loop devices its
  *     attach created, and only those: ff_loop_seen tells a created device
@@ -96,33 +96,38 @@ struct ff_loop {
  * root, a file or directory mounted over it in a private /dev). */
 int ff_loop_control_open(void);
 
-/* Attach the regular file at path to a free loop device.  path is opened
- * O_RDWR, or O_RDONLY when the file or its filesystem is not writable
- * (then the loop is read-only too).  ctl is
- * an fd from ff_loop_control_open, or -1 to open one for this call.  A
- * race with another process grabbing the same free device (EBUSY from
- * LOOP_CONFIGURE) is retried with a new free device; a missing /dev/loopN
- * node is waited for up to FF_LOOP_NODE_WAIT_MS.  On success fills *out
- * and returns the loop number (>= 0); on failure returns -1 with nothing
- * attached.  When opening path failed, the message starts with path and
- * errno is the open's errno (ENOTCONN: the FUSE daemon is dead). */
-int ff_loop_attach(int ctl, const char *path, struct ff_loop *out);
+/* Where ff_loop_attach takes its loop devices from: first the existing
+ * ones of *existing that are unbound, in ascending order from next, then
+ * new ones (LOOP_CTL_ADD of the lowest unused number).  existing NULL:
+ * new ones only (`fusefarm attach --new-loops`).  Not the kernel's
+ * LOOP_CTL_GET_FREE, which walks every loop device from loop0 under the
+ * driver's mutex on each call: attaching N loops with it costs N^2
+ * steps (at 15,000, nearly half of attach's time).  Start with next = 0;
+ * ff_loop_attach moves it on. */
+struct ff_loop_seen;
+struct ff_loop_cursor {
+  const struct ff_loop_seen *existing;
+  int next;
+};
 
-/* ff_loop_attach on a loop device created for it (LOOP_CTL_ADD of the
- * lowest unused number) instead of a free one: for a caller that wants
- * its loops to be new ones (`fusefarm attach --new-loops`). */
-int ff_loop_attach_new(int ctl, const char *path, struct ff_loop *out);
-
-/* ff_loop_attach with its own control fd, for callers that want only the
- * device name: writes "/dev/loopN" into dev_out (len >= FF_LOOP_DEV_LEN
- * is always enough).  Returns 0 or -1.  To detach it later, pass the
- * file's absolute path without symlinks as expected_backing (or use
- * ff_loop_attach, which returns the exact string). */
-int ff_loop_attach_file(const char *path, char *dev_out, size_t len);
+/* Attach the regular file at path to a loop device that cur offers.
+ * path is opened O_RDWR, or O_RDONLY when the file or its filesystem is
+ * not writable (then the loop is read-only too).  ctl is an fd from
+ * ff_loop_control_open, or -1 to open one for this call.  A race with
+ * another process binding the same device first (EBUSY from
+ * LOOP_CONFIGURE) or deleting it is retried with the next device; a
+ * missing /dev/loopN node is waited for up to FF_LOOP_NODE_WAIT_MS.  On
+ * success fills *out and returns the loop number (>= 0); on failure
+ * returns -1 with nothing attached.  When opening path failed, the
+ * message starts with path and errno is the open's errno (ENOTCONN: the
+ * FUSE daemon is dead). */
+int ff_loop_attach(int ctl, const char *path, struct ff_loop_cursor *cur,
+                   struct ff_loop *out);
 
 /* The loop devices that exist (/sys/block/loopN), as a set of numbers:
- * loaded once before attaching, it tells a device LOOP_CTL_GET_FREE
- * created (not in the set) from an existing unbound one it handed back.
+ * loaded once before attaching, it is where ff_loop_cursor looks for
+ * unbound devices, and it tells a device attach created (not in the
+ * set) from an existing one.
  * Owned by the struct; ff_loop_seen_free releases it. */
 struct ff_loop_seen {
   unsigned char *bits;
