@@ -43,6 +43,7 @@ bl_init() {
   BL_CORE=$BL_BUILD/bench/bench-core
   BL_FLOOD=$BL_BUILD/bench/aio-flood
   BL_READRATE=$BL_BUILD/bench/readrate
+  BL_URING=$BL_BUILD/bench/fuse-uring
   BL_PY=/usr/bin/python3
   [[ -x $BL_PY ]] || BL_PY=python3
   # lvm-env.sh's `fusefarm fence` runs are this build's too.
@@ -621,6 +622,105 @@ bl_section_scale() {
   bl_row detach.time "detach of $big loops vs $(bl_calc "10 * $big / 15000") s" \
     "${det[$big]}" s "$(bl_calc "10 * $big / 15000")" s \
     "the same detach; B: 10 s per 15,000 loops"
+}
+
+# bl_section_uring FILES RAND LAT SEQ: what FUSE over io_uring would
+# change in the loop rows.  bench/fuse-uring serves one file of 1 GiB of
+# zeros, the same code answering through /dev/fuse (8 threads, as
+# fusefarm mount) or through io_uring (a ring per CPU); FILES loop
+# devices over it are read as the loops section reads the farm's (RAND
+# random 4 KiB reads per loop over FILES threads, LAT over one thread,
+# sequential 1 MiB reads of SEQ per loop over 4 threads), and the same
+# over loops of a sparse 1 GiB file on tmpfs.  Skipped, with a line
+# saying why, where the kernel has no FUSE over io_uring (6.14+) or the
+# build no bench/fuse-uring (liburing-dev).  Sets the kernel's
+# enable_uring for the run (it only lets servers ask for io_uring) and
+# puts it back at exit.
+bl_section_uring() {
+  local files=$1 rand=$2 lat=$3 seq=$4 s=$BL_S mode line i
+  local knob=/sys/module/fuse/parameters/enable_uring was
+  local -a tl
+  if [[ ! -x $BL_URING ]]; then
+    bl_log "uring: skipped: $BL_URING not built (liburing-dev: scripts/deps.sh)"
+    return 0
+  fi
+  if [[ ! -w $knob ]]; then
+    bl_log "uring: skipped: this kernel has no FUSE over io_uring ($knob)"
+    return 0
+  fi
+  was=$(cat "$knob")
+  if [[ $was != Y ]]; then
+    ff_on_cleanup "echo '$was' >'$knob'"
+    echo Y >"$knob"
+  fi
+  bl_tmpfs
+  truncate -s 1G "$BL_TMPFS/uring.img"
+  for mode in tmpfs dev uring; do
+    local file=$BL_TMPFS/uring.img
+    if [[ $mode != tmpfs ]]; then
+      bl_log "uring: $files loops over bench/fuse-uring ($mode)"
+      mkdir -p "$s/uring-$mode"
+      mkfifo "$s/uring-$mode.ready"
+      "$BL_URING" "$s/uring-$mode" $((1 << 30)) "$mode" >"$s/uring-$mode.ready" 2>"$s/uring-$mode.err" &
+      ff_on_cleanup "bl__uring_stop $! '$s/uring-$mode'"
+      line=
+      read -r -t 60 line <"$s/uring-$mode.ready" || true
+      [[ $line == ready ]] ||
+        ff_die "bench/fuse-uring $mode did not start: $(cat "$s/uring-$mode.err")"
+      file=$s/uring-$mode/f
+    else
+      bl_log "uring: $files loops over a sparse file on tmpfs"
+    fi
+    tl=()
+    for ((i = 0; i < files; i++)); do
+      tl+=("$file")
+    done
+    bl_losetup "${tl[@]}"
+    "$BL_READRATE" -r -n "$rand" -t "$files" "${BL_LOOPS[@]}" >"$s/uring-rand-$mode.json"
+    "$BL_READRATE" -r -n "$lat" -t 1 "${BL_LOOPS[@]}" >"$s/uring-lat1-$mode.json"
+    "$BL_READRATE" -b 1M -s "$seq" -t 4 "${BL_LOOPS[@]}" >"$s/uring-seq-$mode.json"
+    bl_losetup_detach
+    [[ $mode == tmpfs ]] || bl__uring_stop "" "$s/uring-$mode"
+  done
+  local p50='d["lat_ns"]["p50"] / 1e3' what
+  for what in dev tmpfs; do
+    bl_row "uring.rand.$what" "4K random read IOPS, $files threads: io_uring vs $what" \
+      "$(bl_jget "$s/uring-rand-uring.json" 'd["iops"]')" IOPS \
+      "$(bl_jget "$s/uring-rand-$what.json" 'd["iops"]')" IOPS \
+      "bench/fuse-uring; readrate -r -n $rand -t $files, $files loops"
+    bl_row "uring.lat.$what" "4K read p50, $files threads: io_uring vs $what" \
+      "$(bl_jget "$s/uring-rand-uring.json" "$p50")" us \
+      "$(bl_jget "$s/uring-rand-$what.json" "$p50")" us "the same runs"
+    bl_row "uring.lat1.$what" "4K read p50, 1 thread: io_uring vs $what" \
+      "$(bl_jget "$s/uring-lat1-uring.json" "$p50")" us \
+      "$(bl_jget "$s/uring-lat1-$what.json" "$p50")" us "readrate -r -n $lat -t 1"
+    bl_row "uring.seq.$what" "seq read: io_uring vs $what" \
+      "$(bl_jget "$s/uring-seq-uring.json" 'd["mib_s"]')" MiB/s \
+      "$(bl_jget "$s/uring-seq-$what.json" 'd["mib_s"]')" MiB/s "readrate -b 1M -s $seq -t 4"
+  done
+  bl_row uring.dev.rand.tmpfs "4K random read IOPS: /dev/fuse vs tmpfs" \
+    "$(bl_jget "$s/uring-rand-dev.json" 'd["iops"]')" IOPS \
+    "$(bl_jget "$s/uring-rand-tmpfs.json" 'd["iops"]')" IOPS \
+    "the transport alone (no farm behind it): compare loop.rand"
+}
+
+# bl__uring_stop PID MNT: stop a bench/fuse-uring serving MNT (SIGTERM:
+# it unmounts MNT and exits; PID empty: found by MNT on its command
+# line), then make sure MNT is unmounted.  Idempotent.
+bl__uring_stop() {
+  local pid=$1 mnt=$2 p
+  if [[ -z $pid ]]; then
+    for p in $(pgrep -x fuse-uring || true); do
+      bl__ours "$p" fuse-uring "$mnt" && pid=$p
+    done
+  fi
+  if [[ -n $pid ]] && bl__ours "$pid" fuse-uring "$mnt"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  if mountpoint -q "$mnt"; then
+    umount -l "$mnt" 2>/dev/null || true
+  fi
 }
 
 # bl_lat_s DURATION: a profile duration ("2s", "500ms") in seconds.

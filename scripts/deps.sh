@@ -8,6 +8,8 @@ pkgs=(
   # build
   cmake make gcc pkg-config libconfig-dev libjansson-dev libcmocka-dev
   libfuse3-dev fuse3 libdevmapper-dev libcairo2-dev
+  # bench/fuse-uring (FUSE over io_uring, measured against /dev/fuse)
+  liburing-dev
   # integration tests: real lvm2, loop devices, signature checkers
   lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind strace
   # thin_check and thin_dump judge the generated thin-pool metadata
