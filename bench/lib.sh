@@ -596,9 +596,12 @@ PY
 # 10 s for 15,000.  Both attaches create every loop device they use
 # (--new-loops) and both detaches delete them again, as a first attach
 # on a machine does: the same work per loop at both sizes, whatever idle
-# loop devices the machine has.
+# loop devices the machine has.  Then BIG once more with a plain attach
+# (free loop devices first, as a user's attach), against the same with
+# --new-loops: where finding the free ones costs more than creating new
+# ones, it is not linear (LOOP_CTL_GET_FREE walks every loop device).
 bl_section_scale() {
-  local small=$1 big=$2 n t0 t1
+  local small=$1 big=$2 n t0 t1 plain
   local -A att det
   for n in "$small" "$big"; do
     bl_log "scale: attach and detach $n loops"
@@ -613,6 +616,16 @@ bl_section_scale() {
     det[$n]=$(bl_secs "$t0" "$t1")
     bl_fuse_umount "$BL_MNT"
   done
+  bl_log "scale: attach $big loops, free ones first"
+  bl_fuse_mount "$BL_S/scale-$big.conf" "$BL_S/scale-$big-plain"
+  bl_fuse_attach
+  plain=$BL_ATTACH_S
+  "$BL_BIN" detach "$BL_MNT" --state "$BL_STATE" --quiet ||
+    ff_die "fusefarm detach of $big loops failed"
+  bl_fuse_umount "$BL_MNT"
+  bl_row attach.plain "attach of $big loops: plain vs --new-loops" \
+    "$(bl_calc "$big / $plain")" loops/s "$(bl_calc "$big / ${att[$big]}")" loops/s \
+    "fusefarm attach (free loop devices first), $plain s; B: the --new-loops attach above"
   bl_row attach.scale "attach rate: $big loops vs $small" \
     "$(bl_calc "$big / ${att[$big]}")" loops/s "$(bl_calc "$small / ${att[$small]}")" loops/s \
     "fusefarm attach --new-loops, bench-core's farms; $big: ${att[$big]} s, $small: ${att[$small]} s"

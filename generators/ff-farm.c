@@ -602,6 +602,22 @@ default_lv_description(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   return ff_sb_detach(&sb, NULL);
 }
 
+/* The description of write N (1-based) of a command whose first write is
+ * described as first: lvm's "Write from CMD." becomes "Write[N] from
+ * CMD." (what lvm's commands that write more than once log), any other
+ * text is kept as it is.  NULL when out of memory. */
+static char *
+nth_write_desc(const char *first, unsigned n)
+{
+  char *d = NULL;
+
+  if (strncmp(first, "Write from ", 11))
+    return strdup(first);
+  if (asprintf(&d, "Write[%u] from %s", n, first + 11) < 0)
+    return NULL;
+  return d;
+}
+
 /* The time and description of each write lv's lvcreate makes: from
  * write_times/descriptions, else time and description (write 1), and for
  * write N the same with "Write[N] from" for "Write from". */
@@ -623,14 +639,8 @@ lv_writes_meta(const struct ff_spec_lv *sl, const struct ff_vg *vg,
   if (!lv->wdesc[0])
     return ff_error("out of memory");
   for (unsigned w = 1; w < lv->writes && w < 3; w++) {
-    if (sl->descriptions[w])
-      lv->wdesc[w] = strdup(sl->descriptions[w]);
-    else if (!strncmp(lv->wdesc[0], "Write from ", 11)) {
-      if (asprintf(&lv->wdesc[w], "Write[%u] from %s", w + 1,
-                   lv->wdesc[0] + 11) < 0)
-        lv->wdesc[w] = NULL;
-    } else
-      lv->wdesc[w] = strdup(lv->wdesc[0]);
+    lv->wdesc[w] = sl->descriptions[w] ? strdup(sl->descriptions[w])
+                                       : nth_write_desc(lv->wdesc[0], w + 1);
     if (!lv->wdesc[w])
       return ff_error("out of memory");
   }
@@ -931,9 +941,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
         /* lvremove of a thin LV: write 1 holds the pool's delete message */
         if (rc->writes == 2)
           meta.deleted = &vg->lvs[rc->lv];
-      } else if (strncmp(chdesc, "Write from ", 11) ||
-                 asprintf(&desc, "Write[%u] from %s", ph + 1, chdesc + 11) < 0)
-        desc = strdup(chdesc);
+      } else
+        desc = nth_write_desc(chdesc, ph + 1);
       meta.description = desc;
       meta.time = ph && ch->has_write_times ? ch->write_times[ph] : rtime[c];
     } else if (w == 0) {
@@ -952,10 +961,8 @@ build_texts(struct bctx *b, const struct ff_spec_vg *g, struct ff_vg *vg,
        * time, "Write[N]" descriptions) */
       if (wphase[w - 1] < 3)
         desc = strdup(lv->wdesc[wphase[w - 1]]);
-      else if (strncmp(lv->wdesc[0], "Write from ", 11) ||
-               asprintf(&desc, "Write[%u] from %s", wphase[w - 1] + 1u,
-                        lv->wdesc[0] + 11) < 0)
-        desc = strdup(lv->wdesc[0]);
+      else
+        desc = nth_write_desc(lv->wdesc[0], wphase[w - 1] + 1u);
       meta.description = desc;
       meta.time = ff_fb_wtime(lv, wphase[w - 1]);
       meta.phase = wphase[w - 1];
