@@ -10,6 +10,8 @@ pkgs=(
   libfuse3-dev fuse3 libdevmapper-dev libcairo2-dev
   # bench/fuse-uring (FUSE over io_uring, measured against /dev/fuse)
   liburing-dev
+  # bench/nbd-burst (the nbd queue rows: reads sent at once from C)
+  libnbd-dev
   # integration tests: real lvm2, loop devices, signature checkers
   lvm2 util-linux mount python3 gdisk xxd bc librsvg2-bin valgrind strace
   # thin_check and thin_dump judge the generated thin-pool metadata
