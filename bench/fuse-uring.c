@@ -86,7 +86,6 @@ _Static_assert(sizeof(struct uring_cmd_req) == 24, "7.42 command");
 static int fusefd = -1;
 static uint64_t file_size;
 static const char *mnt;
-static volatile sig_atomic_t stopping;
 /* requests served through each transport, printed at SIGTERM */
 static _Atomic unsigned long served_dev, served_ring;
 
@@ -220,8 +219,6 @@ op_header_size(uint32_t opcode)
   case FUSE_READ:
   case FUSE_READDIR:
     return sizeof(struct fuse_read_in);
-  case FUSE_INIT:
-    return sizeof(struct fuse_init_in);
   default:
     return 0;
   }
@@ -424,7 +421,6 @@ on_term(int sig)
   int n;
 
   (void)sig;
-  stopping = 1;
   n = snprintf(msg, sizeof msg,
                "fuse-uring: served %lu requests from "
                "/dev/fuse, %lu from the rings\n",

@@ -208,8 +208,9 @@ bl_fuse_mount() {
 }
 
 # bl_fuse_attach [ARGS...]: `fusefarm attach` the current mount (with
-# ARGS); point ff_lvm at the lvm config it wrote.  Sets BL_ATTACH_S (seconds) and BL_FARM_LOOP (an
-# associative array: device name -> loop device).
+# ARGS); point ff_lvm at the lvm config it wrote.  Sets BL_ATTACH_S
+# (seconds) and BL_FARM_LOOP (an associative array: device name -> loop
+# device).
 bl_fuse_attach() {
   local t0 t1 dev name file
   t0=$(bl_now)
@@ -602,28 +603,17 @@ PY
 # --new-loops: where finding the free ones costs more than creating new
 # ones, it is not linear (LOOP_CTL_GET_FREE walks every loop device).
 bl_section_scale() {
-  local small=$1 big=$2 n t0 t1 plain
+  local small=$1 big=$2 n plain
   local -A att det
   for n in "$small" "$big"; do
     bl_log "scale: attach and detach $n loops"
     bl_core_spec "$n" "$BL_S/scale-$n.conf"
-    bl_fuse_mount "$BL_S/scale-$n.conf" "$BL_S/scale-$n"
-    bl_fuse_attach --new-loops
-    att[$n]=$BL_ATTACH_S
-    t0=$(bl_now)
-    "$BL_BIN" detach "$BL_MNT" --state "$BL_STATE" --quiet ||
-      ff_die "fusefarm detach of $n loops failed"
-    t1=$(bl_now)
-    det[$n]=$(bl_secs "$t0" "$t1")
-    bl_fuse_umount "$BL_MNT"
+    bl__scale_pass "$n" "$BL_S/scale-$n" --new-loops
+    att[$n]=$BL_ATTACH_S det[$n]=$BL_DETACH_S
   done
   bl_log "scale: attach $big loops, free ones first"
-  bl_fuse_mount "$BL_S/scale-$big.conf" "$BL_S/scale-$big-plain"
-  bl_fuse_attach
+  bl__scale_pass "$big" "$BL_S/scale-$big-plain"
   plain=$BL_ATTACH_S
-  "$BL_BIN" detach "$BL_MNT" --state "$BL_STATE" --quiet ||
-    ff_die "fusefarm detach of $big loops failed"
-  bl_fuse_umount "$BL_MNT"
   bl_row attach.plain "attach of $big loops: plain vs --new-loops" \
     "$(bl_calc "$big / $plain")" loops/s "$(bl_calc "$big / ${att[$big]}")" loops/s \
     "fusefarm attach (free loop devices first), $plain s; B: the --new-loops attach above"
@@ -636,6 +626,23 @@ bl_section_scale() {
   bl_row detach.time "detach of $big loops vs $(bl_calc "10 * $big / 15000") s" \
     "${det[$big]}" s "$(bl_calc "10 * $big / 15000")" s \
     "the same detach; B: 10 s per 15,000 loops"
+}
+
+# bl__scale_pass N DIR [ATTACH-ARGS...]: mount bench-core's farm of N
+# devices ($BL_S/scale-N.conf) under DIR, attach it (bl_fuse_attach
+# ATTACH-ARGS: BL_ATTACH_S), time its detach (BL_DETACH_S, the deletion
+# of the loop devices attach created included) and unmount it.
+bl__scale_pass() {
+  local n=$1 dir=$2 t0 t1
+  shift 2
+  bl_fuse_mount "$BL_S/scale-$n.conf" "$dir"
+  bl_fuse_attach "$@"
+  t0=$(bl_now)
+  "$BL_BIN" detach "$BL_MNT" --state "$BL_STATE" --quiet ||
+    ff_die "fusefarm detach of $n loops failed"
+  t1=$(bl_now)
+  BL_DETACH_S=$(bl_secs "$t0" "$t1")
+  bl_fuse_umount "$BL_MNT"
 }
 
 # bl_section_uring FILES RAND LAT SEQ: what FUSE over io_uring would
@@ -670,13 +677,14 @@ bl_section_uring() {
   bl_tmpfs
   truncate -s 1G "$BL_TMPFS/uring.img"
   for mode in tmpfs dev uring; do
-    local file=$BL_TMPFS/uring.img
+    local file=$BL_TMPFS/uring.img pid=
     if [[ $mode != tmpfs ]]; then
       bl_log "uring: $files loops over bench/fuse-uring ($mode)"
       mkdir -p "$s/uring-$mode"
       mkfifo "$s/uring-$mode.ready"
       "$BL_URING" "$s/uring-$mode" $((1 << 30)) "$mode" >"$s/uring-$mode.ready" 2>"$s/uring-$mode.err" &
-      ff_on_cleanup "bl__uring_stop $! '$s/uring-$mode'"
+      pid=$!
+      ff_on_cleanup "bl__uring_stop $pid '$s/uring-$mode'"
       line=
       read -r -t 60 line <"$s/uring-$mode.ready" || true
       [[ $line == ready ]] ||
@@ -694,7 +702,7 @@ bl_section_uring() {
     "$BL_READRATE" -r -n "$lat" -t 1 "${BL_LOOPS[@]}" >"$s/uring-lat1-$mode.json"
     "$BL_READRATE" -b 1M -s "$seq" -t 4 "${BL_LOOPS[@]}" >"$s/uring-seq-$mode.json"
     bl_losetup_detach
-    [[ $mode == tmpfs ]] || bl__uring_stop "" "$s/uring-$mode"
+    [[ -z $pid ]] || bl__uring_stop "$pid" "$s/uring-$mode"
   done
   local p50='d["lat_ns"]["p50"] / 1e3' what
   for what in dev tmpfs; do
@@ -718,17 +726,12 @@ bl_section_uring() {
     "the transport alone (no farm behind it): compare loop.rand"
 }
 
-# bl__uring_stop PID MNT: stop a bench/fuse-uring serving MNT (SIGTERM:
-# it unmounts MNT and exits; PID empty: found by MNT on its command
-# line), then make sure MNT is unmounted.  Idempotent.
+# bl__uring_stop PID MNT: stop the bench/fuse-uring PID serving MNT
+# (SIGTERM: it unmounts MNT and exits), then make sure MNT is unmounted.
+# Idempotent.
 bl__uring_stop() {
-  local pid=$1 mnt=$2 p
-  if [[ -z $pid ]]; then
-    for p in $(pgrep -x fuse-uring || true); do
-      bl__ours "$p" fuse-uring "$mnt" && pid=$p
-    done
-  fi
-  if [[ -n $pid ]] && bl__ours "$pid" fuse-uring "$mnt"; then
+  local pid=$1 mnt=$2
+  if bl__ours "$pid" fuse-uring "$mnt"; then
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   fi

@@ -96,6 +96,24 @@ struct ff_loop {
  * root, a file or directory mounted over it in a private /dev). */
 int ff_loop_control_open(void);
 
+/* The loop devices that exist (/sys/block/loopN), as a set of numbers:
+ * loaded once before attaching, it is where ff_loop_cursor looks for
+ * unbound devices, and it tells a device attach created (not in the
+ * set) from an existing one.
+ * Owned by the struct; ff_loop_seen_free releases it. */
+struct ff_loop_seen {
+  unsigned char *bits;
+  size_t nbits;
+};
+
+/* Fill s with every loop device of /sys/block now.  0 or -1. */
+int ff_loop_seen_load(struct ff_loop_seen *s);
+/* 1 if nr is in s, else 0. */
+int ff_loop_seen_has(const struct ff_loop_seen *s, int nr);
+/* Add nr to s.  0 or -1 (out of memory). */
+int ff_loop_seen_add(struct ff_loop_seen *s, int nr);
+void ff_loop_seen_free(struct ff_loop_seen *s);
+
 /* Where ff_loop_attach takes its loop devices from: first the existing
  * ones of *existing that are unbound, in ascending order from next, then
  * new ones (LOOP_CTL_ADD of the lowest unused number).  existing NULL:
@@ -104,7 +122,6 @@ int ff_loop_control_open(void);
  * driver's mutex on each call: attaching N loops with it costs N^2
  * steps (at 15,000, nearly half of attach's time).  Start with next = 0;
  * ff_loop_attach moves it on. */
-struct ff_loop_seen;
 struct ff_loop_cursor {
   const struct ff_loop_seen *existing;
   int next;
@@ -123,24 +140,6 @@ struct ff_loop_cursor {
  * FUSE daemon is dead). */
 int ff_loop_attach(int ctl, const char *path, struct ff_loop_cursor *cur,
                    struct ff_loop *out);
-
-/* The loop devices that exist (/sys/block/loopN), as a set of numbers:
- * loaded once before attaching, it is where ff_loop_cursor looks for
- * unbound devices, and it tells a device attach created (not in the
- * set) from an existing one.
- * Owned by the struct; ff_loop_seen_free releases it. */
-struct ff_loop_seen {
-  unsigned char *bits;
-  size_t nbits;
-};
-
-/* Fill s with every loop device of /sys/block now.  0 or -1. */
-int ff_loop_seen_load(struct ff_loop_seen *s);
-/* 1 if nr is in s, else 0. */
-int ff_loop_seen_has(const struct ff_loop_seen *s, int nr);
-/* Add nr to s.  0 or -1 (out of memory). */
-int ff_loop_seen_add(struct ff_loop_seen *s, int nr);
-void ff_loop_seen_free(struct ff_loop_seen *s);
 
 /* Delete loop device nr (LOOP_CTL_REMOVE on ctl, or on a control fd of
  * its own when ctl < 0).  Returns FF_LOOP_OK (deleted), FF_LOOP_UNBOUND
