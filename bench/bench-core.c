@@ -1,7 +1,8 @@
 /* bench-core: the core library's cost, measured side by side in one run.
  *
- *   - spec load + farm build time (best of 3) and RSS growth (of the first
- *     build) for N devices of 1 TiB;
+ *   - spec load + farm build time (ff_farm_new_packed, as the servers
+ *     build; best of 3) and RSS growth (of the first build) for N devices
+ *     of 1 TiB;
  *   - bytes/s of synthesized reads of the first 128 KiB of every device
  *     (what lvm's label scan reads), against the same reads done with
  *     pread(2) on sparse image files that `fusefarm gen` wrote for the same
@@ -126,7 +127,7 @@ main(int argc, char **argv)
   rss0 = rss_kib();
   t0 = now();
   sp = ff_spec_load_string(spec, "bench");
-  farm = sp ? ff_farm_new(sp) : NULL;
+  farm = sp ? ff_farm_new_packed(sp) : NULL;
   t_build = now() - t0;
   ff_spec_free(sp);
   rss1 = rss_kib();
@@ -142,7 +143,7 @@ main(int argc, char **argv)
 
     t0 = now();
     sp = ff_spec_load_string(spec, "bench");
-    again = sp ? ff_farm_new(sp) : NULL;
+    again = sp ? ff_farm_new_packed(sp) : NULL;
     t = now() - t0;
     ff_spec_free(sp);
     if (!again) {

@@ -418,7 +418,7 @@ bl_section_core() {
     bl_row core.build "farm build: $last devs vs $((last / first)) x $first devs" \
       "$(bl_jget "$BL_S/core-$last.json" 'd["build_s"]')" s \
       "$(bl_calc "$(bl_jget "$BL_S/core-$first.json" 'd["build_s"]') * $last / $first")" s \
-      "bench-core: spec load + ff_farm_new (1 = linear)"
+      "bench-core: spec load + ff_farm_new_packed (1 = linear)"
   fi
 }
 

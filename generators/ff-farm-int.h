@@ -16,10 +16,14 @@
 enum { K_PV = 1, K_VG, K_LV, K_ORPHAN, K_SIG, K_SUBLV };
 
 /* One metadata write (one seqno).  buf is NULL for a write whose copy is
- * no longer on disk (only its size mattered, for placement). */
+ * no longer on disk (only its size mattered, for placement).  In a packed
+ * farm (ff_farm_new_packed) buf may hold the text compressed: read it
+ * with ff_farm_text_unpack. */
 struct ff_text {
-  char *buf; /* size bytes, the last one NUL */
-  uint32_t size;
+  char *buf;         /* size bytes, the last one NUL; or zsize packed ones */
+  uint32_t size;     /* the text's bytes */
+  uint32_t zsize;    /* 0: buf is the text; else LZ4 against farm->tdict's */
+  uint32_t zdict;    /* first zdict bytes */
   uint32_t crc;      /* ff_lvm_crc over size bytes */
   uint64_t mda0_off; /* where it sits, relative to mda0's start */
   uint64_t mda1_off; /* and to mda1's */
@@ -232,7 +236,25 @@ struct ff_farm {
   /* Thin-pool metadata images, shared by pools of the same shape. */
   struct ff_tmcache *tms;
   uint32_t ntms;
+  /* ff_farm_new_packed: the dictionary the packed texts refer to (a few
+   * of the farm's own texts), or NULL */
+  char *tdict;
+  uint32_t tdict_size;
 };
+
+/* Packing the texts VG by VG as they are built (ff-farm-pack.c).  new
+ * gives farm its dictionary; ff_packer_vg adds to it (the first VG of a
+ * shape) and packs vg's kept texts.  NULL / -1 on out of memory. */
+struct ff_packer;
+struct ff_packer *ff_packer_new(struct ff_farm *farm);
+int ff_packer_vg(struct ff_packer *pk, struct ff_farm *farm, struct ff_vg *vg);
+void ff_packer_free(struct ff_packer *pk);
+
+/* Put the size bytes of text t into dst (ff-farm-pack.c): a copy, or
+ * the text unpacked.  0, or -1 (a packed text that does not unpack: a
+ * bug). */
+int ff_farm_text_unpack(const struct ff_farm *farm, const struct ff_text *t,
+                        char *dst);
 
 /* One ff_thinmeta image: for a tmeta of tmeta_bytes, data_blocks chunks
  * of chunk sectors, nthin thin LVs made with lvcreate -an. */
@@ -278,8 +300,9 @@ ff_farm_target(const struct ff_farm *farm, uint32_t dev)
 struct bctx {
   const struct ff_spec *spec;
   struct ff_farm *farm;
-  uint32_t d; /* next device index */
-  uint32_t v; /* next VG index */
+  struct ff_packer *pk; /* ff_farm_new_packed, else NULL */
+  uint32_t d;           /* next device index */
+  uint32_t v;           /* next VG index */
 };
 
 /* A free area of a PV (pv_map.c's struct pv_area). */

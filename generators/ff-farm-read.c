@@ -66,24 +66,47 @@ overlaps(uint64_t off, size_t len, uint64_t at, uint64_t n)
 }
 
 /* One copy of text t placed at mda-relative o in an mda at start of size,
- * with lvm's zero padding to the next sector. */
-static void
-put_copy(uint8_t *buf, uint64_t off, size_t len, uint64_t start, uint64_t size,
-         uint64_t o, const struct ff_text *t)
+ * with lvm's zero padding to the next sector.  A packed text is unpacked
+ * only when some of it is in the window: straight into the window when
+ * all of it is (lvm's label scan reads the whole mda), else into a
+ * scratch buffer.  0, or -1 (out of memory). */
+static int
+put_copy(const struct ff_farm *farm, uint8_t *buf, uint64_t off, size_t len,
+         uint64_t start, uint64_t size, uint64_t o, const struct ff_text *t)
 {
-  uint64_t end;
+  /* the bytes before the end of the mda; the rest wraps to its sector 1 */
+  uint64_t first = o + t->size <= size ? t->size : size - o;
+  uint64_t end = first == t->size ? o + t->size : 512 + t->size - first;
+  const char *src = t->buf;
+  char small[4096], *own = NULL;
+  int r = 0;
 
-  if (o + t->size <= size) {
-    put(buf, off, len, start + o, t->buf, t->size);
-    end = o + t->size;
-  } else {
-    uint64_t first = size - o;
+  if (t->zsize) {
+    src = NULL;
+    if (first == t->size && start + o >= off &&
+        start + o + t->size <= off + len) {
+      r = ff_farm_text_unpack(farm, t, (char *)buf + (start + o - off));
+    } else if (overlaps(off, len, start + o, first) ||
+               (first < t->size &&
+                overlaps(off, len, start + 512, t->size - first))) {
+      char *tmp = t->size <= sizeof small ? small : (own = malloc(t->size));
 
-    put(buf, off, len, start + o, t->buf, first);
-    put(buf, off, len, start + 512, t->buf + first, t->size - first);
-    end = 512 + t->size - first;
+      if (!tmp)
+        return ff_error("out of memory");
+      r = ff_farm_text_unpack(farm, t, tmp);
+      src = tmp;
+    }
   }
+  if (src && r == 0) {
+    put(buf, off, len, start + o, src, first);
+    if (first < t->size)
+      put(buf, off, len, start + 512, src + first, t->size - first);
+  }
+  free(own);
+  if (r < 0)
+    return -1;
   put(buf, off, len, start + end, NULL, (end + 511) / 512 * 512 - end);
+  return 0;
 }
 
 struct pv_view {
@@ -126,7 +149,7 @@ pv_view_init(const struct ff_farm *farm, const struct ff_device *d,
   ff_mda1_place(v->fmt, d->size, &v->mda_start[1], &v->mda_size[1]);
 }
 
-static void
+static int
 read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
         uint64_t off, size_t len)
 {
@@ -180,7 +203,9 @@ read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
     for (uint32_t w = first; w < last; w++) {
       const struct ff_text *t = &v.vg->texts[w];
 
-      put_copy(buf, off, len, start, size, m ? t->mda1_off : t->mda0_off, t);
+      if (put_copy(farm, buf, off, len, start, size,
+                   m ? t->mda1_off : t->mda0_off, t) < 0)
+        return -1;
     }
   }
 
@@ -199,6 +224,7 @@ read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
     hi = off + len < bl->off + bl->len ? off + len : bl->off + bl->len;
     memset(buf + (lo - off), bl->fill, hi - lo);
   }
+  return 0;
 }
 
 int
@@ -219,8 +245,7 @@ ff_farm_read_base(const struct ff_farm *farm, uint32_t dev, void *buf,
   switch (d->role) {
   case FF_ROLE_PV:
   case FF_ROLE_ORPHAN:
-    read_pv(farm, d, buf, off, len);
-    break;
+    return read_pv(farm, d, buf, off, len);
   case FF_ROLE_SIGNATURE:
     ff_sig_read((enum ff_sig_type)d->sig, d->size,
                 ff_hash4(farm->seed, K_SIG, (uint64_t)(d - farm->devs), 0),

@@ -1231,7 +1231,8 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     if (!recs)
       return ff_error("out of memory");
     r = allocate_lvs(b, g, vg, path, recs) < 0 ||
-        build_texts(b, g, vg, path, recs) < 0;
+        build_texts(b, g, vg, path, recs) < 0 ||
+        (b->pk && ff_packer_vg(b->pk, farm, vg) < 0);
     free(recs);
     if (r)
       return -1;
@@ -1492,8 +1493,8 @@ overlay_base(void *opaque, uint32_t dev, void *buf, uint64_t off, size_t len)
   return ff_farm_read_base(opaque, dev, buf, off, len);
 }
 
-struct ff_farm *
-ff_farm_new(const struct ff_spec *sp)
+static struct ff_farm *
+farm_new(const struct ff_spec *sp, int pack)
 {
   struct bctx b = {.spec = sp};
   struct ff_farm *farm;
@@ -1529,6 +1530,8 @@ ff_farm_new(const struct ff_spec *sp)
     return NULL;
   }
   b.farm = farm;
+  if (pack && !(b.pk = ff_packer_new(farm)))
+    goto fail;
   farm->seed = sp->seed;
   farm->ndevs = (uint32_t)ndevs;
   farm->nvgs = (uint32_t)nvgs;
@@ -1561,11 +1564,25 @@ ff_farm_new(const struct ff_spec *sp)
   free(sizes);
   if (!farm->overlay)
     goto fail;
+  ff_packer_free(b.pk);
   return farm;
 
 fail:
+  ff_packer_free(b.pk);
   ff_farm_free(farm);
   return NULL;
+}
+
+struct ff_farm *
+ff_farm_new(const struct ff_spec *sp)
+{
+  return farm_new(sp, 0);
+}
+
+struct ff_farm *
+ff_farm_new_packed(const struct ff_spec *sp)
+{
+  return farm_new(sp, 1);
 }
 
 static void
@@ -1625,5 +1642,6 @@ ff_farm_free(struct ff_farm *farm)
   for (uint32_t i = 0; i < farm->npool; i++)
     free(farm->pool[i]);
   free(farm->pool);
+  free(farm->tdict);
   free(farm);
 }

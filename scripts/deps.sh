@@ -8,6 +8,8 @@ pkgs=(
   # build
   cmake make gcc pkg-config libconfig-dev libjansson-dev libcmocka-dev
   libfuse3-dev fuse3 libdevmapper-dev libcairo2-dev
+  # the farm's packed metadata texts (generators/ff-farm-pack.c)
+  liblz4-dev
   # bench/fuse-uring (FUSE over io_uring, measured against /dev/fuse)
   liburing-dev
   # bench/nbd-burst (the nbd queue rows: reads sent at once from C)

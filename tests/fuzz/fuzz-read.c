@@ -1,11 +1,13 @@
 /* Fuzz the farm's read path.  The input's first bytes generate a small
- * spec (or choose the built-in default farm); the farm is built twice;
+ * spec (or choose the built-in default farm); the farm is built twice,
+ * the second time packed as the servers build it (ff_farm_new_packed);
  * the rest of the input is a sequence of reads of any device at offsets
  * near the places where the label, the metadata areas, the data area and
  * the device's end meet, and past the end, of any length.  Each read is
  * checked by ff_fuzz_check_read (fails exactly when past the end,
  * repeatable, whole equals piecewise, non-zero bytes inside the extents)
- * and against the second build (same spec, same bytes). */
+ * and against the second build (same spec, same bytes, texts packed or
+ * not). */
 #include "fuzz-common.h"
 #include "ff-error.h"
 #include "ff-farm-int.h"
@@ -248,7 +250,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
   }
   a = ff_fuzz_build_farm(sp, NAME);
-  b = a ? ff_farm_new(sp) : NULL;
+  b = a ? ff_farm_new_packed(sp) : NULL;
   ff_spec_free(sp);
   if (!a)
     return 0;

@@ -21,6 +21,16 @@ static const char mixed[] =
   "blanks = ({ count = 1; });\n"
   "signatures = ({ type = \"gpt\"; }, { type = \"ext4\"; });\n";
 
+static const char damaged[] =
+  "device_size = \"64M\";\n"
+  "vgs = ({ name = \"crc\"; pvs = 2; damage = \"bad-label-crc\"; },\n"
+  "       { name = \"mda\"; pvs = 2; damage = \"bad-mda-checksum\"; },\n"
+  "       { name = \"txt\"; pvs = 1; damage = \"bad-metadata-text\"; },\n"
+  "       { name = \"dup\"; pvs = 1; damage = \"duplicate-pv\"; },\n"
+  "       { name = \"mis\"; pvs = 3; damage = \"missing-pv\"; },\n"
+  "       { name = \"old\"; pvs = 2; damage = \"stale-metadata\";\n"
+  "         lvs = ({ fill = 0.5; }); });\n";
+
 /* Read the whole of [off, off+len) at once and in odd-sized pieces. */
 static void
 check_piecewise(const struct ff_farm *farm, uint32_t dev, uint64_t off,
@@ -196,16 +206,7 @@ test_wrapping_buffer(void **state)
 static void
 test_damage(void **state)
 {
-  static const char spec[] =
-    "device_size = \"64M\";\n"
-    "vgs = ({ name = \"crc\"; pvs = 2; damage = \"bad-label-crc\"; },\n"
-    "       { name = \"mda\"; pvs = 2; damage = \"bad-mda-checksum\"; },\n"
-    "       { name = \"txt\"; pvs = 1; damage = \"bad-metadata-text\"; },\n"
-    "       { name = \"dup\"; pvs = 1; damage = \"duplicate-pv\"; },\n"
-    "       { name = \"mis\"; pvs = 3; damage = \"missing-pv\"; },\n"
-    "       { name = \"old\"; pvs = 2; damage = \"stale-metadata\";\n"
-    "         lvs = ({ fill = 0.5; }); });\n";
-  struct ff_farm *farm = ff_test_farm(spec);
+  struct ff_farm *farm = ff_test_farm(damaged);
   uint8_t a[4096], b[4096];
   char *t;
 
@@ -557,6 +558,103 @@ test_alloc(void **state)
   }
 }
 
+/* [off, off + len) of device dev reads the same from farms a and b, read
+ * whole and, with pieces, also in 333-byte pieces (a packed text cut by
+ * the window's edges is unpacked aside). */
+static void
+check_same(const struct ff_farm *a, const struct ff_farm *b, uint32_t dev,
+           uint64_t off, uint64_t len, int pieces)
+{
+  uint8_t *x = malloc(len), *y = malloc(len);
+
+  assert_non_null(x);
+  assert_non_null(y);
+  assert_ok(ff_farm_read(a, dev, x, off, len));
+  assert_ok(ff_farm_read(b, dev, y, off, len));
+  assert_memory_equal(x, y, len);
+  for (uint64_t o = 0; pieces && o < len; o += 333) {
+    size_t n = len - o < 333 ? len - o : 333;
+
+    assert_ok(ff_farm_read(b, dev, y, off + o, n));
+    assert_memory_equal(x + o, y, n);
+  }
+  free(x);
+  free(y);
+}
+
+/* The servers' packed farm (ff_farm_new_packed) reads as the same farm
+ * unpacked: every range a device's layout holds (ff_farm_extents: the
+ * label, the mda headers and texts, what lvm wrote into LVs) and the
+ * first 128 KiB (lvm's label-scan read); texts are packed, and in a farm
+ * of 100 VGs or more take a third of the memory or less.
+ * Specs: wrapped circular buffers, damage, a dropped history, and the
+ * layouts of configs/ (raid, mirror, thin, cache, a 1000-device farm). */
+static void
+check_packed(struct ff_spec *sp, const char *what)
+{
+  struct ff_farm *a = ff_farm_new(sp), *b = ff_farm_new_packed(sp);
+  uint32_t packed = 0, ndevs;
+
+  assert_nonnull_err(a);
+  assert_nonnull_err(b);
+  for (uint32_t i = 0; i < b->nvgs; i++)
+    for (uint32_t w = 0; w < b->vgs[i].seqno; w++)
+      packed += b->vgs[i].texts[w].zsize != 0;
+  /* (a farm of a few VGs has its texts in the dictionary: no smaller) */
+  if (!packed ||
+      (b->nvgs >= 100 && 3 * ff_farm_text_bytes(b) > ff_farm_text_bytes(a)))
+    fail_msg("%s: %u texts packed, %zu bytes against %zu unpacked", what,
+             packed, ff_farm_text_bytes(b), ff_farm_text_bytes(a));
+  ndevs = a->ndevs;
+  for (uint32_t d = 0; d < ndevs; d++) {
+    struct ff_range r[64];
+    int64_t n = ff_farm_extents(a, d, r, 64);
+    uint64_t head =
+      a->devs[d].size < (128u << 10) ? a->devs[d].size : (128u << 10);
+    int pieces = d < 24; /* (the 1000-device farm: pieces of a few) */
+
+    assert_true(n >= 0 && n <= 64);
+    check_same(a, b, d, 0, head, pieces);
+    for (int64_t k = 0; k < n; k++)
+      check_same(a, b, d, r[k].off, r[k].len, pieces);
+  }
+  ff_farm_free(a);
+  ff_farm_free(b);
+}
+
+static void
+test_packed(void **state)
+{
+  static const char *const inline_specs[] = {
+    mixed, damaged,
+    "vgs = ({ seqno = 5; history = 1; lvs = ({ count = 2; fill = 0.1; }); "
+    "});"};
+  static const char *const configs[] = {
+    "raid-mirror.conf", "thin-snapshot.conf", "cache.conf", "mixed-1000.conf"};
+  char path[4096];
+
+  (void)state;
+  for (size_t i = 0; i < sizeof inline_specs / sizeof *inline_specs; i++) {
+    struct ff_spec *sp = ff_spec_load_string(inline_specs[i], "test");
+
+    assert_nonnull_err(sp);
+    snprintf(path, sizeof path, "inline spec %zu", i);
+    check_packed(sp, path);
+    ff_spec_free(sp);
+  }
+  for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
+    struct ff_spec *sp;
+
+    if ((size_t)snprintf(path, sizeof path, "%s/configs/%s", ff_test_srcdir(),
+                         configs[i]) >= sizeof path)
+      fail_msg("source path too long: %s", ff_test_srcdir());
+    sp = ff_spec_load_file(path);
+    assert_nonnull_err(sp);
+    check_packed(sp, path);
+    ff_spec_free(sp);
+  }
+}
+
 int
 main(void)
 {
@@ -572,6 +670,7 @@ main(void)
     cmocka_unit_test(test_zero_sparse),
     cmocka_unit_test(test_zero_sparse_range),
     cmocka_unit_test(test_alloc),
+    cmocka_unit_test(test_packed),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
