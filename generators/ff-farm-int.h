@@ -112,7 +112,8 @@ struct ff_lv {
   int64_t wtime[3];   /* the footer time of each write */
   int64_t *wtime_x;   /* [writes] when more than 3 (--raidintegrity), or
                        * NULL */
-  char *wdesc[3];     /* and its description */
+  char *wdesc[3];     /* and its description (freed once the VG's texts
+                       * are built) */
   /* thin pools (FF_LVK_THIN_POOL: subs = [pmspare,] tmeta, tdata), thin
    * LVs and snapshots (FF_LVK_SNAPSHOT: the COW, with its own linear
    * segments; subs = [snapshotN]) */

@@ -340,6 +340,14 @@ ff_sb_detach(struct ff_sb *sb, size_t *len)
     *len = sb->len;
   if (!b && !sb->failed)
     b = calloc(1, 1);
+  /* give back the slack of the doubling (a farm keeps thousands of these
+   * strings: the LVs' lvcreate descriptions held 256 bytes each) */
+  if (b && sb->alloc > sb->len + 1 + 32) {
+    char *nb = realloc(b, sb->len + 1);
+
+    if (nb)
+      b = nb;
+  }
   sb->buf = NULL;
   sb->len = sb->alloc = 0;
   return b;
