@@ -1,6 +1,7 @@
 /* fuse-uring: what would FUSE over io_uring save the farm's data path?
  *
  * usage: fuse-uring MNT SIZE dev|uring [THREADS]    (SIZE in bytes)
+ *        fuse-uring MNT SIZE pt BACKING [THREADS]
  *
  * A FUSE server of one file, MNT/f, SIZE bytes of zeros (direct I/O:
  * every read reaches the server), spoken to the kernel either the way
@@ -14,6 +15,12 @@
  * code; only the transport differs, so the same reads of a loop device
  * over MNT/f, side by side, say what the transport costs
  * (bench/fuse-uring.sh; docs/benchmarks.md, "FUSE over io_uring").
+ *
+ * pt: /dev/fuse as dev, but f is opened in passthrough (kernel 6.9+,
+ * FUSE_PASSTHROUGH): its reads and writes go from the kernel straight to
+ * the file BACKING (SIZE bytes; its own bytes, not zeros) and never
+ * reach this server; lookups, attributes and opens still do.  What the
+ * farm's ideal-profile devices would cost served so.
  *
  * Mounts with mount(2) (root only), prints "ready" on stdout once the
  * kernel takes requests (in uring mode: once every queue is registered),
@@ -39,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -47,7 +55,18 @@
 
 /* ---- the kernel's io_uring FUSE ABI (7.42) ---------------------------- */
 
-#define URING_FLAG             (1ULL << 41) /* FUSE_OVER_IO_URING, in flags2 << 32 */
+#define URING_FLAG (1ULL << 41) /* FUSE_OVER_IO_URING, in flags2 << 32 */
+
+/* ---- FUSE passthrough (7.40), also newer than Debian 12's headers ----- */
+
+#define PASSTHROUGH_FLAG  (1ULL << 37) /* FUSE_PASSTHROUGH */
+#define FOPEN_PASSTHROUGH (1u << 7)
+struct backing_map {
+  int32_t fd;
+  uint32_t flags;
+  uint64_t padding;
+};
+#define DEV_IOC_BACKING_OPEN   _IOW(229, 1, struct backing_map)
 #define URING_IN_OUT_HEADER_SZ 128
 #define URING_OP_IN_OUT_SZ     128
 
@@ -85,6 +104,7 @@ _Static_assert(sizeof(struct uring_cmd_req) == 24, "7.42 command");
 
 static int fusefd = -1;
 static uint64_t file_size;
+static int backing_id = -1; /* pt: f's backing file, as the kernel knows it */
 static const char *mnt;
 /* requests served through each transport, printed at SIGTERM */
 static _Atomic unsigned long served_dev, served_ring;
@@ -157,6 +177,11 @@ handle(const struct fuse_in_header *in, const void *op, const char *payload,
 
     memset(o, 0, sizeof *o);
     o->open_flags = in->opcode == FUSE_OPEN ? FOPEN_DIRECT_IO : 0;
+    if (in->opcode == FUSE_OPEN && backing_id >= 0) {
+      /* (7.40's backing_id is 7.38's padding) */
+      o->open_flags = FOPEN_PASSTHROUGH;
+      o->padding = (uint32_t)backing_id;
+    }
     r->arg = o;
     r->len = sizeof *o;
     return;
@@ -431,10 +456,10 @@ on_term(int sig)
   _exit(0);
 }
 
-/* Read FUSE_INIT and answer it, asking for io_uring when wanted.  Returns
- * whether the kernel offered it. */
+/* Read FUSE_INIT and answer it, asking for io_uring or passthrough when
+ * wanted.  Returns whether the kernel offered what was wanted. */
 static int
-do_init(int want_uring)
+do_init(int want_uring, int want_pt)
 {
   char *buf = malloc(MAX_PAYLOAD + 4096);
   struct fuse_in_header *in = (void *)buf;
@@ -466,6 +491,10 @@ do_init(int want_uring)
                                    FUSE_MAX_PAGES | FUSE_INIT_EXT));
   if (want_uring && (kflags & URING_FLAG))
     out.flags2 = (uint32_t)(URING_FLAG >> 32);
+  if (want_pt && (kflags & PASSTHROUGH_FLAG)) {
+    out.flags2 |= (uint32_t)(PASSTHROUGH_FLAG >> 32);
+    out.unused[0] = 1; /* 7.40's max_stack_depth: over a plain file system */
+  }
   out.max_background = 1024;
   out.congestion_threshold = 768;
   out.max_write = MAX_PAYLOAD;
@@ -473,19 +502,24 @@ do_init(int want_uring)
   out.max_pages = MAX_PAYLOAD / 4096;
   dev_reply(in->unique, &r);
   free(buf);
-  return (kflags & URING_FLAG) != 0;
+  return (kflags & (want_pt ? PASSTHROUGH_FLAG : URING_FLAG)) != 0;
 }
 
 int
 main(int argc, char **argv)
 {
   char opts[256];
-  int uring, threads = 8;
+  int uring, pt, threads = 8, targ = 4;
+  const char *backing = NULL;
   pthread_t t;
 
-  if (argc < 4 || argc > 5 ||
-      (strcmp(argv[3], "dev") && strcmp(argv[3], "uring"))) {
-    fprintf(stderr, "usage: fuse-uring MNT SIZE dev|uring [THREADS]\n");
+  pt = argc >= 5 && !strcmp(argv[3], "pt");
+  if (pt)
+    backing = argv[targ++];
+  if (argc < 4 || argc > targ + 1 ||
+      (strcmp(argv[3], "dev") && strcmp(argv[3], "uring") && !pt)) {
+    fprintf(stderr, "usage: fuse-uring MNT SIZE dev|uring [THREADS]\n"
+                    "       fuse-uring MNT SIZE pt BACKING [THREADS]\n");
     return 2;
   }
   mnt = argv[1];
@@ -500,8 +534,8 @@ main(int argc, char **argv)
     }
   }
   uring = !strcmp(argv[3], "uring");
-  if (argc == 5)
-    threads = atoi(argv[4]);
+  if (argc == targ + 1)
+    threads = atoi(argv[targ]);
   if (threads < 1 || threads > 256 || file_size == 0) {
     fprintf(stderr, "fuse-uring: SIZE must be > 0, THREADS 1..256\n");
     return 2;
@@ -515,15 +549,30 @@ main(int argc, char **argv)
     die("mount");
   signal(SIGTERM, on_term);
   signal(SIGINT, on_term);
-  if (uring && !do_init(1)) {
+  if (uring && !do_init(1, 0)) {
     fprintf(stderr, "fuse-uring: the kernel does not offer FUSE over "
                     "io_uring (kernel 6.14+, and "
                     "/sys/module/fuse/parameters/enable_uring = Y)\n");
     umount2(mnt, MNT_DETACH);
     return 1;
   }
-  if (!uring)
-    do_init(0);
+  if (pt) {
+    struct backing_map map = {.fd = open(backing, O_RDWR | O_CLOEXEC)};
+
+    if (map.fd < 0)
+      die(backing);
+    if (!do_init(0, 1)) {
+      fprintf(stderr, "fuse-uring: the kernel does not offer FUSE "
+                      "passthrough (6.9+, CONFIG_FUSE_PASSTHROUGH)\n");
+      umount2(mnt, MNT_DETACH);
+      return 1;
+    }
+    backing_id = ioctl(fusefd, DEV_IOC_BACKING_OPEN, &map);
+    if (backing_id < 0)
+      die("FUSE_DEV_IOC_BACKING_OPEN");
+    close(map.fd); /* the kernel holds it now */
+  } else if (!uring)
+    do_init(0, 0);
   if (uring) {
     nqueues = get_nprocs_conf();
     queues = calloc((size_t)nqueues, sizeof *queues);

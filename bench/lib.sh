@@ -675,18 +675,26 @@ bl_section_uring() {
     echo Y >"$knob"
   fi
   bl_tmpfs
-  truncate -s 1G "$BL_TMPFS/uring.img"
-  for mode in tmpfs dev uring; do
+  truncate -s 1G "$BL_TMPFS/uring.img" "$BL_TMPFS/pt.img"
+  local -a margs
+  for mode in tmpfs dev uring pt; do
     local file=$BL_TMPFS/uring.img pid=
+    margs=("$mode")
+    [[ $mode != pt ]] || margs=(pt "$BL_TMPFS/pt.img")
     if [[ $mode != tmpfs ]]; then
-      bl_log "uring: $files loops over bench/fuse-uring ($mode)"
+      bl_log "uring: $files loops over bench/fuse-uring (${margs[*]})"
       mkdir -p "$s/uring-$mode"
       mkfifo "$s/uring-$mode.ready"
-      "$BL_URING" "$s/uring-$mode" $((1 << 30)) "$mode" >"$s/uring-$mode.ready" 2>"$s/uring-$mode.err" &
+      "$BL_URING" "$s/uring-$mode" $((1 << 30)) "${margs[@]}" >"$s/uring-$mode.ready" 2>"$s/uring-$mode.err" &
       pid=$!
       ff_on_cleanup "bl__uring_stop $pid '$s/uring-$mode'"
       line=
       read -r -t 60 line <"$s/uring-$mode.ready" || true
+      if [[ $line != ready && $mode == pt ]]; then
+        bl_log "uring: passthrough skipped: $(cat "$s/uring-$mode.err")"
+        bl__uring_stop "$pid" "$s/uring-$mode"
+        continue
+      fi
       [[ $line == ready ]] ||
         ff_die "bench/fuse-uring $mode did not start: $(cat "$s/uring-$mode.err")"
       file=$s/uring-$mode/f
@@ -724,6 +732,20 @@ bl_section_uring() {
     "$(bl_jget "$s/uring-rand-dev.json" 'd["iops"]')" IOPS \
     "$(bl_jget "$s/uring-rand-tmpfs.json" 'd["iops"]')" IOPS \
     "the transport alone (no farm behind it): compare loop.rand"
+  [[ -s $s/uring-seq-pt.json ]] || return 0
+  bl_row uring.pt.rand "4K random read IOPS, $files threads: passthrough vs tmpfs" \
+    "$(bl_jget "$s/uring-rand-pt.json" 'd["iops"]')" IOPS \
+    "$(bl_jget "$s/uring-rand-tmpfs.json" 'd["iops"]')" IOPS \
+    "bench/fuse-uring pt: f's reads go to a tmpfs file, not to the server"
+  bl_row uring.pt.lat "4K read p50, $files threads: passthrough vs tmpfs" \
+    "$(bl_jget "$s/uring-rand-pt.json" "$p50")" us \
+    "$(bl_jget "$s/uring-rand-tmpfs.json" "$p50")" us "the same runs"
+  bl_row uring.pt.lat1 "4K read p50, 1 thread: passthrough vs tmpfs" \
+    "$(bl_jget "$s/uring-lat1-pt.json" "$p50")" us \
+    "$(bl_jget "$s/uring-lat1-tmpfs.json" "$p50")" us "readrate -r -n $lat -t 1"
+  bl_row uring.pt.seq "seq read: passthrough vs tmpfs" \
+    "$(bl_jget "$s/uring-seq-pt.json" 'd["mib_s"]')" MiB/s \
+    "$(bl_jget "$s/uring-seq-tmpfs.json" 'd["mib_s"]')" MiB/s "readrate -b 1M -s $seq -t 4"
 }
 
 # bl__uring_stop PID MNT: stop the bench/fuse-uring PID serving MNT
