@@ -176,7 +176,8 @@ struct ff_pv {
   unsigned nmdas;        /* its metadata areas, 0..2 */
   unsigned ignored;      /* bit m: mda m is ignored (vg_mda_copies) */
   uint8_t unalloc;       /* pvchange -x n: no ALLOCATABLE */
-  char *hint;            /* device = "..." in the text */
+  char *hint;            /* device = "..." in the text (freed once the
+                          * VG's texts are built) */
   const char *device_id; /* the spec's, or NULL */
 };
 

@@ -1236,12 +1236,17 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     free(recs);
     if (r)
       return -1;
-    /* the descriptions of the LVs' writes served the texts only */
+    /* the descriptions of the LVs' writes and the PVs' device hints
+     * served the texts only */
     for (uint32_t i = 0; i < vg->nlvs; i++)
       for (unsigned w = 0; w < 3; w++) {
         free(vg->lvs[i].wdesc[w]);
         vg->lvs[i].wdesc[w] = NULL;
       }
+    for (uint32_t p = 0; p < vg->npvs; p++) {
+      free(vg->pvs[p].hint);
+      vg->pvs[p].hint = NULL;
+    }
 
     /* Each PV holds every kept write, a stale one all but the last. */
     for (uint32_t p = 0; p < g->pvs; p++) {
