@@ -510,16 +510,16 @@ PY
   "$rr" -r -n "$lat" -t "$files" "${fl[@]}" >"$s/lat-lognormal.json"
 
   # The model serves a depth-1 queue one at a time (the tests check its
-  # decisions exactly); here the wall time a client sees.
+  # decisions exactly); here the wall time a client sees: one read of each
+  # of qn loops, submitted together in one io_submit (readrate -B), from
+  # the submission to the last completion.
   local qn=$((files < 10 ? files : 10)) depth
-  bl_log "loops: $qn reads released at once through a shared queue of depth 1, then 64 (20 ms)"
+  bl_log "loops: $qn reads sent at once through a shared queue of depth 1, then 64 (20 ms)"
   for depth in 1 64; do
     bl_profile_queue "$s/queue$depth.conf" "$depth" 20ms
     "$BL_BIN" profile "$BL_MNT" "$s/queue$depth.conf" >/dev/null
-    "$BL_PY" "$BL_TOP/tests/lib/timed-reads.py" --parallel "${fl[@]:0:qn}" >"$s/queue$depth.json"
+    "$rr" -B "${fl[@]:0:qn}" >"$s/queue$depth.json"
   done
-  # from the first read issued to the last one done: the Python threads
-  # leave the barrier a few ms apart, which no server can help
   BL_Q1_MS=$(bl_jget "$s/queue1.json" 'd["span"] * 1e3')
   BL_Q64_MS=$(bl_jget "$s/queue64.json" 'd["span"] * 1e3')
   BL_QN=$qn
@@ -540,6 +540,26 @@ PY
   BL_DELAYED_MAX=$(bl_jget "$BL_MNT/.fusefarm/info.json" 'd["delayed_max"]')
   bl_fuse_umount "$BL_MNT"
 
+  # The same reads with `fusefarm mount --passthrough`: under the ideal
+  # profile every device is the kernel's to serve from a memory file.
+  local -a pfl
+  rm -f "$s/seq-pt.json"
+  bl_log "loops: the same $files loops, fusefarm mount --passthrough"
+  bl_fuse_mount "$s/loops.conf" "$s/mnt-pt" --passthrough
+  if [[ $(bl_jget "$BL_MNT/.fusefarm/info.json" 'd["passthrough"]["kernel"]') == True ]]; then
+    bl_fuse_attach
+    for name in "${names[@]:0:files}"; do
+      pfl+=("${BL_FARM_LOOP[$name]}")
+    done
+    "$rr" -b 1M -s "$seq" -t 4 "${pfl[@]}" >"$s/seq-pt.json"
+    "$rr" -r -n "$rand" -t "$files" "${pfl[@]}" >"$s/rand-pt.json"
+    "$rr" -r -n "$lat" -t 1 "${pfl[@]}" >"$s/lat1-pt.json"
+    BL_PT_DEVICES=$(bl_jget "$BL_MNT/.fusefarm/info.json" 'd["passthrough"]["devices"]')
+  else
+    bl_log "loops: passthrough skipped: the kernel did not take FUSE_PASSTHROUGH (6.9+)"
+  fi
+  bl_fuse_umount "$BL_MNT"
+
   bl_row loop.seq "seq read: farm loop vs tmpfs loop" \
     "$(bl_jget "$s/seq-farm.json" 'd["mib_s"]')" MiB/s \
     "$(bl_jget "$s/seq-tmpfs.json" 'd["mib_s"]')" MiB/s \
@@ -556,6 +576,21 @@ PY
     "$(bl_jget "$s/lat1-farm.json" 'd["lat_ns"]["p50"] / 1e3')" us \
     "$(bl_jget "$s/lat1-tmpfs.json" 'd["lat_ns"]["p50"] / 1e3')" us \
     "readrate -r -n $lat -t 1, $files loops"
+  if [[ -s $s/seq-pt.json ]]; then
+    bl_row loop.pt.seq "seq read: passthrough farm loop vs tmpfs loop" \
+      "$(bl_jget "$s/seq-pt.json" 'd["mib_s"]')" MiB/s \
+      "$(bl_jget "$s/seq-tmpfs.json" 'd["mib_s"]')" MiB/s \
+      "fusefarm mount --passthrough ($BL_PT_DEVICES devices passed through); readrate as loop.seq"
+    bl_row loop.pt.rand "4K random read: passthrough farm loop vs tmpfs loop" \
+      "$(bl_jget "$s/rand-pt.json" 'd["iops"]')" IOPS \
+      "$(bl_jget "$s/rand-tmpfs.json" 'd["iops"]')" IOPS "readrate as loop.rand"
+    bl_row loop.pt.lat "4K read p50 at $files threads: passthrough vs tmpfs" \
+      "$(bl_jget "$s/rand-pt.json" 'd["lat_ns"]["p50"] / 1e3')" us \
+      "$(bl_jget "$s/rand-tmpfs.json" 'd["lat_ns"]["p50"] / 1e3')" us "the same runs"
+    bl_row loop.pt.lat1 "4K read p50, 1 thread: passthrough vs tmpfs" \
+      "$(bl_jget "$s/lat1-pt.json" 'd["lat_ns"]["p50"] / 1e3')" us \
+      "$(bl_jget "$s/lat1-tmpfs.json" 'd["lat_ns"]["p50"] / 1e3')" us "readrate as loop.lat1"
+  fi
   bl_row loop.pvs "pvs: farm loops vs tmpfs loops" "$BL_T_FARM" s "$BL_T_TMPFS" s \
     "lvm pvs, $ndev loops, median of $pvs"
   bl_row attach.rate "attach: fusefarm attach vs losetup" \
@@ -581,7 +616,7 @@ PY
   bl_row lat.pvs "pvs at 1 ms/read vs lvm's schedule" "$BL_T_1MS" s "$BL_IDEAL" s \
     "median of $(((pvs + 1) / 2)); B: ideal pvs + $BL_ROUNDS x 1 ms"
   bl_row queue.d1 "queue depth 1, 20 ms: $qn reads at once, span vs model" \
-    "$BL_Q1_MS" ms "$((qn * 20))" ms "timed-reads.py --parallel, $qn farm loops, first read issued to last done; B: $qn x 20 ms"
+    "$BL_Q1_MS" ms "$((qn * 20))" ms "readrate -B: $qn farm loops, one io_submit to the last completion; B: $qn x 20 ms"
   bl_row queue.d64 "queue depth 64, 20 ms: $qn reads at once, span vs model" \
     "$BL_Q64_MS" ms 20 ms "the same; B: one service time"
   bl_row inflight.wall "in flight: K reads at latency L, wall vs L" \

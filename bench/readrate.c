@@ -2,6 +2,7 @@
  *
  * usage: readrate [-b BS] [-s SPAN] [-n READS] [-t THREADS] [-r] [-l LOG]
  *                 FILE...
+ *        readrate -B [-b BS] FILE...
  *
  * Opens every FILE (a block device or a regular file) with O_DIRECT and
  * reads it with pread(2), BS bytes at a time (default 4 KiB):
@@ -18,6 +19,15 @@
  * START_NS END_NS" (CLOCK_MONOTONIC around the pread, the clock of the
  * farm's --trace, so a read can be matched with the daemon's line:
  * bench/latency-breakdown.sh).
+ *
+ * -B (burst): one read of BS bytes at offset 0 of every FILE, all sent in
+ * one io_submit(2) (Linux AIO; O_DIRECT reads of a block device do not
+ * block in it) and reaped as they complete.  Prints one line of JSON:
+ * {"mode": "burst", "span": seconds from the submission to the last
+ * completion, "reads": [[PATH, 0, START_NS, END_NS], ...]} (START_NS the
+ * submission, END_NS when io_getevents returned the read), the shape of
+ * tests/lib/timed-reads.py --parallel, whose threads leave their barrier
+ * milliseconds apart: here the reads reach the kernel together.
  *
  * Used by bench/lib.sh to read the same bytes through a farm loop device
  * and through a loop device over a sparse image file on tmpfs.  Not a
@@ -39,7 +49,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/aio_abi.h>
 #include <linux/fs.h>
+#include <sys/syscall.h>
 
 struct file {
   const char *path;
@@ -194,8 +206,88 @@ static void
 usage(void)
 {
   fprintf(stderr, "usage: readrate [-b BS] [-s SPAN] [-n READS] "
-                  "[-t THREADS] [-r] [-l LOG] FILE...\n");
+                  "[-t THREADS] [-r] [-l LOG] FILE...\n"
+                  "       readrate -B [-b BS] FILE...\n");
   exit(2);
+}
+
+/* -B: one read of bs at offset 0 of every file, submitted at once.  0 or
+ * -1 (said why). */
+static int
+burst(void)
+{
+  aio_context_t ctx = 0;
+  struct iocb *cbs = calloc(nfiles, sizeof *cbs);
+  struct iocb **list = calloc(nfiles, sizeof *list);
+  struct io_event *ev = calloc(nfiles, sizeof *ev);
+  uint64_t *end = calloc(nfiles, sizeof *end), start, last = 0;
+  char *bufs = NULL;
+  unsigned done = 0;
+  int rc = -1;
+
+  if (!cbs || !list || !ev || !end ||
+      posix_memalign((void **)&bufs, 4096, (size_t)nfiles * bs)) {
+    fprintf(stderr, "readrate: out of memory\n");
+    goto out;
+  }
+  if (syscall(SYS_io_setup, nfiles, &ctx) < 0) {
+    fprintf(stderr, "readrate: io_setup(%u): %s\n", nfiles, strerror(errno));
+    goto out;
+  }
+  for (unsigned f = 0; f < nfiles; f++) {
+    cbs[f].aio_data = f;
+    cbs[f].aio_lio_opcode = IOCB_CMD_PREAD;
+    cbs[f].aio_fildes = (uint32_t)files[f].fd;
+    cbs[f].aio_buf = (uint64_t)(uintptr_t)(bufs + (size_t)f * bs);
+    cbs[f].aio_nbytes = bs;
+    list[f] = &cbs[f];
+  }
+  start = now_ns();
+  if (syscall(SYS_io_submit, ctx, (long)nfiles, list) != (long)nfiles) {
+    fprintf(stderr, "readrate: io_submit of %u reads: %s\n", nfiles,
+            strerror(errno));
+    goto out_ctx;
+  }
+  while (done < nfiles) {
+    long n =
+      syscall(SYS_io_getevents, ctx, 1L, (long)(nfiles - done), ev, NULL);
+    uint64_t t = now_ns();
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      fprintf(stderr, "readrate: io_getevents: %s\n", strerror(errno));
+      goto out_ctx;
+    }
+    for (long i = 0; i < n; i++) {
+      unsigned f = (unsigned)ev[i].data;
+
+      if (ev[i].res != (int64_t)bs) {
+        fprintf(stderr, "readrate: read %s: %s\n", files[f].path,
+                ev[i].res < 0 ? strerror((int)-ev[i].res) : "short read");
+        goto out_ctx;
+      }
+      end[f] = t;
+      last = t > last ? t : last;
+    }
+    done += (unsigned)n;
+  }
+  printf("{\"mode\": \"burst\", \"span\": %.9f, \"reads\": [",
+         (double)(last - start) / 1e9);
+  for (unsigned f = 0; f < nfiles; f++)
+    printf("%s[\"%s\", 0, %llu, %llu]", f ? ", " : "", files[f].path,
+           (unsigned long long)start, (unsigned long long)end[f]);
+  printf("]}\n");
+  rc = 0;
+out_ctx:
+  syscall(SYS_io_destroy, ctx);
+out:
+  free(cbs);
+  free(list);
+  free(ev);
+  free(end);
+  free(bufs);
+  return rc;
 }
 
 int
@@ -205,10 +297,13 @@ main(int argc, char **argv)
   uint64_t t0, wall, bytes = 0, *all = NULL, sum = 0;
   size_t nall = 0;
   unsigned started = 0;
-  int c, rc = 1;
+  int c, rc = 1, burst_mode = 0;
 
-  while ((c = getopt(argc, argv, "b:s:n:t:rl:")) != -1) {
+  while ((c = getopt(argc, argv, "b:s:n:t:rl:B")) != -1) {
     switch (c) {
+    case 'B':
+      burst_mode = 1;
+      break;
     case 'b':
       if (parse_size(optarg, &bs) || bs % 512)
         usage();
@@ -274,6 +369,10 @@ main(int argc, char **argv)
               fl->path, (unsigned long long)bs);
       goto out;
     }
+  }
+  if (burst_mode) {
+    rc = burst() < 0 ? 1 : 0;
+    goto out;
   }
   if (nthreads > nfiles)
     nthreads = nfiles;

@@ -16,6 +16,7 @@
 #include "ff-builtin.h"
 #include "ff-cli.h"
 #include "ff-daemon.h"
+#include "ff-passthrough.h"
 #include "ff-error.h"
 #include "ff-mountinfo.h"
 #include "ff-file.h"
@@ -71,6 +72,11 @@ static const char mount_usage[] =
   "      --trace FILE       write one line per request there: arrival,\n"
   "                         the model's done time, reply (docs/stats.md;\n"
   "                         a test and diagnostic feature)\n"
+  "      --passthrough      let the kernel serve devices the profile gives\n"
+  "                         nothing to model, from a memory file, at a\n"
+  "                         tmpfs loop's speed (FUSE passthrough, kernel\n"
+  "                         6.9+); their I/O is then not in the stats\n"
+  "                         (docs/fuse.md)\n"
   "  -o OPTS                extra FUSE mount options\n"
   "  -h, --help             this text\n";
 
@@ -323,6 +329,7 @@ ff_cmd_mount(int argc, char **argv)
     {"devices", required_argument, NULL, 'D'},
     {"trace", required_argument, NULL, 'A'},
     {"overlay-max", required_argument, NULL, 'M'},
+    {"passthrough", no_argument, NULL, 'P'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -330,7 +337,7 @@ ff_cmd_mount(int argc, char **argv)
   const char *fuseopts = NULL, *spec = NULL, *mnt, *save_arg = NULL;
   const char *trace = NULL;
   unsigned long long threads = 8, reply_threads = 4, devices = 0;
-  int foreground = 0, c, rc = 1, mntlock = -1;
+  int foreground = 0, c, rc = 1, mntlock = -1, passthrough = 0;
   struct ff_daemon d = {0};
   struct ff_server_options so = {.stats = 1};
   enum ff_server_fault fault;
@@ -386,6 +393,9 @@ ff_cmd_mount(int argc, char **argv)
       break;
     case 'o':
       fuseopts = optarg;
+      break;
+    case 'P':
+      passthrough = 1;
       break;
     case 'h':
       fputs(mount_usage, stdout);
@@ -493,6 +503,12 @@ ff_cmd_mount(int argc, char **argv)
     fprintf(stderr, "fusefarm mount: cannot mount %s (see above)\n", realmnt);
     goto out_signals;
   }
+  /* (INIT is read by the loop, after this: the hooks see it) */
+  if (passthrough && (!(d.pt = ff_pt_new(ff_server_farm(d.srv))) ||
+                      ff_pt_install(d.pt, d.se) < 0)) {
+    fprintf(stderr, "fusefarm mount: %s\n", ff_errmsg());
+    goto out_unmount;
+  }
   close(mntlock); /* a mount at MNT now refuses the next one */
   mntlock = -1;
   if (!foreground && logfile) {
@@ -546,6 +562,11 @@ out_unmount:
   {
     char *report = NULL;
 
+    /* the passthrough devices' writes are in their backing files */
+    if (ff_pt_sync(d.pt, ff_server_farm(d.srv)) < 0) {
+      fprintf(stderr, "fusefarm: %s\n", ff_errmsg());
+      rc = 1;
+    }
     if (ff_server_save_at_exit(d.srv, &report) < 0) {
       fprintf(stderr, "fusefarm: %s with this daemon\n", ff_errmsg());
       if (report)
@@ -568,6 +589,7 @@ out:
   if (lc)
     fuse_loop_cfg_destroy(lc);
   fuse_opt_free_args(&args);
+  ff_pt_free(d.pt);
   ff_server_free(d.srv);
   free(d.spec);
   free(d.profile);

@@ -13,11 +13,13 @@
 struct ff_server;
 struct ff_sched;
 struct fuse_session;
+struct ff_pt;
 
 struct ff_daemon {
   struct ff_server *srv;
   struct ff_sched *sched;
   struct fuse_session *se;
+  struct ff_pt *pt;      /* --passthrough (ff-passthrough.h), else NULL */
   char *spec;            /* path or "<built-in>" */
   char *mountpoint;      /* absolute */
   unsigned fuse_threads; /* max FUSE worker threads */

@@ -47,6 +47,7 @@
 #include "ff-farm.h"
 #include "ff-iomodel.h"
 #include "ff-manifest.h"
+#include "ff-passthrough.h"
 #include "ff-sched.h"
 #include "ff-server.h"
 
@@ -381,14 +382,17 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
       builds = d->manifest_builds;
       pthread_mutex_unlock(&d->manifest_lock);
       j = json_pack(
-        "{s:s, s:i, s:I, s:s, s:s, s:s?, s:s, s:I, s:i, s:i, s:I, s:I, s:i}",
+        "{s:s, s:i, s:I, s:s, s:s, s:s?, s:s, s:I, s:i, s:i, s:I, s:I, s:i, "
+        "s:{s:b, s:b, s:I}}",
         "format", "fusefarm-info", "version", 1, "pid", (json_int_t)getpid(),
         "spec", d->spec, "mountpoint", d->mountpoint, "profile", d->profile,
         "profile_name", ff_server_profile_name(d->srv), "devices",
         (json_int_t)ff_farm_ndevs(farm), "fuse_threads", (int)d->fuse_threads,
         "sched_threads", (int)ff_sched_threads(d->sched), "delayed_pending",
         (json_int_t)pending, "delayed_max", (json_int_t)pmax,
-        "manifest_builds", (int)builds);
+        "manifest_builds", (int)builds, "passthrough", "asked", d->pt != NULL,
+        "kernel", d->pt && ff_pt_enabled(d->pt), "devices",
+        (json_int_t)(d->pt ? ff_pt_count(d->pt) : 0));
 
       pthread_mutex_unlock(&d->ctl_lock);
       return json_text(j);
@@ -479,6 +483,26 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     if (!present(d, dev)) {
       fuse_reply_err(req, ENOENT);
       return;
+    }
+    /* --passthrough: a device with nothing to model is the kernel's to
+     * serve from its backing file, and stays so (ff-passthrough.h) */
+    if (d->pt && ff_pt_enabled(d->pt) &&
+        (ff_pt_has(d->pt, dev) ||
+         ff_iomodel_untimed(ff_server_model(d->srv), dev))) {
+      int id = ff_pt_backing(d->pt, ff_server_farm(d->srv), dev,
+                             fuse_session_fd(d->se));
+
+      fi->fh = 0;
+      if (id >= 0) {
+        ff_pt_reply_open(req, fi, id);
+        return;
+      }
+      if (ff_pt_has(d->pt, dev)) { /* (cannot be: it had one) */
+        fuse_reply_err(req, EIO);
+        return;
+      }
+      fprintf(stderr, "fusefarm: --passthrough: %s: %s; served as usual\n",
+              ff_farm_dev_name(ff_server_farm(d->srv), dev), ff_errmsg());
     }
     /* direct_io: every read reaches us, so latency applies to warm scans
      * too; without it the page cache answers repeats (docs/fuse.md). */
@@ -572,8 +596,11 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
     if (path[0] != '/')
       return ff_error("save-overlay %s: expected an absolute path", path);
     /* A failed save changes nothing: the overlay stays in memory, the
-     * previous file at path stays as it was; a save elsewhere works. */
-    r = ff_server_save_overlay(d->srv, path);
+     * previous file at path stays as it was; a save elsewhere works.
+     * The passthrough devices' writes are in their backing files. */
+    r = ff_pt_sync(d->pt, ff_server_farm(d->srv));
+    if (r == 0)
+      r = ff_server_save_overlay(d->srv, path);
     if (r < 0)
       *err = errno ? errno : EIO;
     return r;
@@ -922,6 +949,13 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
   }
   if (!(mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))) {
     fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
+  /* A passthrough device's bytes are in its backing file (FUSE does not
+   * pass fallocate through): the range goes there too. */
+  if (d->pt && ff_pt_punch(d->pt, dev, (uint64_t)off, (uint64_t)length) < 0) {
+    fprintf(stderr, "fusefarm: --passthrough: %s\n", ff_errmsg());
+    fuse_reply_err(req, EIO);
     return;
   }
   /* A loop discard (punch hole) is a trim, a zero range a zero: both go

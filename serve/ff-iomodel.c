@@ -458,6 +458,26 @@ ff_iomodel_write_cache(struct ff_iomodel *m, uint32_t dev)
 }
 
 int
+ff_iomodel_untimed(struct ff_iomodel *m, uint32_t dev)
+{
+  const struct ff_profile *p = current(m)->p;
+  const struct devclass *c;
+
+  if (dev >= p->ndevs || p->global.depth ||
+      (p->dev_queue && p->dev_queue[dev] != FF_NONE))
+    return 0;
+  c = &p->classes[p->dev_class[dev]];
+  for (unsigned op = 0; op < FF_OP_COUNT; op++)
+    if (c->lat[op].kind != DIST_FIXED || c->lat[op].a != 0)
+      return 0;
+  return !c->spinup_ns && !c->stall_every_ns && !c->bandwidth &&
+         !c->iops_cost_ns && c->eio_rate == 0 && !c->range_count &&
+         !c->appear_at_ns && c->vanish_at_ns == UINT64_MAX &&
+         c->vanish_after == UINT64_MAX && c->eio_after == UINT64_MAX &&
+         !c->wcache;
+}
+
+int
 ff_iomodel_rotational(struct ff_iomodel *m)
 {
   return current(m)->p->rotational;

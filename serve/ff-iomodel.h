@@ -90,6 +90,12 @@ int ff_iomodel_direct_io(struct ff_iomodel *m, uint32_t dev);
  * be followed by a flush (the NBD plugin does). */
 int ff_iomodel_write_cache(struct ff_iomodel *m, uint32_t dev);
 
+/* 1 when the current profile gives dev nothing to model: no latency for
+ * any operation, no queue, cap, stall, spin-up, write cache or fault, and
+ * it is there from the start.  The kernel can then serve its bytes alone
+ * (fusefarm mount --passthrough). */
+int ff_iomodel_untimed(struct ff_iomodel *m, uint32_t dev);
+
 /* 1 when the profile says the devices are rotational (for NBD clients). */
 int ff_iomodel_rotational(struct ff_iomodel *m);
 
