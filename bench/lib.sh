@@ -410,6 +410,14 @@ bl_section_core() {
     "$(bl_jget "$BL_S/core-$last.json" 'd["synth_gib_s"]')" GiB/s \
     "$(bl_jget "$BL_S/core-$last.json" 'd["pread_gib_s"]')" GiB/s \
     "bench-core $last: first 128 KiB of each device, best of 3"
+  bl_row core.lazy.mem "memory/device: lazy farm (plugin) vs packed, $last devs" \
+    "$(bl_jget "$BL_S/core-$last.json" 'd["lazy_rss_kib_per_device"]')" KiB \
+    "$(bl_jget "$BL_S/core-$last.json" 'd["rss_kib_per_device"]')" KiB \
+    "bench-core $last: ff_farm_new_lazy vs ff_farm_new_packed, RSS growth / N"
+  bl_row core.lazy.read "core read: lazy farm vs packed farm" \
+    "$(bl_jget "$BL_S/core-$last.json" 'd["lazy_synth_gib_s"]')" GiB/s \
+    "$(bl_jget "$BL_S/core-$last.json" 'd["synth_gib_s"]')" GiB/s \
+    "bench-core $last: first 128 KiB of each device, every VG built again, best of 3"
   bl_row core.zero "4 KiB zero: device with $(bl_jget "$BL_S/core-$last.json" 'd["zero_busy_blocks"]') writes vs none" \
     "$(bl_jget "$BL_S/core-$last.json" 'd["zero_us_busy"]')" us \
     "$(bl_jget "$BL_S/core-$last.json" 'd["zero_us_empty"]')" us \

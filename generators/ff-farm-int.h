@@ -242,7 +242,40 @@ struct ff_farm {
    * of the farm's own texts), or NULL */
   char *tdict;
   uint32_t tdict_size;
+  /* ff_farm_new_lazy: the VGs are built again when read (vgs is NULL;
+   * ff-farm-lazy.c), else NULL */
+  struct ff_lazy *lazy;
 };
+
+/* The VG of index v, for reading: &farm->vgs[v], or in a lazy farm the
+ * VG built again from the spec (a cache of the VGs read last).  Give it
+ * back with ff_farm_vg_put.  NULL with ff_errmsg() when a lazy farm
+ * runs out of memory. */
+const struct ff_vg *ff_farm_vg_get(const struct ff_farm *farm, uint32_t v);
+void ff_farm_vg_put(const struct ff_farm *farm, const struct ff_vg *vg);
+
+/* ff-farm-lazy.c, for ff-farm.c: make farm lazy, taking spec; recs[v]
+ * says where VG v was built from (its group, its first device) and gfi
+ * each group's first PV layout.  Takes recs and gfi (freed with the
+ * farm, also on failure).  0, or -1 when out of memory. */
+struct ff_lazy_rec {
+  uint32_t gi, d0;
+};
+int ff_lazy_attach(struct ff_farm *farm, struct ff_spec *spec,
+                   struct ff_lazy_rec *recs, uint32_t *gfi);
+void ff_lazy_free(struct ff_lazy *lz);
+/* VGs built again so far (test-farm). */
+uint64_t ff_lazy_builds(const struct ff_farm *farm);
+
+/* ff-farm.c, for ff-farm-lazy.c: build VG v of farm again into out
+ * (zeroed by the caller), as it was first built from spec.  Free it with
+ * ff_fb_vg_clear.  0, or -1. */
+int ff_fb_vg_rebuild(struct ff_farm *farm, const struct ff_spec *spec,
+                     const struct ff_lazy_rec *rec, uint32_t gfi, uint32_t v,
+                     struct ff_vg *out);
+/* Free what vg holds, the name too when keep_name is 0; vg is left
+ * zeroed but for the name. */
+void ff_fb_vg_clear(struct ff_vg *vg, int keep_name);
 
 /* Packing the texts VG by VG as they are built (ff-farm-pack.c).  new
  * gives farm its dictionary; ff_packer_vg adds to it (the first VG of a
@@ -305,6 +338,17 @@ struct bctx {
   struct ff_packer *pk; /* ff_farm_new_packed, else NULL */
   uint32_t d;           /* next device index */
   uint32_t v;           /* next VG index */
+  /* building a VG again (ff_fb_vg_rebuild): the VG goes here and the
+   * devices it makes into scratch (the farm's own are there already);
+   * else NULL */
+  struct ff_vg *out;
+  struct ff_device scratch;
+  /* ff_farm_new_lazy: each VG's origin, the crc of its last text and each
+   * group's first PV layout, kept as its VGs are built and dropped; else
+   * NULL */
+  struct ff_lazy_rec *lrecs;
+  uint32_t *lcrc;
+  uint32_t *lgfi;
 };
 
 /* A free area of a PV (pv_map.c's struct pv_area). */

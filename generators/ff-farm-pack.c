@@ -162,7 +162,7 @@ ff_farm_text_bytes(const struct ff_farm *farm)
 {
   size_t n = farm->tdict_size;
 
-  for (uint32_t i = 0; i < farm->nvgs; i++)
+  for (uint32_t i = 0; farm->vgs && i < farm->nvgs; i++)
     for (uint32_t w = 0; farm->vgs[i].texts && w < farm->vgs[i].seqno; w++) {
       const struct ff_text *t = &farm->vgs[i].texts[w];
 

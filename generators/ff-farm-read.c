@@ -135,28 +135,38 @@ mda_writes(const struct pv_view *v, unsigned m, uint32_t *first,
   }
 }
 
-static void
+/* 0, or -1 when a lazy farm cannot build the VG.  Give v back with
+ * pv_view_done. */
+static int
 pv_view_init(const struct ff_farm *farm, const struct ff_device *d,
              struct pv_view *v)
 {
   v->d = d;
   v->fmt = &farm->fmts[d->fmt];
-  v->vg = d->role == FF_ROLE_PV ? &farm->vgs[d->vg] : NULL;
+  v->vg = NULL;
+  if (d->role == FF_ROLE_PV && !(v->vg = ff_farm_vg_get(farm, d->vg)))
+    return -1;
   v->nmdas = v->fmt->mda_copies;
   v->ignored = v->vg ? v->vg->pvs[d->pv].ignored : 0;
   v->mda_start[0] = FF_MDA0_START;
   v->mda_size[0] = v->fmt->mda_size;
   ff_mda1_place(v->fmt, d->size, &v->mda_start[1], &v->mda_size[1]);
+  return 0;
+}
+
+static void
+pv_view_done(const struct ff_farm *farm, struct pv_view *v)
+{
+  ff_farm_vg_put(farm, v->vg);
 }
 
 static int
-read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
-        uint64_t off, size_t len)
+read_pv_view(const struct ff_farm *farm, const struct ff_device *d,
+             const struct pv_view *vp, uint8_t *buf, uint64_t off, size_t len)
 {
-  struct pv_view v;
+  const struct pv_view v = *vp;
   uint8_t sec[512];
 
-  pv_view_init(farm, d, &v);
   if (overlaps(off, len, v.fmt->label_sector * 512ull, 512)) {
     struct ff_label_info li = {
       .uuid = d->uuid,
@@ -225,6 +235,20 @@ read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
     memset(buf + (lo - off), bl->fill, hi - lo);
   }
   return 0;
+}
+
+static int
+read_pv(const struct ff_farm *farm, const struct ff_device *d, uint8_t *buf,
+        uint64_t off, size_t len)
+{
+  struct pv_view v;
+  int r;
+
+  if (pv_view_init(farm, d, &v) < 0)
+    return -1;
+  r = read_pv_view(farm, d, &v, buf, off, len);
+  pv_view_done(farm, &v);
+  return r;
 }
 
 int
@@ -347,7 +371,8 @@ extents_in(const struct ff_farm *farm, uint32_t dev, uint64_t lo, uint64_t hi,
   if (d->role == FF_ROLE_PV || d->role == FF_ROLE_ORPHAN) {
     struct pv_view v;
 
-    pv_view_init(farm, d, &v);
+    if (pv_view_init(farm, d, &v) < 0)
+      return -1;
     rv_add(&rv, v.fmt->label_sector * 512ull, 512);
     for (unsigned m = 0; m < v.nmdas; m++) {
       uint32_t first, last;
@@ -369,6 +394,7 @@ extents_in(const struct ff_farm *farm, uint32_t dev, uint64_t lo, uint64_t hi,
     for (uint32_t i = 0; v.vg && i < v.vg->nblobs; i++)
       if (v.vg->blobs[i].pv == d->pv)
         rv_add(&rv, v.vg->blobs[i].off, v.vg->blobs[i].len);
+    pv_view_done(farm, &v);
   } else if (d->role == FF_ROLE_SIGNATURE) {
     struct ff_range tmp[16];
     size_t k = ff_sig_extents((enum ff_sig_type)d->sig, d->size, tmp, 16);
@@ -422,10 +448,15 @@ ff_farm_describe(const struct ff_farm *farm, uint32_t dev, char *buf,
 
   switch (d->role) {
   case FF_ROLE_PV: {
-    const struct ff_vg *vg = &farm->vgs[d->vg];
+    const struct ff_vg *vg = ff_farm_vg_get(farm, d->vg);
 
+    if (!vg) {
+      snprintf(buf, len, "PV %u of a VG (%s)", d->pv + 1, ff_errmsg());
+      break;
+    }
     snprintf(buf, len, "PV %u of %u of VG %s%s%s", d->pv + 1, vg->npvs,
              vg->name, dmg ? ", damaged: " : "", dmg ? dmg : "");
+    ff_farm_vg_put(farm, vg);
     break;
   }
   case FF_ROLE_ORPHAN:
@@ -470,9 +501,13 @@ ff_farm_nlvs(const struct ff_farm *farm)
 {
   uint64_t n = 0;
 
-  for (uint32_t i = 0; i < farm->nvgs; i++)
-    for (uint32_t l = 0; l < farm->vgs[i].nlvs; l++)
-      n += !farm->vgs[i].lvs[l].f.removed;
+  for (uint32_t i = 0; i < farm->nvgs; i++) {
+    const struct ff_vg *vg = ff_farm_vg_get(farm, i);
+
+    for (uint32_t l = 0; vg && l < vg->nlvs; l++)
+      n += !vg->lvs[l].f.removed;
+    ff_farm_vg_put(farm, vg);
+  }
   return n;
 }
 

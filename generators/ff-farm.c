@@ -212,13 +212,18 @@ static struct ff_device *
 new_device(struct bctx *b, char *const *names, unsigned k, uint64_t size,
            enum ff_role role)
 {
-  struct ff_device *dev = &b->farm->devs[b->d];
+  struct ff_device *dev = b->out ? &b->scratch : &b->farm->devs[b->d];
 
-  dev->name =
-    names ? strdup(names[k]) : ff_format_uint(b->spec->device_name, b->d);
-  if (!dev->name) {
-    ff_error("out of memory");
-    return NULL;
+  if (b->out) {
+    /* built again: the farm has its name and fields already */
+    memset(dev, 0, sizeof *dev);
+  } else {
+    dev->name =
+      names ? strdup(names[k]) : ff_format_uint(b->spec->device_name, b->d);
+    if (!dev->name) {
+      ff_error("out of memory");
+      return NULL;
+    }
   }
   dev->size = size;
   dev->role = (uint8_t)role;
@@ -1081,14 +1086,45 @@ build_vg_group(struct bctx *b, unsigned gi)
     farm->fmts[fi + n] = g->fmt.lay;
     farm->fmts[fi + n].mda_copies = n;
   }
-  for (unsigned k = 0; k < g->count; k++)
+  if (b->lgfi)
+    b->lgfi[gi] = fi;
+  for (unsigned k = 0; k < g->count; k++) {
+    uint32_t v = b->v, d0 = b->d;
+
     if (build_vg(b, gi, fi, path) < 0)
       return -1;
+    if (b->lrecs) {
+      /* a lazy farm keeps where the VG came from and its name (until
+       * check_unique): it is built again when read */
+      struct ff_vg *vg = &farm->vgs[v];
+
+      b->lrecs[v] = (struct ff_lazy_rec){gi, d0};
+      b->lcrc[v] = vg->texts[vg->seqno - 1].crc;
+      ff_fb_vg_clear(vg, 1);
+    }
+  }
+  return 0;
+}
+
+int
+ff_fb_vg_rebuild(struct ff_farm *farm, const struct ff_spec *spec,
+                 const struct ff_lazy_rec *rec, uint32_t gfi, uint32_t v,
+                 struct ff_vg *out)
+{
+  struct bctx b = {
+    .spec = spec, .farm = farm, .d = rec->d0, .v = v, .out = out};
+  char path[64];
+
+  snprintf(path, sizeof path, "vgs.[%u]", rec->gi);
+  if (build_vg(&b, rec->gi, gfi, path) < 0) {
+    ff_fb_vg_clear(out, 0);
+    return -1;
+  }
   return 0;
 }
 
 /* One VG of group gi, its PVs of formats fi + their metadata areas, as
- * farm->vgs[b->v]. */
+ * farm->vgs[b->v] (or b->out). */
 static int
 build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
 {
@@ -1096,7 +1132,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
   const struct ff_spec_vg *g = &sp->vgs[gi];
   struct ff_farm *farm = b->farm;
   {
-    struct ff_vg *vg = &farm->vgs[b->v];
+    struct ff_vg *vg = b->out ? b->out : &farm->vgs[b->v];
     struct chrec *recs;
     uint32_t nlvs = 0, pvmove = 0;
     int r;
@@ -1249,7 +1285,7 @@ build_vg(struct bctx *b, unsigned gi, uint32_t fi, const char *path)
     }
 
     /* Each PV holds every kept write, a stale one all but the last. */
-    for (uint32_t p = 0; p < g->pvs; p++) {
+    for (uint32_t p = 0; p < g->pvs && !b->out; p++) {
       uint32_t di = vg->pvs[p].dev;
 
       if (di == FF_NONE)
@@ -1476,8 +1512,9 @@ fnv(uint64_t h, const void *p, size_t n)
   return h;
 }
 
+/* crcs: each VG's last text's crc (a lazy farm's), or NULL: the VGs' */
 static uint64_t
-fingerprint(const struct ff_farm *farm)
+fingerprint(const struct ff_farm *farm, const uint32_t *crcs)
 {
   uint64_t h = 0xCBF29CE484222325ull;
 
@@ -1491,9 +1528,10 @@ fingerprint(const struct ff_farm *farm)
     h = fnv(h, d->uuid, FF_UUID_LEN);
   }
   for (uint32_t i = 0; i < farm->nvgs; i++) {
-    const struct ff_text *t = &farm->vgs[i].texts[farm->vgs[i].seqno - 1];
+    uint32_t crc =
+      crcs ? crcs[i] : farm->vgs[i].texts[farm->vgs[i].seqno - 1].crc;
 
-    h = fnv(h, &t->crc, sizeof t->crc);
+    h = fnv(h, &crc, sizeof crc);
   }
   return h;
 }
@@ -1504,11 +1542,14 @@ overlay_base(void *opaque, uint32_t dev, void *buf, uint64_t off, size_t len)
   return ff_farm_read_base(opaque, dev, buf, off, len);
 }
 
+enum build_mode { BUILD_PLAIN, BUILD_PACKED, BUILD_LAZY };
+
+/* mode BUILD_LAZY: the farm takes sp (freed here on failure) */
 static struct ff_farm *
-farm_new(const struct ff_spec *sp, int pack)
+farm_new(const struct ff_spec *sp, enum build_mode mode)
 {
   struct bctx b = {.spec = sp};
-  struct ff_farm *farm;
+  struct ff_farm *farm = NULL;
   uint64_t ndevs = 0, nvgs = 0;
   uint64_t *sizes = NULL;
 
@@ -1526,23 +1567,32 @@ farm_new(const struct ff_spec *sp, int pack)
     ff_error("%s: the spec makes no devices (add vgs, orphans, blanks or "
              "signatures)",
              sp->file);
-    return NULL;
+    goto fail;
   }
   if (ndevs > 1000000 || nvgs > 1000000) {
     ff_error("%s: the spec makes %llu devices and %llu VGs (at most "
              "1000000 each)",
              sp->file, (unsigned long long)ndevs, (unsigned long long)nvgs);
-    return NULL;
+    goto fail;
   }
 
   farm = calloc(1, sizeof *farm);
   if (!farm) {
     ff_error("out of memory");
-    return NULL;
+    goto fail;
   }
   b.farm = farm;
-  if (pack && !(b.pk = ff_packer_new(farm)))
+  if (mode == BUILD_PACKED && !(b.pk = ff_packer_new(farm)))
     goto fail;
+  if (mode == BUILD_LAZY) {
+    b.lrecs = calloc(nvgs ? nvgs : 1, sizeof *b.lrecs);
+    b.lcrc = calloc(nvgs ? nvgs : 1, sizeof *b.lcrc);
+    b.lgfi = calloc(sp->nvgs ? sp->nvgs : 1, sizeof *b.lgfi);
+    if (!b.lrecs || !b.lcrc || !b.lgfi) {
+      ff_error("out of memory");
+      goto fail;
+    }
+  }
   farm->seed = sp->seed;
   farm->ndevs = (uint32_t)ndevs;
   farm->nvgs = (uint32_t)nvgs;
@@ -1560,9 +1610,29 @@ farm_new(const struct ff_spec *sp, int pack)
   for (unsigned i = 0; i < sp->nothers; i++)
     if (build_other_group(&b, i) < 0)
       goto fail;
-  if (check_unique(&b) < 0 || check_md_collision(&b) < 0)
+  if (check_unique(&b) < 0)
     goto fail;
-  farm->fingerprint = fingerprint(farm);
+  farm->fingerprint = fingerprint(farm, b.lcrc);
+  if (mode == BUILD_LAZY) {
+    /* from here on the VGs are built again when read */
+    for (uint32_t i = 0; i < farm->nvgs; i++)
+      free(farm->vgs[i].name);
+    free(farm->vgs);
+    farm->vgs = NULL;
+    free(b.lcrc);
+    b.lcrc = NULL;
+    if (ff_lazy_attach(farm, (struct ff_spec *)sp, b.lrecs, b.lgfi) < 0) {
+      b.lrecs = NULL;
+      b.lgfi = NULL;
+      sp = NULL; /* the farm has it */
+      goto fail;
+    }
+    b.lrecs = NULL;
+    b.lgfi = NULL;
+    sp = NULL;
+  }
+  if (check_md_collision(&b) < 0)
+    goto fail;
 
   sizes = malloc(ndevs * sizeof *sizes);
   if (!sizes) {
@@ -1580,20 +1650,31 @@ farm_new(const struct ff_spec *sp, int pack)
 
 fail:
   ff_packer_free(b.pk);
+  free(b.lrecs);
+  free(b.lcrc);
+  free(b.lgfi);
   ff_farm_free(farm);
+  if (mode == BUILD_LAZY && sp)
+    ff_spec_free((struct ff_spec *)sp);
   return NULL;
 }
 
 struct ff_farm *
 ff_farm_new(const struct ff_spec *sp)
 {
-  return farm_new(sp, 0);
+  return farm_new(sp, BUILD_PLAIN);
 }
 
 struct ff_farm *
 ff_farm_new_packed(const struct ff_spec *sp)
 {
-  return farm_new(sp, 1);
+  return farm_new(sp, BUILD_PACKED);
+}
+
+struct ff_farm *
+ff_farm_new_lazy(struct ff_spec *sp)
+{
+  return farm_new(sp, BUILD_LAZY);
 }
 
 static void
@@ -1611,16 +1692,14 @@ free_lv(struct ff_lv *lv)
 }
 
 void
-ff_farm_free(struct ff_farm *farm)
+ff_fb_vg_clear(struct ff_vg *vg, int keep_name)
 {
-  if (!farm)
-    return;
-  ff_overlay_free(farm->overlay);
-  for (uint32_t i = 0; i < farm->nvgs; i++) {
-    struct ff_vg *vg = &farm->vgs[i];
+  char *name = keep_name ? vg->name : NULL;
 
+  if (vg->pvs)
     for (uint32_t p = 0; p < vg->npvs; p++)
       free(vg->pvs[p].hint);
+  if (vg->lvs)
     for (uint32_t l = 0; l < vg->nlvs; l++) {
       struct ff_lv *lv = &vg->lvs[l];
 
@@ -1629,15 +1708,28 @@ ff_farm_free(struct ff_farm *farm)
       free(lv->subs);
       free_lv(lv);
     }
-    free(vg->blobs);
-    if (vg->texts)
-      for (uint32_t w = 0; w < vg->seqno; w++)
-        free(vg->texts[w].buf);
-    free(vg->texts);
-    free(vg->lvs);
-    free(vg->pvs);
+  free(vg->blobs);
+  if (vg->texts)
+    for (uint32_t w = 0; w < vg->seqno; w++)
+      free(vg->texts[w].buf);
+  free(vg->texts);
+  free(vg->lvs);
+  free(vg->pvs);
+  if (!keep_name)
     free(vg->name);
-  }
+  memset(vg, 0, sizeof *vg);
+  vg->name = name;
+}
+
+void
+ff_farm_free(struct ff_farm *farm)
+{
+  if (!farm)
+    return;
+  ff_overlay_free(farm->overlay);
+  for (uint32_t i = 0; farm->vgs && i < farm->nvgs; i++)
+    ff_fb_vg_clear(&farm->vgs[i], 0);
+  ff_lazy_free(farm->lazy);
   for (uint32_t i = 0; i < farm->ntms; i++) {
     ff_thinmeta_free(farm->tms[i].m);
     free(farm->tms[i].origins);

@@ -4,9 +4,10 @@
  * - ff_farm_new() builds every piece of metadata up front: device table,
  *   VGs with their PV and LV tables, and each VG's metadata text copies
  *   (one buffer per kept seqno, shared by all the VG's PVs; compressed in
- *   a farm of ff_farm_new_packed(), the servers').  After that
+ *   a farm of ff_farm_new_packed(), the servers'; built again when
+ *   read in a farm of ff_farm_new_lazy(), the plugin's).  After that
  *   the farm's own tables are read-only; reading base bytes takes no lock
- *   (the pattern of nbdkit's sparse-random plugin).
+ *   (the pattern of nbdkit's sparse-random plugin) but in a lazy farm.
  * - Per device the farm holds one struct ff_device (a few dozen bytes plus
  *   its name); per VG a few small tables; nothing proportional to device
  *   sizes.  A 1 TiB device costs what a 1 MiB one does.
@@ -22,8 +23,8 @@
  * ff_farm_free() must not race with anything.
  *
  * Ownership: the farm copies what it needs from the spec; the spec may be
- * freed after ff_farm_new().  Pointers returned by accessors live as long
- * as the farm.
+ * freed after ff_farm_new() (not ff_farm_new_lazy(), which takes it).
+ * Pointers returned by accessors live as long as the farm.
  */
 #ifndef FF_FARM_H
 #define FF_FARM_H
@@ -72,6 +73,23 @@ void ff_farm_free(struct ff_farm *farm);
  * ff-farm-pack.c): reads give the same bytes, the texts take 5-6x less
  * memory.  For a farm held long: the servers. */
 struct ff_farm *ff_farm_new_packed(const struct ff_spec *spec);
+
+/* ff_farm_new, keeping of each VG only where it came from: a VG is built
+ * again (~20 us) when a read needs it and dropped when it has not been
+ * read for a while (a cache of the last few dozen, ff-farm-lazy.c).
+ * Reads give the same bytes; the farm holds a few dozen bytes a device
+ * besides its name.  Reads of a VG's PVs take a lock.  The farm takes
+ * spec (it frees it, also on failure).  For a farm held long with many
+ * devices read now and then: the nbdkit plugin. */
+struct ff_farm *ff_farm_new_lazy(struct ff_spec *spec);
+
+/* A lazy farm builds the VG whose PV dev is now, and keeps it until
+ * ff_farm_release: a server holds it across a read's modelled wait, so
+ * the build is done while the read waits, not after.  NULL (nothing to
+ * release) for other farms and devices, and when the build fails (the
+ * read then fails as it goes). */
+const void *ff_farm_hold(const struct ff_farm *farm, uint32_t dev);
+void ff_farm_release(const struct ff_farm *farm, const void *hold);
 
 /* The bytes the farm's kept metadata texts take (packed or not, with the
  * dictionary), what packing saved (test-farm). */

@@ -29,19 +29,28 @@ device_json(const struct ff_farm *farm, uint32_t i)
   int is_pv = d->role == FF_ROLE_PV || d->role == FF_ROLE_ORPHAN ||
               d->role == FF_ROLE_DUPLICATE;
   char desc[256];
-  json_t *o;
-
-  ff_farm_describe(farm, i, desc, sizeof desc);
-  o = json_pack(
-    "{s:I, s:s, s:I, s:s, s:o, s:o, s:s, s:s}", "index", (json_int_t)i, "name",
-    d->name, "size", (json_int_t)d->size, "role",
-    ff_role_name((enum ff_role)d->role), "pv_uuid",
-    is_pv ? uuid_json(d->uuid) : json_null(), "vg",
-    d->role == FF_ROLE_PV ? json_string(farm->vgs[d->vg].name)
+  json_t *o, *vgname = json_null();
+  uint32_t vi =
+    d->role == FF_ROLE_PV ? d->vg
     : d->role == FF_ROLE_DUPLICATE && farm->devs[d->alias].role == FF_ROLE_PV
-      ? json_string(farm->vgs[farm->devs[d->alias].vg].name)
-      : json_null(),
-    "damage", ff_damage_name((enum ff_damage)d->damage), "description", desc);
+      ? farm->devs[d->alias].vg
+      : FF_NONE;
+
+  if (vi != FF_NONE) {
+    const struct ff_vg *vg = ff_farm_vg_get(farm, vi);
+
+    if (!vg)
+      return NULL;
+    vgname = json_string(vg->name);
+    ff_farm_vg_put(farm, vg);
+  }
+  ff_farm_describe(farm, i, desc, sizeof desc);
+  o =
+    json_pack("{s:I, s:s, s:I, s:s, s:o, s:o, s:s, s:s}", "index",
+              (json_int_t)i, "name", d->name, "size", (json_int_t)d->size,
+              "role", ff_role_name((enum ff_role)d->role), "pv_uuid",
+              is_pv ? uuid_json(d->uuid) : json_null(), "vg", vgname, "damage",
+              ff_damage_name((enum ff_damage)d->damage), "description", desc);
   if (!o)
     return NULL;
   if (d->role == FF_ROLE_SIGNATURE)
@@ -472,9 +481,14 @@ manifest_json(const struct ff_farm *farm)
   for (uint32_t i = 0; i < farm->ndevs; i++)
     if (json_array_append_new(devs, device_json(farm, i)) < 0)
       goto oom;
-  for (uint32_t i = 0; i < farm->nvgs; i++)
-    if (json_array_append_new(vgs, vg_json(farm, &farm->vgs[i])) < 0)
+  for (uint32_t i = 0; i < farm->nvgs; i++) {
+    const struct ff_vg *vg = ff_farm_vg_get(farm, i);
+    int r = vg ? json_array_append_new(vgs, vg_json(farm, vg)) : -1;
+
+    ff_farm_vg_put(farm, vg);
+    if (r < 0)
       goto oom;
+  }
   root = json_pack("{s:s, s:i, s:I, s:o, s:o}", "format", "fusefarm-manifest",
                    "version", 1, "seed", (json_int_t)farm->seed, "devices",
                    devs, "vgs", vgs);

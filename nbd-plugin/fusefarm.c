@@ -395,6 +395,9 @@ ff_config_complete(void)
     .stats = 1,
     .trace = trace_path,
     .overlay_max = overlay_max,
+    /* nbdkit holds thousands of exports for hours, each read now and
+     * then: VGs are built again when read, none kept */
+    .lazy = 1,
   };
   enum ff_server_fault fault;
   uint32_t ndevs;

@@ -61,9 +61,9 @@ set_fault(enum ff_server_fault *fault, enum ff_server_fault f)
     *fault = f;
 }
 
-struct ff_farm *
-ff_server_load_farm(const char *path, uint64_t devices,
-                    enum ff_server_fault *fault)
+static struct ff_farm *
+load_farm(const char *path, uint64_t devices, int lazy,
+          enum ff_server_fault *fault)
 {
   struct ff_spec *sp;
   struct ff_farm *farm;
@@ -80,12 +80,24 @@ ff_server_load_farm(const char *path, uint64_t devices,
     set_fault(fault, FF_SERVER_BAD_DEVICES);
     return NULL;
   }
-  /* a server holds its farm for hours: its texts packed, 5-6x smaller */
-  farm = ff_farm_new_packed(sp);
-  ff_spec_free(sp);
+  /* a server holds its farm for hours: its texts packed, 5-6x smaller;
+   * or no VG kept at all (the farm takes sp) */
+  if (lazy) {
+    farm = ff_farm_new_lazy(sp);
+  } else {
+    farm = ff_farm_new_packed(sp);
+    ff_spec_free(sp);
+  }
   if (!farm)
     set_fault(fault, FF_SERVER_BAD_FARM);
   return farm;
+}
+
+struct ff_farm *
+ff_server_load_farm(const char *path, uint64_t devices,
+                    enum ff_server_fault *fault)
+{
+  return load_farm(path, devices, 0, fault);
 }
 
 /* write(2) all of buf: 0, or -1 with errno (a short write is retried, so
@@ -217,7 +229,7 @@ ff_server_new(const struct ff_server_options *o, enum ff_server_fault *fault)
     f = FF_SERVER_BAD_TRACE;
     goto fail;
   }
-  s->farm = ff_server_load_farm(o->spec, o->devices, &f);
+  s->farm = load_farm(o->spec, o->devices, o->lazy, &f);
   if (!s->farm)
     goto fail;
   n = ff_farm_ndevs(s->farm);
@@ -419,6 +431,10 @@ ff_server_run(struct ff_server *s, struct ff_request *r, void *rbuf,
               int (*wait)(uint64_t done_ns, void *arg), void *arg)
 {
   int rc = ff_server_begin(s, r, ff_now_ns()), e;
+  /* a lazy farm builds the read's VG while the model's time runs, not
+   * after it */
+  const void *hold =
+    !r->error && r->kind == FF_REQ_READ ? ff_farm_hold(s->farm, r->dev) : NULL;
 
   if (r->done_ns > ff_now_ns() && (e = wait(r->done_ns, arg)) != 0 &&
       !r->error) {
@@ -428,6 +444,7 @@ ff_server_run(struct ff_server *s, struct ff_request *r, void *rbuf,
   }
   if (ff_server_finish(s, r, rbuf, NULL, NULL) < 0)
     rc = -1;
+  ff_farm_release(s->farm, hold);
   return rc;
 }
 

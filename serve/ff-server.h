@@ -65,6 +65,8 @@ struct ff_server_options {
   uint64_t overlay_max;     /* cap on written blocks' bytes (0: none;
                                ff_overlay_set_max): past it writes fail
                                ENOSPC */
+  int lazy;                 /* the farm keeps no VG, it builds one again
+                               when read (ff_farm_new_lazy): the plugin */
 };
 
 /* What ff_server_new found wrong, so a front end can name its own

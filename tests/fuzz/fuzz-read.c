@@ -1,13 +1,15 @@
 /* Fuzz the farm's read path.  The input's first bytes generate a small
- * spec (or choose the built-in default farm); the farm is built twice,
- * the second time packed as the servers build it (ff_farm_new_packed);
+ * spec (or choose the built-in default farm); the farm is built three
+ * times, the second time packed as the servers build it
+ * (ff_farm_new_packed), the third lazy as the plugin does
+ * (ff_farm_new_lazy, from a second load of the spec);
  * the rest of the input is a sequence of reads of any device at offsets
  * near the places where the label, the metadata areas, the data area and
  * the device's end meet, and past the end, of any length.  Each read is
  * checked by ff_fuzz_check_read (fails exactly when past the end,
  * repeatable, whole equals piecewise, non-zero bytes inside the extents)
- * and against the second build (same spec, same bytes, texts packed or
- * not). */
+ * and against the other builds (same spec, same bytes, texts packed,
+ * VGs built again or not). */
 #include "fuzz-common.h"
 #include "ff-error.h"
 #include "ff-farm-int.h"
@@ -234,8 +236,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   struct src s = {data, size};
   struct text *t = calloc(1, sizeof *t);
-  struct ff_spec *sp;
-  struct ff_farm *a, *b;
+  struct ff_spec *sp, *sp2;
+  struct ff_farm *a, *b, *c;
 
   if (!t)
     abort();
@@ -244,17 +246,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   else
     gen_spec(&s, t);
   sp = ff_spec_load_string(t->buf, NAME);
+  sp2 = sp ? ff_spec_load_string(t->buf, NAME) : NULL;
   free(t);
   if (!sp) {
     ff_fuzz_check_error(NAME);
     return 0;
   }
+  FF_FUZZ_CHECK(sp2 != NULL);
   a = ff_fuzz_build_farm(sp, NAME);
   b = a ? ff_farm_new_packed(sp) : NULL;
   ff_spec_free(sp);
-  if (!a)
+  if (!a) {
+    ff_spec_free(sp2);
     return 0;
+  }
+  c = ff_farm_new_lazy(sp2);
   FF_FUZZ_CHECK(b && a->fingerprint == b->fingerprint);
+  FF_FUZZ_CHECK(c && a->fingerprint == c->fingerprint);
 
   for (unsigned i = 0; i < MAX_READS && s.n; i++) {
     uint32_t dev = pick(&s, a->ndevs);
@@ -274,11 +282,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       FF_FUZZ_CHECK(ff_farm_read(a, dev, x, off, len) == 0);
       FF_FUZZ_CHECK(ff_farm_read(b, dev, y, off, len) == 0);
       FF_FUZZ_CHECK(memcmp(x, y, len) == 0);
+      FF_FUZZ_CHECK(ff_farm_read(c, dev, y, off, len) == 0);
+      FF_FUZZ_CHECK(memcmp(x, y, len) == 0);
       free(x);
       free(y);
     }
   }
   ff_farm_free(a);
   ff_farm_free(b);
+  ff_farm_free(c);
   return 0;
 }

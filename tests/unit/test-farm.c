@@ -2,10 +2,12 @@
  * the circular buffer when it wraps, and writes through the overlay. */
 #include "ff-crc.h"
 #include "ff-farm-int.h"
+#include "ff-manifest.h"
 #include "ff-pvlayout-int.h"
 #include "ff-spec.h"
 #include "ff-test.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,21 +584,73 @@ check_same(const struct ff_farm *a, const struct ff_farm *b, uint32_t dev,
   free(y);
 }
 
-/* The servers' packed farm (ff_farm_new_packed) reads as the same farm
- * unpacked: every range a device's layout holds (ff_farm_extents: the
- * label, the mda headers and texts, what lvm wrote into LVs) and the
- * first 128 KiB (lvm's label-scan read); texts are packed, and in a farm
- * of 100 VGs or more take a third of the memory or less.
+/* The lazy farm c (ff_farm_new_lazy) against a, the same farm built
+ * whole: the same fingerprint, manifest (every VG's name, PVs and LVs,
+ * every device's description) and LV count, and its cache builds a VG
+ * once for reads of its PVs one after the other, again only once it has
+ * been dropped. */
+static void
+check_lazy_farm(const struct ff_farm *a, const struct ff_farm *c,
+                const char *what)
+{
+  char *ma = ff_manifest_text(a, FF_MANIFEST_COMPACT);
+  char *mc = ff_manifest_text(c, FF_MANIFEST_COMPACT);
+  uint64_t before;
+  uint8_t sec[512];
+
+  assert_null(c->vgs);
+  assert_non_null(c->lazy);
+  assert_int_equal(ff_farm_fingerprint(a), ff_farm_fingerprint(c));
+  assert_nonnull_err(ma);
+  assert_nonnull_err(mc);
+  if (strcmp(ma, mc))
+    fail_msg("%s: the lazy farm's manifest differs", what);
+  free(ma);
+  free(mc);
+  assert_int_equal(ff_farm_nlvs(a), ff_farm_nlvs(c));
+  for (uint32_t d = 0; d < c->ndevs; d++) {
+    if (c->devs[d].role != FF_ROLE_PV)
+      continue;
+    assert_ok(ff_farm_read(c, d, sec, 0, 512));
+    before = ff_lazy_builds(c);
+    for (int k = 0; k < 5; k++)
+      assert_ok(ff_farm_read(c, d, sec, 4096, 512));
+    if (ff_lazy_builds(c) != before)
+      fail_msg("%s: reads of device %u one after the other built its VG "
+               "%llu more times",
+               what, d, (unsigned long long)(ff_lazy_builds(c) - before));
+  }
+  /* every VG read at least once; with more VGs than the cache holds,
+   * the first ones were dropped and are built again */
+  before = ff_lazy_builds(c);
+  assert_true(before >= c->nvgs);
+  for (uint32_t d = 0; d < c->ndevs; d++)
+    if (c->devs[d].role == FF_ROLE_PV)
+      assert_ok(ff_farm_read(c, d, sec, 0, 512));
+  if (c->nvgs > 100 && ff_lazy_builds(c) - before < c->nvgs)
+    fail_msg("%s: a second pass over %u VGs built %llu", what, c->nvgs,
+             (unsigned long long)(ff_lazy_builds(c) - before));
+}
+
+/* The servers' packed farm (ff_farm_new_packed) and the plugin's lazy one
+ * (ff_farm_new_lazy, from sp2, a second load of the same spec, which it
+ * takes) read as the same farm unpacked: every range a device's layout
+ * holds (ff_farm_extents: the label, the mda headers and texts, what lvm
+ * wrote into LVs) and the first 128 KiB (lvm's label-scan read); texts
+ * are packed, and in a farm of 100 VGs or more take a third of the
+ * memory or less.
  * Specs: wrapped circular buffers, damage, a dropped history, and the
  * layouts of configs/ (raid, mirror, thin, cache, a 1000-device farm). */
 static void
-check_packed(struct ff_spec *sp, const char *what)
+check_packed(struct ff_spec *sp, struct ff_spec *sp2, const char *what)
 {
   struct ff_farm *a = ff_farm_new(sp), *b = ff_farm_new_packed(sp);
+  struct ff_farm *c = ff_farm_new_lazy(sp2);
   uint32_t packed = 0, ndevs;
 
   assert_nonnull_err(a);
   assert_nonnull_err(b);
+  assert_nonnull_err(c);
   for (uint32_t i = 0; i < b->nvgs; i++)
     for (uint32_t w = 0; w < b->vgs[i].seqno; w++)
       packed += b->vgs[i].texts[w].zsize != 0;
@@ -613,13 +667,22 @@ check_packed(struct ff_spec *sp, const char *what)
       a->devs[d].size < (128u << 10) ? a->devs[d].size : (128u << 10);
     int pieces = d < 24; /* (the 1000-device farm: pieces of a few) */
 
+    struct ff_range rc[64];
+
     assert_true(n >= 0 && n <= 64);
+    assert_int_equal(ff_farm_extents(c, d, rc, 64), n);
+    assert_memory_equal(r, rc, (size_t)n * sizeof *r);
     check_same(a, b, d, 0, head, pieces);
-    for (int64_t k = 0; k < n; k++)
+    check_same(a, c, d, 0, head, pieces);
+    for (int64_t k = 0; k < n; k++) {
       check_same(a, b, d, r[k].off, r[k].len, pieces);
+      check_same(a, c, d, r[k].off, r[k].len, pieces);
+    }
   }
+  check_lazy_farm(a, c, what);
   ff_farm_free(a);
   ff_farm_free(b);
+  ff_farm_free(c);
 }
 
 static void
@@ -636,23 +699,92 @@ test_packed(void **state)
   (void)state;
   for (size_t i = 0; i < sizeof inline_specs / sizeof *inline_specs; i++) {
     struct ff_spec *sp = ff_spec_load_string(inline_specs[i], "test");
+    struct ff_spec *sp2 = ff_spec_load_string(inline_specs[i], "test");
 
     assert_nonnull_err(sp);
+    assert_nonnull_err(sp2);
     snprintf(path, sizeof path, "inline spec %zu", i);
-    check_packed(sp, path);
+    check_packed(sp, sp2, path);
     ff_spec_free(sp);
   }
   for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
-    struct ff_spec *sp;
+    struct ff_spec *sp, *sp2;
 
     if ((size_t)snprintf(path, sizeof path, "%s/configs/%s", ff_test_srcdir(),
                          configs[i]) >= sizeof path)
       fail_msg("source path too long: %s", ff_test_srcdir());
     sp = ff_spec_load_file(path);
+    sp2 = ff_spec_load_file(path);
     assert_nonnull_err(sp);
-    check_packed(sp, path);
+    assert_nonnull_err(sp2);
+    check_packed(sp, sp2, path);
     ff_spec_free(sp);
   }
+}
+
+/* Readers on many threads at once, more of them than the lazy farm's
+ * cache has slots, each reading the label and first text of PVs of
+ * different VGs: every read gives the whole farm's bytes (a VG is never
+ * dropped under a read, and one built for a lone reader when every slot
+ * is held reads the same). */
+struct lazy_reader {
+  const struct ff_farm *a, *c;
+  uint32_t first;
+  int bad;
+};
+
+static void *
+lazy_reader(void *arg)
+{
+  struct lazy_reader *r = arg;
+  uint8_t x[8192], y[8192];
+
+  for (uint32_t k = 0; k < 3 * r->c->ndevs; k++) {
+    uint32_t d = (r->first + k * 7) % r->c->ndevs;
+    uint64_t len =
+      r->c->devs[d].size < sizeof x ? r->c->devs[d].size : sizeof x;
+
+    if (ff_farm_read(r->a, d, x, 0, len) < 0 ||
+        ff_farm_read(r->c, d, y, 0, len) < 0 || memcmp(x, y, len))
+      r->bad++;
+  }
+  return NULL;
+}
+
+static void
+test_lazy_threads(void **state)
+{
+  char path[4096];
+  struct ff_spec *sp, *sp2;
+  struct ff_farm *a, *c;
+  struct lazy_reader rd[40];
+  pthread_t th[40];
+
+  (void)state;
+  if ((size_t)snprintf(path, sizeof path, "%s/configs/mixed-1000.conf",
+                       ff_test_srcdir()) >= sizeof path)
+    fail_msg("source path too long: %s", ff_test_srcdir());
+  sp = ff_spec_load_file(path);
+  sp2 = ff_spec_load_file(path);
+  assert_nonnull_err(sp);
+  assert_nonnull_err(sp2);
+  a = ff_farm_new(sp);
+  c = ff_farm_new_lazy(sp2);
+  assert_nonnull_err(a);
+  assert_nonnull_err(c);
+  for (int i = 0; i < 40; i++) {
+    rd[i] = (struct lazy_reader){a, c, (uint32_t)i * 25, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, lazy_reader, &rd[i]), 0);
+  }
+  for (int i = 0; i < 40; i++) {
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+    if (rd[i].bad)
+      fail_msg("reader %d: %d reads differ from the whole farm's", i,
+               rd[i].bad);
+  }
+  ff_farm_free(a);
+  ff_farm_free(c);
+  ff_spec_free(sp);
 }
 
 int
@@ -671,6 +803,7 @@ main(void)
     cmocka_unit_test(test_zero_sparse_range),
     cmocka_unit_test(test_alloc),
     cmocka_unit_test(test_packed),
+    cmocka_unit_test(test_lazy_threads),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
