@@ -205,6 +205,10 @@ struct ff_vg {
   uint32_t seqno;        /* current seqno == number of writes */
   uint32_t first_kept;   /* oldest write still on disk (0-based) */
   struct ff_text *texts; /* [seqno]; texts[w] is seqno w + 1 */
+  /* a VG built again (ff_fb_vg_rebuild): the strings its build kept
+   * (ff_fb_keep), its own, freed with it; else NULL */
+  char **kept;
+  uint32_t nkept;
 };
 
 struct ff_device {

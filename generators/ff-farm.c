@@ -1113,10 +1113,23 @@ ff_fb_vg_rebuild(struct ff_farm *farm, const struct ff_spec *spec,
 {
   struct bctx b = {
     .spec = spec, .farm = farm, .d = rec->d0, .v = v, .out = out};
-  char path[64];
+  char path[64], **pool = farm->pool;
+  uint32_t npool = farm->npool, pool_cap = farm->pool_cap;
+  int r;
 
+  /* what the build keeps (ff_fb_keep) is the VG's own, not the farm's:
+   * the farm's pool would grow at every build (the callers build under
+   * one lock, and nothing else touches the pool once the farm is made) */
+  farm->pool = NULL;
+  farm->npool = farm->pool_cap = 0;
   snprintf(path, sizeof path, "vgs.[%u]", rec->gi);
-  if (build_vg(&b, rec->gi, gfi, path) < 0) {
+  r = build_vg(&b, rec->gi, gfi, path);
+  out->kept = farm->pool;
+  out->nkept = farm->npool;
+  farm->pool = pool;
+  farm->npool = npool;
+  farm->pool_cap = pool_cap;
+  if (r < 0) {
     ff_fb_vg_clear(out, 0);
     return -1;
   }
@@ -1715,6 +1728,9 @@ ff_fb_vg_clear(struct ff_vg *vg, int keep_name)
   free(vg->texts);
   free(vg->lvs);
   free(vg->pvs);
+  for (uint32_t i = 0; i < vg->nkept; i++)
+    free(vg->kept[i]);
+  free(vg->kept);
   if (!keep_name)
     free(vg->name);
   memset(vg, 0, sizeof *vg);

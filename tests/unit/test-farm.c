@@ -646,11 +646,12 @@ check_packed(struct ff_spec *sp, struct ff_spec *sp2, const char *what)
 {
   struct ff_farm *a = ff_farm_new(sp), *b = ff_farm_new_packed(sp);
   struct ff_farm *c = ff_farm_new_lazy(sp2);
-  uint32_t packed = 0, ndevs;
+  uint32_t packed = 0, ndevs, npool;
 
   assert_nonnull_err(a);
   assert_nonnull_err(b);
   assert_nonnull_err(c);
+  npool = c->npool;
   for (uint32_t i = 0; i < b->nvgs; i++)
     for (uint32_t w = 0; w < b->vgs[i].seqno; w++)
       packed += b->vgs[i].texts[w].zsize != 0;
@@ -680,6 +681,11 @@ check_packed(struct ff_spec *sp, struct ff_spec *sp2, const char *what)
     }
   }
   check_lazy_farm(a, c, what);
+  /* what a VG's build keeps is the VG's: the farm does not grow */
+  if (c->npool != npool)
+    fail_msg("%s: the farm's kept strings grew from %u to %u with the VGs "
+             "built again",
+             what, npool, c->npool);
   ff_farm_free(a);
   ff_farm_free(b);
   ff_farm_free(c);
@@ -691,7 +697,14 @@ test_packed(void **state)
   static const char *const inline_specs[] = {
     mixed, damaged,
     "vgs = ({ seqno = 5; history = 1; lvs = ({ count = 2; fill = 0.1; }); "
-    "});"};
+    "});",
+    /* strings a build keeps: system ids, device ids, a rename */
+    "system_id = \"hostA\";\n"
+    "vgs = ({ count = 40; system_id = \"hostB\";\n"
+    "         lvs = ({ name = \"a\"; size = \"8M\"; });\n"
+    "         changes = ({ command = \"lvrename\"; lv = \"a\";\n"
+    "                      new_name = \"b\"; }); },\n"
+    "       { device_id_type = \"sys_serial\"; device_ids = [\"s1\"]; });"};
   static const char *const configs[] = {
     "raid-mirror.conf", "thin-snapshot.conf", "cache.conf", "mixed-1000.conf"};
   char path[4096];
