@@ -37,6 +37,8 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include "ff-fuse740.h"
+
 #include <liburing.h>
 #include <linux/fuse.h>
 #include <pthread.h>
@@ -57,16 +59,6 @@
 
 #define URING_FLAG (1ULL << 41) /* FUSE_OVER_IO_URING, in flags2 << 32 */
 
-/* ---- FUSE passthrough (7.40), also newer than Debian 12's headers ----- */
-
-#define PASSTHROUGH_FLAG  (1ULL << 37) /* FUSE_PASSTHROUGH */
-#define FOPEN_PASSTHROUGH (1u << 7)
-struct backing_map {
-  int32_t fd;
-  uint32_t flags;
-  uint64_t padding;
-};
-#define DEV_IOC_BACKING_OPEN   _IOW(229, 1, struct backing_map)
 #define URING_IN_OUT_HEADER_SZ 128
 #define URING_OP_IN_OUT_SZ     128
 
@@ -179,7 +171,7 @@ handle(const struct fuse_in_header *in, const void *op, const char *payload,
     o->open_flags = in->opcode == FUSE_OPEN ? FOPEN_DIRECT_IO : 0;
     if (in->opcode == FUSE_OPEN && backing_id >= 0) {
       /* (7.40's backing_id is 7.38's padding) */
-      o->open_flags = FOPEN_PASSTHROUGH;
+      o->open_flags = FF_FOPEN_PASSTHROUGH;
       o->padding = (uint32_t)backing_id;
     }
     r->arg = o;
@@ -491,8 +483,8 @@ do_init(int want_uring, int want_pt)
                                    FUSE_MAX_PAGES | FUSE_INIT_EXT));
   if (want_uring && (kflags & URING_FLAG))
     out.flags2 = (uint32_t)(URING_FLAG >> 32);
-  if (want_pt && (kflags & PASSTHROUGH_FLAG)) {
-    out.flags2 |= (uint32_t)(PASSTHROUGH_FLAG >> 32);
+  if (want_pt && (kflags & FF_FUSE_PASSTHROUGH)) {
+    out.flags2 |= (uint32_t)(FF_FUSE_PASSTHROUGH >> 32);
     out.unused[0] = 1; /* 7.40's max_stack_depth: over a plain file system */
   }
   out.max_background = 1024;
@@ -502,7 +494,7 @@ do_init(int want_uring, int want_pt)
   out.max_pages = MAX_PAYLOAD / 4096;
   dev_reply(in->unique, &r);
   free(buf);
-  return (kflags & (want_pt ? PASSTHROUGH_FLAG : URING_FLAG)) != 0;
+  return (kflags & (want_pt ? FF_FUSE_PASSTHROUGH : URING_FLAG)) != 0;
 }
 
 int
@@ -557,7 +549,7 @@ main(int argc, char **argv)
     return 1;
   }
   if (pt) {
-    struct backing_map map = {.fd = open(backing, O_RDWR | O_CLOEXEC)};
+    struct ff_fuse_backing_map map = {.fd = open(backing, O_RDWR | O_CLOEXEC)};
 
     if (map.fd < 0)
       die(backing);
@@ -567,7 +559,7 @@ main(int argc, char **argv)
       umount2(mnt, MNT_DETACH);
       return 1;
     }
-    backing_id = ioctl(fusefd, DEV_IOC_BACKING_OPEN, &map);
+    backing_id = ioctl(fusefd, FF_FUSE_DEV_IOC_BACKING_OPEN, &map);
     if (backing_id < 0)
       die("FUSE_DEV_IOC_BACKING_OPEN");
     close(map.fd); /* the kernel holds it now */

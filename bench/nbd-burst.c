@@ -22,6 +22,8 @@
  * (bench/run's rows nbd.queue.d1, nbd.queue.d64; docs/benchmarks.md).
  * Not a test: it measures, it asserts nothing.
  */
+#include "bench-clock.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -41,15 +43,6 @@ struct read {
   int done;
   char *buf;
 };
-
-static uint64_t
-now_ns(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int
 on_reply(void *opaque, int *error)

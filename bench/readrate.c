@@ -37,6 +37,8 @@
  * writes only its own struct worker (buffer, latency array, counters);
  * main reads them after pthread_join.  No locks.
  */
+#include "bench-clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -79,15 +81,6 @@ static uint64_t bs = 4096, span = 64u << 20;
 static long per_file = 1000;
 static int random_mode;
 static const char *log_path;
-
-static uint64_t
-now_ns(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* splitmix64: a seeded, reproducible offset stream per file. */
 static uint64_t

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ff-passthrough.h"
+#include "ff-fuse740.h"
 #include "ff-daemon.h"
 #include "ff-error.h"
 #include "ff-farm.h"
@@ -20,19 +21,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* FUSE 7.40, newer than Debian 12's <linux/fuse.h> (7.38): the INIT flag,
- * the open flag, and the ioctl registering a backing file.  In 7.38's
- * structures, fuse_init_out's max_stack_depth is unused[0] and
- * fuse_open_out's backing_id is padding. */
-#define PT_INIT_FLAG   (1ULL << 37) /* FUSE_PASSTHROUGH */
-#define PT_OPEN_FLAG   (1u << 7)    /* FOPEN_PASSTHROUGH */
-#define PT_STACK_DEPTH 1            /* backing files on a plain file system */
-struct pt_backing_map {
-  int32_t fd;
-  uint32_t flags;
-  uint64_t padding;
-};
-#define PT_IOC_BACKING_OPEN _IOW(229, 1, struct pt_backing_map)
+/* backing files on a plain file system (fuse_init_out.max_stack_depth) */
+#define PT_STACK_DEPTH 1
 
 #define SYNC_BLOCK 4096u
 
@@ -119,7 +109,7 @@ hook_read(int fd, void *buf, size_t len, void *userdata)
 
     if (flags & FUSE_INIT_EXT)
       flags |= (uint64_t)ii->flags2 << 32;
-    pt->offered = (flags & PT_INIT_FLAG) != 0;
+    pt->offered = (flags & FF_FUSE_PASSTHROUGH) != 0;
     pt->init_unique = in->unique;
   }
   return n;
@@ -137,7 +127,7 @@ hook_writev(int fd, struct iovec *iov, int count, void *userdata)
       struct fuse_init_out *o = iov[1].iov_base;
 
       o->flags |= FUSE_INIT_EXT;
-      o->flags2 |= (uint32_t)(PT_INIT_FLAG >> 32);
+      o->flags2 |= (uint32_t)(FF_FUSE_PASSTHROUGH >> 32);
       o->unused[0] = PT_STACK_DEPTH;
       pt->enabled = 1;
     } else if (tl_open_id >= 0 &&
@@ -145,7 +135,7 @@ hook_writev(int fd, struct iovec *iov, int count, void *userdata)
       struct fuse_open_out *o = iov[1].iov_base;
 
       o->open_flags =
-        (o->open_flags & ~(uint32_t)FOPEN_DIRECT_IO) | PT_OPEN_FLAG;
+        (o->open_flags & ~(uint32_t)FOPEN_DIRECT_IO) | FF_FOPEN_PASSTHROUGH;
       o->padding = (uint32_t)tl_open_id;
     }
   }
@@ -224,17 +214,11 @@ int
 ff_pt_backing(struct ff_pt *pt, struct ff_farm *farm, uint32_t dev,
               int fuse_fd)
 {
-  struct pt_backing_map map = {.fd = -1};
+  struct ff_fuse_backing_map map = {.fd = -1};
   int id = -1;
 
-  if (!pt->enabled || dev >= pt->ndevs) {
-    ff_error("the kernel did not take FUSE passthrough");
-    return -1;
-  }
-  if (pt->shared[dev]) {
-    ff_error("a duplicate-pv pair shares its bytes: not passed through");
-    return -1;
-  }
+  if (!pt->enabled || dev >= pt->ndevs || pt->shared[dev])
+    return FF_PT_NOT;
   pthread_mutex_lock(&pt->lock);
   if (pt->id[dev] >= 0) {
     id = pt->id[dev];
@@ -251,7 +235,7 @@ ff_pt_backing(struct ff_pt *pt, struct ff_farm *farm, uint32_t dev,
   }
   if (fill(farm, dev, map.fd) < 0)
     goto out;
-  id = ioctl(fuse_fd, PT_IOC_BACKING_OPEN, &map);
+  id = ioctl(fuse_fd, FF_FUSE_DEV_IOC_BACKING_OPEN, &map);
   if (id < 0) {
     /* the kernel refused our INIT's passthrough after all: no device
      * will be passed through, each served as usual */

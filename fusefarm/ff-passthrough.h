@@ -55,9 +55,14 @@ int ff_pt_enabled(const struct ff_pt *pt);
 /* 1 when dev has its backing file already (it must stay passthrough). */
 int ff_pt_has(struct ff_pt *pt, uint32_t dev);
 
+/* ff_pt_backing: dev is not to be passed through (passthrough is off,
+ * or dev is one of a duplicate-pv pair, two files on one set of bytes):
+ * the caller serves it as usual, and says nothing. */
+#define FF_PT_NOT (-2)
+
 /* The backing id of dev, made at the first call from the farm's bytes
- * for dev (base and overlay).  -1 when it cannot be (ff_errmsg says why:
- * the caller serves dev as usual). */
+ * for dev (base and overlay).  FF_PT_NOT, or -1 when it cannot be made
+ * (ff_errmsg says why; the caller serves dev as usual). */
 int ff_pt_backing(struct ff_pt *pt, struct ff_farm *farm, uint32_t dev,
                   int fuse_fd);
 

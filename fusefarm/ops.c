@@ -486,9 +486,8 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
     /* --passthrough: a device with nothing to model is the kernel's to
      * serve from its backing file, and stays so (ff-passthrough.h) */
-    if (d->pt && ff_pt_enabled(d->pt) &&
-        (ff_pt_has(d->pt, dev) ||
-         ff_iomodel_untimed(ff_server_model(d->srv), dev))) {
+    if (d->pt && (ff_pt_has(d->pt, dev) ||
+                  ff_iomodel_untimed(ff_server_model(d->srv), dev))) {
       int id = ff_pt_backing(d->pt, ff_server_farm(d->srv), dev,
                              fuse_session_fd(d->se));
 
@@ -497,12 +496,9 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         ff_pt_reply_open(req, fi, id);
         return;
       }
-      if (ff_pt_has(d->pt, dev)) { /* (cannot be: it had one) */
-        fuse_reply_err(req, EIO);
-        return;
-      }
-      fprintf(stderr, "fusefarm: --passthrough: %s: %s; served as usual\n",
-              ff_farm_dev_name(ff_server_farm(d->srv), dev), ff_errmsg());
+      if (id != FF_PT_NOT)
+        fprintf(stderr, "fusefarm: --passthrough: %s: %s; served as usual\n",
+                ff_farm_dev_name(ff_server_farm(d->srv), dev), ff_errmsg());
     }
     /* direct_io: every read reaches us, so latency applies to warm scans
      * too; without it the page cache answers repeats (docs/fuse.md). */

@@ -156,18 +156,3 @@ ff_farm_text_unpack(const struct ff_farm *farm, const struct ff_text *t,
                     t->size, n);
   return 0;
 }
-
-size_t
-ff_farm_text_bytes(const struct ff_farm *farm)
-{
-  size_t n = farm->tdict_size;
-
-  for (uint32_t i = 0; farm->vgs && i < farm->nvgs; i++)
-    for (uint32_t w = 0; farm->vgs[i].texts && w < farm->vgs[i].seqno; w++) {
-      const struct ff_text *t = &farm->vgs[i].texts[w];
-
-      if (t->buf)
-        n += t->zsize ? t->zsize : t->size;
-    }
-  return n;
-}

@@ -91,9 +91,6 @@ struct ff_farm *ff_farm_new_lazy(struct ff_spec *spec);
 const void *ff_farm_hold(const struct ff_farm *farm, uint32_t dev);
 void ff_farm_release(const struct ff_farm *farm, const void *hold);
 
-/* The bytes the farm's kept metadata texts take (packed or not, with the
- * dictionary), what packing saved (test-farm). */
-size_t ff_farm_text_bytes(const struct ff_farm *farm);
 
 /* Device index by name, or -1. */
 int64_t ff_farm_lookup(const struct ff_farm *farm, const char *name);
