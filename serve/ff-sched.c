@@ -32,6 +32,9 @@ struct ff_sched {
 
   uint64_t pending, max_pending; /* under lock */
   uint64_t seq;                  /* under lock: the next item's arrival */
+  /* timer thread only: how late its timed waits wake (ns, a running
+   * mean): it waits that much less and spins the rest */
+  uint64_t wake_lead;
 
   pthread_t timer;
   pthread_t *workers;
@@ -133,6 +136,48 @@ run_push(struct ff_sched *s, struct ff_sched_item *head,
   return 1;
 }
 
+/* The most the timer thread waits less than it should (it spins the
+ * rest): a wake-up later than this is the machine's load, not its timer. */
+#define WAKE_LEAD_MAX 200000u
+
+/* Wait on the timer condition until at (ns, CLOCK_MONOTONIC), or until
+ * an add signals it.  A wait that timed out tells how late the thread
+ * woke: wake_lead follows that (a running mean over ~8 wake-ups).  Called
+ * and returns with the lock held. */
+static void
+timed_wait(struct ff_sched *s, uint64_t at)
+{
+  struct timespec ts = {
+    .tv_sec = (time_t)(at / 1000000000u),
+    .tv_nsec = (long)(at % 1000000000u),
+  };
+
+  if (pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts) == ETIMEDOUT) {
+    uint64_t now = ff_now_ns(), late = now > at ? now - at : 0;
+
+    if (late > WAKE_LEAD_MAX)
+      late = WAKE_LEAD_MAX;
+    s->wake_lead = s->wake_lead - s->wake_lead / 8 + late / 8;
+  }
+}
+
+/* The head item is due at due, sooner than the thread would wake for
+ * it: spin to it without the lock (an add of an earlier item waits for
+ * the next round, at most wake_lead).  Called and returns with the lock
+ * held. */
+static void
+spin_until(struct ff_sched *s, uint64_t due)
+{
+  pthread_mutex_unlock(&s->lock);
+  while (ff_now_ns() < due)
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    ;
+#endif
+  pthread_mutex_lock(&s->lock);
+}
+
 static void *
 timer_main(void *arg)
 {
@@ -153,12 +198,12 @@ timer_main(void *arg)
       break;
     now = ff_now_ns();
     if (!s->stopping && s->heap[0]->due_ns > now) {
-      struct timespec ts = {
-        .tv_sec = (time_t)(s->heap[0]->due_ns / 1000000000u),
-        .tv_nsec = (long)(s->heap[0]->due_ns % 1000000000u),
-      };
+      uint64_t due = s->heap[0]->due_ns;
 
-      pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts);
+      if (due - now > s->wake_lead)
+        timed_wait(s, due - s->wake_lead);
+      else
+        spin_until(s, due);
       continue;
     }
     /* Take every due item (all of them when stopping). */

@@ -169,6 +169,33 @@ test_fire_when_due(void **state)
   ff_sched_stop(s);
 }
 
+/* Items one by one, each due 2 ms after the one before: the timer
+ * thread wakes for each, learns how late it wakes and waits less by that
+ * (ff-sched.h), spinning the rest: none runs before it is due. */
+static void
+test_lone_items_never_early(void **state)
+{
+  enum { K = 40 };
+  static struct item items[K];
+  struct ff_sched *s = ff_sched_new(1);
+  uint64_t base = ff_now_ns() + 2 * MS;
+
+  (void)state;
+  assert_nonnull_err(s);
+  log_reset();
+  for (unsigned k = 0; k < K; k++) {
+    items[k] = (struct item){
+      .it = {.due_ns = base + (uint64_t)k * 2 * MS, .fn = ran}, .id = k};
+    assert_ok(ff_sched_add(s, &items[k].it));
+  }
+  wait_for(K);
+  for (unsigned k = 0; k < K; k++)
+    if (items[k].ran_ns < items[k].it.due_ns)
+      fail_msg("item %u ran %llu ns before it was due", k,
+               (unsigned long long)(items[k].it.due_ns - items[k].ran_ns));
+  ff_sched_stop(s);
+}
+
 /* Many workers: every item runs exactly once. */
 static void
 test_many_workers(void **state)
@@ -296,6 +323,7 @@ main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_stop_runs_all_in_order),
     cmocka_unit_test(test_fire_when_due),
+    cmocka_unit_test(test_lone_items_never_early),
     cmocka_unit_test(test_many_workers),
     cmocka_unit_test(test_cancel),
     cmocka_unit_test(test_lone_item_on_timer),
