@@ -13,8 +13,9 @@
  * other (label, mda header, text), so one build serves them all; a scan
  * of every PV builds each VG once per pass.  A reader holds its VG
  * (ff_farm_vg_get .. _put) while it copies from it, so a VG is never
- * dropped under a read; when every slot is held, the VG is built for that
- * one reader and freed after it.
+ * dropped under a read; when every slot is held, the VG is built aside
+ * (the lone list, where other readers of it find it too) and freed when
+ * its last reader is done.
  *
  * The cache takes one mutex; a VG is built with it held (the build adds
  * nothing to the farm: the thin-pool images and kept strings it looks up
@@ -34,10 +35,12 @@
 
 struct slot {
   struct ff_vg vg;
-  uint32_t v;    /* which VG; FF_NONE: empty */
-  uint32_t refs; /* readers holding it */
-  uint64_t used; /* the cache's clock at the last get; 0: empty */
-  uint8_t lone;  /* built for one reader (every slot held): freed at put */
+  uint32_t v;        /* which VG; FF_NONE: empty */
+  uint32_t refs;     /* readers holding it */
+  uint64_t used;     /* the cache's clock at the last get; 0: empty */
+  uint8_t lone;      /* built when every slot was held: on the lone list,
+                      * freed when its last reader puts it */
+  struct slot *next; /* lone ones: the list */
 };
 
 struct ff_lazy {
@@ -47,6 +50,7 @@ struct ff_lazy {
   pthread_mutex_t lock;
   uint64_t clock, builds;
   struct slot slots[NSLOTS];
+  struct slot *lone; /* VGs built past the slots, each held */
 };
 
 int
@@ -139,6 +143,12 @@ ff_farm_vg_get(const struct ff_farm *farm, uint32_t v)
     if (s->refs == 0 && (!victim || s->used < victim->used))
       victim = s;
   }
+  for (s = lz->lone; s; s = s->next)
+    if (s->v == v) {
+      s->refs++;
+      pthread_mutex_unlock(&lz->lock);
+      return &s->vg;
+    }
   if (victim) {
     if (victim->v != FF_NONE) {
       ff_fb_vg_clear(&victim->vg, 0);
@@ -162,6 +172,10 @@ ff_farm_vg_get(const struct ff_farm *farm, uint32_t v)
     pthread_mutex_unlock(&lz->lock);
     return NULL;
   }
+  if (s->lone) {
+    s->next = lz->lone;
+    lz->lone = s;
+  }
   pthread_mutex_unlock(&lz->lock);
   return &s->vg;
 }
@@ -176,11 +190,14 @@ ff_farm_vg_put(const struct ff_farm *farm, const struct ff_vg *vg)
   if (!lz || !vg)
     return;
   pthread_mutex_lock(&lz->lock);
-  if (s->lone) {
+  if (--s->refs == 0 && s->lone) {
+    struct slot **pp = &lz->lone;
+
+    while (*pp != s)
+      pp = &(*pp)->next;
+    *pp = s->next;
     ff_fb_vg_clear(&s->vg, 0);
     free(s);
-  } else {
-    s->refs--;
   }
   pthread_mutex_unlock(&lz->lock);
 }

@@ -751,6 +751,68 @@ test_packed(void **state)
   }
 }
 
+/* More VGs held at once than the lazy farm keeps built (ff_farm_hold, as
+ * a server holds a read's VG across its wait): the ones past the cache
+ * are built aside, found there by a second holder and by reads (one
+ * build each), give the whole farm's bytes, and go with their last
+ * holder. */
+static void
+test_lazy_held(void **state)
+{
+  enum { H = 40 };
+  char path[4096];
+  struct ff_spec *sp, *sp2;
+  struct ff_farm *a, *c;
+  const void *held[H], *again;
+  uint32_t dev[H], n = 0, last = FF_NONE;
+  uint64_t b0, b1;
+  uint8_t x[4096], y[4096];
+
+  (void)state;
+  if ((size_t)snprintf(path, sizeof path, "%s/configs/mixed-1000.conf",
+                       ff_test_srcdir()) >= sizeof path)
+    fail_msg("source path too long: %s", ff_test_srcdir());
+  sp = ff_spec_load_file(path);
+  sp2 = ff_spec_load_file(path);
+  assert_nonnull_err(sp);
+  assert_nonnull_err(sp2);
+  a = ff_farm_new(sp);
+  c = ff_farm_new_lazy(sp2);
+  assert_nonnull_err(a);
+  assert_nonnull_err(c);
+  for (uint32_t d = 0; d < c->ndevs && n < H; d++)
+    if (c->devs[d].role == FF_ROLE_PV && c->devs[d].vg != last) {
+      last = c->devs[d].vg;
+      dev[n++] = d;
+    }
+  assert_int_equal(n, H);
+  b0 = ff_lazy_builds(c);
+  for (uint32_t i = 0; i < H; i++)
+    assert_non_null(held[i] = ff_farm_hold(c, dev[i]));
+  b1 = ff_lazy_builds(c);
+  assert_int_equal(b1 - b0, H); /* (no two of them share a VG) */
+  again = ff_farm_hold(c, dev[H - 1]);
+  assert_ptr_equal(again, held[H - 1]);
+  for (uint32_t i = 0; i < H; i++) {
+    assert_ok(ff_farm_read(a, dev[i], x, 4096, sizeof x));
+    assert_ok(ff_farm_read(c, dev[i], y, 4096, sizeof y));
+    assert_memory_equal(x, y, sizeof x);
+  }
+  if (ff_lazy_builds(c) != b1)
+    fail_msg("reads of %u held VGs built %llu more", H,
+             (unsigned long long)(ff_lazy_builds(c) - b1));
+  ff_farm_release(c, again);
+  for (uint32_t i = 0; i < H; i++)
+    ff_farm_release(c, held[i]);
+  /* (the lone ones are gone: a read builds the last one again) */
+  assert_ok(ff_farm_read(c, dev[H - 1], y, 4096, sizeof y));
+  assert_int_equal(ff_lazy_builds(c), b1 + 1);
+  assert_null(ff_farm_hold(a, dev[0])); /* (a whole farm holds nothing) */
+  ff_farm_free(a);
+  ff_farm_free(c);
+  ff_spec_free(sp);
+}
+
 /* Readers on many threads at once, more of them than the lazy farm's
  * cache has slots, each reading the label and first text of PVs of
  * different VGs: every read gives the whole farm's bytes (a VG is never
@@ -833,6 +895,7 @@ main(void)
     cmocka_unit_test(test_alloc),
     cmocka_unit_test(test_packed),
     cmocka_unit_test(test_lazy_threads),
+    cmocka_unit_test(test_lazy_held),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
