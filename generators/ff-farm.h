@@ -91,7 +91,6 @@ struct ff_farm *ff_farm_new_lazy(struct ff_spec *spec);
 const void *ff_farm_hold(const struct ff_farm *farm, uint32_t dev);
 void ff_farm_release(const struct ff_farm *farm, const void *hold);
 
-
 /* Device index by name, or -1. */
 int64_t ff_farm_lookup(const struct ff_farm *farm, const char *name);
 
