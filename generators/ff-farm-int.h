@@ -353,6 +353,10 @@ struct bctx {
   struct ff_lazy_rec *lrecs;
   uint32_t *lcrc;
   uint32_t *lgfi;
+  /* ff_farm_new_lazy: the first PV whose mda0 header checksum is the md
+   * magic (check_md_collision), found while its VG was still built;
+   * FF_NONE */
+  uint32_t md_first;
 };
 
 /* A free area of a PV (pv_map.c's struct pv_area). */

@@ -1068,6 +1068,7 @@ out:
 
 static int build_vg(struct bctx *b, unsigned gi, uint32_t fi,
                     const char *path);
+static int md_magic_at_mda0(const struct ff_farm *farm, uint32_t dev);
 
 static int
 build_vg_group(struct bctx *b, unsigned gi)
@@ -1098,6 +1099,15 @@ build_vg_group(struct bctx *b, unsigned gi)
        * check_unique): it is built again when read */
       struct ff_vg *vg = &farm->vgs[v];
 
+      for (uint32_t d = d0; d < b->d && b->md_first == FF_NONE; d++) {
+        int r =
+          farm->devs[d].role == FF_ROLE_PV ? md_magic_at_mda0(farm, d) : 0;
+
+        if (r < 0)
+          return -1;
+        if (r)
+          b->md_first = d;
+      }
       b->lrecs[v] = (struct ff_lazy_rec){gi, d0};
       b->lcrc[v] = vg->texts[vg->seqno - 1].crc;
       ff_fb_vg_clear(vg, 1);
@@ -1490,20 +1500,33 @@ check_unique(const struct bctx *b)
 /* The mda0 header checksum sits at byte 4096, where lvm's md filter looks
  * for the md magic (docs/ondisk-format.md §8 item 14). */
 static int
+md_magic_at_mda0(const struct ff_farm *farm, uint32_t dev)
+{
+  uint8_t sec[4];
+
+  if (ff_farm_read_base(farm, dev, sec, FF_MDA0_START, 4) < 0)
+    return -1;
+  return ff_get_le32(sec) == FF_MD_MAGIC;
+}
+
+/* (A lazy farm's PVs were looked at as their VGs were built: md_first.) */
+static int
 check_md_collision(const struct bctx *b)
 {
   const struct ff_farm *farm = b->farm;
 
   for (uint32_t i = 0; i < farm->ndevs; i++) {
     const struct ff_device *d = &farm->devs[i];
-    uint8_t sec[512];
     char path[64];
+    int r;
 
     if (d->role != FF_ROLE_PV && d->role != FF_ROLE_ORPHAN)
       continue;
-    if (ff_farm_read_base(farm, i, sec, FF_MDA0_START, 4) < 0)
+    if (farm->lazy && d->role == FF_ROLE_PV)
+      r = i == b->md_first;
+    else if ((r = md_magic_at_mda0(farm, i)) < 0)
       return -1;
-    if (ff_get_le32(sec) == FF_MD_MAGIC)
+    if (r)
       return ff_fb_err(
         b, dev_origin(b->spec, i, path, sizeof path), path,
         "device %s: the mda0 header checksum equals the md magic "
@@ -1561,7 +1584,7 @@ enum build_mode { BUILD_PLAIN, BUILD_PACKED, BUILD_LAZY };
 static struct ff_farm *
 farm_new(const struct ff_spec *sp, enum build_mode mode)
 {
-  struct bctx b = {.spec = sp};
+  struct bctx b = {.spec = sp, .md_first = FF_NONE};
   struct ff_farm *farm = NULL;
   uint64_t ndevs = 0, nvgs = 0;
   uint64_t *sizes = NULL;
