@@ -751,6 +751,28 @@ test_packed(void **state)
   }
 }
 
+/* configs/NAME built whole (*a, from *sp, which the caller frees) and
+ * lazily (*c, from a second load of it). */
+static void
+whole_and_lazy(const char *name, struct ff_spec **sp, struct ff_farm **a,
+               struct ff_farm **c)
+{
+  char path[4096];
+  struct ff_spec *sp2;
+
+  if ((size_t)snprintf(path, sizeof path, "%s/configs/%s", ff_test_srcdir(),
+                       name) >= sizeof path)
+    fail_msg("source path too long: %s", ff_test_srcdir());
+  *sp = ff_spec_load_file(path);
+  sp2 = ff_spec_load_file(path);
+  assert_nonnull_err(*sp);
+  assert_nonnull_err(sp2);
+  *a = ff_farm_new(*sp);
+  *c = ff_farm_new_lazy(sp2);
+  assert_nonnull_err(*a);
+  assert_nonnull_err(*c);
+}
+
 /* More VGs held at once than the lazy farm keeps built (ff_farm_hold, as
  * a server holds a read's VG across its wait): the ones past the cache
  * are built aside, found there by a second holder and by reads (one
@@ -760,8 +782,7 @@ static void
 test_lazy_held(void **state)
 {
   enum { H = 40 };
-  char path[4096];
-  struct ff_spec *sp, *sp2;
+  struct ff_spec *sp;
   struct ff_farm *a, *c;
   const void *held[H], *again;
   uint32_t dev[H], n = 0, last = FF_NONE;
@@ -769,17 +790,7 @@ test_lazy_held(void **state)
   uint8_t x[4096], y[4096];
 
   (void)state;
-  if ((size_t)snprintf(path, sizeof path, "%s/configs/mixed-1000.conf",
-                       ff_test_srcdir()) >= sizeof path)
-    fail_msg("source path too long: %s", ff_test_srcdir());
-  sp = ff_spec_load_file(path);
-  sp2 = ff_spec_load_file(path);
-  assert_nonnull_err(sp);
-  assert_nonnull_err(sp2);
-  a = ff_farm_new(sp);
-  c = ff_farm_new_lazy(sp2);
-  assert_nonnull_err(a);
-  assert_nonnull_err(c);
+  whole_and_lazy("mixed-1000.conf", &sp, &a, &c);
   for (uint32_t d = 0; d < c->ndevs && n < H; d++)
     if (c->devs[d].role == FF_ROLE_PV && c->devs[d].vg != last) {
       last = c->devs[d].vg;
@@ -845,24 +856,13 @@ lazy_reader(void *arg)
 static void
 test_lazy_threads(void **state)
 {
-  char path[4096];
-  struct ff_spec *sp, *sp2;
+  struct ff_spec *sp;
   struct ff_farm *a, *c;
   struct lazy_reader rd[40];
   pthread_t th[40];
 
   (void)state;
-  if ((size_t)snprintf(path, sizeof path, "%s/configs/mixed-1000.conf",
-                       ff_test_srcdir()) >= sizeof path)
-    fail_msg("source path too long: %s", ff_test_srcdir());
-  sp = ff_spec_load_file(path);
-  sp2 = ff_spec_load_file(path);
-  assert_nonnull_err(sp);
-  assert_nonnull_err(sp2);
-  a = ff_farm_new(sp);
-  c = ff_farm_new_lazy(sp2);
-  assert_nonnull_err(a);
-  assert_nonnull_err(c);
+  whole_and_lazy("mixed-1000.conf", &sp, &a, &c);
   for (int i = 0; i < 40; i++) {
     rd[i] = (struct lazy_reader){a, c, (uint32_t)i * 25, 0};
     assert_int_equal(pthread_create(&th[i], NULL, lazy_reader, &rd[i]), 0);
