@@ -147,14 +147,15 @@ bl__umount_tmpfs() {
 }
 
 # bl_losetup FILE...: attach each FILE to a free loop device, one losetup
-# per file (what a script would do), recorded in the env for cleanup; then
+# per file (what a script would do), with direct I/O (the mode `fusefarm
+# attach` gives the farm's loops), recorded in the env for cleanup; then
 # fence the env's lvm to the loops recorded there (bl__fence).  Sets
 # BL_LOOPS (the devices, in order).
 bl_losetup() {
   local f dev
   BL_LOOPS=()
   for f in "$@"; do
-    dev=$(losetup -f --show --direct-io=off -- "$f") || ff_die "losetup $f failed"
+    dev=$(losetup -f --show --direct-io=on -- "$f") || ff_die "losetup $f failed"
     printf '%s\t%s\n' "$dev" "$f" >>"$FF_SCRATCH/loops"
     BL_LOOPS+=("$dev")
   done

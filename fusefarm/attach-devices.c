@@ -8,6 +8,7 @@
 #include "ff-file.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -68,6 +69,67 @@ fa_cmp_dev_name(const void *a, const void *b)
 {
   return strcmp((*(const struct farm_dev *const *)a)->name,
                 (*(const struct farm_dev *const *)b)->name);
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int
+fa_mark_cached(const char *mnt, struct devlist *l)
+{
+  char path[PATH_MAX];
+  const char **names = NULL;
+  size_t n = 0, i;
+  json_error_t jerr;
+  json_t *j, *devs, *dev;
+  int r = -1;
+
+  FILE *f;
+
+  if (fa_join(path, mnt, PROFILE_JSON) < 0)
+    return -1;
+  /* a directory of images with a devices list (tests) has no profile */
+  f = fopen(path, "re");
+  if (!f)
+    return errno == ENOENT ? 0 : ff_error("open %s: %m", path);
+  j = json_loadf(f, 0, &jerr);
+  fclose(f);
+  if (!j)
+    return ff_error("%s: %s (line %d)", path, jerr.text, jerr.line);
+  devs = json_object_get(j, "devices");
+  if (!json_is_array(devs)) {
+    ff_error("%s: no devices array", path);
+    goto out;
+  }
+  names = calloc(json_array_size(devs) + 1, sizeof *names);
+  if (!names) {
+    ff_error("out of memory");
+    goto out;
+  }
+  json_array_foreach(devs, i, dev)
+  {
+    const char *name = json_string_value(json_object_get(dev, "name"));
+    json_t *dio = json_object_get(dev, "direct_io");
+
+    if (!name || !json_is_boolean(dio)) {
+      ff_error("%s: devices[%zu]: expected a name and direct_io", path, i);
+      goto out;
+    }
+    if (json_is_false(dio))
+      names[n++] = name;
+  }
+  qsort(names, n, sizeof *names, cmp_name);
+  for (i = 0; i < l->n && n; i++)
+    l->v[i].cached =
+      bsearch(&l->v[i].name, names, n, sizeof *names, cmp_name) != NULL;
+  r = 0;
+out:
+  free(names);
+  json_decref(j);
+  return r;
 }
 
 /* Read and check MNT/.fusefarm/devices: "<name> <role> <pvid|->" lines.
@@ -149,6 +211,7 @@ fa_read_devices_list(const char *mnt, struct devlist *l)
     l->v[l->n].role = strdup(fields[1]);
     snprintf(l->v[l->n].pvid, sizeof l->v[l->n].pvid, "%s",
              strcmp(fields[2], "-") ? fields[2] : "");
+    l->v[l->n].cached = 0;
     l->n++;
     if (!l->v[l->n - 1].name || !l->v[l->n - 1].role) {
       ff_error("out of memory");

@@ -37,6 +37,7 @@
 
 #define STATE_ROOT   "/run/fusefarm"
 #define DEVICES_LIST ".fusefarm/devices"
+#define PROFILE_JSON ".fusefarm/profile.json"
 
 /* Per-loop warnings printed before summarizing the rest in one line. */
 #define MAX_WARNINGS 20
@@ -186,6 +187,7 @@ struct farm_dev {
   char *name;
   char *role;
   char pvid[FF_UUID_LEN + 1]; /* "" when the device is not a PV */
+  int cached; /* its profile says direct_io = false (fa_mark_cached) */
 };
 
 struct devlist {
@@ -201,6 +203,11 @@ int fa_cmp_dev_name(const void *a, const void *b);
 
 /* Read and check MNT/.fusefarm/devices: "<name> <role> <pvid|->" lines. */
 int fa_read_devices_list(const char *mnt, struct devlist *l);
+
+/* Set cached on the devices of l that MNT/.fusefarm/profile.json says the
+ * daemon opens without direct_io (a profile's `direct_io = false`: their
+ * pages are cached, so their loops must read through the page cache). */
+int fa_mark_cached(const char *mnt, struct devlist *l);
 
 /* --only NAME,...: keep just those devices of l, in l's order. */
 int fa_filter_only(struct devlist *l, const char *only, const char *mnt);

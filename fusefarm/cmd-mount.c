@@ -77,13 +77,18 @@ static const char mount_usage[] =
   "                         tmpfs loop's speed (FUSE passthrough, kernel\n"
   "                         6.9+); their I/O is then not in the stats\n"
   "                         (docs/fuse.md)\n"
+  "      --cpu-latency MODE  auto (default): while delayed replies wait,\n"
+  "                         keep idle CPUs polling (a 0 us request on\n"
+  "                         /dev/cpu_dma_latency, root only, let go 20 ms\n"
+  "                         after the last) so that they wake on time;\n"
+  "                         off: leave the CPUs' idle alone (docs/fuse.md)\n"
   "  -o OPTS                extra FUSE mount options\n"
   "  -h, --help             this text\n";
 
 /* Descriptors the daemon needs at most at once: stdio, /dev/fuse, the
- * log, fuse_daemonize's pipe, an overlay or profile file being read or
- * written, with room to spare.  None is per device or per thread (no
- * clone_fd, no splice), so a farm of any size fits. */
+ * log, fuse_daemonize's pipe, /dev/cpu_dma_latency, an overlay or profile
+ * file being read or written, with room to spare.  None is per device or per
+ * thread (no clone_fd, no splice), so a farm of any size fits. */
 #define MOUNT_FDS 32
 
 /* Raise the soft fd limit to the hard one; refuse when even that is below
@@ -94,6 +99,25 @@ check_nofile(void)
 {
   return ff_nofile_raise(MOUNT_FDS, "the daemon",
                          "whatever the device count: ulimit -n 1024", NULL);
+}
+
+/* --cpu-latency auto: the scheduler holds /dev/cpu_dma_latency at 0 us
+ * while delayed replies wait (ff-sched.h).  Where it cannot be opened (not
+ * root, no such device) the daemon runs without; info.json's cpu_latency
+ * says which, and why. */
+#define HOLD_LINGER_NS 20000000u
+
+static void
+hold_cpus(struct ff_daemon *d)
+{
+  int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+
+  d->cpu_latency = 1;
+  if (fd < 0) {
+    d->cpu_latency_errno = errno;
+    return;
+  }
+  ff_sched_hold_cpus(d->sched, fd, HOLD_LINGER_NS);
 }
 
 /* --save-overlay F as an absolute path (the daemon changes to / when it
@@ -330,6 +354,7 @@ ff_cmd_mount(int argc, char **argv)
     {"trace", required_argument, NULL, 'A'},
     {"overlay-max", required_argument, NULL, 'M'},
     {"passthrough", no_argument, NULL, 'P'},
+    {"cpu-latency", required_argument, NULL, 'C'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -338,6 +363,7 @@ ff_cmd_mount(int argc, char **argv)
   const char *trace = NULL;
   unsigned long long threads = 8, reply_threads = 4, devices = 0;
   int foreground = 0, c, rc = 1, mntlock = -1, passthrough = 0;
+  int cpu_latency = 1;
   struct ff_daemon d = {0};
   struct ff_server_options so = {.stats = 1};
   enum ff_server_fault fault;
@@ -396,6 +422,12 @@ ff_cmd_mount(int argc, char **argv)
       break;
     case 'P':
       passthrough = 1;
+      break;
+    case 'C':
+      if (strcmp(optarg, "auto") && strcmp(optarg, "off"))
+        return ff_cli_usage(
+          "mount", "--cpu-latency '%s': expected auto or off", optarg);
+      cpu_latency = !strcmp(optarg, "auto");
       break;
     case 'h':
       fputs(mount_usage, stdout);
@@ -540,6 +572,8 @@ ff_cmd_mount(int argc, char **argv)
     fprintf(stderr, "fusefarm: %s\n", d.sched ? "out of memory" : ff_errmsg());
     goto out_unmount;
   }
+  if (cpu_latency)
+    hold_cpus(&d);
   fuse_loop_cfg_set_max_threads(lc, (unsigned)threads);
   fuse_loop_cfg_set_idle_threads(lc, (unsigned)threads);
   watch_start(&watch, realmnt);

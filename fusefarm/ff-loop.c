@@ -402,9 +402,27 @@ cursor_take(int ctl, struct ff_loop_cursor *cur)
   return nr;
 }
 
+/* /sys/block/loopN/loop/dio: 1 when loop nr reads its file with direct
+ * I/O, 0 when not or when it cannot be told. */
+static int
+loop_dio(int nr)
+{
+  char sys[64], c = '0';
+  int fd;
+
+  snprintf(sys, sizeof sys, "/sys/block/loop%d/loop/dio", nr);
+  fd = open(sys, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  if (read(fd, &c, 1) != 1)
+    c = '0';
+  close(fd);
+  return c == '1';
+}
+
 int
-ff_loop_attach(int ctl, const char *path, struct ff_loop_cursor *cur,
-               struct ff_loop *out)
+ff_loop_attach(int ctl, const char *path, int direct_io,
+               struct ff_loop_cursor *cur, struct ff_loop *out)
 {
   struct loop_config cfg;
   struct stat st;
@@ -454,9 +472,12 @@ ff_loop_attach(int ctl, const char *path, struct ff_loop_cursor *cur,
     memset(&cfg, 0, sizeof cfg);
     cfg.fd = (unsigned)fd;
     cfg.block_size = 512;
-    /* No autoclear, no partscan, no direct I/O: the loop outlives us and
-     * lvm's reads go through the page cache (docs/fuse.md). */
-    cfg.info.lo_flags = ro ? LO_FLAGS_READ_ONLY : 0;
+    /* No autoclear, no partscan: the loop outlives us, and lvm's scans
+     * must not create partition devices.  Direct I/O when asked: the
+     * loop then sends its requests to the file asynchronously, without
+     * its worker thread waiting for each (docs/fuse.md). */
+    cfg.info.lo_flags =
+      (ro ? LO_FLAGS_READ_ONLY : 0) | (direct_io ? LO_FLAGS_DIRECT_IO : 0);
     /* The kernel keeps LO_NAME_SIZE - 1 bytes: truncate on purpose. */
     memcpy(cfg.info.lo_file_name, out->backing,
            strnlen(out->backing, LO_NAME_SIZE - 1));
@@ -477,6 +498,7 @@ ff_loop_attach(int ctl, const char *path, struct ff_loop_cursor *cur,
     close(lfd);
     out->nr = nr;
     out->read_only = ro;
+    out->direct_io = direct_io && loop_dio(nr);
     {
       char shown[PATH_MAX];
 

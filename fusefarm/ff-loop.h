@@ -3,7 +3,8 @@
  *
  * Invariants:
  *   - A loop device attached here has no autoclear, no partition scan,
- *     direct I/O off and 512-byte logical blocks; lo_file_name holds the
+ *     direct I/O as the caller asks and 512-byte logical blocks;
+ *     lo_file_name holds the
  *     file's absolute path without symlinks (the kernel keeps its first
  *     63 bytes).
  *     It stays attached after the process exits.
@@ -82,6 +83,8 @@ struct ff_loop {
   int nr;                    /* N of /dev/loopN */
   char dev[FF_LOOP_DEV_LEN]; /* "/dev/loopN" */
   int read_only;             /* attached read-only (file not writable) */
+  int direct_io; /* the kernel reads the file with direct I/O (asked for,
+                  * and /sys/block/loopN/loop/dio says 1) */
   /* The backing file as /sys/block/loopN/loop/backing_file shows it:
    * the absolute path without symlinks.  This is what to pass as
    * expected_backing later, and what lvm's devices file calls
@@ -129,8 +132,10 @@ struct ff_loop_cursor {
 
 /* Attach the regular file at path to a loop device that cur offers.
  * path is opened O_RDWR, or O_RDONLY when the file or its filesystem is
- * not writable (then the loop is read-only too).  ctl is an fd from
- * ff_loop_control_open, or -1 to open one for this call.  A race with
+ * not writable (then the loop is read-only too).  direct_io: ask for the
+ * loop's direct I/O mode (LO_FLAGS_DIRECT_IO; a kernel or file that
+ * cannot do it attaches without, out->direct_io says which).  ctl is an fd
+ * from ff_loop_control_open, or -1 to open one for this call.  A race with
  * another process binding the same device first (EBUSY from
  * LOOP_CONFIGURE) or deleting it is retried with the next device; a
  * missing /dev/loopN node is waited for up to FF_LOOP_NODE_WAIT_MS.  On
@@ -138,8 +143,8 @@ struct ff_loop_cursor {
  * returns -1 with nothing attached.  When opening path failed, the
  * message starts with path and errno is the open's errno (ENOTCONN: the
  * FUSE daemon is dead). */
-int ff_loop_attach(int ctl, const char *path, struct ff_loop_cursor *cur,
-                   struct ff_loop *out);
+int ff_loop_attach(int ctl, const char *path, int direct_io,
+                   struct ff_loop_cursor *cur, struct ff_loop *out);
 
 /* Delete loop device nr (LOOP_CTL_REMOVE on ctl, or on a control fd of
  * its own when ctl < 0).  Returns FF_LOOP_OK (deleted), FF_LOOP_UNBOUND

@@ -341,6 +341,23 @@ json_text(json_t *j)
   return t;
 }
 
+/* info.json's cpu_latency: the mode, whether the hold works (error: why
+ * not), whether the CPUs are held now, how often and how long. */
+static json_t *
+cpu_latency_json(struct ff_daemon *d)
+{
+  struct ff_sched_hold h;
+  int err;
+
+  ff_sched_hold_stats(d->sched, &h);
+  err = d->cpu_latency_errno ? d->cpu_latency_errno : h.err;
+  return json_pack("{s:s, s:b, s:b, s:I, s:f, s:s?}", "mode",
+                   d->cpu_latency ? "auto" : "off", "on", h.on, "held", h.held,
+                   "holds", (json_int_t)h.holds, "held_s",
+                   (double)h.held_ns / 1e9, "error",
+                   d->cpu_latency && err ? strerror(err) : NULL);
+}
+
 static char *
 ctl_snapshot(struct ff_daemon *d, enum ctl which)
 {
@@ -394,6 +411,7 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
         "kernel", d->pt && ff_pt_enabled(d->pt), "devices",
         (json_int_t)(d->pt ? ff_pt_count(d->pt) : 0));
 
+      json_object_set_new(j, "cpu_latency", cpu_latency_json(d));
       pthread_mutex_unlock(&d->ctl_lock);
       return json_text(j);
     }

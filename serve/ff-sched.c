@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 /* item->state, under the heap mutex. */
 enum {
@@ -35,6 +36,15 @@ struct ff_sched {
   /* timer thread only: how late its timed waits wake (ns, a running
    * mean): it waits that much less and spins the rest */
   uint64_t wake_lead;
+
+  /* The CPU wake hold (ff_sched_hold_cpus), under lock: hold_fd (-1:
+   * none), whether the CPUs are held now and since when, how often and
+   * how long in all, why the hold was given up. */
+  int hold_fd;
+  uint64_t hold_linger;
+  int held;
+  uint64_t held_since, holds, held_ns;
+  int hold_errno;
 
   pthread_t timer;
   pthread_t *workers;
@@ -178,6 +188,53 @@ spin_until(struct ff_sched *s, uint64_t due)
   pthread_mutex_lock(&s->lock);
 }
 
+/* Hold the CPUs awake (on) or let them go (!on): 0 or -1 (the kernel's
+ * "no constraint") written to the hold fd, a /dev/cpu_dma_latency.  A
+ * write that fails gives the hold up for good: the fd is closed (the
+ * kernel drops its request with it) and hold_errno says why; items run as
+ * before.  Lock held. */
+static void
+hold_set(struct ff_sched *s, int on)
+{
+  int32_t v = on ? 0 : -1;
+  uint64_t now = ff_now_ns();
+
+  if (write(s->hold_fd, &v, sizeof v) != (ssize_t)sizeof v) {
+    s->hold_errno = errno ? errno : EIO;
+    close(s->hold_fd);
+    s->hold_fd = -1;
+    on = 0;
+  }
+  if (on && !s->held) {
+    s->holds++;
+    s->held_since = now;
+  } else if (!on && s->held) {
+    s->held_ns += now - s->held_since;
+  }
+  s->held = on;
+}
+
+/* With the heap empty: wait for an add; while the CPUs are held, for at
+ * most hold_linger, then let them go if nothing was added and nothing is
+ * running.  Called and returns with the lock held. */
+static void
+idle_wait(struct ff_sched *s)
+{
+  if (s->held) {
+    uint64_t at = ff_now_ns() + s->hold_linger;
+    struct timespec ts = {
+      .tv_sec = (time_t)(at / 1000000000u),
+      .tv_nsec = (long)(at % 1000000000u),
+    };
+
+    if (pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts) == ETIMEDOUT &&
+        s->n == 0 && s->pending == 0)
+      hold_set(s, 0);
+  } else {
+    pthread_cond_wait(&s->timer_cond, &s->lock);
+  }
+}
+
 static void *
 timer_main(void *arg)
 {
@@ -193,9 +250,11 @@ timer_main(void *arg)
     uint64_t now;
 
     while (!s->stopping && s->n == 0)
-      pthread_cond_wait(&s->timer_cond, &s->lock);
+      idle_wait(s);
     if (s->stopping && s->n == 0)
       break;
+    if (!s->stopping && s->hold_fd >= 0 && !s->held)
+      hold_set(s, 1);
     now = ff_now_ns();
     if (!s->stopping && s->heap[0]->due_ns > now) {
       uint64_t due = s->heap[0]->due_ns;
@@ -232,6 +291,11 @@ timer_main(void *arg)
     }
     pthread_mutex_lock(&s->lock);
   }
+  if (s->held)
+    hold_set(s, 0);
+  if (s->hold_fd >= 0)
+    close(s->hold_fd);
+  s->hold_fd = -1;
   pthread_mutex_unlock(&s->lock);
   return NULL;
 }
@@ -277,6 +341,7 @@ ff_sched_new(unsigned nworkers)
     ff_error("out of memory");
     return NULL;
   }
+  s->hold_fd = -1;
   pthread_mutex_init(&s->lock, NULL);
   pthread_mutex_init(&s->run_lock, NULL);
   pthread_condattr_init(&ca);
@@ -372,6 +437,33 @@ ff_sched_counts(struct ff_sched *s, uint64_t *pending, uint64_t *max)
   pthread_mutex_lock(&s->lock);
   *pending = s->pending;
   *max = s->max_pending;
+  pthread_mutex_unlock(&s->lock);
+}
+
+void
+ff_sched_hold_cpus(struct ff_sched *s, int fd, uint64_t linger_ns)
+{
+  pthread_mutex_lock(&s->lock);
+  if (s->hold_fd >= 0 && s->hold_fd != fd) {
+    if (s->held)
+      hold_set(s, 0);
+    close(s->hold_fd);
+  }
+  s->hold_fd = fd;
+  s->hold_linger = linger_ns;
+  s->hold_errno = 0;
+  pthread_mutex_unlock(&s->lock);
+}
+
+void
+ff_sched_hold_stats(struct ff_sched *s, struct ff_sched_hold *h)
+{
+  pthread_mutex_lock(&s->lock);
+  h->on = s->hold_fd >= 0;
+  h->held = s->held;
+  h->holds = s->holds;
+  h->held_ns = s->held_ns + (s->held ? ff_now_ns() - s->held_since : 0);
+  h->err = s->hold_errno;
   pthread_mutex_unlock(&s->lock);
 }
 

@@ -32,6 +32,14 @@
  *   cancelled item never runs, an item handed to a worker is no longer
  *   cancellable.
  *
+ * - The CPU wake hold (ff_sched_hold_cpus): while any item waits or runs,
+ *   and for a linger after, the timer thread keeps a 0 us request on
+ *   /dev/cpu_dma_latency, so that idle CPUs poll rather than sleep and
+ *   every wake-up on a delayed request's path (the timer's, the reply's,
+ *   the reader's, the next request's) is not an idle exit's late
+ *   (docs/benchmarks.md, "Idle CPUs wake late").  Written under the heap
+ *   mutex: once when the heap stops being empty, once after the linger.
+ *
  * Ownership: the caller allocates items (embedding struct ff_sched_item
  * first in its own struct, its internal fields zeroed) and frees them in
  * fn, or after ff_sched_cancel gave one back.
@@ -74,6 +82,22 @@ int ff_sched_cancel(struct ff_sched *s, struct ff_sched_item *item);
 
 /* Items waiting or running now, and the most ever at once. */
 void ff_sched_counts(struct ff_sched *s, uint64_t *pending, uint64_t *max);
+
+/* Hold the CPUs awake while items wait or run, and linger_ns after the
+ * last: fd is an open /dev/cpu_dma_latency (O_WRONLY), the scheduler's
+ * from now on (closed at ff_sched_stop, or at once when a write to it
+ * fails: ff_sched_hold_stats says why).  -1: no hold. */
+void ff_sched_hold_cpus(struct ff_sched *s, int fd, uint64_t linger_ns);
+
+struct ff_sched_hold {
+  int on;           /* a hold fd is set and works */
+  int held;         /* the CPUs are held now */
+  uint64_t holds;   /* times the CPUs were held */
+  uint64_t held_ns; /* for how long in all, until now */
+  int err;          /* errno of the write that gave the hold up, or 0 */
+};
+
+void ff_sched_hold_stats(struct ff_sched *s, struct ff_sched_hold *h);
 
 /* Threads the scheduler runs (timer + workers). */
 unsigned ff_sched_threads(const struct ff_sched *s);

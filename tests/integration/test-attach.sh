@@ -3,7 +3,10 @@
 # 1000 devices (default configs/mixed-1000.conf), checked against the
 # kernel's view of the loop devices, the farm's manifest and real lvm2:
 #   - attach attaches every listed device: each loop carries the right
-#     file with no autoclear, no partscan, no direct I/O, 512-byte blocks;
+#     file with no autoclear, no partscan, 512-byte blocks, direct I/O
+#     (with the real daemon, not the device its profile says direct_io =
+#     false for: that one reads through the page cache; --direct-io off:
+#     none; a bad --direct-io is refused);
 #   - the devices file lists exactly those loops, and `lvm pvs` with the
 #     lvm.conf attach wrote lists exactly the farm's PVs (not a foreign PV
 #     on a loop this test attached itself);
@@ -63,8 +66,8 @@ farm_setup() {
 	fuse)
 		ff_require fusermount3
 		mkdir -p "$mnt"
-		printf 'groups = ( { devices = ["%s"]; faults = { appear_at = "1000000s"; }; } );\n' \
-			"$1" >"$s/appear.conf"
+		printf 'groups = ( { devices = ["%s"]; faults = { appear_at = "1000000s"; }; },\n  { devices = ["%s"]; direct_io = false; } );\n' \
+			"$1" "$cached" >"$s/appear.conf"
 		"$bin" mount "$spec" "$mnt" --profile "$s/appear.conf" --log "$s/daemon.log" ||
 			ff_die "fusefarm mount failed"
 		daemon_pid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
@@ -181,6 +184,12 @@ ndev=$(wc -l <"$s/devices.all")
 # Hold back the last plain PV, to be added after the first attach.
 held=$(awk '$2 == "pv" { n = $1 } END { print n }' "$s/devices.all")
 [[ -n $held ]] || ff_die "$spec has no pv device to hold back"
+# With the real daemon, the first PV's profile caches its pages
+# (direct_io = false): its loop must not use direct I/O.
+cached=
+if [[ $farm_mode == fuse ]]; then
+	cached=$(awk '$2 == "pv" { print $1; exit }' "$s/devices.all")
+fi
 
 # A loop of our own, attached before anything else: a PV that must
 # never show up in the farm's lvm view and that detach must not touch.
@@ -204,7 +213,7 @@ t1=$(now)
 	ff_die "attach: last stdout line is not the devices file: $(cat "$s/attach1.out")"
 grep -q "^LVM_SYSTEM_DIR=$state/lvm lvm pvs\$" "$s/attach1.err" ||
 	ff_die "attach: no LVM_SYSTEM_DIR hint on stderr: $(cat "$s/attach1.err")"
-grep -q "^attached $((ndev - 1)) loop devices in " "$s/attach1.err" ||
+grep -q "^attached $((ndev - 1)) loop devices in .*, $((ndev - 1 - (${#cached} > 0))) with direct I/O\$" "$s/attach1.err" ||
 	ff_die "attach: summary line missing: $(cat "$s/attach1.err")"
 [[ $(wc -l <"$state/loops") == $((ndev - 1)) ]] ||
 	ff_die "attach recorded $(wc -l <"$state/loops") loops, expected $((ndev - 1))"
@@ -236,9 +245,9 @@ cmp -s "$s/loops.2" "$state/loops" || ff_die "third attach changed the records"
 # ---- the kernel's view, the devices file --------------------------------------
 # map: "<loop> <name>" for farm.sh's ff_loop_of / ff_expect_clean_stderr
 awk '{ print $1, $2 }' "$state/loops" >"$s/map"
-python3 - "$state" "$mnt_real" "$s/devices.all" <<'PY' || ff_die "loops or devices file wrong (above)"
+python3 - "$state" "$mnt_real" "$s/devices.all" "$cached" <<'PY' || ff_die "loops or devices file wrong (above)"
 import os, sys
-state, mnt, devall = sys.argv[1:4]
+state, mnt, devall, cached = sys.argv[1:5]
 farm = {}
 for line in open(devall):
     name, role, pvid = line.split()
@@ -266,7 +275,7 @@ for dev, name, back in recs:
     if got != want:
         errs.append("%s: kernel says %s, expected %s" % (dev, got, want))
     for attr, val in (("loop/autoclear", "0"), ("loop/partscan", "0"),
-                      ("loop/dio", "0"), ("ro", "0"),
+                      ("loop/dio", "0" if name == cached else "1"), ("ro", "0"),
                       ("queue/logical_block_size", "512")):
         if sysread(dev, attr) != val:
             errs.append("%s: %s is %s, expected %s"
@@ -353,8 +362,20 @@ print("".join(c if c.isascii() and (c.isalnum() or c in "._+-")
               else "".join("%%%02X" % b for b in c.encode())
               for c in sys.argv[1]))' "$mnt_real")
 two=$(awk 'NR <= 2 { print $1 }' "$s/devices.all" | paste -sd,)
-"$bin" attach "$mnt" --only "$two" >"$s/only.out" 2>"$s/only.err" ||
+rc=0
+"$bin" attach "$mnt" --only "$two" --direct-io sometimes >/dev/null 2>"$s/dio.err" || rc=$?
+if [[ $rc != 2 ]] || ! grep -q -- "--direct-io 'sometimes': expected auto, on or off" "$s/dio.err"; then
+	ff_die "attach --direct-io sometimes: exit $rc: $(cat "$s/dio.err")"
+fi
+[[ ! -e $default_state ]] || ff_die "attach with a bad --direct-io created $default_state"
+"$bin" attach "$mnt" --only "$two" --direct-io off >"$s/only.out" 2>"$s/only.err" ||
 	ff_die "attach --only failed: $(cat "$s/only.err")"
+grep -q "^attached 2 loop devices in .*, 0 with direct I/O\$" "$s/only.err" ||
+	ff_die "attach --direct-io off: summary: $(cat "$s/only.err")"
+while read -r dev _; do
+	[[ $(cat "/sys/block/${dev#/dev/}/loop/dio") == 0 ]] ||
+		ff_die "attach --direct-io off: $dev reads with direct I/O"
+done <"$default_state/loops"
 [[ $(tail -n1 "$s/only.out") == "$default_state/lvm/devices/system.devices" ]] ||
 	ff_die "attach without --state: state dir is not $default_state: $(cat "$s/only.out")"
 [[ $(awk '{ print $2 }' "$default_state/loops" | paste -sd,) == "$two" ]] ||

@@ -4,7 +4,8 @@
 # reads of the loop devices timed from outside (tests/lib/timed-reads.py)
 # that are never faster than those decisions (tests/lib/trace-check.py):
 #   - a --trace path that cannot be created: exit 1 (an output file),
-#     nothing mounted;
+#     nothing mounted; a bad --cpu-latency: exit 2; --cpu-latency off
+#     holds nothing, auto held the CPUs while the reads below waited;
 #   - a seeded lognormal profile (median 5 ms, p99 20 ms): the median and
 #     p99 of the decided latencies (done - arrival) are the profile's
 #     within a binomial bound; every reply went out at or after its done
@@ -76,6 +77,28 @@ grep -qF -- "--trace: $s/nodir/trace: No such file or directory" "$s/bad.err" ||
   ff_die "unclear refusal of a bad --trace: $(cat "$s/bad.err")"
 ! ff_is_mounted "$s/bad" || ff_die "mounted despite a bad --trace"
 
+# --cpu-latency: a bad mode is refused (exit 2, nothing mounted); off
+# holds nothing even while a read waits.
+rc=0
+"$bin" mount "$s/farm.conf" "$s/bad" --cpu-latency sometimes 2>"$s/bad.err" || rc=$?
+if ((rc != 2)) || ! grep -qF -- "--cpu-latency 'sometimes': expected auto or off" "$s/bad.err"; then
+  ff_die "mount --cpu-latency sometimes: exit $rc: $(cat "$s/bad.err")"
+fi
+! ff_is_mounted "$s/bad" || ff_die "mounted despite a bad --cpu-latency"
+"$bin" mount "$s/farm.conf" "$s/bad" --cpu-latency off --profile "$s/lognormal.conf" ||
+  ff_die "mount --cpu-latency off failed"
+dd if="$s/bad/$(head -n1 "$s/bad/.fusefarm/devices" | cut -d' ' -f1)" of=/dev/null bs=4k count=4 iflag=direct status=none ||
+  ff_die "reads of a --cpu-latency off mount failed"
+python3 - "$s/bad/.fusefarm/info.json" <<'PY' || ff_die "info.json cpu_latency with --cpu-latency off (above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["cpu_latency"]
+print("--cpu-latency off: %s, %d delayed at most" % (c, d["delayed_max"]))
+sys.exit(not (c["mode"] == "off" and not c["on"] and c["holds"] == 0
+              and c["error"] is None and d["delayed_max"] >= 1))
+PY
+fusermount3 -u "$s/bad"
+
 ff_fuse_mount "$bin" "$s/farm.conf" "$s/mnt" --profile "$s/lognormal.conf" --trace "$trace"
 ff_fuse_attach
 mapfile -t loops < <(cut -d' ' -f1 "$FF_SCRATCH/map")
@@ -98,6 +121,20 @@ PY
 }
 ff_wait_until 60 lates ||
   ff_die "stats.json reply_late does not count the trace's replies or their largest lateness"
+
+# The CPUs were held awake while the reads waited (--cpu-latency auto,
+# docs/fuse.md): at least once, for some time, and the hold works.
+python3 - "$FF_MNT/.fusefarm/info.json" <<'PY' || ff_die "info.json cpu_latency: no hold while reads were delayed (above)"
+import json, os, sys
+c = json.load(open(sys.argv[1]))["cpu_latency"]
+print("info.json cpu_latency: %s" % c)
+if os.path.exists("/dev/cpu_dma_latency"):
+    ok = (c["mode"] == "auto" and c["on"] and c["error"] is None
+          and c["holds"] >= 1 and c["held_s"] > 0)
+else:
+    ok = c["mode"] == "auto" and not c["on"] and c["error"]
+sys.exit(not ok)
+PY
 
 # 2. slow-tail: the slowest decisions are on the devices the profile chose.
 "$bin" profile "$FF_MNT" "$here/../../configs/profiles/slow-tail.conf" >/dev/null

@@ -8,9 +8,12 @@
 #include "ff-sched.h"
 #include "ff-test.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MS  1000000ull
 #define SEC 1000000000ull
@@ -317,6 +320,108 @@ test_lone_item_on_timer(void **state)
   assert_int_equal(q.it.by_timer, 0);
 }
 
+/* The CPU wake hold: its writes and the items' own, in one pipe, in the
+ * order they happened (each read blocks until the next write). */
+static int hold_marks = -1; /* where items write 100 + id */
+
+static void
+ran_mark(struct ff_sched_item *it)
+{
+  int32_t v = 100 + (int32_t)((struct item *)it)->id;
+
+  assert_int_equal(write(hold_marks, &v, sizeof v), sizeof v);
+}
+
+static int32_t
+next_write(int fd)
+{
+  int32_t v;
+
+  assert_int_equal(read(fd, &v, sizeof v), sizeof v);
+  return v;
+}
+
+/* Held (0) once the heap has an item, before it runs; let go (-1) only
+ * after the linger with nothing waiting or running, so after every item
+ * of a burst; held again for the next burst; let go at stop. */
+static void
+test_hold_cpus(void **state)
+{
+  struct ff_sched *s = ff_sched_new(1);
+  struct item a = {.id = 0}, b = {.id = 1}, c = {.id = 2}, d = {.id = 3};
+  struct ff_sched_hold h;
+  int p[2];
+  int32_t v;
+
+  (void)state;
+  assert_non_null(s);
+  assert_int_equal(pipe(p), 0);
+  hold_marks = dup(p[1]);
+  ff_sched_hold_cpus(s, p[1], MS);
+  ff_sched_hold_stats(s, &h);
+  assert_int_equal(h.on, 1);
+  assert_int_equal(h.held, 0);
+  assert_int_equal(h.holds, 0);
+  a.it.fn = b.it.fn = c.it.fn = d.it.fn = ran_mark;
+
+  a.it.due_ns = ff_now_ns() + 2 * MS;
+  assert_int_equal(ff_sched_add(s, &a.it), 0);
+  assert_int_equal(next_write(p[0]), 0);
+  assert_int_equal(next_write(p[0]), 100);
+  assert_int_equal(next_write(p[0]), -1);
+
+  /* two due together go to the one worker, in order */
+  b.it.due_ns = c.it.due_ns = ff_now_ns() + 2 * MS;
+  assert_int_equal(ff_sched_add(s, &b.it), 0);
+  assert_int_equal(ff_sched_add(s, &c.it), 0);
+  assert_int_equal(next_write(p[0]), 0);
+  assert_int_equal(next_write(p[0]), 101);
+  assert_int_equal(next_write(p[0]), 102);
+  assert_int_equal(next_write(p[0]), -1);
+  ff_sched_hold_stats(s, &h);
+  assert_int_equal(h.holds, 2);
+  assert_int_equal(h.held, 0);
+  assert_true(h.held_ns >= 2 * MS); /* each hold outlived its linger */
+
+  d.it.due_ns = ff_now_ns() + 3600 * SEC;
+  assert_int_equal(ff_sched_add(s, &d.it), 0);
+  assert_int_equal(next_write(p[0]), 0);
+  ff_sched_stop(s); /* runs d now, lets go, closes the hold fd */
+  assert_int_equal(next_write(p[0]), 103);
+  assert_int_equal(next_write(p[0]), -1);
+  close(hold_marks);
+  assert_int_equal(read(p[0], &v, sizeof v), 0); /* no writer is left */
+  close(p[0]);
+}
+
+/* A hold fd that cannot be written: given up (closed, errno kept), the
+ * items run all the same. */
+static void
+test_hold_gives_up(void **state)
+{
+  struct ff_sched *s = ff_sched_new(1);
+  struct item a = {.id = 0};
+  struct ff_sched_hold h;
+  int p[2];
+
+  (void)state;
+  assert_non_null(s);
+  assert_int_equal(pipe(p), 0);
+  log_reset();
+  ff_sched_hold_cpus(s, p[0], MS); /* the read end */
+  a.it.fn = ran;
+  a.it.due_ns = ff_now_ns() + MS;
+  assert_int_equal(ff_sched_add(s, &a.it), 0);
+  wait_for(1);
+  ff_sched_hold_stats(s, &h);
+  assert_int_equal(h.on, 0);
+  assert_int_equal(h.holds, 0);
+  assert_int_equal(h.err, EBADF);
+  assert_int_equal(fcntl(p[0], F_GETFD), -1); /* closed */
+  ff_sched_stop(s);
+  close(p[1]);
+}
+
 int
 main(void)
 {
@@ -327,6 +432,8 @@ main(void)
     cmocka_unit_test(test_many_workers),
     cmocka_unit_test(test_cancel),
     cmocka_unit_test(test_lone_item_on_timer),
+    cmocka_unit_test(test_hold_cpus),
+    cmocka_unit_test(test_hold_gives_up),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
