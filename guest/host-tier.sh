@@ -317,7 +317,7 @@ name = "kill9";
 spec = "$data/mixed-1000.conf";
 devices = $FF_RUN_DEVICES;
 dm = "real";
-workloads = ( { type = "direct-activation"; repeat = 1000; } );
+workloads = ( { type = "lvchange"; count = 100; repeat = 1000; } );
 EOF
   fusefarm run "$w/kill9.conf" --no-svg --json "$w/kill9.json" >"$w/kill9.out" 2>&1 &
   pid=$!
@@ -328,10 +328,15 @@ EOF
   lvm_children() { cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$pid" '$2 == "(lvm)" && $3 != "Z" && $4 == p { f = 1 } END { exit !f }'; }
   # The event: the run's activation has made dm devices.  The runner and
   # its watchdog are then stopped (SIGSTOP) and the lvm command it had
-  # running allowed to end: if that was the next repetition's `vgchange
-  # -an`, the devices are gone, and the run goes on to activate again.
-  # So the kill lands on a run whose dm devices are up, whatever the
-  # timing.
+  # running allowed to end: if that was the `vgchange -an` between two
+  # repetitions, the devices are gone, and the run goes on to activate
+  # again.  So the kill lands on a run whose dm devices are up, whatever
+  # the timing.  The workload keeps them up for most of its time: 100
+  # `lvchange -ay` of one LV per repetition (the first activates it, the
+  # rest find it active), one `vgchange -an` after them.  With one
+  # `vgchange -ay` per repetition instead, the devices are up only from
+  # its end to the sweep's `-an`, and once the farm's loops read with
+  # direct I/O, ten tries in a row of a CI run stopped it in its `-an`.
   e="" wd=""
   for try in 1 2 3 4 5 6 7 8 9 10; do
     wait_until "$FF_WAIT" have_dm || break
