@@ -8,9 +8,9 @@
 #include "ff-file.h"
 
 #include <dirent.h>
-#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -85,9 +85,8 @@ fa_mark_cached(const char *mnt, struct devlist *l)
   size_t n = 0, i;
   json_error_t jerr;
   json_t *j, *devs, *dev;
-  int r = -1;
-
   FILE *f;
+  int r = -1;
 
   if (fa_join(path, mnt, PROFILE_JSON) < 0)
     return -1;

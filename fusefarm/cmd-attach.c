@@ -484,8 +484,9 @@ ff_cmd_attach(int argc, char **argv)
     goto out;
   }
   warn_lvm_nofile(hard_nofile, nlive + nattached);
-  /* Asked for and not had: the kernel (before 4.4) or the file could not;
-   * the loops work, through the page cache. */
+  /* Asked for and not had: the file's filesystem cannot do direct I/O,
+   * or its block size is larger than the loop's 512 bytes; those loops
+   * work, through the page cache. */
   if (nnodio)
     fprintf(stderr,
             "fusefarm attach: warning: %zu of the loops attached read their "

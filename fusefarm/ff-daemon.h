@@ -24,9 +24,9 @@ struct ff_daemon {
   char *mountpoint;      /* absolute */
   unsigned fuse_threads; /* max FUSE worker threads */
   uint64_t mounted_ns;   /* CLOCK_MONOTONIC at mount */
+  int64_t mounted_at;    /* wall clock, seconds */
   int cpu_latency;       /* --cpu-latency auto */
   int cpu_latency_errno; /* why /dev/cpu_dma_latency did not open, or 0 */
-  int64_t mounted_at;    /* wall clock, seconds */
 
   pthread_mutex_t ctl_lock; /* guards profile, last_error */
   char *profile;            /* path of the current profile, or NULL */

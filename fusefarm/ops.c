@@ -347,6 +347,7 @@ static json_t *
 cpu_latency_json(struct ff_daemon *d)
 {
   struct ff_sched_hold h;
+  char buf[128];
   int err;
 
   ff_sched_hold_stats(d->sched, &h);
@@ -355,7 +356,8 @@ cpu_latency_json(struct ff_daemon *d)
                    d->cpu_latency ? "auto" : "off", "on", h.on, "held", h.held,
                    "holds", (json_int_t)h.holds, "held_s",
                    (double)h.held_ns / 1e9, "error",
-                   d->cpu_latency && err ? strerror(err) : NULL);
+                   d->cpu_latency && err ? strerror_r(err, buf, sizeof buf)
+                                         : NULL); /* the GNU one */
 }
 
 static char *
