@@ -18,7 +18,9 @@
 #   - a queue of depth 1 with a 20 ms service time, 10 reads released
 #     together: each is done exactly 20 ms after the later of its arrival
 #     and the previous one's done time (one at a time); with depth 64
-#     each is done exactly 20 ms after its arrival.
+#     each is done exactly 20 ms after its arrival;
+#   - eight reads of one loop at once are all in the daemon together (the
+#     loop is in direct I/O: a buffered loop sends one at a time).
 # Only decisions and lower bounds are judged: nothing here depends on how
 # busy the machine is (bench/run measures the wall-clock fidelity).
 # usage: test-fuse-latency.sh FUSEFARM
@@ -158,4 +160,35 @@ for depth in 1 64; do
   python3 "$reads" --parallel "${loops[@]:0:10}" >"$s/q$depth.json"
   checked "queue depth $depth" "$s/q$depth.json" queue "$depth" 20
 done
+# 4. Eight reads of one loop at once: the loop reads its file with direct
+# I/O (attach's default, docs/fuse.md), so all eight wait in the daemon
+# together (delayed_pending reaches 8); a buffered loop's worker would
+# send them one at a time.
+cat >"$s/hold.conf" <<'CONF'
+name = "fixed-2s";
+groups = ({ devices = "all"; read = { dist = "fixed"; value = "2s"; }; });
+CONF
+"$bin" profile "$FF_MNT" "$s/hold.conf" >/dev/null
+python3 - "${loops[0]}" <<'PY' &
+import mmap, os, sys, threading
+def read(i):
+    fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+    os.preadv(fd, [mmap.mmap(-1, 4096)], i << 20)
+    os.close(fd)
+th = [threading.Thread(target=read, args=(i,)) for i in range(8)]
+for t in th:
+    t.start()
+for t in th:
+    t.join()
+PY
+readers=$!
+pending_8() {
+  python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["delayed_pending"] < 8)' \
+    "$FF_MNT/.fusefarm/info.json"
+}
+ff_wait_until 60 pending_8 ||
+  ff_die "8 reads of ${loops[0]} at once never were all in the daemon together (a buffered loop?)"
+wait "$readers" || ff_die "the 8 reads of ${loops[0]} failed"
+ff_log "8 reads of one loop at once: all 8 delayed in the daemon together"
+
 echo "PASS: the model's decisions match the profiles; nothing answered early"
