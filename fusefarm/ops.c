@@ -356,8 +356,8 @@ cpu_latency_json(struct ff_daemon *d)
                    d->cpu_latency ? "auto" : "off", "on", h.on, "held", h.held,
                    "holds", (json_int_t)h.holds, "held_s",
                    (double)h.held_ns / 1e9, "error",
-                   d->cpu_latency && err ? strerror_r(err, buf, sizeof buf)
-                                         : NULL); /* the GNU one */
+                   err ? strerror_r(err, buf, sizeof buf)
+                       : NULL); /* the GNU one; err is 0 when off */
 }
 
 static char *

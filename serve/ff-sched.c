@@ -146,6 +146,16 @@ run_push(struct ff_sched *s, struct ff_sched_item *head,
   return 1;
 }
 
+/* at (ns, CLOCK_MONOTONIC) as the timer condition's deadline. */
+static struct timespec
+abs_ts(uint64_t at)
+{
+  return (struct timespec){
+    .tv_sec = (time_t)(at / 1000000000u),
+    .tv_nsec = (long)(at % 1000000000u),
+  };
+}
+
 /* The most the timer thread waits less than it should (it spins the
  * rest): a wake-up later than this is the machine's load, not its timer. */
 #define WAKE_LEAD_MAX 200000u
@@ -157,10 +167,7 @@ run_push(struct ff_sched *s, struct ff_sched_item *head,
 static void
 timed_wait(struct ff_sched *s, uint64_t at)
 {
-  struct timespec ts = {
-    .tv_sec = (time_t)(at / 1000000000u),
-    .tv_nsec = (long)(at % 1000000000u),
-  };
+  struct timespec ts = abs_ts(at);
 
   if (pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts) == ETIMEDOUT) {
     uint64_t now = ff_now_ns(), late = now > at ? now - at : 0;
@@ -221,11 +228,7 @@ static void
 idle_wait(struct ff_sched *s)
 {
   if (s->held) {
-    uint64_t at = ff_now_ns() + s->hold_linger;
-    struct timespec ts = {
-      .tv_sec = (time_t)(at / 1000000000u),
-      .tv_nsec = (long)(at % 1000000000u),
-    };
+    struct timespec ts = abs_ts(ff_now_ns() + s->hold_linger);
 
     if (pthread_cond_timedwait(&s->timer_cond, &s->lock, &ts) == ETIMEDOUT &&
         s->n == 0 && s->pending == 0)
