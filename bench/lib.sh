@@ -517,6 +517,10 @@ PY
   # docs/fuse.md): it says so in the rows' how
   BL_HOLD=$(bl_jget "$BL_MNT/.fusefarm/info.json" \
     '"CPUs held (cpu_dma_latency 0)" if d["cpu_latency"]["holds"] else "CPUs not held: %s" % (d["cpu_latency"]["error"] or d["cpu_latency"]["mode"])')
+  # and by how much it answered sooner: the transport share attach
+  # measured (--transport-share auto, docs/fuse.md)
+  BL_SHARE=$(bl_jget "$BL_MNT/.fusefarm/info.json" \
+    '"transport share %.1f us (%s)" % (d["transport_share"]["ns"] / 1e3, d["transport_share"]["mode"])')
   BL_T_1MS=$(bl_time_pvs $(((pvs + 1) / 2)))
   BL_IDEAL=$(bl_calc "$BL_T_FARM + $BL_ROUNDS * 0.001")
   "$BL_BIN" profile "$BL_MNT" "$s/lognormal.conf" >/dev/null
@@ -611,7 +615,7 @@ PY
     "$ndev loops; B: losetup -f per tmpfs image"
   bl_row lat.fixed "fixed 1 ms: read p50 vs configured" \
     "$(bl_jget "$s/lat-1ms.json" 'd["lat_ns"]["p50"] / 1e6')" ms 1 ms \
-    "readrate -r -n $lat -t $files, $files farm loops; $BL_HOLD"
+    "readrate -r -n $lat -t $files, $files farm loops; $BL_HOLD; $BL_SHARE"
   bl_row lat.fixed.ideal "fixed 1 ms: read p50 vs ideal p50 + 1 ms" \
     "$(bl_jget "$s/lat-1ms.json" 'd["lat_ns"]["p50"] / 1e6')" ms \
     "$(bl_jget "$s/lat1-farm.json" 'd["lat_ns"]["p50"] / 1e6 + 1')" ms \

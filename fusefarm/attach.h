@@ -33,6 +33,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define STATE_ROOT   "/run/fusefarm"
@@ -211,6 +212,17 @@ int fa_mark_cached(const char *mnt, struct devlist *l);
 
 /* --only NAME,...: keep just those devices of l, in l's order. */
 int fa_filter_only(struct devlist *l, const char *only, const char *mnt);
+
+/* ---- attach-share.c ---- */
+
+/* When MNT's daemon runs with --transport-share auto, time reads of its
+ * .fusefarm/probe through a temporary loop (ctl: /dev/loop-control; seen:
+ * the loop devices that existed, so that one created for the probe is
+ * deleted after) and give the daemon their median.  Returns 1 with the
+ * share in *share, 0 when the daemon does not ask for it (another mode,
+ * no info.json), -1 on error (nothing given; the loop is gone). */
+int fa_measure_share(int ctl, const char *mnt, const struct ff_loop_seen *seen,
+                     uint64_t *share);
 
 /* ---- attach-lvmconf.c ---- */
 

@@ -68,6 +68,12 @@ static const char attach_usage[] =
   "If attaching fails midway, the loops attached so far stay recorded and\n"
   "`fusefarm detach MNT` frees them.\n"
   "\n"
+  "When MNT's daemon runs with --transport-share auto (the default), attach\n"
+  "also times 200 O_DIRECT reads of MNT/.fusefarm/probe through a temporary\n"
+  "loop (autoclear: gone when attach closes it) and gives the daemon their\n"
+  "median: the path's own time, by which it answers delayed requests\n"
+  "sooner (docs/fuse.md); a failure there is a warning.\n"
+  "\n"
   "  -s, --state DIR      state dir to use instead of the default\n"
   "      --only NAME,...  attach only these devices\n"
   "      --new-loops      create a new loop device for each (detach deletes\n"
@@ -417,7 +423,8 @@ ff_cmd_attach(int argc, char **argv)
       break;
     }
     want_dio = dio == DIO_ON || (dio == DIO_AUTO && !d->cached);
-    if (ff_loop_attach(ctl, path, want_dio, &cur, lp) < 0) {
+    if (ff_loop_attach(ctl, path, want_dio ? FF_LOOP_DIRECT_IO : 0, &cur, lp) <
+        0) {
       int e = errno;
 
       snprintf(why, sizeof why, "%s", ff_errmsg());
@@ -493,6 +500,23 @@ ff_cmd_attach(int argc, char **argv)
             "files through the page cache: the kernel refused direct I/O "
             "for them\n",
             nnodio);
+  /* The path's own time, for a daemon that answers sooner by it
+   * (--transport-share auto): best effort. */
+  {
+    uint64_t share;
+    int m = fa_measure_share(ctl, mnt_real, &seen, &share);
+
+    if (m < 0)
+      fprintf(stderr,
+              "fusefarm attach: warning: the transport share was not "
+              "measured: %s\n",
+              ff_errmsg());
+    else if (m > 0 && !quiet)
+      fprintf(stderr,
+              "transport share: %.1f us (median of a probe loop's reads); "
+              "the daemon answers delayed requests that much sooner\n",
+              (double)share / 1e3);
+  }
   check_host(mnt_real, &recs, quiet);
   if (!quiet) {
     struct ff_sb sb = FF_SB_INIT;

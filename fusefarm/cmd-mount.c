@@ -19,6 +19,7 @@
 #include "ff-passthrough.h"
 #include "ff-error.h"
 #include "ff-mountinfo.h"
+#include "ff-profile.h"
 #include "ff-file.h"
 #include "ff-loop.h"
 #include "ff-sched.h"
@@ -82,6 +83,12 @@ static const char mount_usage[] =
   "                         /dev/cpu_dma_latency, root only, let go 20 ms\n"
   "                         after the last) so that they wake on time;\n"
   "                         off: leave the CPUs' idle alone (docs/fuse.md)\n"
+  "      --transport-share T  answer every delayed request T sooner, the\n"
+  "                         time the loop and FUSE take to bring it here\n"
+  "                         and its reply back, so that readers see the\n"
+  "                         profile's latency: auto (default): 0 until\n"
+  "                         `fusefarm attach` measures it; off: 0; or a\n"
+  "                         duration (36us; docs/fuse.md)\n"
   "  -o OPTS                extra FUSE mount options\n"
   "  -h, --help             this text\n";
 
@@ -355,6 +362,7 @@ ff_cmd_mount(int argc, char **argv)
     {"overlay-max", required_argument, NULL, 'M'},
     {"passthrough", no_argument, NULL, 'P'},
     {"cpu-latency", required_argument, NULL, 'C'},
+    {"transport-share", required_argument, NULL, 'X'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -363,7 +371,8 @@ ff_cmd_mount(int argc, char **argv)
   const char *trace = NULL;
   unsigned long long threads = 8, reply_threads = 4, devices = 0;
   int foreground = 0, c, rc = 1, mntlock = -1, passthrough = 0;
-  int cpu_latency = 1;
+  int cpu_latency = 1, share_mode = FF_SHARE_AUTO;
+  uint64_t share_ns = 0;
   struct ff_daemon d = {0};
   struct ff_server_options so = {.stats = 1};
   enum ff_server_fault fault;
@@ -428,6 +437,20 @@ ff_cmd_mount(int argc, char **argv)
         return ff_cli_usage(
           "mount", "--cpu-latency '%s': expected auto or off", optarg);
       cpu_latency = !strcmp(optarg, "auto");
+      break;
+    case 'X':
+      if (!strcmp(optarg, "auto") || !strcmp(optarg, "off")) {
+        share_mode = !strcmp(optarg, "auto") ? FF_SHARE_AUTO : FF_SHARE_OFF;
+        share_ns = 0;
+      } else if (ff_parse_duration(optarg, &share_ns) == 0 &&
+                 share_ns <= SHARE_MAX_NS) {
+        share_mode = FF_SHARE_FIXED;
+      } else {
+        return ff_cli_usage("mount",
+                            "--transport-share '%s': expected auto, off or "
+                            "a duration of at most 1s (36us)",
+                            optarg);
+      }
       break;
     case 'h':
       fputs(mount_usage, stdout);
@@ -505,6 +528,10 @@ ff_cmd_mount(int argc, char **argv)
                                  : realpath(spec, NULL);
   d.mountpoint = realmnt;
   d.fuse_threads = (unsigned)threads;
+  d.share_mode = share_mode;
+  ff_server_set_transport_share(d.srv, share_ns);
+  if (share_mode == FF_SHARE_FIXED)
+    snprintf(d.share_by, sizeof d.share_by, "--transport-share");
   if (profile)
     d.profile =
       ff_is_builtin(profile) ? strdup(profile) : realpath(profile, NULL);

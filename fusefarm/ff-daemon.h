@@ -15,6 +15,16 @@ struct ff_sched;
 struct fuse_session;
 struct ff_pt;
 
+/* --transport-share (ff_server_set_transport_share): auto, `fusefarm
+ * attach` measures it through the probe file and sets it; off, 0 and
+ * attach leaves it; fixed, the option's duration and attach leaves it.
+ * The control file's transport-share command sets it in any mode. */
+enum ff_share_mode { FF_SHARE_AUTO, FF_SHARE_OFF, FF_SHARE_FIXED };
+
+/* The largest transport share accepted (1 s): a path that takes longer is
+ * no path to subtract. */
+#define SHARE_MAX_NS 1000000000ull
+
 struct ff_daemon {
   struct ff_server *srv;
   struct ff_sched *sched;
@@ -27,10 +37,12 @@ struct ff_daemon {
   int64_t mounted_at;    /* wall clock, seconds */
   int cpu_latency;       /* --cpu-latency auto */
   int cpu_latency_errno; /* why /dev/cpu_dma_latency did not open, or 0 */
+  int share_mode;        /* --transport-share: enum ff_share_mode */
 
-  pthread_mutex_t ctl_lock; /* guards profile, last_error */
+  pthread_mutex_t ctl_lock; /* guards profile, last_error, share_by */
   char *profile;            /* path of the current profile, or NULL */
   char last_error[1024];
+  char share_by[256]; /* who set the transport share ("" : nobody yet) */
 
   /* manifest.json's text, built at its first open and shared by every
    * open after it (the farm never changes while mounted: a 100,000-device

@@ -421,13 +421,15 @@ loop_dio(int nr)
 }
 
 int
-ff_loop_attach(int ctl, const char *path, int direct_io,
+ff_loop_attach(int ctl, const char *path, int flags,
                struct ff_loop_cursor *cur, struct ff_loop *out)
 {
   struct loop_config cfg;
   struct stat st;
   int fd, own_ctl = -1, ro = 0, r = -1;
+  int direct_io = flags & FF_LOOP_DIRECT_IO, temp = flags & FF_LOOP_TEMPORARY;
 
+  out->fd = -1;
   fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
     fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -472,12 +474,14 @@ ff_loop_attach(int ctl, const char *path, int direct_io,
     memset(&cfg, 0, sizeof cfg);
     cfg.fd = (unsigned)fd;
     cfg.block_size = 512;
-    /* No autoclear, no partscan: the loop outlives us, and lvm's scans
-     * must not create partition devices.  Direct I/O when asked: the
-     * loop then sends its requests to the file asynchronously, without
-     * its worker thread waiting for each (docs/fuse.md). */
-    cfg.info.lo_flags =
-      (ro ? LO_FLAGS_READ_ONLY : 0) | (direct_io ? LO_FLAGS_DIRECT_IO : 0);
+    /* No autoclear, no partscan: the loop outlives us (unless it is a
+     * temporary one), and lvm's scans must not create partition devices.
+     * Direct I/O when asked: the loop then sends its requests to the file
+     * asynchronously, without its worker thread waiting for each
+     * (docs/fuse.md). */
+    cfg.info.lo_flags = (ro ? LO_FLAGS_READ_ONLY : 0) |
+                        (direct_io ? LO_FLAGS_DIRECT_IO : 0) |
+                        (temp ? LO_FLAGS_AUTOCLEAR : 0);
     /* The kernel keeps LO_NAME_SIZE - 1 bytes: truncate on purpose. */
     memcpy(cfg.info.lo_file_name, out->backing,
            strnlen(out->backing, LO_NAME_SIZE - 1));
@@ -495,7 +499,10 @@ ff_loop_attach(int ctl, const char *path, int direct_io,
         ERR_KEEP("LOOP_CONFIGURE %s for %s: %m", out->dev, path);
       goto out;
     }
-    close(lfd);
+    if (temp)
+      out->fd = lfd; /* the loop lives as long as this fd */
+    else
+      close(lfd);
     out->nr = nr;
     out->read_only = ro;
     out->direct_io = direct_io && loop_dio(nr);

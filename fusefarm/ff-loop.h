@@ -90,7 +90,17 @@ struct ff_loop {
    * expected_backing later, and what lvm's devices file calls
    * IDTYPE=loop_file IDNAME. */
   char backing[PATH_MAX];
+  /* FF_LOOP_TEMPORARY: the loop device, open; the kernel detaches the
+   * loop at its last close.  Otherwise -1. */
+  int fd;
 };
+
+/* ff_loop_attach's flags.  FF_LOOP_DIRECT_IO: the loop's direct I/O mode
+ * (LO_FLAGS_DIRECT_IO).  FF_LOOP_TEMPORARY: autoclear, the loop is
+ * detached when out->fd, left open, is closed (by the caller, or at its
+ * exit). */
+#define FF_LOOP_DIRECT_IO 1
+#define FF_LOOP_TEMPORARY 2
 
 /* Open /dev/loop-control (read-write, close-on-exec) and check that it
  * is the loop driver's control device (character device 10:237).
@@ -132,9 +142,11 @@ struct ff_loop_cursor {
 
 /* Attach the regular file at path to a loop device that cur offers.
  * path is opened O_RDWR, or O_RDONLY when the file or its filesystem is
- * not writable (then the loop is read-only too).  direct_io: ask for the
- * loop's direct I/O mode (LO_FLAGS_DIRECT_IO; a kernel or file that
- * cannot do it attaches without, out->direct_io says which).  ctl is an fd
+ * not writable (then the loop is read-only too).  flags: FF_LOOP_DIRECT_IO
+ * asks for the loop's direct I/O mode (a kernel or file that cannot do it
+ * attaches without, out->direct_io says which); FF_LOOP_TEMPORARY makes
+ * a loop that lives only while out->fd is open (the invariants' "no
+ * autoclear" and "stays attached" do not hold for it).  ctl is an fd
  * from ff_loop_control_open, or -1 to open one for this call.  A race with
  * another process binding the same device first (EBUSY from
  * LOOP_CONFIGURE) or deleting it is retried with the next device; a
@@ -143,7 +155,7 @@ struct ff_loop_cursor {
  * returns -1 with nothing attached.  When opening path failed, the
  * message starts with path and errno is the open's errno (ENOTCONN: the
  * FUSE daemon is dead). */
-int ff_loop_attach(int ctl, const char *path, int direct_io,
+int ff_loop_attach(int ctl, const char *path, int flags,
                    struct ff_loop_cursor *cur, struct ff_loop *out);
 
 /* Delete loop device nr (LOOP_CTL_REMOVE on ctl, or on a control fd of

@@ -8,9 +8,13 @@
  *     stats.json        stats snapshot (docs/stats.md); stats: as a table
  *     info.json         daemon facts: pid, spec, profile, threads, in flight
  *     profile           read: current profile; write a path: switch to it
- *     control           write "reset" (stats) or "save-overlay PATH"
+ *     control           write "reset" (stats), "save-overlay PATH" or
+ *                       "transport-share DURATION [WHO]"
  *     last-error        why the last control write failed
  *     profile.json      what the current profile gives each device
+ *     probe             1 MiB of zeros answered at once, outside the
+ *                       model, the stats and the trace: what `fusefarm
+ *                       attach` times the transport with (transport-share)
  *
  * THREAD MODEL
  * - libfuse runs the operations in at most d->fuse_threads worker threads
@@ -76,6 +80,7 @@ enum ctl {
   CTL_CONTROL,
   CTL_LAST_ERROR,
   CTL_PROFILE_JSON,
+  CTL_PROBE,
   CTL_COUNT,
 };
 
@@ -92,7 +97,13 @@ static const struct {
   [CTL_CONTROL] = {"control", 1},
   [CTL_LAST_ERROR] = {"last-error", 0},
   [CTL_PROFILE_JSON] = {"profile.json", 0},
+  [CTL_PROBE] = {"probe", 0},
 };
+
+/* .fusefarm/probe: its size, and the zeros it reads as (never written:
+ * the kernel's zero page backs them). */
+#define PROBE_SIZE (1u << 20)
+static char probe_zeros[PROBE_SIZE];
 
 /* Attribute and entry timeouts: device files never change size; their
  * st_blocks changes with writes, so attributes are kept one second. */
@@ -137,6 +148,8 @@ fill_attr(struct ff_daemon *d, fuse_ino_t ino, struct stat *st)
   } else if (is_ctl(ino)) {
     st->st_mode = S_IFREG | (ctl_files[ino - INO_CTL0].writable ? 0644 : 0444);
     st->st_nlink = 1;
+    if (ino == INO_CTL0 + CTL_PROBE)
+      st->st_size = PROBE_SIZE;
   } else {
     uint32_t dev = (uint32_t)(ino - INO_DEV0);
     struct ff_range *r;
@@ -341,6 +354,9 @@ json_text(json_t *j)
   return t;
 }
 
+/* info.json's transport_share.mode, by enum ff_share_mode */
+static const char *const share_modes[] = {"auto", "off", "fixed"};
+
 /* info.json's cpu_latency: the mode, whether the hold works (error: why
  * not), whether the CPUs are held now, how often and how long. */
 static json_t *
@@ -414,6 +430,11 @@ ctl_snapshot(struct ff_daemon *d, enum ctl which)
         (json_int_t)(d->pt ? ff_pt_count(d->pt) : 0));
 
       json_object_set_new(j, "cpu_latency", cpu_latency_json(d));
+      json_object_set_new(
+        j, "transport_share",
+        json_pack("{s:s, s:I, s:s?}", "mode", share_modes[d->share_mode], "ns",
+                  (json_int_t)ff_server_transport_share(d->srv), "by",
+                  d->share_by[0] ? d->share_by : NULL));
       pthread_mutex_unlock(&d->ctl_lock);
       return json_text(j);
     }
@@ -542,7 +563,9 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       return;
     }
     cf->which = which;
-    if ((fi->flags & O_ACCMODE) == O_RDONLY) {
+    if (which == CTL_PROBE) {
+      /* like a device's open (direct_io): every read reaches us */
+    } else if ((fi->flags & O_ACCMODE) == O_RDONLY) {
       if (which == CTL_MANIFEST) {
         cf->buf = (char *)shared_manifest(d, &cf->len);
         cf->shared = 1;
@@ -605,6 +628,24 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
   if (!strcmp(cmd, "reset")) {
     return ff_server_stats_reset(d->srv);
   }
+  if (!strncmp(cmd, "transport-share ", 16)) {
+    const char *arg = cmd + 16, *by = strchr(arg, ' ');
+    char dur[64];
+    uint64_t ns;
+
+    snprintf(dur, sizeof dur, "%.*s", by ? (int)(by - arg) : (int)strlen(arg),
+             arg);
+    if (ff_parse_duration(dur, &ns) < 0 || ns > SHARE_MAX_NS)
+      return ff_error("transport-share '%s': expected a duration of at most "
+                      "1s, such as 36us or 0",
+                      dur);
+    ff_server_set_transport_share(d->srv, ns);
+    pthread_mutex_lock(&d->ctl_lock);
+    snprintf(d->share_by, sizeof d->share_by, "%s",
+             by && by[1] ? by + 1 : "the control file");
+    pthread_mutex_unlock(&d->ctl_lock);
+    return 0;
+  }
   if (!strncmp(cmd, "save-overlay ", 13)) {
     const char *path = cmd + 13;
 
@@ -621,8 +662,8 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
       *err = errno ? errno : EIO;
     return r;
   }
-  return ff_error("unknown control command '%s' (expected reset or "
-                  "save-overlay PATH)",
+  return ff_error("unknown control command '%s' (expected reset, "
+                  "save-overlay PATH or transport-share DURATION)",
                   cmd);
 }
 
@@ -812,6 +853,13 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     char *copy;
 
     cf = (struct ctl_file *)(uintptr_t)fi->fh;
+    if (cf->which == CTL_PROBE) {
+      n = (uint64_t)off >= PROBE_SIZE       ? 0
+          : PROBE_SIZE - (size_t)off < size ? PROBE_SIZE - (size_t)off
+                                            : size;
+      fuse_reply_buf(req, probe_zeros, n);
+      return;
+    }
     if (!cf->buf || (uint64_t)off >= cf->len) {
       fuse_reply_buf(req, NULL, 0);
       return;

@@ -39,7 +39,8 @@ struct ff_server {
   const char **names;     /* names[i]: device i's name */
   char *save_overlay;
   pthread_mutex_t save_lock;
-  _Atomic uint64_t seq; /* the next request's sequence number */
+  _Atomic uint64_t seq;      /* the next request's sequence number */
+  _Atomic uint64_t share_ns; /* the transport share (ff-server.h) */
   /* The request trace (ff-server.h); trace_fd -1: none, or stopped. */
   int tracing; /* options.trace was set (never changes after new) */
   pthread_mutex_t trace_lock;
@@ -52,7 +53,7 @@ struct ff_server {
 
 #define TRACE_HEADER                                                          \
   "# fusefarm trace v1: seq dev name kind off len arrival_ns done_ns end_ns " \
-  "error injected\n"
+  "error injected model_ns\n"
 
 static void
 set_fault(enum ff_server_fault *fault, enum ff_server_fault f)
@@ -151,14 +152,14 @@ trace_line(struct ff_server *s, const struct ff_request *r, uint64_t end_ns)
   char line[512];
   int n;
 
-  n = snprintf(line, sizeof line,
-               "%llu %u %s %s %llu %llu %llu %llu %llu %d %d\n",
-               (unsigned long long)r->seq, r->dev,
-               r->dev < ff_farm_ndevs(s->farm) ? s->names[r->dev] : "-",
-               ff_req_kind_name(r->kind), (unsigned long long)r->off,
-               (unsigned long long)r->len, (unsigned long long)r->arrival_ns,
-               (unsigned long long)r->done_ns, (unsigned long long)end_ns,
-               r->error, r->error ? r->injected : 0);
+  n = snprintf(
+    line, sizeof line, "%llu %u %s %s %llu %llu %llu %llu %llu %d %d %llu\n",
+    (unsigned long long)r->seq, r->dev,
+    r->dev < ff_farm_ndevs(s->farm) ? s->names[r->dev] : "-",
+    ff_req_kind_name(r->kind), (unsigned long long)r->off,
+    (unsigned long long)r->len, (unsigned long long)r->arrival_ns,
+    (unsigned long long)r->done_ns, (unsigned long long)end_ns, r->error,
+    r->error ? r->injected : 0, (unsigned long long)r->model_ns);
   if (n < 0 || (size_t)n >= sizeof line) { /* names are < 128 bytes */
     n = 0;
     errno = EOVERFLOW;
@@ -324,7 +325,7 @@ ff_server_begin(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
   int rc = 0;
 
   r->seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
-  r->arrival_ns = r->done_ns = now_ns;
+  r->arrival_ns = r->model_ns = r->done_ns = now_ns;
   r->error = r->injected = r->interrupted = 0;
   if (s->stats)
     ff_stats_inflight_add(s->stats, 1);
@@ -348,7 +349,13 @@ ff_server_begin(struct ff_server *s, struct ff_request *r, uint64_t now_ns)
   model_len = r->kind == FF_REQ_TRIM || r->kind == FF_REQ_FLUSH ? 0 : r->len;
   ff_iomodel_submit(s->io, r->dev, model_op(r->kind), r->off, model_len,
                     now_ns, &dec);
-  r->done_ns = dec.done_ns;
+  r->model_ns = r->done_ns = dec.done_ns;
+  {
+    uint64_t share = atomic_load_explicit(&s->share_ns, memory_order_relaxed);
+
+    /* answered sooner by the path's own time, never before arrival */
+    r->done_ns -= share < dec.done_ns - now_ns ? share : dec.done_ns - now_ns;
+  }
   r->error = dec.error;
   r->injected = dec.error ? dec.injected : 0;
   if (r->error)
@@ -503,6 +510,18 @@ ff_server_model(const struct ff_server *s)
   return s->io;
 }
 
+void
+ff_server_set_transport_share(struct ff_server *s, uint64_t ns)
+{
+  atomic_store_explicit(&s->share_ns, ns, memory_order_relaxed);
+}
+
+uint64_t
+ff_server_transport_share(const struct ff_server *s)
+{
+  return atomic_load_explicit(&s->share_ns, memory_order_relaxed);
+}
+
 const char *
 ff_server_profile_name(const struct ff_server *s)
 {
@@ -545,6 +564,14 @@ ff_server_stats_json(struct ff_server *s, int include_idle, int indent,
   j = ff_stats_json(s->stats, s->names, include_idle);
   if (!j)
     return NULL;
+  /* what every delayed reply was answered sooner by (ff-server.h) */
+  if (json_object_set_new(
+        j, "transport_share_ns",
+        json_integer((json_int_t)ff_server_transport_share(s))) < 0) {
+    json_decref(j);
+    ff_error("out of memory");
+    return NULL;
+  }
   if (keep) {
     json_t *devs = json_object_get(j, "devices"), *mine = json_array();
 

@@ -8,6 +8,9 @@
  *             answered (done_ns) and with what error; a write, zero or
  *             trim the model does not fail lands in the overlay now, so
  *             a request arriving after it was acknowledged sees it;
+ *             the front end is to answer at done_ns: the model's time
+ *             (model_ns) less the transport share, below, never before
+ *             arrival;
  *   complete  when the front end has waited until done_ns: a read takes
  *             its bytes now (what it returns is what the farm holds when
  *             it is answered);
@@ -133,9 +136,11 @@ struct ff_request {
    * (it gave up waiting: complete then does nothing). */
   uint64_t seq; /* 0, 1, 2, ...: the order of begin calls */
   uint64_t arrival_ns;
-  uint64_t done_ns; /* answer at this CLOCK_MONOTONIC time (>= arrival) */
-  int error;        /* 0 or an errno (EIO, ENODEV, EINVAL, ...) */
-  int injected;     /* 1 when the profile's faults caused error */
+  uint64_t model_ns; /* the model's decided time (>= arrival) */
+  uint64_t done_ns;  /* answer at this CLOCK_MONOTONIC time: model_ns less
+                        the transport share, never before arrival */
+  int error;         /* 0 or an errno (EIO, ENODEV, EINVAL, ...) */
+  int injected;      /* 1 when the profile's faults caused error */
   /* Set by the front end, with error (EINTR, ESHUTDOWN), when it answers
    * before done_ns because the requester went away (a killed reader, a
    * disconnected client): counted as "interrupted".  The model's decision
@@ -197,11 +202,14 @@ int ff_server_run(struct ff_server *s, struct ff_request *r, void *rbuf,
  * starting with '#':
  *
  *   seq dev name kind off len arrival_ns done_ns end_ns error injected
+ *   model_ns
  *
- * seq is the order of begin calls; arrival_ns, done_ns (the model's
- * decision) and end_ns (ff_server_end's now_ns: the reply has gone out)
- * are CLOCK_MONOTONIC; error is an errno number (0: none).  Lines appear
- * in end order.  A test and diagnostic feature: each line is written
+ * seq is the order of begin calls; arrival_ns, done_ns (when the reply
+ * was due: the model's decision less the transport share), end_ns
+ * (ff_server_end's now_ns: the reply has gone out) and model_ns (the
+ * model's decision; the last column, so that readers of the eleven before
+ * it read on) are CLOCK_MONOTONIC; error is an errno number (0: none).  Lines
+ * appear in end order.  A test and diagnostic feature: each line is written
  * with one write(2) under a mutex as the request ends, so a reader sees
  * every ended request without any flush, at the cost of a system call
  * per request.  A failed write cuts the file back to its whole lines and
@@ -236,6 +244,18 @@ int64_t ff_server_extents(const struct ff_server *s, uint32_t dev,
  * rotational, latency quantiles).  NULL before ff_server_start. */
 struct ff_iomodel *ff_server_model(const struct ff_server *s);
 const char *ff_server_profile_name(const struct ff_server *s);
+
+/* The transport share: how long a request spends on its way to the
+ * server and its reply on the way back (the loop driver, FUSE, the
+ * requester waking), which the server cannot see but the requester
+ * does.  Every request the model delays is answered that much sooner,
+ * so that the requester sees the model's latency and not the model's
+ * latency plus the path (never before its arrival: a shorter delay is
+ * answered at once).  0 (the default) leaves every decision as the model
+ * made it.  Safe from any thread; requests beginning after the call use
+ * the new value. */
+void ff_server_set_transport_share(struct ff_server *s, uint64_t ns);
+uint64_t ff_server_transport_share(const struct ff_server *s);
 
 /* Load the profile at path for this farm and switch to it at now_ns.  On
  * error the current profile stays. */

@@ -219,6 +219,27 @@ grep -q "^attached $((ndev - 1)) loop devices in .*, $((ndev - 1 - (${#cached} >
 	ff_die "attach recorded $(wc -l <"$state/loops") loops, expected $((ndev - 1))"
 attach_s=$(elapsed "$t0" "$t1")
 
+# With the real daemon (--transport-share auto), attach timed the path
+# through a temporary loop over .fusefarm/probe and gave the daemon the
+# median: said on stderr and in info.json; that loop is gone (autoclear),
+# and it is in no record.
+if [[ $farm_mode == fuse ]]; then
+	grep -q "^transport share: [0-9.]* us (median of a probe loop's reads)" "$s/attach1.err" ||
+		ff_die "attach: no transport share on stderr: $(cat "$s/attach1.err")"
+	read -r share_ns probe_loop < <(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["transport_share"]
+print(t["ns"], (t["by"] or "").split()[-1])' "$mnt/.fusefarm/info.json")
+	[[ $share_ns -gt 0 && $probe_loop == /dev/loop* ]] ||
+		ff_die "info.json transport_share after attach: $share_ns, by $probe_loop"
+	[[ $(loop_backing "$probe_loop") != "$mnt_real/.fusefarm/probe" ]] ||
+		ff_die "the probe's loop $probe_loop is still attached"
+	if grep -q "^$probe_loop " "$state/loops" || grep -q "^$probe_loop\$" "$state/created"; then
+		ff_die "the probe's loop $probe_loop was recorded"
+	fi
+	ff_log "transport share measured by attach: $share_ns ns through $probe_loop (gone)"
+fi
+
 # ---- incremental: a new device, then nothing new ----------------------------
 farm_add_device "$held"
 cp "$state/loops" "$s/loops.1"

@@ -20,7 +20,12 @@
 #     and the previous one's done time (one at a time); with depth 64
 #     each is done exactly 20 ms after its arrival;
 #   - eight reads of one loop at once are all in the daemon together (the
-#     loop is in direct I/O: a buffered loop sends one at a time).
+#     loop is in direct I/O: a buffered loop sends one at a time);
+#   - the transport share: a bad --transport-share exits 2; a duration is
+#     info.json's, the control file sets another and refuses a bad one;
+#     with auto, attach measured one through the probe file, and every
+#     reply of the lognormal run was due exactly that much before the
+#     model's time (or at arrival).
 # Only decisions and lower bounds are judged: nothing here depends on how
 # busy the machine is (bench/run measures the wall-clock fidelity).
 # usage: test-fuse-latency.sh FUSEFARM
@@ -101,6 +106,38 @@ sys.exit(not (c["mode"] == "off" and not c["on"] and c["holds"] == 0
 PY
 fusermount3 -u "$s/bad"
 
+# --transport-share: a bad value is refused (exit 2, nothing mounted); a
+# duration is what info.json says, and nobody measures over it; the
+# control file sets another, and refuses a bad one (EINVAL, last-error).
+share() { # share MNT: info.json's transport_share as "MODE NS BY"
+  python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["transport_share"]; print(t["mode"], t["ns"], t["by"])' \
+    "$1/.fusefarm/info.json"
+}
+rc=0
+"$bin" mount "$s/farm.conf" "$s/bad" --transport-share 2 2>"$s/bad.err" || rc=$?
+if ((rc != 2)) || ! grep -qF -- "--transport-share '2': expected auto, off or a duration" "$s/bad.err"; then
+  ff_die "mount --transport-share 2: exit $rc: $(cat "$s/bad.err")"
+fi
+! ff_is_mounted "$s/bad" || ff_die "mounted despite a bad --transport-share"
+"$bin" mount "$s/farm.conf" "$s/bad" --transport-share 1.5ms ||
+  ff_die "mount --transport-share 1.5ms failed"
+got=$(share "$s/bad")
+[[ $got == "fixed 1500000 --transport-share" ]] ||
+  ff_die "info.json transport_share with --transport-share 1.5ms: '$got'"
+echo "transport-share 20us by hand" >"$s/bad/.fusefarm/control" ||
+  ff_die "the control file refused transport-share 20us"
+got=$(share "$s/bad")
+[[ $got == "fixed 20000 by hand" ]] ||
+  ff_die "info.json transport_share after the control file's 20us: '$got'"
+if echo "transport-share 2s" >"$s/bad/.fusefarm/control" 2>/dev/null; then
+  ff_die "the control file took a transport share of 2 s"
+fi
+grep -qF "transport-share '2s': expected a duration of at most 1s" "$s/bad/.fusefarm/last-error" ||
+  ff_die "last-error after a bad transport-share: $(cat "$s/bad/.fusefarm/last-error")"
+[[ $(share "$s/bad") == "fixed 20000 by hand" ]] ||
+  ff_die "a refused transport-share changed the share: $(share "$s/bad")"
+fusermount3 -u "$s/bad"
+
 ff_fuse_mount "$bin" "$s/farm.conf" "$s/mnt" --profile "$s/lognormal.conf" --trace "$trace"
 ff_fuse_attach
 mapfile -t loops < <(cut -d' ' -f1 "$FF_SCRATCH/map")
@@ -123,6 +160,15 @@ PY
 }
 ff_wait_until 60 lates ||
   ff_die "stats.json reply_late does not count the trace's replies or their largest lateness"
+
+# The share attach measured through the probe file (the mount's default,
+# --transport-share auto): every reply of the run was due exactly that
+# much before the model's time, or at arrival when the model's was sooner.
+read -r mode share_ns by < <(share "$FF_MNT")
+[[ $mode == auto && $share_ns -gt 0 && $by == "fusefarm attach:"* ]] ||
+  ff_die "attach measured no transport share: '$mode $share_ns $by'"
+ff_log "transport share measured by attach: $share_ns ns"
+checked "transport share" "$s/lat.json" share "$share_ns"
 
 # The CPUs were held awake while the reads waited (--cpu-latency auto,
 # docs/fuse.md): at least once, for some time, and the hold works.

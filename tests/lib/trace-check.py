@@ -10,9 +10,14 @@ devices when the reads went through loop devices.  The lines checked are
 those whose arrival lies in the run's window [t0_ns, t1_ns]: the run's
 reads, and anything else that reached the same server meanwhile.
 
+A line's decided time is its model_ns (the last column; done_ns in a
+trace older than it): what the profile said.  done_ns is when the reply
+was due: the decided time less the daemon's transport share (fusefarm
+mount --transport-share), never before arrival.
+
 Every check but `ready` also checks, for every line of the window,
-arrival <= done and (unless the request failed) done <= end: a reply never
-goes out before the model's time; and for every read the client timed,
+arrival <= done <= decided and (unless the request failed) done <= end: a
+reply never goes out before it is due; and for every read the client timed,
 that a line of the same device and offset has start_ns <= arrival_ns and
 done_ns <= end_ns: the time seen from outside is at least the time the
 model decided (a lower bound, never an upper one).
@@ -21,7 +26,7 @@ CHECK:
   ready                  exit 0 once every read has its line (lines are
                          written as replies go out, so a client can see
                          its reply first: a condition for ff_wait_until)
-  lognormal MED P99      decided latencies (done - arrival, ms) have the
+  lognormal MED P99      decided latencies (decided - arrival, ms) have the
                          profile's median and p99 within a binomial bound
   fixed MS               every decided latency is exactly MS
   queue DEPTH SERVICE    a shared queue of DEPTH (1, or at least as many
@@ -32,8 +37,11 @@ CHECK:
                          control file profile.json) made slowest
   stats STATS.json       the plugin's stats file counted every read of
                          the window, and its read p50 and p99 (of end -
-                         arrival) are at least the decided ones, give or
-                         take the histogram's 1/16
+                         arrival) are at least those of done - arrival,
+                         give or take the histogram's 1/16
+  share NS               every reply was due exactly NS before its decided
+                         time, or at its arrival when the decided latency
+                         was NS or less; and NS > 0 brought some forward
 Exit status: 0 the check holds, 1 it does not (why on stdout), 2 usage.
 """
 import json
@@ -59,7 +67,8 @@ def load(trace, reads_file, map_file):
         ln = {"seq": int(f[0]), "dev": int(f[1]), "name": f[2], "kind": f[3],
               "off": int(f[4]), "len": int(f[5]), "arrival": int(f[6]),
               "done": int(f[7]), "end": int(f[8]), "error": int(f[9]),
-              "injected": int(f[10])}
+              "injected": int(f[10]),
+              "model": int(f[11]) if len(f) > 11 else int(f[7])}
         if t0 <= ln["arrival"] <= t1:
             lines.append(ln)
     return reads, lines
@@ -96,8 +105,10 @@ def common(reads, lines):
     if len(mine) < len(reads):
         fail(f"{len(reads)} reads timed but only {len(mine)} trace lines")
     for ln in lines:
-        if ln["done"] < ln["arrival"]:
+        if ln["done"] < ln["arrival"] or ln["model"] < ln["arrival"]:
             fail(f"decided before arrival: {ln}")
+        if ln["done"] > ln["model"]:
+            fail(f"due after the decided time: {ln}")
         if not ln["error"] and ln["end"] < ln["done"]:
             fail(f"answered before the model's time: {ln}")
     by = by_place(mine)
@@ -110,7 +121,7 @@ def common(reads, lines):
 
 
 def decided(ln):
-    return ln["done"] - ln["arrival"]
+    return ln["model"] - ln["arrival"]
 
 
 def check_lognormal(reads, lines, med, p99):
@@ -161,7 +172,7 @@ def check_fixed(reads, lines, ms):
 def check_queue(reads, lines, depth, service_ms):
     common(reads, lines)
     svc = round(service_ms * MS)
-    q = sorted(lines, key=lambda ln: ln["done"])
+    q = sorted(lines, key=lambda ln: ln["model"])
     if depth == 1:
         # One slot: each request leaves service after the later of its
         # arrival and the previous one's leaving, in the order they took
@@ -172,12 +183,13 @@ def check_queue(reads, lines, depth, service_ms):
         prev, waited = 0, 0
         for ln in q:
             want = max(ln["arrival"], prev) + svc
-            if ln["done"] != want:
-                fail(f"depth 1: done {ln['done']} != max(arrival "
-                     f"{ln['arrival']}, previous done {prev}) + {svc}: {ln}")
+            if ln["model"] != want:
+                fail(f"depth 1: decided {ln['model']} != max(arrival "
+                     f"{ln['arrival']}, previous decided {prev}) + {svc}: "
+                     f"{ln}")
             waited += prev > ln["arrival"]
-            prev = ln["done"]
-        span = (q[-1]["done"] - q[0]["arrival"]) / MS
+            prev = ln["model"]
+        span = (q[-1]["model"] - q[0]["arrival"]) / MS
         inv = sum(a["arrival"] > b["arrival"] for a, b in zip(q, q[1:]))
         print(f"depth 1: {len(q)} requests served one at a time, each "
               f"exactly {service_ms:g} ms after the later of its arrival and "
@@ -188,7 +200,7 @@ def check_queue(reads, lines, depth, service_ms):
         bad = [ln for ln in q if decided(ln) != svc]
         if bad:
             fail(f"depth {depth}: not served at once: {bad[:3]}")
-        span = (q[-1]["done"] - q[0]["arrival"]) / MS
+        span = (q[-1]["model"] - q[0]["arrival"]) / MS
         print(f"depth {depth}: {len(q)} requests each done exactly "
               f"{service_ms:g} ms after its arrival (none waited); first "
               f"arrival to last done {span:.1f} ms")
@@ -218,16 +230,31 @@ def check_slowest(reads, lines, profile):
 def check_stats(reads, lines, stats_file):
     mine = common(reads, lines)
     tot = json.load(open(stats_file))["totals"]["latency"]["read"]
-    dec = [decided(ln) for ln in mine if ln["kind"] == "read"]
+    dec = [ln["done"] - ln["arrival"] for ln in mine if ln["kind"] == "read"]
     out, ok = [], tot["count"] >= len(dec)
     for q, key in ((0.5, "p50_ns"), (0.99, "p99_ns")):
         d = quantile(dec, q)
         ok &= tot[key] >= d * 15 / 16
-        out.append(f"{key[:3]} {tot[key] / MS:.3f} ms >= decided {d / MS:.3f}")
+        out.append(f"{key[:3]} {tot[key] / MS:.3f} ms >= due {d / MS:.3f}")
     print(f"stats file: {tot['count']} reads (window {len(dec)}), "
           f"{', '.join(out)} (less 1/16)")
     if not ok:
         fail("the stats file does not agree with the trace")
+
+
+def check_share(reads, lines, ns):
+    common(reads, lines)
+    bad = [ln for ln in lines
+           if ln["done"] != (ln["model"] - ns if ln["model"] - ln["arrival"] > ns
+                             else ln["arrival"])]
+    sooner = sum(ln["done"] < ln["model"] for ln in lines)
+    print(f"{len(lines)} requests due {ns / 1000:.1f} us before the decided "
+          f"time (or at arrival): {len(lines) - len(bad)} of them; "
+          f"{sooner} brought forward")
+    if bad:
+        fail(f"not due at decided - {ns} ns: {bad[:3]}")
+    if ns > 0 and not sooner:
+        fail("a share > 0 brought no reply forward")
 
 
 def main():
@@ -255,6 +282,8 @@ def main():
         check_slowest(reads, lines, args[0])
     elif check == "stats" and len(args) == 1:
         check_stats(reads, lines, args[0])
+    elif check == "share" and len(args) == 1:
+        check_share(reads, lines, int(args[0]))
     else:
         print(f"trace-check.py: bad check {' '.join(a[2:])}\n{__doc__}",
               file=sys.stderr)

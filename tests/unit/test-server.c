@@ -454,16 +454,23 @@ test_lifecycle(void **state)
 /* ---- the model's decisions ------------------------------------------------
  */
 
-static void
-test_done_times_are_the_models(void **state)
+/* The engine's requests against a model of the same profile run by hand:
+ * model_ns is the model's time; done_ns is it less share, never before
+ * arrival.  Returns how many requests share brought forward to their
+ * arrival (their delay was shorter). */
+static unsigned
+done_times_against_model(uint64_t share)
 {
   struct ff_server *s = server(seeded_text, 1);
   char *prof = tmp_file("p.conf", NULL);
   struct ff_iomodel *m;
   static uint8_t buf[1 << 16];
   int failures = 0;
+  unsigned at_arrival = 0;
+  json_t *j;
 
-  (void)state;
+  ff_server_set_transport_share(s, share);
+  assert_int_equal(ff_server_transport_share(s), share);
   /* The same profile, in a model of our own on the same farm. */
   m = ff_iomodel_new(ff_server_farm(s),
                      ff_profile_load_file(prof, ff_server_farm(s)), T0);
@@ -482,6 +489,7 @@ test_done_times_are_the_models(void **state)
     memset(buf, (int)i, len);
     r.wbuf = buf;
     assert_ok(ff_server_begin(s, &r, now));
+    assert_int_equal(r.arrival_ns, now);
     /* What the model does with the request as the engine describes it:
      * zero is a write of len bytes, trim one of 0 bytes (it transfers
      * nothing), flush has no length. */
@@ -490,20 +498,54 @@ test_done_times_are_the_models(void **state)
                       : k == FF_REQ_FLUSH ? FF_OP_FLUSH
                                           : FF_OP_WRITE,
                       off, k == FF_REQ_TRIM ? 0 : len, now, &d);
-    if (r.done_ns != d.done_ns || r.error != d.error ||
+    if (r.model_ns != d.done_ns || r.error != d.error ||
         r.injected != (d.error ? d.injected : 0))
       fail_msg("request %u (%s): engine %llu/%d, model %llu/%d", i,
-               ff_req_kind_name(k), (unsigned long long)r.done_ns, r.error,
+               ff_req_kind_name(k), (unsigned long long)r.model_ns, r.error,
                (unsigned long long)d.done_ns, d.error);
+    if (r.done_ns != (d.done_ns - now > share ? d.done_ns - share : now))
+      fail_msg("request %u (%s): due at %llu, the model said %llu, arrival "
+               "%llu, share %llu",
+               i, ff_req_kind_name(k), (unsigned long long)r.done_ns,
+               (unsigned long long)d.done_ns, (unsigned long long)now,
+               (unsigned long long)share);
+    at_arrival += d.done_ns > now && r.done_ns == now;
     failures += r.error != 0;
     assert_ok(ff_server_complete(s, &r, buf));
     ff_server_end(s, &r, r.done_ns);
   }
   /* The profile injects some faults (5%): the comparison saw both. */
   assert_true(failures > 0 && failures < 100);
+  /* stats.json says what the replies were brought forward by */
+  j = stats(s);
+  assert_int_equal(top(j, "transport_share_ns"), share);
+  json_decref(j);
   ff_iomodel_free(m);
   free(prof);
   ff_server_free(s);
+  return at_arrival;
+}
+
+static void
+test_done_times_are_the_models(void **state)
+{
+  (void)state;
+  assert_int_equal(done_times_against_model(0), 0);
+}
+
+/* With a transport share every delayed reply is due that much sooner and
+ * the model's own decisions (its queue, buckets, faults) stay as they
+ * were; a delay shorter than the share is answered at arrival. */
+static void
+test_transport_share(void **state)
+{
+  unsigned n;
+
+  (void)state;
+  n = done_times_against_model(2 * MS);
+  /* the seeded profile's flushes (normal, mean 2 ms) and many of its
+   * writes (uniform 1-9 ms) take less than 2 ms: some were */
+  assert_true(n > 0 && n < 400);
 }
 
 /* ---- setup ----------------------------------------------------------------
@@ -656,6 +698,7 @@ main(void)
     cmocka_unit_test(test_inflight),
     cmocka_unit_test(test_lifecycle),
     cmocka_unit_test(test_done_times_are_the_models),
+    cmocka_unit_test(test_transport_share),
     cmocka_unit_test(test_bad_inputs),
     cmocka_unit_test(test_save_at_exit),
   };
