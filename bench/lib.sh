@@ -520,7 +520,7 @@ PY
   # and by how much it answered sooner: the transport share attach
   # measured (--transport-share auto, docs/fuse.md)
   BL_SHARE=$(bl_jget "$BL_MNT/.fusefarm/info.json" \
-    '"transport share %.1f us (%s)" % (d["transport_share"]["ns"] / 1e3, d["transport_share"]["mode"])')
+    '"transport share %.1f us (%s)" % (d["transport_share"]["ns"] / 1e3, d["transport_share"]["mode"]) if "transport_share" in d else "no transport share"')
   BL_T_1MS=$(bl_time_pvs $(((pvs + 1) / 2)))
   BL_IDEAL=$(bl_calc "$BL_T_FARM + $BL_ROUNDS * 0.001")
   "$BL_BIN" profile "$BL_MNT" "$s/lognormal.conf" >/dev/null
