@@ -184,6 +184,11 @@ mount_farm(struct run *r, const char *spec, uint64_t devices)
       return ff_error("fusefarm attach failed: %s", msg);
     }
   }
+  /* what the daemon takes off every delayed reply, for run.json */
+  info = json_load_file(log, 0, NULL);
+  r->share_ns = json_integer_value(
+    json_object_get(json_object_get(info, "transport_share"), "ns"));
+  json_decref(info);
   r->devices = devices;
   r->spec = spec;
   if (read_farmview(r) < 0)

@@ -82,6 +82,8 @@ struct run {
   int tty, quiet;
   int mounted;
   pid_t daemon_pid;
+  /* the transport share attach measured (info.json; docs/fuse.md), ns */
+  long long share_ns;
   uint64_t devices; /* current scale, 0: as the spec says */
   const char *spec; /* the mounted farm's spec (NULL: the built-in one) */
   struct farmview fv;

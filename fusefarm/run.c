@@ -737,12 +737,13 @@ run_scenario(struct run *r, json_t *doc)
       json_decref(wls);
       break;
     }
-    cj = json_pack("{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i}, s:s, s:b, s:o}",
-                   "id", (json_int_t)k + 1, "label", c.label, "settings",
-                   settings, "farm", "spec", c.spec ? c.spec : "<built-in>",
-                   "devices", (int)r->fv.ndevs, "vgs", (int)r->fv.nvgs, "lvs",
-                   (int)r->fv.nlvs, "profile", profile, "aio_contention",
-                   c.aio, "workloads", wls);
+    cj =
+      json_pack("{s:I, s:s, s:o, s:{s:s, s:i, s:i, s:i, s:I}, s:s, s:b, s:o}",
+                "id", (json_int_t)k + 1, "label", c.label, "settings",
+                settings, "farm", "spec", c.spec ? c.spec : "<built-in>",
+                "devices", (int)r->fv.ndevs, "vgs", (int)r->fv.nvgs, "lvs",
+                (int)r->fv.nlvs, "transport_share_ns", (json_int_t)r->share_ns,
+                "profile", profile, "aio_contention", c.aio, "workloads", wls);
     json_object_set_new(cj, "fence", json_string(c.fence));
     if (r->fence_listed >= 0)
       json_object_set_new(cj, "fence_devices",

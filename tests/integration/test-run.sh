@@ -77,6 +77,11 @@ for c in doc["configs"]:
         bad.append(f"config {c['id']}: slow devices {c.get('slow')}, want none")
     if not 40 <= c["farm"]["devices"] <= 70:
         bad.append(f"config {c['id']}: {c['farm']['devices']} devices")
+    # the runner's attach measured the transport share (--transport-share
+    # auto), and the document says what it was
+    if not c["farm"].get("transport_share_ns", 0) > 0:
+        bad.append(f"config {c['id']}: farm.transport_share_ns "
+                   f"{c['farm'].get('transport_share_ns')}, want > 0")
     seen = set()
     for w in c["workloads"]:
         seen.add(w["type"])
