@@ -320,6 +320,28 @@ bl_stop_servers() {
   BL_SERVERS=()
 }
 
+# bl_rr_median N OUT KEY ARGS...: run readrate ARGS N times and keep in
+# OUT the run whose KEY (a Python expression on its JSON, d) is the
+# median: one 64 MiB-per-device sequential pass takes ~60 ms here, and
+# one such sample of it moved its ratio by a fifth from run to run.
+bl_rr_median() {
+  local n=$1 out=$2 key=$3 i
+  shift 3
+  for ((i = 0; i < n; i++)); do
+    "$BL_READRATE" "$@" >"$out.$i" || ff_die "readrate $* failed"
+  done
+  "$BL_PY" - "$out" "$n" "$key" <<'PY' || ff_die "bl_rr_median: $out"
+import json, shutil, sys
+out, n, key = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+runs = []
+for i in range(n):
+    d = json.load(open("%s.%d" % (out, i)))
+    runs.append((eval(key), i))
+runs.sort()
+shutil.copy("%s.%d" % (out, runs[n // 2][1]), out)
+PY
+}
+
 # bl_time_pvs R: median wall seconds of R runs of fenced `lvm pvs`.
 bl_time_pvs() {
   local r=$1 i t0 t1
@@ -559,8 +581,19 @@ PY
 
   # The same reads with `fusefarm mount --passthrough`: under the ideal
   # profile every device is the kernel's to serve from a memory file.
-  local -a pfl
+  # Their baseline is taken again just before them, from the same 16
+  # tmpfs images through loops: the section's first tmpfs figures are
+  # minutes older, from before the farm's 1000 loops came and went, and
+  # the machine's state since (its kworkers, its page cache) moved the
+  # passthrough rows by up to a fifth from run to run.
+  local -a pfl ptl=("${names[@]:0:files}")
   rm -f "$s/seq-pt.json"
+  bl_log "loops: the tmpfs baseline again, next to the passthrough reads"
+  bl_losetup "${ptl[@]/#/$tmp/loops/}"
+  bl_rr_median 5 "$s/seq-tmpfs-pt.json" 'd["mib_s"]' -b 1M -s "$seq" -t 4 "${BL_LOOPS[@]}"
+  bl_rr_median 3 "$s/rand-tmpfs-pt.json" 'd["iops"]' -r -n "$rand" -t "$files" "${BL_LOOPS[@]}"
+  bl_rr_median 3 "$s/lat1-tmpfs-pt.json" 'd["lat_ns"]["p50"]' -r -n "$lat" -t 1 "${BL_LOOPS[@]}"
+  bl_losetup_detach
   bl_log "loops: the same $files loops, fusefarm mount --passthrough"
   bl_fuse_mount "$s/loops.conf" "$s/mnt-pt" --passthrough
   if [[ $(bl_jget "$BL_MNT/.fusefarm/info.json" 'd["passthrough"]["kernel"]') == True ]]; then
@@ -568,9 +601,9 @@ PY
     for name in "${names[@]:0:files}"; do
       pfl+=("${BL_FARM_LOOP[$name]}")
     done
-    "$rr" -b 1M -s "$seq" -t 4 "${pfl[@]}" >"$s/seq-pt.json"
-    "$rr" -r -n "$rand" -t "$files" "${pfl[@]}" >"$s/rand-pt.json"
-    "$rr" -r -n "$lat" -t 1 "${pfl[@]}" >"$s/lat1-pt.json"
+    bl_rr_median 5 "$s/seq-pt.json" 'd["mib_s"]' -b 1M -s "$seq" -t 4 "${pfl[@]}"
+    bl_rr_median 3 "$s/rand-pt.json" 'd["iops"]' -r -n "$rand" -t "$files" "${pfl[@]}"
+    bl_rr_median 3 "$s/lat1-pt.json" 'd["lat_ns"]["p50"]' -r -n "$lat" -t 1 "${pfl[@]}"
     BL_PT_DEVICES=$(bl_jget "$BL_MNT/.fusefarm/info.json" 'd["passthrough"]["devices"]')
   else
     bl_log "loops: passthrough skipped: the kernel did not take FUSE_PASSTHROUGH (6.9+)"
@@ -596,17 +629,17 @@ PY
   if [[ -s $s/seq-pt.json ]]; then
     bl_row loop.pt.seq "seq read: passthrough farm loop vs tmpfs loop" \
       "$(bl_jget "$s/seq-pt.json" 'd["mib_s"]')" MiB/s \
-      "$(bl_jget "$s/seq-tmpfs.json" 'd["mib_s"]')" MiB/s \
-      "fusefarm mount --passthrough ($BL_PT_DEVICES devices passed through); readrate as loop.seq"
+      "$(bl_jget "$s/seq-tmpfs-pt.json" 'd["mib_s"]')" MiB/s \
+      "fusefarm mount --passthrough ($BL_PT_DEVICES devices passed through); readrate as loop.seq, median of 5; B the same, again just before"
     bl_row loop.pt.rand "4K random read: passthrough farm loop vs tmpfs loop" \
       "$(bl_jget "$s/rand-pt.json" 'd["iops"]')" IOPS \
-      "$(bl_jget "$s/rand-tmpfs.json" 'd["iops"]')" IOPS "readrate as loop.rand"
+      "$(bl_jget "$s/rand-tmpfs-pt.json" 'd["iops"]')" IOPS "readrate as loop.rand, median of 3; B again just before"
     bl_row loop.pt.lat "4K read p50 at $files threads: passthrough vs tmpfs" \
       "$(bl_jget "$s/rand-pt.json" 'd["lat_ns"]["p50"] / 1e3')" us \
-      "$(bl_jget "$s/rand-tmpfs.json" 'd["lat_ns"]["p50"] / 1e3')" us "the same runs"
+      "$(bl_jget "$s/rand-tmpfs-pt.json" 'd["lat_ns"]["p50"] / 1e3')" us "the median IOPS runs"
     bl_row loop.pt.lat1 "4K read p50, 1 thread: passthrough vs tmpfs" \
       "$(bl_jget "$s/lat1-pt.json" 'd["lat_ns"]["p50"] / 1e3')" us \
-      "$(bl_jget "$s/lat1-tmpfs.json" 'd["lat_ns"]["p50"] / 1e3')" us "readrate as loop.lat1"
+      "$(bl_jget "$s/lat1-tmpfs-pt.json" 'd["lat_ns"]["p50"] / 1e3')" us "readrate as loop.lat1, median of 3; B again just before"
   fi
   bl_row loop.pvs "pvs: farm loops vs tmpfs loops" "$BL_T_FARM" s "$BL_T_TMPFS" s \
     "lvm pvs, $ndev loops, median of $pvs"

@@ -633,12 +633,16 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
     char dur[64];
     uint64_t ns;
 
-    snprintf(dur, sizeof dur, "%.*s", by ? (int)(by - arg) : (int)strlen(arg),
-             arg);
-    if (ff_parse_duration(dur, &ns) < 0 || ns > SHARE_MAX_NS)
-      return ff_error("transport-share '%s': expected a duration of at most "
-                      "1s, such as 36us or 0",
-                      dur);
+    size_t n = by ? (size_t)(by - arg) : strlen(arg);
+
+    /* a word longer than dur is no valid duration: refuse it whole
+     * rather than parse a cut copy */
+    snprintf(dur, sizeof dur, "%.*s", (int)(n < sizeof dur ? n : 0), arg);
+    if (n >= sizeof dur || ff_parse_duration(dur, &ns) < 0 ||
+        ns > SHARE_MAX_NS)
+      return ff_error("transport-share '%.*s': expected a duration of at "
+                      "most 1s, such as 36us or 0us",
+                      (int)(n < 200 ? n : 200), arg);
     ff_server_set_transport_share(d->srv, ns);
     pthread_mutex_lock(&d->ctl_lock);
     snprintf(d->share_by, sizeof d->share_by, "%s",
