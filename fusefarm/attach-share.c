@@ -27,13 +27,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define INFO_JSON    ".fusefarm/info.json"
-#define PROBE_FILE   ".fusefarm/probe"
-#define CONTROL_FILE ".fusefarm/control"
-#define SHARE_WARMUP 20  /* reads not counted: the first open, cold paths */
-#define SHARE_READS  200 /* reads timed; the median is the share */
-#define SHARE_BLOCK  4096
-#define SHARE_SPAN   (1u << 20) /* the probe's size */
+#define INFO_JSON       ".fusefarm/info.json"
+#define PROBE_FILE      ".fusefarm/probe"
+#define CONTROL_FILE    ".fusefarm/control"
+#define SHARE_WARMUP    20  /* reads not counted: the first open, cold paths */
+#define SHARE_READS     200 /* reads timed; the median is the share */
+#define SHARE_BLOCK     4096
+#define SHARE_SPAN      (1u << 20) /* the probe's size */
+#define SHARE_REMOVE_MS 200 /* how long a created probe loop is waited for */
 
 /* 1 when MNT's daemon says transport_share.mode "auto" in info.json, 0
  * when it says another mode or has no info.json (a directory of images,
@@ -179,10 +180,15 @@ fa_measure_share(int ctl, const char *mnt, const struct ff_loop_seen *seen,
   if (qos >= 0)
     close(qos);
   close(lp.fd); /* autoclear: the kernel detaches it now */
-  /* a loop device made for the probe goes as well (busy: someone opened
-   * it meanwhile, and it stays an unbound device like any other) */
+  /* a loop device made for the probe goes as well, once the kernel has
+   * cleared it (it may finish an autoclear after the close returned);
+   * still busy after SHARE_REMOVE_MS (someone opened it meanwhile: udev,
+   * blkid), it stays an unbound device like any other */
   if (!ff_loop_seen_has(seen, lp.nr))
-    (void)ff_loop_remove(ctl, lp.nr);
+    for (int i = 0;
+         i < SHARE_REMOVE_MS && ff_loop_remove(ctl, lp.nr) == FF_LOOP_BUSY;
+         i++)
+      usleep(1000);
   if (r == 0 && tell_daemon(mnt, *share, lp.dev) < 0)
     return -1;
   return r < 0 ? -1 : 1;

@@ -232,7 +232,9 @@ t = json.load(open(sys.argv[1]))["transport_share"]
 print(t["ns"], (t["by"] or "").split()[-1])' "$mnt/.fusefarm/info.json")
 	[[ $share_ns -gt 0 && $probe_loop == /dev/loop* ]] ||
 		ff_die "info.json transport_share after attach: $share_ns, by $probe_loop"
-	[[ $(loop_backing "$probe_loop") != "$mnt_real/.fusefarm/probe" ]] ||
+	# (the kernel may finish an autoclear after the last close returned)
+	probe_gone() { [[ $(loop_backing "$probe_loop") != "$mnt_real/.fusefarm/probe" ]]; }
+	ff_wait_until 30 probe_gone ||
 		ff_die "the probe's loop $probe_loop is still attached"
 	if grep -q "^$probe_loop " "$state/loops" || grep -q "^$probe_loop\$" "$state/created"; then
 		ff_die "the probe's loop $probe_loop was recorded"
