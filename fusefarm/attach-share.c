@@ -17,6 +17,8 @@
  */
 #include "attach.h"
 #include "ff-error.h"
+#include "ff-sched.h"
+#include "ff-workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define INFO_JSON       ".fusefarm/info.json"
@@ -65,36 +66,19 @@ share_wanted(const char *mnt, int *hold)
   return r;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-  return x < y ? -1 : x > y;
-}
-
-static uint64_t
-mono_ns(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Time SHARE_READS O_DIRECT reads of fd after SHARE_WARMUP untimed ones:
  * the median in *p50.  0 or -1. */
 static int
 time_reads(int fd, const char *dev, uint64_t *p50)
 {
-  uint64_t t[SHARE_READS];
+  double t[SHARE_READS];
   void *buf;
 
   if (posix_memalign(&buf, SHARE_BLOCK, SHARE_BLOCK))
     return ff_error("out of memory");
   for (int i = 0; i < SHARE_WARMUP + SHARE_READS; i++) {
     off_t off = (off_t)((unsigned)i * SHARE_BLOCK % SHARE_SPAN);
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = ff_now_ns();
     ssize_t n = pread(fd, buf, SHARE_BLOCK, off);
 
     if (n != SHARE_BLOCK) {
@@ -103,11 +87,10 @@ time_reads(int fd, const char *dev, uint64_t *p50)
                    : ff_error("read %s: %zd of %d bytes", dev, n, SHARE_BLOCK);
     }
     if (i >= SHARE_WARMUP)
-      t[i - SHARE_WARMUP] = mono_ns() - t0;
+      t[i - SHARE_WARMUP] = (double)(ff_now_ns() - t0);
   }
   free(buf);
-  qsort(t, SHARE_READS, sizeof *t, cmp_u64);
-  *p50 = t[SHARE_READS / 2];
+  *p50 = (uint64_t)ff_median(t, SHARE_READS);
   return 0;
 }
 

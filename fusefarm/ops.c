@@ -630,10 +630,9 @@ ctl_command(struct ff_daemon *d, enum ctl which, const char *cmd, int *err)
   }
   if (!strncmp(cmd, "transport-share ", 16)) {
     const char *arg = cmd + 16, *by = strchr(arg, ' ');
+    size_t n = by ? (size_t)(by - arg) : strlen(arg);
     char dur[64];
     uint64_t ns;
-
-    size_t n = by ? (size_t)(by - arg) : strlen(arg);
 
     /* a word longer than dur is no valid duration: refuse it whole
      * rather than parse a cut copy */
